@@ -1,0 +1,343 @@
+//! System calls of workload programs: open, close, read, write, fdatasync, unlink, and the
+//! engine's dispatcher `exec_op`. A syscall that must sleep returns `Err(Wait)` and is
+//! resumed from its recorded progress when the task is woken.
+
+use crate::fs::{AddressSpace, Inode};
+use crate::machine::profile::KFunc;
+use crate::machine::Mode;
+use crate::mm::page::PAGE_SIZE;
+use crate::mm::readahead::RaState;
+use crate::scenario::FsKind;
+use crate::sched::{OpenFile, TaskId, Wait};
+use crate::sim::Sim;
+use crate::workload::{Errno, Op, OpResult};
+
+impl Sim {
+    /// Find the filesystem holding `path` (longest mount prefix on path components).
+    pub fn resolve_fs(&self, path: &str) -> Option<usize> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, fs) in self.fss.iter().enumerate() {
+            let m = fs.mount.as_str();
+            let under = m == "/" || path == m || (path.starts_with(m) && path.as_bytes().get(m.len()) == Some(&b'/'));
+            if under && best.is_none_or(|(_, l)| m.len() > l) {
+                best = Some((i, m.len()));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// Execute (or resume) the op in progress of task `tid`.
+    pub fn exec_op(&mut self, tid: TaskId) -> Result<OpResult, Wait> {
+        let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
+        let is_syscall = !matches!(cur.op, Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. });
+        if !cur.entered && is_syscall {
+            // Entering the kernel: a little user time to set up the call, then the entry.
+            self.cur.mode = Mode::User;
+            self.cur.func = KFunc::User;
+            self.charge(self.costs.mem_access_ps * 20);
+            self.cur.mode = Mode::System;
+            self.cur.func = KFunc::SysEnter;
+            self.charge(self.costs.syscall_ps);
+            self.tasks[tid].stats.syscalls += 1;
+        }
+        self.cur.mode = Mode::System;
+        let mut progress = cur.progress;
+        let r = match &cur.op {
+            Op::Open { path, create, truncate } => self.sys_open(tid, path, *create, *truncate, &mut progress),
+            Op::Close { fd } => self.sys_close(tid, *fd),
+            Op::Write { fd, len } => self.sys_write(tid, *fd, *len, &mut progress),
+            Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
+            Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), &mut progress),
+            Op::ReadZero { len } => {
+                let prev = self.enter(KFunc::ReadZero);
+                self.charge_bulk_store(self.costs.page_zero_ps, *len);
+                self.leave(prev);
+                Ok(OpResult::Bytes(*len))
+            }
+            Op::Fdatasync { fd } => self.sys_fdatasync(tid, *fd, &mut progress),
+            Op::Unlink { path } => self.sys_unlink(path, &mut progress),
+            Op::Sleep { ns } => {
+                if progress == 0 {
+                    progress = 1;
+                    let at = self.now() + ns * 1_000;
+                    Err(Wait::Until(at))
+                } else {
+                    Ok(OpResult::None)
+                }
+            }
+            Op::TimerStart(label) => {
+                let now = self.now();
+                self.tasks[tid].stats.timers.insert(label.clone(), now);
+                Ok(OpResult::None)
+            }
+            Op::TimerStop(label) => {
+                let now = self.now();
+                if let Some(t0) = self.tasks[tid].stats.timers.remove(label) {
+                    self.tasks[tid]
+                        .stats
+                        .samples
+                        .entry(label.clone())
+                        .or_default()
+                        .push((now - t0) / 1_000);
+                }
+                Ok(OpResult::None)
+            }
+            Op::Exit => Ok(OpResult::None),
+        };
+        if let Some(c) = self.tasks[tid].cur_op.as_mut() {
+            c.progress = progress;
+            c.entered = true; // a resumed syscall does not pay the entry again
+        }
+        self.cur.mode = Mode::System;
+        r
+    }
+
+    fn fd_file(&self, tid: TaskId, fd: u32) -> Option<OpenFile> {
+        self.tasks[tid].fds.get(fd as usize).copied().flatten()
+    }
+
+    /// open(2).
+    pub fn sys_open(&mut self, tid: TaskId, path: &str, create: bool, truncate: bool, progress: &mut u64) -> Result<OpResult, Wait> {
+        let prev = self.enter(KFunc::DoSysOpen);
+        let Some(fs) = self.resolve_fs(path) else {
+            self.leave(prev);
+            return Ok(OpResult::Err(Errno::ENOENT));
+        };
+        self.charge(self.costs.dir_op_ps);
+        let ino = match self.fss[fs].names.get(path).copied() {
+            Some(ino) => ino,
+            None if create => {
+                self.charge(self.costs.inode_op_ps);
+                let ino = self.inodes.len() as u32;
+                let kind = self.fss[fs].kind.clone();
+                let mapping = AddressSpace {
+                    account_dirty: kind == FsKind::Blockfs,
+                    swapbacked: kind == FsKind::Tmpfs,
+                    ..Default::default()
+                };
+                self.inodes.push(Some(Inode {
+                    ino,
+                    fs,
+                    size: 0,
+                    nlink: 1,
+                    open: 0,
+                    mapping,
+                    nr_dirty: 0,
+                    dirtied_when: None,
+                    writeback_index: 0,
+                    expected: Vec::new(),
+                    disk: Vec::new(),
+                    nr_blocks: 0,
+                }));
+                self.fss[fs].names.insert(path.to_string(), ino);
+                ino
+            }
+            None => {
+                self.leave(prev);
+                return Ok(OpResult::Err(Errno::ENOENT));
+            }
+        };
+        if truncate && *progress == 0 {
+            if let Err(w) = self.truncate_inode_pages_range(ino, 0, u64::MAX) {
+                self.leave(prev);
+                return Err(w);
+            }
+            self.truncate_content(ino, 0);
+        }
+        *progress = 1;
+        self.inode_mut(ino).open += 1;
+        let file = OpenFile {
+            ino,
+            pos: 0,
+            ra: RaState::new(),
+        };
+        let fds = &mut self.tasks[tid].fds;
+        let fd = match fds.iter().position(|f| f.is_none()) {
+            Some(i) => {
+                fds[i] = Some(file);
+                i
+            }
+            None => {
+                fds.push(Some(file));
+                fds.len() - 1
+            }
+        };
+        self.leave(prev);
+        Ok(OpResult::Fd(fd as u32))
+    }
+
+    /// Drop file contents beyond `size` from the oracle and the device (after a truncate).
+    fn truncate_content(&mut self, ino: u32, size: u64) {
+        let pages = size.div_ceil(PAGE_SIZE);
+        let fs = self.inode(ino).fs;
+        let inode = self.inode_mut(ino);
+        let old_pages = inode.size.div_ceil(PAGE_SIZE);
+        inode.size = size;
+        inode.expected.truncate(pages as usize);
+        let freed = inode.disk.iter().skip(pages as usize).filter(|v| **v != 0).count() as u64;
+        inode.disk.truncate(pages as usize);
+        inode.nr_blocks -= freed;
+        let dropped = old_pages.saturating_sub(pages);
+        self.fss[fs].used_blocks = self.fss[fs].used_blocks.saturating_sub(dropped);
+    }
+
+    /// close(2): the last close of an unlinked inode evicts it.
+    pub fn sys_close(&mut self, tid: TaskId, fd: u32) -> Result<OpResult, Wait> {
+        let Some(f) = self.fd_file(tid, fd) else {
+            return Ok(OpResult::Err(Errno::EBADF));
+        };
+        self.tasks[tid].fds[fd as usize] = None;
+        let inode = self.inode_mut(f.ino);
+        inode.open -= 1;
+        if inode.open == 0 && inode.nlink == 0 {
+            // Evicted at last close; a sleeping truncate here would need the task to resume
+            // close, so the eviction is retried by whoever waits (simplification: it does
+            // not sleep — busy pages are left to the second pass of a later unlink).
+            let mut p = 0;
+            let _ = self.evict_inode(f.ino, &mut p);
+        }
+        Ok(OpResult::None)
+    }
+
+    /// write(2) at the file position.
+    pub fn sys_write(&mut self, tid: TaskId, fd: u32, len: u64, progress: &mut u64) -> Result<OpResult, Wait> {
+        let Some(f) = self.fd_file(tid, fd) else {
+            return Ok(OpResult::Err(Errno::EBADF));
+        };
+        let prev = self.enter(KFunc::VfsWrite);
+        // ENOSPC: blocks this write would add beyond the device's capacity.
+        let fs = self.inode(f.ino).fs;
+        if let Some(dev) = self.fss[fs].device {
+            let end_page = (f.pos + len).div_ceil(PAGE_SIZE);
+            let have = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
+            let add = end_page.saturating_sub(have);
+            if *progress == 0 && self.fss[fs].used_blocks + add > self.devices[dev].capacity_pages {
+                self.leave(prev);
+                return Ok(OpResult::Err(Errno::ENOSPC));
+            }
+        }
+        let pos = f.pos + *progress;
+        let old_pages = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
+        let (done, wait, err) = self.generic_perform_write(f.ino, pos, len - *progress);
+        let new_pages = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
+        self.fss[fs].used_blocks += new_pages - old_pages;
+        *progress += done;
+        self.tasks[tid].stats.write_bytes += done;
+        self.leave(prev);
+        if let Some(e) = err {
+            self.advance_pos(tid, fd, *progress);
+            return Ok(if *progress > 0 { OpResult::Bytes(*progress) } else { OpResult::Err(e) });
+        }
+        if let Some(w) = wait {
+            return Err(w);
+        }
+        self.advance_pos(tid, fd, *progress);
+        Ok(OpResult::Bytes(*progress))
+    }
+
+    fn advance_pos(&mut self, tid: TaskId, fd: u32, by: u64) {
+        if let Some(Some(f)) = self.tasks[tid].fds.get_mut(fd as usize) {
+            f.pos += by;
+        }
+    }
+
+    /// read(2) at the file position, or pread(2) at `at`.
+    pub fn sys_read(&mut self, tid: TaskId, fd: u32, len: u64, at: Option<u64>, progress: &mut u64) -> Result<OpResult, Wait> {
+        let Some(mut f) = self.fd_file(tid, fd) else {
+            return Ok(OpResult::Err(Errno::EBADF));
+        };
+        let prev = self.enter(KFunc::VfsRead);
+        let pos = at.unwrap_or(f.pos) + *progress;
+        let out = self.do_generic_file_read(f.ino, &mut f.ra, pos, len - *progress);
+        *progress += out.done;
+        self.tasks[tid].stats.read_bytes += out.done;
+        // Keep the readahead state.
+        if let Some(Some(slot)) = self.tasks[tid].fds.get_mut(fd as usize) {
+            slot.ra = f.ra;
+        }
+        self.leave(prev);
+        if let Some(e) = out.err {
+            if at.is_none() {
+                self.advance_pos(tid, fd, *progress);
+            }
+            return Ok(if *progress > 0 { OpResult::Bytes(*progress) } else { OpResult::Err(e) });
+        }
+        if let Some(w) = out.wait {
+            return Err(w);
+        }
+        if at.is_none() {
+            self.advance_pos(tid, fd, *progress);
+        }
+        Ok(OpResult::Bytes(*progress))
+    }
+
+    /// fdatasync(2).
+    pub fn sys_fdatasync(&mut self, tid: TaskId, fd: u32, progress: &mut u64) -> Result<OpResult, Wait> {
+        let Some(f) = self.fd_file(tid, fd) else {
+            return Ok(OpResult::Err(Errno::EBADF));
+        };
+        self.filemap_write_and_wait(f.ino, progress)?;
+        Ok(OpResult::None)
+    }
+
+    /// unlink(2): remove the name; with no links and no opener the inode is evicted
+    /// (truncate_inode_pages_final, then the inode is freed). Progress: 0 = name not yet
+    /// removed; otherwise 1 + the inode being evicted.
+    pub fn sys_unlink(&mut self, path: &str, progress: &mut u64) -> Result<OpResult, Wait> {
+        let prev = self.enter(KFunc::DoUnlinkat);
+        if *progress == 0 {
+            let Some(fs) = self.resolve_fs(path) else {
+                self.leave(prev);
+                return Ok(OpResult::Err(Errno::ENOENT));
+            };
+            self.charge(self.costs.dir_op_ps);
+            let Some(ino) = self.fss[fs].names.remove(path) else {
+                self.leave(prev);
+                return Ok(OpResult::Err(Errno::ENOENT));
+            };
+            let inode = self.inode_mut(ino);
+            inode.nlink -= 1;
+            if inode.nlink > 0 || inode.open > 0 {
+                self.leave(prev);
+                return Ok(OpResult::None);
+            }
+            *progress = 1 + u64::from(ino);
+        }
+        let ino = (*progress - 1) as u32;
+        let r = self.evict_inode(ino, progress);
+        self.leave(prev);
+        r.map(|_| OpResult::None)
+    }
+
+    /// evict: truncate every page and shadow, take the inode off the dirty list, free it.
+    pub fn evict_inode(&mut self, ino: u32, _progress: &mut u64) -> Result<(), Wait> {
+        let prev = self.enter(KFunc::Evict);
+        if let Err(w) = self.truncate_inode_pages_range(ino, 0, u64::MAX) {
+            self.leave(prev);
+            return Err(w);
+        }
+        // truncate_inode_pages_final takes and drops tree_lock once (AS_EXITING).
+        self.tree_lock(ino);
+        self.tree_unlock(ino);
+        self.charge(self.costs.inode_op_ps);
+        if self.inode(ino).dirtied_when.is_some() {
+            self.clear_inode_dirty(ino);
+        }
+        let fs = self.inode(ino).fs;
+        let sized = self.inode(ino).size.div_ceil(PAGE_SIZE);
+        self.fss[fs].used_blocks = self.fss[fs].used_blocks.saturating_sub(sized);
+        let t = &self.inode(ino).mapping.tree;
+        assert!(t.nr_pages() == 0 && t.nr_shadows() == 0, "evicting inode {} with cached entries", ino);
+        self.inodes[ino as usize] = None;
+        self.leave(prev);
+        Ok(())
+    }
+
+    /// One step of a kernel thread. Returns true if it stays runnable.
+    pub fn kthread_step(&mut self, tid: TaskId, k: crate::sched::KThread) -> bool {
+        self.cur.mode = Mode::System;
+        match k {
+            crate::sched::KThread::Flusher(dev) => self.flusher_step(tid, dev),
+        }
+    }
+}

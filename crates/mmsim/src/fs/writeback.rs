@@ -1,0 +1,412 @@
+//! Dirty pages and writeback (mm/page-writeback.c, fs/fs-writeback.c, mm/filemap.c).
+//!
+//! - set_page_dirty: on a dirty-accounted mapping (blockfs) the first dirtying accounts the
+//!   page (nr_dirty, nr_dirtied) and puts the inode on its device's b_dirty list; tmpfs
+//!   (shmem) only sets PG_dirty.
+//! - balance_dirty_pages (simplified, as the issue allows): dirtyable memory = free + file
+//!   LRU pages; background threshold = 10 %, dirty threshold = 20 % (dirty_background_ratio,
+//!   dirty_ratio). Above the background threshold the flusher is woken; above the dirty
+//!   threshold the writer pauses for DIRTY_PAUSE_PS and retries.
+//! - The flusher (wb_workfn) wakes every dirty_writeback_interval (5 s), or when kicked; it
+//!   writes inodes dirtied more than dirty_expire (30 s) ago, and everything while above the
+//!   background threshold, MAX_WRITEBACK_PAGES (1024) per step.
+//! - write_cache_pages: clear_page_dirty_for_io, set_page_writeback, unlock, contiguous pages
+//!   batched into one request of up to 256 pages (1 MiB). end_page_writeback at completion.
+
+use crate::fs::{BlockDevice, IoKind, IoRequest};
+use crate::machine::profile::KFunc;
+use crate::machine::{Event, Mode, Ps};
+use crate::mm::page::{pg, Pfn, PAGE_SIZE};
+use crate::mm::radix_tree::Entry;
+use crate::mm::vmstat::VmItem;
+use crate::sched::{TaskId, Wait};
+use crate::sim::Sim;
+
+/// How long a writer over the dirty limit pauses before retrying (10 ms).
+pub const DIRTY_PAUSE_PS: Ps = 10_000_000_000;
+/// Pages written by one flusher step (MAX_WRITEBACK_PAGES).
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+/// Largest request built by writeback, pages.
+pub const MAX_BIO_PAGES: usize = 256;
+/// dirty_background_ratio, %.
+pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+/// dirty_ratio, %.
+pub const DIRTY_RATIO: u64 = 20;
+
+/// Writeback mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// WB_SYNC_NONE: skip busy pages.
+    None,
+    /// WB_SYNC_ALL: wait for busy pages (fsync).
+    All,
+}
+
+impl Sim {
+    /// set_page_dirty for a page-cache page (__set_page_dirty_nobuffers on blockfs).
+    pub fn set_page_dirty(&mut self, pfn: Pfn) {
+        let ino = self.mem[pfn as usize].mapping;
+        let account = self.inode(ino).mapping.account_dirty;
+        if !account {
+            // shmem: __set_page_dirty_no_writeback.
+            if !self.PageDirty(pfn) {
+                self.SetPageDirty(pfn);
+            }
+            return;
+        }
+        let prev = self.enter(KFunc::SetPageDirty);
+        if !self.TestSetPageDirty(pfn) {
+            self.tree_lock(ino);
+            self.account_page_dirtied(ino);
+            self.tree_unlock(ino);
+            self.__mark_inode_dirty(ino);
+        }
+        self.leave(prev);
+    }
+
+    fn account_page_dirtied(&mut self, ino: u32) {
+        let prev = self.enter(KFunc::AccountPageDirtied);
+        self.charge_atomic();
+        self.charge_atomic();
+        self.vmstat.inc(VmItem::NrDirty);
+        self.vmstat.inc(VmItem::NrDirtied);
+        self.inode_mut(ino).nr_dirty += 1;
+        self.leave(prev);
+    }
+
+    /// Undo the dirty accounting of a page that stops being dirty without IO
+    /// (account_page_cleaned, from cancel_dirty_page or clear_page_dirty_for_io).
+    pub fn account_page_cleaned(&mut self, ino: u32) {
+        if self.inode(ino).mapping.account_dirty {
+            self.vmstat.dec(VmItem::NrDirty);
+            let i = self.inode_mut(ino);
+            i.nr_dirty -= 1;
+        }
+    }
+
+    fn __mark_inode_dirty(&mut self, ino: u32) {
+        if self.inode(ino).dirtied_when.is_some() {
+            return;
+        }
+        let now = self.now();
+        self.inode_mut(ino).dirtied_when = Some(now);
+        let fs = self.inode(ino).fs;
+        if let Some(dev) = self.fss[fs].device {
+            self.devices[dev].dirty_inodes.push(ino);
+        }
+    }
+
+    /// global_dirty_limits: (background, dirty) thresholds in pages.
+    pub fn global_dirty_limits(&self) -> (u64, u64) {
+        let dirtyable = self.vmstat.get(VmItem::NrFreePages)
+            + self.vmstat.get(VmItem::NrInactiveFile)
+            + self.vmstat.get(VmItem::NrActiveFile);
+        let d = dirtyable.max(0) as u64;
+        (d * DIRTY_BACKGROUND_RATIO / 100, d * DIRTY_RATIO / 100)
+    }
+
+    /// balance_dirty_pages_ratelimited: kick the flusher above the background threshold;
+    /// return true if the writer must pause (above the dirty threshold).
+    pub fn balance_dirty_pages_ratelimited(&mut self, ino: u32) -> bool {
+        if !self.inode(ino).mapping.account_dirty {
+            return false;
+        }
+        let prev = self.enter(KFunc::BalanceDirtyPages);
+        let (bg, limit) = self.global_dirty_limits();
+        let dirty = (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
+        let mut pause = false;
+        if dirty > bg {
+            let fs = self.inode(ino).fs;
+            if let Some(dev) = self.fss[fs].device {
+                self.wb_start_background_writeback(dev);
+            }
+            pause = dirty > limit;
+        }
+        self.leave(prev);
+        pause
+    }
+
+    /// Wake the flusher of `dev` now.
+    pub fn wb_start_background_writeback(&mut self, dev: usize) {
+        if let Some(t) = self.devices[dev].flusher {
+            let now = self.now();
+            self.wake_up(t, now);
+        }
+    }
+
+    /// One step of the flusher kthread (wb_workfn). Returns true if it stays runnable.
+    pub fn flusher_step(&mut self, tid: TaskId, dev: usize) -> bool {
+        let prev = self.enter(KFunc::WbWorkfn);
+        let now = self.now();
+        let (bg, _) = self.global_dirty_limits();
+        let over_bg = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > bg;
+        let expire = self.devices[dev].dirty_expire_ps;
+        let mut budget = MAX_WRITEBACK_PAGES;
+        let mut i = 0;
+        while budget > 0 && i < self.devices[dev].dirty_inodes.len() {
+            let ino = self.devices[dev].dirty_inodes[i];
+            let old_enough = self.inodes[ino as usize]
+                .as_ref()
+                .and_then(|n| n.dirtied_when)
+                .is_some_and(|t| now >= t + expire);
+            if !(over_bg || old_enough) {
+                i += 1;
+                continue;
+            }
+            let written = match self.write_cache_pages(ino, budget, SyncMode::None) {
+                Ok(w) => w,
+                Err(_) => 0,
+            };
+            budget -= written.min(budget);
+            if self.inode(ino).nr_dirty == 0 {
+                self.clear_inode_dirty(ino);
+            } else if written == 0 {
+                i += 1;
+            }
+        }
+        let did_work = budget < MAX_WRITEBACK_PAGES;
+        self.leave(prev);
+        let still_over = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > self.global_dirty_limits().0;
+        if did_work && still_over {
+            return true; // more to do: stay runnable
+        }
+        // Sleep until the periodic timer.
+        let next = self.now() + self.devices[dev].writeback_interval_ps;
+        let due = self.devices[dev].timer_at_ps;
+        if due.is_none_or(|d| d <= self.now()) {
+            self.devices[dev].timer_at_ps = Some(next);
+            self.sleep_on(tid, Wait::Until(next));
+        } else {
+            self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+        }
+        false
+    }
+
+    /// Take an inode off its device's b_dirty list once it has no dirty pages.
+    pub fn clear_inode_dirty(&mut self, ino: u32) {
+        let fs = self.inode(ino).fs;
+        self.inode_mut(ino).dirtied_when = None;
+        if let Some(dev) = self.fss[fs].device {
+            self.devices[dev].dirty_inodes.retain(|i| *i != ino);
+        }
+    }
+
+    /// write_cache_pages: write up to `max` dirty pages of `ino` from its writeback_index
+    /// (from 0 for WB_SYNC_ALL). Returns pages submitted; in WB_SYNC_ALL mode a dirty page
+    /// that is locked or already under writeback makes it return `Err(Wait)`.
+    pub fn write_cache_pages(&mut self, ino: u32, max: u64, mode: SyncMode) -> Result<u64, Wait> {
+        let prev = self.enter(KFunc::Writepages);
+        let mut index = if mode == SyncMode::All {
+            0
+        } else {
+            self.inode(ino).writeback_index
+        };
+        let mut written = 0u64;
+        let mut batch: Vec<Pfn> = Vec::new();
+        let mut wrapped = mode == SyncMode::All || index == 0;
+        let mut entries = Vec::with_capacity(crate::mm::swap::PAGEVEC_SIZE);
+        let mut result = Ok(0);
+        'outer: loop {
+            entries.clear();
+            self.charge_tree_walk(ino);
+            let n = self
+                .inode(ino)
+                .mapping
+                .tree
+                .gang_lookup(index, crate::mm::swap::PAGEVEC_SIZE, &mut entries);
+            if n == 0 {
+                if !wrapped {
+                    wrapped = true;
+                    index = 0;
+                    continue;
+                }
+                break;
+            }
+            for k in 0..n {
+                let (idx, e) = entries[k];
+                index = idx + 1;
+                let Entry::Page(pfn) = e else { continue };
+                if !self.PageDirty(pfn) {
+                    continue;
+                }
+                if !self.trylock_page(pfn) {
+                    if mode == SyncMode::All {
+                        result = Err(Wait::PageLocked(pfn));
+                        break 'outer;
+                    }
+                    continue;
+                }
+                if self.PageWriteback(pfn) {
+                    self.unlock_page(pfn);
+                    if mode == SyncMode::All {
+                        result = Err(Wait::PageWriteback(pfn));
+                        break 'outer;
+                    }
+                    continue;
+                }
+                // clear_page_dirty_for_io + ->writepage
+                let pr = self.enter(KFunc::Writepage);
+                if self.TestClearPageDirty(pfn) {
+                    self.account_page_cleaned(ino);
+                }
+                self.SetPageWriteback(pfn);
+                self.vmstat.inc(VmItem::NrWriteback);
+                self.unlock_page(pfn);
+                self.leave(pr);
+                if let Some(&last) = batch.last() {
+                    let contiguous = self.mem[last as usize].index + 1 == idx;
+                    if !contiguous || batch.len() >= MAX_BIO_PAGES {
+                        let b = std::mem::take(&mut batch);
+                        self.submit_write(ino, b);
+                    }
+                }
+                batch.push(pfn);
+                written += 1;
+                if written >= max {
+                    break 'outer;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            self.submit_write(ino, batch);
+        }
+        if mode == SyncMode::None {
+            self.inode_mut(ino).writeback_index = index;
+        }
+        self.leave(prev);
+        result.map(|_: u64| written)
+    }
+
+    fn submit_write(&mut self, ino: u32, pages: Vec<Pfn>) {
+        let fs = self.inode(ino).fs;
+        let dev = self.fss[fs].device.expect("writeback on a device-less filesystem");
+        let first = self.mem[pages[0] as usize].index;
+        self.vmstat.add(VmItem::Pgpgout, (pages.len() as u64 * PAGE_SIZE / 1024) as i64);
+        let req = IoRequest {
+            dev,
+            kind: IoKind::Write,
+            ino,
+            pages,
+            cpu: self.cur.cpu,
+        };
+        self.submit_bio(req, BlockDevice::sector_of(ino, first));
+    }
+
+    /// submit_bio: queue a request on its device and schedule its completion.
+    pub fn submit_bio(&mut self, req: IoRequest, sector: u64) {
+        let prev = self.enter(KFunc::SubmitBio);
+        self.charge(self.costs.bio_submit_ps);
+        let now = self.now();
+        let done = self.devices[req.dev].submit(now, req.kind, sector, req.pages.len() as u64);
+        let id = match self.io_free.pop() {
+            Some(id) => {
+                self.io[id as usize] = Some(req);
+                id
+            }
+            None => {
+                self.io.push(Some(req));
+                (self.io.len() - 1) as u32
+            }
+        };
+        self.events.push(done, Event::IoComplete(id));
+        self.leave(prev);
+    }
+
+    /// A request completed at `t`: the completion interrupt runs on the submitting CPU.
+    pub fn io_complete(&mut self, id: u32, t: Ps) {
+        let req = self.io[id as usize].take().expect("live request");
+        self.io_free.push(id);
+        let saved = self.cur;
+        self.cur.cpu = req.cpu;
+        self.cur.mode = Mode::Irq;
+        self.cpus[req.cpu].idle_until(t);
+        self.cpus[req.cpu].interrupts += 1;
+        match req.kind {
+            IoKind::Read => {
+                self.cur.func = KFunc::EndBioRead;
+                for &pfn in &req.pages {
+                    self.charge(self.costs.bio_complete_page_ps);
+                    let idx = self.mem[pfn as usize].index;
+                    let v = self.inode(req.ino).disk_at(idx);
+                    self.mem[pfn as usize].version = v;
+                    self.SetPageUptodate(pfn);
+                    self.unlock_page(pfn);
+                }
+            }
+            IoKind::Write => {
+                self.cur.func = KFunc::EndPageWriteback;
+                for &pfn in &req.pages {
+                    self.charge(self.costs.bio_complete_page_ps);
+                    self.end_page_writeback(pfn, req.ino);
+                }
+            }
+        }
+        self.cur = saved;
+    }
+
+    /// end_page_writeback: persist the content version, clear PG_writeback, rotate a
+    /// PG_reclaim page to the inactive tail, wake waiters.
+    pub fn end_page_writeback(&mut self, pfn: Pfn, ino: u32) {
+        let p = &self.mem[pfn as usize];
+        let (idx, v) = (p.index, p.version);
+        if let Some(inode) = self.inodes[ino as usize].as_mut() {
+            if inode.disk_at(idx) == 0 {
+                inode.nr_blocks += 1;
+            }
+            crate::fs::set_version(&mut inode.disk, idx, v);
+        }
+        if self.TestClearPageReclaim(pfn) {
+            self.rotate_reclaimable_page(pfn);
+        }
+        let prev = self.enter(KFunc::TestClearPageWriteback);
+        let was = self.TestClearPageWriteback(pfn);
+        debug_assert!(was, "end_page_writeback on a page not under writeback");
+        self.vmstat.dec(VmItem::NrWriteback);
+        self.vmstat.inc(VmItem::NrWritten);
+        self.leave(prev);
+        self.wake_up_page(pfn);
+    }
+
+    /// filemap_write_and_wait_range for fdatasync: phase 0 writes every dirty page
+    /// (WB_SYNC_ALL), phase 1 waits for all writeback of the file to end.
+    pub fn filemap_write_and_wait(&mut self, ino: u32, phase: &mut u64) -> Result<(), Wait> {
+        if !self.inode(ino).mapping.account_dirty {
+            return Ok(()); // tmpfs: nothing to write
+        }
+        let prev = self.enter(KFunc::VfsFsync);
+        if *phase == 0 {
+            if let Err(w) = self.write_cache_pages(ino, u64::MAX, SyncMode::All) {
+                self.leave(prev);
+                return Err(w);
+            }
+            if self.inode(ino).nr_dirty == 0 {
+                self.clear_inode_dirty(ino);
+            }
+            *phase = 1;
+        }
+        // filemap_fdatawait_range
+        let pr = self.enter(KFunc::FileFdatawait);
+        let mut entries = Vec::new();
+        let mut index = 0;
+        let mut r = Ok(());
+        'scan: loop {
+            entries.clear();
+            let n = self.inode(ino).mapping.tree.gang_lookup(index, 64, &mut entries);
+            if n == 0 {
+                break;
+            }
+            for &(idx, e) in &entries {
+                index = idx + 1;
+                if let Entry::Page(pfn) = e {
+                    if self.mem[pfn as usize].test(pg::WRITEBACK) {
+                        r = Err(Wait::PageWriteback(pfn));
+                        break 'scan;
+                    }
+                }
+            }
+        }
+        self.leave(pr);
+        self.leave(prev);
+        r
+    }
+}

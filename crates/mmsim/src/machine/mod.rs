@@ -1,0 +1,158 @@
+//! The machine layer: topology, per-CPU virtual clocks and time accounting, the cost table,
+//! spin locks with contention, the event queue, and the cost profile.
+
+pub mod cost;
+pub mod profile;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Virtual time in picoseconds (integer; the simulation never reads the host clock).
+pub type Ps = u64;
+/// Index of a virtual CPU.
+pub type CpuId = usize;
+/// Index of a NUMA node.
+pub type NodeId = usize;
+
+/// Convert picoseconds to nanoseconds for reports.
+pub fn ps_to_ns(ps: Ps) -> u64 {
+    ps / 1_000
+}
+
+/// What a CPU is doing when it is charged: decides the user / system / interrupt bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Running user code.
+    User,
+    /// Running kernel code on behalf of a task or a kernel thread.
+    System,
+    /// Running an interrupt handler (IO completion, IPI).
+    Irq,
+}
+
+/// One virtual CPU: its clock and where its time went.
+#[derive(Clone, Debug, Default)]
+pub struct Cpu {
+    /// This CPU's id.
+    pub id: CpuId,
+    /// The node it belongs to.
+    pub node: NodeId,
+    /// This CPU's virtual clock.
+    pub clock_ps: Ps,
+    /// Time in user mode.
+    pub user_ps: Ps,
+    /// Time in kernel mode (system).
+    pub sys_ps: Ps,
+    /// Time in interrupt handlers.
+    pub irq_ps: Ps,
+    /// Time idle.
+    pub idle_ps: Ps,
+    /// Interrupts taken (IO completions, IPIs).
+    pub interrupts: u64,
+    /// "TLB shootdowns" row of /proc/interrupts for this CPU.
+    pub tlb_shootdowns: u64,
+    /// Until when the store buffer holds stores of a bulk copy or zero.
+    pub store_drain_until_ps: Ps,
+}
+
+impl Cpu {
+    /// Advance an idle CPU's clock to `t` (no-op if it is already past `t`), accounting idle time.
+    pub fn idle_until(&mut self, t: Ps) {
+        if self.clock_ps < t {
+            self.idle_ps += t - self.clock_ps;
+            self.clock_ps = t;
+        }
+    }
+}
+
+/// A spin lock in virtual time: it records when it becomes free and which node last held it.
+///
+/// A CPU that takes a busy lock spins until it is free and pays the hand-off; a lock last held
+/// on another node also costs the cache-line transfer (queued spinlock semantics, no fairness
+/// modelled beyond arrival order in virtual time).
+#[derive(Clone, Debug, Default)]
+pub struct SpinLock {
+    free_at_ps: Ps,
+    last_node: NodeId,
+    /// Times the lock was taken.
+    pub acquisitions: u64,
+    /// Times the taker had to wait.
+    pub contended: u64,
+}
+
+impl SpinLock {
+    /// Take the lock at `now` on `node`; returns the cost (spin + lock) the taker must be charged.
+    /// The caller must call `release` with the time the critical section ends.
+    #[inline]
+    pub fn acquire(&mut self, now: Ps, node: NodeId, costs: &cost::CostTable) -> Ps {
+        self.acquisitions += 1;
+        let mut cost = costs.spin_lock_ps;
+        if self.free_at_ps > now {
+            self.contended += 1;
+            cost += self.free_at_ps - now + costs.lock_handoff_ps;
+        }
+        if self.last_node != node {
+            cost += costs.cacheline_transfer_ps(self.last_node as u32, node as u32);
+            self.last_node = node;
+        }
+        cost
+    }
+    /// Release the lock at `now`.
+    #[inline]
+    pub fn release(&mut self, now: Ps) {
+        self.free_at_ps = self.free_at_ps.max(now);
+    }
+}
+
+/// Something that happens at a point in virtual time, independent of any CPU's step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A block request finished.
+    IoComplete(u32),
+    /// A sleeping task's timer expired.
+    Wake(u32),
+}
+
+/// The event queue: earliest first, ties broken by insertion sequence number.
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<(Ps, u64, EventKey)>>,
+    seq: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct EventKey(u8, u32);
+
+impl EventQueue {
+    /// Schedule `ev` at `t`.
+    pub fn push(&mut self, t: Ps, ev: Event) {
+        self.seq += 1;
+        let key = match ev {
+            Event::IoComplete(id) => EventKey(0, id),
+            Event::Wake(id) => EventKey(1, id),
+        };
+        self.heap.push(Reverse((t, self.seq, key)));
+    }
+    /// Time of the earliest event.
+    pub fn peek_time(&self) -> Option<Ps> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+    /// Remove and return the earliest event.
+    pub fn pop(&mut self) -> Option<(Ps, Event)> {
+        self.heap.pop().map(|Reverse((t, _, k))| {
+            let ev = match k.0 {
+                0 => Event::IoComplete(k.1),
+                _ => Event::Wake(k.1),
+            };
+            (t, ev)
+        })
+    }
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    /// True when no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}

@@ -1,0 +1,244 @@
+//! The `mmsim` command line.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use mmsim::run::{run_scenario, RunOptions, RunReport};
+use mmsim::scenario::{builtin_scenarios, load_scenario, KNOWN_FEATURES};
+use mmsim::sim::{Features, RunEnd};
+
+#[derive(Parser)]
+#[command(name = "mmsim", version, about = "A deterministic user-space simulator of the Linux kernel memory manager")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List the built-in scenarios.
+    Scenarios,
+    /// Run a scenario (a built-in name or a .toml file).
+    Run {
+        /// Built-in scenario name or path to a scenario TOML file.
+        scenario: String,
+        /// Feature preset: `vanilla` (every studied change off) or `patched` (on).
+        #[arg(long, default_value = "patched")]
+        preset: String,
+        /// Feature overrides, e.g. `+accessed-init,-workingset`.
+        #[arg(long)]
+        features: Option<String>,
+        /// Scenario overrides, `key=value` (dotted TOML path), repeatable.
+        #[arg(long = "set")]
+        sets: Vec<String>,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the JSON report to PATH (`-` for standard output).
+        #[arg(long)]
+        json: Option<String>,
+        /// Run the invariant checker after every step (slow).
+        #[arg(long)]
+        check: bool,
+        /// Stop after this many simulation steps.
+        #[arg(long)]
+        max_steps: Option<u64>,
+    },
+}
+
+/// A user error: printed as `mmsim: error: …`, exit status 2.
+struct UsageError(String);
+
+fn parse_features(preset: &str, overrides: Option<&str>) -> Result<Features, UsageError> {
+    let mut f = Features::preset(preset).ok_or_else(|| {
+        UsageError(format!("--preset: unknown preset `{}` (known: vanilla, patched)", preset))
+    })?;
+    if let Some(list) = overrides {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (on, name) = match item.as_bytes()[0] {
+                b'+' => (true, &item[1..]),
+                b'-' => (false, &item[1..]),
+                _ => (true, item),
+            };
+            if !f.set(name, on) {
+                return Err(UsageError(format!(
+                    "--features: unknown feature `{}` (known: {})",
+                    name,
+                    KNOWN_FEATURES.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(f)
+}
+
+fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = |ns: u64| ns as f64 / 1e9;
+    writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
+    let on: Vec<&str> = r.features.iter().filter(|(_, v)| **v).map(|(k, _)| k.as_str()).collect();
+    writeln!(out, "features   {}", if on.is_empty() { "(none)".to_string() } else { on.join(", ") })?;
+    writeln!(
+        out,
+        "machine    {} node(s) x {} CPUs, {} MiB per node, cost profile {}",
+        r.machine.nodes,
+        r.machine.cpus_per_node,
+        r.machine.memory_per_node_bytes >> 20,
+        r.cost_profile.name
+    )?;
+    writeln!(out, "end        {:?}", r.end)?;
+    writeln!(out, "elapsed    {:.6} s", s(r.elapsed_ns))?;
+    writeln!(
+        out,
+        "cpu time   user {:.6} s  system {:.6} s  interrupt {:.6} s  idle {:.6} s",
+        s(r.cpu_time.user_ns),
+        s(r.cpu_time.system_ns),
+        s(r.cpu_time.interrupt_ns),
+        s(r.cpu_time.idle_ns)
+    )?;
+    writeln!(out, "\ntasks")?;
+    for t in r.tasks.iter().filter(|t| !t.kthread) {
+        write!(out, "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}", t.name, t.cpu, s(t.elapsed_ns), t.majflt, t.minflt)?;
+        for (label, v) in &t.samples {
+            let max = v.iter().max().copied().unwrap_or(0);
+            let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+            write!(out, "  {}: n={} mean {:.6} s max {:.6} s", label, v.len(), mean / 1e9, s(max))?;
+        }
+        for (e, n) in &t.errors {
+            write!(out, "  {}x{}", e, n)?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "\nvmstat (non-zero)")?;
+    for (k, v) in r.vmstat.iter().filter(|(_, v)| **v != 0) {
+        writeln!(out, "  {:<32} {}", k, v)?;
+    }
+    writeln!(out, "\nprofile (top 12 of busy CPU time)")?;
+    for row in r.profile_top.iter().take(12) {
+        writeln!(out, "  {:>8.4}%  {:>14} ns  {}", row.percent, row.ns, row.function)?;
+    }
+    for f in ["mark_page_accessed", "init_page_accessed"] {
+        if let Some(row) = r.profile_top.iter().find(|p| p.function == f) {
+            writeln!(out, "  share of {}: {:.4}%", f, row.percent)?;
+        }
+    }
+    if !r.oracle_violations.is_empty() {
+        writeln!(out, "\ncontent oracle: {} violation(s)", r.oracle_violations.len())?;
+        for v in r.oracle_violations.iter().take(5) {
+            writeln!(out, "  {}", v)?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_run(
+    scenario: &str,
+    preset: &str,
+    features: Option<&str>,
+    sets: &[String],
+    seed: Option<u64>,
+    json: Option<&str>,
+    check: bool,
+    max_steps: Option<u64>,
+) -> Result<ExitCode, UsageError> {
+    let feats = parse_features(preset, features)?;
+    let mut sc = load_scenario(scenario, sets).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    // Scenario [features] overrides the preset; --features overrides both.
+    let mut f = feats;
+    for (name, on) in &sc.features {
+        f.set(name, *on);
+    }
+    if let Some(list) = features {
+        f = parse_features(preset, Some(list))?;
+        for (name, on) in &sc.features {
+            let explicit = list.split(',').any(|i| i.trim().trim_start_matches(['+', '-']) == name);
+            if !explicit {
+                f.set(name, *on);
+            }
+        }
+    }
+    let opts = RunOptions {
+        features: f,
+        check,
+        max_steps: max_steps.unwrap_or(u64::MAX),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut last_report = std::time::Instant::now();
+    let mut progress = |t_ps: u64| {
+        if tty && last_report.elapsed().as_millis() >= 500 {
+            last_report = std::time::Instant::now();
+            eprint!("\r  simulated {:.3} s ...", t_ps as f64 / 1e12);
+        }
+    };
+    let report = run_scenario(&sc, &opts, &mut progress).map_err(UsageError)?;
+    if tty {
+        eprint!("\r                                   \r");
+    }
+    let mut stdout = std::io::stdout().lock();
+    match json {
+        Some("-") => {
+            serde_json::to_writer_pretty(&mut stdout, &report).map_err(|e| UsageError(e.to_string()))?;
+            let _ = writeln!(stdout);
+        }
+        Some(path) => {
+            let text = serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;
+            std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("--json {}: {}", path, e)))?;
+            let _ = print_summary(&report, &mut stdout);
+        }
+        None => {
+            let _ = print_summary(&report, &mut stdout);
+        }
+    }
+    Ok(match report.end {
+        RunEnd::Completed if report.oracle_violations.is_empty() => ExitCode::SUCCESS,
+        RunEnd::Completed => {
+            eprintln!("mmsim: content oracle found {} violation(s)", report.oracle_violations.len());
+            ExitCode::from(1)
+        }
+        ref e => {
+            eprintln!("mmsim: run did not complete: {:?}", e);
+            ExitCode::from(1)
+        }
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let r = match cli.cmd {
+        Cmd::Scenarios => {
+            for (name, desc, _) in builtin_scenarios() {
+                println!("{:<24} {}", name, desc);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Run {
+            scenario,
+            preset,
+            features,
+            sets,
+            seed,
+            json,
+            check,
+            max_steps,
+        } => cmd_run(&scenario, &preset, features.as_deref(), &sets, seed, json.as_deref(), check, max_steps),
+    };
+    match r {
+        Ok(c) => c,
+        Err(UsageError(msg)) => {
+            eprintln!("mmsim: error: {}", msg);
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! The page cache (mm/filemap.c): lookup and insertion, `pagecache_get_page` with FGP_*
+//! flags and its wrappers, the buffered write path (generic_perform_write) and read path
+//! (do_generic_file_read).
+//!
+//! Seed 000 (`accessed-init`): with the feature on, `pagecache_get_page` honours
+//! FGP_ACCESSED — a found page gets mark_page_accessed, a newly allocated page gets
+//! init_page_accessed (non-atomic) *before* add_to_page_cache_lru makes it visible — and
+//! generic_perform_write no longer calls mark_page_accessed after the copy. With the
+//! feature off, the wrappers behave as before the patch: find_lock_page then allocate and
+//! add, with no marking, and the write path marks the page (atomically) after the copy.
+//!
+//! Blocking: a path that must sleep (lock_page on a locked page, waiting for a read) drops
+//! what it holds and returns `Err(Wait)`; the syscall is restarted from where it stopped
+//! when the task is woken, which is equivalent to sleeping in place.
+
+use crate::machine::profile::KFunc;
+use crate::mm::page::{pg, Pfn, PAGE_SIZE};
+use crate::mm::page_alloc::Gfp;
+use crate::mm::radix_tree::Entry;
+use crate::mm::vmstat::VmItem;
+use crate::sched::Wait;
+use crate::sim::Sim;
+
+/// FGP_* flags of pagecache_get_page.
+pub mod fgp {
+    /// Mark the page accessed.
+    pub const ACCESSED: u32 = 0x01;
+    /// Return the page locked.
+    pub const LOCK: u32 = 0x02;
+    /// Create the page if absent.
+    pub const CREAT: u32 = 0x04;
+    /// The page will be written (__GFP_WRITE on dirty-accounted mappings).
+    pub const WRITE: u32 = 0x08;
+    /// No filesystem recursion in the allocation.
+    pub const NOFS: u32 = 0x10;
+    /// Do not sleep on the page lock (trylock).
+    pub const NOWAIT: u32 = 0x20;
+}
+
+/// Errors of page-cache insertion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheError {
+    /// -EEXIST: a page is already at the index.
+    Exists,
+    /// -ENOMEM.
+    NoMem,
+}
+
+impl Sim {
+    /// Borrow an inode; panics on a stale number (a simulator bug).
+    pub fn inode(&self, ino: u32) -> &crate::fs::Inode {
+        self.inodes[ino as usize].as_ref().expect("live inode")
+    }
+    /// Borrow an inode mutably.
+    pub fn inode_mut(&mut self, ino: u32) -> &mut crate::fs::Inode {
+        self.inodes[ino as usize].as_mut().expect("live inode")
+    }
+
+    /// spin_lock_irq(&mapping->tree_lock).
+    pub fn tree_lock(&mut self, ino: u32) {
+        let now = self.now();
+        let node = self.cur_node();
+        let c = self.inodes[ino as usize]
+            .as_mut()
+            .expect("live inode")
+            .mapping
+            .tree_lock
+            .acquire(now, node, &self.costs);
+        self.charge(c + self.store_drain_wait());
+    }
+    /// spin_unlock_irq(&mapping->tree_lock).
+    pub fn tree_unlock(&mut self, ino: u32) {
+        let now = self.now();
+        self.inode_mut(ino).mapping.tree_lock.release(now);
+    }
+
+    /// Charge a radix-tree descent of the mapping's height.
+    pub fn charge_tree_walk(&mut self, ino: u32) {
+        let h = u64::from(self.inode(ino).mapping.tree.height().max(1));
+        self.charge(self.costs.radix_level_ps * h);
+    }
+
+    /// find_get_entry: RCU lookup of a slot; a page is returned with a speculative reference.
+    pub fn find_get_entry(&mut self, ino: u32, index: u64) -> Entry {
+        let prev = self.enter(KFunc::FindGetEntry);
+        self.charge_tree_walk(ino);
+        let e = self.inode(ino).mapping.tree.lookup(index);
+        if let Entry::Page(pfn) = e {
+            self.get_page(pfn); // page_cache_get_speculative
+        }
+        self.leave(prev);
+        e
+    }
+
+    /// pagecache_get_page (seed 000). `Ok(None)`: absent and not created, NOWAIT lock
+    /// failure, or allocation failure. `Err(Wait)`: must sleep on a page lock.
+    pub fn pagecache_get_page(
+        &mut self,
+        ino: u32,
+        index: u64,
+        mut fgp_flags: u32,
+        gfp: Gfp,
+    ) -> Result<Option<Pfn>, Wait> {
+        let prev = self.enter(KFunc::PagecacheGetPage);
+        let accessed_init = self.features.accessed_init;
+        let r = loop {
+            let page = match self.find_get_entry(ino, index) {
+                Entry::Page(p) => Some(p),
+                _ => None, // a shadow entry counts as a miss
+            };
+            if let Some(p) = page {
+                if fgp_flags & fgp::LOCK != 0 {
+                    if !self.trylock_page(p) {
+                        self.put_page(p);
+                        if fgp_flags & fgp::NOWAIT != 0 {
+                            break Ok(None);
+                        }
+                        break Err(Wait::PageLocked(p)); // lock_page sleeps
+                    }
+                    // Has the page been truncated?
+                    if self.mem[p as usize].mapping != ino {
+                        self.unlock_page(p);
+                        self.put_page(p);
+                        continue;
+                    }
+                    debug_assert_eq!(self.mem[p as usize].index, index);
+                }
+                if accessed_init && fgp_flags & fgp::ACCESSED != 0 {
+                    self.mark_page_accessed(p);
+                }
+                break Ok(Some(p));
+            }
+            if fgp_flags & fgp::CREAT == 0 {
+                break Ok(None);
+            }
+            let mut g = gfp;
+            if fgp_flags & fgp::WRITE != 0 && self.inode(ino).mapping.account_dirty {
+                g.write = true;
+            }
+            if fgp_flags & fgp::NOFS != 0 {
+                g.fs = false;
+            }
+            let Some(p) = self.alloc_page(g) else {
+                break Ok(None);
+            };
+            fgp_flags |= fgp::LOCK;
+            // Init accessed so avoid atomic mark_page_accessed later.
+            if accessed_init && fgp_flags & fgp::ACCESSED != 0 {
+                self.init_page_accessed(p);
+            }
+            match self.add_to_page_cache_lru(p, ino, index) {
+                Ok(()) => break Ok(Some(p)),
+                Err(e) => {
+                    self.put_page(p);
+                    if e == CacheError::Exists {
+                        continue;
+                    }
+                    break Ok(None);
+                }
+            }
+        };
+        self.leave(prev);
+        r
+    }
+
+    /// find_get_page: flags 0.
+    pub fn find_get_page(&mut self, ino: u32, index: u64) -> Option<Pfn> {
+        self.pagecache_get_page(ino, index, 0, Gfp::KERNEL)
+            .unwrap_or(None)
+    }
+    /// find_lock_page: FGP_LOCK.
+    pub fn find_lock_page(&mut self, ino: u32, index: u64) -> Result<Option<Pfn>, Wait> {
+        self.pagecache_get_page(ino, index, fgp::LOCK, Gfp::KERNEL)
+    }
+    /// find_or_create_page: FGP_LOCK | FGP_ACCESSED | FGP_CREAT.
+    pub fn find_or_create_page(&mut self, ino: u32, index: u64, gfp: Gfp) -> Result<Option<Pfn>, Wait> {
+        self.pagecache_get_page(ino, index, fgp::LOCK | fgp::ACCESSED | fgp::CREAT, gfp)
+    }
+    /// grab_cache_page_nowait: FGP_LOCK | FGP_CREAT | FGP_NOFS | FGP_NOWAIT.
+    pub fn grab_cache_page_nowait(&mut self, ino: u32, index: u64) -> Option<Pfn> {
+        self.pagecache_get_page(
+            ino,
+            index,
+            fgp::LOCK | fgp::CREAT | fgp::NOFS | fgp::NOWAIT,
+            Gfp::KERNEL,
+        )
+        .unwrap_or(None)
+    }
+    /// grab_cache_page_write_begin: FGP_LOCK | FGP_ACCESSED | FGP_WRITE | FGP_CREAT
+    /// (+ FGP_NOFS for AOP_FLAG_NOFS), then wait_for_stable_page (a no-op without stable
+    /// pages).
+    pub fn grab_cache_page_write_begin(&mut self, ino: u32, index: u64, nofs: bool) -> Result<Option<Pfn>, Wait> {
+        let prev = self.enter(KFunc::GrabCachePageWriteBegin);
+        let mut f = fgp::LOCK | fgp::ACCESSED | fgp::WRITE | fgp::CREAT;
+        if nofs {
+            f |= fgp::NOFS;
+        }
+        let r = self.pagecache_get_page(ino, index, f, Gfp::KERNEL);
+        self.leave(prev);
+        r
+    }
+
+    /// add_to_page_cache_lru: lock the new page (non-atomically: nobody can see it yet),
+    /// insert it under tree_lock (consuming a shadow entry), then queue it for the LRU.
+    /// A consumed shadow that proves a refault within the active list's size activates the
+    /// page (workingset_refault).
+    pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, ino: u32, index: u64) -> Result<(), CacheError> {
+        let prev = self.enter(KFunc::AddToPageCacheLru);
+        self.__SetPageLocked(pfn);
+        let shadow = match self.__add_to_page_cache_locked(pfn, ino, index) {
+            Ok(s) => s,
+            Err(e) => {
+                self.__ClearPageLocked(pfn);
+                self.leave(prev);
+                return Err(e);
+            }
+        };
+        if let Some(sh) = shadow {
+            if self.workingset_refault(sh) {
+                self.SetPageActive(pfn);
+                self.workingset_activation(pfn);
+            } else {
+                self.ClearPageActive(pfn);
+            }
+        }
+        self.lru_cache_add(pfn);
+        self.leave(prev);
+        Ok(())
+    }
+
+    /// __add_to_page_cache_locked: take the cache's reference, set mapping/index and insert
+    /// under tree_lock. Returns the shadow entry that was replaced, if any.
+    fn __add_to_page_cache_locked(&mut self, pfn: Pfn, ino: u32, index: u64) -> Result<Option<u64>, CacheError> {
+        self.get_page(pfn);
+        {
+            let p = &mut self.mem[pfn as usize];
+            p.mapping = ino;
+            p.index = index;
+        }
+        let swapbacked = self.inode(ino).mapping.swapbacked;
+        if swapbacked {
+            self.mem[pfn as usize].flags |= pg::SWAPBACKED; // __SetPageSwapBacked before insertion
+            self.charge(self.costs.plain_rmw_ps);
+        }
+        self.tree_lock(ino);
+        let prev = self.enter(KFunc::PageCacheTreeInsert);
+        self.charge_tree_walk(ino);
+        let old = self.inode(ino).mapping.tree.lookup(index);
+        let r = match old {
+            Entry::Page(_) => Err(CacheError::Exists),
+            Entry::Empty | Entry::Shadow(_) => {
+                self.inode_mut(ino).mapping.tree.store(index, Entry::Page(pfn));
+                self.vmstat.inc(VmItem::NrFilePages);
+                if swapbacked {
+                    self.vmstat.inc(VmItem::NrShmem);
+                }
+                Ok(match old {
+                    Entry::Shadow(s) => Some(s),
+                    _ => None,
+                })
+            }
+        };
+        self.leave(prev);
+        self.tree_unlock(ino);
+        if r.is_err() {
+            let p = &mut self.mem[pfn as usize];
+            p.mapping = crate::mm::page::NO_MAPPING;
+            p.flags &= !pg::SWAPBACKED;
+            self.put_page(pfn);
+        }
+        r
+    }
+
+    /// __delete_from_page_cache (tree_lock held by the caller): replace the page's slot with
+    /// `shadow` (or clear it), drop the counters. The caller drops the cache's reference.
+    pub fn __delete_from_page_cache(&mut self, pfn: Pfn, shadow: Option<u64>) {
+        let prev = self.enter(KFunc::DeleteFromPageCache);
+        let (ino, index) = {
+            let p = &self.mem[pfn as usize];
+            (p.mapping, p.index)
+        };
+        self.charge_tree_walk(ino);
+        let e = match shadow {
+            Some(s) => Entry::Shadow(s),
+            None => Entry::Empty,
+        };
+        let old = self.inode_mut(ino).mapping.tree.store(index, e);
+        debug_assert_eq!(old, Entry::Page(pfn));
+        self.vmstat.dec(VmItem::NrFilePages);
+        if self.mem[pfn as usize].test(pg::SWAPBACKED) {
+            self.vmstat.dec(VmItem::NrShmem);
+        }
+        self.mem[pfn as usize].mapping = crate::mm::page::NO_MAPPING;
+        self.leave(prev);
+    }
+
+    /// generic_perform_write: copy `len` bytes at `pos` into the page cache, one page-sized
+    /// chunk at a time (write_begin → copy → [vanilla: mark_page_accessed] → write_end).
+    /// Returns bytes written, and the wait that stopped it early, if any.
+    pub fn generic_perform_write(&mut self, ino: u32, pos: u64, len: u64) -> (u64, Option<Wait>, Option<crate::workload::Errno>) {
+        let prev = self.enter(KFunc::GenericPerformWrite);
+        let mut done = 0u64;
+        let mut wait = None;
+        let mut err = None;
+        let tmpfs = self.inode(ino).mapping.swapbacked;
+        while done < len {
+            let p = pos + done;
+            let index = p / PAGE_SIZE;
+            let offset = p % PAGE_SIZE;
+            let bytes = (PAGE_SIZE - offset).min(len - done);
+            // ->write_begin
+            let page = if tmpfs {
+                let pr = self.enter(KFunc::ShmemWriteBegin);
+                let r = self.grab_cache_page_write_begin(ino, index, false);
+                self.leave(pr);
+                r
+            } else {
+                self.grab_cache_page_write_begin(ino, index, true)
+            };
+            let pfn = match page {
+                Err(w) => {
+                    wait = Some(w);
+                    break;
+                }
+                Ok(None) => {
+                    err = Some(crate::workload::Errno::ENOMEM);
+                    break;
+                }
+                Ok(Some(pfn)) => pfn,
+            };
+            if bytes < PAGE_SIZE && !self.PageUptodate(pfn) {
+                // A partial write into a page that is not uptodate: the rest must be read
+                // (within i_size) or zeroed (beyond it, or a hole).
+                let size = self.inode(ino).size;
+                if index * PAGE_SIZE < size && self.inode(ino).disk_at(index) != 0 && !tmpfs {
+                    // block_write_begin reads the block: start the read and sleep on it.
+                    self.readpage_locked(ino, pfn);
+                    self.put_page(pfn);
+                    wait = Some(Wait::PageLocked(pfn));
+                    break;
+                }
+                let keep = self.inode(ino).expected_at(index);
+                self.mem[pfn as usize].version = keep;
+                self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+            }
+            // iov_iter_copy_from_user_atomic
+            let pr = self.enter(KFunc::IovIterCopyFromUserAtomic);
+            self.charge_bulk_store(self.costs.page_copy_ps, bytes);
+            self.leave(pr);
+            let v = self.new_version();
+            self.mem[pfn as usize].version = v;
+            let inode = self.inode_mut(ino);
+            crate::fs::set_version(&mut inode.expected, index, v);
+            if !self.features.accessed_init {
+                self.mark_page_accessed(pfn);
+            }
+            // ->write_end
+            let pr = self.enter(if tmpfs {
+                KFunc::SimpleWriteEnd
+            } else {
+                KFunc::BlockWriteEnd
+            });
+            if !self.PageUptodate(pfn) {
+                self.SetPageUptodate(pfn);
+            }
+            let end = p + bytes;
+            if end > self.inode(ino).size {
+                self.inode_mut(ino).size = end;
+            }
+            self.set_page_dirty(pfn);
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            self.leave(pr);
+            done += bytes;
+            if self.balance_dirty_pages_ratelimited(ino) {
+                // Over the dirty limit: the writer pauses (balance_dirty_pages).
+                wait = Some(Wait::Until(self.now() + crate::fs::writeback::DIRTY_PAUSE_PS));
+                break;
+            }
+        }
+        self.leave(prev);
+        (done, wait, err)
+    }
+
+    /// Check a page's content version against the newest write (content oracle).
+    pub fn oracle_check_read(&mut self, ino: u32, pfn: Pfn) {
+        let index = self.mem[pfn as usize].index;
+        let want = self.inode(ino).expected_at(index);
+        let got = self.mem[pfn as usize].version;
+        if want != got && self.oracle_violations.len() < 100 {
+            self.oracle_violations.push(format!(
+                "read of inode {} index {} saw version {} but the newest write is {}",
+                ino, index, got, want
+            ));
+        }
+    }
+}
+
+/// Outcome of a read.
+pub struct ReadOutcome {
+    /// Bytes copied to the user.
+    pub done: u64,
+    /// The wait that stopped the read early.
+    pub wait: Option<Wait>,
+    /// An error.
+    pub err: Option<crate::workload::Errno>,
+}
+
+impl Sim {
+    /// do_generic_file_read (blockfs) / shmem_file_read_iter (tmpfs): copy `len` bytes at
+    /// `pos` to the user, with readahead on a miss and at the PG_readahead marker. Stops at
+    /// i_size.
+    pub fn do_generic_file_read(
+        &mut self,
+        ino: u32,
+        ra: &mut crate::mm::readahead::RaState,
+        pos: u64,
+        len: u64,
+    ) -> ReadOutcome {
+        let prev = self.enter(KFunc::GenericFileReadIter);
+        let tmpfs = self.inode(ino).mapping.swapbacked;
+        let size = self.inode(ino).size;
+        let end = (pos + len).min(size);
+        let last_index = if end == 0 { 0 } else { (end - 1) / PAGE_SIZE };
+        let mut done = 0u64;
+        let mut out = ReadOutcome {
+            done: 0,
+            wait: None,
+            err: None,
+        };
+        while pos + done < end {
+            let p = pos + done;
+            let index = p / PAGE_SIZE;
+            let offset = p % PAGE_SIZE;
+            let nr = (PAGE_SIZE - offset).min(end - p);
+            let mut page = self.find_get_page(ino, index);
+            if tmpfs {
+                match page {
+                    Some(pfn) => {
+                        if !self.PageUptodate(pfn) && self.PageLocked(pfn) {
+                            self.put_page(pfn);
+                            out.wait = Some(Wait::PageLocked(pfn));
+                            break;
+                        }
+                        if offset == 0 {
+                            self.mark_page_accessed(pfn);
+                        }
+                        self.copy_to_user(nr);
+                        self.oracle_check_read(ino, pfn);
+                        self.put_page(pfn);
+                    }
+                    None => {
+                        // A hole: copied from ZERO_PAGE, nothing is allocated.
+                        self.copy_to_user(nr);
+                        if self.inode(ino).expected_at(index) != 0 && self.oracle_violations.len() < 100 {
+                            self.oracle_violations.push(format!("tmpfs inode {} index {} lost its page", ino, index));
+                        }
+                    }
+                }
+                done += nr;
+                continue;
+            }
+            if page.is_none() {
+                self.page_cache_sync_readahead(ino, ra, index, last_index - index + 1);
+                page = self.find_get_page(ino, index);
+            }
+            let pfn = match page {
+                Some(pfn) => pfn,
+                None => {
+                    // no_cached_page: allocate, insert, read.
+                    let Some(pfn) = self.alloc_page(Gfp::KERNEL) else {
+                        out.err = Some(crate::workload::Errno::ENOMEM);
+                        break;
+                    };
+                    match self.add_to_page_cache_lru(pfn, ino, index) {
+                        Ok(()) => {
+                            self.readpage_locked(ino, pfn);
+                            pfn
+                        }
+                        Err(_) => {
+                            self.put_page(pfn);
+                            continue; // raced with another insertion: look up again
+                        }
+                    }
+                }
+            };
+            if self.PageReadahead(pfn) {
+                self.page_cache_async_readahead(ino, ra, pfn, index, last_index - index + 1);
+            }
+            if !self.PageUptodate(pfn) {
+                self.put_page(pfn);
+                if self.PageLocked(pfn) {
+                    out.wait = Some(Wait::PageLocked(pfn)); // wait_on_page_locked
+                } else {
+                    out.err = Some(crate::workload::Errno::EIO);
+                }
+                break;
+            }
+            // Mark accessed unless this continues the previous read inside the same page.
+            let (prev_index, prev_offset) = if ra.prev_pos == u64::MAX {
+                (u64::MAX, 0)
+            } else {
+                (ra.prev_pos / PAGE_SIZE, ra.prev_pos % PAGE_SIZE)
+            };
+            if prev_index != index || offset != prev_offset {
+                self.mark_page_accessed(pfn);
+            }
+            self.copy_to_user(nr);
+            self.oracle_check_read(ino, pfn);
+            self.put_page(pfn);
+            // prev_index stays this page; prev_offset wraps to 0 after a full page, as in
+            // the kernel (so re-reading a whole page does not mark it again).
+            ra.prev_pos = index * PAGE_SIZE + (offset + nr) % PAGE_SIZE;
+            done += nr;
+        }
+        out.done = done;
+        self.leave(prev);
+        out
+    }
+
+    /// copy_page_to_iter: copy `bytes` from a page to the user buffer.
+    fn copy_to_user(&mut self, bytes: u64) {
+        let prev = self.enter(KFunc::CopyPageToIter);
+        self.charge_bulk_store(self.costs.page_copy_ps, bytes);
+        self.leave(prev);
+    }
+}

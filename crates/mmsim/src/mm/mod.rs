@@ -1,0 +1,15 @@
+//! Memory-management core (mm/): pages, the allocator, LRU lists and pagevecs, the page
+//! cache, readahead, workingset shadow entries, truncation, vmstat and the checker.
+
+pub mod check;
+pub mod filemap;
+pub mod node;
+pub mod page;
+pub mod page_alloc;
+pub mod page_flags;
+pub mod radix_tree;
+pub mod readahead;
+pub mod swap;
+pub mod truncate;
+pub mod vmstat;
+pub mod workingset;

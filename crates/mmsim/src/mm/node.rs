@@ -1,0 +1,219 @@
+//! Nodes (pglist_data) and their LRU vectors.
+//!
+//! Each node has one zone (ZONE_NORMAL) in this model: free pages, watermarks and the
+//! lruvec live on the node, as they do per node from v4.8 (per zone before; with one zone
+//! per node the two agree). The LRU lists are intrusive, linked through `Page::prev/next`,
+//! with the most recently added page at the head and reclaim scanning from the tail.
+
+use crate::machine::SpinLock;
+use crate::mm::page::{Page, Pfn, NIL};
+
+/// enum lru_list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LruList {
+    /// LRU_INACTIVE_ANON.
+    InactiveAnon = 0,
+    /// LRU_ACTIVE_ANON.
+    ActiveAnon = 1,
+    /// LRU_INACTIVE_FILE.
+    InactiveFile = 2,
+    /// LRU_ACTIVE_FILE.
+    ActiveFile = 3,
+    /// LRU_UNEVICTABLE.
+    Unevictable = 4,
+}
+
+/// NR_LRU_LISTS.
+pub const NR_LRU_LISTS: usize = 5;
+
+impl LruList {
+    /// Every list.
+    pub const ALL: [LruList; NR_LRU_LISTS] = [
+        LruList::InactiveAnon,
+        LruList::ActiveAnon,
+        LruList::InactiveFile,
+        LruList::ActiveFile,
+        LruList::Unevictable,
+    ];
+    /// The list for a page with these properties (page_lru).
+    pub fn of(active: bool, file: bool, unevictable: bool) -> LruList {
+        match (unevictable, file, active) {
+            (true, _, _) => LruList::Unevictable,
+            (false, false, false) => LruList::InactiveAnon,
+            (false, false, true) => LruList::ActiveAnon,
+            (false, true, false) => LruList::InactiveFile,
+            (false, true, true) => LruList::ActiveFile,
+        }
+    }
+    /// The vmstat gauge counting this list.
+    pub fn vmstat_item(self) -> crate::mm::vmstat::VmItem {
+        use crate::mm::vmstat::VmItem;
+        match self {
+            LruList::InactiveAnon => VmItem::NrInactiveAnon,
+            LruList::ActiveAnon => VmItem::NrActiveAnon,
+            LruList::InactiveFile => VmItem::NrInactiveFile,
+            LruList::ActiveFile => VmItem::NrActiveFile,
+            LruList::Unevictable => VmItem::NrUnevictable,
+        }
+    }
+}
+
+/// The head of an intrusive list of pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListHead {
+    /// Most recently added page.
+    pub head: Pfn,
+    /// Oldest page.
+    pub tail: Pfn,
+    /// Length.
+    pub len: u64,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl ListHead {
+    /// list_add: insert at the head.
+    pub fn add_head(&mut self, mem: &mut [Page], pfn: Pfn) {
+        let old = self.head;
+        {
+            let p = &mut mem[pfn as usize];
+            p.prev = NIL;
+            p.next = old;
+        }
+        if old == NIL {
+            self.tail = pfn;
+        } else {
+            mem[old as usize].prev = pfn;
+        }
+        self.head = pfn;
+        self.len += 1;
+    }
+    /// list_add_tail: insert at the tail.
+    pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
+        let old = self.tail;
+        {
+            let p = &mut mem[pfn as usize];
+            p.next = NIL;
+            p.prev = old;
+        }
+        if old == NIL {
+            self.head = pfn;
+        } else {
+            mem[old as usize].next = pfn;
+        }
+        self.tail = pfn;
+        self.len += 1;
+    }
+    /// list_del.
+    pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
+        let (prev, next) = {
+            let p = &mem[pfn as usize];
+            (p.prev, p.next)
+        };
+        if prev == NIL {
+            self.head = next;
+        } else {
+            mem[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            mem[next as usize].prev = prev;
+        }
+        let p = &mut mem[pfn as usize];
+        p.prev = NIL;
+        p.next = NIL;
+        self.len -= 1;
+    }
+    /// Pop from the head (used for free lists: LIFO, cache-hot first).
+    pub fn pop_head(&mut self, mem: &mut [Page]) -> Option<Pfn> {
+        let h = self.head;
+        if h == NIL {
+            return None;
+        }
+        self.del(mem, h);
+        Some(h)
+    }
+    /// Walk from head to tail (for the checker and dumps).
+    pub fn iter<'a>(&self, mem: &'a [Page]) -> impl Iterator<Item = Pfn> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let r = cur;
+                cur = mem[cur as usize].next;
+                Some(r)
+            }
+        })
+    }
+}
+
+/// struct lruvec: the LRU lists of a node and the reclaim statistics that balance them.
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    /// The lists.
+    pub lists: [ListHead; NR_LRU_LISTS],
+    /// reclaim_stat.recent_scanned[anon, file].
+    pub recent_scanned: [u64; 2],
+    /// reclaim_stat.recent_rotated[anon, file].
+    pub recent_rotated: [u64; 2],
+    /// inactive_age: the workingset eviction clock.
+    pub inactive_age: u64,
+}
+
+/// Watermarks of the node's zone (WMARK_MIN, WMARK_LOW, WMARK_HIGH), in pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Watermarks {
+    /// WMARK_MIN.
+    pub min: u64,
+    /// WMARK_LOW.
+    pub low: u64,
+    /// WMARK_HIGH.
+    pub high: u64,
+}
+
+/// struct pglist_data with its single zone.
+#[derive(Clone, Debug)]
+pub struct PgData {
+    /// Node id.
+    pub id: usize,
+    /// First PFN of the node.
+    pub start_pfn: Pfn,
+    /// Pages in the node (present = managed here).
+    pub present_pages: u32,
+    /// Free pages (order-0 free list).
+    pub free_list: ListHead,
+    /// Watermarks.
+    pub watermark: Watermarks,
+    /// LRU lists.
+    pub lruvec: Lruvec,
+    /// zone->lru_lock.
+    pub lru_lock: SpinLock,
+    /// zone->lock (buddy allocator).
+    pub zone_lock: SpinLock,
+}
+
+impl PgData {
+    /// A node of `nr` pages starting at `start_pfn`, all free (linked by the caller).
+    pub fn new(id: usize, start_pfn: Pfn, nr: u32) -> PgData {
+        PgData {
+            id,
+            start_pfn,
+            present_pages: nr,
+            free_list: ListHead::default(),
+            watermark: Watermarks::default(),
+            lruvec: Lruvec::default(),
+            lru_lock: SpinLock::default(),
+            zone_lock: SpinLock::default(),
+        }
+    }
+}

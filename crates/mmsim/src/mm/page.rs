@@ -1,0 +1,130 @@
+//! `struct page`: one per physical frame, in one array indexed by PFN (the kernel's mem_map).
+//!
+//! Flags follow include/linux/page-flags.h. The kernel distinguishes atomic flag updates
+//! (`SetPageReferenced`, a lock-prefixed RMW that is safe on a page other CPUs can see) from
+//! non-atomic ones (`__SetPageReferenced`, a plain RMW, legal only while nobody else can see
+//! the page). Here they are different methods on `Sim` with different costs (see
+//! `mm::page_flags`); this module only holds the data.
+
+use crate::machine::NodeId;
+
+/// A page frame number: index into `Sim::mem`.
+pub type Pfn = u32;
+/// "No page" in intrusive links.
+pub const NIL: Pfn = u32::MAX;
+/// Size of a page in bytes.
+pub const PAGE_SIZE: u64 = 4096;
+/// log2(PAGE_SIZE).
+pub const PAGE_SHIFT: u32 = 12;
+
+/// Page flag bits (a subset of enum pageflags, same meanings).
+pub mod pg {
+    /// Sleeping bit lock (read IO, write_begin..write_end, truncate, reclaim).
+    pub const LOCKED: u32 = 1 << 0;
+    /// Recently referenced (first step of mark_page_accessed).
+    pub const REFERENCED: u32 = 1 << 1;
+    /// Contents are valid.
+    pub const UPTODATE: u32 = 1 << 2;
+    /// Must be written back.
+    pub const DIRTY: u32 = 1 << 3;
+    /// On an LRU list (not in a pagevec).
+    pub const LRU: u32 = 1 << 4;
+    /// On the active list (or to be added active).
+    pub const ACTIVE: u32 = 1 << 5;
+    /// Under writeback IO.
+    pub const WRITEBACK: u32 = 1 << 6;
+    /// Rotate to the inactive tail when writeback ends.
+    pub const RECLAIM: u32 = 1 << 7;
+    /// Anonymous or shmem: belongs on the anon LRU lists.
+    pub const SWAPBACKED: u32 = 1 << 8;
+    /// On the unevictable list.
+    pub const UNEVICTABLE: u32 = 1 << 9;
+    /// In the swap cache.
+    pub const SWAPCACHE: u32 = 1 << 10;
+    /// Readahead marker (async readahead trigger).
+    pub const READAHEAD: u32 = 1 << 11;
+    /// Some task waits on this page's lock or writeback (PG_waiters).
+    pub const WAITERS: u32 = 1 << 12;
+    /// Free: on the buddy free list (PageBuddy).
+    pub const BUDDY: u32 = 1 << 13;
+    /// Names of the bits, for dumps.
+    pub const NAMES: &[(u32, &str)] = &[
+        (LOCKED, "locked"),
+        (REFERENCED, "referenced"),
+        (UPTODATE, "uptodate"),
+        (DIRTY, "dirty"),
+        (LRU, "lru"),
+        (ACTIVE, "active"),
+        (WRITEBACK, "writeback"),
+        (RECLAIM, "reclaim"),
+        (SWAPBACKED, "swapbacked"),
+        (UNEVICTABLE, "unevictable"),
+        (SWAPCACHE, "swapcache"),
+        (READAHEAD, "readahead"),
+        (WAITERS, "waiters"),
+        (BUDDY, "buddy"),
+    ];
+}
+
+/// Who owns a page's `mapping` field.
+pub type MappingId = u32;
+/// No mapping.
+pub const NO_MAPPING: MappingId = 0;
+
+/// One physical page frame.
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// PG_* bits.
+    pub flags: u32,
+    /// _count / _refcount.
+    pub refcount: i32,
+    /// _mapcount (starts at -1 = not mapped).
+    pub mapcount: i32,
+    /// Owning address_space (inode number + 1), or NO_MAPPING.
+    pub mapping: MappingId,
+    /// Node the frame belongs to.
+    pub node: u16,
+    /// Offset within the mapping, in pages.
+    pub index: u64,
+    /// Intrusive LRU (or free-list) links.
+    pub prev: Pfn,
+    /// Intrusive LRU (or free-list) links.
+    pub next: Pfn,
+    /// Content version (content oracle): bumped by writes, persisted by writeback.
+    pub version: u32,
+}
+
+impl Page {
+    /// A free frame on `node`.
+    pub fn new_free(node: NodeId) -> Page {
+        Page {
+            flags: pg::BUDDY,
+            refcount: 0,
+            mapcount: -1,
+            mapping: NO_MAPPING,
+            node: node as u16,
+            index: 0,
+            prev: NIL,
+            next: NIL,
+            version: 0,
+        }
+    }
+    /// Test a flag.
+    #[inline]
+    pub fn test(&self, bit: u32) -> bool {
+        self.flags & bit != 0
+    }
+    /// Flag names set on this page, for dumps.
+    pub fn flag_names(&self) -> String {
+        pg::NAMES
+            .iter()
+            .filter(|(b, _)| self.flags & b != 0)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+    /// page_mapped(): mapped by at least one PTE.
+    pub fn mapped(&self) -> bool {
+        self.mapcount >= 0
+    }
+}

@@ -1,0 +1,226 @@
+//! Readahead (mm/readahead.c): the on-demand window (ondemand_readahead), initial and ramp-up
+//! sizes, the PG_readahead marker that triggers asynchronous readahead, and read_pages /
+//! readpage submitting the IO.
+//!
+//! Window rules (ra_pages = 32 pages, 128 KiB): init(r) = roundup_pow2(r) × 4 if ≤ max/32,
+//! × 2 if ≤ max/4, else max; next(s) = 4s if s < max/16 else 2s, capped at max. Sequential
+//! hits on the marker move the window forward; a miss next to the previous read starts a new
+//! window; anything else reads just the request.
+
+use crate::fs::{BlockDevice, IoKind, IoRequest};
+use crate::machine::profile::KFunc;
+use crate::mm::page::{Pfn, PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::page_alloc::Gfp;
+use crate::mm::radix_tree::Entry;
+use crate::mm::vmstat::VmItem;
+use crate::sim::Sim;
+
+/// VM_MAX_READAHEAD: 128 KiB = 32 pages.
+pub const RA_PAGES: u64 = 32;
+
+/// struct file_ra_state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RaState {
+    /// Where the window starts.
+    pub start: u64,
+    /// Window size, pages.
+    pub size: u64,
+    /// Pages left when async readahead starts.
+    pub async_size: u64,
+    /// Byte position of the previous read's end (prev_pos); u64::MAX = none.
+    pub prev_pos: u64,
+}
+
+impl RaState {
+    /// file_ra_state_init.
+    pub fn new() -> RaState {
+        RaState {
+            prev_pos: u64::MAX,
+            ..Default::default()
+        }
+    }
+}
+
+/// get_init_ra_size.
+pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+    let newsize = size.max(1).next_power_of_two();
+    if newsize <= max / 32 {
+        newsize * 4
+    } else if newsize <= max / 4 {
+        newsize * 2
+    } else {
+        max
+    }
+}
+
+/// get_next_ra_size.
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    let n = if cur < max / 16 { 4 * cur } else { 2 * cur };
+    n.min(max)
+}
+
+impl Sim {
+    /// ondemand_readahead: decide the window and submit it. Returns pages submitted.
+    pub fn ondemand_readahead(&mut self, ino: u32, ra: &mut RaState, hit_marker: bool, offset: u64, req: u64) -> u64 {
+        let max = RA_PAGES;
+        let sequential_hit = offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
+        if offset != 0 && sequential_hit && ra.size > 0 {
+            ra.start += ra.size;
+            ra.size = get_next_ra_size(ra.size, max);
+            ra.async_size = ra.size;
+        } else if offset != 0 && hit_marker {
+            // Interleaved or context readahead: restart after the next hole.
+            let mut start = offset + 1;
+            while start <= offset + max {
+                if !matches!(self.inode(ino).mapping.tree.lookup(start), Entry::Page(_)) {
+                    break;
+                }
+                start += 1;
+            }
+            if start - offset > max {
+                return 0;
+            }
+            ra.start = start;
+            ra.size = get_next_ra_size(start - offset + req, max);
+            ra.async_size = ra.size;
+        } else {
+            let prev_index = if ra.prev_pos == u64::MAX {
+                u64::MAX
+            } else {
+                ra.prev_pos >> PAGE_SHIFT
+            };
+            let sequential_miss = offset == 0 || req > max || (prev_index != u64::MAX && offset.wrapping_sub(prev_index) <= 1);
+            if !sequential_miss {
+                // Random read: just the request.
+                return self.__do_page_cache_readahead(ino, offset, req, 0);
+            }
+            ra.start = offset;
+            ra.size = get_init_ra_size(req, max);
+            ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
+        }
+        if offset == ra.start && ra.size == ra.async_size {
+            ra.async_size = get_next_ra_size(ra.size, max);
+            ra.size += ra.async_size;
+        }
+        self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
+    }
+
+    /// page_cache_sync_readahead.
+    pub fn page_cache_sync_readahead(&mut self, ino: u32, ra: &mut RaState, offset: u64, req: u64) {
+        self.ondemand_readahead(ino, ra, false, offset, req);
+    }
+
+    /// page_cache_async_readahead: the reader hit a PG_readahead page.
+    pub fn page_cache_async_readahead(&mut self, ino: u32, ra: &mut RaState, pfn: Pfn, offset: u64, req: u64) {
+        if self.PageWriteback(pfn) {
+            return;
+        }
+        self.ClearPageReadahead(pfn);
+        self.ondemand_readahead(ino, ra, true, offset, req);
+    }
+
+    /// __do_page_cache_readahead: allocate the missing pages of [offset, offset+nr) within
+    /// i_size, mark the one at nr − lookahead with PG_readahead, and read them.
+    pub fn __do_page_cache_readahead(&mut self, ino: u32, offset: u64, nr: u64, lookahead: u64) -> u64 {
+        let prev = self.enter(KFunc::PageCacheReadahead);
+        let size = self.inode(ino).size;
+        let mut pages: Vec<(u64, Pfn)> = Vec::new();
+        if size > 0 {
+            let end_index = (size - 1) >> PAGE_SHIFT;
+            for i in 0..nr {
+                let idx = offset + i;
+                if idx > end_index {
+                    break;
+                }
+                self.charge_tree_walk(ino);
+                if let Entry::Page(_) = self.inode(ino).mapping.tree.lookup(idx) {
+                    continue;
+                }
+                let gfp = Gfp {
+                    noretry: true,
+                    ..Gfp::KERNEL
+                };
+                let Some(p) = self.alloc_page(gfp) else {
+                    break;
+                };
+                if i == nr - lookahead {
+                    self.__SetPageReadahead(p);
+                }
+                pages.push((idx, p));
+            }
+        }
+        let n = pages.len() as u64;
+        self.read_pages(ino, &pages);
+        self.leave(prev);
+        n
+    }
+
+    /// read_pages: add each page to the cache (locked) and read it; contiguous pages with
+    /// data on the device share one request; holes are zero-filled without IO.
+    fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) {
+        let mut run: Vec<Pfn> = Vec::new();
+        let mut run_next = u64::MAX;
+        for &(idx, p) in pages {
+            if self.add_to_page_cache_lru(p, ino, idx).is_err() {
+                self.put_page(p);
+                continue;
+            }
+            // The allocation reference is dropped after insertion (the cache holds one).
+            self.put_page(p);
+            if self.inode(ino).disk_at(idx) == 0 {
+                self.readpage_hole(p);
+                continue;
+            }
+            if idx != run_next && !run.is_empty() {
+                let r = std::mem::take(&mut run);
+                self.submit_read(ino, r);
+            }
+            run.push(p);
+            run_next = idx + 1;
+        }
+        if !run.is_empty() {
+            self.submit_read(ino, run);
+        }
+    }
+
+    /// A hole (or a tmpfs page never written): zero-fill, uptodate, unlock — no IO.
+    fn readpage_hole(&mut self, pfn: Pfn) {
+        self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+        self.mem[pfn as usize].version = 0;
+        self.SetPageUptodate(pfn);
+        self.unlock_page(pfn);
+    }
+
+    /// ->readpage on a locked page in the cache: start the read (or zero a hole).
+    pub fn readpage_locked(&mut self, ino: u32, pfn: Pfn) {
+        let prev = self.enter(KFunc::Readpage);
+        let idx = self.mem[pfn as usize].index;
+        if self.inode(ino).disk_at(idx) == 0 {
+            self.readpage_hole(pfn);
+        } else {
+            self.submit_read(ino, vec![pfn]);
+        }
+        self.leave(prev);
+    }
+
+    /// submit_bio for a read of contiguous pages of one inode.
+    pub fn submit_read(&mut self, ino: u32, pages: Vec<Pfn>) {
+        let fs = self.inode(ino).fs;
+        let Some(dev) = self.fss[fs].device else {
+            // No device (tmpfs): nothing to read; zero-fill.
+            for p in pages {
+                self.readpage_hole(p);
+            }
+            return;
+        };
+        let first = self.mem[pages[0] as usize].index;
+        self.vmstat.add(VmItem::Pgpgin, (pages.len() as u64 * PAGE_SIZE / 1024) as i64);
+        self.submit_bio(IoRequest {
+            dev,
+            kind: IoKind::Read,
+            ino,
+            pages,
+            cpu: self.cur.cpu,
+        }, BlockDevice::sector_of(ino, first));
+    }
+}

@@ -1,0 +1,362 @@
+//! LRU handling (mm/swap.c): per-CPU pagevecs, lru_cache_add, mark_page_accessed,
+//! activate_page, and draining.
+//!
+//! The kernel batches LRU insertions and activations in per-CPU pagevecs of PAGEVEC_SIZE
+//! (14) pages, each slot holding a page reference, and moves a whole pagevec under one
+//! lru_lock acquisition. A page in a pagevec is not yet on an LRU list (PG_lru clear).
+//! v4.2 ordering: a full add pagevec is drained before the next page is added, so at most 14
+//! pages per CPU are off-LRU.
+//!
+//! mark_page_accessed (v4.2):
+//! - inactive, unreferenced → referenced;
+//! - inactive, referenced → active, unreferenced (via the activate pagevec if on the LRU;
+//!   if still in this CPU's add pagevec, PG_active is set there instead, without pgactivate);
+//!   file pages also advance the workingset clock (workingset_activation);
+//! - active, unreferenced → referenced; active, referenced: nothing.
+//! init_page_accessed (seed 000): a non-atomic set of PG_referenced on a page that is not yet
+//! visible — the first step of mark_page_accessed, without the atomic.
+
+use crate::machine::profile::KFunc;
+use crate::mm::node::LruList;
+use crate::mm::page::{pg, Pfn};
+use crate::sim::Sim;
+
+/// PAGEVEC_SIZE in v4.2–v4.14.
+pub const PAGEVEC_SIZE: usize = 14;
+
+/// struct pagevec: up to PAGEVEC_SIZE page references.
+#[derive(Clone, Copy, Debug)]
+pub struct Pagevec {
+    /// Number of pages.
+    pub nr: u8,
+    /// The pages.
+    pub pages: [Pfn; PAGEVEC_SIZE],
+}
+
+impl Default for Pagevec {
+    fn default() -> Self {
+        Pagevec {
+            nr: 0,
+            pages: [0; PAGEVEC_SIZE],
+        }
+    }
+}
+
+impl Pagevec {
+    /// pagevec_add: append; returns the space left (0 = now full).
+    pub fn add(&mut self, pfn: Pfn) -> usize {
+        assert!((self.nr as usize) < PAGEVEC_SIZE, "pagevec overflow");
+        self.pages[self.nr as usize] = pfn;
+        self.nr += 1;
+        PAGEVEC_SIZE - self.nr as usize
+    }
+    /// pagevec_space.
+    pub fn space(&self) -> usize {
+        PAGEVEC_SIZE - self.nr as usize
+    }
+    /// The pages held.
+    pub fn as_slice(&self) -> &[Pfn] {
+        &self.pages[..self.nr as usize]
+    }
+    /// Empty it.
+    pub fn reinit(&mut self) {
+        self.nr = 0;
+    }
+    /// True if `pfn` is in it.
+    pub fn contains(&self, pfn: Pfn) -> bool {
+        self.as_slice().contains(&pfn)
+    }
+}
+
+/// The per-CPU pagevecs of mm/swap.c.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuPagevecs {
+    /// lru_add_pvec.
+    pub lru_add: Pagevec,
+    /// activate_page_pvecs.
+    pub activate: Pagevec,
+    /// lru_rotate_pvecs (writeback end rotation to the inactive tail).
+    pub rotate: Pagevec,
+}
+
+/// Which move a pagevec drain performs (pagevec_lru_move_fn's callback).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LruMove {
+    Add,
+    Activate,
+    RotateTail,
+}
+
+impl Sim {
+    /// page_lru: the list a page belongs on from its flags.
+    pub fn page_lru(&self, pfn: Pfn) -> LruList {
+        let p = &self.mem[pfn as usize];
+        LruList::of(
+            p.test(pg::ACTIVE),
+            !p.test(pg::SWAPBACKED),
+            p.test(pg::UNEVICTABLE),
+        )
+    }
+
+    /// add_page_to_lru_list (lru_lock held): head insertion and the nr_* gauge.
+    pub fn add_page_to_lru_list(&mut self, pfn: Pfn, lru: LruList) {
+        let n = self.mem[pfn as usize].node as usize;
+        self.charge(self.costs.list_op_ps);
+        self.nodes[n].lruvec.lists[lru as usize].add_head(&mut self.mem, pfn);
+        self.vmstat.inc(lru.vmstat_item());
+    }
+
+    /// add_page_to_lru_list_tail (lru_lock held).
+    pub fn add_page_to_lru_list_tail(&mut self, pfn: Pfn, lru: LruList) {
+        let n = self.mem[pfn as usize].node as usize;
+        self.charge(self.costs.list_op_ps);
+        self.nodes[n].lruvec.lists[lru as usize].add_tail(&mut self.mem, pfn);
+        self.vmstat.inc(lru.vmstat_item());
+    }
+
+    /// del_page_from_lru_list (lru_lock held).
+    pub fn del_page_from_lru_list(&mut self, pfn: Pfn, lru: LruList) {
+        let n = self.mem[pfn as usize].node as usize;
+        self.charge(self.costs.list_op_ps);
+        self.nodes[n].lruvec.lists[lru as usize].del(&mut self.mem, pfn);
+        self.vmstat.dec(lru.vmstat_item());
+    }
+
+    /// Take the page's node lru_lock; returns the node.
+    pub fn lru_lock(&mut self, node: usize) {
+        let now = self.now();
+        let my = self.cur_node();
+        let c = self.nodes[node].lru_lock.acquire(now, my, &self.costs);
+        self.charge(c + self.store_drain_wait());
+    }
+
+    /// Release a node's lru_lock.
+    pub fn lru_unlock(&mut self, node: usize) {
+        let now = self.now();
+        self.nodes[node].lru_lock.release(now);
+    }
+
+    /// __page_cache_release's LRU part: take the lock, remove the page, clear PG_lru and
+    /// PG_active (the page's last reference is gone, so the non-atomic clears are legal).
+    pub fn del_page_from_lru_locked(&mut self, pfn: Pfn) {
+        let node = self.mem[pfn as usize].node as usize;
+        self.lru_lock(node);
+        let lru = self.page_lru(pfn);
+        self.del_page_from_lru_list(pfn, lru);
+        self.__ClearPageLRU(pfn);
+        self.__ClearPageActive(pfn);
+        self.lru_unlock(node);
+    }
+
+    /// update_page_reclaim_stat.
+    fn update_page_reclaim_stat(&mut self, node: usize, file: bool, rotated: bool) {
+        let lv = &mut self.nodes[node].lruvec;
+        lv.recent_scanned[file as usize] += 1;
+        if rotated {
+            lv.recent_rotated[file as usize] += 1;
+        }
+    }
+
+    /// pagevec_lru_move_fn: apply a move to every page of a pagevec under the lru_lock of
+    /// each page's node (re-taken when the node changes), then release the references.
+    fn pagevec_lru_move_fn(&mut self, pv: Pagevec, mv: LruMove) {
+        let mut locked: Option<usize> = None;
+        for &pfn in pv.as_slice() {
+            let node = self.mem[pfn as usize].node as usize;
+            if locked != Some(node) {
+                if let Some(l) = locked {
+                    self.lru_unlock(l);
+                }
+                self.lru_lock(node);
+                locked = Some(node);
+            }
+            match mv {
+                LruMove::Add => self.__pagevec_lru_add_fn(pfn, node),
+                LruMove::Activate => self.__activate_page(pfn, node),
+                LruMove::RotateTail => self.pagevec_move_tail_fn(pfn),
+            }
+        }
+        if let Some(l) = locked {
+            self.lru_unlock(l);
+        }
+        self.release_pages(pv.as_slice());
+    }
+
+    /// release_pages: drop one reference on each page.
+    pub fn release_pages(&mut self, pages: &[Pfn]) {
+        let prev = self.enter(KFunc::ReleasePages);
+        for &pfn in pages {
+            self.put_page(pfn);
+        }
+        self.leave(prev);
+    }
+
+    fn __pagevec_lru_add_fn(&mut self, pfn: Pfn, node: usize) {
+        let prev = self.enter(KFunc::PagevecLruAdd);
+        debug_assert!(!self.PageLRU(pfn), "page already on the LRU");
+        self.SetPageLRU(pfn);
+        let lru = self.page_lru(pfn);
+        self.add_page_to_lru_list(pfn, lru);
+        let p = &self.mem[pfn as usize];
+        let (file, active) = (!p.test(pg::SWAPBACKED), p.test(pg::ACTIVE));
+        self.update_page_reclaim_stat(node, file, active);
+        self.leave(prev);
+    }
+
+    fn __activate_page(&mut self, pfn: Pfn, node: usize) {
+        let prev = self.enter(KFunc::ActivatePage);
+        let p = &self.mem[pfn as usize];
+        if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
+            let file = !p.test(pg::SWAPBACKED);
+            let lru = self.page_lru(pfn);
+            self.del_page_from_lru_list(pfn, lru);
+            self.SetPageActive(pfn);
+            let lru = self.page_lru(pfn);
+            self.add_page_to_lru_list(pfn, lru);
+            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgactivate);
+            self.update_page_reclaim_stat(node, file, true);
+        }
+        self.leave(prev);
+    }
+
+    fn pagevec_move_tail_fn(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
+            let lru = self.page_lru(pfn);
+            self.del_page_from_lru_list(pfn, lru);
+            self.add_page_to_lru_list_tail(pfn, lru);
+            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgrotated);
+        }
+    }
+
+    /// __lru_cache_add / lru_cache_add: queue a new page for the LRU on this CPU's add
+    /// pagevec, holding a reference; a full pagevec is drained first (v4.2).
+    pub fn lru_cache_add(&mut self, pfn: Pfn) {
+        let prev = self.enter(KFunc::LruCacheAdd);
+        self.get_page(pfn);
+        let cpu = self.cur.cpu;
+        if self.pvecs[cpu].lru_add.space() == 0 {
+            let pv = self.pvecs[cpu].lru_add;
+            self.pvecs[cpu].lru_add.reinit();
+            self.pagevec_lru_move_fn(pv, LruMove::Add);
+        }
+        self.pvecs[cpu].lru_add.add(pfn);
+        self.leave(prev);
+    }
+
+    /// activate_page: queue an LRU page for activation on this CPU's activate pagevec.
+    pub fn activate_page(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
+            let cpu = self.cur.cpu;
+            self.get_page(pfn);
+            if self.pvecs[cpu].activate.add(pfn) == 0 {
+                let pv = self.pvecs[cpu].activate;
+                self.pvecs[cpu].activate.reinit();
+                self.pagevec_lru_move_fn(pv, LruMove::Activate);
+            }
+        }
+    }
+
+    /// rotate_reclaimable_page: at the end of writeback of a PG_reclaim page, move it to the
+    /// inactive tail so reclaim finds it soon (pgrotated).
+    pub fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::LOCKED) && !p.test(pg::DIRTY) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) && p.test(pg::LRU) {
+            let cpu = self.cur.cpu;
+            self.get_page(pfn);
+            if self.pvecs[cpu].rotate.add(pfn) == 0 {
+                let pv = self.pvecs[cpu].rotate;
+                self.pvecs[cpu].rotate.reinit();
+                self.pagevec_lru_move_fn(pv, LruMove::RotateTail);
+            }
+        }
+    }
+
+    /// __lru_cache_activate_page: a page still in this CPU's add pagevec is marked active
+    /// there (no pgactivate); a page in another CPU's pagevec loses the activation.
+    fn __lru_cache_activate_page(&mut self, pfn: Pfn) {
+        let cpu = self.cur.cpu;
+        // The kernel scans the pagevec from the newest entry.
+        self.charge(self.costs.mem_access_ps * u64::from(self.pvecs[cpu].lru_add.nr));
+        if self.pvecs[cpu].lru_add.contains(pfn) {
+            self.SetPageActive(pfn);
+        }
+    }
+
+    /// mark_page_accessed (see the module comment for the state machine).
+    pub fn mark_page_accessed(&mut self, pfn: Pfn) {
+        let prev = self.enter(KFunc::MarkPageAccessed);
+        self.charge(self.costs.mem_access_ps); // load page->flags
+        let p = &self.mem[pfn as usize];
+        let (active, referenced, unevictable, lru, file) = (
+            p.test(pg::ACTIVE),
+            p.test(pg::REFERENCED),
+            p.test(pg::UNEVICTABLE),
+            p.test(pg::LRU),
+            !p.test(pg::SWAPBACKED),
+        );
+        if !active && !unevictable && referenced {
+            if lru {
+                self.activate_page(pfn);
+            } else {
+                self.__lru_cache_activate_page(pfn);
+            }
+            self.ClearPageReferenced(pfn);
+            if file {
+                self.workingset_activation(pfn);
+            }
+        } else if !referenced {
+            self.SetPageReferenced(pfn);
+        }
+        self.leave(prev);
+    }
+
+    /// init_page_accessed (seed 000): mark a page not yet visible to other CPUs as accessed
+    /// with a plain store — what the first mark_page_accessed call would do, non-atomically.
+    pub fn init_page_accessed(&mut self, pfn: Pfn) {
+        let prev = self.enter(KFunc::InitPageAccessed);
+        if !self.PageReferenced(pfn) {
+            self.__SetPageReferenced(pfn);
+        }
+        self.leave(prev);
+    }
+
+    /// workingset_activation: an activated file page advances its node's inactive_age.
+    pub fn workingset_activation(&mut self, pfn: Pfn) {
+        let node = self.mem[pfn as usize].node as usize;
+        self.charge_atomic();
+        self.nodes[node].lruvec.inactive_age += 1;
+    }
+
+    /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, activate).
+    pub fn lru_add_drain_cpu(&mut self, cpu: usize) {
+        let prev = self.enter(KFunc::LruAddDrain);
+        let pv = self.pvecs[cpu];
+        self.pvecs[cpu] = CpuPagevecs::default();
+        if pv.lru_add.nr > 0 {
+            self.pagevec_lru_move_fn(pv.lru_add, LruMove::Add);
+        }
+        if pv.rotate.nr > 0 {
+            self.pagevec_lru_move_fn(pv.rotate, LruMove::RotateTail);
+        }
+        if pv.activate.nr > 0 {
+            self.pagevec_lru_move_fn(pv.activate, LruMove::Activate);
+        }
+        self.leave(prev);
+    }
+
+    /// lru_add_drain: drain the running CPU's pagevecs.
+    pub fn lru_add_drain(&mut self) {
+        let cpu = self.cur.cpu;
+        self.lru_add_drain_cpu(cpu);
+    }
+
+    /// lru_add_drain_all: drain every CPU's pagevecs (charged to the caller, as the kernel's
+    /// schedule_on_each_cpu work is waited for).
+    pub fn lru_add_drain_all(&mut self) {
+        for c in 0..self.cpus.len() {
+            self.lru_add_drain_cpu(c);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Counters under their /proc/vmstat names: gauges (nr_*) and events (pg*, allocstall, …).
+//!
+//! In the kernel these are per-zone/per-node per-CPU deltas folded into global counters;
+//! the simulation is single-threaded on the host, so one global array is exact.
+
+/// Defines `VmItem` and the /proc/vmstat names in one table.
+macro_rules! vm_items {
+    ($($variant:ident => $name:literal,)*) => {
+        /// A /proc/vmstat counter.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum VmItem { $(
+            #[doc = $name]
+            $variant,
+        )* }
+        impl VmItem {
+            /// Every counter, in /proc/vmstat order.
+            pub const ALL: &'static [VmItem] = &[$(VmItem::$variant,)*];
+            /// The /proc/vmstat name.
+            pub fn name(self) -> &'static str {
+                match self { $(VmItem::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+vm_items! {
+    NrFreePages => "nr_free_pages",
+    NrInactiveAnon => "nr_inactive_anon",
+    NrActiveAnon => "nr_active_anon",
+    NrInactiveFile => "nr_inactive_file",
+    NrActiveFile => "nr_active_file",
+    NrUnevictable => "nr_unevictable",
+    NrMlock => "nr_mlock",
+    NrAnonPages => "nr_anon_pages",
+    NrMapped => "nr_mapped",
+    NrFilePages => "nr_file_pages",
+    NrDirty => "nr_dirty",
+    NrWriteback => "nr_writeback",
+    NrShmem => "nr_shmem",
+    NrIsolatedAnon => "nr_isolated_anon",
+    NrIsolatedFile => "nr_isolated_file",
+    NrDirtied => "nr_dirtied",
+    NrWritten => "nr_written",
+    NrVmscanWrite => "nr_vmscan_write",
+    Pgpgin => "pgpgin",
+    Pgpgout => "pgpgout",
+    Pswpin => "pswpin",
+    Pswpout => "pswpout",
+    PgallocNormal => "pgalloc_normal",
+    Pgfree => "pgfree",
+    Pgactivate => "pgactivate",
+    Pgdeactivate => "pgdeactivate",
+    Pgfault => "pgfault",
+    Pgmajfault => "pgmajfault",
+    Pgrefill => "pgrefill",
+    PgstealKswapd => "pgsteal_kswapd",
+    PgstealDirect => "pgsteal_direct",
+    PgscanKswapd => "pgscan_kswapd",
+    PgscanDirect => "pgscan_direct",
+    Pginodesteal => "pginodesteal",
+    WorkingsetRefault => "workingset_refault",
+    WorkingsetActivate => "workingset_activate",
+    WorkingsetNodereclaim => "workingset_nodereclaim",
+    Pageoutrun => "pageoutrun",
+    Allocstall => "allocstall",
+    Pgrotated => "pgrotated",
+    OomKill => "oom_kill",
+    NrTlbRemoteFlush => "nr_tlb_remote_flush",
+    NrTlbRemoteFlushReceived => "nr_tlb_remote_flush_received",
+    NrTlbLocalFlushAll => "nr_tlb_local_flush_all",
+    NrTlbLocalFlushOne => "nr_tlb_local_flush_one",
+}
+
+/// The counter array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VmStat {
+    v: Vec<i64>,
+}
+
+impl Default for VmStat {
+    fn default() -> Self {
+        VmStat {
+            v: vec![0; VmItem::ALL.len()],
+        }
+    }
+}
+
+impl VmStat {
+    /// __count_vm_event / __inc_zone_page_state.
+    #[inline]
+    pub fn inc(&mut self, i: VmItem) {
+        self.v[i as usize] += 1;
+    }
+    /// __dec_zone_page_state.
+    #[inline]
+    pub fn dec(&mut self, i: VmItem) {
+        self.v[i as usize] -= 1;
+    }
+    /// __mod_zone_page_state / __count_vm_events.
+    #[inline]
+    pub fn add(&mut self, i: VmItem, d: i64) {
+        self.v[i as usize] += d;
+    }
+    /// Current value.
+    #[inline]
+    pub fn get(&self, i: VmItem) -> i64 {
+        self.v[i as usize]
+    }
+    /// (name, value) pairs in /proc/vmstat order.
+    pub fn entries(&self) -> Vec<(&'static str, i64)> {
+        VmItem::ALL.iter().map(|i| (i.name(), self.get(*i))).collect()
+    }
+}

@@ -1,0 +1,1780 @@
+//! Scenarios: the TOML schema, the loader, `--set` overrides and validation.
+//!
+//! A scenario describes one simulated machine (NUMA nodes, CPUs, RAM, cost profile), its
+//! block devices, its mounted filesystems, overrides of the feature preset, and the tasks
+//! (workload programs) to run. `docs/scenarios.md` documents every field with its unit,
+//! default and range.
+//!
+//! # How a scenario is read
+//!
+//! 1. The TOML text is parsed into a small document tree (`Item`) that remembers, for
+//!    every key and value, its byte span in the text (through the `toml` crate's
+//!    `Spanned` protocol). Syntax errors carry the line of the offending byte.
+//! 2. `--set key=value` overrides edit that tree. Values written by `--set` remember the
+//!    key they came from, so an error about them names `--set` and the key, not a line.
+//! 3. The tree is read into the typed [`Scenario`] by hand-written readers that reject
+//!    unknown fields (like serde's `deny_unknown_fields`) and check ranges and references
+//!    as they go. Every error is one [`ScenarioError`] naming the file, the line of the
+//!    offending key (inside the right `[[tasks]]` block, not the first occurrence of the
+//!    key in the file) and the field's dotted path (`tasks.dd.block_size`), which is also
+//!    the path `--set` accepts.
+//!
+//! Built-in scenarios live in `crates/mmsim/scenarios/*.toml` and are registered in one
+//! table, [`builtin_scenarios`]: adding one is one file and one line. Workload programs
+//! register in one table too (`PROGRAMS`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+// ---------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------
+
+/// Feature switches a scenario's `[features]` table may override.
+pub const KNOWN_FEATURES: &[&str] = &[
+    "accessed-init",
+    "exec-protect",
+    "batch-tlb-flush",
+    "truncate-batch-shadow",
+    "workingset",
+];
+
+/// One validated scenario: machine, devices, filesystems, feature overrides and tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scenario {
+    /// The scenario's name (`name`, required).
+    pub name: String,
+    /// Free-form description (`description`, default empty).
+    pub description: String,
+    /// Where the scenario came from: `built-in:<name>` or the file path.
+    pub source: String,
+    /// Root seed of every random choice (`seed`, default 1).
+    pub seed: u64,
+    /// Virtual interval between time-series samples, in ns (`sample_interval`, default 100 ms).
+    pub sample_interval_ns: u64,
+    /// The simulated machine (`[machine]`).
+    pub machine: MachineSpec,
+    /// Block devices (`[[devices]]`).
+    pub devices: Vec<DeviceSpec>,
+    /// Mounted filesystems (`[[filesystems]]`).
+    pub filesystems: Vec<FsSpec>,
+    /// Overrides of the feature preset (`[features]`), by feature name.
+    pub features: BTreeMap<String, bool>,
+    /// The tasks to run (`[[tasks]]`, at least one).
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// The simulated machine's topology and cost profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MachineSpec {
+    /// Number of NUMA nodes (≥ 1).
+    pub nodes: u32,
+    /// CPUs on each node (≥ 1; nodes × cpus_per_node ≤ 1024).
+    pub cpus_per_node: u32,
+    /// RAM on each node in bytes (16 MiB ..= 16 TiB, a multiple of 4096).
+    pub memory_per_node_bytes: u64,
+    /// Name of the cost profile (only `default` exists for now).
+    pub cost_profile: String,
+}
+
+/// Device model preset: sets the default latency and bandwidth of a block device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DevicePreset {
+    /// A rotating disk (`hdd`).
+    Hdd,
+    /// A SATA solid-state disk (`ssd`).
+    Ssd,
+    /// An NVMe solid-state disk (`nvme`).
+    Nvme,
+}
+
+impl DevicePreset {
+    /// Every preset with its TOML spelling.
+    pub const ALL: &'static [(&'static str, DevicePreset)] = &[
+        ("hdd", DevicePreset::Hdd),
+        ("ssd", DevicePreset::Ssd),
+        ("nvme", DevicePreset::Nvme),
+    ];
+
+    /// The TOML spelling of this preset.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DevicePreset::Hdd => "hdd",
+            DevicePreset::Ssd => "ssd",
+            DevicePreset::Nvme => "nvme",
+        }
+    }
+}
+
+/// One block device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceSpec {
+    /// Device name, referenced by `[[filesystems]] device` and `--set devices.<name>.…`.
+    pub name: String,
+    /// Model preset.
+    pub preset: DevicePreset,
+    /// Capacity in bytes (≥ 1 MiB).
+    pub size_bytes: u64,
+    /// Override of the preset's per-request latency, in ns.
+    pub latency_ns: Option<u64>,
+    /// Override of the preset's bandwidth, in bytes per second (≥ 1).
+    pub bandwidth_bytes_per_s: Option<u64>,
+}
+
+/// Filesystem type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// Memory-backed filesystem without a device (`tmpfs`).
+    Tmpfs,
+    /// Block-backed filesystem on a device (`blockfs`).
+    Blockfs,
+}
+
+impl FsKind {
+    /// Every filesystem type with its TOML spelling.
+    pub const ALL: &'static [(&'static str, FsKind)] =
+        &[("tmpfs", FsKind::Tmpfs), ("blockfs", FsKind::Blockfs)];
+
+    /// The TOML spelling of this filesystem type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsKind::Tmpfs => "tmpfs",
+            FsKind::Blockfs => "blockfs",
+        }
+    }
+}
+
+/// One mounted filesystem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FsSpec {
+    /// Absolute mount point without a trailing slash (or `/`).
+    pub mount: String,
+    /// Filesystem type (TOML key `type`).
+    pub kind: FsKind,
+    /// Backing device name: required for `blockfs`, absent for `tmpfs`.
+    pub device: Option<String>,
+}
+
+/// One task: a workload program pinned to a CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskSpec {
+    /// Task name, unique in the scenario.
+    pub name: String,
+    /// CPU the task runs on (0 ..= total CPUs − 1).
+    pub cpu: u32,
+    /// Virtual time at which the task starts, in ns.
+    pub start_ns: u64,
+    /// The program and its parameters.
+    pub program: ProgramSpec,
+}
+
+/// A workload program with its parameters (TOML: `program = "<name>"` plus the
+/// program's keys in the same `[[tasks]]` table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "program", rename_all = "lowercase")]
+pub enum ProgramSpec {
+    /// `dd`: write a file sequentially in fixed-size blocks, then delete it, N times.
+    Dd(DdSpec),
+}
+
+/// Parameters of the `dd` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DdSpec {
+    /// Absolute path of the file, under a mounted filesystem.
+    pub path: String,
+    /// File size in bytes (≥ 1).
+    pub size_bytes: u64,
+    /// Size of each write in bytes (1 ..= 1 GiB).
+    pub block_size_bytes: u64,
+    /// How many times the file is written and deleted (≥ 1).
+    pub iterations: u32,
+    /// `fdatasync` before close (conv=fdatasync).
+    pub sync: bool,
+}
+
+/// A scenario that could not be loaded: where, which field, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file (`built-in:<name>`, a path, or `--set` for overrides).
+    pub file: String,
+    /// 1-based line of the offending key, when known.
+    pub line: Option<usize>,
+    /// Dotted path of the offending field (`tasks.dd.size`); empty when no field applies.
+    pub field: String,
+    /// What is wrong and what is accepted.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": {}", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Number of CPUs on all nodes.
+    pub fn total_cpus(&self) -> u32 {
+        self.machine.nodes * self.machine.cpus_per_node
+    }
+
+    /// RAM on all nodes, in bytes.
+    pub fn total_memory_bytes(&self) -> u64 {
+        u64::from(self.machine.nodes) * self.machine.memory_per_node_bytes
+    }
+
+    /// The filesystem a path lives on: longest matching mount, compared by path component
+    /// (`/mnt` holds `/mnt/x` but not `/mntx`). Returns its index in `filesystems`.
+    pub fn resolve_mount<'a>(&'a self, path: &str) -> Option<(usize, &'a FsSpec)> {
+        resolve_mount_in(&self.filesystems, path)
+    }
+
+    /// The device with this name.
+    pub fn device(&self, name: &str) -> Option<&DeviceSpec> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Built-in scenarios and loading
+// ---------------------------------------------------------------------------------------
+
+/// Built-in scenarios: (name, one-line description, TOML text). One line per scenario.
+const BUILTINS: &[(&str, &str, &str)] = &[
+    (
+        "dd-tmpfs",
+        "dd a RAM/10 file on tmpfs, 5 iterations, deleted each time (seed 000, accessed-init)",
+        include_str!("../scenarios/dd-tmpfs.toml"),
+    ),
+    (
+        "dd-blockfs",
+        "dd a RAM/10 file on a block fs on an SSD, 5 iterations (seed 000, accessed-init)",
+        include_str!("../scenarios/dd-blockfs.toml"),
+    ),
+];
+
+/// The built-in scenarios: (name, one-line description, TOML text).
+pub fn builtin_scenarios() -> &'static [(&'static str, &'static str, &'static str)] {
+    BUILTINS
+}
+
+/// Load a built-in by name, or a file when `name_or_path` ends in `.toml` or contains
+/// '/'. `sets` are `--set key=value` overrides applied to the TOML document before typed
+/// parsing.
+pub fn load_scenario(name_or_path: &str, sets: &[String]) -> Result<Scenario, ScenarioError> {
+    if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
+        let text = std::fs::read_to_string(name_or_path).map_err(|e| ScenarioError {
+            file: name_or_path.to_string(),
+            line: None,
+            field: String::new(),
+            message: format!("cannot read scenario file: {e}"),
+        })?;
+        return parse_scenario(&text, name_or_path, sets);
+    }
+    match BUILTINS.iter().find(|(name, _, _)| *name == name_or_path) {
+        Some((name, _, text)) => parse_scenario(text, &format!("built-in:{name}"), sets),
+        None => {
+            let names: Vec<&str> = BUILTINS.iter().map(|(name, _, _)| *name).collect();
+            Err(ScenarioError {
+                file: name_or_path.to_string(),
+                line: None,
+                field: String::new(),
+                message: format!(
+                    "unknown built-in scenario `{name_or_path}`; built-ins: {} \
+                     (a name ending in .toml or containing '/' is read as a file)",
+                    names.join(", ")
+                ),
+            })
+        }
+    }
+}
+
+/// Parse and validate scenario TOML `text`; `source` names it in errors and in
+/// [`Scenario::source`]. `sets` are `--set key=value` overrides applied first.
+pub fn parse_scenario(
+    text: &str,
+    source: &str,
+    sets: &[String],
+) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx { file: source, text };
+    let mut root = parse_document(&ctx)?;
+    for set in sets {
+        apply_set(&mut root, set)?;
+    }
+    read_scenario(&ctx, &root)
+}
+
+// ---------------------------------------------------------------------------------------
+// The document tree: TOML values with spans and origins
+// ---------------------------------------------------------------------------------------
+
+// The `toml` crate hands out spans through a private serde protocol (what
+// `toml::Spanned` uses): asking for a struct with these names yields a map of
+// start, end and value.
+const SPANNED_NAME: &str = "$__serde_spanned_private_Spanned";
+const SPANNED_START: &str = "$__serde_spanned_private_start";
+const SPANNED_END: &str = "$__serde_spanned_private_end";
+const SPANNED_VALUE: &str = "$__serde_spanned_private_value";
+const SPANNED_FIELDS: &[&str] = &[SPANNED_START, SPANNED_END, SPANNED_VALUE];
+const DATETIME_FIELD: &str = "$__toml_private_datetime";
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq)]
+enum Origin {
+    /// The scenario text.
+    File,
+    /// A `--set` override with this key.
+    Set(String),
+}
+
+/// A TOML value with its span in the text and its origin.
+#[derive(Debug, Clone, PartialEq)]
+struct Item {
+    value: Value,
+    span: Option<Range<usize>>,
+    origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Datetime(String),
+    Array(Vec<Item>),
+    Table(Table),
+}
+
+/// A table, in document order.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Table {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    key: String,
+    key_span: Option<Range<usize>>,
+    item: Item,
+}
+
+impl Item {
+    fn plain(value: Value) -> Item {
+        Item {
+            value,
+            span: None,
+            origin: Origin::File,
+        }
+    }
+
+    /// Mark this value and everything in it as written by `--set key`.
+    fn mark_set(&mut self, key: &str) {
+        self.origin = Origin::Set(key.to_string());
+        self.span = None;
+        match &mut self.value {
+            Value::Array(items) => items.iter_mut().for_each(|i| i.mark_set(key)),
+            Value::Table(t) => t.entries.iter_mut().for_each(|e| {
+                e.key_span = None;
+                e.item.mark_set(key);
+            }),
+            _ => {}
+        }
+    }
+}
+
+impl Value {
+    /// "a string", "an integer", … for messages.
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "a string",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Bool(_) => "a boolean",
+            Value::Datetime(_) => "a datetime",
+            Value::Array(_) => "an array",
+            Value::Table(_) => "a table",
+        }
+    }
+}
+
+impl Table {
+    fn position(&self, key: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.key == key)
+    }
+
+    fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+
+    /// The `name` of an array element, when it is a string.
+    fn name(&self) -> Option<&str> {
+        match self.get("name").map(|e| &e.item.value) {
+            Some(Value::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A key, with its span when the deserializer knows it.
+struct Key {
+    name: String,
+    span: Option<Range<usize>>,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct(SPANNED_NAME, SPANNED_FIELDS, KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a TOML key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
+        Ok(Key {
+            name: v.to_string(),
+            span: None,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Key, A::Error> {
+        let (start, end) = read_span_fields(&mut map)?;
+        let name: String = map.next_value()?;
+        Ok(Key {
+            name,
+            span: Some(start..end),
+        })
+    }
+}
+
+/// Read the start and end of the spanned protocol, leaving the value to read.
+fn read_span_fields<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(usize, usize), A::Error> {
+    let mut start = None;
+    let mut end = None;
+    loop {
+        let Some(key) = map.next_key::<String>()? else {
+            return Err(serde::de::Error::custom("spanned value without a value"));
+        };
+        match key.as_str() {
+            SPANNED_START => start = Some(map.next_value::<usize>()?),
+            SPANNED_END => end = Some(map.next_value::<usize>()?),
+            SPANNED_VALUE => break,
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "unexpected key `{other}`"
+                )));
+            }
+        }
+    }
+    let start = start.unwrap_or(0);
+    Ok((start, end.unwrap_or(start)))
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct(SPANNED_NAME, SPANNED_FIELDS, ItemVisitor)
+    }
+}
+
+/// Deserialize an item without asking for its span (the inside of a spanned value).
+struct AnyItem;
+
+impl<'de> DeserializeSeed<'de> for AnyItem {
+    type Value = Item;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Item, D::Error> {
+        d.deserialize_any(ItemVisitor)
+    }
+}
+
+struct ItemVisitor;
+
+impl<'de> Visitor<'de> for ItemVisitor {
+    type Value = Item;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a TOML value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Item, E> {
+        Ok(Item::plain(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Item, E> {
+        Ok(Item::plain(Value::Int(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Item, E> {
+        i64::try_from(v)
+            .map(|v| Item::plain(Value::Int(v)))
+            .map_err(|_| E::custom("integer out of range"))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Item, E> {
+        Ok(Item::plain(Value::Float(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Item, E> {
+        Ok(Item::plain(Value::Str(v.to_string())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Item, E> {
+        Ok(Item::plain(Value::Str(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Item>()? {
+            items.push(item);
+        }
+        Ok(Item::plain(Value::Array(items)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+        let Some(first) = map.next_key::<Key>()? else {
+            return Ok(Item::plain(Value::Table(Table::default())));
+        };
+        match first.name.as_str() {
+            SPANNED_START => {
+                let start: usize = map.next_value()?;
+                let mut end = start;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        SPANNED_END => end = map.next_value()?,
+                        SPANNED_VALUE => {
+                            let mut item = map.next_value_seed(AnyItem)?;
+                            item.span = Some(start..end);
+                            return Ok(item);
+                        }
+                        other => {
+                            return Err(serde::de::Error::custom(format!(
+                                "unexpected key `{other}`"
+                            )));
+                        }
+                    }
+                }
+                Err(serde::de::Error::custom("spanned value without a value"))
+            }
+            DATETIME_FIELD => {
+                let inner: Item = map.next_value()?;
+                match inner.value {
+                    Value::Str(s) => Ok(Item::plain(Value::Datetime(s))),
+                    _ => Err(serde::de::Error::custom("malformed datetime")),
+                }
+            }
+            _ => {
+                let mut table = Table::default();
+                let mut key = Some(first);
+                while let Some(k) = key {
+                    let item: Item = map.next_value()?;
+                    table.entries.push(Entry {
+                        key: k.name,
+                        key_span: k.span,
+                        item,
+                    });
+                    key = map.next_key::<Key>()?;
+                }
+                Ok(Item::plain(Value::Table(table)))
+            }
+        }
+    }
+}
+
+/// The file being read: its name for errors and its text for line numbers.
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    /// 1-based line of a byte offset.
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+}
+
+fn parse_document(ctx: &Ctx<'_>) -> Result<Table, ScenarioError> {
+    let root: Item = toml::from_str(ctx.text).map_err(|e| ScenarioError {
+        file: ctx.file.to_string(),
+        line: e.span().map(|s| ctx.line(s.start)),
+        field: String::new(),
+        message: format!(
+            "invalid TOML: {}",
+            e.message().trim().lines().collect::<Vec<_>>().join("; ")
+        ),
+    })?;
+    match root.value {
+        Value::Table(t) => Ok(t),
+        other => Err(ScenarioError {
+            file: ctx.file.to_string(),
+            line: None,
+            field: String::new(),
+            message: format!("expected a TOML document, found {}", other.kind()),
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// --set overrides
+// ---------------------------------------------------------------------------------------
+
+fn set_error(field: &str, message: String) -> ScenarioError {
+    ScenarioError {
+        file: "--set".to_string(),
+        line: None,
+        field: field.to_string(),
+        message,
+    }
+}
+
+/// Parse a `--set` value as a TOML value; fall back to a string.
+fn parse_set_value(raw: &str, key: &str) -> Item {
+    let doc = format!("v = {raw}\n");
+    let mut item = match toml::from_str::<Item>(&doc) {
+        Ok(Item {
+            value: Value::Table(mut t),
+            ..
+        }) if t.entries.len() == 1 && t.entries[0].key == "v" => t.entries.remove(0).item,
+        _ => Item::plain(Value::Str(raw.to_string())),
+    };
+    item.mark_set(key);
+    item
+}
+
+/// Apply one `--set key=value` to the document.
+fn apply_set(root: &mut Table, set: &str) -> Result<(), ScenarioError> {
+    let Some((key, raw)) = set.split_once('=') else {
+        return Err(set_error(
+            set,
+            "expected key=value, e.g. machine.cpus_per_node=2 or tasks.dd.iterations=3".into(),
+        ));
+    };
+    let key = key.trim();
+    let parts: Vec<&str> = key.split('.').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(set_error(key, "empty component in the key".into()));
+    }
+    let value = parse_set_value(raw.trim(), key);
+
+    let mut cur: &mut Table = root;
+    let mut i = 0;
+    loop {
+        let part = parts[i];
+        let path = parts[..=i].join(".");
+        if i + 1 == parts.len() {
+            match cur.position(part) {
+                Some(p) => {
+                    let entry = &mut cur.entries[p];
+                    if matches!(entry.item.value, Value::Table(_) | Value::Array(_)) {
+                        return Err(set_error(
+                            key,
+                            format!(
+                                "`{path}` is {}; set one of its keys instead ({path}.<key>=…)",
+                                entry.item.value.kind()
+                            ),
+                        ));
+                    }
+                    entry.item = value;
+                }
+                None => cur.entries.push(Entry {
+                    key: part.to_string(),
+                    key_span: None,
+                    item: value,
+                }),
+            }
+            return Ok(());
+        }
+        let p = match cur.position(part) {
+            Some(p) => p,
+            // `[features]` is optional in the file but always a table of the schema.
+            None if i == 0 && part == "features" => {
+                cur.entries.push(Entry {
+                    key: part.to_string(),
+                    key_span: None,
+                    item: Item::plain(Value::Table(Table::default())),
+                });
+                cur.entries.len() - 1
+            }
+            None => {
+                return Err(set_error(key, format!("no table `{path}` in the scenario")));
+            }
+        };
+        match &mut cur.entries[p].item.value {
+            Value::Table(t) => {
+                cur = t;
+                i += 1;
+            }
+            Value::Array(items) => {
+                let sel = parts[i + 1];
+                let elem_path = format!("{path}.{sel}");
+                if i + 2 == parts.len() {
+                    return Err(set_error(
+                        key,
+                        format!(
+                            "`{elem_path}` is a table; set one of its keys ({elem_path}.<key>=…)"
+                        ),
+                    ));
+                }
+                let by_name = items.iter().position(|it| match &it.value {
+                    Value::Table(t) => t.name() == Some(sel),
+                    _ => false,
+                });
+                let idx =
+                    by_name.or_else(|| sel.parse::<usize>().ok().filter(|&n| n < items.len()));
+                let Some(idx) = idx else {
+                    let names: Vec<&str> = items
+                        .iter()
+                        .filter_map(|it| match &it.value {
+                            Value::Table(t) => t.name(),
+                            _ => None,
+                        })
+                        .collect();
+                    return Err(set_error(
+                        key,
+                        format!(
+                            "no element `{sel}` in `{path}`: give a name ({}) or an index (0..{})",
+                            if names.is_empty() {
+                                "none".to_string()
+                            } else {
+                                names.join(", ")
+                            },
+                            items.len()
+                        ),
+                    ));
+                };
+                match &mut items[idx].value {
+                    Value::Table(t) => {
+                        cur = t;
+                        i += 2;
+                    }
+                    other => {
+                        return Err(set_error(
+                            key,
+                            format!("`{elem_path}` is {}, not a table", other.kind()),
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(set_error(
+                    key,
+                    format!("`{path}` is {}, not a table", other.kind()),
+                ));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Typed reading and validation
+// ---------------------------------------------------------------------------------------
+
+/// Where a field is: file, line and dotted path.
+#[derive(Debug, Clone)]
+struct Loc {
+    file: String,
+    line: Option<usize>,
+    field: String,
+}
+
+impl Loc {
+    fn err(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.clone(),
+            line: self.line,
+            field: self.field.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A table being read: its entries, its dotted path and its own location.
+struct View<'a> {
+    ctx: &'a Ctx<'a>,
+    table: &'a Table,
+    path: String,
+    loc: Loc,
+}
+
+impl<'a> View<'a> {
+    fn field_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    fn loc_of(&self, e: &Entry) -> Loc {
+        match &e.item.origin {
+            Origin::Set(k) => Loc {
+                file: "--set".into(),
+                line: None,
+                field: k.clone(),
+            },
+            Origin::File => Loc {
+                file: self.ctx.file.to_string(),
+                line: e
+                    .key_span
+                    .as_ref()
+                    .or(e.item.span.as_ref())
+                    .map(|s| self.ctx.line(s.start)),
+                field: self.field_path(&e.key),
+            },
+        }
+    }
+
+    /// Reject keys not in `allowed` (serde's `deny_unknown_fields`).
+    fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ScenarioError> {
+        for e in &self.table.entries {
+            if !allowed.contains(&e.key.as_str()) {
+                return Err(self.loc_of(e).err(format!(
+                    "unknown field `{}`; expected one of: {}",
+                    e.key,
+                    allowed.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Option<(&'a Item, Loc)> {
+        self.table.get(key).map(|e| (&e.item, self.loc_of(e)))
+    }
+
+    fn missing(&self, key: &str, what: &str) -> ScenarioError {
+        Loc {
+            field: self.field_path(key),
+            ..self.loc.clone()
+        }
+        .err(format!("missing required field `{key}` ({what})"))
+    }
+
+    /// An optional field read with `f`.
+    fn opt<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&'a Item, &Loc) -> Result<T, ScenarioError>,
+    ) -> Result<Option<(T, Loc)>, ScenarioError> {
+        match self.get(key) {
+            Some((item, loc)) => Ok(Some((f(item, &loc)?, loc))),
+            None => Ok(None),
+        }
+    }
+
+    /// A required field read with `f`; `what` describes it in the "missing" message.
+    fn req<T>(
+        &self,
+        key: &str,
+        what: &str,
+        f: impl FnOnce(&'a Item, &Loc) -> Result<T, ScenarioError>,
+    ) -> Result<(T, Loc), ScenarioError> {
+        self.opt(key, f)?.ok_or_else(|| self.missing(key, what))
+    }
+
+    /// A sub-table view.
+    fn child(&self, table: &'a Table, path: String, loc: Loc) -> View<'a> {
+        View {
+            ctx: self.ctx,
+            table,
+            path,
+            loc,
+        }
+    }
+
+    /// The elements of an array of tables (`[[key]]`), each as a view with its path
+    /// (`key.<name>` when the element has a string `name`, else `key.<index>`).
+    fn tables(&self, key: &str) -> Result<Option<(Vec<View<'a>>, Loc)>, ScenarioError> {
+        let Some((item, loc)) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = &item.value else {
+            return Err(loc.err(format!(
+                "expected an array of tables ([[{key}]]), found {}",
+                item.value.kind()
+            )));
+        };
+        let mut views = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            let Value::Table(t) = &it.value else {
+                return Err(loc.err(format!(
+                    "expected an array of tables ([[{key}]]), element {i} is {}",
+                    it.value.kind()
+                )));
+            };
+            let path = match t.name() {
+                Some(n) if valid_name(n) => format!("{}.{n}", self.field_path(key)),
+                _ => format!("{}.{i}", self.field_path(key)),
+            };
+            let line = match (&it.origin, &it.span) {
+                (Origin::File, Some(s)) => Some(self.ctx.line(s.start)),
+                _ => loc.line,
+            };
+            let eloc = Loc {
+                file: loc.file.clone(),
+                line,
+                field: path.clone(),
+            };
+            views.push(self.child(t, path, eloc));
+        }
+        Ok(Some((views, loc)))
+    }
+}
+
+fn type_error(loc: &Loc, expected: &str, item: &Item) -> ScenarioError {
+    loc.err(format!("expected {expected}, found {}", item.value.kind()))
+}
+
+fn want_str<'a>(item: &'a Item, loc: &Loc) -> Result<&'a str, ScenarioError> {
+    match &item.value {
+        Value::Str(s) => Ok(s),
+        _ => Err(type_error(loc, "a string", item)),
+    }
+}
+
+fn want_bool(item: &Item, loc: &Loc) -> Result<bool, ScenarioError> {
+    match item.value {
+        Value::Bool(b) => Ok(b),
+        _ => Err(type_error(loc, "a boolean (true or false)", item)),
+    }
+}
+
+fn want_u64(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    match item.value {
+        Value::Int(v) => u64::try_from(v).map_err(|_| loc.err(format!("must be ≥ 0, got {v}"))),
+        _ => Err(type_error(loc, "an integer", item)),
+    }
+}
+
+fn want_u32(item: &Item, loc: &Loc) -> Result<u32, ScenarioError> {
+    let v = want_u64(item, loc)?;
+    u32::try_from(v).map_err(|_| loc.err(format!("must be ≤ {}, got {v}", u32::MAX)))
+}
+
+fn want_table<'a>(item: &'a Item, loc: &Loc) -> Result<&'a Table, ScenarioError> {
+    match &item.value {
+        Value::Table(t) => Ok(t),
+        _ => Err(type_error(loc, "a table", item)),
+    }
+}
+
+const SIZE_FORMS: &str = "accepted: an integer number of bytes, or a string such as \"4096\", \
+     \"4k\"/\"4KiB\", \"400MiB\", \"4GiB\", \"1TiB\" (binary), \"500MB\"/\"2GB\" (decimal), \
+     or relative to total RAM: \"ram\", \"ram/10\", \"ram*2\", \"ram*2/1024\"";
+const DURATION_FORMS: &str = "accepted: an integer number of nanoseconds, or a string such as \
+     \"10ns\", \"80us\", \"100ms\", \"5s\"";
+const BANDWIDTH_FORMS: &str = "accepted: an integer number of bytes per second, or a string \
+     such as \"500MB/s\", \"2GB/s\" (decimal) or \"400MiB/s\" (binary)";
+
+/// A size in bytes; `ram_bytes` is the total RAM for `ram` expressions (None: not allowed).
+fn want_size(item: &Item, loc: &Loc, ram_bytes: Option<u64>) -> Result<u64, ScenarioError> {
+    match &item.value {
+        Value::Int(_) => want_u64(item, loc),
+        Value::Str(s) => parse_size(s, ram_bytes)
+            .map_err(|why| loc.err(format!("invalid size \"{s}\": {why}; {SIZE_FORMS}"))),
+        _ => Err(type_error(loc, &format!("a size ({SIZE_FORMS})"), item)),
+    }
+}
+
+fn want_duration(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    match &item.value {
+        Value::Int(_) => want_u64(item, loc),
+        Value::Str(s) => parse_duration_ns(s)
+            .map_err(|why| loc.err(format!("invalid duration \"{s}\": {why}; {DURATION_FORMS}"))),
+        _ => Err(type_error(
+            loc,
+            &format!("a duration ({DURATION_FORMS})"),
+            item,
+        )),
+    }
+}
+
+fn want_bandwidth(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    let v = match &item.value {
+        Value::Int(_) => want_u64(item, loc)?,
+        Value::Str(s) => parse_bandwidth(s).map_err(|why| {
+            loc.err(format!(
+                "invalid bandwidth \"{s}\": {why}; {BANDWIDTH_FORMS}"
+            ))
+        })?,
+        _ => {
+            return Err(type_error(
+                loc,
+                &format!("a bandwidth ({BANDWIDTH_FORMS})"),
+                item,
+            ))
+        }
+    };
+    if v == 0 {
+        return Err(loc.err("bandwidth must be at least 1 byte per second"));
+    }
+    Ok(v)
+}
+
+/// Names of devices and tasks: used in `--set` paths, so no dots and not an index.
+fn valid_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+fn want_name<'a>(item: &'a Item, loc: &Loc) -> Result<&'a str, ScenarioError> {
+    let s = want_str(item, loc)?;
+    if !valid_name(s) {
+        return Err(loc.err(format!(
+            "invalid name \"{s}\": a name starts with a letter and holds only letters, digits, \
+             '-' and '_' (it is used in --set paths such as tasks.<name>.iterations)"
+        )));
+    }
+    Ok(s)
+}
+
+/// An absolute path without trailing slash, empty, `.` or `..` components.
+fn check_abs_path(p: &str) -> Result<(), String> {
+    if !p.starts_with('/') {
+        return Err(format!(
+            "\"{p}\" is not an absolute path (it must start with '/')"
+        ));
+    }
+    if p == "/" {
+        return Ok(());
+    }
+    if p.ends_with('/') {
+        return Err(format!("\"{p}\" ends in '/'; remove the trailing slash"));
+    }
+    if p[1..]
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(format!("\"{p}\" has an empty, '.' or '..' component"));
+    }
+    Ok(())
+}
+
+fn resolve_mount_in<'a>(filesystems: &'a [FsSpec], path: &str) -> Option<(usize, &'a FsSpec)> {
+    if !path.starts_with('/') {
+        return None;
+    }
+    let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    let mut best: Option<(usize, usize)> = None; // (fs index, mount depth)
+    for (i, fs) in filesystems.iter().enumerate() {
+        let mount: Vec<&str> = fs.mount.split('/').filter(|c| !c.is_empty()).collect();
+        let holds = mount.len() <= comps.len() && mount[..] == comps[..mount.len()];
+        if holds && best.is_none_or(|(_, depth)| mount.len() > depth) {
+            best = Some((i, mount.len()));
+        }
+    }
+    best.map(|(i, _)| (i, &filesystems[i]))
+}
+
+/// What a program parser may look at: the parts of the scenario read before the tasks.
+struct Env<'a> {
+    total_memory_bytes: u64,
+    devices: &'a [DeviceSpec],
+    filesystems: &'a [FsSpec],
+}
+
+/// A workload program: its `program` name, its keys in the `[[tasks]]` table, its parser.
+struct ProgramEntry {
+    name: &'static str,
+    keys: &'static [&'static str],
+    parse: fn(&View<'_>, &Env<'_>) -> Result<ProgramSpec, ScenarioError>,
+}
+
+/// Workload programs. One line per program.
+const PROGRAMS: &[ProgramEntry] = &[ProgramEntry {
+    name: "dd",
+    keys: &["path", "size", "block_size", "iterations", "sync"],
+    parse: parse_dd,
+}];
+
+const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program"];
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// Bytes as "64 GiB" when exact, else "N bytes".
+fn fmt_bytes(b: u64) -> String {
+    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (1 << 10, "KiB")] {
+        if b >= unit && b.is_multiple_of(unit) {
+            return format!("{} {name}", b / unit);
+        }
+    }
+    format!("{b} bytes")
+}
+
+fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of the file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
+        let mounts: Vec<&str> = env.filesystems.iter().map(|f| f.mount.as_str()).collect();
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not under any mounted filesystem (mounts: {})",
+            if mounts.is_empty() {
+                "none".to_string()
+            } else {
+                mounts.join(", ")
+            }
+        )));
+    };
+    if fs.mount == path {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is the mount point itself; name a file under it"
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let (size_bytes, size_loc) = task.req("size", "file size, e.g. \"ram/10\"", |i, l| {
+        want_size(i, l, Some(ram))
+    })?;
+    if size_bytes == 0 {
+        return Err(size_loc.err("the file size must be at least 1 byte"));
+    }
+    match fs.kind {
+        FsKind::Blockfs => {
+            let dev = fs
+                .device
+                .as_deref()
+                .and_then(|d| env.devices.iter().find(|x| x.name == d));
+            if let Some(dev) = dev {
+                if size_bytes > dev.size_bytes {
+                    return Err(size_loc.err(format!(
+                        "file larger than the device: {} > {} ({} on {})",
+                        fmt_bytes(size_bytes),
+                        fmt_bytes(dev.size_bytes),
+                        dev.name,
+                        fs.mount
+                    )));
+                }
+            }
+        }
+        FsKind::Tmpfs => {
+            if size_bytes > ram {
+                return Err(size_loc.err(format!(
+                    "file larger than RAM (tmpfs {} lives in memory): {} > {}",
+                    fs.mount,
+                    fmt_bytes(size_bytes),
+                    fmt_bytes(ram)
+                )));
+            }
+        }
+    }
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) => {
+            if bs == 0 || bs > GIB {
+                return Err(loc.err(format!(
+                    "block size must be between 1 byte and 1 GiB, got {}",
+                    fmt_bytes(bs)
+                )));
+            }
+            bs
+        }
+        None => MIB,
+    };
+    let iterations = match task.opt("iterations", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
+    Ok(ProgramSpec::Dd(DdSpec {
+        path: path.to_string(),
+        size_bytes,
+        block_size_bytes,
+        iterations,
+        sync,
+    }))
+}
+
+const ROOT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "sample_interval",
+    "machine",
+    "devices",
+    "filesystems",
+    "features",
+    "tasks",
+];
+const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
+const DEVICE_KEYS: &[&str] = &["name", "preset", "size", "latency", "bandwidth"];
+const FS_KEYS: &[&str] = &["mount", "type", "device"];
+const COST_PROFILES: &[&str] = &["default"];
+const MAX_CPUS: u64 = 1024;
+const MIN_NODE_MEMORY: u64 = 16 * MIB;
+const MAX_NODE_MEMORY: u64 = 16 * TIB;
+const PAGE_SIZE: u64 = 4096;
+
+fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, ScenarioError> {
+    let root = View {
+        ctx,
+        table: root_table,
+        path: String::new(),
+        loc: Loc {
+            file: ctx.file.to_string(),
+            line: None,
+            field: String::new(),
+        },
+    };
+    root.deny_unknown(ROOT_KEYS)?;
+
+    let (name, name_loc) = root.req("name", "the scenario's name", want_str)?;
+    if name.trim().is_empty() {
+        return Err(name_loc.err("the name must not be empty"));
+    }
+    let description = root.opt("description", want_str)?.map_or("", |(d, _)| d);
+    let seed = root.opt("seed", want_u64)?.map_or(1, |(s, _)| s);
+    let sample_interval_ns = match root.opt("sample_interval", want_duration)? {
+        Some((0, loc)) => return Err(loc.err("the sample interval must be at least 1 ns")),
+        Some((ns, _)) => ns,
+        None => 100_000_000,
+    };
+
+    let machine = read_machine(&root)?;
+    let total_memory_bytes = u64::from(machine.nodes) * machine.memory_per_node_bytes;
+    let total_cpus = machine.nodes * machine.cpus_per_node;
+    let devices = read_devices(&root, total_memory_bytes)?;
+    let filesystems = read_filesystems(&root, &devices)?;
+    let features = read_features(&root)?;
+    let env = Env {
+        total_memory_bytes,
+        devices: &devices,
+        filesystems: &filesystems,
+    };
+    let tasks = read_tasks(&root, &env, total_cpus)?;
+
+    Ok(Scenario {
+        name: name.to_string(),
+        description: description.to_string(),
+        source: ctx.file.to_string(),
+        seed,
+        sample_interval_ns,
+        machine,
+        devices,
+        filesystems,
+        features,
+        tasks,
+    })
+}
+
+fn read_machine(root: &View<'_>) -> Result<MachineSpec, ScenarioError> {
+    let (table, loc) = root.req("machine", "the [machine] table", want_table)?;
+    let m = root.child(table, "machine".into(), loc);
+    m.deny_unknown(MACHINE_KEYS)?;
+    let nodes = match m.opt("nodes", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("a machine needs at least 1 node")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let (cpus_per_node, cpus_loc) = m.req("cpus_per_node", "CPUs on each node", want_u32)?;
+    if cpus_per_node == 0 {
+        return Err(cpus_loc.err("a node needs at least 1 CPU"));
+    }
+    if u64::from(nodes) * u64::from(cpus_per_node) > MAX_CPUS {
+        return Err(cpus_loc.err(format!(
+            "too many CPUs: {nodes} nodes × {cpus_per_node} CPUs > {MAX_CPUS}"
+        )));
+    }
+    let (mem, mem_loc) = m.req(
+        "memory_per_node",
+        "RAM on each node, e.g. \"4GiB\"",
+        |i, l| want_size(i, l, None),
+    )?;
+    if !(MIN_NODE_MEMORY..=MAX_NODE_MEMORY).contains(&mem) {
+        return Err(mem_loc.err(format!(
+            "memory per node must be between 16 MiB and 16 TiB, got {}",
+            fmt_bytes(mem)
+        )));
+    }
+    if !mem.is_multiple_of(PAGE_SIZE) {
+        return Err(mem_loc.err(format!(
+            "memory per node must be a multiple of 4096 bytes (the page size), got {}",
+            fmt_bytes(mem)
+        )));
+    }
+    let cost_profile = match m.opt("cost_profile", want_str)? {
+        Some((p, loc)) if !COST_PROFILES.contains(&p) => {
+            return Err(loc.err(format!(
+                "unknown cost profile \"{p}\"; the only profile for now is \"default\""
+            )));
+        }
+        Some((p, _)) => p.to_string(),
+        None => "default".to_string(),
+    };
+    Ok(MachineSpec {
+        nodes,
+        cpus_per_node,
+        memory_per_node_bytes: mem,
+        cost_profile,
+    })
+}
+
+fn read_devices(root: &View<'_>, ram: u64) -> Result<Vec<DeviceSpec>, ScenarioError> {
+    let mut devices: Vec<DeviceSpec> = Vec::new();
+    let Some((views, _)) = root.tables("devices")? else {
+        return Ok(devices);
+    };
+    for d in views {
+        d.deny_unknown(DEVICE_KEYS)?;
+        let (name, name_loc) = d.req("name", "the device's name", want_name)?;
+        if devices.iter().any(|x| x.name == name) {
+            return Err(name_loc.err(format!("duplicate device name \"{name}\"")));
+        }
+        let (preset, _) = d.req("preset", "hdd, ssd or nvme", |i, l| {
+            let s = want_str(i, l)?;
+            DevicePreset::ALL
+                .iter()
+                .find(|(n, _)| *n == s)
+                .map(|&(_, p)| p)
+                .ok_or_else(|| {
+                    l.err(format!(
+                        "unknown device preset \"{s}\"; presets: hdd, ssd, nvme"
+                    ))
+                })
+        })?;
+        let (size_bytes, size_loc) = d.req("size", "capacity, e.g. \"64GiB\"", |i, l| {
+            want_size(i, l, Some(ram))
+        })?;
+        if size_bytes < MIB {
+            return Err(size_loc.err(format!(
+                "a device must hold at least 1 MiB, got {}",
+                fmt_bytes(size_bytes)
+            )));
+        }
+        let latency_ns = d.opt("latency", want_duration)?.map(|(v, _)| v);
+        let bandwidth_bytes_per_s = d.opt("bandwidth", want_bandwidth)?.map(|(v, _)| v);
+        devices.push(DeviceSpec {
+            name: name.to_string(),
+            preset,
+            size_bytes,
+            latency_ns,
+            bandwidth_bytes_per_s,
+        });
+    }
+    Ok(devices)
+}
+
+fn read_filesystems(root: &View<'_>, devices: &[DeviceSpec]) -> Result<Vec<FsSpec>, ScenarioError> {
+    let mut filesystems: Vec<FsSpec> = Vec::new();
+    let Some((views, _)) = root.tables("filesystems")? else {
+        return Ok(filesystems);
+    };
+    let device_names = || {
+        if devices.is_empty() {
+            "no [[devices]] are defined".to_string()
+        } else {
+            let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+            format!("devices: {}", names.join(", "))
+        }
+    };
+    for f in views {
+        f.deny_unknown(FS_KEYS)?;
+        let (mount, mount_loc) = f.req("mount", "absolute mount point", want_str)?;
+        check_abs_path(mount).map_err(|why| mount_loc.err(why))?;
+        if filesystems.iter().any(|x| x.mount == mount) {
+            return Err(mount_loc.err(format!("duplicate mount point \"{mount}\"")));
+        }
+        let (kind, _) = f.req("type", "tmpfs or blockfs", |i, l| {
+            let s = want_str(i, l)?;
+            FsKind::ALL
+                .iter()
+                .find(|(n, _)| *n == s)
+                .map(|&(_, k)| k)
+                .ok_or_else(|| {
+                    l.err(format!(
+                        "unknown filesystem type \"{s}\"; types: tmpfs, blockfs"
+                    ))
+                })
+        })?;
+        let device = f.opt("device", want_str)?;
+        let device = match (kind, device) {
+            (FsKind::Tmpfs, Some((_, loc))) => {
+                return Err(loc.err("a tmpfs has no backing device; remove `device`"));
+            }
+            (FsKind::Tmpfs, None) => None,
+            (FsKind::Blockfs, None) => {
+                return Err(f.missing(
+                    "device",
+                    &format!("a blockfs needs a device; {}", device_names()),
+                ));
+            }
+            (FsKind::Blockfs, Some((dev, loc))) => {
+                if !devices.iter().any(|d| d.name == dev) {
+                    return Err(loc.err(format!("unknown device \"{dev}\"; {}", device_names())));
+                }
+                if let Some(other) = filesystems
+                    .iter()
+                    .find(|x| x.device.as_deref() == Some(dev))
+                {
+                    return Err(loc.err(format!(
+                        "device \"{dev}\" already holds the filesystem at {}",
+                        other.mount
+                    )));
+                }
+                Some(dev.to_string())
+            }
+        };
+        filesystems.push(FsSpec {
+            mount: mount.to_string(),
+            kind,
+            device,
+        });
+    }
+    Ok(filesystems)
+}
+
+fn read_features(root: &View<'_>) -> Result<BTreeMap<String, bool>, ScenarioError> {
+    let mut features = BTreeMap::new();
+    let Some((table, loc)) = root.opt("features", want_table)? else {
+        return Ok(features);
+    };
+    let view = root.child(table, "features".into(), loc);
+    for e in &table.entries {
+        let loc = view.loc_of(e);
+        if !KNOWN_FEATURES.contains(&e.key.as_str()) {
+            return Err(loc.err(format!(
+                "unknown feature `{}`; known features: {}",
+                e.key,
+                KNOWN_FEATURES.join(", ")
+            )));
+        }
+        features.insert(e.key.clone(), want_bool(&e.item, &loc)?);
+    }
+    Ok(features)
+}
+
+fn read_tasks(
+    root: &View<'_>,
+    env: &Env<'_>,
+    total_cpus: u32,
+) -> Result<Vec<TaskSpec>, ScenarioError> {
+    const NEED: &str = "at least one [[tasks]] entry is required";
+    let Some((views, tasks_loc)) = root.tables("tasks")? else {
+        return Err(root.missing("tasks", NEED));
+    };
+    if views.is_empty() {
+        return Err(tasks_loc.err(NEED));
+    }
+    let mut tasks: Vec<TaskSpec> = Vec::new();
+    for t in views {
+        let program = match t.get("program") {
+            Some((item, loc)) => {
+                let name = want_str(item, &loc)?;
+                let Some(p) = PROGRAMS.iter().find(|p| p.name == name) else {
+                    let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
+                    return Err(loc.err(format!(
+                        "unknown program \"{name}\"; programs: {}",
+                        names.join(", ")
+                    )));
+                };
+                p
+            }
+            None => {
+                let mut all: Vec<&str> = TASK_KEYS.to_vec();
+                PROGRAMS.iter().for_each(|p| all.extend_from_slice(p.keys));
+                t.deny_unknown(&all)?;
+                let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
+                return Err(t.missing("program", &format!("programs: {}", names.join(", "))));
+            }
+        };
+        let mut allowed: Vec<&str> = TASK_KEYS.to_vec();
+        allowed.extend_from_slice(program.keys);
+        t.deny_unknown(&allowed)?;
+
+        let (name, name_loc) = t.req("name", "the task's name", want_name)?;
+        if tasks.iter().any(|x| x.name == name) {
+            return Err(name_loc.err(format!("duplicate task name \"{name}\"")));
+        }
+        let cpu = match t.opt("cpu", want_u32)? {
+            Some((cpu, loc)) if cpu >= total_cpus => {
+                return Err(loc.err(format!(
+                    "cpu {cpu} out of range: the machine has {total_cpus} CPUs (0..={})",
+                    total_cpus - 1
+                )));
+            }
+            Some((cpu, _)) => cpu,
+            None => 0,
+        };
+        let start_ns = t.opt("start", want_duration)?.map_or(0, |(v, _)| v);
+        let program = (program.parse)(&t, env)?;
+        tasks.push(TaskSpec {
+            name: name.to_string(),
+            cpu,
+            start_ns,
+            program,
+        });
+    }
+    Ok(tasks)
+}
+
+// ---------------------------------------------------------------------------------------
+// Units: sizes, durations, bandwidths
+// ---------------------------------------------------------------------------------------
+
+/// `int[.frac]` times `mult`, exactly (a fraction must give a whole number).
+fn scaled(num: &str, mult: u128) -> Result<u64, String> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || (num.contains('.') && !digits(frac)) {
+        return Err(format!("\"{num}\" is not a number"));
+    }
+    if int.len() + frac.len() > 30 {
+        return Err("number too large".into());
+    }
+    let denom = 10u128.pow(frac.len() as u32);
+    let whole: u128 = format!("{int}{frac}")
+        .parse()
+        .map_err(|_| "number too large".to_string())?;
+    let total = whole.checked_mul(mult).ok_or("number too large")?;
+    if !total.is_multiple_of(denom) {
+        return Err(format!("\"{num}\" does not give a whole number"));
+    }
+    u64::try_from(total / denom).map_err(|_| "number too large".into())
+}
+
+/// Split "400MiB" into ("400", "MiB"), allowing spaces between.
+fn split_number(s: &str) -> (&str, &str) {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    (&s[..end], s[end..].trim())
+}
+
+/// Multiplier of a size unit.
+fn size_unit(unit: &str) -> Option<u128> {
+    Some(match unit {
+        "" | "B" => 1,
+        "k" | "K" | "Ki" | "KiB" => 1 << 10,
+        "m" | "M" | "Mi" | "MiB" => 1 << 20,
+        "g" | "G" | "Gi" | "GiB" => 1 << 30,
+        "t" | "T" | "Ti" | "TiB" => 1 << 40,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => return None,
+    })
+}
+
+/// Parse a size string to bytes; `ram_bytes` is the total RAM for `ram` expressions.
+fn parse_size(s: &str, ram_bytes: Option<u64>) -> Result<u64, String> {
+    let s = s.trim();
+    if let Some(rest) = s.strip_prefix("ram") {
+        let Some(ram) = ram_bytes else {
+            return Err("`ram` cannot be used here (memory_per_node defines the RAM)".into());
+        };
+        let mut value = u128::from(ram);
+        let mut rest = rest.trim_start();
+        while !rest.is_empty() {
+            let op = rest.as_bytes()[0];
+            if op != b'*' && op != b'/' {
+                return Err(format!("expected '*' or '/' after `ram`, found \"{rest}\""));
+            }
+            let tail = rest[1..].trim_start();
+            let end = tail
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(tail.len());
+            let n: u128 = tail[..end]
+                .parse()
+                .map_err(|_| format!("expected an integer after '{}'", op as char))?;
+            value = if op == b'*' {
+                value.checked_mul(n).ok_or("size too large")?
+            } else {
+                value.checked_div(n).ok_or("division by zero")?
+            };
+            rest = tail[end..].trim_start();
+        }
+        return u64::try_from(value).map_err(|_| "size too large".into());
+    }
+    let (num, unit) = split_number(s);
+    if num.is_empty() {
+        return Err("expected a number".into());
+    }
+    let mult = size_unit(unit).ok_or_else(|| format!("unknown unit \"{unit}\""))?;
+    scaled(num, mult)
+}
+
+/// Parse a duration string to nanoseconds.
+fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let (num, unit) = split_number(s.trim());
+    if num.is_empty() {
+        return Err("expected a number".into());
+    }
+    let mult: u128 = match unit {
+        "" | "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(format!("unknown unit \"{unit}\"")),
+    };
+    scaled(num, mult)
+}
+
+/// Parse a bandwidth string ("500MB/s") to bytes per second.
+fn parse_bandwidth(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let Some(size) = s.strip_suffix("/s") else {
+        return Err("a bandwidth ends in \"/s\"".into());
+    };
+    let size = size.trim();
+    if size.starts_with("ram") {
+        return Err("`ram` cannot be used in a bandwidth".into());
+    }
+    parse_size(size, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_size_units() {
+        assert_eq!(parse_size("4096", None), Ok(4096));
+        assert_eq!(parse_size("0", None), Ok(0));
+        assert_eq!(parse_size("4k", None), Ok(4096));
+        assert_eq!(parse_size("4K", None), Ok(4096));
+        assert_eq!(parse_size("4KiB", None), Ok(4096));
+        assert_eq!(parse_size("4 KiB", None), Ok(4096));
+        assert_eq!(parse_size("400MiB", None), Ok(400 << 20));
+        assert_eq!(parse_size("4GiB", None), Ok(4 << 30));
+        assert_eq!(parse_size("4G", None), Ok(4 << 30));
+        assert_eq!(parse_size("1TiB", None), Ok(1 << 40));
+        assert_eq!(parse_size("1.5KiB", None), Ok(1536));
+        assert_eq!(parse_size("4KB", None), Ok(4000));
+        assert_eq!(parse_size("500MB", None), Ok(500_000_000));
+        assert_eq!(parse_size("2GB", None), Ok(2_000_000_000));
+        assert_eq!(parse_size("1TB", None), Ok(1_000_000_000_000));
+        assert_eq!(parse_size(" 12B ", None), Ok(12));
+    }
+
+    #[test]
+    fn scenario_size_ram_expressions() {
+        let ram = Some(4u64 << 30);
+        assert_eq!(parse_size("ram", ram), Ok(4 << 30));
+        assert_eq!(parse_size("ram/10", ram), Ok((4u64 << 30) / 10));
+        assert_eq!(parse_size("ram*2", ram), Ok(8 << 30));
+        assert_eq!(parse_size("ram*2/1024", ram), Ok(8 << 20));
+        assert_eq!(parse_size("ram / 4", ram), Ok(1 << 30));
+        assert!(parse_size("ram", None)
+            .unwrap_err()
+            .contains("cannot be used"));
+        assert!(parse_size("ram/0", ram)
+            .unwrap_err()
+            .contains("division by zero"));
+        assert!(parse_size("ram+1", ram).is_err());
+        assert!(parse_size("ram/", ram).is_err());
+        assert!(parse_size("ram*99999999999999999999", ram).is_err());
+    }
+
+    #[test]
+    fn scenario_size_rejects_malformed() {
+        for bad in [
+            "",
+            "GiB",
+            "4XB",
+            "4 GiBs",
+            "-4",
+            "1.2.3",
+            "1.1",
+            "4e9",
+            "99999999999TiB",
+        ] {
+            assert!(parse_size(bad, None).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn scenario_duration_units() {
+        assert_eq!(parse_duration_ns("10ns"), Ok(10));
+        assert_eq!(parse_duration_ns("10"), Ok(10));
+        assert_eq!(parse_duration_ns("80us"), Ok(80_000));
+        assert_eq!(parse_duration_ns("80µs"), Ok(80_000));
+        assert_eq!(parse_duration_ns("100ms"), Ok(100_000_000));
+        assert_eq!(parse_duration_ns("5s"), Ok(5_000_000_000));
+        assert_eq!(parse_duration_ns("0s"), Ok(0));
+        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
+        for bad in ["", "ms", "5 min", "1.5ns", "-1s", "5h"] {
+            assert!(
+                parse_duration_ns(bad).is_err(),
+                "{bad:?} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn scenario_bandwidth_units() {
+        assert_eq!(parse_bandwidth("500MB/s"), Ok(500_000_000));
+        assert_eq!(parse_bandwidth("2GB/s"), Ok(2_000_000_000));
+        assert_eq!(parse_bandwidth("400MiB/s"), Ok(400 << 20));
+        assert_eq!(parse_bandwidth("100/s"), Ok(100));
+        for bad in ["500MB", "ram/s", "fast/s", "/s"] {
+            assert!(parse_bandwidth(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn scenario_document_spans_give_lines() {
+        let text = "name = \"x\"\n\n[machine]\nnodes = 1\n\n[[tasks]]\nname = \"a\"\n\n[[tasks]]\nname = \"b\"\ncpu = 3\n";
+        let ctx = Ctx { file: "t", text };
+        let root = parse_document(&ctx).unwrap();
+        let Value::Array(tasks) = &root.get("tasks").unwrap().item.value else {
+            panic!()
+        };
+        let Value::Table(second) = &tasks[1].value else {
+            panic!()
+        };
+        let cpu = second.get("cpu").unwrap();
+        assert_eq!(ctx.line(cpu.key_span.as_ref().unwrap().start), 11);
+        assert_eq!(ctx.line(tasks[1].span.as_ref().unwrap().start), 9);
+        let machine = root.get("machine").unwrap();
+        assert_eq!(ctx.line(machine.key_span.as_ref().unwrap().start), 3);
+    }
+
+    #[test]
+    fn scenario_resolve_mount_longest_component_prefix() {
+        let fs = |m: &str| FsSpec {
+            mount: m.into(),
+            kind: FsKind::Tmpfs,
+            device: None,
+        };
+        let all = vec![fs("/"), fs("/mnt"), fs("/mnt/data")];
+        assert_eq!(
+            resolve_mount_in(&all, "/mnt/data/x").map(|(i, _)| i),
+            Some(2)
+        );
+        assert_eq!(
+            resolve_mount_in(&all, "/mnt/datax").map(|(i, _)| i),
+            Some(1)
+        );
+        assert_eq!(resolve_mount_in(&all, "/mntx").map(|(i, _)| i), Some(0));
+        assert_eq!(resolve_mount_in(&all[1..], "/tmp/x"), None);
+        assert_eq!(resolve_mount_in(&all, "relative"), None);
+    }
+}

@@ -1,0 +1,132 @@
+//! Tasks: user tasks running a workload program, and kernel threads (the flusher; kswapd
+//! comes with reclaim). A task is placed on one CPU, runs one small step at a time (one
+//! syscall, one page access, one writeback batch), and sleeps on a timer, a page lock or
+//! page writeback while its CPU runs something else or idles.
+
+use std::collections::BTreeMap;
+
+use crate::machine::{CpuId, Ps};
+use crate::mm::page::Pfn;
+use crate::workload::{Op, OpResult, Program};
+
+/// Index into `Sim::tasks`.
+pub type TaskId = usize;
+
+/// Scheduling state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// On its CPU's run queue.
+    Runnable,
+    /// Waiting for a wake-up.
+    Sleeping,
+    /// Finished.
+    Exited,
+}
+
+/// Why a blocked kernel path cannot go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Sleep until a time (schedule_timeout, balance_dirty_pages pause).
+    Until(Ps),
+    /// Wait for the page's lock to be released (lock_page, wait_on_page_locked).
+    PageLocked(Pfn),
+    /// Wait for the page's writeback to end (wait_on_page_writeback).
+    PageWriteback(Pfn),
+}
+
+/// Which kernel thread a kthread task runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KThread {
+    /// The bdi flusher of a block device (wb_workfn).
+    Flusher(usize),
+}
+
+/// What a task runs.
+pub enum TaskBody {
+    /// A user program producing syscalls and memory accesses.
+    User(Box<dyn Program>),
+    /// A kernel thread.
+    Kthread(KThread),
+}
+
+/// An operation being executed, with its progress so a blocked syscall resumes where it stopped.
+#[derive(Clone, Debug)]
+pub struct OpInProgress {
+    /// The operation.
+    pub op: Op,
+    /// Progress counter (bytes done, pages done, phase), op-specific.
+    pub progress: u64,
+    /// When the op started (for per-op samples).
+    pub start_ps: Ps,
+    /// The syscall entry has been charged (a resumed syscall does not pay it again).
+    pub entered: bool,
+}
+
+/// An open file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenFile {
+    /// The inode.
+    pub ino: u32,
+    /// File position, bytes.
+    pub pos: u64,
+    /// Readahead state (struct file_ra_state): window start, size, async size, prev index.
+    pub ra: crate::mm::readahead::RaState,
+}
+
+/// Per-task measurements.
+#[derive(Clone, Debug, Default)]
+pub struct TaskStats {
+    /// When the task started, ps.
+    pub start_ps: Ps,
+    /// When it exited, ps.
+    pub exit_ps: Option<Ps>,
+    /// Major faults.
+    pub majflt: u64,
+    /// Minor faults.
+    pub minflt: u64,
+    /// Voluntary context switches (sleeps).
+    pub nvcsw: u64,
+    /// Syscalls made.
+    pub syscalls: u64,
+    /// Bytes read and written by syscalls.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Timed samples by label (ns), e.g. one per dd iteration or per unlink.
+    pub samples: BTreeMap<String, Vec<u64>>,
+    /// Open timers by label.
+    pub timers: BTreeMap<String, Ps>,
+    /// Errors returned to the task (errno name → count).
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// A task.
+pub struct Task {
+    /// Its id.
+    pub id: TaskId,
+    /// Name (from the scenario).
+    pub name: String,
+    /// CPU it runs on.
+    pub cpu: CpuId,
+    /// Scheduling state.
+    pub state: TaskState,
+    /// Not runnable before this time.
+    pub ready_at_ps: Ps,
+    /// What it runs.
+    pub body: TaskBody,
+    /// The op in progress (user tasks).
+    pub cur_op: Option<OpInProgress>,
+    /// The result of the last finished op, handed to the program.
+    pub last: OpResult,
+    /// File descriptor table.
+    pub fds: Vec<Option<OpenFile>>,
+    /// Measurements.
+    pub stats: TaskStats,
+}
+
+impl Task {
+    /// True for kernel threads.
+    pub fn is_kthread(&self) -> bool {
+        matches!(self.body, TaskBody::Kthread(_))
+    }
+}

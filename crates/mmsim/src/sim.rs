@@ -1,0 +1,685 @@
+//! The simulated machine and kernel in one struct, and the deterministic engine.
+//!
+//! `Sim` owns every piece of state (CPUs, mem_map, nodes, inodes, devices, tasks). Kernel
+//! functions are methods on `Sim`, spread over the modules named after the kernel files that
+//! hold them (`mm/filemap.rs` has `pagecache_get_page`, `mm/swap.rs` has
+//! `mark_page_accessed`, …), so `grep` finds them.
+//!
+//! Engine: every CPU has a virtual clock. The engine repeatedly takes the earliest thing that
+//! can happen — a pending event (IO completion, timer) or the step of a runnable task on the
+//! CPU with the smallest clock — ties broken by event sequence number, then CPU id. A task
+//! step is one small unit (one syscall or part of one that blocked, one writeback batch).
+//! Charges advance the running CPU's clock and are attributed to the innermost running
+//! kernel function (the profile) and to user / system / interrupt time.
+
+use crate::fs::{BlockDevice, FileSystem, Inode, IoRequest};
+use crate::machine::cost::CostTable;
+use crate::machine::profile::{KFunc, Profile};
+use crate::machine::{Cpu, CpuId, Event, EventQueue, Mode, Ps};
+use crate::mm::node::PgData;
+use crate::mm::page::{pg, Page, Pfn};
+use crate::mm::swap::CpuPagevecs;
+use crate::mm::vmstat::{VmItem, VmStat};
+use crate::sched::{KThread, Task, TaskBody, TaskId, TaskState, Wait};
+use crate::scenario::{Scenario, KNOWN_FEATURES};
+use crate::workload::OpResult;
+use std::collections::BTreeMap;
+
+/// The studied kernel changes and base mechanisms that can be switched per run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// Seed 000: init_page_accessed before the page is visible (FGP_ACCESSED).
+    pub accessed_init: bool,
+    /// Seed 001: referenced VM_EXEC file pages stay active.
+    pub exec_protect: bool,
+    /// Seed 002: batched TLB shootdowns during reclaim.
+    pub batch_tlb_flush: bool,
+    /// Seed 003: truncate clears a pagevec's shadow entries under one tree_lock.
+    pub truncate_batch_shadow: bool,
+    /// Workingset shadow entries and refault activation (on in both presets).
+    pub workingset: bool,
+}
+
+impl Features {
+    /// The `vanilla` preset: every studied change off, workingset on.
+    pub fn vanilla() -> Features {
+        Features {
+            accessed_init: false,
+            exec_protect: false,
+            batch_tlb_flush: false,
+            truncate_batch_shadow: false,
+            workingset: true,
+        }
+    }
+    /// The `patched` preset: every studied change on.
+    pub fn patched() -> Features {
+        Features {
+            accessed_init: true,
+            exec_protect: true,
+            batch_tlb_flush: true,
+            truncate_batch_shadow: true,
+            workingset: true,
+        }
+    }
+    /// A preset by name.
+    pub fn preset(name: &str) -> Option<Features> {
+        match name {
+            "vanilla" => Some(Self::vanilla()),
+            "patched" => Some(Self::patched()),
+            _ => None,
+        }
+    }
+    /// Set one feature by its name; false if the name is unknown.
+    pub fn set(&mut self, name: &str, on: bool) -> bool {
+        match name {
+            "accessed-init" => self.accessed_init = on,
+            "exec-protect" => self.exec_protect = on,
+            "batch-tlb-flush" => self.batch_tlb_flush = on,
+            "truncate-batch-shadow" => self.truncate_batch_shadow = on,
+            "workingset" => self.workingset = on,
+            _ => return false,
+        }
+        true
+    }
+    /// Value of a feature by name.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        Some(match name {
+            "accessed-init" => self.accessed_init,
+            "exec-protect" => self.exec_protect,
+            "batch-tlb-flush" => self.batch_tlb_flush,
+            "truncate-batch-shadow" => self.truncate_batch_shadow,
+            "workingset" => self.workingset,
+            _ => return None,
+        })
+    }
+    /// name → on, for reports.
+    pub fn to_map(&self) -> BTreeMap<String, bool> {
+        KNOWN_FEATURES
+            .iter()
+            .map(|n| (n.to_string(), self.get(n).unwrap_or(false)))
+            .collect()
+    }
+}
+
+/// The execution context: which CPU, task and kernel function are running (the kernel's
+/// `smp_processor_id()`, `current`, and the instruction pointer a profiler would sample).
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx {
+    /// Running CPU.
+    pub cpu: CpuId,
+    /// Running task, if any.
+    pub task: Option<TaskId>,
+    /// Innermost running function.
+    pub func: KFunc,
+    /// User, system or interrupt.
+    pub mode: Mode,
+}
+
+/// One sample of the time series.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Sample {
+    /// Virtual time, ns.
+    pub t_ns: u64,
+    /// Counter values at that time, in `SAMPLED` order.
+    pub values: Vec<i64>,
+}
+
+/// Counters recorded in the time series.
+pub const SAMPLED: &[VmItem] = &[
+    VmItem::NrFreePages,
+    VmItem::NrActiveFile,
+    VmItem::NrInactiveFile,
+    VmItem::NrActiveAnon,
+    VmItem::NrInactiveAnon,
+    VmItem::NrMapped,
+    VmItem::NrDirty,
+    VmItem::NrWriteback,
+    VmItem::Pgmajfault,
+];
+
+/// The whole simulated system.
+pub struct Sim {
+    /// The cost table in force.
+    pub costs: CostTable,
+    /// Feature switches.
+    pub features: Features,
+    /// Virtual CPUs.
+    pub cpus: Vec<Cpu>,
+    /// Per-CPU pagevecs.
+    pub pvecs: Vec<CpuPagevecs>,
+    /// Nodes (pglist_data with one zone each).
+    pub nodes: Vec<PgData>,
+    /// mem_map: one Page per frame.
+    pub mem: Vec<Page>,
+    /// /proc/vmstat.
+    pub vmstat: VmStat,
+    /// Cost by kernel function.
+    pub profile: Profile,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Inodes by number (slot 0 unused).
+    pub inodes: Vec<Option<Inode>>,
+    /// Mounted filesystems.
+    pub fss: Vec<FileSystem>,
+    /// Block devices.
+    pub devices: Vec<BlockDevice>,
+    /// Block requests in flight, by id.
+    pub io: Vec<Option<IoRequest>>,
+    /// Free ids of `io`.
+    pub io_free: Vec<u32>,
+    /// Pending events.
+    pub events: EventQueue,
+    /// Tasks waiting on a page's lock or writeback.
+    pub page_waiters: Vec<(Pfn, TaskId)>,
+    /// Per-CPU run queues (runnable tasks).
+    pub runqueues: Vec<Vec<TaskId>>,
+    /// Last task that ran on each CPU (for context-switch costs).
+    pub last_ran: Vec<Option<TaskId>>,
+    /// The running context.
+    pub cur: Ctx,
+    /// Run the invariant checker after every step.
+    pub check: bool,
+    /// Steps executed.
+    pub steps: u64,
+    /// Next content version (content oracle).
+    pub next_version: u32,
+    /// Content-oracle violations found (reads that did not observe the newest write).
+    pub oracle_violations: Vec<String>,
+    /// Time series.
+    pub samples: Vec<Sample>,
+    /// Sampling interval, ps.
+    pub sample_interval_ps: Ps,
+    next_sample_ps: Ps,
+    /// Running hash of the event stream (determinism check).
+    pub event_hash: u64,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum RunEnd {
+    /// Every user task exited.
+    Completed,
+    /// The invariant checker failed.
+    CheckFailed(String),
+    /// No task can ever run again (a bug or a deadlock).
+    Stalled(String),
+    /// The step limit was reached.
+    StepLimit,
+}
+
+impl Sim {
+    /// Build the system a scenario describes, with the given features.
+    pub fn new(sc: &Scenario, features: Features) -> Result<Sim, String> {
+        let costs = CostTable::by_name(&sc.machine.cost_profile)
+            .ok_or_else(|| format!("unknown cost profile `{}`", sc.machine.cost_profile))?;
+        let nr_nodes = sc.machine.nodes as usize;
+        let cpus_per_node = sc.machine.cpus_per_node as usize;
+        let pages_per_node = sc.machine.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
+        let total_pages = pages_per_node * nr_nodes as u64;
+        if total_pages >= u64::from(u32::MAX) {
+            return Err(format!(
+                "machine has {} pages; mmsim supports fewer than 2^32 frames (16 TiB)",
+                total_pages
+            ));
+        }
+        let mut cpus = Vec::new();
+        for n in 0..nr_nodes {
+            for _ in 0..cpus_per_node {
+                cpus.push(Cpu {
+                    id: cpus.len(),
+                    node: n,
+                    ..Default::default()
+                });
+            }
+        }
+        let nr_cpus = cpus.len();
+        let mut mem = Vec::with_capacity(total_pages as usize);
+        let mut nodes = Vec::new();
+        for n in 0..nr_nodes {
+            let first = mem.len() as Pfn;
+            for _ in 0..pages_per_node {
+                mem.push(Page::new_free(n));
+            }
+            nodes.push(PgData::new(n, first, pages_per_node as u32));
+        }
+        let mut sim = Sim {
+            costs,
+            features,
+            cpus,
+            pvecs: (0..nr_cpus).map(|_| CpuPagevecs::default()).collect(),
+            nodes,
+            mem,
+            vmstat: VmStat::default(),
+            profile: Profile::default(),
+            tasks: Vec::new(),
+            inodes: vec![None],
+            fss: Vec::new(),
+            devices: Vec::new(),
+            io: Vec::new(),
+            io_free: Vec::new(),
+            events: EventQueue::default(),
+            page_waiters: Vec::new(),
+            runqueues: vec![Vec::new(); nr_cpus],
+            last_ran: vec![None; nr_cpus],
+            cur: Ctx {
+                cpu: 0,
+                task: None,
+                func: KFunc::Idle,
+                mode: Mode::System,
+            },
+            check: false,
+            steps: 0,
+            next_version: 1,
+            oracle_violations: Vec::new(),
+            samples: Vec::new(),
+            sample_interval_ps: sc.sample_interval_ns.max(1) * 1_000,
+            next_sample_ps: 0,
+            event_hash: 0xcbf2_9ce4_8422_2325,
+        };
+        sim.vmstat
+            .add(VmItem::NrFreePages, (pages_per_node * nr_nodes as u64) as i64);
+        sim.init_page_alloc();
+        for d in &sc.devices {
+            sim.devices.push(BlockDevice::new(d, &sim.costs));
+        }
+        for f in &sc.filesystems {
+            let dev = match &f.device {
+                Some(name) => Some(
+                    sc.devices
+                        .iter()
+                        .position(|d| &d.name == name)
+                        .ok_or_else(|| format!("filesystem {} names unknown device {}", f.mount, name))?,
+                ),
+                None => None,
+            };
+            sim.fss.push(FileSystem::new(f, dev));
+        }
+        // One flusher kthread per block device, on the last CPU (unbound workqueue).
+        for d in 0..sim.devices.len() {
+            let id = sim.tasks.len();
+            sim.tasks.push(Task {
+                id,
+                name: format!("kworker/flush-{}", sc.devices[d].name),
+                cpu: nr_cpus - 1,
+                state: TaskState::Sleeping,
+                ready_at_ps: 0,
+                body: TaskBody::Kthread(KThread::Flusher(d)),
+                cur_op: None,
+                last: OpResult::None,
+                fds: Vec::new(),
+                stats: Default::default(),
+            });
+            sim.devices[d].flusher = Some(id);
+            // The periodic writeback timer (dirty_writeback_centisecs).
+            let t = sim.devices[d].writeback_interval_ps;
+            sim.events.push(t, Event::Wake(id as u32));
+        }
+        for t in &sc.tasks {
+            let id = sim.tasks.len();
+            let start = t.start_ns * 1_000;
+            sim.tasks.push(Task {
+                id,
+                name: t.name.clone(),
+                cpu: t.cpu as usize,
+                state: TaskState::Sleeping,
+                ready_at_ps: start,
+                body: TaskBody::User(crate::workload::build_program(&t.program)),
+                cur_op: None,
+                last: OpResult::None,
+                fds: Vec::new(),
+                stats: crate::sched::TaskStats {
+                    start_ps: start,
+                    ..Default::default()
+                },
+            });
+            sim.events.push(start, Event::Wake(id as u32));
+        }
+        Ok(sim)
+    }
+
+    // ---- charging and context ----------------------------------------------------------
+
+    /// Charge `ps` to the running CPU, the current mode and the current function.
+    #[inline]
+    pub fn charge(&mut self, ps: Ps) {
+        let c = &mut self.cpus[self.cur.cpu];
+        c.clock_ps += ps;
+        match self.cur.mode {
+            Mode::User => c.user_ps += ps,
+            Mode::System => c.sys_ps += ps,
+            Mode::Irq => c.irq_ps += ps,
+        }
+        self.profile.add(self.cur.func, ps);
+    }
+
+    /// Charge a lock-prefixed read-modify-write: the atomic itself plus the wait for the
+    /// store buffer to drain if a bulk copy or zero just filled it.
+    #[inline]
+    pub fn charge_atomic(&mut self) {
+        let drain = self.store_drain_wait();
+        self.charge(self.costs.atomic_rmw_ps + drain);
+    }
+
+    /// How long a locked instruction issued now waits for the store buffer to drain.
+    #[inline]
+    pub fn store_drain_wait(&self) -> Ps {
+        let c = &self.cpus[self.cur.cpu];
+        c.store_drain_until_ps.saturating_sub(c.clock_ps)
+    }
+
+    /// Charge a bulk store of `bytes` at `page_ps` per 4 KiB (copy or zero); it leaves the
+    /// store buffer full for the next atomic.
+    #[inline]
+    pub fn charge_bulk_store(&mut self, page_ps: Ps, bytes: u64) {
+        self.charge(page_ps * bytes / crate::mm::page::PAGE_SIZE);
+        let now = self.now();
+        self.cpus[self.cur.cpu].store_drain_until_ps = now + self.costs.store_buffer_drain_ps;
+    }
+
+    /// Enter kernel function `f` (charges the call); returns the caller to pass to `leave`.
+    #[inline]
+    pub fn enter(&mut self, f: KFunc) -> KFunc {
+        let prev = std::mem::replace(&mut self.cur.func, f);
+        self.charge(self.costs.call_ps);
+        prev
+    }
+
+    /// Return from a kernel function to `prev`.
+    #[inline]
+    pub fn leave(&mut self, prev: KFunc) {
+        self.cur.func = prev;
+    }
+
+    /// The running CPU's clock.
+    #[inline]
+    pub fn now(&self) -> Ps {
+        self.cpus[self.cur.cpu].clock_ps
+    }
+
+    /// The running CPU's node.
+    #[inline]
+    pub fn cur_node(&self) -> usize {
+        self.cpus[self.cur.cpu].node
+    }
+
+    /// A new content version (content oracle).
+    pub fn new_version(&mut self) -> u32 {
+        let v = self.next_version;
+        self.next_version = self.next_version.wrapping_add(1).max(1);
+        v
+    }
+
+    fn hash_event(&mut self, a: u64, b: u64) {
+        // FNV-1a over (a, b): a cheap, deterministic running hash of what happened.
+        for x in [a, b] {
+            for byte in x.to_le_bytes() {
+                self.event_hash ^= u64::from(byte);
+                self.event_hash = self.event_hash.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    }
+
+    // ---- sleeping and waking -----------------------------------------------------------
+
+    /// Put task `t` to sleep on `w`.
+    pub fn sleep_on(&mut self, t: TaskId, w: Wait) {
+        self.tasks[t].state = TaskState::Sleeping;
+        self.tasks[t].stats.nvcsw += 1;
+        match w {
+            Wait::Until(at) => self.events.push(at, Event::Wake(t as u32)),
+            Wait::PageLocked(pfn) | Wait::PageWriteback(pfn) => {
+                self.mem[pfn as usize].flags |= pg::WAITERS;
+                self.page_waiters.push((pfn, t));
+            }
+        }
+    }
+
+    /// Make task `t` runnable at time `at` (try_to_wake_up).
+    pub fn wake_up(&mut self, t: TaskId, at: Ps) {
+        let task = &mut self.tasks[t];
+        if task.state != TaskState::Sleeping {
+            return;
+        }
+        task.state = TaskState::Runnable;
+        task.ready_at_ps = at;
+        let cpu = task.cpu;
+        self.runqueues[cpu].push(t);
+    }
+
+    /// Wake every task waiting on `pfn` (wake_up_page). Called from unlock_page and
+    /// end_page_writeback when PG_waiters is set.
+    pub fn wake_up_page(&mut self, pfn: Pfn) {
+        if !self.mem[pfn as usize].test(pg::WAITERS) {
+            return;
+        }
+        self.mem[pfn as usize].flags &= !pg::WAITERS;
+        let now = self.now();
+        let mut i = 0;
+        while i < self.page_waiters.len() {
+            if self.page_waiters[i].0 == pfn {
+                let (_, t) = self.page_waiters.remove(i);
+                self.wake_up(t, now);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    // ---- the engine ----------------------------------------------------------------------
+
+    /// The earliest time CPU `c` can run a task, if it has a runnable one.
+    fn cpu_next_time(&self, c: CpuId) -> Option<Ps> {
+        let rq = &self.runqueues[c];
+        if rq.is_empty() {
+            return None;
+        }
+        let ready = rq.iter().map(|t| self.tasks[*t].ready_at_ps).min().unwrap_or(0);
+        Some(self.cpus[c].clock_ps.max(ready))
+    }
+
+    fn user_tasks_alive(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| !t.is_kthread() && t.state != TaskState::Exited)
+    }
+
+    /// Run until every user task has exited (or a limit or a check failure stops the run).
+    pub fn run(&mut self, max_steps: u64) -> RunEnd {
+        self.run_with_progress(max_steps, &mut |_| {})
+    }
+
+    /// `run`, calling `progress` with the virtual time every few thousand steps.
+    pub fn run_with_progress(&mut self, max_steps: u64, progress: &mut dyn FnMut(Ps)) -> RunEnd {
+        while self.user_tasks_alive() {
+            if self.steps >= max_steps {
+                return RunEnd::StepLimit;
+            }
+            self.steps += 1;
+            if self.steps % 4096 == 0 {
+                progress(self.max_clock());
+            }
+            // Earliest runnable CPU, ties by CPU id.
+            let mut best: Option<(Ps, CpuId)> = None;
+            for c in 0..self.cpus.len() {
+                if let Some(t) = self.cpu_next_time(c) {
+                    if best.is_none_or(|(bt, _)| t < bt) {
+                        best = Some((t, c));
+                    }
+                }
+            }
+            let ev_t = self.events.peek_time();
+            let take_event = match (ev_t, best) {
+                (Some(et), Some((ct, _))) => et <= ct,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => {
+                    return RunEnd::Stalled(self.describe_stall());
+                }
+            };
+            if take_event {
+                let (t, ev) = self.events.pop().expect("peeked");
+                self.take_samples(t);
+                self.handle_event(t, ev);
+            } else {
+                let (t, c) = best.expect("some cpu");
+                self.take_samples(t);
+                self.run_cpu_step(c, t);
+            }
+            if self.check {
+                if let Err(e) = crate::mm::check::check_all(self) {
+                    return RunEnd::CheckFailed(e);
+                }
+            }
+        }
+        // Finish: drain pagevecs is not needed for reports; record a final sample.
+        let end = self.max_clock();
+        self.record_sample(end);
+        RunEnd::Completed
+    }
+
+    fn describe_stall(&self) -> String {
+        let waiting: Vec<String> = self
+            .tasks
+            .iter()
+            .filter(|t| !t.is_kthread() && t.state == TaskState::Sleeping)
+            .map(|t| t.name.clone())
+            .collect();
+        format!(
+            "no runnable task and no pending event; sleeping forever: {}",
+            waiting.join(", ")
+        )
+    }
+
+    /// The latest CPU clock (elapsed so far).
+    pub fn max_clock(&self) -> Ps {
+        self.cpus.iter().map(|c| c.clock_ps).max().unwrap_or(0)
+    }
+
+    fn take_samples(&mut self, t: Ps) {
+        while self.next_sample_ps <= t {
+            let at = self.next_sample_ps;
+            self.record_sample(at);
+            self.next_sample_ps += self.sample_interval_ps;
+        }
+    }
+
+    fn record_sample(&mut self, t: Ps) {
+        if self.samples.len() >= 1_000_000 {
+            return; // bounded: a run never grows the series without limit
+        }
+        let values = SAMPLED.iter().map(|i| self.vmstat.get(*i)).collect();
+        self.samples.push(Sample {
+            t_ns: t / 1_000,
+            values,
+        });
+    }
+
+    fn handle_event(&mut self, t: Ps, ev: Event) {
+        match ev {
+            Event::Wake(task) => {
+                self.hash_event(1, u64::from(task));
+                let task = task as usize;
+                if self.tasks[task].state == TaskState::Sleeping {
+                    self.wake_up(task, t);
+                } else if let TaskBody::Kthread(_) = self.tasks[task].body {
+                    // A periodic timer for a kthread that is already running: note it.
+                    self.tasks[task].ready_at_ps = self.tasks[task].ready_at_ps.min(t);
+                }
+            }
+            Event::IoComplete(id) => {
+                self.hash_event(2, u64::from(id));
+                self.io_complete(id, t);
+            }
+        }
+    }
+
+    fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
+        // Idle up to the time the task can run.
+        self.cpus[c].idle_until(t);
+        let now = self.cpus[c].clock_ps;
+        // Pick the first task in queue order that is ready.
+        let pos = self.runqueues[c]
+            .iter()
+            .position(|tid| self.tasks[*tid].ready_at_ps <= now)
+            .expect("a ready task");
+        let tid = self.runqueues[c].remove(pos);
+        self.cur = Ctx {
+            cpu: c,
+            task: Some(tid),
+            func: KFunc::Schedule,
+            mode: Mode::System,
+        };
+        if self.last_ran[c] != Some(tid) {
+            if self.last_ran[c].is_some() {
+                self.charge(self.costs.context_switch_ps);
+            }
+            self.last_ran[c] = Some(tid);
+        }
+        self.hash_event(3, tid as u64);
+        let still_runnable = match self.tasks[tid].body {
+            TaskBody::Kthread(k) => self.kthread_step(tid, k),
+            TaskBody::User(_) => self.user_step(tid),
+        };
+        if still_runnable && self.tasks[tid].state == TaskState::Runnable {
+            // Round robin: to the back of the queue.
+            self.runqueues[c].push(tid);
+        }
+        self.cur.task = None;
+        self.cur.func = KFunc::Idle;
+    }
+
+    /// One step of a user task: fetch the next op if none is in progress, execute it.
+    /// Returns true if the task stays runnable.
+    fn user_step(&mut self, tid: TaskId) -> bool {
+        if self.tasks[tid].cur_op.is_none() {
+            let last = std::mem::take(&mut self.tasks[tid].last);
+            let op = match &mut self.tasks[tid].body {
+                TaskBody::User(p) => p.next_op(&last),
+                TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
+            };
+            if op == crate::workload::Op::Exit {
+                self.task_exit(tid);
+                return false;
+            }
+            let now = self.now();
+            self.tasks[tid].cur_op = Some(crate::sched::OpInProgress {
+                op,
+                progress: 0,
+                start_ps: now,
+                entered: false,
+            });
+        }
+        match self.exec_op(tid) {
+            Ok(res) => {
+                self.tasks[tid].cur_op = None;
+                if let OpResult::Err(e) = &res {
+                    *self.tasks[tid]
+                        .stats
+                        .errors
+                        .entry(e.name().to_string())
+                        .or_default() += 1;
+                }
+                self.tasks[tid].last = res;
+                true
+            }
+            Err(w) => {
+                self.sleep_on(tid, w);
+                false
+            }
+        }
+    }
+
+    fn task_exit(&mut self, tid: TaskId) {
+        let now = self.now();
+        let open: Vec<u32> = (0..self.tasks[tid].fds.len() as u32)
+            .filter(|fd| self.tasks[tid].fds[*fd as usize].is_some())
+            .collect();
+        self.cur.mode = Mode::System;
+        for fd in open {
+            let _ = self.sys_close(tid, fd);
+        }
+        let task = &mut self.tasks[tid];
+        task.state = TaskState::Exited;
+        task.stats.exit_ps = Some(now);
+    }
+}

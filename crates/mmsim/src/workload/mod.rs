@@ -1,0 +1,137 @@
+//! Workload programs: each is a small state machine that produces operations (syscalls,
+//! sleeps, timers) one at a time. Programs never touch kernel state; the kernel executes
+//! their operations (`Sim::exec_op`). Adding a program is one new file and one line in
+//! `build_program`.
+
+pub mod dd;
+
+use crate::scenario::ProgramSpec;
+
+/// An errno returned to a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Errno {
+    /// No such file or directory.
+    ENOENT,
+    /// Bad file descriptor.
+    EBADF,
+    /// Out of memory.
+    ENOMEM,
+    /// No space left on device.
+    ENOSPC,
+    /// I/O error.
+    EIO,
+    /// File exists.
+    EEXIST,
+    /// Invalid argument.
+    EINVAL,
+}
+
+impl Errno {
+    /// The errno's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Errno::ENOENT => "ENOENT",
+            Errno::EBADF => "EBADF",
+            Errno::ENOMEM => "ENOMEM",
+            Errno::ENOSPC => "ENOSPC",
+            Errno::EIO => "EIO",
+            Errno::EEXIST => "EEXIST",
+            Errno::EINVAL => "EINVAL",
+        }
+    }
+}
+
+/// One operation of a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// open(2); `create` adds O_CREAT, `truncate` O_TRUNC.
+    Open {
+        /// Absolute path.
+        path: String,
+        /// O_CREAT.
+        create: bool,
+        /// O_TRUNC.
+        truncate: bool,
+    },
+    /// close(2).
+    Close {
+        /// Descriptor.
+        fd: u32,
+    },
+    /// write(2) of `len` bytes at the file position.
+    Write {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+    },
+    /// read(2) of `len` bytes at the file position.
+    Read {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+    },
+    /// pread(2): read `len` bytes at `pos` (file position unchanged).
+    Pread {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+        /// Offset.
+        pos: u64,
+    },
+    /// read(2) from /dev/zero into the user buffer (dd's input side).
+    ReadZero {
+        /// Bytes.
+        len: u64,
+    },
+    /// fdatasync(2).
+    Fdatasync {
+        /// Descriptor.
+        fd: u32,
+    },
+    /// unlink(2).
+    Unlink {
+        /// Absolute path.
+        path: String,
+    },
+    /// Sleep for a time (user think time).
+    Sleep {
+        /// Nanoseconds.
+        ns: u64,
+    },
+    /// Start a named timer (no cost).
+    TimerStart(String),
+    /// Stop a named timer and record the elapsed time as a sample under its label.
+    TimerStop(String),
+    /// Exit the task.
+    Exit,
+}
+
+/// The result of the last op, handed to the program's next step.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum OpResult {
+    /// Nothing (first step, or ops without a value).
+    #[default]
+    None,
+    /// A new file descriptor.
+    Fd(u32),
+    /// Bytes transferred.
+    Bytes(u64),
+    /// An error.
+    Err(Errno),
+}
+
+/// A workload program.
+pub trait Program {
+    /// The next operation, given the result of the previous one.
+    fn next_op(&mut self, last: &OpResult) -> Op;
+}
+
+/// Build the program a scenario task runs.
+pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
+    match spec {
+        ProgramSpec::Dd(d) => Box::new(dd::Dd::new(d.clone())),
+    }
+}

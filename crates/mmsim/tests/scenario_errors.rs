@@ -1,0 +1,525 @@
+//! Scenario loading through the public API: the built-ins, `--set` overrides, and one
+//! clear error (file, line, field) for each kind of bad input.
+
+use mmsim::scenario::{
+    builtin_scenarios, load_scenario, parse_scenario, DevicePreset, FsKind, ProgramSpec, Scenario,
+    ScenarioError, KNOWN_FEATURES,
+};
+
+const GIB: u64 = 1 << 30;
+
+/// A valid scenario; tests replace single lines, so the line numbers below are exact.
+const BASE: &str = r#"name = "t"
+
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_per_node = "4GiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "64GiB"
+
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[tasks]]
+name = "writer"
+cpu = 1
+program = "dd"
+path = "/mnt/f"
+size = "1GiB"
+
+[[tasks]]
+name = "dd"
+cpu = 0
+program = "dd"
+path = "/tmp/f"
+size = "ram/10"
+block_size = "1MiB"
+iterations = 5
+"#;
+
+/// BASE with 1-based line `n` replaced by `new`.
+fn with_line(n: usize, new: &str) -> String {
+    let mut lines: Vec<&str> = BASE.lines().collect();
+    assert!(n >= 1 && n <= lines.len(), "line {n} out of range");
+    lines[n - 1] = new;
+    lines.join("\n") + "\n"
+}
+
+fn sets(s: &[&str]) -> Vec<String> {
+    s.iter().map(|s| s.to_string()).collect()
+}
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    parse_scenario(text, "t.toml", &[])
+}
+
+/// Parse `text`, expect an error at `line` on `field`, and return its message.
+fn expect_err(text: &str, line: usize, field: &str) -> String {
+    let err = parse(text).expect_err("the scenario should be rejected");
+    assert_eq!(err.file, "t.toml", "{err}");
+    assert_eq!(err.line, Some(line), "{err}");
+    assert_eq!(err.field, field, "{err}");
+    err.message
+}
+
+fn dd(s: &Scenario, task: &str) -> mmsim::scenario::DdSpec {
+    let t = s
+        .tasks
+        .iter()
+        .find(|t| t.name == task)
+        .expect("task exists");
+    match &t.program {
+        ProgramSpec::Dd(d) => d.clone(),
+    }
+}
+
+#[test]
+fn base_is_valid() {
+    let s = parse(BASE).unwrap();
+    assert_eq!(s.source, "t.toml");
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.sample_interval_ns, 100_000_000);
+    assert_eq!(s.machine.cost_profile, "default");
+    assert_eq!(s.tasks.len(), 2);
+    assert_eq!(
+        dd(&s, "writer").block_size_bytes,
+        1 << 20,
+        "block_size defaults to 1 MiB"
+    );
+    assert_eq!(dd(&s, "writer").iterations, 1, "iterations default to 1");
+    assert!(!dd(&s, "writer").sync);
+    assert_eq!(s.resolve_mount("/mnt/f").map(|(i, _)| i), Some(0));
+    assert_eq!(
+        s.resolve_mount("/tmp/f").map(|(i, f)| (i, f.kind)),
+        Some((1, FsKind::Tmpfs))
+    );
+    assert_eq!(s.resolve_mount("/mntx/f"), None);
+}
+
+#[test]
+fn builtin_dd_tmpfs_loads() {
+    let s = load_scenario("dd-tmpfs", &[]).unwrap();
+    assert_eq!(s.name, "dd-tmpfs");
+    assert_eq!(s.source, "built-in:dd-tmpfs");
+    assert_eq!((s.machine.nodes, s.machine.cpus_per_node), (1, 4));
+    assert_eq!(s.total_cpus(), 4);
+    assert_eq!(s.total_memory_bytes(), 4 * GIB);
+    assert!(s.devices.is_empty());
+    assert_eq!(s.filesystems.len(), 1);
+    assert_eq!(
+        (s.filesystems[0].mount.as_str(), s.filesystems[0].kind),
+        ("/tmp", FsKind::Tmpfs)
+    );
+    assert_eq!(s.tasks.len(), 1);
+    assert_eq!(
+        (
+            s.tasks[0].name.as_str(),
+            s.tasks[0].cpu,
+            s.tasks[0].start_ns
+        ),
+        ("dd", 0, 0)
+    );
+    let d = dd(&s, "dd");
+    assert_eq!(d.path, "/tmp/ddfile");
+    assert_eq!(d.size_bytes, 4 * GIB / 10);
+    assert_eq!(d.block_size_bytes, 1 << 20);
+    assert_eq!(d.iterations, 5);
+    assert!(!d.sync);
+}
+
+#[test]
+fn builtin_dd_blockfs_loads() {
+    let s = load_scenario("dd-blockfs", &[]).unwrap();
+    assert_eq!(s.source, "built-in:dd-blockfs");
+    assert_eq!(s.total_cpus(), 4);
+    assert_eq!(s.total_memory_bytes(), 4 * GIB);
+    assert_eq!(s.devices.len(), 1);
+    assert_eq!(s.devices[0].preset, DevicePreset::Ssd);
+    assert_eq!(s.devices[0].size_bytes, 64 * GIB);
+    let fs = &s.filesystems[0];
+    assert_eq!((fs.mount.as_str(), fs.kind), ("/mnt", FsKind::Blockfs));
+    assert_eq!(fs.device.as_deref(), Some(s.devices[0].name.as_str()));
+    let d = dd(&s, "dd");
+    assert_eq!(d.path, "/mnt/ddfile");
+    assert_eq!(d.size_bytes, 4 * GIB / 10);
+    assert_eq!(d.iterations, 5);
+    assert_eq!(s.resolve_mount(&d.path).map(|(i, _)| i), Some(0));
+}
+
+#[test]
+fn every_builtin_is_listed_and_valid() {
+    let names: Vec<&str> = builtin_scenarios().iter().map(|(n, _, _)| *n).collect();
+    assert!(
+        names.contains(&"dd-tmpfs") && names.contains(&"dd-blockfs"),
+        "{names:?}"
+    );
+    for (name, desc, _) in builtin_scenarios() {
+        assert!(
+            !desc.is_empty() && !desc.contains('\n'),
+            "{name}: one-line description"
+        );
+        let s = load_scenario(name, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&s.name, name);
+        // The run JSON embeds the scenario.
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["machine"]["cpus_per_node"], 4);
+        assert_eq!(json["tasks"][0]["program"]["program"], "dd");
+    }
+}
+
+#[test]
+fn set_overrides_machine_task_and_features() {
+    let s = load_scenario(
+        "dd-blockfs",
+        &sets(&[
+            "machine.cpus_per_node=2",
+            "seed=7",
+            "tasks.dd.iterations=3",
+            "tasks.0.block_size=4KiB",
+            "tasks.dd.sync=true",
+            "devices.sda.preset=hdd",
+            "features.workingset=false",
+            "features.accessed-init=true",
+            "machine.memory_per_node=1GiB",
+            "sample_interval=\"5ms\"",
+        ]),
+    )
+    .unwrap();
+    assert_eq!(s.total_cpus(), 2);
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.sample_interval_ns, 5_000_000);
+    let d = dd(&s, "dd");
+    assert_eq!(d.iterations, 3);
+    assert_eq!(d.block_size_bytes, 4096);
+    assert!(d.sync);
+    assert_eq!(
+        d.size_bytes,
+        GIB / 10,
+        "ram/10 follows the overridden memory"
+    );
+    assert_eq!(s.devices[0].preset, DevicePreset::Hdd);
+    assert_eq!(s.features.get("workingset"), Some(&false));
+    assert_eq!(s.features.get("accessed-init"), Some(&true));
+}
+
+#[test]
+fn set_with_unknown_task_names_the_key() {
+    let err = load_scenario("dd-tmpfs", &sets(&["tasks.nope.iterations=3"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.line, err.field.as_str()),
+        ("--set", None, "tasks.nope.iterations")
+    );
+    assert!(
+        err.message.contains("nope") && err.message.contains("dd"),
+        "{err}"
+    );
+
+    let err = load_scenario("dd-tmpfs", &sets(&["tasks.7.iterations=3"])).unwrap_err();
+    assert_eq!(err.field, "tasks.7.iterations");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["nosuch.key=1"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.field.as_str()),
+        ("--set", "nosuch.key")
+    );
+    assert!(err.message.contains("no table `nosuch`"), "{err}");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["seed.x=1"])).unwrap_err();
+    assert_eq!(err.field, "seed.x");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["machine=1"])).unwrap_err();
+    assert_eq!(err.field, "machine");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["machine.cpus_per_node"])).unwrap_err();
+    assert!(err.message.contains("key=value"), "{err}");
+}
+
+#[test]
+fn set_values_are_validated_like_file_values() {
+    // A new leaf in an existing table is accepted by --set, then rejected as unknown.
+    let err = load_scenario("dd-tmpfs", &sets(&["machine.bogus=1"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.line, err.field.as_str()),
+        ("--set", None, "machine.bogus")
+    );
+    assert!(err.message.contains("unknown field `bogus`"), "{err}");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["machine.cpus_per_node=0"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.field.as_str()),
+        ("--set", "machine.cpus_per_node")
+    );
+
+    let err = load_scenario("dd-tmpfs", &sets(&["tasks.0.cpu=4"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.field.as_str()),
+        ("--set", "tasks.0.cpu")
+    );
+    assert!(err.message.contains("0..=3"), "{err}");
+
+    let err = load_scenario("dd-tmpfs", &sets(&["features.nope=true"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.field.as_str()),
+        ("--set", "features.nope")
+    );
+}
+
+#[test]
+fn unknown_scenario_name_lists_builtins() {
+    let err = load_scenario("dd-nope", &[]).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.line, err.field.as_str()),
+        ("dd-nope", None, "")
+    );
+    assert!(
+        err.message.contains("dd-tmpfs") && err.message.contains("dd-blockfs"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("dd-nope: unknown built-in scenario"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let path = "/nonexistent/dir/scenario.toml";
+    let err = load_scenario(path, &[]).unwrap_err();
+    assert_eq!((err.file.as_str(), err.line), (path, None));
+    assert!(err.message.contains("cannot read"), "{err}");
+    assert!(err.to_string().starts_with(path), "{err}");
+}
+
+#[test]
+fn file_loads_with_its_path_as_source() {
+    let dir = std::env::temp_dir().join(format!("mmsim-scenario-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, with_line(31, "cpu = 9")).unwrap();
+    let p = path.to_str().unwrap();
+    let err = load_scenario(p, &[]).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.line, err.field.as_str()),
+        (p, Some(31), "tasks.dd.cpu")
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("{p}:31: tasks.dd.cpu: {}", err.message)
+    );
+    std::fs::write(&path, BASE).unwrap();
+    assert_eq!(load_scenario(p, &[]).unwrap().source, p);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn malformed_toml_reports_the_line() {
+    let err = parse(&with_line(11, "size = \"64GiB")).unwrap_err();
+    assert_eq!((err.file.as_str(), err.line), ("t.toml", Some(11)), "{err}");
+    assert!(err.message.starts_with("invalid TOML"), "{err}");
+
+    let err = parse(&with_line(20, "type = ")).unwrap_err();
+    assert_eq!(err.line, Some(20), "{err}");
+}
+
+#[test]
+fn unknown_field_reports_line_and_field() {
+    let msg = expect_err(
+        &with_line(35, "blok_size = \"1MiB\""),
+        35,
+        "tasks.dd.blok_size",
+    );
+    assert!(
+        msg.contains("unknown field `blok_size`") && msg.contains("block_size"),
+        "{msg}"
+    );
+    expect_err(&with_line(4, "numa_nodes = 1"), 4, "machine.numa_nodes");
+    expect_err(&with_line(2, "colour = \"blue\""), 2, "colour");
+}
+
+#[test]
+fn zero_cpus() {
+    let msg = expect_err(
+        &with_line(5, "cpus_per_node = 0"),
+        5,
+        "machine.cpus_per_node",
+    );
+    assert!(msg.contains("at least 1 CPU"), "{msg}");
+    expect_err(&with_line(4, "nodes = 0"), 4, "machine.nodes");
+    expect_err(
+        &with_line(5, "cpus_per_node = 1025"),
+        5,
+        "machine.cpus_per_node",
+    );
+}
+
+#[test]
+fn cpu_out_of_range_in_the_right_task_block() {
+    // `cpu` first appears on line 24 (task "writer"); the bad one is on line 31.
+    let msg = expect_err(&with_line(31, "cpu = 4"), 31, "tasks.dd.cpu");
+    assert!(msg.contains("4 CPUs (0..=3)"), "{msg}");
+}
+
+#[test]
+fn dd_file_larger_than_the_device() {
+    let msg = expect_err(&with_line(27, "size = \"65GiB\""), 27, "tasks.writer.size");
+    assert!(
+        msg.contains("file larger than the device") && msg.contains("64 GiB"),
+        "{msg}"
+    );
+    // On tmpfs the limit is RAM.
+    let msg = expect_err(&with_line(34, "size = \"ram*2\""), 34, "tasks.dd.size");
+    assert!(msg.contains("larger than RAM"), "{msg}");
+}
+
+#[test]
+fn block_size_zero_and_too_large() {
+    let msg = expect_err(&with_line(35, "block_size = 0"), 35, "tasks.dd.block_size");
+    assert!(msg.contains("between 1 byte and 1 GiB"), "{msg}");
+    expect_err(
+        &with_line(35, "block_size = \"2GiB\""),
+        35,
+        "tasks.dd.block_size",
+    );
+}
+
+#[test]
+fn bad_size_string_lists_accepted_forms() {
+    let msg = expect_err(&with_line(34, "size = \"ram%10\""), 34, "tasks.dd.size");
+    assert!(
+        msg.contains("\"ram%10\"") && msg.contains("ram/10") && msg.contains("4GiB"),
+        "{msg}"
+    );
+    let msg = expect_err(&with_line(11, "size = \"64 gigs\""), 11, "devices.sda.size");
+    assert!(msg.contains("unknown unit"), "{msg}");
+    let msg = expect_err(
+        &with_line(6, "memory_per_node = \"ram\""),
+        6,
+        "machine.memory_per_node",
+    );
+    assert!(msg.contains("`ram` cannot be used here"), "{msg}");
+    let msg = expect_err(&with_line(27, "size = 1.5"), 27, "tasks.writer.size");
+    assert!(msg.contains("found a float"), "{msg}");
+}
+
+#[test]
+fn unknown_feature_lists_known_ones() {
+    let text = format!("{BASE}\n[features]\nworkingset = true\nfoo = true\n");
+    // BASE has 36 lines; the blank line is 37, [features] 38, workingset 39, foo 40.
+    let msg = expect_err(&text, 40, "features.foo");
+    for f in KNOWN_FEATURES {
+        assert!(msg.contains(f), "{msg} should list {f}");
+    }
+    let s = parse(&format!("{BASE}\n[features]\nworkingset = false\n")).unwrap();
+    assert_eq!(s.features.get("workingset"), Some(&false));
+}
+
+#[test]
+fn unknown_device_reference() {
+    let msg = expect_err(
+        &with_line(16, "device = \"sdb\""),
+        16,
+        "filesystems.0.device",
+    );
+    assert!(
+        msg.contains("unknown device \"sdb\"") && msg.contains("sda"),
+        "{msg}"
+    );
+    // A blockfs without a device: reported at its [[filesystems]] header.
+    let msg = expect_err(&with_line(16, ""), 13, "filesystems.0.device");
+    assert!(msg.contains("missing required field `device`"), "{msg}");
+    // A tmpfs with one.
+    expect_err(
+        &with_line(20, "type = \"tmpfs\"\ndevice = \"sda\""),
+        21,
+        "filesystems.1.device",
+    );
+}
+
+#[test]
+fn other_validation_errors() {
+    let msg = expect_err(
+        &with_line(6, "memory_per_node = 100000000"),
+        6,
+        "machine.memory_per_node",
+    );
+    assert!(msg.contains("multiple of 4096"), "{msg}");
+    expect_err(
+        &with_line(6, "memory_per_node = \"8MiB\""),
+        6,
+        "machine.memory_per_node",
+    );
+    let msg = expect_err(
+        &with_line(6, "memory_per_node = \"4GiB\"\ncost_profile = \"fast\""),
+        7,
+        "machine.cost_profile",
+    );
+    assert!(msg.contains("only profile for now is \"default\""), "{msg}");
+    expect_err(&with_line(11, "size = \"512KiB\""), 11, "devices.sda.size");
+    expect_err(
+        &with_line(10, "preset = \"floppy\""),
+        10,
+        "devices.sda.preset",
+    );
+    expect_err(
+        &with_line(19, "mount = \"/mnt\""),
+        19,
+        "filesystems.1.mount",
+    );
+    expect_err(
+        &with_line(19, "mount = \"/tmp/\""),
+        19,
+        "filesystems.1.mount",
+    );
+    expect_err(&with_line(19, "mount = \"tmp\""), 19, "filesystems.1.mount");
+    let msg = expect_err(&with_line(33, "path = \"/home/f\""), 33, "tasks.dd.path");
+    assert!(
+        msg.contains("not under any mounted filesystem") && msg.contains("/mnt, /tmp"),
+        "{msg}"
+    );
+    expect_err(&with_line(33, "path = \"/tmp\""), 33, "tasks.dd.path");
+    expect_err(&with_line(33, "path = \"f\""), 33, "tasks.dd.path");
+    expect_err(&with_line(36, "iterations = 0"), 36, "tasks.dd.iterations");
+    expect_err(&with_line(34, "size = 0"), 34, "tasks.dd.size");
+    let msg = expect_err(&with_line(30, "name = \"writer\""), 30, "tasks.writer.name");
+    assert!(msg.contains("duplicate task name"), "{msg}");
+    expect_err(&with_line(32, "program = \"cat\""), 32, "tasks.dd.program");
+    expect_err(&with_line(31, "cpu = \"zero\""), 31, "tasks.dd.cpu");
+    expect_err(&with_line(31, "cpu = -1"), 31, "tasks.dd.cpu");
+    // A missing required field is reported at its table's header.
+    expect_err(&with_line(34, ""), 29, "tasks.dd.size");
+}
+
+#[test]
+fn no_tasks_and_no_name() {
+    let no_tasks: String = BASE.lines().take(21).collect::<Vec<_>>().join("\n");
+    let err = parse(&no_tasks).unwrap_err();
+    assert_eq!((err.line, err.field.as_str()), (None, "tasks"));
+    assert!(err.message.contains("at least one [[tasks]]"), "{err}");
+    let err = parse(&with_line(1, "")).unwrap_err();
+    assert_eq!(err.field, "name");
+}
+
+#[test]
+fn truncated_or_edited_input_never_panics() {
+    // Every prefix and every single-line deletion either loads or gives an error.
+    for end in (0..=BASE.len()).filter(|&i| BASE.is_char_boundary(i)) {
+        let _ = parse(&BASE[..end]);
+    }
+    for n in 1..=BASE.lines().count() {
+        if let Err(e) = parse(&with_line(n, "")) {
+            assert_eq!(e.file, "t.toml");
+            assert!(!e.message.is_empty());
+        }
+    }
+}

@@ -10,7 +10,11 @@ use mmsim::scenario::{builtin_scenarios, load_scenario, KNOWN_FEATURES};
 use mmsim::sim::{Features, RunEnd};
 
 #[derive(Parser)]
-#[command(name = "mmsim", version, about = "A deterministic user-space simulator of the Linux kernel memory manager")]
+#[command(
+    name = "mmsim",
+    version,
+    about = "A deterministic user-space simulator of the Linux kernel memory manager"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -53,7 +57,10 @@ struct UsageError(String);
 
 fn parse_features(preset: &str, overrides: Option<&str>) -> Result<Features, UsageError> {
     let mut f = Features::preset(preset).ok_or_else(|| {
-        UsageError(format!("--preset: unknown preset `{}` (known: vanilla, patched)", preset))
+        UsageError(format!(
+            "--preset: unknown preset `{}` (known: vanilla, patched)",
+            preset
+        ))
     })?;
     if let Some(list) = overrides {
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -77,8 +84,21 @@ fn parse_features(preset: &str, overrides: Option<&str>) -> Result<Features, Usa
 fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let s = |ns: u64| ns as f64 / 1e9;
     writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
-    let on: Vec<&str> = r.features.iter().filter(|(_, v)| **v).map(|(k, _)| k.as_str()).collect();
-    writeln!(out, "features   {}", if on.is_empty() { "(none)".to_string() } else { on.join(", ") })?;
+    let on: Vec<&str> = r
+        .features
+        .iter()
+        .filter(|(_, v)| **v)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    writeln!(
+        out,
+        "features   {}",
+        if on.is_empty() {
+            "(none)".to_string()
+        } else {
+            on.join(", ")
+        }
+    )?;
     writeln!(
         out,
         "machine    {} node(s) x {} CPUs, {} MiB per node, cost profile {}",
@@ -99,11 +119,26 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(out, "\ntasks")?;
     for t in r.tasks.iter().filter(|t| !t.kthread) {
-        write!(out, "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}", t.name, t.cpu, s(t.elapsed_ns), t.majflt, t.minflt)?;
+        write!(
+            out,
+            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}",
+            t.name,
+            t.cpu,
+            s(t.elapsed_ns),
+            t.majflt,
+            t.minflt
+        )?;
         for (label, v) in &t.samples {
             let max = v.iter().max().copied().unwrap_or(0);
             let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
-            write!(out, "  {}: n={} mean {:.6} s max {:.6} s", label, v.len(), mean / 1e9, s(max))?;
+            write!(
+                out,
+                "  {}: n={} mean {:.6} s max {:.6} s",
+                label,
+                v.len(),
+                mean / 1e9,
+                s(max)
+            )?;
         }
         for (e, n) in &t.errors {
             write!(out, "  {}x{}", e, n)?;
@@ -116,7 +151,11 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     }
     writeln!(out, "\nprofile (top 12 of busy CPU time)")?;
     for row in r.profile_top.iter().take(12) {
-        writeln!(out, "  {:>8.4}%  {:>14} ns  {}", row.percent, row.ns, row.function)?;
+        writeln!(
+            out,
+            "  {:>8.4}%  {:>14} ns  {}",
+            row.percent, row.ns, row.function
+        )?;
     }
     for f in ["mark_page_accessed", "init_page_accessed"] {
         if let Some(row) = r.profile_top.iter().find(|p| p.function == f) {
@@ -124,7 +163,11 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         }
     }
     if !r.oracle_violations.is_empty() {
-        writeln!(out, "\ncontent oracle: {} violation(s)", r.oracle_violations.len())?;
+        writeln!(
+            out,
+            "\ncontent oracle: {} violation(s)",
+            r.oracle_violations.len()
+        )?;
         for v in r.oracle_violations.iter().take(5) {
             writeln!(out, "  {}", v)?;
         }
@@ -156,7 +199,9 @@ fn cmd_run(
     if let Some(list) = features {
         f = parse_features(preset, Some(list))?;
         for (name, on) in &sc.features {
-            let explicit = list.split(',').any(|i| i.trim().trim_start_matches(['+', '-']) == name);
+            let explicit = list
+                .split(',')
+                .any(|i| i.trim().trim_start_matches(['+', '-']) == name);
             if !explicit {
                 f.set(name, *on);
             }
@@ -182,12 +227,15 @@ fn cmd_run(
     let mut stdout = std::io::stdout().lock();
     match json {
         Some("-") => {
-            serde_json::to_writer_pretty(&mut stdout, &report).map_err(|e| UsageError(e.to_string()))?;
+            serde_json::to_writer_pretty(&mut stdout, &report)
+                .map_err(|e| UsageError(e.to_string()))?;
             let _ = writeln!(stdout);
         }
         Some(path) => {
-            let text = serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;
-            std::fs::write(path, text + "\n").map_err(|e| UsageError(format!("--json {}: {}", path, e)))?;
+            let text =
+                serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;
+            std::fs::write(path, text + "\n")
+                .map_err(|e| UsageError(format!("--json {}: {}", path, e)))?;
             let _ = print_summary(&report, &mut stdout);
         }
         None => {
@@ -197,7 +245,10 @@ fn cmd_run(
     Ok(match report.end {
         RunEnd::Completed if report.oracle_violations.is_empty() => ExitCode::SUCCESS,
         RunEnd::Completed => {
-            eprintln!("mmsim: content oracle found {} violation(s)", report.oracle_violations.len());
+            eprintln!(
+                "mmsim: content oracle found {} violation(s)",
+                report.oracle_violations.len()
+            );
             ExitCode::from(1)
         }
         ref e => {
@@ -232,7 +283,16 @@ fn main() -> ExitCode {
             json,
             check,
             max_steps,
-        } => cmd_run(&scenario, &preset, features.as_deref(), &sets, seed, json.as_deref(), check, max_steps),
+        } => cmd_run(
+            &scenario,
+            &preset,
+            features.as_deref(),
+            &sets,
+            seed,
+            json.as_deref(),
+            check,
+            max_steps,
+        ),
     };
     match r {
         Ok(c) => c,

@@ -146,7 +146,11 @@ impl Default for RunOptions {
 }
 
 /// Build and run a scenario; `progress` is called with the virtual time now and then.
-pub fn run_scenario(sc: &Scenario, opts: &RunOptions, progress: &mut dyn FnMut(u64)) -> Result<RunReport, String> {
+pub fn run_scenario(
+    sc: &Scenario,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<RunReport, String> {
     let mut sim = Sim::new(sc, opts.features.clone())?;
     sim.check = opts.check;
     let end = sim.run_with_progress(opts.max_steps, progress);
@@ -194,7 +198,11 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             name: t.name.clone(),
             cpu: t.cpu,
             kthread: t.is_kthread(),
-            elapsed_ns: t.stats.exit_ps.map(|e| ps_to_ns(e - t.stats.start_ps)).unwrap_or(0),
+            elapsed_ns: t
+                .stats
+                .exit_ps
+                .map(|e| ps_to_ns(e - t.stats.start_ps))
+                .unwrap_or(0),
             majflt: t.stats.majflt,
             minflt: t.stats.minflt,
             nvcsw: t.stats.nvcsw,
@@ -216,7 +224,12 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         end,
         elapsed_ns: ps_to_ns(elapsed_ps),
         cpu_time: ct,
-        vmstat: sim.vmstat.entries().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        vmstat: sim
+            .vmstat
+            .entries()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         profile: sim
             .profile
             .entries()
@@ -231,7 +244,10 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             lru_lock_acquisitions: sim.nodes.iter().map(|n| n.lru_lock.acquisitions).sum(),
             lru_lock_contended: sim.nodes.iter().map(|n| n.lru_lock.contended).sum(),
         },
-        series_columns: SAMPLED.iter().map(|i: &VmItem| i.name().to_string()).collect(),
+        series_columns: SAMPLED
+            .iter()
+            .map(|i: &VmItem| i.name().to_string())
+            .collect(),
         series: sim.samples.clone(),
         oracle_violations: sim.oracle_violations.clone(),
         steps: sim.steps,

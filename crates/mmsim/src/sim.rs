@@ -20,8 +20,8 @@ use crate::mm::node::PgData;
 use crate::mm::page::{pg, Page, Pfn};
 use crate::mm::swap::CpuPagevecs;
 use crate::mm::vmstat::{VmItem, VmStat};
-use crate::sched::{KThread, Task, TaskBody, TaskId, TaskState, Wait};
 use crate::scenario::{Scenario, KNOWN_FEATURES};
+use crate::sched::{KThread, Task, TaskBody, TaskId, TaskState, Wait};
 use crate::workload::OpResult;
 use std::collections::BTreeMap;
 
@@ -276,20 +276,19 @@ impl Sim {
             next_sample_ps: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
         };
-        sim.vmstat
-            .add(VmItem::NrFreePages, (pages_per_node * nr_nodes as u64) as i64);
+        sim.vmstat.add(
+            VmItem::NrFreePages,
+            (pages_per_node * nr_nodes as u64) as i64,
+        );
         sim.init_page_alloc();
         for d in &sc.devices {
             sim.devices.push(BlockDevice::new(d, &sim.costs));
         }
         for f in &sc.filesystems {
             let dev = match &f.device {
-                Some(name) => Some(
-                    sc.devices
-                        .iter()
-                        .position(|d| &d.name == name)
-                        .ok_or_else(|| format!("filesystem {} names unknown device {}", f.mount, name))?,
-                ),
+                Some(name) => Some(sc.devices.iter().position(|d| &d.name == name).ok_or_else(
+                    || format!("filesystem {} names unknown device {}", f.mount, name),
+                )?),
                 None => None,
             };
             sim.fss.push(FileSystem::new(f, dev));
@@ -473,7 +472,11 @@ impl Sim {
         if rq.is_empty() {
             return None;
         }
-        let ready = rq.iter().map(|t| self.tasks[*t].ready_at_ps).min().unwrap_or(0);
+        let ready = rq
+            .iter()
+            .map(|t| self.tasks[*t].ready_at_ps)
+            .min()
+            .unwrap_or(0);
         Some(self.cpus[c].clock_ps.max(ready))
     }
 
@@ -495,7 +498,7 @@ impl Sim {
                 return RunEnd::StepLimit;
             }
             self.steps += 1;
-            if self.steps % 4096 == 0 {
+            if self.steps.is_multiple_of(4096) {
                 progress(self.max_clock());
             }
             // Earliest runnable CPU, ties by CPU id.

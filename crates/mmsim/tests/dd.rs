@@ -17,7 +17,11 @@ fn run(name: &str, features: Features, sets: &[&str]) -> RunReport {
 }
 
 fn share(r: &RunReport, f: &str) -> f64 {
-    r.profile_top.iter().find(|p| p.function == f).map(|p| p.percent).unwrap_or(0.0)
+    r.profile_top
+        .iter()
+        .find(|p| p.function == f)
+        .map(|p| p.percent)
+        .unwrap_or(0.0)
 }
 
 const SMALL: &[&str] = &["machine.memory_per_node=256MiB", "tasks.dd.iterations=3"];
@@ -30,7 +34,11 @@ fn dd_tmpfs_completes_and_frees_every_page() {
     let total_pages = 256 * 256;
     // Everything but the pages still held by per-CPU pagevecs at exit is free again.
     let free = r.vmstat["nr_free_pages"];
-    assert!(free >= total_pages - 14 && free <= total_pages, "free {}", free);
+    assert!(
+        free >= total_pages - 14 && free <= total_pages,
+        "free {}",
+        free
+    );
     assert_eq!(r.vmstat["nr_file_pages"], 0);
     let dd = r.tasks.iter().find(|t| t.name == "dd").unwrap();
     assert_eq!(dd.samples["iteration"].len(), 3);
@@ -45,9 +53,26 @@ fn accessed_init_cuts_mark_page_accessed_share() {
         let before = share(&v, "mark_page_accessed");
         let after = share(&p, "mark_page_accessed") + share(&p, "init_page_accessed");
         assert!(before > 0.0, "{}: vanilla must call mark_page_accessed", sc);
-        assert!(after <= before * 0.2, "{}: share {} -> {} is not an 80% fall", sc, before, after);
-        assert!(p.elapsed_ns <= v.elapsed_ns, "{}: patched slower ({} > {})", sc, p.elapsed_ns, v.elapsed_ns);
-        assert_eq!(share(&p, "mark_page_accessed"), 0.0, "{}: write path still marks", sc);
+        assert!(
+            after <= before * 0.2,
+            "{}: share {} -> {} is not an 80% fall",
+            sc,
+            before,
+            after
+        );
+        assert!(
+            p.elapsed_ns <= v.elapsed_ns,
+            "{}: patched slower ({} > {})",
+            sc,
+            p.elapsed_ns,
+            v.elapsed_ns
+        );
+        assert_eq!(
+            share(&p, "mark_page_accessed"),
+            0.0,
+            "{}: write path still marks",
+            sc
+        );
     }
 }
 
@@ -63,7 +88,11 @@ fn blockfs_sync_writes_everything_back() {
     let r = run(
         "dd-blockfs",
         Features::patched(),
-        &["machine.memory_per_node=256MiB", "tasks.dd.iterations=2", "tasks.dd.sync=true"],
+        &[
+            "machine.memory_per_node=256MiB",
+            "tasks.dd.iterations=2",
+            "tasks.dd.sync=true",
+        ],
     );
     assert_eq!(r.end, RunEnd::Completed);
     let pages_per_file = (256u64 << 20) / 10 / 4096 + 1;
@@ -73,13 +102,25 @@ fn blockfs_sync_writes_everything_back() {
     assert_eq!(r.vmstat["nr_dirty"], 0);
     assert_eq!(r.vmstat["nr_writeback"], 0);
     // A synchronous dd waits for the device: it is much slower than the async one.
-    let a = run("dd-blockfs", Features::patched(), &["machine.memory_per_node=256MiB", "tasks.dd.iterations=2"]);
+    let a = run(
+        "dd-blockfs",
+        Features::patched(),
+        &["machine.memory_per_node=256MiB", "tasks.dd.iterations=2"],
+    );
     assert!(r.elapsed_ns > 2 * a.elapsed_ns);
 }
 
 #[test]
 fn check_mode_runs_clean() {
-    let r = run("dd-blockfs", Features::vanilla(), &["machine.memory_per_node=32MiB", "tasks.dd.iterations=2", "tasks.dd.sync=true"]);
+    let r = run(
+        "dd-blockfs",
+        Features::vanilla(),
+        &[
+            "machine.memory_per_node=32MiB",
+            "tasks.dd.iterations=2",
+            "tasks.dd.sync=true",
+        ],
+    );
     assert_eq!(r.end, RunEnd::Completed);
     let sc = load_scenario("dd-tmpfs", &["machine.memory_per_node=32MiB".to_string()]).unwrap();
     let opts = RunOptions {

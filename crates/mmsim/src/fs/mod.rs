@@ -98,7 +98,7 @@ impl FileSystem {
     pub fn new(spec: &FsSpec, device: Option<usize>) -> FileSystem {
         FileSystem {
             mount: spec.mount.clone(),
-            kind: spec.kind.clone(),
+            kind: spec.kind,
             device,
             names: BTreeMap::new(),
             used_blocks: 0,

@@ -18,7 +18,9 @@ impl Sim {
         let mut best: Option<(usize, usize)> = None;
         for (i, fs) in self.fss.iter().enumerate() {
             let m = fs.mount.as_str();
-            let under = m == "/" || path == m || (path.starts_with(m) && path.as_bytes().get(m.len()) == Some(&b'/'));
+            let under = m == "/"
+                || path == m
+                || (path.starts_with(m) && path.as_bytes().get(m.len()) == Some(&b'/'));
             if under && best.is_none_or(|(_, l)| m.len() > l) {
                 best = Some((i, m.len()));
             }
@@ -29,7 +31,10 @@ impl Sim {
     /// Execute (or resume) the op in progress of task `tid`.
     pub fn exec_op(&mut self, tid: TaskId) -> Result<OpResult, Wait> {
         let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
-        let is_syscall = !matches!(cur.op, Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. });
+        let is_syscall = !matches!(
+            cur.op,
+            Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. }
+        );
         if !cur.entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
             self.cur.mode = Mode::User;
@@ -43,7 +48,11 @@ impl Sim {
         self.cur.mode = Mode::System;
         let mut progress = cur.progress;
         let r = match &cur.op {
-            Op::Open { path, create, truncate } => self.sys_open(tid, path, *create, *truncate, &mut progress),
+            Op::Open {
+                path,
+                create,
+                truncate,
+            } => self.sys_open(tid, path, *create, *truncate, &mut progress),
             Op::Close { fd } => self.sys_close(tid, *fd),
             Op::Write { fd, len } => self.sys_write(tid, *fd, *len, &mut progress),
             Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
@@ -97,7 +106,14 @@ impl Sim {
     }
 
     /// open(2).
-    pub fn sys_open(&mut self, tid: TaskId, path: &str, create: bool, truncate: bool, progress: &mut u64) -> Result<OpResult, Wait> {
+    pub fn sys_open(
+        &mut self,
+        tid: TaskId,
+        path: &str,
+        create: bool,
+        truncate: bool,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
         let prev = self.enter(KFunc::DoSysOpen);
         let Some(fs) = self.resolve_fs(path) else {
             self.leave(prev);
@@ -109,7 +125,7 @@ impl Sim {
             None if create => {
                 self.charge(self.costs.inode_op_ps);
                 let ino = self.inodes.len() as u32;
-                let kind = self.fss[fs].kind.clone();
+                let kind = self.fss[fs].kind;
                 let mapping = AddressSpace {
                     account_dirty: kind == FsKind::Blockfs,
                     swapbacked: kind == FsKind::Tmpfs,
@@ -174,7 +190,12 @@ impl Sim {
         let old_pages = inode.size.div_ceil(PAGE_SIZE);
         inode.size = size;
         inode.expected.truncate(pages as usize);
-        let freed = inode.disk.iter().skip(pages as usize).filter(|v| **v != 0).count() as u64;
+        let freed = inode
+            .disk
+            .iter()
+            .skip(pages as usize)
+            .filter(|v| **v != 0)
+            .count() as u64;
         inode.disk.truncate(pages as usize);
         inode.nr_blocks -= freed;
         let dropped = old_pages.saturating_sub(pages);
@@ -200,7 +221,13 @@ impl Sim {
     }
 
     /// write(2) at the file position.
-    pub fn sys_write(&mut self, tid: TaskId, fd: u32, len: u64, progress: &mut u64) -> Result<OpResult, Wait> {
+    pub fn sys_write(
+        &mut self,
+        tid: TaskId,
+        fd: u32,
+        len: u64,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
         let Some(f) = self.fd_file(tid, fd) else {
             return Ok(OpResult::Err(Errno::EBADF));
         };
@@ -226,7 +253,11 @@ impl Sim {
         self.leave(prev);
         if let Some(e) = err {
             self.advance_pos(tid, fd, *progress);
-            return Ok(if *progress > 0 { OpResult::Bytes(*progress) } else { OpResult::Err(e) });
+            return Ok(if *progress > 0 {
+                OpResult::Bytes(*progress)
+            } else {
+                OpResult::Err(e)
+            });
         }
         if let Some(w) = wait {
             return Err(w);
@@ -242,7 +273,14 @@ impl Sim {
     }
 
     /// read(2) at the file position, or pread(2) at `at`.
-    pub fn sys_read(&mut self, tid: TaskId, fd: u32, len: u64, at: Option<u64>, progress: &mut u64) -> Result<OpResult, Wait> {
+    pub fn sys_read(
+        &mut self,
+        tid: TaskId,
+        fd: u32,
+        len: u64,
+        at: Option<u64>,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
         let Some(mut f) = self.fd_file(tid, fd) else {
             return Ok(OpResult::Err(Errno::EBADF));
         };
@@ -260,7 +298,11 @@ impl Sim {
             if at.is_none() {
                 self.advance_pos(tid, fd, *progress);
             }
-            return Ok(if *progress > 0 { OpResult::Bytes(*progress) } else { OpResult::Err(e) });
+            return Ok(if *progress > 0 {
+                OpResult::Bytes(*progress)
+            } else {
+                OpResult::Err(e)
+            });
         }
         if let Some(w) = out.wait {
             return Err(w);
@@ -272,7 +314,12 @@ impl Sim {
     }
 
     /// fdatasync(2).
-    pub fn sys_fdatasync(&mut self, tid: TaskId, fd: u32, progress: &mut u64) -> Result<OpResult, Wait> {
+    pub fn sys_fdatasync(
+        &mut self,
+        tid: TaskId,
+        fd: u32,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
         let Some(f) = self.fd_file(tid, fd) else {
             return Ok(OpResult::Err(Errno::EBADF));
         };
@@ -327,7 +374,11 @@ impl Sim {
         let sized = self.inode(ino).size.div_ceil(PAGE_SIZE);
         self.fss[fs].used_blocks = self.fss[fs].used_blocks.saturating_sub(sized);
         let t = &self.inode(ino).mapping.tree;
-        assert!(t.nr_pages() == 0 && t.nr_shadows() == 0, "evicting inode {} with cached entries", ino);
+        assert!(
+            t.nr_pages() == 0 && t.nr_shadows() == 0,
+            "evicting inode {} with cached entries",
+            ino
+        );
         self.inodes[ino as usize] = None;
         self.leave(prev);
         Ok(())

@@ -113,7 +113,8 @@ impl Sim {
         }
         let prev = self.enter(KFunc::BalanceDirtyPages);
         let (bg, limit) = self.global_dirty_limits();
-        let dirty = (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
+        let dirty =
+            (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
         let mut pause = false;
         if dirty > bg {
             let fs = self.inode(ino).fs;
@@ -153,10 +154,9 @@ impl Sim {
                 i += 1;
                 continue;
             }
-            let written = match self.write_cache_pages(ino, budget, SyncMode::None) {
-                Ok(w) => w,
-                Err(_) => 0,
-            };
+            let written = self
+                .write_cache_pages(ino, budget, SyncMode::None)
+                .unwrap_or_default();
             budget -= written.min(budget);
             if self.inode(ino).nr_dirty == 0 {
                 self.clear_inode_dirty(ino);
@@ -166,7 +166,8 @@ impl Sim {
         }
         let did_work = budget < MAX_WRITEBACK_PAGES;
         self.leave(prev);
-        let still_over = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > self.global_dirty_limits().0;
+        let still_over =
+            self.vmstat.get(VmItem::NrDirty).max(0) as u64 > self.global_dirty_limits().0;
         if did_work && still_over {
             return true; // more to do: stay runnable
         }
@@ -209,11 +210,11 @@ impl Sim {
         'outer: loop {
             entries.clear();
             self.charge_tree_walk(ino);
-            let n = self
-                .inode(ino)
-                .mapping
-                .tree
-                .gang_lookup(index, crate::mm::swap::PAGEVEC_SIZE, &mut entries);
+            let n = self.inode(ino).mapping.tree.gang_lookup(
+                index,
+                crate::mm::swap::PAGEVEC_SIZE,
+                &mut entries,
+            );
             if n == 0 {
                 if !wrapped {
                     wrapped = true;
@@ -222,8 +223,7 @@ impl Sim {
                 }
                 break;
             }
-            for k in 0..n {
-                let (idx, e) = entries[k];
+            for &(idx, e) in entries.iter().take(n) {
                 index = idx + 1;
                 let Entry::Page(pfn) = e else { continue };
                 if !self.PageDirty(pfn) {
@@ -279,9 +279,14 @@ impl Sim {
 
     fn submit_write(&mut self, ino: u32, pages: Vec<Pfn>) {
         let fs = self.inode(ino).fs;
-        let dev = self.fss[fs].device.expect("writeback on a device-less filesystem");
+        let dev = self.fss[fs]
+            .device
+            .expect("writeback on a device-less filesystem");
         let first = self.mem[pages[0] as usize].index;
-        self.vmstat.add(VmItem::Pgpgout, (pages.len() as u64 * PAGE_SIZE / 1024) as i64);
+        self.vmstat.add(
+            VmItem::Pgpgout,
+            (pages.len() as u64 * PAGE_SIZE / 1024) as i64,
+        );
         let req = IoRequest {
             dev,
             kind: IoKind::Write,
@@ -391,7 +396,11 @@ impl Sim {
         let mut r = Ok(());
         'scan: loop {
             entries.clear();
-            let n = self.inode(ino).mapping.tree.gang_lookup(index, 64, &mut entries);
+            let n = self
+                .inode(ino)
+                .mapping
+                .tree
+                .gang_lookup(index, 64, &mut entries);
             if n == 0 {
                 break;
             }

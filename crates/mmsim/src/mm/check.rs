@@ -28,7 +28,10 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             for pfn in head.iter(&sim.mem) {
                 count += 1;
                 if count > head.len {
-                    return Err(format!("node {} list {:?} longer than its count {}", node.id, lru, head.len));
+                    return Err(format!(
+                        "node {} list {:?} longer than its count {}",
+                        node.id, lru, head.len
+                    ));
                 }
                 let p = &sim.mem[pfn as usize];
                 if on_list[pfn as usize] {
@@ -36,17 +39,34 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 }
                 on_list[pfn as usize] = true;
                 if !p.test(pg::LRU) {
-                    return Err(format!("pfn {} on {:?} without PG_lru (flags {})", pfn, lru, p.flag_names()));
+                    return Err(format!(
+                        "pfn {} on {:?} without PG_lru (flags {})",
+                        pfn,
+                        lru,
+                        p.flag_names()
+                    ));
                 }
                 if sim.page_lru(pfn) != lru {
-                    return Err(format!("pfn {} on {:?} but its flags say {:?} ({})", pfn, lru, sim.page_lru(pfn), p.flag_names()));
+                    return Err(format!(
+                        "pfn {} on {:?} but its flags say {:?} ({})",
+                        pfn,
+                        lru,
+                        sim.page_lru(pfn),
+                        p.flag_names()
+                    ));
                 }
                 if p.node as usize != node.id {
-                    return Err(format!("pfn {} of node {} on node {}'s list", pfn, p.node, node.id));
+                    return Err(format!(
+                        "pfn {} of node {} on node {}'s list",
+                        pfn, p.node, node.id
+                    ));
                 }
             }
             if count != head.len {
-                return Err(format!("node {} list {:?} has {} pages, count says {}", node.id, lru, count, head.len));
+                return Err(format!(
+                    "node {} list {:?} has {} pages, count says {}",
+                    node.id, lru, count, head.len
+                ));
             }
             lru_totals[lru as usize] += count as i64;
         }
@@ -58,7 +78,13 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
             let p = &sim.mem[pfn as usize];
             if !p.test(pg::BUDDY) || p.refcount != 0 || p.mapping != NO_MAPPING || p.test(pg::LRU) {
-                return Err(format!("free pfn {} is busy: flags {} count {} mapping {}", pfn, p.flag_names(), p.refcount, p.mapping));
+                return Err(format!(
+                    "free pfn {} is busy: flags {} count {} mapping {}",
+                    pfn,
+                    p.flag_names(),
+                    p.refcount,
+                    p.mapping
+                ));
             }
             if on_list[pfn as usize] {
                 return Err(format!("free pfn {} is also on an LRU list", pfn));
@@ -69,12 +95,21 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     for lru in LruList::ALL {
         let v = sim.vmstat.get(lru.vmstat_item());
         if v != lru_totals[lru as usize] {
-            return Err(format!("{} = {} but the lists hold {}", lru.vmstat_item().name(), v, lru_totals[lru as usize]));
+            return Err(format!(
+                "{} = {} but the lists hold {}",
+                lru.vmstat_item().name(),
+                v,
+                lru_totals[lru as usize]
+            ));
         }
     }
     let free_total: u64 = sim.nodes.iter().map(|n| n.free_list.len).sum();
     if sim.vmstat.get(VmItem::NrFreePages) != free_total as i64 {
-        return Err(format!("nr_free_pages = {} but the free lists hold {}", sim.vmstat.get(VmItem::NrFreePages), free_total));
+        return Err(format!(
+            "nr_free_pages = {} but the free lists hold {}",
+            sim.vmstat.get(VmItem::NrFreePages),
+            free_total
+        ));
     }
     let mut dirty = 0i64;
     let mut writeback = 0i64;
@@ -84,22 +119,35 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
         if p.test(pg::BUDDY) {
             if p.refcount != 0 || p.mapping != NO_MAPPING {
-                return Err(format!("free pfn {} has refcount {} mapping {}", pfn, p.refcount, p.mapping));
+                return Err(format!(
+                    "free pfn {} has refcount {} mapping {}",
+                    pfn, p.refcount, p.mapping
+                ));
             }
             continue;
         }
         if p.refcount == 0 {
-            return Err(format!("pfn {} is neither free nor referenced (flags {})", pfn, p.flag_names()));
+            return Err(format!(
+                "pfn {} is neither free nor referenced (flags {})",
+                pfn,
+                p.flag_names()
+            ));
         }
         if p.test(pg::LRU) && !on_list[pfn] {
             return Err(format!("pfn {} has PG_lru but is on no list", pfn));
         }
         if p.mapping != NO_MAPPING {
             let Some(inode) = sim.inodes.get(p.mapping as usize).and_then(|i| i.as_ref()) else {
-                return Err(format!("pfn {} points at a dead mapping {}", pfn, p.mapping));
+                return Err(format!(
+                    "pfn {} points at a dead mapping {}",
+                    pfn, p.mapping
+                ));
             };
             if inode.mapping.tree.lookup(p.index) != Entry::Page(pfn as u32) {
-                return Err(format!("pfn {} says inode {} index {} but the tree slot disagrees", pfn, p.mapping, p.index));
+                return Err(format!(
+                    "pfn {} says inode {} index {} but the tree slot disagrees",
+                    pfn, p.mapping, p.index
+                ));
             }
             if inode.mapping.account_dirty {
                 if p.test(pg::DIRTY) {
@@ -112,14 +160,26 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
     }
     if dirty != sim.vmstat.get(VmItem::NrDirty) {
-        return Err(format!("nr_dirty = {} but {} accounted pages are dirty", sim.vmstat.get(VmItem::NrDirty), dirty));
+        return Err(format!(
+            "nr_dirty = {} but {} accounted pages are dirty",
+            sim.vmstat.get(VmItem::NrDirty),
+            dirty
+        ));
     }
     if writeback != sim.vmstat.get(VmItem::NrWriteback) {
-        return Err(format!("nr_writeback = {} but {} pages are under writeback", sim.vmstat.get(VmItem::NrWriteback), writeback));
+        return Err(format!(
+            "nr_writeback = {} but {} pages are under writeback",
+            sim.vmstat.get(VmItem::NrWriteback),
+            writeback
+        ));
     }
     let mut file_pages = 0u64;
     for inode in sim.inodes.iter().flatten() {
-        inode.mapping.tree.check().map_err(|e| format!("inode {} tree: {}", inode.ino, e))?;
+        inode
+            .mapping
+            .tree
+            .check()
+            .map_err(|e| format!("inode {} tree: {}", inode.ino, e))?;
         let mut entries = Vec::new();
         let mut idx = 0u64;
         loop {
@@ -134,7 +194,12 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                     if p.mapping != inode.ino || p.index != i || p.test(pg::BUDDY) {
                         return Err(format!(
                             "inode {} slot {} holds pfn {} whose mapping/index is {}/{} (flags {})",
-                            inode.ino, i, pfn, p.mapping, p.index, p.flag_names()
+                            inode.ino,
+                            i,
+                            pfn,
+                            p.mapping,
+                            p.index,
+                            p.flag_names()
                         ));
                     }
                 }
@@ -143,7 +208,11 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         file_pages += inode.mapping.tree.nr_pages();
     }
     if file_pages as i64 != sim.vmstat.get(VmItem::NrFilePages) {
-        return Err(format!("nr_file_pages = {} but the trees hold {}", sim.vmstat.get(VmItem::NrFilePages), file_pages));
+        return Err(format!(
+            "nr_file_pages = {} but the trees hold {}",
+            sim.vmstat.get(VmItem::NrFilePages),
+            file_pages
+        ));
     }
     Ok(())
 }

@@ -173,7 +173,12 @@ impl Sim {
         self.pagecache_get_page(ino, index, fgp::LOCK, Gfp::KERNEL)
     }
     /// find_or_create_page: FGP_LOCK | FGP_ACCESSED | FGP_CREAT.
-    pub fn find_or_create_page(&mut self, ino: u32, index: u64, gfp: Gfp) -> Result<Option<Pfn>, Wait> {
+    pub fn find_or_create_page(
+        &mut self,
+        ino: u32,
+        index: u64,
+        gfp: Gfp,
+    ) -> Result<Option<Pfn>, Wait> {
         self.pagecache_get_page(ino, index, fgp::LOCK | fgp::ACCESSED | fgp::CREAT, gfp)
     }
     /// grab_cache_page_nowait: FGP_LOCK | FGP_CREAT | FGP_NOFS | FGP_NOWAIT.
@@ -189,7 +194,12 @@ impl Sim {
     /// grab_cache_page_write_begin: FGP_LOCK | FGP_ACCESSED | FGP_WRITE | FGP_CREAT
     /// (+ FGP_NOFS for AOP_FLAG_NOFS), then wait_for_stable_page (a no-op without stable
     /// pages).
-    pub fn grab_cache_page_write_begin(&mut self, ino: u32, index: u64, nofs: bool) -> Result<Option<Pfn>, Wait> {
+    pub fn grab_cache_page_write_begin(
+        &mut self,
+        ino: u32,
+        index: u64,
+        nofs: bool,
+    ) -> Result<Option<Pfn>, Wait> {
         let prev = self.enter(KFunc::GrabCachePageWriteBegin);
         let mut f = fgp::LOCK | fgp::ACCESSED | fgp::WRITE | fgp::CREAT;
         if nofs {
@@ -204,7 +214,12 @@ impl Sim {
     /// insert it under tree_lock (consuming a shadow entry), then queue it for the LRU.
     /// A consumed shadow that proves a refault within the active list's size activates the
     /// page (workingset_refault).
-    pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, ino: u32, index: u64) -> Result<(), CacheError> {
+    pub fn add_to_page_cache_lru(
+        &mut self,
+        pfn: Pfn,
+        ino: u32,
+        index: u64,
+    ) -> Result<(), CacheError> {
         let prev = self.enter(KFunc::AddToPageCacheLru);
         self.__SetPageLocked(pfn);
         let shadow = match self.__add_to_page_cache_locked(pfn, ino, index) {
@@ -230,7 +245,12 @@ impl Sim {
 
     /// __add_to_page_cache_locked: take the cache's reference, set mapping/index and insert
     /// under tree_lock. Returns the shadow entry that was replaced, if any.
-    fn __add_to_page_cache_locked(&mut self, pfn: Pfn, ino: u32, index: u64) -> Result<Option<u64>, CacheError> {
+    fn __add_to_page_cache_locked(
+        &mut self,
+        pfn: Pfn,
+        ino: u32,
+        index: u64,
+    ) -> Result<Option<u64>, CacheError> {
         self.get_page(pfn);
         {
             let p = &mut self.mem[pfn as usize];
@@ -249,7 +269,10 @@ impl Sim {
         let r = match old {
             Entry::Page(_) => Err(CacheError::Exists),
             Entry::Empty | Entry::Shadow(_) => {
-                self.inode_mut(ino).mapping.tree.store(index, Entry::Page(pfn));
+                self.inode_mut(ino)
+                    .mapping
+                    .tree
+                    .store(index, Entry::Page(pfn));
                 self.vmstat.inc(VmItem::NrFilePages);
                 if swapbacked {
                     self.vmstat.inc(VmItem::NrShmem);
@@ -297,7 +320,12 @@ impl Sim {
     /// generic_perform_write: copy `len` bytes at `pos` into the page cache, one page-sized
     /// chunk at a time (write_begin → copy → [vanilla: mark_page_accessed] → write_end).
     /// Returns bytes written, and the wait that stopped it early, if any.
-    pub fn generic_perform_write(&mut self, ino: u32, pos: u64, len: u64) -> (u64, Option<Wait>, Option<crate::workload::Errno>) {
+    pub fn generic_perform_write(
+        &mut self,
+        ino: u32,
+        pos: u64,
+        len: u64,
+    ) -> (u64, Option<Wait>, Option<crate::workload::Errno>) {
         let prev = self.enter(KFunc::GenericPerformWrite);
         let mut done = 0u64;
         let mut wait = None;
@@ -374,7 +402,9 @@ impl Sim {
             done += bytes;
             if self.balance_dirty_pages_ratelimited(ino) {
                 // Over the dirty limit: the writer pauses (balance_dirty_pages).
-                wait = Some(Wait::Until(self.now() + crate::fs::writeback::DIRTY_PAUSE_PS));
+                wait = Some(Wait::Until(
+                    self.now() + crate::fs::writeback::DIRTY_PAUSE_PS,
+                ));
                 break;
             }
         }
@@ -452,8 +482,11 @@ impl Sim {
                     None => {
                         // A hole: copied from ZERO_PAGE, nothing is allocated.
                         self.copy_to_user(nr);
-                        if self.inode(ino).expected_at(index) != 0 && self.oracle_violations.len() < 100 {
-                            self.oracle_violations.push(format!("tmpfs inode {} index {} lost its page", ino, index));
+                        if self.inode(ino).expected_at(index) != 0
+                            && self.oracle_violations.len() < 100
+                        {
+                            self.oracle_violations
+                                .push(format!("tmpfs inode {} index {} lost its page", ino, index));
                         }
                     }
                 }

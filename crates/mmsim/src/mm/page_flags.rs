@@ -63,17 +63,116 @@ macro_rules! page_flag {
     };
 }
 
-page_flag!(pg::REFERENCED, SetPageReferenced, ClearPageReferenced, __SetPageReferenced, __ClearPageReferenced, TestSetPageReferenced, TestClearPageReferenced, PageReferenced);
-page_flag!(pg::ACTIVE, SetPageActive, ClearPageActive, __SetPageActive, __ClearPageActive, TestSetPageActive, TestClearPageActive, PageActive);
-page_flag!(pg::LRU, SetPageLRU, ClearPageLRU, __SetPageLRU, __ClearPageLRU, TestSetPageLRU, TestClearPageLRU, PageLRU);
-page_flag!(pg::LOCKED, SetPageLocked, ClearPageLocked, __SetPageLocked, __ClearPageLocked, TestSetPageLocked, TestClearPageLocked, PageLocked);
-page_flag!(pg::UPTODATE, SetPageUptodate, ClearPageUptodate, __SetPageUptodate, __ClearPageUptodate, TestSetPageUptodate, TestClearPageUptodate, PageUptodate);
-page_flag!(pg::DIRTY, SetPageDirty, ClearPageDirty, __SetPageDirty, __ClearPageDirty, TestSetPageDirty, TestClearPageDirty, PageDirty);
-page_flag!(pg::WRITEBACK, SetPageWriteback, ClearPageWriteback, __SetPageWriteback, __ClearPageWriteback, TestSetPageWriteback, TestClearPageWriteback, PageWriteback);
-page_flag!(pg::RECLAIM, SetPageReclaim, ClearPageReclaim, __SetPageReclaim, __ClearPageReclaim, TestSetPageReclaim, TestClearPageReclaim, PageReclaim);
-page_flag!(pg::SWAPBACKED, SetPageSwapBacked, ClearPageSwapBacked, __SetPageSwapBacked, __ClearPageSwapBacked, TestSetPageSwapBacked, TestClearPageSwapBacked, PageSwapBacked);
-page_flag!(pg::UNEVICTABLE, SetPageUnevictable, ClearPageUnevictable, __SetPageUnevictable, __ClearPageUnevictable, TestSetPageUnevictable, TestClearPageUnevictable, PageUnevictable);
-page_flag!(pg::READAHEAD, SetPageReadahead, ClearPageReadahead, __SetPageReadahead, __ClearPageReadahead, TestSetPageReadahead, TestClearPageReadahead, PageReadahead);
+page_flag!(
+    pg::REFERENCED,
+    SetPageReferenced,
+    ClearPageReferenced,
+    __SetPageReferenced,
+    __ClearPageReferenced,
+    TestSetPageReferenced,
+    TestClearPageReferenced,
+    PageReferenced
+);
+page_flag!(
+    pg::ACTIVE,
+    SetPageActive,
+    ClearPageActive,
+    __SetPageActive,
+    __ClearPageActive,
+    TestSetPageActive,
+    TestClearPageActive,
+    PageActive
+);
+page_flag!(
+    pg::LRU,
+    SetPageLRU,
+    ClearPageLRU,
+    __SetPageLRU,
+    __ClearPageLRU,
+    TestSetPageLRU,
+    TestClearPageLRU,
+    PageLRU
+);
+page_flag!(
+    pg::LOCKED,
+    SetPageLocked,
+    ClearPageLocked,
+    __SetPageLocked,
+    __ClearPageLocked,
+    TestSetPageLocked,
+    TestClearPageLocked,
+    PageLocked
+);
+page_flag!(
+    pg::UPTODATE,
+    SetPageUptodate,
+    ClearPageUptodate,
+    __SetPageUptodate,
+    __ClearPageUptodate,
+    TestSetPageUptodate,
+    TestClearPageUptodate,
+    PageUptodate
+);
+page_flag!(
+    pg::DIRTY,
+    SetPageDirty,
+    ClearPageDirty,
+    __SetPageDirty,
+    __ClearPageDirty,
+    TestSetPageDirty,
+    TestClearPageDirty,
+    PageDirty
+);
+page_flag!(
+    pg::WRITEBACK,
+    SetPageWriteback,
+    ClearPageWriteback,
+    __SetPageWriteback,
+    __ClearPageWriteback,
+    TestSetPageWriteback,
+    TestClearPageWriteback,
+    PageWriteback
+);
+page_flag!(
+    pg::RECLAIM,
+    SetPageReclaim,
+    ClearPageReclaim,
+    __SetPageReclaim,
+    __ClearPageReclaim,
+    TestSetPageReclaim,
+    TestClearPageReclaim,
+    PageReclaim
+);
+page_flag!(
+    pg::SWAPBACKED,
+    SetPageSwapBacked,
+    ClearPageSwapBacked,
+    __SetPageSwapBacked,
+    __ClearPageSwapBacked,
+    TestSetPageSwapBacked,
+    TestClearPageSwapBacked,
+    PageSwapBacked
+);
+page_flag!(
+    pg::UNEVICTABLE,
+    SetPageUnevictable,
+    ClearPageUnevictable,
+    __SetPageUnevictable,
+    __ClearPageUnevictable,
+    TestSetPageUnevictable,
+    TestClearPageUnevictable,
+    PageUnevictable
+);
+page_flag!(
+    pg::READAHEAD,
+    SetPageReadahead,
+    ClearPageReadahead,
+    __SetPageReadahead,
+    __ClearPageReadahead,
+    TestSetPageReadahead,
+    TestClearPageReadahead,
+    PageReadahead
+);
 
 impl Sim {
     /// trylock_page: atomic test-and-set of PG_locked; true if we got the lock.

@@ -61,9 +61,17 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 
 impl Sim {
     /// ondemand_readahead: decide the window and submit it. Returns pages submitted.
-    pub fn ondemand_readahead(&mut self, ino: u32, ra: &mut RaState, hit_marker: bool, offset: u64, req: u64) -> u64 {
+    pub fn ondemand_readahead(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        hit_marker: bool,
+        offset: u64,
+        req: u64,
+    ) -> u64 {
         let max = RA_PAGES;
-        let sequential_hit = offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
+        let sequential_hit =
+            offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
         if offset != 0 && sequential_hit && ra.size > 0 {
             ra.start += ra.size;
             ra.size = get_next_ra_size(ra.size, max);
@@ -89,14 +97,20 @@ impl Sim {
             } else {
                 ra.prev_pos >> PAGE_SHIFT
             };
-            let sequential_miss = offset == 0 || req > max || (prev_index != u64::MAX && offset.wrapping_sub(prev_index) <= 1);
+            let sequential_miss = offset == 0
+                || req > max
+                || (prev_index != u64::MAX && offset.wrapping_sub(prev_index) <= 1);
             if !sequential_miss {
                 // Random read: just the request.
                 return self.__do_page_cache_readahead(ino, offset, req, 0);
             }
             ra.start = offset;
             ra.size = get_init_ra_size(req, max);
-            ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
+            ra.async_size = if ra.size > req {
+                ra.size - req
+            } else {
+                ra.size
+            };
         }
         if offset == ra.start && ra.size == ra.async_size {
             ra.async_size = get_next_ra_size(ra.size, max);
@@ -111,7 +125,14 @@ impl Sim {
     }
 
     /// page_cache_async_readahead: the reader hit a PG_readahead page.
-    pub fn page_cache_async_readahead(&mut self, ino: u32, ra: &mut RaState, pfn: Pfn, offset: u64, req: u64) {
+    pub fn page_cache_async_readahead(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        pfn: Pfn,
+        offset: u64,
+        req: u64,
+    ) {
         if self.PageWriteback(pfn) {
             return;
         }
@@ -121,7 +142,13 @@ impl Sim {
 
     /// __do_page_cache_readahead: allocate the missing pages of [offset, offset+nr) within
     /// i_size, mark the one at nr − lookahead with PG_readahead, and read them.
-    pub fn __do_page_cache_readahead(&mut self, ino: u32, offset: u64, nr: u64, lookahead: u64) -> u64 {
+    pub fn __do_page_cache_readahead(
+        &mut self,
+        ino: u32,
+        offset: u64,
+        nr: u64,
+        lookahead: u64,
+    ) -> u64 {
         let prev = self.enter(KFunc::PageCacheReadahead);
         let size = self.inode(ino).size;
         let mut pages: Vec<(u64, Pfn)> = Vec::new();
@@ -214,13 +241,19 @@ impl Sim {
             return;
         };
         let first = self.mem[pages[0] as usize].index;
-        self.vmstat.add(VmItem::Pgpgin, (pages.len() as u64 * PAGE_SIZE / 1024) as i64);
-        self.submit_bio(IoRequest {
-            dev,
-            kind: IoKind::Read,
-            ino,
-            pages,
-            cpu: self.cur.cpu,
-        }, BlockDevice::sector_of(ino, first));
+        self.vmstat.add(
+            VmItem::Pgpgin,
+            (pages.len() as u64 * PAGE_SIZE / 1024) as i64,
+        );
+        self.submit_bio(
+            IoRequest {
+                dev,
+                kind: IoKind::Read,
+                ino,
+                pages,
+                cpu: self.cur.cpu,
+            },
+            BlockDevice::sector_of(ino, first),
+        );
     }
 }

@@ -13,6 +13,7 @@
 //!   if still in this CPU's add pagevec, PG_active is set there instead, without pgactivate);
 //!   file pages also advance the workingset clock (workingset_activation);
 //! - active, unreferenced → referenced; active, referenced: nothing.
+//!
 //! init_page_accessed (seed 000): a non-atomic set of PG_referenced on a page that is not yet
 //! visible — the first step of mark_page_accessed, without the atomic.
 
@@ -262,7 +263,12 @@ impl Sim {
     /// inactive tail so reclaim finds it soon (pgrotated).
     pub fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
         let p = &self.mem[pfn as usize];
-        if !p.test(pg::LOCKED) && !p.test(pg::DIRTY) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) && p.test(pg::LRU) {
+        if !p.test(pg::LOCKED)
+            && !p.test(pg::DIRTY)
+            && !p.test(pg::ACTIVE)
+            && !p.test(pg::UNEVICTABLE)
+            && p.test(pg::LRU)
+        {
             let cpu = self.cur.cpu;
             self.get_page(pfn);
             if self.pvecs[cpu].rotate.add(pfn) == 0 {

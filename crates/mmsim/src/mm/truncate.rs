@@ -96,9 +96,13 @@ impl Sim {
     fn find_get_entries(&mut self, ino: u32, start: u64, out: &mut Vec<(u64, Entry)>) -> usize {
         out.clear();
         self.charge_tree_walk(ino);
-        let n = self.inode(ino).mapping.tree.gang_lookup(start, PAGEVEC_SIZE, out);
-        for i in 0..n {
-            if let Entry::Page(p) = out[i].1 {
+        let n = self
+            .inode(ino)
+            .mapping
+            .tree
+            .gang_lookup(start, PAGEVEC_SIZE, out);
+        for &(_, e) in out.iter() {
+            if let Entry::Page(p) = e {
                 self.get_page(p);
             }
         }
@@ -116,7 +120,12 @@ impl Sim {
 
     /// truncate_inode_pages_range over whole pages [lstart, lend] (bytes; lend inclusive,
     /// u64::MAX for "to the end"). Restartable: `Err(Wait)` means sleep and call again.
-    pub fn truncate_inode_pages_range(&mut self, ino: u32, lstart: u64, lend: u64) -> Result<(), Wait> {
+    pub fn truncate_inode_pages_range(
+        &mut self,
+        ino: u32,
+        lstart: u64,
+        lend: u64,
+    ) -> Result<(), Wait> {
         let prev = self.enter(KFunc::TruncateInodePages);
         let r = self.truncate_inner(ino, lstart, lend);
         self.leave(prev);
@@ -130,15 +139,16 @@ impl Sim {
         } else {
             (lend + 1) / PAGE_SIZE
         };
-        if self.inode(ino).mapping.tree.nr_pages() == 0 && self.inode(ino).mapping.tree.nr_shadows() == 0 {
+        if self.inode(ino).mapping.tree.nr_pages() == 0
+            && self.inode(ino).mapping.tree.nr_shadows() == 0
+        {
             return Ok(());
         }
         let mut pvec = Vec::with_capacity(PAGEVEC_SIZE);
         // Pass 1: trylock, skip busy pages.
         let mut index = start;
         while index < end && self.find_get_entries(ino, index, &mut pvec) > 0 {
-            for k in 0..pvec.len() {
-                let (idx, e) = pvec[k];
+            for &(idx, e) in pvec.iter() {
                 index = idx;
                 if idx >= end {
                     break;
@@ -168,8 +178,7 @@ impl Sim {
                 self.release_entries(&pvec);
                 break;
             }
-            for k in 0..pvec.len() {
-                let (idx, e) = pvec[k];
+            for &(idx, e) in pvec.iter() {
                 index = idx;
                 if idx >= end {
                     break;

@@ -109,6 +109,9 @@ impl VmStat {
     }
     /// (name, value) pairs in /proc/vmstat order.
     pub fn entries(&self) -> Vec<(&'static str, i64)> {
-        VmItem::ALL.iter().map(|i| (i.name(), self.get(*i))).collect()
+        VmItem::ALL
+            .iter()
+            .map(|i| (i.name(), self.get(*i)))
+            .collect()
     }
 }

@@ -40,7 +40,9 @@ impl Dd {
         }
     }
     fn block(&self) -> u64 {
-        self.spec.block_size_bytes.min(self.spec.size_bytes - self.written)
+        self.spec
+            .block_size_bytes
+            .min(self.spec.size_bytes - self.written)
     }
 }
 

@@ -32,7 +32,7 @@ enum Cmd {
         #[arg(long, default_value = "patched")]
         preset: String,
         /// Feature overrides, e.g. `+accessed-init,-workingset`.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         features: Option<String>,
         /// Scenario overrides, `key=value` (dotted TOML path), repeatable.
         #[arg(long = "set")]
@@ -121,12 +121,13 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for t in r.tasks.iter().filter(|t| !t.kthread) {
         write!(
             out,
-            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}",
+            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}  cache misses {}",
             t.name,
             t.cpu,
             s(t.elapsed_ns),
             t.majflt,
-            t.minflt
+            t.minflt,
+            t.cache_misses
         )?;
         for (label, v) in &t.samples {
             let max = v.iter().max().copied().unwrap_or(0);

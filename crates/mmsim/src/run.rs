@@ -45,6 +45,8 @@ pub struct TaskReport {
     pub nvcsw: u64,
     /// Syscalls.
     pub syscalls: u64,
+    /// Pages reads found missing from the page cache.
+    pub cache_misses: u64,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
@@ -207,6 +209,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             minflt: t.stats.minflt,
             nvcsw: t.stats.nvcsw,
             syscalls: t.stats.syscalls,
+            cache_misses: t.stats.cache_misses,
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             samples: t.stats.samples.clone(),

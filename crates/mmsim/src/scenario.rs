@@ -64,8 +64,22 @@ pub struct Scenario {
     pub filesystems: Vec<FsSpec>,
     /// Overrides of the feature preset (`[features]`), by feature name.
     pub features: BTreeMap<String, bool>,
+    /// Files that exist before the run starts (`[[files]]`).
+    pub files: Vec<FileSpec>,
     /// The tasks to run (`[[tasks]]`, at least one).
     pub tasks: Vec<TaskSpec>,
+}
+
+/// A file that exists when the run starts: on its filesystem's device with data (not in
+/// the page cache), or sparse (all holes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileSpec {
+    /// Absolute path under a mounted filesystem.
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// `true`: every page has data on the device; `false`: a sparse file of holes.
+    pub data: bool,
 }
 
 /// The simulated machine's topology and cost profile.
@@ -181,6 +195,21 @@ pub struct TaskSpec {
 pub enum ProgramSpec {
     /// `dd`: write a file sequentially in fixed-size blocks, then delete it, N times.
     Dd(DdSpec),
+    /// `read`: read a file sequentially in blocks, several passes with think time between.
+    Read(ReadSpec),
+}
+
+/// Parameters of the `read` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadSpec {
+    /// Absolute path of an existing file (see `[[files]]`).
+    pub path: String,
+    /// Size of each read in bytes (1 ..= 1 GiB).
+    pub block_size_bytes: u64,
+    /// Passes over the whole file (≥ 1).
+    pub passes: u32,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
 }
 
 /// Parameters of the `dd` program.
@@ -264,6 +293,16 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "dd-blockfs",
         "dd a RAM/10 file on a block fs on an SSD, 5 iterations (seed 000, accessed-init)",
         include_str!("../scenarios/dd-blockfs.toml"),
+    ),
+    (
+        "stream-read",
+        "read a 4xRAM file sequentially twice (reclaim by kswapd, refaults)",
+        include_str!("../scenarios/stream-read.toml"),
+    ),
+    (
+        "hot-stream",
+        "a RAM/8 hot file re-read every 200 ms while a 3xRAM stream passes (workingset)",
+        include_str!("../scenarios/hot-stream.toml"),
     ),
 ];
 
@@ -1098,6 +1137,7 @@ struct Env<'a> {
     total_memory_bytes: u64,
     devices: &'a [DeviceSpec],
     filesystems: &'a [FsSpec],
+    files: &'a [FileSpec],
 }
 
 /// A workload program: its `program` name, its keys in the `[[tasks]]` table, its parser.
@@ -1108,11 +1148,123 @@ struct ProgramEntry {
 }
 
 /// Workload programs. One line per program.
-const PROGRAMS: &[ProgramEntry] = &[ProgramEntry {
-    name: "dd",
-    keys: &["path", "size", "block_size", "iterations", "sync"],
-    parse: parse_dd,
-}];
+const PROGRAMS: &[ProgramEntry] = &[
+    ProgramEntry {
+        name: "dd",
+        keys: &["path", "size", "block_size", "iterations", "sync"],
+        parse: parse_dd,
+    },
+    ProgramEntry {
+        name: "read",
+        keys: &["path", "block_size", "passes", "think"],
+        parse: parse_read,
+    },
+];
+
+fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    if !env.files.iter().any(|f| f.path == path) {
+        let names: Vec<&str> = env.files.iter().map(|f| f.path.as_str()).collect();
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not a file of the scenario; declare it in [[files]] (files: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) => {
+            if bs == 0 || bs > GIB {
+                return Err(loc.err(format!(
+                    "block size must be between 1 byte and 1 GiB, got {}",
+                    fmt_bytes(bs)
+                )));
+            }
+            bs
+        }
+        None => 128 << 10,
+    };
+    let passes = match task.opt("passes", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::Read(ReadSpec {
+        path: path.to_string(),
+        block_size_bytes,
+        passes,
+        think_ns,
+    }))
+}
+
+const FILE_KEYS: &[&str] = &["path", "size", "data"];
+
+fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioError> {
+    let mut files: Vec<FileSpec> = Vec::new();
+    let Some((views, _)) = root.tables("files")? else {
+        return Ok(files);
+    };
+    for f in views {
+        f.deny_unknown(FILE_KEYS)?;
+        let (path, path_loc) = f.req("path", "absolute path of the file", want_str)?;
+        check_abs_path(path).map_err(|why| path_loc.err(why))?;
+        if files.iter().any(|x| x.path == path) {
+            return Err(path_loc.err(format!("duplicate file \"{path}\"")));
+        }
+        let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
+            return Err(path_loc.err(format!("\"{path}\" is not under any mounted filesystem")));
+        };
+        if fs.mount == path {
+            return Err(path_loc.err(format!(
+                "\"{path}\" is the mount point itself; name a file under it"
+            )));
+        }
+        let ram = env.total_memory_bytes;
+        let (size_bytes, size_loc) = f.req("size", "file size, e.g. \"ram*4\"", |i, l| {
+            want_size(i, l, Some(ram))
+        })?;
+        let data = match (fs.kind, f.opt("data", want_bool)?) {
+            (FsKind::Tmpfs, Some((true, loc))) => {
+                return Err(loc.err("a tmpfs file has no device to hold data before the run; use data = false (sparse)"));
+            }
+            (FsKind::Tmpfs, _) => false,
+            (FsKind::Blockfs, d) => d.is_none_or(|(b, _)| b),
+        };
+        if data {
+            match fs.kind {
+                FsKind::Tmpfs => {}
+                FsKind::Blockfs => {
+                    let used: u64 = files.iter().filter(|x| x.data).map(|x| x.size_bytes).sum();
+                    let dev = fs
+                        .device
+                        .as_deref()
+                        .and_then(|d| env.devices.iter().find(|x| x.name == d));
+                    if let Some(dev) = dev {
+                        if used + size_bytes > dev.size_bytes {
+                            return Err(size_loc.err(format!(
+                                "files larger than the device: {} > {} ({})",
+                                fmt_bytes(used + size_bytes),
+                                fmt_bytes(dev.size_bytes),
+                                dev.name
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        files.push(FileSpec {
+            path: path.to_string(),
+            size_bytes,
+            data,
+        });
+    }
+    Ok(files)
+}
 
 const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program"];
 
@@ -1221,6 +1373,7 @@ const ROOT_KEYS: &[&str] = &[
     "devices",
     "filesystems",
     "features",
+    "files",
     "tasks",
 ];
 const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
@@ -1263,10 +1416,16 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let devices = read_devices(&root, total_memory_bytes)?;
     let filesystems = read_filesystems(&root, &devices)?;
     let features = read_features(&root)?;
-    let env = Env {
+    let env0 = Env {
         total_memory_bytes,
         devices: &devices,
         filesystems: &filesystems,
+        files: &[],
+    };
+    let files = read_files(&root, &env0)?;
+    let env = Env {
+        files: &files,
+        ..env0
     };
     let tasks = read_tasks(&root, &env, total_cpus)?;
 
@@ -1280,6 +1439,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         devices,
         filesystems,
         features,
+        files,
         tasks,
     })
 }

@@ -39,6 +39,8 @@ pub enum Wait {
 pub enum KThread {
     /// The bdi flusher of a block device (wb_workfn).
     Flusher(usize),
+    /// kswapd of a node.
+    Kswapd(usize),
 }
 
 /// What a task runs.
@@ -88,6 +90,9 @@ pub struct TaskStats {
     pub nvcsw: u64,
     /// Syscalls made.
     pub syscalls: u64,
+    /// Pages this task's reads brought into the page cache (readahead and readpage): the
+    /// read misses.
+    pub cache_misses: u64,
     /// Bytes read and written by syscalls.
     pub read_bytes: u64,
     /// Bytes written.

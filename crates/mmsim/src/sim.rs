@@ -192,6 +192,14 @@ pub struct Sim {
     next_sample_ps: Ps,
     /// Running hash of the event stream (determinism check).
     pub event_hash: u64,
+    /// Per-node reclaim state.
+    pub reclaim: Vec<crate::mm::vmscan::ReclaimState>,
+    /// kswapd task of each node.
+    pub kswapd: Vec<Option<TaskId>>,
+    /// The swap device, if any.
+    pub swap: Option<crate::mm::swapfile::SwapInfo>,
+    /// OOM reports.
+    pub oom_reports: Vec<String>,
 }
 
 /// Why a run stopped.
@@ -275,6 +283,10 @@ impl Sim {
             sample_interval_ps: sc.sample_interval_ns.max(1) * 1_000,
             next_sample_ps: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
+            reclaim: vec![Default::default(); nr_nodes],
+            kswapd: vec![None; nr_nodes],
+            swap: None,
+            oom_reports: Vec::new(),
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -293,13 +305,30 @@ impl Sim {
             };
             sim.fss.push(FileSystem::new(f, dev));
         }
-        // One flusher kthread per block device, on the last CPU (unbound workqueue).
+        // One kswapd per node, on the node's last CPU.
+        for n in 0..nr_nodes {
+            let id = sim.tasks.len();
+            sim.tasks.push(Task {
+                id,
+                name: format!("kswapd{}", n),
+                cpu: n * cpus_per_node + cpus_per_node - 1,
+                state: TaskState::Sleeping,
+                ready_at_ps: 0,
+                body: TaskBody::Kthread(KThread::Kswapd(n)),
+                cur_op: None,
+                last: OpResult::None,
+                fds: Vec::new(),
+                stats: Default::default(),
+            });
+            sim.kswapd[n] = Some(id);
+        }
+        // One flusher kthread per block device (an unbound worker), on the second-to-last CPU.
         for d in 0..sim.devices.len() {
             let id = sim.tasks.len();
             sim.tasks.push(Task {
                 id,
                 name: format!("kworker/flush-{}", sc.devices[d].name),
-                cpu: nr_cpus - 1,
+                cpu: nr_cpus.saturating_sub(2),
                 state: TaskState::Sleeping,
                 ready_at_ps: 0,
                 body: TaskBody::Kthread(KThread::Flusher(d)),
@@ -312,6 +341,26 @@ impl Sim {
             // The periodic writeback timer (dirty_writeback_centisecs).
             let t = sim.devices[d].writeback_interval_ps;
             sim.events.push(t, Event::Wake(id as u32));
+        }
+        // Files that exist before the run: on the device with data, or sparse.
+        for f in &sc.files {
+            let fs = sim
+                .resolve_fs(&f.path)
+                .ok_or_else(|| format!("file {} is under no filesystem", f.path))?;
+            let ino = sim.create_inode(fs, &f.path);
+            let pages = f.size_bytes.div_ceil(crate::mm::page::PAGE_SIZE);
+            let inode = sim.inode_mut(ino);
+            inode.size = f.size_bytes;
+            inode.nlink = 1;
+            if f.data {
+                // One content version for the whole pre-existing file.
+                let v = sim.new_version();
+                let inode = sim.inode_mut(ino);
+                inode.disk = vec![v; pages as usize];
+                inode.expected = vec![v; pages as usize];
+                inode.nr_blocks = pages;
+            }
+            sim.fss[fs].used_blocks += pages;
         }
         for t in &sc.tasks {
             let id = sim.tasks.len();

@@ -28,6 +28,33 @@ impl Sim {
         best.map(|(i, _)| i)
     }
 
+    /// new_inode + d_add: an empty regular file named `path` on filesystem `fs`.
+    pub fn create_inode(&mut self, fs: usize, path: &str) -> u32 {
+        let ino = self.inodes.len() as u32;
+        let kind = self.fss[fs].kind;
+        let mapping = AddressSpace {
+            account_dirty: kind == FsKind::Blockfs,
+            swapbacked: kind == FsKind::Tmpfs,
+            ..Default::default()
+        };
+        self.inodes.push(Some(Inode {
+            ino,
+            fs,
+            size: 0,
+            nlink: 1,
+            open: 0,
+            mapping,
+            nr_dirty: 0,
+            dirtied_when: None,
+            writeback_index: 0,
+            expected: Vec::new(),
+            disk: Vec::new(),
+            nr_blocks: 0,
+        }));
+        self.fss[fs].names.insert(path.to_string(), ino);
+        ino
+    }
+
     /// Execute (or resume) the op in progress of task `tid`.
     pub fn exec_op(&mut self, tid: TaskId) -> Result<OpResult, Wait> {
         let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
@@ -124,29 +151,7 @@ impl Sim {
             Some(ino) => ino,
             None if create => {
                 self.charge(self.costs.inode_op_ps);
-                let ino = self.inodes.len() as u32;
-                let kind = self.fss[fs].kind;
-                let mapping = AddressSpace {
-                    account_dirty: kind == FsKind::Blockfs,
-                    swapbacked: kind == FsKind::Tmpfs,
-                    ..Default::default()
-                };
-                self.inodes.push(Some(Inode {
-                    ino,
-                    fs,
-                    size: 0,
-                    nlink: 1,
-                    open: 0,
-                    mapping,
-                    nr_dirty: 0,
-                    dirtied_when: None,
-                    writeback_index: 0,
-                    expected: Vec::new(),
-                    disk: Vec::new(),
-                    nr_blocks: 0,
-                }));
-                self.fss[fs].names.insert(path.to_string(), ino);
-                ino
+                self.create_inode(fs, path)
             }
             None => {
                 self.leave(prev);
@@ -389,6 +394,7 @@ impl Sim {
         self.cur.mode = Mode::System;
         match k {
             crate::sched::KThread::Flusher(dev) => self.flusher_step(tid, dev),
+            crate::sched::KThread::Kswapd(node) => self.kswapd_step(tid, node),
         }
     }
 }

@@ -277,7 +277,8 @@ impl Sim {
         result.map(|_: u64| written)
     }
 
-    fn submit_write(&mut self, ino: u32, pages: Vec<Pfn>) {
+    /// Submit writeback of contiguous pages (already PG_writeback) of one inode.
+    pub fn submit_write(&mut self, ino: u32, pages: Vec<Pfn>) {
         let fs = self.inode(ino).fs;
         let dev = self.fss[fs]
             .device

@@ -140,8 +140,10 @@ impl Sim {
             if fgp_flags & fgp::NOFS != 0 {
                 g.fs = false;
             }
-            let Some(p) = self.alloc_page(g) else {
-                break Ok(None);
+            let p = match self.alloc_page(g) {
+                Ok(p) => p,
+                Err(crate::mm::page_alloc::AllocError::Wait(w)) => break Err(w),
+                Err(crate::mm::page_alloc::AllocError::NoMem) => break Ok(None),
             };
             fgp_flags |= fgp::LOCK;
             // Init accessed so avoid atomic mark_page_accessed later.
@@ -501,12 +503,20 @@ impl Sim {
                 Some(pfn) => pfn,
                 None => {
                     // no_cached_page: allocate, insert, read.
-                    let Some(pfn) = self.alloc_page(Gfp::KERNEL) else {
-                        out.err = Some(crate::workload::Errno::ENOMEM);
-                        break;
+                    let pfn = match self.alloc_page(Gfp::KERNEL) {
+                        Ok(p) => p,
+                        Err(crate::mm::page_alloc::AllocError::Wait(w)) => {
+                            out.wait = Some(w);
+                            break;
+                        }
+                        Err(crate::mm::page_alloc::AllocError::NoMem) => {
+                            out.err = Some(crate::workload::Errno::ENOMEM);
+                            break;
+                        }
                     };
                     match self.add_to_page_cache_lru(pfn, ino, index) {
                         Ok(()) => {
+                            self.count_cache_misses(1);
                             self.readpage_locked(ino, pfn);
                             pfn
                         }

@@ -42,6 +42,15 @@ impl Gfp {
     };
 }
 
+/// Why an allocation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocError {
+    /// Out of memory (ENOMEM).
+    NoMem,
+    /// Back off and retry after the wait (reclaim is waiting for IO).
+    Wait(crate::sched::Wait),
+}
+
 /// int_sqrt.
 pub fn int_sqrt(x: u64) -> u64 {
     (x as f64).sqrt() as u64 // exact for the magnitudes used (< 2^52)
@@ -90,41 +99,113 @@ impl Sim {
     }
 
     /// Nodes in fallback order from the running CPU's node (the zonelist).
-    fn zonelist(&self) -> impl Iterator<Item = usize> + '_ {
+    pub fn zonelist_nodes(&self) -> Vec<usize> {
         let local = self.cur_node();
-        let nr = self.nodes.len();
-        let mut order: Vec<usize> = (0..nr).collect();
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         order.sort_by_key(|n| (n.abs_diff(local), *n));
-        order.into_iter()
+        order
     }
 
-    /// __alloc_pages_nodemask for one page: the fast path at the low watermark, then the
-    /// slow path at the min watermark. Returns None when memory is exhausted (reclaim is not
-    /// part of this layer yet: the slow path would wake kswapd and reclaim directly here).
-    pub fn alloc_page(&mut self, gfp: Gfp) -> Option<Pfn> {
-        let _ = gfp;
+    /// get_page_from_freelist: the first zone of the zonelist above `mark(zone)`.
+    fn get_page_from_freelist(
+        &mut self,
+        zl: &[usize],
+        mark: impl Fn(&Self, usize) -> u64,
+    ) -> Option<Pfn> {
+        for &n in zl {
+            if self.zone_watermark_ok(n, mark(self, n)) {
+                return self.rmqueue(n);
+            }
+        }
+        None
+    }
+
+    /// __alloc_pages_nodemask for one page. Fast path: a zone above its low watermark. Slow
+    /// path: wake kswapd, retry at the min watermark, then direct reclaim (try_to_free_pages)
+    /// and retry; `__GFP_NORETRY` gives up after one round. When reclaim makes no progress
+    /// while pages are dirty or under writeback, the task backs off (congestion_wait) and the
+    /// allocation is retried when it wakes; with nothing left to reclaim, the OOM killer runs
+    /// and the allocation fails.
+    pub fn alloc_page(&mut self, gfp: Gfp) -> Result<Pfn, AllocError> {
         let prev = self.enter(KFunc::AllocPages);
-        let zl: Vec<usize> = self.zonelist().collect();
-        let mut got = None;
-        // Fast path: first zone above its low watermark.
-        for &n in &zl {
-            if self.zone_watermark_ok(n, self.nodes[n].watermark.low) {
-                got = self.rmqueue(n);
+        let zl = self.zonelist_nodes();
+        let r = self.__alloc_pages(gfp, &zl);
+        self.leave(prev);
+        r
+    }
+
+    fn __alloc_pages(&mut self, gfp: Gfp, zl: &[usize]) -> Result<Pfn, AllocError> {
+        if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.low) {
+            return Ok(p);
+        }
+        // __alloc_pages_slowpath
+        for &n in zl {
+            self.wakeup_kswapd(n);
+        }
+        let in_kswapd = self.cur.task.is_some_and(|t| {
+            matches!(
+                self.tasks[t].body,
+                crate::sched::TaskBody::Kthread(crate::sched::KThread::Kswapd(_))
+            )
+        });
+        for _retry in 0..16 {
+            if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+                return Ok(p);
+            }
+            if in_kswapd || self.cur.mode == crate::machine::Mode::Irq {
+                // PF_MEMALLOC / atomic context: ALLOC_NO_WATERMARKS.
+                if let Some(p) = self.get_page_from_freelist(zl, |_, _| 0) {
+                    return Ok(p);
+                }
+                return Err(AllocError::NoMem);
+            }
+            let reclaimed = self.try_to_free_pages(gfp);
+            if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+                return Ok(p);
+            }
+            if gfp.noretry {
+                return Err(AllocError::NoMem);
+            }
+            if reclaimed == 0 {
                 break;
             }
         }
-        // Slow path: down to the min watermark, then anything left (ALLOC_HARDER-like
-        // behaviour stands in for reclaim until reclaim exists).
-        if got.is_none() {
-            for &n in &zl {
-                if self.node_free_pages(n) > 0 {
-                    got = self.rmqueue(n);
-                    break;
-                }
-            }
+        let busy = self.vmstat.get(VmItem::NrWriteback) + self.vmstat.get(VmItem::NrDirty);
+        if busy > 0 {
+            // should_reclaim_retry: progress is possible once IO completes.
+            let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
+            return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+        }
+        self.out_of_memory();
+        // The OOM victim's memory may have been freed.
+        if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+            return Ok(p);
+        }
+        Err(AllocError::NoMem)
+    }
+
+    /// out_of_memory: nothing left to reclaim. Counted (oom_kill) and reported; the victim
+    /// selection comes with anonymous memory (a task's own pages are the only ones killing it
+    /// frees), so for now the allocation fails with ENOMEM.
+    pub fn out_of_memory(&mut self) {
+        let prev = self.enter(KFunc::OomKill);
+        self.vmstat.inc(VmItem::OomKill);
+        let now = self.now();
+        let who = self
+            .cur
+            .task
+            .map(|t| self.tasks[t].name.clone())
+            .unwrap_or_default();
+        if self.oom_reports.len() < 100 {
+            self.oom_reports.push(format!(
+                "t={} ns: out of memory in {} (free {} pages, file {} pages, nothing reclaimable)",
+                now / 1000,
+                who,
+                self.vmstat.get(VmItem::NrFreePages),
+                self.vmstat.get(VmItem::NrFilePages)
+            ));
         }
         self.leave(prev);
-        got
     }
 
     /// Take one page off node `n`'s free list and initialise it (prep_new_page).

@@ -119,6 +119,13 @@ impl Sim {
         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
     }
 
+    /// Charge `n` pages read into the cache to the running task's `cache_misses`.
+    pub fn count_cache_misses(&mut self, n: u64) {
+        if let Some(t) = self.cur.task {
+            self.tasks[t].stats.cache_misses += n;
+        }
+    }
+
     /// page_cache_sync_readahead.
     pub fn page_cache_sync_readahead(&mut self, ino: u32, ra: &mut RaState, offset: u64, req: u64) {
         self.ondemand_readahead(ino, ra, false, offset, req);
@@ -167,7 +174,7 @@ impl Sim {
                     noretry: true,
                     ..Gfp::KERNEL
                 };
-                let Some(p) = self.alloc_page(gfp) else {
+                let Ok(p) = self.alloc_page(gfp) else {
                     break;
                 };
                 if i == nr - lookahead {
@@ -177,6 +184,7 @@ impl Sim {
             }
         }
         let n = pages.len() as u64;
+        self.count_cache_misses(n);
         self.read_pages(ino, &pages);
         self.leave(prev);
         n

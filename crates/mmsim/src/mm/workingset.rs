@@ -66,3 +66,54 @@ impl Sim {
         }
     }
 }
+
+impl Sim {
+    /// Record that the leaf holding `index` of `ino` may now hold only shadow entries
+    /// (list_lru_add of workingset_update_node). Called under tree_lock after an eviction.
+    pub fn shadow_node_track(&mut self, ino: u32, index: u64) {
+        let node = self.cur_node();
+        if let Some((id, count, shadows)) = self.inode(ino).mapping.tree.leaf(index) {
+            // The evicted page was the leaf's last page exactly when no page is left: the
+            // node has just become shadow-only.
+            if count == shadows && count > 0 {
+                self.reclaim[node].shadow_nodes.push_back((ino, id));
+            }
+        }
+    }
+
+    /// scan_shadow_nodes: the shadow-node shrinker. Shadow-only radix-tree nodes beyond
+    /// present pages / 16 (v4.2's limit, in nodes) are reclaimed oldest first: each costs a
+    /// trylock of the mapping's tree_lock, its shadows are cleared and the node is freed
+    /// (workingset_nodereclaim). Queue entries whose node has since gained a page or was
+    /// freed are dropped without counting.
+    pub fn scan_shadow_nodes(&mut self, node: usize) {
+        let max_nodes = (u64::from(self.nodes[node].present_pages) >> 4) as usize;
+        if self.reclaim[node].shadow_nodes.len() <= max_nodes {
+            return;
+        }
+        let prev = self.enter(crate::machine::profile::KFunc::ScanShadowNodes);
+        let mut budget = 128; // SHRINK_BATCH
+        while self.reclaim[node].shadow_nodes.len() > max_nodes && budget > 0 {
+            budget -= 1;
+            let Some((ino, id)) = self.reclaim[node].shadow_nodes.pop_front() else {
+                break;
+            };
+            let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+                continue;
+            };
+            let Some((count, shadows, _)) = inode.mapping.tree.leaf_counts(id) else {
+                continue;
+            };
+            if count != shadows || shadows == 0 {
+                continue;
+            }
+            self.tree_lock(ino);
+            let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
+            self.tree_unlock(ino);
+            if n > 0 {
+                self.vmstat.inc(VmItem::WorkingsetNodereclaim);
+            }
+        }
+        self.leave(prev);
+    }
+}

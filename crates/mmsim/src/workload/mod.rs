@@ -4,6 +4,7 @@
 //! `build_program`.
 
 pub mod dd;
+pub mod read;
 
 use crate::scenario::ProgramSpec;
 
@@ -133,5 +134,6 @@ pub trait Program {
 pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
     match spec {
         ProgramSpec::Dd(d) => Box::new(dd::Dd::new(d.clone())),
+        ProgramSpec::Read(r) => Box::new(read::Read::new(r.clone())),
     }
 }

@@ -60,7 +60,7 @@ impl Sim {
         let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
         let is_syscall = !matches!(
             cur.op,
-            Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. }
+            Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. } | Op::Touch { .. }
         );
         if !cur.entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
@@ -91,6 +91,21 @@ impl Sim {
                 Ok(OpResult::Bytes(*len))
             }
             Op::Fdatasync { fd } => self.sys_fdatasync(tid, *fd, &mut progress),
+            Op::Mmap {
+                path,
+                len,
+                offset,
+                prot,
+                shared,
+            } => Ok(self.sys_mmap(tid, path.as_deref(), *len, *offset, *prot, *shared)),
+            Op::Munmap { addr, len } => self.sys_munmap(tid, *addr, *len),
+            Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
+            Op::Touch {
+                addr,
+                len,
+                stride,
+                write,
+            } => self.sys_touch(tid, *addr, *len, *stride, *write, &mut progress),
             Op::Unlink { path } => self.sys_unlink(path, &mut progress),
             Op::Sleep { ns } => {
                 if progress == 0 {

@@ -25,6 +25,14 @@ pub enum Errno {
     EEXIST,
     /// Invalid argument.
     EINVAL,
+    /// The task touched an address outside any mapping, or without permission (SIGSEGV).
+    SIGSEGV,
+    /// Is a directory.
+    EISDIR,
+    /// Not a directory.
+    ENOTDIR,
+    /// Directory not empty.
+    ENOTEMPTY,
 }
 
 impl Errno {
@@ -38,6 +46,10 @@ impl Errno {
             Errno::EIO => "EIO",
             Errno::EEXIST => "EEXIST",
             Errno::EINVAL => "EINVAL",
+            Errno::SIGSEGV => "SIGSEGV",
+            Errno::EISDIR => "EISDIR",
+            Errno::ENOTDIR => "ENOTDIR",
+            Errno::ENOTEMPTY => "ENOTEMPTY",
         }
     }
 }
@@ -102,6 +114,48 @@ pub enum Op {
         /// Nanoseconds.
         ns: u64,
     },
+    /// mmap(2): map `len` bytes of a file (or anonymous memory when `path` is None).
+    Mmap {
+        /// File to map, or None for anonymous memory.
+        path: Option<String>,
+        /// Length in bytes.
+        len: u64,
+        /// Offset in the file, bytes (page aligned).
+        offset: u64,
+        /// PROT_* bits (1 read, 2 write, 4 exec).
+        prot: u32,
+        /// MAP_SHARED (else MAP_PRIVATE).
+        shared: bool,
+    },
+    /// munmap(2).
+    Munmap {
+        /// Start address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// mprotect(2).
+    Mprotect {
+        /// Start address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// New PROT_* bits.
+        prot: u32,
+    },
+    /// Touch memory: access every `stride`-th byte of [addr, addr+len) (stride ≥ 1 page means
+    /// one access per touched page; smaller strides add cache-hit accesses within a page),
+    /// reading or writing. Executed in slices so other CPUs interleave.
+    Touch {
+        /// Start address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// Distance between accesses, bytes.
+        stride: u64,
+        /// Write (else read).
+        write: bool,
+    },
     /// Start a named timer (no cost).
     TimerStart(String),
     /// Stop a named timer and record the elapsed time as a sample under its label.
@@ -120,6 +174,8 @@ pub enum OpResult {
     Fd(u32),
     /// Bytes transferred.
     Bytes(u64),
+    /// An address (mmap).
+    Addr(u64),
     /// An error.
     Err(Errno),
 }

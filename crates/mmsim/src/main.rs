@@ -50,6 +50,21 @@ enum Cmd {
         #[arg(long)]
         max_steps: Option<u64>,
     },
+    /// Compare run documents (`run --json`) in mmtests-style tables; the first is the baseline.
+    Compare {
+        /// Run documents written by `mmsim run --json PATH`.
+        #[arg(required = true, num_args = 2..)]
+        files: Vec<String>,
+        /// Column names, comma-separated, one per file (default: the features that differ).
+        #[arg(long)]
+        names: Option<String>,
+        /// Compare documents of different scenarios.
+        #[arg(long)]
+        force: bool,
+        /// Also write SVG and PNG plots (time series, sample CDFs) into DIR.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<std::path::PathBuf>,
+    },
 }
 
 /// A user error: printed as `mmsim: error: …`, exit status 2.
@@ -259,6 +274,44 @@ fn cmd_run(
     })
 }
 
+fn cmd_compare(
+    files: &[String],
+    names: Option<&str>,
+    force: bool,
+    plot: Option<&std::path::Path>,
+) -> Result<ExitCode, UsageError> {
+    use mmsim::report::{load, plot as plots, tables};
+    let docs = load::load_runs(files, force).map_err(|e| UsageError(e.to_string()))?;
+    let names = match names {
+        None => tables::default_names(&docs),
+        Some(list) => {
+            let n: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
+            if n.len() != docs.len() || n.iter().any(String::is_empty) {
+                return Err(UsageError(format!(
+                    "--names: {} name(s) given for {} file(s)",
+                    n.iter().filter(|s| !s.is_empty()).count(),
+                    docs.len()
+                )));
+            }
+            n
+        }
+    };
+    let text = tables::render_all(&docs, &names);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    if let Some(dir) = plot {
+        let written = plots::write_plots(&docs, &names, dir)
+            .map_err(|e| UsageError(format!("--plot {}", e)))?;
+        let _ = writeln!(
+            stdout,
+            "\nplots: {} files in {}",
+            written.len(),
+            dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -294,6 +347,12 @@ fn main() -> ExitCode {
             check,
             max_steps,
         ),
+        Cmd::Compare {
+            files,
+            names,
+            force,
+            plot,
+        } => cmd_compare(&files, names.as_deref(), force, plot.as_deref()),
     };
     match r {
         Ok(c) => c,

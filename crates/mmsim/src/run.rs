@@ -114,6 +114,8 @@ pub struct RunReport {
     pub tlb_shootdowns: Vec<u64>,
     /// Locks.
     pub locks: LockStats,
+    /// Truncate: shadow entries cleared, tree_lock acquisitions for them and their ratio.
+    pub truncate: crate::mm::truncate::TruncateReport,
     /// Time-series column names.
     pub series_columns: Vec<String>,
     /// Time series.
@@ -247,6 +249,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             lru_lock_acquisitions: sim.nodes.iter().map(|n| n.lru_lock.acquisitions).sum(),
             lru_lock_contended: sim.nodes.iter().map(|n| n.lru_lock.contended).sum(),
         },
+        truncate: sim.truncate_stats.report(),
         series_columns: SAMPLED
             .iter()
             .map(|i: &VmItem| i.name().to_string())

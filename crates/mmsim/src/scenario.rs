@@ -66,8 +66,19 @@ pub struct Scenario {
     pub features: BTreeMap<String, bool>,
     /// Files that exist before the run starts (`[[files]]`).
     pub files: Vec<FileSpec>,
+    /// The swap area (`[swap]`), if any.
+    pub swap: Option<SwapSpec>,
     /// The tasks to run (`[[tasks]]`, at least one).
     pub tasks: Vec<TaskSpec>,
+}
+
+/// A swap area on its own block device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SwapSpec {
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Device timing preset.
+    pub preset: DevicePreset,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -197,6 +208,90 @@ pub enum ProgramSpec {
     Dd(DdSpec),
     /// `read`: read a file sequentially in blocks, several passes with think time between.
     Read(ReadSpec),
+    /// `sparsetruncate`: sparse files in directories, a small read in every page, each
+    /// file's unlink timed (seed 003).
+    Sparsetruncate(SparsetruncateSpec),
+    /// `bonnie`: bonnie++'s file creation tests, sequential and random (seed 003).
+    Bonnie(BonnieSpec),
+    /// `anon`: map anonymous memory and touch it, several passes.
+    Anon(AnonSpec),
+    /// `mmap-read`: map a file and read it through the mapping, several passes.
+    #[serde(rename = "mmap-read")]
+    MmapRead(MmapReadSpec),
+}
+
+/// Parameters of the `anon` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AnonSpec {
+    /// Bytes of anonymous memory to map.
+    pub size_bytes: u64,
+    /// Passes over the memory (≥ 1).
+    pub passes: u32,
+    /// Write (else only read) on every access.
+    pub write: bool,
+    /// Visit the memory in a random order of 64-page chunks (else sequentially).
+    pub random: bool,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
+    /// Seed of the random order.
+    pub seed: u64,
+}
+
+/// Parameters of the `mmap-read` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MmapReadSpec {
+    /// Absolute path of an existing file (see `[[files]]`).
+    pub path: String,
+    /// The file's size (from `[[files]]`): the mapping's length.
+    pub size_bytes: u64,
+    /// Passes over the mapping (≥ 1).
+    pub passes: u32,
+    /// Distance between reads in bytes (8 = every word, vm-scalability's reader).
+    pub stride_bytes: u64,
+    /// PROT_EXEC mapping (executable text).
+    pub exec: bool,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
+}
+
+/// Parameters of the `sparsetruncate` program (mmtests' sparsetruncate).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SparsetruncateSpec {
+    /// Working directory; the program creates it unless it is the mount point.
+    pub path: String,
+    /// The program must create `path` (false when it is the mount point).
+    pub make_path: bool,
+    /// Size class: `tiny`, `small` or `large`.
+    pub size_class: String,
+    /// Number of files (from the size class, or `files`).
+    pub files: u64,
+    /// Number of directories the files are spread over, round robin.
+    pub dirs: u32,
+    /// Size each file is ftruncated to, bytes.
+    pub file_size_bytes: u64,
+    /// Bytes of each pread.
+    pub read_bytes: u64,
+    /// Distance between preads, bytes.
+    pub read_stride_bytes: u64,
+}
+
+/// Parameters of the `bonnie` program (bonnie++'s file creation tests).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BonnieSpec {
+    /// Directory holding the files; the program creates it unless it is the mount point.
+    pub path: String,
+    /// The program must create `path` (false when it is the mount point).
+    pub make_path: bool,
+    /// Files per test.
+    pub files: u64,
+    /// Bytes written to (and read from) each file.
+    pub file_size_bytes: u64,
+    /// Size of each write and read, bytes.
+    pub block_size_bytes: u64,
+    /// Iterations of the SeqCreate + RandCreate pair.
+    pub iterations: u32,
+    /// Seed of the random orders (the scenario's `seed`).
+    pub seed: u64,
 }
 
 /// Parameters of the `read` program.
@@ -304,6 +399,16 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "a RAM/8 hot file re-read every 200 ms while a 3xRAM stream passes (workingset)",
         include_str!("../scenarios/hot-stream.toml"),
     ),
+    (
+        "sparsetruncate",
+        "unlink 2xRAM of sparse 4 MiB files after a read of every page, each unlink timed (seed 003)",
+        include_str!("../scenarios/sparsetruncate.toml"),
+    ),
+    (
+        "bonnie",
+        "bonnie++ SeqCreate and RandCreate: 1024 files of 2xRAM/1024 bytes, 3 iterations (seed 003)",
+        include_str!("../scenarios/bonnie.toml"),
+    ),
 ];
 
 /// The built-in scenarios: (name, one-line description, TOML text).
@@ -354,7 +459,109 @@ pub fn parse_scenario(
     for set in sets {
         apply_set(&mut root, set)?;
     }
+    expand_replicas(&ctx, &mut root)?;
     read_scenario(&ctx, &root)
+}
+
+/// `replicas = N` (or `"cpus"`, one per CPU) in a `[[tasks]]` or `[[files]]` table makes N
+/// copies of it before validation: `{i}` in any string becomes the copy's index, a task's
+/// name gets the index appended when it has no `{i}`, and a task's `cpu` becomes
+/// `(cpu + i) mod total CPUs`. This is how one scenario line gives vm-scalability's one
+/// reader per CPU at any machine size.
+fn expand_replicas(ctx: &Ctx<'_>, root: &mut Table) -> Result<(), ScenarioError> {
+    let int_at = |t: &Table, table: &str, key: &str, default: i64| -> i64 {
+        match t.get(table).map(|e| &e.item.value) {
+            Some(Value::Table(m)) => match m.get(key).map(|e| &e.item.value) {
+                Some(Value::Int(v)) => *v,
+                _ => default,
+            },
+            _ => default,
+        }
+    };
+    let total_cpus =
+        (int_at(root, "machine", "nodes", 1) * int_at(root, "machine", "cpus_per_node", 1)).max(1);
+    for array in ["tasks", "files"] {
+        let Some(pos) = root.position(array) else {
+            continue;
+        };
+        let Value::Array(items) = &mut root.entries[pos].item.value else {
+            continue;
+        };
+        let mut out: Vec<Item> = Vec::with_capacity(items.len());
+        for it in items.drain(..) {
+            let Value::Table(t) = &it.value else {
+                out.push(it);
+                continue;
+            };
+            let Some(rpos) = t.position("replicas") else {
+                out.push(it);
+                continue;
+            };
+            let rentry = &t.entries[rpos];
+            let line = match (&rentry.item.origin, &rentry.key_span) {
+                (Origin::File, Some(s)) => Some(ctx.line(s.start)),
+                _ => None,
+            };
+            let n = match &rentry.item.value {
+                Value::Int(v) if *v >= 1 && *v <= 4096 => *v,
+                Value::Str(s) if s == "cpus" => total_cpus,
+                other => {
+                    return Err(ScenarioError {
+                        file: ctx.file.to_string(),
+                        line,
+                        field: format!("{array}.replicas"),
+                        message: format!(
+                            "replicas must be an integer from 1 to 4096 or \"cpus\", got {}",
+                            other.kind()
+                        ),
+                    });
+                }
+            };
+            for i in 0..n {
+                let mut copy = t.clone();
+                copy.entries.remove(rpos);
+                let tag = i.to_string();
+                let mut has_name_tag = false;
+                for e in copy.entries.iter_mut() {
+                    if let Value::Str(s) = &mut e.item.value {
+                        if e.key == "name" && s.contains("{i}") {
+                            has_name_tag = true;
+                        }
+                        *s = s.replace("{i}", &tag);
+                    }
+                }
+                if array == "tasks" {
+                    if !has_name_tag {
+                        if let Some(e) = copy.entries.iter_mut().find(|e| e.key == "name") {
+                            if let Value::Str(s) = &mut e.item.value {
+                                s.push_str(&tag);
+                            }
+                        }
+                    }
+                    match copy.entries.iter_mut().find(|e| e.key == "cpu") {
+                        Some(e) => {
+                            if let Value::Int(c) = &mut e.item.value {
+                                *c = (*c + i) % total_cpus;
+                            }
+                        }
+                        None => {
+                            let mut e = rentry.clone();
+                            e.key = "cpu".into();
+                            e.item.value = Value::Int(i % total_cpus);
+                            copy.entries.push(e);
+                        }
+                    }
+                }
+                out.push(Item {
+                    value: Value::Table(copy),
+                    span: it.span.clone(),
+                    origin: it.origin.clone(),
+                });
+            }
+        }
+        *items = out;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1135,6 +1342,7 @@ fn resolve_mount_in<'a>(filesystems: &'a [FsSpec], path: &str) -> Option<(usize,
 /// What a program parser may look at: the parts of the scenario read before the tasks.
 struct Env<'a> {
     total_memory_bytes: u64,
+    seed: u64,
     devices: &'a [DeviceSpec],
     filesystems: &'a [FsSpec],
     files: &'a [FileSpec],
@@ -1159,7 +1367,265 @@ const PROGRAMS: &[ProgramEntry] = &[
         keys: &["path", "block_size", "passes", "think"],
         parse: parse_read,
     },
+    ProgramEntry {
+        name: "sparsetruncate",
+        keys: &[
+            "path",
+            "size",
+            "files",
+            "dirs",
+            "file_size",
+            "read_size",
+            "read_stride",
+        ],
+        parse: parse_sparsetruncate,
+    },
+    ProgramEntry {
+        name: "bonnie",
+        keys: &["path", "files", "file_size", "block_size", "iterations"],
+        parse: parse_bonnie,
+    },
+    ProgramEntry {
+        name: "anon",
+        keys: &["size", "passes", "write", "pattern", "think", "seed"],
+        parse: parse_anon,
+    },
+    ProgramEntry {
+        name: "mmap-read",
+        keys: &["path", "passes", "stride", "exec", "think"],
+        parse: parse_mmap_read,
+    },
 ];
+
+fn parse_passes(task: &View<'_>) -> Result<u32, ScenarioError> {
+    Ok(match task.opt("passes", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    })
+}
+
+fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let ram = env.total_memory_bytes;
+    let (size_bytes, size_loc) = task.req(
+        "size",
+        "bytes of anonymous memory, e.g. \"ram/2\"",
+        |i, l| want_size(i, l, Some(ram)),
+    )?;
+    if size_bytes == 0 {
+        return Err(size_loc.err("the size must be at least 1 byte"));
+    }
+    let passes = parse_passes(task)?;
+    let write = task.opt("write", want_bool)?.is_none_or(|(b, _)| b);
+    let random = match task.opt("pattern", want_str)? {
+        None => false,
+        Some(("sequential", _)) => false,
+        Some(("random", _)) => true,
+        Some((other, loc)) => {
+            return Err(loc.err(format!(
+                "unknown pattern \"{other}\"; patterns: sequential, random"
+            )))
+        }
+    };
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
+    Ok(ProgramSpec::Anon(AnonSpec {
+        size_bytes,
+        passes,
+        write,
+        random,
+        think_ns,
+        seed,
+    }))
+}
+
+fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    let Some(file) = env.files.iter().find(|f| f.path == path) else {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not a file of the scenario; declare it in [[files]]"
+        )));
+    };
+    if file.size_bytes == 0 {
+        return Err(path_loc.err(format!("\"{path}\" is empty: nothing to map")));
+    }
+    let size_bytes = file.size_bytes;
+    let passes = parse_passes(task)?;
+    let stride_bytes = match task.opt("stride", |i, l| want_size(i, l, None))? {
+        Some((0, loc)) => return Err(loc.err("the stride must be at least 1 byte")),
+        Some((s, _)) => s,
+        None => PAGE_SIZE,
+    };
+    let exec = task.opt("exec", want_bool)?.is_some_and(|(b, _)| b);
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::MmapRead(MmapReadSpec {
+        path: path.to_string(),
+        size_bytes,
+        passes,
+        stride_bytes,
+        exec,
+        think_ns,
+    }))
+}
+
+/// A working directory of a program: absolute, under a mount. Returns (path, the program
+/// must create it).
+fn want_work_dir<'a>(task: &View<'a>, env: &Env<'_>) -> Result<(&'a str, bool), ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of the working directory", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
+        let mounts: Vec<&str> = env.filesystems.iter().map(|f| f.mount.as_str()).collect();
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not under any mounted filesystem (mounts: {})",
+            if mounts.is_empty() {
+                "none".to_string()
+            } else {
+                mounts.join(", ")
+            }
+        )));
+    };
+    if env.files.iter().any(|f| f.path == path) {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is a file of the scenario; name a directory"
+        )));
+    }
+    Ok((path, fs.mount != path))
+}
+
+/// Capacity left for a program's files on the filesystem holding `path`: the device's
+/// size for blockfs, RAM for tmpfs.
+fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
+    match resolve_mount_in(env.filesystems, path) {
+        Some((_, fs)) if fs.kind == FsKind::Blockfs => {
+            let dev = fs
+                .device
+                .as_deref()
+                .and_then(|d| env.devices.iter().find(|x| x.name == d));
+            match dev {
+                Some(d) => (d.size_bytes, format!("device {}", d.name)),
+                None => (u64::MAX, String::new()),
+            }
+        }
+        _ => (env.total_memory_bytes, "RAM (tmpfs)".to_string()),
+    }
+}
+
+/// Where a "files do not fit" error points: `file_size`, else `files`, else `path`.
+fn capacity_loc(task: &View<'_>) -> Loc {
+    ["file_size", "files", "path"]
+        .iter()
+        .find_map(|k| task.get(k).map(|(_, l)| l))
+        .expect("path is required")
+}
+
+fn parse_sparsetruncate(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, make_path) = want_work_dir(task, env)?;
+    let ram = env.total_memory_bytes;
+    let size_class = match task.opt("size", want_str)? {
+        Some((s, loc)) if !["tiny", "small", "large"].contains(&s) => {
+            return Err(loc.err(format!(
+                "unknown size \"{s}\"; sizes: tiny (16 files), small (files totalling 60% \
+                 of RAM), large (2×RAM)"
+            )));
+        }
+        Some((s, _)) => s,
+        None => "large",
+    };
+    let file_size_bytes = match task.opt("file_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((0, loc)) => return Err(loc.err("the file size must be at least 1 byte")),
+        Some((v, _)) => v,
+        None => 4 * MIB,
+    };
+    let files = match task.opt("files", want_u64)? {
+        Some((0, loc)) => return Err(loc.err("files must be at least 1")),
+        Some((n, _)) => n,
+        None => match size_class {
+            "tiny" => 16,
+            "small" => (ram / 10 * 6 / file_size_bytes).max(1),
+            _ => (ram * 2 / file_size_bytes).max(1),
+        },
+    };
+    let dirs = match task.opt("dirs", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("dirs must be at least 1")),
+        Some((n, _)) => n,
+        None => 16,
+    };
+    let read_bytes = match task.opt("read_size", |i, l| want_size(i, l, None))? {
+        Some((0, loc)) => return Err(loc.err("read_size must be at least 1 byte")),
+        Some((v, _)) => v,
+        None => 16,
+    };
+    let read_stride_bytes = match task.opt("read_stride", |i, l| want_size(i, l, None))? {
+        Some((0, loc)) => return Err(loc.err("read_stride must be at least 1 byte")),
+        Some((v, _)) => v,
+        None => PAGE_SIZE,
+    };
+    let (cap, what) = fs_capacity(path, env);
+    if u128::from(files) * u128::from(file_size_bytes) > u128::from(cap) {
+        return Err(capacity_loc(task).err(format!(
+            "{files} files of {} do not fit in {what} ({})",
+            fmt_bytes(file_size_bytes),
+            fmt_bytes(cap)
+        )));
+    }
+    Ok(ProgramSpec::Sparsetruncate(SparsetruncateSpec {
+        path: path.to_string(),
+        make_path,
+        size_class: size_class.to_string(),
+        files,
+        dirs,
+        file_size_bytes,
+        read_bytes,
+        read_stride_bytes,
+    }))
+}
+
+fn parse_bonnie(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, make_path) = want_work_dir(task, env)?;
+    let ram = env.total_memory_bytes;
+    let files = match task.opt("files", want_u64)? {
+        Some((0, loc)) => return Err(loc.err("files must be at least 1")),
+        Some((n, _)) => n,
+        None => 1024,
+    };
+    let file_size_bytes = match task.opt("file_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((v, _)) => v,
+        None => ram * 2 / 1024,
+    };
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) if bs == 0 || bs > GIB => {
+            return Err(loc.err(format!(
+                "block size must be between 1 byte and 1 GiB, got {}",
+                fmt_bytes(bs)
+            )));
+        }
+        Some((bs, _)) => bs,
+        None => 8 << 10,
+    };
+    let iterations = match task.opt("iterations", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
+        Some((n, _)) => n,
+        None => 3,
+    };
+    let (cap, what) = fs_capacity(path, env);
+    if u128::from(files) * u128::from(file_size_bytes) > u128::from(cap) {
+        return Err(capacity_loc(task).err(format!(
+            "{files} files of {} do not fit in {what} ({})",
+            fmt_bytes(file_size_bytes),
+            fmt_bytes(cap)
+        )));
+    }
+    Ok(ProgramSpec::Bonnie(BonnieSpec {
+        path: path.to_string(),
+        make_path,
+        files,
+        file_size_bytes,
+        block_size_bytes,
+        iterations,
+        seed: env.seed,
+    }))
+}
 
 fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
     let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
@@ -1202,7 +1668,7 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     }))
 }
 
-const FILE_KEYS: &[&str] = &["path", "size", "data"];
+const FILE_KEYS: &[&str] = &["path", "size", "data", "replicas"];
 
 fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioError> {
     let mut files: Vec<FileSpec> = Vec::new();
@@ -1266,7 +1732,7 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
     Ok(files)
 }
 
-const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program"];
+const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program", "replicas"];
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -1374,8 +1840,41 @@ const ROOT_KEYS: &[&str] = &[
     "filesystems",
     "features",
     "files",
+    "swap",
     "tasks",
 ];
+const SWAP_KEYS: &[&str] = &["size", "preset"];
+
+fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioError> {
+    let Some((table, loc)) = root.opt("swap", want_table)? else {
+        return Ok(None);
+    };
+    let s = root.child(table, "swap".into(), loc);
+    s.deny_unknown(SWAP_KEYS)?;
+    let (size_bytes, size_loc) =
+        s.req("size", "swap space, e.g. \"1GiB\" or \"ram*2\"", |i, l| {
+            want_size(i, l, Some(ram))
+        })?;
+    if !(PAGE_SIZE..=64 * TIB).contains(&size_bytes) {
+        return Err(size_loc.err(format!(
+            "swap size must be between 4 KiB and 64 TiB, got {}",
+            fmt_bytes(size_bytes)
+        )));
+    }
+    let preset = match s.opt("preset", want_str)? {
+        None => DevicePreset::Ssd,
+        Some((name, loc)) => DevicePreset::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, p)| p)
+            .ok_or_else(|| {
+                loc.err(format!(
+                    "unknown preset \"{name}\"; presets: hdd, ssd, nvme"
+                ))
+            })?,
+    };
+    Ok(Some(SwapSpec { size_bytes, preset }))
+}
 const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
 const DEVICE_KEYS: &[&str] = &["name", "preset", "size", "latency", "bandwidth"];
 const FS_KEYS: &[&str] = &["mount", "type", "device"];
@@ -1416,8 +1915,10 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let devices = read_devices(&root, total_memory_bytes)?;
     let filesystems = read_filesystems(&root, &devices)?;
     let features = read_features(&root)?;
+    let swap = read_swap(&root, total_memory_bytes)?;
     let env0 = Env {
         total_memory_bytes,
+        seed,
         devices: &devices,
         filesystems: &filesystems,
         files: &[],
@@ -1440,6 +1941,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         filesystems,
         features,
         files,
+        swap,
         tasks,
     })
 }

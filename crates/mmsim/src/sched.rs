@@ -127,6 +127,12 @@ pub struct Task {
     pub fds: Vec<Option<OpenFile>>,
     /// Measurements.
     pub stats: TaskStats,
+    /// The task's address space (mm id), created on first mmap.
+    pub mm: Option<u32>,
+    /// The batched TLB flush state (struct tlbflush_unmap_batch).
+    pub tlb_ubc: crate::mm::rmap::TlbflushUnmapBatch,
+    /// Chosen by the OOM killer: exits at its next step.
+    pub oom_killed: bool,
 }
 
 impl Task {

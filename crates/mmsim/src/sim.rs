@@ -200,7 +200,30 @@ pub struct Sim {
     pub swap: Option<crate::mm::swapfile::SwapInfo>,
     /// OOM reports.
     pub oom_reports: Vec<String>,
+    /// Per-CPU TLBs.
+    pub tlbs: Vec<crate::arch::tlb::Tlb>,
+    /// IPIs in flight, by id.
+    pub ipis: Vec<Option<(CpuId, crate::arch::tlb::FlushKind)>>,
+    /// Free ids of `ipis`.
+    pub ipi_free: Vec<u32>,
+    /// Address spaces by id.
+    pub mms: Vec<Option<crate::mm::mmap::Mm>>,
+    /// The mm each CPU has loaded (active_mm).
+    pub cpu_active_mm: Vec<Option<u32>>,
+    /// The CPU runs a kernel thread on a borrowed mm (lazy TLB mode).
+    pub cpu_lazy: Vec<bool>,
+    /// When a user task last ran (stall detection).
+    pub last_user_step_ps: Ps,
+    /// Debug-only unsafe variant of seed 002: defer the flush of dirty PTEs too (the content
+    /// oracle must catch the lost writes). Never set by a preset.
+    pub debug_defer_dirty_flush: bool,
+    /// Truncate counters (shadow entries cleared and the tree_lock acquisitions for them).
+    pub truncate_stats: crate::mm::truncate::TruncateStats,
 }
+
+/// A run in which no user task runs for this long (virtual time) has stalled: every user
+/// task sleeps on something that will never happen (a simulator bug, reported, never a hang).
+pub const STALL_LIMIT_PS: Ps = 24 * 3600 * 1_000_000_000_000;
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -287,6 +310,17 @@ impl Sim {
             kswapd: vec![None; nr_nodes],
             swap: None,
             oom_reports: Vec::new(),
+            tlbs: (0..nr_cpus)
+                .map(|_| crate::arch::tlb::Tlb::new(crate::arch::tlb::TLB_ENTRIES))
+                .collect(),
+            ipis: Vec::new(),
+            ipi_free: Vec::new(),
+            mms: Vec::new(),
+            cpu_active_mm: vec![None; nr_cpus],
+            cpu_lazy: vec![false; nr_cpus],
+            debug_defer_dirty_flush: false,
+            last_user_step_ps: 0,
+            truncate_stats: Default::default(),
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -305,6 +339,23 @@ impl Sim {
             };
             sim.fss.push(FileSystem::new(f, dev));
         }
+        if let Some(sw) = &sc.swap {
+            let dev = sim.devices.len();
+            sim.devices.push(BlockDevice::new(
+                &crate::scenario::DeviceSpec {
+                    name: "swap".into(),
+                    preset: sw.preset,
+                    size_bytes: sw.size_bytes,
+                    latency_ns: None,
+                    bandwidth_bytes_per_s: None,
+                },
+                &sim.costs,
+            ));
+            sim.swap = Some(crate::mm::swapfile::SwapInfo::new(
+                sw.size_bytes / crate::mm::page::PAGE_SIZE,
+                dev,
+            ));
+        }
         // One kswapd per node, on the node's last CPU.
         for n in 0..nr_nodes {
             let id = sim.tasks.len();
@@ -319,6 +370,9 @@ impl Sim {
                 last: OpResult::None,
                 fds: Vec::new(),
                 stats: Default::default(),
+                mm: None,
+                tlb_ubc: Default::default(),
+                oom_killed: false,
             });
             sim.kswapd[n] = Some(id);
         }
@@ -327,7 +381,7 @@ impl Sim {
             let id = sim.tasks.len();
             sim.tasks.push(Task {
                 id,
-                name: format!("kworker/flush-{}", sc.devices[d].name),
+                name: format!("kworker/flush-{}", sim.devices[d].name),
                 cpu: nr_cpus.saturating_sub(2),
                 state: TaskState::Sleeping,
                 ready_at_ps: 0,
@@ -336,6 +390,9 @@ impl Sim {
                 last: OpResult::None,
                 fds: Vec::new(),
                 stats: Default::default(),
+                mm: None,
+                tlb_ubc: Default::default(),
+                oom_killed: false,
             });
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
@@ -379,6 +436,9 @@ impl Sim {
                     start_ps: start,
                     ..Default::default()
                 },
+                mm: None,
+                tlb_ubc: Default::default(),
+                oom_killed: false,
             });
             sim.events.push(start, Event::Wake(id as u32));
         }
@@ -570,6 +630,13 @@ impl Sim {
             };
             if take_event {
                 let (t, ev) = self.events.pop().expect("peeked");
+                if t > self.last_user_step_ps + STALL_LIMIT_PS {
+                    return RunEnd::Stalled(format!(
+                        "no user task ran for {} s of virtual time; {}",
+                        STALL_LIMIT_PS / 1_000_000_000_000,
+                        self.describe_stall()
+                    ));
+                }
                 self.take_samples(t);
                 self.handle_event(t, ev);
             } else {
@@ -594,12 +661,21 @@ impl Sim {
             .tasks
             .iter()
             .filter(|t| !t.is_kthread() && t.state == TaskState::Sleeping)
-            .map(|t| t.name.clone())
+            .map(|t| {
+                let on: Vec<String> = self
+                    .page_waiters
+                    .iter()
+                    .filter(|(_, w)| *w == t.id)
+                    .map(|(p, _)| format!("pfn {} ({})", p, self.mem[*p as usize].flag_names()))
+                    .collect();
+                match &t.cur_op {
+                    Some(op) if on.is_empty() => format!("{} in {:?}", t.name, op.op),
+                    Some(op) => format!("{} in {:?} waiting on {}", t.name, op.op, on.join(", ")),
+                    None => t.name.clone(),
+                }
+            })
             .collect();
-        format!(
-            "no runnable task and no pending event; sleeping forever: {}",
-            waiting.join(", ")
-        )
+        format!("sleeping tasks: {}", waiting.join("; "))
     }
 
     /// The latest CPU clock (elapsed so far).
@@ -642,6 +718,10 @@ impl Sim {
                 self.hash_event(2, u64::from(id));
                 self.io_complete(id, t);
             }
+            Event::Ipi(id) => {
+                self.hash_event(4, u64::from(id));
+                self.ipi_arrive(id, t);
+            }
         }
     }
 
@@ -666,8 +746,12 @@ impl Sim {
                 self.charge(self.costs.context_switch_ps);
             }
             self.last_ran[c] = Some(tid);
+            self.switch_mm(c, tid);
         }
         self.hash_event(3, tid as u64);
+        if !self.tasks[tid].is_kthread() {
+            self.last_user_step_ps = now;
+        }
         let still_runnable = match self.tasks[tid].body {
             TaskBody::Kthread(k) => self.kthread_step(tid, k),
             TaskBody::User(_) => self.user_step(tid),
@@ -683,6 +767,10 @@ impl Sim {
     /// One step of a user task: fetch the next op if none is in progress, execute it.
     /// Returns true if the task stays runnable.
     fn user_step(&mut self, tid: TaskId) -> bool {
+        if self.tasks[tid].oom_killed {
+            self.task_exit(tid);
+            return false;
+        }
         if self.tasks[tid].cur_op.is_none() {
             let last = std::mem::take(&mut self.tasks[tid].last);
             let op = match &mut self.tasks[tid].body {
@@ -702,6 +790,17 @@ impl Sim {
             });
         }
         match self.exec_op(tid) {
+            Ok(OpResult::Err(crate::workload::Errno::SIGSEGV)) => {
+                // The task is killed by the signal; the run goes on.
+                *self.tasks[tid]
+                    .stats
+                    .errors
+                    .entry("SIGSEGV".to_string())
+                    .or_default() += 1;
+                self.tasks[tid].cur_op = None;
+                self.task_exit(tid);
+                false
+            }
             Ok(res) => {
                 self.tasks[tid].cur_op = None;
                 if let OpResult::Err(e) = &res {
@@ -730,6 +829,7 @@ impl Sim {
         for fd in open {
             let _ = self.sys_close(tid, fd);
         }
+        self.exit_mmap(tid);
         let task = &mut self.tasks[tid];
         task.state = TaskState::Exited;
         task.stats.exit_ps = Some(now);

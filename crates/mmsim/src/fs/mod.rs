@@ -2,10 +2,12 @@
 //!
 //! Two filesystem types: `tmpfs` (shmem: pages are swap-backed, never written to a device,
 //! dirty pages are not accounted for writeback) and `blockfs`, a generic block-backed
-//! filesystem on a block-device model, with writeback through a flusher thread. The namespace
-//! is flat per filesystem (full path → inode); directories come with the truncate issue.
+//! filesystem on a block-device model, with writeback through a flusher thread. Each
+//! filesystem maps full paths of regular files to inodes (`names`) and keeps a tree of
+//! directories in creation order (`dirs`, see `namei.rs`).
 
 pub mod blockdev;
+pub mod namei;
 pub mod syscalls;
 pub mod writeback;
 
@@ -56,6 +58,8 @@ pub struct Inode {
     pub disk: Vec<u32>,
     /// Pages with data on the device (for ENOSPC).
     pub nr_blocks: u64,
+    /// i_mmap: the (mm, VMA start) pairs that map this file.
+    pub i_mmap: Vec<(u32, u64)>,
 }
 
 impl Inode {
@@ -89,6 +93,8 @@ pub struct FileSystem {
     pub device: Option<usize>,
     /// Namespace: path → inode.
     pub names: BTreeMap<String, u32>,
+    /// Directories by full path (the mount point is the root), entries in creation order.
+    pub dirs: BTreeMap<String, namei::Directory>,
     /// Pages allocated on the device.
     pub used_blocks: u64,
 }
@@ -101,6 +107,7 @@ impl FileSystem {
             kind: spec.kind,
             device,
             names: BTreeMap::new(),
+            dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
         }
     }

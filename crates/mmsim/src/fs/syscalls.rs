@@ -50,8 +50,10 @@ impl Sim {
             expected: Vec::new(),
             disk: Vec::new(),
             nr_blocks: 0,
+            i_mmap: Vec::new(),
         }));
         self.fss[fs].names.insert(path.to_string(), ino);
+        self.namei_link_file(fs, path);
         ino
     }
 
@@ -60,7 +62,11 @@ impl Sim {
         let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
         let is_syscall = !matches!(
             cur.op,
-            Op::TimerStart(_) | Op::TimerStop(_) | Op::Sleep { .. } | Op::Touch { .. }
+            Op::TimerStart(_)
+                | Op::TimerStop(_)
+                | Op::TimerStopRate { .. }
+                | Op::Sleep { .. }
+                | Op::Touch { .. }
         );
         if !cur.entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
@@ -80,7 +86,7 @@ impl Sim {
                 create,
                 truncate,
             } => self.sys_open(tid, path, *create, *truncate, &mut progress),
-            Op::Close { fd } => self.sys_close(tid, *fd),
+            Op::Close { fd } => self.sys_close_resume(tid, *fd, &mut progress),
             Op::Write { fd, len } => self.sys_write(tid, *fd, *len, &mut progress),
             Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
             Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), &mut progress),
@@ -107,6 +113,27 @@ impl Sim {
                 write,
             } => self.sys_touch(tid, *addr, *len, *stride, *write, &mut progress),
             Op::Unlink { path } => self.sys_unlink(path, &mut progress),
+            Op::Ftruncate { fd, size } => self.sys_ftruncate(tid, *fd, *size, &mut progress),
+            Op::Truncate { path, size } => self.sys_truncate(path, *size, &mut progress),
+            Op::Mkdir { path } => Ok(self.sys_mkdir(path)),
+            Op::Rmdir { path } => Ok(self.sys_rmdir(path)),
+            Op::Stat { path } => Ok(self.sys_stat(path)),
+            Op::Readdir { path } => Ok(self.sys_readdir(path)),
+            Op::TimerStopRate { label, count } => {
+                let now = self.now();
+                if let Some(t0) = self.tasks[tid].stats.timers.remove(label) {
+                    let ps = (now - t0).max(1);
+                    let rate = (u128::from(*count) * 1_000_000_000_000 + u128::from(ps) / 2)
+                        / u128::from(ps);
+                    self.tasks[tid]
+                        .stats
+                        .samples
+                        .entry(label.clone())
+                        .or_default()
+                        .push(rate as u64);
+                }
+                Ok(OpResult::None)
+            }
             Op::Sleep { ns } => {
                 if progress == 0 {
                     progress = 1;
@@ -162,9 +189,17 @@ impl Sim {
             return Ok(OpResult::Err(Errno::ENOENT));
         };
         self.charge(self.costs.dir_op_ps);
+        if self.fss[fs].dirs.contains_key(path) {
+            self.leave(prev);
+            return Ok(OpResult::Err(Errno::EISDIR)); // no directory descriptors
+        }
         let ino = match self.fss[fs].names.get(path).copied() {
             Some(ino) => ino,
             None if create => {
+                if let Err(e) = self.may_create(fs, path) {
+                    self.leave(prev);
+                    return Ok(OpResult::Err(e));
+                }
                 self.charge(self.costs.inode_op_ps);
                 self.create_inode(fs, path)
             }
@@ -222,21 +257,42 @@ impl Sim {
         self.fss[fs].used_blocks = self.fss[fs].used_blocks.saturating_sub(dropped);
     }
 
-    /// close(2): the last close of an unlinked inode evicts it.
+    /// close(2) where the caller cannot sleep (task exit, direct calls): the last close of
+    /// an unlinked inode evicts it; if the eviction would have to sleep (a locked page or
+    /// writeback), the inode is left as an orphan (no name, no opener, its remaining pages
+    /// cached) — programs' `Op::Close` uses [`Sim::sys_close_resume`], which sleeps instead.
     pub fn sys_close(&mut self, tid: TaskId, fd: u32) -> Result<OpResult, Wait> {
-        let Some(f) = self.fd_file(tid, fd) else {
-            return Ok(OpResult::Err(Errno::EBADF));
-        };
-        self.tasks[tid].fds[fd as usize] = None;
-        let inode = self.inode_mut(f.ino);
-        inode.open -= 1;
-        if inode.open == 0 && inode.nlink == 0 {
-            // Evicted at last close; a sleeping truncate here would need the task to resume
-            // close, so the eviction is retried by whoever waits (simplification: it does
-            // not sleep — busy pages are left to the second pass of a later unlink).
-            let mut p = 0;
-            let _ = self.evict_inode(f.ino, &mut p);
+        let mut progress = 0;
+        match self.sys_close_resume(tid, fd, &mut progress) {
+            Err(_) => Ok(OpResult::None),
+            r => r,
         }
+    }
+
+    /// close(2), restartable: the last close of an unlinked inode evicts it (iput → evict),
+    /// sleeping on busy pages as the kernel's final fput does. Progress: 0 = descriptor not
+    /// yet closed; otherwise 1 + the inode being evicted.
+    pub fn sys_close_resume(
+        &mut self,
+        tid: TaskId,
+        fd: u32,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
+        if *progress == 0 {
+            let Some(f) = self.fd_file(tid, fd) else {
+                return Ok(OpResult::Err(Errno::EBADF));
+            };
+            self.tasks[tid].fds[fd as usize] = None;
+            let inode = self.inode_mut(f.ino);
+            inode.open -= 1;
+            if inode.open > 0 || inode.nlink > 0 {
+                return Ok(OpResult::None);
+            }
+            *progress = 1 + u64::from(f.ino);
+        }
+        let ino = (*progress - 1) as u32;
+        let mut p = 0;
+        self.evict_inode(ino, &mut p)?;
         Ok(OpResult::None)
     }
 
@@ -360,8 +416,12 @@ impl Sim {
             self.charge(self.costs.dir_op_ps);
             let Some(ino) = self.fss[fs].names.remove(path) else {
                 self.leave(prev);
+                if self.fss[fs].dirs.contains_key(path) {
+                    return Ok(OpResult::Err(Errno::EISDIR));
+                }
                 return Ok(OpResult::Err(Errno::ENOENT));
             };
+            self.namei_unlink(fs, path);
             let inode = self.inode_mut(ino);
             inode.nlink -= 1;
             if inode.nlink > 0 || inode.open > 0 {

@@ -332,8 +332,13 @@ impl Sim {
                 self.cur.func = KFunc::EndBioRead;
                 for &pfn in &req.pages {
                     self.charge(self.costs.bio_complete_page_ps);
-                    let idx = self.mem[pfn as usize].index;
-                    let v = self.inode(req.ino).disk_at(idx);
+                    let v = if req.ino == crate::mm::swapfile::SWAP_INO {
+                        let off = self.mem[pfn as usize].private as usize;
+                        self.swap.as_ref().map_or(0, |s| s.versions[off])
+                    } else {
+                        let idx = self.mem[pfn as usize].index;
+                        self.inode(req.ino).disk_at(idx)
+                    };
                     self.mem[pfn as usize].version = v;
                     self.SetPageUptodate(pfn);
                     self.unlock_page(pfn);
@@ -355,7 +360,9 @@ impl Sim {
     pub fn end_page_writeback(&mut self, pfn: Pfn, ino: u32) {
         let p = &self.mem[pfn as usize];
         let (idx, v) = (p.index, p.version);
-        if let Some(inode) = self.inodes[ino as usize].as_mut() {
+        if ino == crate::mm::swapfile::SWAP_INO {
+            self.end_swap_writeback(pfn);
+        } else if let Some(inode) = self.inodes[ino as usize].as_mut() {
             if inode.disk_at(idx) == 0 {
                 inode.nr_blocks += 1;
             }

@@ -111,6 +111,8 @@ pub enum Event {
     IoComplete(u32),
     /// A sleeping task's timer expired.
     Wake(u32),
+    /// An inter-processor interrupt reached its target.
+    Ipi(u32),
 }
 
 /// The event queue: earliest first, ties broken by insertion sequence number.
@@ -130,6 +132,7 @@ impl EventQueue {
         let key = match ev {
             Event::IoComplete(id) => EventKey(0, id),
             Event::Wake(id) => EventKey(1, id),
+            Event::Ipi(id) => EventKey(2, id),
         };
         self.heap.push(Reverse((t, self.seq, key)));
     }
@@ -142,7 +145,8 @@ impl EventQueue {
         self.heap.pop().map(|Reverse((t, _, k))| {
             let ev = match k.0 {
                 0 => Event::IoComplete(k.1),
-                _ => Event::Wake(k.1),
+                1 => Event::Wake(k.1),
+                _ => Event::Ipi(k.1),
             };
             (t, ev)
         })

@@ -99,6 +99,14 @@ kfuncs! {
     DoAnonymousPage => "do_anonymous_page",
     OomKill => "oom_kill_process",
     ScanShadowNodes => "scan_shadow_nodes",
+    SwapWritepage => "swap_writepage",
+    FlushTlbOthers => "native_flush_tlb_others",
+    FlushTlbFunc => "flush_tlb_func",
+    FlushTlbPage => "flush_tlb_page",
+    HandleMmFault => "handle_mm_fault",
+    FilemapFault => "filemap_fault",
+    ZapPteRange => "zap_pte_range",
+    TryToUnmapOne => "try_to_unmap_one",
     Idle => "[idle]",
 }
 

@@ -133,10 +133,41 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 p.flag_names()
             ));
         }
+        if p.test(pg::WRITEBACK) {
+            writeback += 1;
+        }
         if p.test(pg::LRU) && !on_list[pfn] {
             return Err(format!("pfn {} has PG_lru but is on no list", pfn));
         }
-        if p.mapping != NO_MAPPING {
+        if p.mapping & crate::mm::rmap::ANON_MAPPING != 0 {
+            let mm = p.mapping & !crate::mm::rmap::ANON_MAPPING;
+            if p.mapped() {
+                let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
+                    return Err(format!("anon pfn {} is mapped by a dead mm {}", pfn, mm));
+                };
+                let pte = m.pgtable.get(p.index);
+                if pte & crate::mm::memory::pte::PRESENT == 0
+                    || crate::mm::memory::pte::pfn(pte) != pfn as u32
+                {
+                    return Err(format!(
+                        "anon pfn {} says mm {} vpn {:#x} but the PTE is {:#x}",
+                        pfn, mm, p.index, pte
+                    ));
+                }
+            }
+            if p.test(pg::SWAPCACHE) {
+                let ok = sim
+                    .swap
+                    .as_ref()
+                    .is_some_and(|s| s.cache.get(p.private as usize) == Some(&(pfn as u32)));
+                if !ok {
+                    return Err(format!(
+                        "pfn {} has PG_swapcache but slot {} does not point back",
+                        pfn, p.private
+                    ));
+                }
+            }
+        } else if p.mapping != NO_MAPPING {
             let Some(inode) = sim.inodes.get(p.mapping as usize).and_then(|i| i.as_ref()) else {
                 return Err(format!(
                     "pfn {} points at a dead mapping {}",
@@ -149,13 +180,8 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                     pfn, p.mapping, p.index
                 ));
             }
-            if inode.mapping.account_dirty {
-                if p.test(pg::DIRTY) {
-                    dirty += 1;
-                }
-                if p.test(pg::WRITEBACK) {
-                    writeback += 1;
-                }
+            if inode.mapping.account_dirty && p.test(pg::DIRTY) {
+                dirty += 1;
             }
         }
     }
@@ -206,6 +232,14 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
         }
         file_pages += inode.mapping.tree.nr_pages();
+    }
+    // Swap-cache pages count as file pages too.
+    if let Some(sw) = &sim.swap {
+        file_pages += sw
+            .cache
+            .iter()
+            .filter(|p| **p != crate::mm::page::NIL)
+            .count() as u64;
     }
     if file_pages as i64 != sim.vmstat.get(VmItem::NrFilePages) {
         return Err(format!(

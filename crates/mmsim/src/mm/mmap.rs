@@ -1,40 +1,357 @@
-//! mm_struct and VMAs (mm/mmap.c): placeholder until the virtual-memory layer lands.
+//! Address spaces (mm/mmap.c): mm_struct, VMAs, mmap / munmap / mprotect, and mm_cpumask.
+//!
+//! Each user task has its own mm (a process). VMAs are kept in a BTreeMap by start address
+//! (the kernel's rbtree); a VMA is anonymous or maps a file from `pgoff`. mm_cpumask records
+//! the CPUs that have loaded the mm: a CPU is added when it switches to a task of the mm and
+//! removed when it switches to another mm (x86 4.x; a CPU running a kernel thread keeps the
+//! previous mm loaded lazily and stays in the mask until a flush IPI makes it leave_mm).
+//! Without PCID a switch of mm flushes the CPU's TLB.
 
+use std::collections::BTreeMap;
+
+use crate::machine::CpuId;
+use crate::mm::memory::PageTable;
+use crate::mm::page::{PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::readahead::RaState;
+use crate::mm::rmap::{VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
 use crate::sched::{TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, OpResult};
 
+/// Where anonymous and file mappings are placed (mmap_base, growing up in this model).
+pub const MMAP_BASE: u64 = 0x7f00_0000_0000;
+
+/// struct vm_area_struct.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// VM_* flags.
+    pub flags: u64,
+    /// Mapped file (inode), or None for anonymous memory.
+    pub file: Option<u32>,
+    /// File offset of `start`, in pages.
+    pub pgoff: u64,
+    /// The mapped file's readahead state (vm_file->f_ra, with mmap_miss).
+    pub ra: RaState,
+    /// file_ra_state.mmap_miss.
+    pub mmap_miss: u32,
+}
+
+impl Vma {
+    /// File page index of a virtual address in this VMA.
+    pub fn pgoff_of(&self, vaddr: u64) -> u64 {
+        self.pgoff + ((vaddr - self.start) >> PAGE_SHIFT)
+    }
+    /// Virtual address of file page `index`, if this VMA maps it.
+    pub fn addr_of(&self, index: u64) -> Option<u64> {
+        let pages = (self.end - self.start) >> PAGE_SHIFT;
+        if index >= self.pgoff && index < self.pgoff + pages {
+            Some(self.start + ((index - self.pgoff) << PAGE_SHIFT))
+        } else {
+            None
+        }
+    }
+}
+
+/// struct mm_struct.
+#[derive(Debug)]
+pub struct Mm {
+    /// Id (index into `Sim::mms`).
+    pub id: u32,
+    /// VMAs by start address.
+    pub vmas: BTreeMap<u64, Vma>,
+    /// The page table.
+    pub pgtable: PageTable,
+    /// mm_cpumask.
+    cpumask: Vec<u64>,
+    /// Next free address for mmap.
+    pub mmap_next: u64,
+    /// Content oracle for anonymous (and COW) pages: newest version by virtual page.
+    pub anon_expected: rustc_hash::FxHashMap<u64, u32>,
+    /// Resident file pages (MM_FILEPAGES).
+    pub rss_file: u64,
+    /// Resident anonymous pages (MM_ANONPAGES).
+    pub rss_anon: u64,
+    /// Swap entries held (MM_SWAPENTS).
+    pub swapents: u64,
+    /// Tasks using this mm.
+    pub users: u32,
+}
+
+impl Mm {
+    /// A new, empty address space.
+    pub fn new(id: u32, nr_cpus: usize) -> Mm {
+        Mm {
+            id,
+            vmas: BTreeMap::new(),
+            pgtable: PageTable::default(),
+            cpumask: vec![0; nr_cpus.div_ceil(64)],
+            mmap_next: MMAP_BASE,
+            anon_expected: Default::default(),
+            rss_file: 0,
+            rss_anon: 0,
+            swapents: 0,
+            users: 1,
+        }
+    }
+    /// cpumask_test_cpu(cpu, mm_cpumask(mm)).
+    pub fn cpumask_test(&self, cpu: CpuId) -> bool {
+        self.cpumask[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+    /// cpumask_set_cpu.
+    pub fn cpumask_set(&mut self, cpu: CpuId) {
+        self.cpumask[cpu / 64] |= 1 << (cpu % 64);
+    }
+    /// cpumask_clear_cpu.
+    pub fn cpumask_clear(&mut self, cpu: CpuId) {
+        self.cpumask[cpu / 64] &= !(1 << (cpu % 64));
+    }
+    /// find_vma: the VMA containing `addr`.
+    pub fn find_vma(&self, addr: u64) -> Option<&Vma> {
+        self.vmas
+            .range(..=addr)
+            .next_back()
+            .map(|(_, v)| v)
+            .filter(|v| addr < v.end)
+    }
+    /// find_vma, mutable.
+    pub fn find_vma_mut(&mut self, addr: u64) -> Option<&mut Vma> {
+        self.vmas
+            .range_mut(..=addr)
+            .next_back()
+            .map(|(_, v)| v)
+            .filter(|v| addr < v.end)
+    }
+}
+
+/// PROT_* → VM_* flags.
+pub fn prot_to_vm_flags(prot: u32, shared: bool) -> u64 {
+    let mut f = 0;
+    if prot & 1 != 0 {
+        f |= VM_READ;
+    }
+    if prot & 2 != 0 {
+        f |= VM_WRITE;
+    }
+    if prot & 4 != 0 {
+        f |= VM_EXEC;
+    }
+    if shared {
+        f |= VM_SHARED;
+    }
+    f
+}
+
 impl Sim {
-    /// mmap(2).
+    /// The mm of task `tid`, creating it on first use (exec).
+    pub fn task_mm(&mut self, tid: TaskId) -> u32 {
+        if let Some(m) = self.tasks[tid].mm {
+            return m;
+        }
+        let id = self.mms.len() as u32;
+        self.mms.push(Some(Mm::new(id, self.cpus.len())));
+        self.tasks[tid].mm = Some(id);
+        id
+    }
+
+    /// Borrow an mm.
+    pub fn mm(&self, id: u32) -> &Mm {
+        self.mms[id as usize].as_ref().expect("live mm")
+    }
+    /// Borrow an mm mutably.
+    pub fn mm_mut(&mut self, id: u32) -> &mut Mm {
+        self.mms[id as usize].as_mut().expect("live mm")
+    }
+
+    /// switch_mm when `tid` runs on `cpu`: a CPU switching to another mm leaves the old
+    /// mm's cpumask and flushes its TLB (no PCID); a kernel thread keeps the old mm lazily.
+    pub fn switch_mm(&mut self, cpu: CpuId, tid: TaskId) {
+        let next = self.tasks[tid].mm;
+        let Some(next) = next else {
+            // Kernel thread: lazy TLB mode, the previous mm stays loaded.
+            self.cpu_lazy[cpu] = self.cpu_active_mm[cpu].is_some();
+            return;
+        };
+        self.cpu_lazy[cpu] = false;
+        if self.cpu_active_mm[cpu] == Some(next) {
+            return;
+        }
+        if let Some(prev) = self.cpu_active_mm[cpu] {
+            if let Some(m) = self.mms[prev as usize].as_mut() {
+                m.cpumask_clear(cpu);
+            }
+        }
+        self.tlbs[cpu].flush_all(); // CR3 load without PCID
+        self.mm_mut(next).cpumask_set(cpu);
+        self.cpu_active_mm[cpu] = Some(next);
+    }
+
+    /// leave_mm: a lazy CPU drops the borrowed mm after a flush IPI.
+    pub fn leave_mm(&mut self, cpu: CpuId) {
+        if let Some(prev) = self.cpu_active_mm[cpu].take() {
+            if let Some(m) = self.mms[prev as usize].as_mut() {
+                m.cpumask_clear(cpu);
+            }
+        }
+        self.cpu_lazy[cpu] = false;
+        self.tlbs[cpu].flush_all();
+    }
+
+    /// mmap(2): map a file or anonymous memory at the next free address.
     pub fn sys_mmap(
         &mut self,
-        _tid: TaskId,
-        _path: Option<&str>,
-        _len: u64,
-        _offset: u64,
-        _prot: u32,
-        _shared: bool,
+        tid: TaskId,
+        path: Option<&str>,
+        len: u64,
+        offset: u64,
+        prot: u32,
+        shared: bool,
     ) -> OpResult {
-        OpResult::Err(Errno::EINVAL)
+        if len == 0 || !offset.is_multiple_of(PAGE_SIZE) {
+            return OpResult::Err(Errno::EINVAL);
+        }
+        let file = match path {
+            Some(p) => {
+                let Some(fs) = self.resolve_fs(p) else {
+                    return OpResult::Err(Errno::ENOENT);
+                };
+                match self.fss[fs].names.get(p).copied() {
+                    Some(ino) => Some(ino),
+                    None => return OpResult::Err(Errno::ENOENT),
+                }
+            }
+            None => None,
+        };
+        let mm = self.task_mm(tid);
+        let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        let m = self.mm_mut(mm);
+        let start = m.mmap_next;
+        // A guard page between mappings keeps them apart.
+        m.mmap_next = start + len + PAGE_SIZE;
+        let vma = Vma {
+            start,
+            end: start + len,
+            flags: prot_to_vm_flags(prot, shared),
+            file,
+            pgoff: offset / PAGE_SIZE,
+            ra: RaState::new(),
+            mmap_miss: 0,
+        };
+        m.vmas.insert(start, vma);
+        if let Some(ino) = file {
+            self.inode_mut(ino).i_mmap.push((mm, start));
+            self.inode_mut(ino).open += 1; // the mapping holds the file
+        }
+        self.charge(self.costs.dir_op_ps / 2);
+        OpResult::Addr(start)
     }
-    /// munmap(2).
-    pub fn sys_munmap(&mut self, _tid: TaskId, _addr: u64, _len: u64) -> Result<OpResult, Wait> {
-        Ok(OpResult::Err(Errno::EINVAL))
+
+    /// munmap(2) of whole VMAs in [addr, addr+len) (partial unmaps split nothing: a range
+    /// must cover whole mappings). Unmapped pages' TLB entries are flushed.
+    pub fn sys_munmap(&mut self, tid: TaskId, addr: u64, len: u64) -> Result<OpResult, Wait> {
+        let Some(mm) = self.tasks[tid].mm else {
+            return Ok(OpResult::Err(Errno::EINVAL));
+        };
+        if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
+            return Ok(OpResult::Err(Errno::EINVAL));
+        }
+        let end = addr + len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
+        for s in starts {
+            if self.mm(mm).vmas[&s].end > end {
+                return Ok(OpResult::Err(Errno::EINVAL));
+            }
+            self.unmap_vma(mm, s);
+        }
+        Ok(OpResult::None)
     }
-    /// mprotect(2).
-    pub fn sys_mprotect(&mut self, _tid: TaskId, _addr: u64, _len: u64, _prot: u32) -> OpResult {
-        OpResult::Err(Errno::EINVAL)
+
+    /// Remove one VMA: zap its PTEs (flushing TLBs for the range) and drop it from the file's
+    /// i_mmap.
+    pub fn unmap_vma(&mut self, mm: u32, start: u64) {
+        let vma = self.mm(mm).vmas[&start].clone();
+        self.zap_page_range(mm, &vma);
+        self.flush_tlb_mm_range(mm, vma.start >> PAGE_SHIFT, vma.end >> PAGE_SHIFT);
+        self.mm_mut(mm).vmas.remove(&start);
+        if let Some(ino) = vma.file {
+            if let Some(inode) = self.inodes[ino as usize].as_mut() {
+                inode.i_mmap.retain(|&(m, s)| !(m == mm && s == start));
+            }
+            self.release_file_ref(ino);
+        }
     }
-    /// Memory accesses of a program.
-    pub fn sys_touch(
-        &mut self,
-        _tid: TaskId,
-        _addr: u64,
-        _len: u64,
-        _stride: u64,
-        _write: bool,
-        _progress: &mut u64,
-    ) -> Result<OpResult, Wait> {
-        Ok(OpResult::Err(Errno::SIGSEGV))
+
+    /// mprotect(2) on whole VMAs: new permissions; write permission removed from present
+    /// PTEs (and flushed) when the mapping loses PROT_WRITE.
+    pub fn sys_mprotect(&mut self, tid: TaskId, addr: u64, len: u64, prot: u32) -> OpResult {
+        let Some(mm) = self.tasks[tid].mm else {
+            return OpResult::Err(Errno::EINVAL);
+        };
+        let end = addr + len;
+        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
+        if starts.is_empty() {
+            return OpResult::Err(Errno::EINVAL);
+        }
+        for s in starts {
+            let (vstart, vend, shared) = {
+                let v = &self.mm(mm).vmas[&s];
+                (v.start, v.end, v.flags & VM_SHARED != 0)
+            };
+            let flags = prot_to_vm_flags(prot, shared);
+            self.mm_mut(mm).vmas.get_mut(&s).expect("vma").flags = flags;
+            if flags & VM_WRITE == 0 {
+                let m = self.mm_mut(mm);
+                m.pgtable
+                    .write_protect_range(vstart >> PAGE_SHIFT, vend >> PAGE_SHIFT);
+                self.flush_tlb_mm_range(mm, vstart >> PAGE_SHIFT, vend >> PAGE_SHIFT);
+            }
+        }
+        OpResult::None
+    }
+
+    /// fput for a mapping's file reference: the last reference of an unlinked file evicts
+    /// it (as the last close does).
+    pub fn release_file_ref(&mut self, ino: u32) {
+        let Some(inode) = self.inodes[ino as usize].as_mut() else {
+            return;
+        };
+        inode.open -= 1;
+        if inode.open == 0 && inode.nlink == 0 {
+            let mut p = 0;
+            let _ = self.evict_inode(ino, &mut p);
+        }
+    }
+
+    /// exit_mmap: unmap everything at task exit.
+    pub fn exit_mmap(&mut self, tid: TaskId) {
+        let Some(mm) = self.tasks[tid].mm else {
+            return;
+        };
+        let users = {
+            let m = self.mm_mut(mm);
+            m.users -= 1;
+            m.users
+        };
+        if users > 0 {
+            return;
+        }
+        let starts: Vec<u64> = self.mm(mm).vmas.keys().copied().collect();
+        for s in starts {
+            self.unmap_vma(mm, s);
+        }
+        for c in 0..self.cpus.len() {
+            if self.cpu_active_mm[c] == Some(mm) {
+                self.cpu_active_mm[c] = None;
+                self.cpu_lazy[c] = false;
+                self.tlbs[c].flush_all();
+            }
+        }
+        let pt_pages = self.mm(mm).pgtable.nr_tables() as i64;
+        self.vmstat
+            .add(crate::mm::vmstat::VmItem::NrPageTablePages, -pt_pages);
+        self.mms[mm as usize] = None;
     }
 }

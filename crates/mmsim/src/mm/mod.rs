@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod filemap;
+pub mod memory;
 pub mod mmap;
 pub mod node;
 pub mod page;

@@ -92,6 +92,8 @@ pub struct Page {
     pub next: Pfn,
     /// Content version (content oracle): bumped by writes, persisted by writeback.
     pub version: u32,
+    /// page_private: the swap offset of a swap-cache page.
+    pub private: u32,
 }
 
 impl Page {
@@ -107,6 +109,7 @@ impl Page {
             prev: NIL,
             next: NIL,
             version: 0,
+            private: 0,
         }
     }
     /// Test a flag.

@@ -231,6 +231,9 @@ impl Sim {
         let node = self.mem[pfn as usize].node as usize;
         {
             let p = &mut self.mem[pfn as usize];
+            if p.mapping & crate::mm::rmap::ANON_MAPPING != 0 {
+                p.mapping = NO_MAPPING; // free_pages_prepare clears an anon page's mapping
+            }
             assert!(
                 p.refcount == 0 && !p.test(pg::LRU) && p.mapping == NO_MAPPING && !p.mapped(),
                 "freeing a busy page pfn={} flags={} count={} mapping={}",

@@ -164,6 +164,16 @@ page_flag!(
     PageUnevictable
 );
 page_flag!(
+    pg::SWAPCACHE,
+    SetPageSwapCache,
+    ClearPageSwapCache,
+    __SetPageSwapCache,
+    __ClearPageSwapCache,
+    TestSetPageSwapCache,
+    TestClearPageSwapCache,
+    PageSwapCache
+);
+page_flag!(
     pg::READAHEAD,
     SetPageReadahead,
     ClearPageReadahead,

@@ -1,11 +1,29 @@
 //! Reverse mapping (mm/rmap.c) and the batched TLB flush of seed 002.
 //!
-//! Page tables and TLBs are not modelled yet (they come with the virtual-memory issue), so
-//! no page is ever mapped: `page_referenced` finds no young PTE, `try_to_unmap` has nothing
-//! to unmap, and the TLB-flush batch is never pending. These functions are the interface
-//! reclaim already calls, with the correct results for unmapped pages.
+//! rmap walk: an anonymous page's `mapping` names its mm (ANON_MAPPING | mm id — one
+//! anon_vma per process, no fork) and its `index` is the virtual page; a file page is found
+//! through its inode's i_mmap list of (mm, VMA) pairs, at `vma.start + (index − pgoff)`.
+//!
+//! - page_referenced: test-and-clear the young bit of every PTE mapping the page (x86 does
+//!   not flush for that), counting mappings that were young and OR-ing their vm_flags
+//!   (VM_SEQ_READ mappings do not count). A file page whose lock cannot be taken counts as
+//!   referenced (v4.2).
+//! - try_to_unmap_one: a young PTE fails the unmap (the page was used: SWAP_FAIL); a
+//!   VM_LOCKED mapping fails; otherwise the PTE is cleared and flushed — or, with
+//!   `batch-tlb-flush` and TTU_BATCH_FLUSH, cleared without a flush when another CPU may
+//!   cache it: a clean PTE only records the mm's cpumask in the task's tlbflush_unmap_batch
+//!   (set_tlb_ubc_flush_pending), a dirty PTE is still flushed at once (a stale writable
+//!   entry could write silently during IO). The dirty bit moves to the page; an anonymous
+//!   PTE becomes a swap entry.
+//! - try_to_unmap_flush (v4.3, the seed): if the batch is pending, the local CPU flushes its
+//!   whole TLB if it is in the mask, and every other CPU in the mask gets one IPI for a full
+//!   flush, waited for; each counts nr_tlb_remote_flush_received.
 
-use crate::mm::page::Pfn;
+use crate::arch::tlb::FlushKind;
+use crate::machine::profile::KFunc;
+use crate::mm::memory::pte;
+use crate::mm::page::{pg, Pfn};
+use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
 /// VM_READ.
@@ -18,6 +36,13 @@ pub const VM_EXEC: u64 = 0x4;
 pub const VM_SHARED: u64 = 0x8;
 /// VM_LOCKED.
 pub const VM_LOCKED: u64 = 0x2000;
+/// VM_SEQ_READ (MADV_SEQUENTIAL).
+pub const VM_SEQ_READ: u64 = 0x8000;
+/// VM_RAND_READ (MADV_RANDOM).
+pub const VM_RAND_READ: u64 = 0x10000;
+
+/// `page.mapping` bit marking an anonymous page (PAGE_MAPPING_ANON); the rest is the mm id.
+pub const ANON_MAPPING: u32 = 0x8000_0000;
 
 /// Result of try_to_unmap (SWAP_SUCCESS / SWAP_AGAIN / SWAP_FAIL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,28 +55,277 @@ pub enum TtuResult {
     Fail,
 }
 
+/// struct tlbflush_unmap_batch (per task).
+#[derive(Clone, Debug, Default)]
+pub struct TlbflushUnmapBatch {
+    /// CPUs that may cache a translation of an unmapped page.
+    pub cpumask: Vec<bool>,
+    /// True if any bit in cpumask is set.
+    pub flush_required: bool,
+}
+
 impl Sim {
-    /// page_referenced: (number of mappings with a young PTE, OR of their vm_flags); clears
-    /// the young bits. Unmapped pages are skipped.
+    /// The (mm, vpn) pairs that may map `pfn` (the rmap walk's targets).
+    fn rmap_targets(&self, pfn: Pfn) -> Vec<(u32, u64)> {
+        let page = &self.mem[pfn as usize];
+        if page.mapping & ANON_MAPPING != 0 {
+            return vec![(page.mapping & !ANON_MAPPING, page.index)];
+        }
+        let Some(inode) = self
+            .inodes
+            .get(page.mapping as usize)
+            .and_then(|i| i.as_ref())
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &(mm, start) in &inode.i_mmap {
+            if let Some(vma) = self.mms[mm as usize]
+                .as_ref()
+                .and_then(|m| m.vmas.get(&start))
+            {
+                if let Some(addr) = vma.addr_of(page.index) {
+                    out.push((mm, addr >> crate::mm::page::PAGE_SHIFT));
+                }
+            }
+        }
+        out
+    }
+
+    /// page_add_file_rmap: one more PTE maps a page-cache page (nr_mapped on the first).
+    pub fn page_add_file_rmap(&mut self, pfn: Pfn) {
+        self.charge_atomic();
+        let p = &mut self.mem[pfn as usize];
+        p.mapcount += 1;
+        if p.mapcount == 0 {
+            self.vmstat.inc(VmItem::NrMapped);
+        }
+    }
+
+    /// page_remove_rmap: one PTE less (nr_mapped / nr_anon_pages on the last).
+    pub fn page_remove_rmap(&mut self, pfn: Pfn) {
+        self.charge_atomic();
+        let p = &mut self.mem[pfn as usize];
+        p.mapcount -= 1;
+        if p.mapcount == -1 {
+            if p.mapping & ANON_MAPPING != 0 {
+                self.vmstat.dec(VmItem::NrAnonPages);
+            } else {
+                self.vmstat.dec(VmItem::NrMapped);
+            }
+        }
+    }
+
+    /// page_referenced: (mappings with a young PTE, OR of their vm_flags), clearing the young
+    /// bits.
     pub fn page_referenced(&mut self, pfn: Pfn) -> (u32, u64) {
         if !self.mem[pfn as usize].mapped() {
             return (0, 0);
         }
-        (0, 0)
+        let prev = self.enter(KFunc::PageReferenced);
+        let file = self.mem[pfn as usize].mapping & ANON_MAPPING == 0;
+        let mut we_locked = false;
+        if file && !self.PageLocked(pfn) {
+            if !self.trylock_page(pfn) {
+                self.leave(prev);
+                return (1, 0);
+            }
+            we_locked = true;
+        }
+        let mut referenced = 0;
+        let mut vm_flags = 0;
+        for (mm, vpn) in self.rmap_targets(pfn) {
+            self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps); // rmap lock + walk
+            let Some(m) = self.mms[mm as usize].as_mut() else {
+                continue;
+            };
+            let Some(flags) = m
+                .find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+                .map(|v| v.flags)
+            else {
+                continue;
+            };
+            let Some(p) = m.pgtable.get_mut(vpn) else {
+                continue;
+            };
+            if *p & pte::PRESENT == 0 || pte::pfn(*p) != pfn {
+                continue;
+            }
+            if flags & VM_LOCKED != 0 {
+                vm_flags |= VM_LOCKED;
+                referenced += 1;
+                break;
+            }
+            if *p & pte::YOUNG != 0 {
+                *p &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush on x86
+                self.charge_atomic();
+                if flags & VM_SEQ_READ == 0 {
+                    referenced += 1;
+                    vm_flags |= flags;
+                }
+            }
+        }
+        if we_locked {
+            self.unlock_page(pfn);
+        }
+        self.leave(prev);
+        (referenced, vm_flags)
     }
 
-    /// try_to_unmap: remove every PTE mapping the page (TTU_BATCH_FLUSH when `batch`).
+    /// try_to_unmap: remove every PTE mapping the page (`batch` = TTU_BATCH_FLUSH).
     pub fn try_to_unmap(&mut self, pfn: Pfn, batch: bool) -> TtuResult {
-        let _ = (pfn, batch);
+        let prev = self.enter(KFunc::TryToUnmapOne);
+        let mut ret = TtuResult::Success;
+        for (mm, vpn) in self.rmap_targets(pfn) {
+            ret = self.try_to_unmap_one(pfn, mm, vpn, batch);
+            if ret != TtuResult::Success || !self.mem[pfn as usize].mapped() {
+                break;
+            }
+        }
+        if ret == TtuResult::Success && self.mem[pfn as usize].mapped() {
+            ret = TtuResult::Again;
+        }
+        self.leave(prev);
+        ret
+    }
+
+    /// should_defer_flush: batching was asked for and another CPU may cache the mm.
+    fn should_defer_flush(&self, mm: u32, batch: bool) -> bool {
+        if !batch || !self.features.batch_tlb_flush {
+            return false;
+        }
+        let me = self.cur.cpu;
+        let m = self.mm(mm);
+        (0..self.cpus.len()).any(|c| c != me && m.cpumask_test(c))
+    }
+
+    /// set_tlb_ubc_flush_pending: remember the mm's CPUs in the running task's batch.
+    fn set_tlb_ubc_flush_pending(&mut self, mm: u32) {
+        let Some(t) = self.cur.task else { return };
+        let n = self.cpus.len();
+        let mask: Vec<bool> = {
+            let m = self.mm(mm);
+            (0..n).map(|c| m.cpumask_test(c)).collect()
+        };
+        let ubc = &mut self.tasks[t].tlb_ubc;
+        if ubc.cpumask.len() != n {
+            ubc.cpumask = vec![false; n];
+        }
+        for (c, on) in mask.into_iter().enumerate() {
+            ubc.cpumask[c] |= on;
+        }
+        ubc.flush_required = true;
+    }
+
+    fn try_to_unmap_one(&mut self, pfn: Pfn, mm: u32, vpn: u64, batch: bool) -> TtuResult {
+        let Some(m) = self.mms[mm as usize].as_ref() else {
+            return TtuResult::Success;
+        };
+        let Some(flags) = m
+            .find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+            .map(|v| v.flags)
+        else {
+            return TtuResult::Success;
+        };
+        let p = m.pgtable.get(vpn);
+        if p & pte::PRESENT == 0 || pte::pfn(p) != pfn {
+            return TtuResult::Success;
+        }
+        self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps);
+        if flags & VM_LOCKED != 0 {
+            return TtuResult::Fail;
+        }
+        if p & pte::YOUNG != 0 {
+            // ptep_clear_flush_young_notify: referenced since the last scan.
+            if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+                *pp &= !pte::YOUNG;
+            }
+            return TtuResult::Fail;
+        }
+        let dirty = p & pte::DIRTY != 0;
+        let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+        // Nuke the page table entry.
+        let newpte = if anon {
+            let off = self.mem[pfn as usize].private;
+            self.swap_duplicate(off);
+            self.mm_mut(mm).swapents += 1;
+            self.mm_mut(mm).rss_anon -= 1;
+            pte::mk_swap(off)
+        } else {
+            self.mm_mut(mm).rss_file -= 1;
+            0
+        };
+        if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+            *pp = newpte;
+        }
+        if self.should_defer_flush(mm, batch) {
+            // Potentially writable TLBs must be flushed before IO.
+            if dirty && !self.debug_defer_dirty_flush {
+                self.flush_tlb_page(mm, vpn);
+            } else {
+                self.set_tlb_ubc_flush_pending(mm);
+            }
+        } else {
+            self.flush_tlb_page(mm, vpn);
+        }
+        // Move the dirty bit to the physical page now the PTE is gone.
+        if dirty {
+            if anon {
+                self.SetPageDirty(pfn);
+            } else {
+                self.set_page_dirty(pfn);
+            }
+        }
+        self.page_remove_rmap(pfn);
+        self.put_page(pfn);
         TtuResult::Success
     }
 
-    /// init_tlb_ubc: start a reclaim batch with no flush pending.
-    pub fn init_tlb_ubc(&mut self) {}
+    /// init_tlb_ubc: start a reclaim batch with no flush pending (the cpumask is not
+    /// cleared, as in the kernel).
+    pub fn init_tlb_ubc(&mut self) {
+        if let Some(t) = self.cur.task {
+            self.tasks[t].tlb_ubc.flush_required = false;
+        }
+    }
 
-    /// try_to_unmap_flush: flush every TLB entry deferred by the batch.
-    pub fn try_to_unmap_flush(&mut self) {}
+    /// try_to_unmap_flush: flush every TLB entry deferred by the running task's batch.
+    pub fn try_to_unmap_flush(&mut self) {
+        let Some(t) = self.cur.task else { return };
+        if !self.tasks[t].tlb_ubc.flush_required {
+            return;
+        }
+        let me = self.cur.cpu;
+        let mask = std::mem::take(&mut self.tasks[t].tlb_ubc.cpumask);
+        if mask.get(me).copied().unwrap_or(false) {
+            // percpu_flush_tlb_batch_pages on this CPU: counted like a received flush.
+            self.vmstat.inc(VmItem::NrTlbRemoteFlushReceived);
+            self.cpus[me].tlb_shootdowns += 1;
+            self.local_flush_tlb();
+        }
+        let others: Vec<usize> = mask
+            .iter()
+            .enumerate()
+            .filter(|(c, on)| **on && *c != me)
+            .map(|(c, _)| c)
+            .collect();
+        if !others.is_empty() {
+            self.send_tlb_ipis(&others, FlushKind::All, true);
+        }
+        let ubc = &mut self.tasks[t].tlb_ubc;
+        ubc.cpumask = vec![false; mask.len()];
+        ubc.flush_required = false;
+    }
 
-    /// try_to_unmap_flush_dirty: flush deferred writable entries before IO.
+    /// try_to_unmap_flush_dirty: in the seed's version dirty PTEs are flushed at once, so no
+    /// writable translation is ever pending before IO and there is nothing to do. (The debug
+    /// switch `debug_defer_dirty_flush` defers them anyway, without this flush: the unsafe
+    /// variant the content oracle must catch.)
     pub fn try_to_unmap_flush_dirty(&mut self) {}
+
+    /// Whether a page is an anonymous page.
+    pub fn page_anon(&self, pfn: Pfn) -> bool {
+        self.mem[pfn as usize].mapping & ANON_MAPPING != 0
+            && !self.mem[pfn as usize].test(pg::BUDDY)
+    }
 }

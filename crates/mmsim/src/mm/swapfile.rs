@@ -1,19 +1,72 @@
-//! Swap devices and the swap cache (mm/swapfile.c, mm/swap_state.c).
+//! Swap (mm/swapfile.c, mm/swap_state.c, mm/page_io.c): one swap device, its slot map, the
+//! swap cache, swap-out and swap-in.
 //!
-//! Not modelled yet: scenarios have no swap device, so `total_swap_pages` is 0, get_scan_count
-//! scans only file lists, and anonymous / shmem pages are not reclaimable (as in a kernel
-//! without swap). These functions are the interface reclaim calls.
+//! - A slot is free when no PTE refers to it (`swap_map` count 0) and no page is in the swap
+//!   cache for it. get_swap_page scans for a free slot from where the last scan stopped.
+//! - add_to_swap (reclaim of an anonymous page): allocate a slot, put the page in the swap
+//!   cache (PG_swapcache, page_private = offset) and mark it dirty so pageout writes it.
+//! - try_to_unmap turns each PTE into a swap entry (swap_duplicate); swap_writepage writes
+//!   the page (pswpout); once clean and unmapped, __remove_mapping takes it out of the swap
+//!   cache and frees it.
+//! - do_swap_page: a swap PTE faults; the page is found in the swap cache or read from the
+//!   device (pswpin, a major fault), mapped, and the PTE's slot reference dropped. A write
+//!   fault on a page only this PTE uses takes it out of the swap cache (reuse_swap_page)
+//!   and dirties it; otherwise the page stays cached and clean, so reclaiming it again needs
+//!   no IO.
+//! - The content oracle: swap-out persists the page's version in the slot; swap-in restores
+//!   it.
+//!
+//! Not modelled: swap readahead (one page per fault), shmem/tmpfs pages going to swap
+//! (tmpfs pages stay resident: shrink_page_list keeps them), swap priorities and clusters.
 
-use crate::mm::page::Pfn;
+use crate::fs::{IoKind, IoRequest};
+use crate::machine::profile::KFunc;
+use crate::mm::memory::pte;
+use crate::mm::mmap::Vma;
+use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SIZE};
+use crate::mm::rmap::{ANON_MAPPING, VM_WRITE};
+use crate::mm::vmstat::VmItem;
+use crate::sched::Wait;
 use crate::sim::Sim;
+
+/// The inode number IO requests use for the swap device.
+pub const SWAP_INO: u32 = u32::MAX;
 
 /// A swap device (swap_info_struct).
 #[derive(Clone, Debug, Default)]
 pub struct SwapInfo {
     /// Pages of swap space.
     pub nr_pages: u64,
-    /// Free pages of swap space.
+    /// Free slots.
     pub free_pages: u64,
+    /// PTE references per slot (swap_map without SWAP_HAS_CACHE).
+    pub swap_map: Vec<u16>,
+    /// The swap cache: the page cached for each slot, or NIL.
+    pub cache: Vec<Pfn>,
+    /// Content oracle: the version written to each slot.
+    pub versions: Vec<u32>,
+    /// Where the next free-slot scan starts.
+    pub scan_next: usize,
+    /// The block device the swap area lives on.
+    pub dev: usize,
+}
+
+impl SwapInfo {
+    /// A swap area of `nr_pages` on block device `dev`.
+    pub fn new(nr_pages: u64, dev: usize) -> SwapInfo {
+        SwapInfo {
+            nr_pages,
+            free_pages: nr_pages,
+            swap_map: vec![0; nr_pages as usize],
+            cache: vec![NIL; nr_pages as usize],
+            versions: vec![0; nr_pages as usize],
+            scan_next: 0,
+            dev,
+        }
+    }
+    fn slot_free(&self, off: usize) -> bool {
+        self.swap_map[off] == 0 && self.cache[off] == NIL
+    }
 }
 
 impl Sim {
@@ -21,16 +74,236 @@ impl Sim {
     pub fn swap_free_pages(&self) -> u64 {
         self.swap.as_ref().map(|s| s.free_pages).unwrap_or(0)
     }
-    /// add_to_swap: allocate a swap slot and add the page to the swap cache.
-    pub fn add_to_swap(&mut self, _pfn: Pfn) -> bool {
-        false
+
+    /// get_swap_page: a free slot, or None.
+    fn get_swap_page(&mut self) -> Option<u32> {
+        let s = self.swap.as_mut()?;
+        if s.free_pages == 0 {
+            return None;
+        }
+        let n = s.nr_pages as usize;
+        for i in 0..n {
+            let off = (s.scan_next + i) % n;
+            if s.slot_free(off) {
+                s.scan_next = (off + 1) % n;
+                s.free_pages -= 1;
+                return Some(off as u32);
+            }
+        }
+        None
     }
-    /// swap_writepage.
-    pub fn swap_writepage(&mut self, _pfn: Pfn) {
-        unreachable!("no page enters the swap cache without a swap device")
+
+    /// Release a slot that became free.
+    fn maybe_free_slot(&mut self, off: u32) {
+        if let Some(s) = self.swap.as_mut() {
+            if s.slot_free(off as usize) {
+                s.free_pages += 1;
+            }
+        }
     }
-    /// __remove_mapping for a swap-cache page.
-    pub fn remove_from_swap_cache_frozen(&mut self, _pfn: Pfn) -> bool {
-        false
+
+    /// add_to_swap: allocate a slot and add the page (locked, anonymous) to the swap cache.
+    pub fn add_to_swap(&mut self, pfn: Pfn) -> bool {
+        let prev = self.enter(KFunc::AddToSwap);
+        let Some(off) = self.get_swap_page() else {
+            self.leave(prev);
+            return false;
+        };
+        self.get_page(pfn); // the swap cache's reference
+        self.SetPageSwapCache(pfn);
+        self.mem[pfn as usize].private = off;
+        self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
+        self.vmstat.inc(VmItem::NrFilePages); // swap cache pages count as file pages
+        self.SetPageDirty(pfn);
+        self.leave(prev);
+        true
+    }
+
+    /// swap_duplicate: one more PTE refers to the slot.
+    pub fn swap_duplicate(&mut self, off: u32) {
+        if let Some(s) = self.swap.as_mut() {
+            s.swap_map[off as usize] += 1;
+        }
+    }
+
+    /// swap_free: a PTE reference to the slot is gone.
+    pub fn swap_free(&mut self, off: u32) {
+        if let Some(s) = self.swap.as_mut() {
+            let c = &mut s.swap_map[off as usize];
+            debug_assert!(*c > 0, "swap_free of an unused slot");
+            *c = c.saturating_sub(1);
+        }
+        self.maybe_free_slot(off);
+    }
+
+    /// swap_writepage: write a dirty swap-cache page to its slot (pswpout).
+    pub fn swap_writepage(&mut self, pfn: Pfn) {
+        let prev = self.enter(KFunc::SwapWritepage);
+        self.TestClearPageDirty(pfn);
+        self.SetPageReclaim(pfn);
+        self.SetPageWriteback(pfn);
+        self.vmstat.inc(VmItem::NrWriteback);
+        self.vmstat.inc(VmItem::Pswpout);
+        self.vmstat.add(VmItem::Pgpgout, (PAGE_SIZE / 1024) as i64);
+        self.unlock_page(pfn);
+        let off = self.mem[pfn as usize].private;
+        let dev = self.swap.as_ref().expect("swap").dev;
+        let req = IoRequest {
+            dev,
+            kind: IoKind::Write,
+            ino: SWAP_INO,
+            pages: vec![pfn],
+            cpu: self.cur.cpu,
+        };
+        self.submit_bio(req, u64::from(off) + (1 << 40));
+        self.leave(prev);
+    }
+
+    /// __delete_from_swap_cache.
+    fn delete_from_swap_cache(&mut self, pfn: Pfn) {
+        let off = self.mem[pfn as usize].private;
+        self.swap.as_mut().expect("swap").cache[off as usize] = NIL;
+        self.ClearPageSwapCache(pfn);
+        self.mem[pfn as usize].private = 0;
+        self.vmstat.dec(VmItem::NrFilePages);
+        self.maybe_free_slot(off);
+    }
+
+    /// __remove_mapping for a swap-cache page: freeze at 2 references (cache + isolation),
+    /// recheck dirty, delete from the swap cache. The page is then free to go.
+    pub fn remove_from_swap_cache_frozen(&mut self, pfn: Pfn) -> bool {
+        self.charge_atomic();
+        if self.mem[pfn as usize].refcount != 2
+            || self.PageDirty(pfn)
+            || self.mem[pfn as usize].mapped()
+        {
+            return false;
+        }
+        self.mem[pfn as usize].refcount = 0;
+        self.delete_from_swap_cache(pfn);
+        self.mem[pfn as usize].mapping = NO_MAPPING;
+        true
+    }
+
+    /// Drop a swap-cache page that is no longer mapped nor needed (free_swap_and_cache).
+    pub fn end_swap_writeback(&mut self, pfn: Pfn) {
+        let off = self.mem[pfn as usize].private;
+        let v = self.mem[pfn as usize].version;
+        if let Some(s) = self.swap.as_mut() {
+            s.versions[off as usize] = v;
+        }
+    }
+
+    /// do_swap_page: fault in a page from swap. Returns whether the fault was major.
+    pub fn do_swap_page(
+        &mut self,
+        mm: u32,
+        vma: &Vma,
+        vpn: u64,
+        p: u64,
+        write: bool,
+    ) -> Result<bool, Wait> {
+        let prev = self.enter(KFunc::DoSwapPage);
+        let r = self.__do_swap_page(mm, vma, vpn, p, write);
+        self.leave(prev);
+        r
+    }
+
+    fn __do_swap_page(
+        &mut self,
+        mm: u32,
+        vma: &Vma,
+        vpn: u64,
+        p: u64,
+        write: bool,
+    ) -> Result<bool, Wait> {
+        let off = pte::pfn(p);
+        let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
+        if cached == NIL {
+            // swapin: allocate, add to the swap cache locked, read the slot.
+            let pfn = match self.alloc_page(crate::mm::page_alloc::Gfp::KERNEL) {
+                Ok(p) => p,
+                Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
+                Err(crate::mm::page_alloc::AllocError::NoMem) => {
+                    return Err(Wait::Until(
+                        self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                    ))
+                }
+            };
+            {
+                let pg_ = &mut self.mem[pfn as usize];
+                pg_.mapping = ANON_MAPPING | mm;
+                pg_.index = vpn;
+                pg_.private = off;
+                pg_.flags |= pg::SWAPBACKED | pg::SWAPCACHE | pg::LOCKED;
+            }
+            self.get_page(pfn); // swap cache reference
+            self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
+            self.vmstat.inc(VmItem::NrFilePages);
+            self.lru_cache_add(pfn);
+            self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
+            self.vmstat.inc(VmItem::Pswpin);
+            self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
+            self.vmstat.inc(VmItem::Pgmajfault);
+            if let Some(t) = self.cur.task {
+                self.tasks[t].stats.majflt += 1;
+            }
+            let dev = self.swap.as_ref().expect("swap").dev;
+            let pr = self.enter(KFunc::SwapReadpage);
+            self.submit_bio(
+                IoRequest {
+                    dev,
+                    kind: IoKind::Read,
+                    ino: SWAP_INO,
+                    pages: vec![pfn],
+                    cpu: self.cur.cpu,
+                },
+                u64::from(off) + (1 << 40),
+            );
+            self.leave(pr);
+            return Err(Wait::PageLocked(pfn));
+        }
+        let pfn = cached;
+        if self.PageLocked(pfn) || !self.PageUptodate(pfn) {
+            return Err(Wait::PageLocked(pfn));
+        }
+        if self.PageWriteback(pfn) {
+            // Mapping a page under writeback is fine; the PTE stays clean.
+        }
+        // Map it (page_add_anon_rmap), drop the PTE's slot reference.
+        self.get_page(pfn); // the PTE's reference
+        {
+            let pg_ = &mut self.mem[pfn as usize];
+            pg_.mapping = ANON_MAPPING | mm;
+            pg_.index = vpn;
+        }
+        self.charge_atomic();
+        self.mem[pfn as usize].mapcount += 1;
+        if self.mem[pfn as usize].mapcount == 0 {
+            self.vmstat.inc(VmItem::NrAnonPages);
+        }
+        self.swap_free(off);
+        self.mm_mut(mm).swapents -= 1;
+        self.mm_mut(mm).rss_anon += 1;
+        let only_user = self.swap.as_ref().expect("swap").swap_map[off as usize] == 0
+            && self.mem[pfn as usize].mapcount == 0;
+        let mut writable = false;
+        let mut dirty = false;
+        if write
+            && vma.flags & VM_WRITE != 0
+            && only_user
+            && !self.PageWriteback(pfn)
+            && self.trylock_page(pfn)
+        {
+            // reuse_swap_page: the slot's copy is about to be stale; drop it.
+            self.delete_from_swap_cache(pfn);
+            self.put_page(pfn); // the swap cache's reference
+            self.SetPageDirty(pfn);
+            self.unlock_page(pfn);
+            writable = true;
+            dirty = true;
+        }
+        self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
+        Ok(false)
     }
 }

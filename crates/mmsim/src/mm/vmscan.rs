@@ -547,8 +547,15 @@ impl Sim {
                 }
                 PageReferences::Reclaim | PageReferences::ReclaimClean => {}
             }
-            let anon = self.mem[pfn as usize].test(pg::SWAPBACKED)
-                && self.mem[pfn as usize].mapping == crate::mm::page::NO_MAPPING;
+            let anon = self.page_anon(pfn);
+            if self.mem[pfn as usize].test(pg::SWAPBACKED) && !anon {
+                // shmem/tmpfs: shmem_writepage is not modelled, the page stays resident.
+                self.SetPageActive(pfn);
+                nr_activate += 1;
+                self.unlock_page(pfn);
+                ret.push(pfn);
+                continue;
+            }
             if anon
                 && !self.mem[pfn as usize].test(pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))

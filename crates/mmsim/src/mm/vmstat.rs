@@ -35,6 +35,7 @@ vm_items! {
     NrAnonPages => "nr_anon_pages",
     NrMapped => "nr_mapped",
     NrFilePages => "nr_file_pages",
+    NrPageTablePages => "nr_page_table_pages",
     NrDirty => "nr_dirty",
     NrWriteback => "nr_writeback",
     NrShmem => "nr_shmem",

@@ -1,4 +1,7 @@
-//! Report layer: statistics, tables, JSON. Never mutates the simulation.
+//! Report layer: statistics, tables, JSON, plots. Never mutates the simulation.
 
 pub mod compare;
+pub mod load;
+pub mod plot;
 pub mod stats;
+pub mod tables;

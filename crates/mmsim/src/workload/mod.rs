@@ -3,8 +3,12 @@
 //! their operations (`Sim::exec_op`). Adding a program is one new file and one line in
 //! `build_program`.
 
+pub mod anon;
+pub mod bonnie;
 pub mod dd;
+pub mod mmap_read;
 pub mod read;
+pub mod sparsetruncate;
 
 use crate::scenario::ProgramSpec;
 
@@ -33,6 +37,8 @@ pub enum Errno {
     ENOTDIR,
     /// Directory not empty.
     ENOTEMPTY,
+    /// Device or resource busy (rmdir of a mount point).
+    EBUSY,
 }
 
 impl Errno {
@@ -50,6 +56,7 @@ impl Errno {
             Errno::EISDIR => "EISDIR",
             Errno::ENOTDIR => "ENOTDIR",
             Errno::ENOTEMPTY => "ENOTEMPTY",
+            Errno::EBUSY => "EBUSY",
         }
     }
 }
@@ -156,6 +163,48 @@ pub enum Op {
         /// Write (else read).
         write: bool,
     },
+    /// ftruncate(2): set the size of an open file (shrink or grow; growing makes a hole).
+    Ftruncate {
+        /// Descriptor.
+        fd: u32,
+        /// New size, bytes.
+        size: u64,
+    },
+    /// truncate(2): set the size of the file at `path`.
+    Truncate {
+        /// Absolute path.
+        path: String,
+        /// New size, bytes.
+        size: u64,
+    },
+    /// mkdir(2).
+    Mkdir {
+        /// Absolute path.
+        path: String,
+    },
+    /// rmdir(2).
+    Rmdir {
+        /// Absolute path.
+        path: String,
+    },
+    /// stat(2); the result is the size in bytes.
+    Stat {
+        /// Absolute path.
+        path: String,
+    },
+    /// getdents(2) of a whole directory; the result is the entry names in readdir order.
+    Readdir {
+        /// Absolute path of the directory.
+        path: String,
+    },
+    /// Stop a named timer and record a rate sample under its label: `count` operations
+    /// per second of the elapsed time, rounded (no cost).
+    TimerStopRate {
+        /// Label (as given to TimerStart).
+        label: String,
+        /// Operations done while the timer ran.
+        count: u64,
+    },
     /// Start a named timer (no cost).
     TimerStart(String),
     /// Stop a named timer and record the elapsed time as a sample under its label.
@@ -178,6 +227,8 @@ pub enum OpResult {
     Addr(u64),
     /// An error.
     Err(Errno),
+    /// Directory entry names (readdir), in readdir order.
+    Names(Vec<String>),
 }
 
 /// A workload program.
@@ -191,5 +242,9 @@ pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
     match spec {
         ProgramSpec::Dd(d) => Box::new(dd::Dd::new(d.clone())),
         ProgramSpec::Read(r) => Box::new(read::Read::new(r.clone())),
+        ProgramSpec::Sparsetruncate(s) => Box::new(sparsetruncate::Sparsetruncate::new(s.clone())),
+        ProgramSpec::Bonnie(b) => Box::new(bonnie::Bonnie::new(b.clone())),
+        ProgramSpec::Anon(a) => Box::new(anon::Anon::new(a.clone())),
+        ProgramSpec::MmapRead(m) => Box::new(mmap_read::MmapRead::new(m.clone())),
     }
 }

@@ -1,0 +1,713 @@
+//! Page tables and page faults (mm/memory.c), and the memory accesses of programs.
+//!
+//! Page table: the leaf level only — tables of 512 PTEs (one per 2 MiB of address space,
+//! as an x86 PTE page) kept in a hash map by the 2 MiB-aligned index; tables are allocated on
+//! first use (nr_page_table_pages). A PTE is a u64: present, write, young (accessed), dirty
+//! and the PFN, or a swap entry when not present.
+//!
+//! An access (`access_page`) goes through the CPU's TLB (see `arch::tlb` for the hardware
+//! rules); a miss walks the page table and faults when the PTE is not present or does not
+//! allow the access. handle_mm_fault: anonymous faults (do_anonymous_page: a zeroed page on
+//! the active anon list), file read faults (filemap_fault with read-around or sequential
+//! readahead, fault-around of up to 16 cached neighbours), write faults on private file
+//! mappings (copy-on-write into an anonymous page), write-protect faults (do_wp_page),
+//! and swap-in (do_swap_page).
+
+use rustc_hash::FxHashMap;
+
+use crate::arch::tlb::TlbEntry;
+use crate::machine::profile::KFunc;
+use crate::machine::Mode;
+use crate::mm::page::{pg, Pfn, PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::rmap::{ANON_MAPPING, VM_EXEC, VM_SHARED, VM_WRITE};
+use crate::mm::vmstat::VmItem;
+use crate::sched::{TaskId, Wait};
+use crate::sim::Sim;
+use crate::workload::{Errno, OpResult};
+
+/// PTE bits (x86 names).
+pub mod pte {
+    /// _PAGE_PRESENT.
+    pub const PRESENT: u64 = 1 << 0;
+    /// _PAGE_RW.
+    pub const WRITE: u64 = 1 << 1;
+    /// _PAGE_ACCESSED (young).
+    pub const YOUNG: u64 = 1 << 5;
+    /// _PAGE_DIRTY.
+    pub const DIRTY: u64 = 1 << 6;
+    /// A swap entry (not present): the offset is in the PFN field.
+    pub const SWAP: u64 = 1 << 62;
+    /// PFN field shift.
+    pub const PFN_SHIFT: u32 = 12;
+    /// The PFN of a present PTE (or the swap offset of a swap PTE).
+    pub fn pfn(p: u64) -> u32 {
+        ((p >> PFN_SHIFT) & 0xffff_ffff) as u32
+    }
+    /// A present PTE.
+    pub fn mk(pfn: u32, write: bool, dirty: bool) -> u64 {
+        PRESENT
+            | YOUNG
+            | ((pfn as u64) << PFN_SHIFT)
+            | if write { WRITE } else { 0 }
+            | if dirty { DIRTY } else { 0 }
+    }
+    /// A swap PTE.
+    pub fn mk_swap(offset: u32) -> u64 {
+        SWAP | ((offset as u64) << PFN_SHIFT)
+    }
+}
+
+/// PTEs per page-table page.
+pub const PTRS_PER_PTE: u64 = 512;
+
+/// A process's page table (leaf level).
+#[derive(Debug, Default)]
+pub struct PageTable {
+    tables: FxHashMap<u64, Box<[u64; PTRS_PER_PTE as usize]>>,
+}
+
+impl PageTable {
+    /// The PTE of a virtual page, if its table exists.
+    #[inline]
+    pub fn get(&self, vpn: u64) -> u64 {
+        self.tables
+            .get(&(vpn / PTRS_PER_PTE))
+            .map(|t| t[(vpn % PTRS_PER_PTE) as usize])
+            .unwrap_or(0)
+    }
+    /// A mutable PTE, allocating its table (returns whether a table was allocated).
+    #[inline]
+    pub fn entry(&mut self, vpn: u64) -> (&mut u64, bool) {
+        let mut new = false;
+        let t = self.tables.entry(vpn / PTRS_PER_PTE).or_insert_with(|| {
+            new = true;
+            Box::new([0; PTRS_PER_PTE as usize])
+        });
+        (&mut t[(vpn % PTRS_PER_PTE) as usize], new)
+    }
+    /// A mutable PTE if its table exists.
+    #[inline]
+    pub fn get_mut(&mut self, vpn: u64) -> Option<&mut u64> {
+        self.tables
+            .get_mut(&(vpn / PTRS_PER_PTE))
+            .map(|t| &mut t[(vpn % PTRS_PER_PTE) as usize])
+    }
+    /// Page-table pages allocated.
+    pub fn nr_tables(&self) -> usize {
+        self.tables.len()
+    }
+    /// Clear the write bit of every present PTE in [start, end).
+    pub fn write_protect_range(&mut self, start: u64, end: u64) {
+        for vpn in start..end {
+            if let Some(p) = self.get_mut(vpn) {
+                *p &= !pte::WRITE;
+            }
+        }
+    }
+}
+
+/// Pages a Touch op processes per step before yielding to other CPUs.
+pub const TOUCH_SLICE_PAGES: u64 = 32;
+
+/// Outcome of one access.
+enum Access {
+    Done,
+    Segv,
+}
+
+impl Sim {
+    /// Set a PTE, accounting a new page-table page.
+    pub fn set_pte(&mut self, mm: u32, vpn: u64, val: u64) {
+        let (p, new) = self.mm_mut(mm).pgtable.entry(vpn);
+        *p = val;
+        if new {
+            self.vmstat.inc(VmItem::NrPageTablePages);
+            self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+        }
+    }
+
+    /// The program's memory accesses: every `stride` bytes of [addr, addr+len), a slice of
+    /// TOUCH_SLICE_PAGES pages per step. Progress counts pages done.
+    pub fn sys_touch(
+        &mut self,
+        tid: TaskId,
+        addr: u64,
+        len: u64,
+        stride: u64,
+        write: bool,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
+        let Some(mm) = self.tasks[tid].mm else {
+            return Ok(OpResult::Err(Errno::SIGSEGV));
+        };
+        let stride = stride.max(1);
+        let first = addr >> PAGE_SHIFT;
+        let last = (addr + len.max(1) - 1) >> PAGE_SHIFT;
+        let per_page = (PAGE_SIZE / stride).max(1);
+        let page_stride = (stride / PAGE_SIZE).max(1);
+        let total = (last - first) / page_stride + 1;
+        let mut budget = TOUCH_SLICE_PAGES;
+        while *progress < total {
+            if budget == 0 {
+                // Yield: let other CPUs run (a preemption point between slices).
+                return Err(Wait::Until(self.now()));
+            }
+            budget -= 1;
+            let vpn = first + *progress * page_stride;
+            self.cur.mode = Mode::User;
+            self.cur.func = KFunc::User;
+            // The accesses within the page after the first hit the cache.
+            self.charge(self.costs.mem_access_ps * (per_page - 1));
+            match self.access_page(tid, mm, vpn, write)? {
+                Access::Done => {}
+                Access::Segv => {
+                    self.cur.mode = Mode::System;
+                    return Ok(OpResult::Err(Errno::SIGSEGV));
+                }
+            }
+            *progress += 1;
+        }
+        self.cur.mode = Mode::System;
+        Ok(OpResult::Bytes(len))
+    }
+
+    /// One access to virtual page `vpn` by the running CPU, through its TLB.
+    fn access_page(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<Access, Wait> {
+        let cpu = self.cur.cpu;
+        for _attempt in 0..4 {
+            self.charge(self.costs.mem_access_ps);
+            if let Some(e) = self.tlbs[cpu].lookup(mm, vpn) {
+                let e = *e;
+                if write && !e.write {
+                    // Protection fault through a read-only translation.
+                    self.tlbs[cpu].flush_one(mm, vpn);
+                    self.fault(tid, mm, vpn, true)?;
+                    continue;
+                }
+                if write && !e.dirty {
+                    // The hardware walks the page table to set the dirty bit; the walk faults
+                    // if the PTE is gone (the guarantee seed 002 relies on).
+                    self.charge(self.costs.tlb_walk_ps);
+                    let p = self.mm(mm).pgtable.get(vpn);
+                    if p & pte::PRESENT == 0 || p & pte::WRITE == 0 || pte::pfn(p) != e.pfn {
+                        self.tlbs[cpu].flush_one(mm, vpn);
+                        self.fault(tid, mm, vpn, true)?;
+                        continue;
+                    }
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+                        *pp |= pte::DIRTY | pte::YOUNG;
+                    }
+                    if let Some(te) = self.tlbs[cpu].lookup(mm, vpn) {
+                        te.dirty = true;
+                    }
+                }
+                self.tlbs[cpu].hits += 1;
+                self.oracle_access(mm, vpn, e.pfn, e.owner, write);
+                return Ok(Access::Done);
+            }
+            // TLB miss: the hardware page walk.
+            self.tlbs[cpu].misses += 1;
+            self.charge(self.costs.tlb_walk_ps);
+            let p = self.mm(mm).pgtable.get(vpn);
+            let ok = p & pte::PRESENT != 0 && (!write || p & pte::WRITE != 0);
+            if !ok {
+                let Some(vma) = self.mm(mm).find_vma(vpn << PAGE_SHIFT) else {
+                    return Ok(Access::Segv);
+                };
+                let allowed = if write {
+                    vma.flags & VM_WRITE != 0
+                } else {
+                    vma.flags & (crate::mm::rmap::VM_READ | VM_EXEC) != 0
+                };
+                if !allowed {
+                    return Ok(Access::Segv);
+                }
+                self.fault(tid, mm, vpn, write)?;
+                continue;
+            }
+            let pfn = pte::pfn(p);
+            let newp = p | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+                *pp = newp;
+            }
+            let page = &self.mem[pfn as usize];
+            let owner = (page.mapping, page.index);
+            self.tlbs[cpu].fill(TlbEntry {
+                mm: mm + 1,
+                vpn,
+                pfn,
+                write: newp & pte::WRITE != 0,
+                dirty: newp & pte::DIRTY != 0,
+                stamp: 0,
+                owner,
+            });
+            self.oracle_access(mm, vpn, pfn, owner, write);
+            return Ok(Access::Done);
+        }
+        Ok(Access::Done)
+    }
+
+    /// Content oracle for an access through a translation to `pfn` that was valid for the
+    /// page identity `owner` when it was cached.
+    fn oracle_access(&mut self, mm: u32, vpn: u64, pfn: Pfn, owner: (u32, u64), write: bool) {
+        let page = &self.mem[pfn as usize];
+        if page.test(pg::BUDDY) || (page.mapping, page.index) != owner {
+            if self.oracle_violations.len() < 100 {
+                self.oracle_violations.push(format!(
+                    "{} through a stale TLB entry: mm {} vpn {:#x} -> pfn {} which is now {} ({})",
+                    if write {
+                        "write (lost write)"
+                    } else {
+                        "read (data leak)"
+                    },
+                    mm,
+                    vpn,
+                    pfn,
+                    if page.test(pg::BUDDY) {
+                        "free"
+                    } else {
+                        "reused"
+                    },
+                    page.flag_names()
+                ));
+            }
+            return;
+        }
+        let anon = page.mapping & ANON_MAPPING != 0;
+        if write {
+            let v = self.new_version();
+            self.mem[pfn as usize].version = v;
+            if anon {
+                self.mm_mut(mm).anon_expected.insert(vpn, v);
+            } else {
+                let (ino, index) = owner;
+                crate::fs::set_version(&mut self.inode_mut(ino).expected, index, v);
+            }
+        } else {
+            let want = if anon {
+                self.mm(mm).anon_expected.get(&vpn).copied().unwrap_or(0)
+            } else {
+                self.inode(owner.0).expected_at(owner.1)
+            };
+            if page.version != want && self.oracle_violations.len() < 100 {
+                self.oracle_violations.push(format!(
+                    "read of mm {} vpn {:#x} (pfn {}) saw version {} but the newest write is {}",
+                    mm, vpn, pfn, page.version, want
+                ));
+            }
+        }
+    }
+
+    /// The page-fault exception: entry cost, then handle_mm_fault.
+    fn fault(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<(), Wait> {
+        self.cur.mode = Mode::System;
+        let prev = self.enter(KFunc::PageFault);
+        self.charge(self.costs.fault_entry_ps);
+        let r = self.handle_mm_fault(tid, mm, vpn, write);
+        self.leave(prev);
+        self.cur.mode = Mode::User;
+        self.cur.func = KFunc::User;
+        r
+    }
+
+    /// handle_mm_fault.
+    pub fn handle_mm_fault(
+        &mut self,
+        tid: TaskId,
+        mm: u32,
+        vpn: u64,
+        write: bool,
+    ) -> Result<(), Wait> {
+        let prev = self.enter(KFunc::HandleMmFault);
+        let r = self.__handle_mm_fault(tid, mm, vpn, write);
+        self.leave(prev);
+        r
+    }
+
+    fn __handle_mm_fault(
+        &mut self,
+        tid: TaskId,
+        mm: u32,
+        vpn: u64,
+        write: bool,
+    ) -> Result<(), Wait> {
+        let vma = self
+            .mm(mm)
+            .find_vma(vpn << PAGE_SHIFT)
+            .cloned()
+            .expect("fault in a VMA");
+        let p = self.mm(mm).pgtable.get(vpn);
+        let major;
+        if p & pte::PRESENT != 0 {
+            // Write to a present read-only PTE: do_wp_page.
+            major = false;
+            self.do_wp_page(mm, &vma, vpn, p)?;
+        } else if p & pte::SWAP != 0 {
+            major = self.do_swap_page(mm, &vma, vpn, p, write)?;
+        } else if let Some(ino) = vma.file {
+            major = self.do_file_fault(tid, mm, &vma, ino, vpn, write)?;
+        } else {
+            major = false;
+            self.do_anonymous_page(mm, &vma, vpn, write)?;
+        }
+        self.vmstat.inc(VmItem::Pgfault);
+        if major {
+            self.vmstat.inc(VmItem::Pgmajfault);
+            self.tasks[tid].stats.majflt += 1;
+        } else {
+            self.tasks[tid].stats.minflt += 1;
+        }
+        Ok(())
+    }
+
+    fn alloc_user_page(&mut self) -> Result<Pfn, Wait> {
+        match self.alloc_page(Gfp::KERNEL) {
+            Ok(p) => Ok(p),
+            Err(AllocError::Wait(w)) => Err(w),
+            Err(AllocError::NoMem) => {
+                // VM_FAULT_OOM: the OOM killer ran; retry after a short back-off.
+                Err(Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                ))
+            }
+        }
+    }
+
+    /// Map a new anonymous page (page_add_new_anon_rmap, lru_cache_add_active_or_unevictable).
+    fn map_new_anon_page(&mut self, mm: u32, vpn: u64, pfn: Pfn, writable: bool, dirty: bool) {
+        {
+            let p = &mut self.mem[pfn as usize];
+            p.mapping = ANON_MAPPING | mm;
+            p.index = vpn;
+            p.mapcount = 0;
+            p.flags |= pg::SWAPBACKED; // __SetPageSwapBacked: not visible yet
+        }
+        self.vmstat.inc(VmItem::NrAnonPages);
+        self.mm_mut(mm).rss_anon += 1;
+        self.__SetPageActive(pfn);
+        self.lru_cache_add(pfn);
+        self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
+        // The new page's content: zeros (version 0) unless copied.
+        let v = self.mem[pfn as usize].version;
+        if v == 0 {
+            self.mm_mut(mm).anon_expected.remove(&vpn);
+        } else {
+            self.mm_mut(mm).anon_expected.insert(vpn, v);
+        }
+    }
+
+    /// do_anonymous_page: a zeroed page.
+    fn do_anonymous_page(
+        &mut self,
+        mm: u32,
+        vma: &crate::mm::mmap::Vma,
+        vpn: u64,
+        write: bool,
+    ) -> Result<(), Wait> {
+        let prev = self.enter(KFunc::DoAnonymousPage);
+        let r = self.alloc_user_page();
+        let pfn = match r {
+            Ok(p) => p,
+            Err(w) => {
+                self.leave(prev);
+                return Err(w);
+            }
+        };
+        self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+        self.mem[pfn as usize].version = 0;
+        self.__SetPageUptodate(pfn);
+        self.map_new_anon_page(mm, vpn, pfn, vma.flags & VM_WRITE != 0, write);
+        self.leave(prev);
+        Ok(())
+    }
+
+    /// A fault on a file VMA: filemap_fault, then map the page (read / shared write) or copy
+    /// it (private write). Returns whether the fault was major.
+    fn do_file_fault(
+        &mut self,
+        _tid: TaskId,
+        mm: u32,
+        vma: &crate::mm::mmap::Vma,
+        ino: u32,
+        vpn: u64,
+        write: bool,
+    ) -> Result<bool, Wait> {
+        let index = vma.pgoff_of(vpn << PAGE_SHIFT);
+        if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
+            return Err(Wait::Until(self.now())).or(Ok(false)); // SIGBUS beyond EOF: treat as no-op
+        }
+        let (pfn, major) = self.filemap_fault(mm, vma.start, ino, index)?;
+        // pfn is locked and referenced.
+        if write && vma.flags & VM_SHARED == 0 {
+            // do_cow_fault: copy into a new anonymous page.
+            let newp = match self.alloc_user_page() {
+                Ok(p) => p,
+                Err(w) => {
+                    self.unlock_page(pfn);
+                    self.put_page(pfn);
+                    return Err(w);
+                }
+            };
+            self.charge_bulk_store(self.costs.page_copy_ps, PAGE_SIZE);
+            self.mem[newp as usize].version = self.mem[pfn as usize].version;
+            self.__SetPageUptodate(newp);
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            self.map_new_anon_page(mm, vpn, newp, true, true);
+            return Ok(major);
+        }
+        let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
+        self.map_file_page(mm, vpn, pfn, writable, writable);
+        if writable {
+            self.set_page_dirty(pfn);
+        }
+        self.unlock_page(pfn);
+        if !write {
+            self.do_fault_around(mm, vma, ino, vpn);
+        }
+        Ok(major)
+    }
+
+    /// Map a page-cache page (page_add_file_rmap); the caller's reference becomes the PTE's.
+    fn map_file_page(&mut self, mm: u32, vpn: u64, pfn: Pfn, writable: bool, dirty: bool) {
+        self.page_add_file_rmap(pfn);
+        self.mm_mut(mm).rss_file += 1;
+        self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
+    }
+
+    /// do_fault_around: map up to 16 neighbouring pages that are cached, uptodate, unlocked
+    /// and not readahead markers (fault_around_bytes = 64 KiB), read-only and young.
+    fn do_fault_around(&mut self, mm: u32, vma: &crate::mm::mmap::Vma, ino: u32, vpn: u64) {
+        let nr = 16u64;
+        let start = (vpn & !(nr - 1)).max(vma.start >> PAGE_SHIFT);
+        let end = (start + nr).min(vma.end >> PAGE_SHIFT);
+        let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
+        for v in start..end {
+            if v == vpn || self.mm(mm).pgtable.get(v) != 0 {
+                continue;
+            }
+            let index = vma.pgoff_of(v << PAGE_SHIFT);
+            if index >= size_pages {
+                break;
+            }
+            self.charge(self.costs.radix_level_ps);
+            let crate::mm::radix_tree::Entry::Page(p) = self.inode(ino).mapping.tree.lookup(index)
+            else {
+                continue;
+            };
+            let pg_ = &self.mem[p as usize];
+            if !pg_.test(pg::UPTODATE) || pg_.test(pg::LOCKED) || pg_.test(pg::READAHEAD) {
+                continue;
+            }
+            self.get_page(p);
+            self.map_file_page(mm, v, p, false, false);
+        }
+    }
+
+    /// filemap_fault: find the page (readahead on a miss), lock it, make sure it is uptodate.
+    /// Returns the locked page with a reference, and whether the fault was major.
+    pub fn filemap_fault(
+        &mut self,
+        mm: u32,
+        vma_start: u64,
+        ino: u32,
+        index: u64,
+    ) -> Result<(Pfn, bool), Wait> {
+        let prev = self.enter(KFunc::FilemapFault);
+        let r = self.__filemap_fault(mm, vma_start, ino, index);
+        self.leave(prev);
+        r
+    }
+
+    fn __filemap_fault(
+        &mut self,
+        mm: u32,
+        vma_start: u64,
+        ino: u32,
+        index: u64,
+    ) -> Result<(Pfn, bool), Wait> {
+        let mut major = false;
+        let mut page = self.find_get_page(ino, index);
+        let (vflags, mut ra, mut miss) = {
+            let v = &self.mm(mm).vmas[&vma_start];
+            (v.flags, v.ra, v.mmap_miss)
+        };
+        match page {
+            Some(p) => {
+                if self.PageReadahead(p) {
+                    // do_async_mmap_readahead
+                    self.page_cache_async_readahead(
+                        ino,
+                        &mut ra,
+                        p,
+                        index,
+                        crate::mm::readahead::RA_PAGES,
+                    );
+                }
+                miss = miss.saturating_sub(1);
+            }
+            None => {
+                // do_sync_mmap_readahead
+                if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
+                    self.page_cache_sync_readahead(
+                        ino,
+                        &mut ra,
+                        index,
+                        crate::mm::readahead::RA_PAGES,
+                    );
+                } else if vflags & crate::mm::rmap::VM_RAND_READ == 0 {
+                    miss = (miss + 1).min(1000);
+                    if miss <= 100 {
+                        let rap = crate::mm::readahead::RA_PAGES;
+                        ra.start = index.saturating_sub(rap / 2);
+                        ra.size = rap;
+                        ra.async_size = rap / 4;
+                        self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size);
+                    }
+                }
+                major = true;
+                page = self.find_get_page(ino, index);
+            }
+        }
+        {
+            let v = self.mm_mut(mm).vmas.get_mut(&vma_start).expect("vma");
+            v.ra = ra;
+            v.mmap_miss = miss;
+        }
+        let pfn = match page {
+            Some(p) => p,
+            None => {
+                // no_cached_page: allocate and read it ourselves.
+                let p = match self.alloc_page(Gfp::KERNEL) {
+                    Ok(p) => p,
+                    Err(AllocError::Wait(w)) => return Err(w),
+                    Err(AllocError::NoMem) => {
+                        return Err(Wait::Until(
+                            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                        ))
+                    }
+                };
+                if self.add_to_page_cache_lru(p, ino, index).is_err() {
+                    self.put_page(p);
+                    return Err(Wait::Until(self.now()));
+                }
+                self.count_cache_misses(1);
+                self.readpage_locked(ino, p);
+                p
+            }
+        };
+        if !self.trylock_page(pfn) {
+            self.put_page(pfn);
+            return Err(Wait::PageLocked(pfn)); // lock_page_or_retry
+        }
+        if self.mem[pfn as usize].mapping != ino {
+            // Truncated meanwhile: retry.
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            return Err(Wait::Until(self.now()));
+        }
+        if !self.PageUptodate(pfn) {
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            return Err(Wait::PageLocked(pfn));
+        }
+        Ok((pfn, major))
+    }
+
+    /// do_wp_page: a write to a present read-only PTE. Anonymous pages mapped once are
+    /// reused (made writable); file pages of a private mapping are copied (COW); file pages
+    /// of a shared writable mapping are made writable and dirtied (page_mkwrite).
+    fn do_wp_page(
+        &mut self,
+        mm: u32,
+        vma: &crate::mm::mmap::Vma,
+        vpn: u64,
+        p: u64,
+    ) -> Result<(), Wait> {
+        let pfn = pte::pfn(p);
+        let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+        if vma.flags & VM_WRITE == 0 {
+            return Ok(()); // the access check already refused; nothing to do
+        }
+        if anon || vma.flags & VM_SHARED != 0 {
+            if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+                *pp |= pte::WRITE | pte::DIRTY | pte::YOUNG;
+            }
+            if !anon {
+                self.set_page_dirty(pfn);
+            }
+            self.flush_tlb_page(mm, vpn);
+            return Ok(());
+        }
+        // COW of a file page in a private mapping.
+        let newp = self.alloc_user_page()?;
+        self.charge_bulk_store(self.costs.page_copy_ps, PAGE_SIZE);
+        self.mem[newp as usize].version = self.mem[pfn as usize].version;
+        self.__SetPageUptodate(newp);
+        // Unmap the file page.
+        if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+            *pp = 0;
+        }
+        self.flush_tlb_page(mm, vpn);
+        self.page_remove_rmap(pfn);
+        self.mm_mut(mm).rss_file -= 1;
+        self.put_page(pfn);
+        self.map_new_anon_page(mm, vpn, newp, true, true);
+        Ok(())
+    }
+
+    /// zap_page_range: clear every PTE of a VMA, dropping the pages' mappings (dirty PTEs
+    /// dirty their pages) and swap entries. The caller flushes the TLB range.
+    pub fn zap_page_range(&mut self, mm: u32, vma: &crate::mm::mmap::Vma) {
+        let prev = self.enter(KFunc::ZapPteRange);
+        let start = vma.start >> PAGE_SHIFT;
+        let end = vma.end >> PAGE_SHIFT;
+        let mut vpn = start;
+        while vpn < end {
+            // Skip page-table pages that do not exist.
+            let tbl_end = ((vpn / PTRS_PER_PTE) + 1) * PTRS_PER_PTE;
+            if !self
+                .mm(mm)
+                .pgtable
+                .tables
+                .contains_key(&(vpn / PTRS_PER_PTE))
+            {
+                vpn = tbl_end;
+                continue;
+            }
+            let stop = tbl_end.min(end);
+            for v in vpn..stop {
+                let p = self.mm(mm).pgtable.get(v);
+                if p == 0 {
+                    continue;
+                }
+                self.charge(self.costs.mem_access_ps);
+                if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                    *pp = 0;
+                }
+                if p & pte::PRESENT != 0 {
+                    let pfn = pte::pfn(p);
+                    let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+                    if p & pte::DIRTY != 0 && !anon {
+                        self.set_page_dirty(pfn);
+                    }
+                    if anon {
+                        self.mm_mut(mm).rss_anon -= 1;
+                        self.mm_mut(mm).anon_expected.remove(&v);
+                    } else {
+                        self.mm_mut(mm).rss_file -= 1;
+                    }
+                    self.page_remove_rmap(pfn);
+                    self.put_page(pfn);
+                } else if p & pte::SWAP != 0 {
+                    self.mm_mut(mm).swapents -= 1;
+                    self.mm_mut(mm).anon_expected.remove(&v);
+                    self.swap_free(pte::pfn(p));
+                }
+            }
+            vpn = stop;
+        }
+        self.leave(prev);
+    }
+}

@@ -1,0 +1,442 @@
+//! Reading `mmsim run --json` documents back for `mmsim compare`.
+//!
+//! The view types here are the reading side of [`crate::run::RunReport`]: every field has a
+//! default (`#[serde(default)]`) and unknown fields are ignored, so a document that gained
+//! fields still loads. What must agree is checked explicitly: the `schema_version` (against
+//! [`SCHEMA_VERSION`]) and, unless forced, the scenario of every document.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::run::SCHEMA_VERSION;
+
+/// CPU time summed over all CPUs, ns (the `cpu_time` object).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct CpuTimeView {
+    /// User time, ns.
+    pub user_ns: u64,
+    /// System time, ns.
+    pub system_ns: u64,
+    /// Interrupt time, ns.
+    pub interrupt_ns: u64,
+    /// Idle time, ns.
+    pub idle_ns: u64,
+}
+
+/// The machine a run simulated (the fields `compare` shows).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct MachineView {
+    /// NUMA nodes.
+    pub nodes: u64,
+    /// CPUs per node.
+    pub cpus_per_node: u64,
+    /// Memory per node, bytes.
+    pub memory_per_node_bytes: u64,
+}
+
+/// One profile row (`profile_top[]`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ProfileRowView {
+    /// Kernel function.
+    pub function: String,
+    /// Time attributed, ns.
+    pub ns: u64,
+    /// Share of busy CPU time, percent.
+    pub percent: f64,
+}
+
+/// Per-task results (`tasks[]`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct TaskView {
+    /// Task name.
+    pub name: String,
+    /// Kernel thread?
+    pub kthread: bool,
+    /// Start to exit, ns (0 if it did not exit).
+    pub elapsed_ns: u64,
+    /// Major faults.
+    pub majflt: u64,
+    /// Minor faults.
+    pub minflt: u64,
+    /// Timed samples by label, ns.
+    pub samples: BTreeMap<String, Vec<u64>>,
+}
+
+/// One time-series sample (`series[]`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct SampleView {
+    /// Virtual time, ns.
+    pub t_ns: u64,
+    /// Counter values, in `series_columns` order.
+    pub values: Vec<i64>,
+}
+
+/// The parts of a run document that `compare` reads.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RunDoc {
+    /// Schema version (0 if absent, which no mmsim writes).
+    pub schema_version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// Where the scenario came from.
+    pub source: String,
+    /// Seed.
+    pub seed: u64,
+    /// Feature switches in force.
+    pub features: BTreeMap<String, bool>,
+    /// The machine.
+    pub machine: MachineView,
+    /// How the run ended (`"Completed"` or an object naming the failure).
+    pub end: serde_json::Value,
+    /// Virtual time from start to the last user task's exit, ns.
+    pub elapsed_ns: u64,
+    /// CPU time.
+    pub cpu_time: CpuTimeView,
+    /// /proc/vmstat at the end of the run.
+    pub vmstat: BTreeMap<String, i64>,
+    /// Profile rows, sorted by cost, with shares of busy time.
+    pub profile_top: Vec<ProfileRowView>,
+    /// Per-task results.
+    pub tasks: Vec<TaskView>,
+    /// Interrupts per CPU.
+    pub interrupts: Vec<u64>,
+    /// TLB shootdowns per CPU.
+    pub tlb_shootdowns: Vec<u64>,
+    /// Time-series column names.
+    pub series_columns: Vec<String>,
+    /// Time series.
+    pub series: Vec<SampleView>,
+    /// The file the document was read from (not part of the JSON).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+impl RunDoc {
+    /// Whether the run completed (`end` is `"Completed"`; an absent `end` counts as done).
+    pub fn completed(&self) -> bool {
+        matches!(&self.end, serde_json::Value::Null)
+            || self.end.as_str().is_some_and(|s| s == "Completed")
+    }
+
+    /// The user (non-kernel-thread) tasks, in document order.
+    pub fn user_tasks(&self) -> impl Iterator<Item = &TaskView> {
+        self.tasks.iter().filter(|t| !t.kthread)
+    }
+
+    /// The user task called `name`, if any.
+    pub fn task(&self, name: &str) -> Option<&TaskView> {
+        self.user_tasks().find(|t| t.name == name)
+    }
+
+    /// The time series of column `name`: `(t_ns, value)` pairs; empty if absent.
+    pub fn series_of(&self, name: &str) -> Vec<(u64, i64)> {
+        let Some(i) = self.series_columns.iter().position(|c| c == name) else {
+            return Vec::new();
+        };
+        self.series
+            .iter()
+            .filter_map(|s| s.values.get(i).map(|v| (s.t_ns, *v)))
+            .collect()
+    }
+
+    /// The file stem of [`RunDoc::path`] (e.g. `a` for `/tmp/a.json`).
+    pub fn file_stem(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Why a run document could not be used. Each names the file concerned.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+    /// The file is not JSON, is truncated, or a field has the wrong type.
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error (0 if unknown).
+        line: usize,
+        /// 1-based column of the error (0 if unknown).
+        column: usize,
+        /// serde's message, without its location.
+        message: String,
+    },
+    /// The document has a schema version this mmsim does not read.
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// The version found.
+        found: u32,
+    },
+    /// Documents of different scenarios (refused unless forced).
+    ScenarioMismatch {
+        /// The first document's file.
+        base_path: PathBuf,
+        /// Its scenario.
+        base: String,
+        /// The disagreeing document's file.
+        path: PathBuf,
+        /// Its scenario.
+        scenario: String,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io { path, error } => {
+                write!(f, "{}: cannot read: {}", path.display(), error)
+            }
+            LoadError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{}:{}:{}: not a valid mmsim run document: {}",
+                path.display(),
+                line,
+                column,
+                message
+            ),
+            LoadError::Schema { path, found } => write!(
+                f,
+                "{}: schema_version {} (this mmsim reads version {}; re-run the scenario)",
+                path.display(),
+                found,
+                SCHEMA_VERSION
+            ),
+            LoadError::ScenarioMismatch {
+                base_path,
+                base,
+                path,
+                scenario,
+            } => write!(
+                f,
+                "{} is scenario `{}` but {} is scenario `{}` (use --force to compare anyway)",
+                path.display(),
+                scenario,
+                base_path.display(),
+                base
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Parses one run document from `text`; `path` is only used in messages and recorded in
+/// [`RunDoc::path`]. Checks the schema version.
+///
+/// The version is checked before the rest of the document is interpreted, so a document
+/// of another version whose fields changed type is reported as such, not as a type error.
+pub fn parse_run(text: &str, path: &Path) -> Result<RunDoc, LoadError> {
+    /// Just the version (and, by parsing the whole text, JSON syntax errors).
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        schema_version: serde_json::Value,
+    }
+    let parse_error = |e: serde_json::Error| {
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+        LoadError::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
+    };
+    let probe: Probe = serde_json::from_str(text).map_err(parse_error)?;
+    let found = probe.schema_version.as_u64().unwrap_or(0);
+    if found != u64::from(SCHEMA_VERSION) {
+        return Err(LoadError::Schema {
+            path: path.to_path_buf(),
+            found: u32::try_from(found).unwrap_or(u32::MAX),
+        });
+    }
+    let mut doc: RunDoc = serde_json::from_str(text).map_err(parse_error)?;
+    doc.path = path.to_path_buf();
+    Ok(doc)
+}
+
+/// Reads and parses one run document.
+pub fn load_run(path: &Path) -> Result<RunDoc, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    parse_run(&text, path)
+}
+
+/// Reads every document, in order, and checks that they are of one scenario unless `force`.
+pub fn load_runs<P: AsRef<Path>>(paths: &[P], force: bool) -> Result<Vec<RunDoc>, LoadError> {
+    let docs = paths
+        .iter()
+        .map(|p| load_run(p.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !force {
+        check_same_scenario(&docs)?;
+    }
+    Ok(docs)
+}
+
+/// Fails with [`LoadError::ScenarioMismatch`] on the first document whose scenario differs
+/// from the first document's.
+pub fn check_same_scenario(docs: &[RunDoc]) -> Result<(), LoadError> {
+    let Some(base) = docs.first() else {
+        return Ok(());
+    };
+    match docs.iter().find(|d| d.scenario != base.scenario) {
+        Some(d) => Err(LoadError::ScenarioMismatch {
+            base_path: base.path.clone(),
+            base: base.scenario.clone(),
+            path: d.path.clone(),
+            scenario: d.scenario.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc_text(scenario: &str, version: u32) -> String {
+        serde_json::json!({
+            "schema_version": version,
+            "scenario": scenario,
+            "features": {"workingset": true, "accessed-init": false},
+            "end": "Completed",
+            "elapsed_ns": 1_500_000_000u64,
+            "cpu_time": {"user_ns": 1, "system_ns": 2, "interrupt_ns": 3, "idle_ns": 4},
+            "vmstat": {"pgmajfault": 7, "nr_free_pages": 100},
+            "tasks": [
+                {"name": "kswapd0", "kthread": true},
+                {"name": "dd", "kthread": false, "elapsed_ns": 10,
+                 "samples": {"iteration": [3, 1, 2]}}
+            ],
+            "series_columns": ["nr_free_pages", "pgmajfault"],
+            "series": [{"t_ns": 0, "values": [5, 0]}, {"t_ns": 100, "values": [4, 2]}],
+            "a_field_from_the_future": [1, 2, 3]
+        })
+        .to_string()
+    }
+
+    /// A fresh temporary file holding `text`.
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mmsim-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn good_document() {
+        let p = temp("good.json", &doc_text("dd-tmpfs", SCHEMA_VERSION));
+        let d = load_run(&p).unwrap();
+        assert_eq!(d.scenario, "dd-tmpfs");
+        assert_eq!(d.path, p);
+        assert_eq!(d.file_stem(), "good");
+        assert!(d.completed());
+        assert_eq!(d.elapsed_ns, 1_500_000_000);
+        assert_eq!(d.cpu_time.interrupt_ns, 3);
+        assert_eq!(d.vmstat["pgmajfault"], 7);
+        assert_eq!(d.user_tasks().count(), 1);
+        assert_eq!(d.task("dd").unwrap().samples["iteration"], vec![3, 1, 2]);
+        assert!(d.task("kswapd0").is_none());
+        assert_eq!(d.series_of("pgmajfault"), vec![(0, 0), (100, 2)]);
+        assert!(d.series_of("nr_dirty").is_empty());
+        assert!(d.profile_top.is_empty()); // absent field: default
+    }
+
+    #[test]
+    fn missing_file() {
+        let p = std::env::temp_dir().join("mmsim-load-no-such-dir/none.json");
+        let e = load_run(&p).unwrap_err();
+        assert!(matches!(e, LoadError::Io { .. }));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("none.json") && msg.contains("cannot read"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn truncated_json() {
+        let text = doc_text("dd-tmpfs", SCHEMA_VERSION);
+        let p = temp("trunc.json", &text[..text.len() / 2]);
+        let e = load_run(&p).unwrap_err();
+        let LoadError::Parse { line, column, .. } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!((*line, *column), (1, text.len() / 2));
+        let msg = e.to_string();
+        assert!(msg.contains("trunc.json:1:"), "{msg}");
+        assert!(msg.contains("EOF while parsing"), "{msg}");
+        assert!(!msg.contains(" at line "), "{msg}");
+        // A field of the wrong type names its line and column too.
+        let e = parse_run(
+            "{\n  \"schema_version\": 1,\n  \"elapsed_ns\": \"soon\"\n}",
+            Path::new("x.json"),
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("x.json:3:"), "{e}");
+        assert!(matches!(
+            parse_run("", Path::new("e.json")),
+            Err(LoadError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn wrong_schema_version() {
+        let e = parse_run(&doc_text("dd-tmpfs", 99), Path::new("old.json")).unwrap_err();
+        assert!(matches!(e, LoadError::Schema { found: 99, .. }));
+        assert!(e.to_string().contains("schema_version 99"), "{e}");
+        // No version at all (not a run document) is version 0.
+        let e = parse_run("{}", Path::new("empty.json")).unwrap_err();
+        assert!(matches!(e, LoadError::Schema { found: 0, .. }));
+    }
+
+    #[test]
+    fn different_scenarios() {
+        let a = temp("sa.json", &doc_text("dd-tmpfs", SCHEMA_VERSION));
+        let b = temp("sb.json", &doc_text("hot-stream", SCHEMA_VERSION));
+        let e = load_runs(&[&a, &b], false).unwrap_err();
+        assert!(matches!(e, LoadError::ScenarioMismatch { .. }));
+        let msg = e.to_string();
+        assert!(
+            msg.contains("hot-stream") && msg.contains("--force"),
+            "{msg}"
+        );
+        assert_eq!(load_runs(&[&a, &b], true).unwrap().len(), 2);
+        assert_eq!(load_runs(&[&a, &a], false).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn failed_run_is_not_completed() {
+        let mut d = parse_run(&doc_text("x", SCHEMA_VERSION), Path::new("x")).unwrap();
+        d.end = serde_json::json!({"Stalled": "deadlock"});
+        assert!(!d.completed());
+    }
+}

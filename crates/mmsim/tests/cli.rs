@@ -1,0 +1,338 @@
+//! The `mmsim` binary: listing scenarios, JSON reports, determinism, presets, and one clear
+//! error (exit status 2, no panic) for each kind of bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const SMALL: &str = "machine.memory_per_node=64MiB";
+
+fn mmsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(args)
+        .output()
+        .expect("mmsim runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// A fresh path in the target's temporary directory.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run_json(extra: &[&str]) -> (Output, serde_json::Value) {
+    let mut args = vec!["run", "dd-tmpfs", "--set", SMALL, "--json", "-"];
+    args.extend_from_slice(extra);
+    let o = mmsim(&args);
+    assert!(
+        o.status.success(),
+        "status {:?}, stderr: {}",
+        o.status,
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is valid JSON");
+    (o, v)
+}
+
+/// Run with bad input: exit status 2, one `mmsim: error:` line naming the problem, no panic.
+fn expect_usage_error(args: &[&str], needles: &[&str]) {
+    let o = mmsim(args);
+    let err = stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{args:?}: status {:?}, stderr: {err}",
+        o.status
+    );
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{args:?}: nothing on stdout, got {}",
+        stdout(&o)
+    );
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one message, got:\n{err}");
+    assert!(
+        lines[0].starts_with("mmsim: error: "),
+        "{args:?}: message `{}`",
+        lines[0]
+    );
+    for n in needles {
+        assert!(
+            err.contains(n),
+            "{args:?}: message `{}` does not mention `{n}`",
+            err.trim()
+        );
+    }
+}
+
+#[test]
+fn scenarios_lists_the_builtins() {
+    let o = mmsim(&["scenarios"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.contains(&"dd-tmpfs"), "{out}");
+    assert!(names.contains(&"dd-blockfs"), "{out}");
+}
+
+#[test]
+fn run_json_has_the_documented_keys() {
+    let (_, v) = run_json(&[]);
+    for k in [
+        "scenario",
+        "features",
+        "machine",
+        "elapsed_ns",
+        "cpu_time",
+        "vmstat",
+        "profile",
+        "tasks",
+    ] {
+        assert!(v.get(k).is_some(), "missing key {k}");
+    }
+    assert_eq!(v["scenario"], "dd-tmpfs");
+    for k in ["user_ns", "system_ns", "interrupt_ns", "idle_ns"] {
+        assert!(v["cpu_time"][k].is_u64(), "cpu_time.{k}: {}", v["cpu_time"]);
+    }
+    assert!(v["cpu_time"]["system_ns"].as_u64().unwrap() > 0);
+    assert!(v["elapsed_ns"].as_u64().unwrap() > 0);
+    assert_eq!(v["machine"]["memory_per_node_bytes"], 64u64 << 20);
+    assert_eq!(
+        v["features"]["accessed-init"], true,
+        "patched is the default"
+    );
+    assert!(v["vmstat"]["nr_free_pages"].is_i64());
+    assert!(v["profile"].as_object().is_some_and(|p| !p.is_empty()));
+    let tasks = v["tasks"].as_array().expect("tasks is an array");
+    let dd = tasks
+        .iter()
+        .find(|t| t["name"] == "dd")
+        .expect("the dd task");
+    // dd writes RAM/10 five times.
+    assert_eq!(
+        dd["write_bytes"].as_u64().unwrap(),
+        5 * ((64u64 << 20) / 10)
+    );
+}
+
+#[test]
+fn two_runs_give_byte_identical_json() {
+    let (a, _) = run_json(&[]);
+    let (b, _) = run_json(&[]);
+    assert!(!a.stdout.is_empty());
+    assert!(a.stdout == b.stdout, "the two reports differ");
+}
+
+#[test]
+fn preset_vanilla_turns_accessed_init_off() {
+    let (_, v) = run_json(&["--preset", "vanilla"]);
+    assert_eq!(v["features"]["accessed-init"], false);
+    assert_eq!(v["features"]["workingset"], true);
+    let (_, p) = run_json(&["--preset", "patched"]);
+    assert_eq!(p["features"]["accessed-init"], true);
+    // And the feature shows in the profile: vanilla marks pages accessed on every write.
+    assert!(v["profile"]["mark_page_accessed"].as_u64().unwrap_or(0) > 0);
+    let (_, f) = run_json(&["--preset", "vanilla", "--features", "+accessed-init"]);
+    assert_eq!(f["features"]["accessed-init"], true);
+}
+
+#[test]
+fn unknown_scenario_name() {
+    expect_usage_error(
+        &["run", "no-such-scenario"],
+        &["no-such-scenario", "dd-tmpfs"],
+    );
+}
+
+#[test]
+fn missing_scenario_file() {
+    expect_usage_error(&["run", "/nonexistent/x.toml"], &["/nonexistent/x.toml"]);
+}
+
+#[test]
+fn malformed_toml_file() {
+    let p = temp_file("malformed.toml", "name = \"x\"\n[machine\nnodes = 1\n");
+    let ps = p.to_str().unwrap();
+    expect_usage_error(&["run", ps], &[&format!("{ps}:2"), "invalid TOML"]);
+}
+
+#[test]
+fn unknown_field_in_a_file() {
+    let text = r#"name = "x"
+
+[machine]
+cpus_per_node = 1
+memory_per_node = "16MiB"
+colour = "blue"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/tmp/f"
+size = "1MiB"
+"#;
+    let p = temp_file("unknown-field.toml", text);
+    let ps = p.to_str().unwrap();
+    expect_usage_error(&["run", ps], &[ps, ":6", "colour", "unknown field"]);
+}
+
+#[test]
+fn a_valid_scenario_file_runs() {
+    let text = r#"name = "tiny"
+
+[machine]
+cpus_per_node = 1
+memory_per_node = "16MiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/tmp/f"
+size = "1MiB"
+"#;
+    let p = temp_file("tiny.toml", text);
+    let o = mmsim(&["run", p.to_str().unwrap(), "--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scenario"], "tiny");
+}
+
+#[test]
+fn scenario_features_override_the_preset_and_the_flag_overrides_both() {
+    let text = r#"name = "feat"
+
+[machine]
+cpus_per_node = 1
+memory_per_node = "16MiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[features]
+accessed-init = false
+
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/tmp/f"
+size = "256KiB"
+"#;
+    let p = temp_file("features.toml", text);
+    let ps = p.to_str().unwrap();
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["run", ps, "--json", "-"];
+        args.extend_from_slice(extra);
+        let o = mmsim(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = json(&["--preset", "patched"]);
+    assert_eq!(
+        v["features"]["accessed-init"], false,
+        "scenario beats preset"
+    );
+    assert_eq!(v["features"]["exec-protect"], true);
+    let v = json(&["--preset", "patched", "--features", "+accessed-init"]);
+    assert_eq!(
+        v["features"]["accessed-init"], true,
+        "--features beats scenario"
+    );
+    let v = json(&["--preset", "patched", "--features", "-workingset"]);
+    assert_eq!(v["features"]["accessed-init"], false);
+    assert_eq!(v["features"]["workingset"], false);
+}
+
+#[test]
+fn unknown_field_through_set() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "machine.colour=blue"],
+        &["colour", "unknown field"],
+    );
+}
+
+#[test]
+fn zero_cpus() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "machine.cpus_per_node=0"],
+        &["cpus_per_node", "at least 1 CPU"],
+    );
+}
+
+#[test]
+fn dd_file_larger_than_the_device() {
+    expect_usage_error(
+        &[
+            "run",
+            "dd-blockfs",
+            "--set",
+            SMALL,
+            "--set",
+            "devices.sda.size=1MiB",
+        ],
+        &["tasks.dd.size", "larger than the device"],
+    );
+}
+
+#[test]
+fn block_size_zero() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "tasks.dd.block_size=0"],
+        &["tasks.dd.block_size", "block size"],
+    );
+}
+
+#[test]
+fn unknown_preset() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--preset", "turbo"],
+        &["--preset", "turbo"],
+    );
+}
+
+#[test]
+fn unknown_feature() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--features", "+warp-drive"],
+        &["--features", "warp-drive"],
+    );
+}
+
+#[test]
+fn unknown_set_key_path() {
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "nosuch.key=1"],
+        &["--set", "nosuch"],
+    );
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "tasks.nobody.iterations=1"],
+        &["--set", "nobody"],
+    );
+    expect_usage_error(
+        &["run", "dd-tmpfs", "--set", "machine"],
+        &["--set", "key=value"],
+    );
+}

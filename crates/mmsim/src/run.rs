@@ -53,6 +53,8 @@ pub struct TaskReport {
     pub write_bytes: u64,
     /// Timed samples by label, ns.
     pub samples: BTreeMap<String, Vec<u64>>,
+    /// Major faults inside each timed region, by label.
+    pub region_majflt: BTreeMap<String, Vec<u64>>,
     /// Errors returned, by errno.
     pub errors: BTreeMap<String, u64>,
 }
@@ -215,6 +217,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             samples: t.stats.samples.clone(),
+            region_majflt: t.stats.region_majflt.clone(),
             errors: t.stats.errors.clone(),
         })
         .collect();

@@ -215,6 +215,9 @@ pub enum ProgramSpec {
     Bonnie(BonnieSpec),
     /// `anon`: map anonymous memory and touch it, several passes.
     Anon(AnonSpec),
+    /// `pread-stride`: preads of N pages every M pages through a file.
+    #[serde(rename = "pread-stride")]
+    PreadStride(PreadStrideSpec),
     /// `mmap-read`: map a file and read it through the mapping, several passes.
     #[serde(rename = "mmap-read")]
     MmapRead(MmapReadSpec),
@@ -235,6 +238,19 @@ pub struct AnonSpec {
     pub think_ns: u64,
     /// Seed of the random order.
     pub seed: u64,
+}
+
+/// Parameters of the `pread-stride` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PreadStrideSpec {
+    /// Absolute path of an existing file.
+    pub path: String,
+    /// Number of preads.
+    pub count: u64,
+    /// Pages per pread.
+    pub read_pages: u64,
+    /// Pages between the starts of consecutive preads.
+    pub step_pages: u64,
 }
 
 /// Parameters of the `mmap-read` program.
@@ -390,6 +406,26 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../scenarios/dd-blockfs.toml"),
     ),
     (
+        "lru-file-mmap-read",
+        "vm-scalability lru-file-mmap-read, small: 4 CPUs, 1 GiB, 10xRAM of mmap'd sparse files (seed 002)",
+        include_str!("../scenarios/lru-file-mmap-read.toml"),
+    ),
+    (
+        "lru-file-mmap-read-full",
+        "lru-file-mmap-read on the published machine: 4 nodes x 12 CPUs, 64 GiB (seed 002)",
+        include_str!("../scenarios/lru-file-mmap-read-full.toml"),
+    ),
+    (
+        "lru-file-mmap-read-1s",
+        "lru-file-mmap-read on a single socket: 12 CPUs, 16 GiB (seed 002)",
+        include_str!("../scenarios/lru-file-mmap-read-1s.toml"),
+    ),
+    (
+        "fileserver-hot10",
+        "exec mappings re-touched at user pace while a 10%-hot pread stream passes (seed 001)",
+        include_str!("../scenarios/fileserver-hot10.toml"),
+    ),
+    (
         "stream-read",
         "read a 4xRAM file sequentially twice (reclaim by kswapd, refaults)",
         include_str!("../scenarios/stream-read.toml"),
@@ -464,7 +500,8 @@ pub fn parse_scenario(
 }
 
 /// `replicas = N` (or `"cpus"`, one per CPU) in a `[[tasks]]` or `[[files]]` table makes N
-/// copies of it before validation: `{i}` in any string becomes the copy's index, a task's
+/// copies of it before validation: `{i}` in any string becomes the copy's index and `{n}`
+/// the number of copies (so `size = "ram*10/{n}"` splits 10×RAM between them), a task's
 /// name gets the index appended when it has no `{i}`, and a task's `cpu` becomes
 /// `(cpu + i) mod total CPUs`. This is how one scenario line gives vm-scalability's one
 /// reader per CPU at any machine size.
@@ -527,7 +564,7 @@ fn expand_replicas(ctx: &Ctx<'_>, root: &mut Table) -> Result<(), ScenarioError>
                         if e.key == "name" && s.contains("{i}") {
                             has_name_tag = true;
                         }
-                        *s = s.replace("{i}", &tag);
+                        *s = s.replace("{i}", &tag).replace("{n}", &n.to_string());
                     }
                 }
                 if array == "tasks" {
@@ -1391,6 +1428,11 @@ const PROGRAMS: &[ProgramEntry] = &[
         parse: parse_anon,
     },
     ProgramEntry {
+        name: "pread-stride",
+        keys: &["path", "count", "read_pages", "step_pages"],
+        parse: parse_pread_stride,
+    },
+    ProgramEntry {
         name: "mmap-read",
         keys: &["path", "passes", "stride", "exec", "think"],
         parse: parse_mmap_read,
@@ -1436,6 +1478,32 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
         random,
         think_ns,
         seed,
+    }))
+}
+
+fn parse_pread_stride(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    if !env.files.iter().any(|f| f.path == path) {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not a file of the scenario; declare it in [[files]]"
+        )));
+    }
+    let get = |key: &str, what: &str| -> Result<u64, ScenarioError> {
+        let (v, loc) = task.req(key, what, want_u64)?;
+        if v == 0 {
+            return Err(loc.err(format!("{key} must be at least 1")));
+        }
+        Ok(v)
+    };
+    let count = get("count", "number of preads")?;
+    let read_pages = get("read_pages", "pages per pread")?;
+    let step_pages = get("step_pages", "pages between pread starts")?;
+    Ok(ProgramSpec::PreadStride(PreadStrideSpec {
+        path: path.to_string(),
+        count,
+        read_pages,
+        step_pages,
     }))
 }
 

@@ -99,8 +99,10 @@ pub struct TaskStats {
     pub write_bytes: u64,
     /// Timed samples by label (ns), e.g. one per dd iteration or per unlink.
     pub samples: BTreeMap<String, Vec<u64>>,
-    /// Open timers by label.
-    pub timers: BTreeMap<String, Ps>,
+    /// Major faults taken inside each timed region, by label (one per sample).
+    pub region_majflt: BTreeMap<String, Vec<u64>>,
+    /// Open timers by label: start time and the task's major faults then.
+    pub timers: BTreeMap<String, (Ps, u64)>,
     /// Errors returned to the task (errno name → count).
     pub errors: BTreeMap<String, u64>,
 }
@@ -133,6 +135,8 @@ pub struct Task {
     pub tlb_ubc: crate::mm::rmap::TlbflushUnmapBatch,
     /// Chosen by the OOM killer: exits at its next step.
     pub oom_killed: bool,
+    /// The virtual page of a fault that slept and will be retried (counted once).
+    pub fault_retry: Option<u64>,
 }
 
 impl Task {

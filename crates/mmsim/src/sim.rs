@@ -212,6 +212,8 @@ pub struct Sim {
     pub cpu_active_mm: Vec<Option<u32>>,
     /// The CPU runs a kernel thread on a borrowed mm (lazy TLB mode).
     pub cpu_lazy: Vec<bool>,
+    /// The fault being handled found its page missing (VM_FAULT_MAJOR).
+    pub fault_was_major: bool,
     /// When a user task last ran (stall detection).
     pub last_user_step_ps: Ps,
     /// Debug-only unsafe variant of seed 002: defer the flush of dirty PTEs too (the content
@@ -320,6 +322,7 @@ impl Sim {
             cpu_lazy: vec![false; nr_cpus],
             debug_defer_dirty_flush: false,
             last_user_step_ps: 0,
+            fault_was_major: false,
             truncate_stats: Default::default(),
         };
         sim.vmstat.add(
@@ -373,6 +376,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                fault_retry: None,
             });
             sim.kswapd[n] = Some(id);
         }
@@ -393,6 +397,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                fault_retry: None,
             });
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
@@ -439,6 +444,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                fault_retry: None,
             });
             sim.events.push(start, Event::Wake(id as u32));
         }

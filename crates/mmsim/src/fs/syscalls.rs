@@ -121,7 +121,7 @@ impl Sim {
             Op::Readdir { path } => Ok(self.sys_readdir(path)),
             Op::TimerStopRate { label, count } => {
                 let now = self.now();
-                if let Some(t0) = self.tasks[tid].stats.timers.remove(label) {
+                if let Some((t0, _)) = self.tasks[tid].stats.timers.remove(label) {
                     let ps = (now - t0).max(1);
                     let rate = (u128::from(*count) * 1_000_000_000_000 + u128::from(ps) / 2)
                         / u128::from(ps);
@@ -145,18 +145,27 @@ impl Sim {
             }
             Op::TimerStart(label) => {
                 let now = self.now();
-                self.tasks[tid].stats.timers.insert(label.clone(), now);
+                let majflt = self.tasks[tid].stats.majflt;
+                self.tasks[tid]
+                    .stats
+                    .timers
+                    .insert(label.clone(), (now, majflt));
                 Ok(OpResult::None)
             }
             Op::TimerStop(label) => {
                 let now = self.now();
-                if let Some(t0) = self.tasks[tid].stats.timers.remove(label) {
-                    self.tasks[tid]
-                        .stats
-                        .samples
+                if let Some((t0, m0)) = self.tasks[tid].stats.timers.remove(label) {
+                    let st = &mut self.tasks[tid].stats;
+                    st.samples
                         .entry(label.clone())
                         .or_default()
                         .push((now - t0) / 1_000);
+                    // Major faults taken inside the timed region, as a second series.
+                    let faults = st.majflt - m0;
+                    st.region_majflt
+                        .entry(label.clone())
+                        .or_default()
+                        .push(faults);
                 }
                 Ok(OpResult::None)
             }

@@ -312,6 +312,10 @@ impl Sim {
     }
 
     /// handle_mm_fault.
+    /// handle_mm_fault. pgfault counts every attempt; the task's maj_flt / min_flt count a
+    /// fault once — a fault that sleeps (VM_FAULT_RETRY) is counted on its first attempt,
+    /// major if that attempt found the page missing (filemap_fault / do_swap_page count
+    /// pgmajfault when they start the IO).
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
@@ -320,43 +324,38 @@ impl Sim {
         write: bool,
     ) -> Result<(), Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
-        let r = self.__handle_mm_fault(tid, mm, vpn, write);
+        self.fault_was_major = false;
+        let r = self.__handle_mm_fault(mm, vpn, write);
+        self.vmstat.inc(VmItem::Pgfault);
+        let retry = self.tasks[tid].fault_retry == Some(vpn);
+        if !retry {
+            if self.fault_was_major {
+                self.tasks[tid].stats.majflt += 1;
+            } else {
+                self.tasks[tid].stats.minflt += 1;
+            }
+        }
+        self.tasks[tid].fault_retry = if r.is_err() { Some(vpn) } else { None };
         self.leave(prev);
         r
     }
 
-    fn __handle_mm_fault(
-        &mut self,
-        tid: TaskId,
-        mm: u32,
-        vpn: u64,
-        write: bool,
-    ) -> Result<(), Wait> {
+    fn __handle_mm_fault(&mut self, mm: u32, vpn: u64, write: bool) -> Result<(), Wait> {
         let vma = self
             .mm(mm)
             .find_vma(vpn << PAGE_SHIFT)
             .cloned()
             .expect("fault in a VMA");
         let p = self.mm(mm).pgtable.get(vpn);
-        let major;
         if p & pte::PRESENT != 0 {
             // Write to a present read-only PTE: do_wp_page.
-            major = false;
             self.do_wp_page(mm, &vma, vpn, p)?;
         } else if p & pte::SWAP != 0 {
-            major = self.do_swap_page(mm, &vma, vpn, p, write)?;
+            self.do_swap_page(mm, &vma, vpn, p, write)?;
         } else if let Some(ino) = vma.file {
-            major = self.do_file_fault(tid, mm, &vma, ino, vpn, write)?;
+            self.do_file_fault(mm, &vma, ino, vpn, write)?;
         } else {
-            major = false;
             self.do_anonymous_page(mm, &vma, vpn, write)?;
-        }
-        self.vmstat.inc(VmItem::Pgfault);
-        if major {
-            self.vmstat.inc(VmItem::Pgmajfault);
-            self.tasks[tid].stats.majflt += 1;
-        } else {
-            self.tasks[tid].stats.minflt += 1;
         }
         Ok(())
     }
@@ -426,7 +425,6 @@ impl Sim {
     /// it (private write). Returns whether the fault was major.
     fn do_file_fault(
         &mut self,
-        _tid: TaskId,
         mm: u32,
         vma: &crate::mm::mmap::Vma,
         ino: u32,
@@ -435,7 +433,8 @@ impl Sim {
     ) -> Result<bool, Wait> {
         let index = vma.pgoff_of(vpn << PAGE_SHIFT);
         if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
-            return Err(Wait::Until(self.now())).or(Ok(false)); // SIGBUS beyond EOF: treat as no-op
+            // Beyond EOF: SIGBUS in the kernel; the access is dropped (no mapping made).
+            return Ok(false);
         }
         let (pfn, major) = self.filemap_fault(mm, vma.start, ino, index)?;
         // pfn is locked and referenced.
@@ -567,6 +566,9 @@ impl Sim {
                     }
                 }
                 major = true;
+                // VM_FAULT_MAJOR: counted where the miss is found.
+                self.vmstat.inc(VmItem::Pgmajfault);
+                self.fault_was_major = true;
                 page = self.find_get_page(ino, index);
             }
         }

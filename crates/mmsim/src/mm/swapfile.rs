@@ -245,9 +245,7 @@ impl Sim {
             self.vmstat.inc(VmItem::Pswpin);
             self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
             self.vmstat.inc(VmItem::Pgmajfault);
-            if let Some(t) = self.cur.task {
-                self.tasks[t].stats.majflt += 1;
-            }
+            self.fault_was_major = true;
             let dev = self.swap.as_ref().expect("swap").dev;
             let pr = self.enter(KFunc::SwapReadpage);
             self.submit_bio(

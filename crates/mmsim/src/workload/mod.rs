@@ -7,6 +7,7 @@ pub mod anon;
 pub mod bonnie;
 pub mod dd;
 pub mod mmap_read;
+pub mod pread_stride;
 pub mod read;
 pub mod sparsetruncate;
 
@@ -246,5 +247,6 @@ pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
         ProgramSpec::Bonnie(b) => Box::new(bonnie::Bonnie::new(b.clone())),
         ProgramSpec::Anon(a) => Box::new(anon::Anon::new(a.clone())),
         ProgramSpec::MmapRead(m) => Box::new(mmap_read::MmapRead::new(m.clone())),
+        ProgramSpec::PreadStride(p) => Box::new(pread_stride::PreadStride::new(p.clone())),
     }
 }

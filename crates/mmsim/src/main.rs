@@ -188,6 +188,12 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "  {}", v)?;
         }
     }
+    if !r.oom.is_empty() {
+        writeln!(out, "\nOOM killer: {} report(s)", r.oom.len())?;
+        for v in r.oom.iter().take(5) {
+            writeln!(out, "  {}", v)?;
+        }
+    }
     Ok(())
 }
 

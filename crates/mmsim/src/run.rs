@@ -124,6 +124,8 @@ pub struct RunReport {
     pub series: Vec<crate::sim::Sample>,
     /// Content-oracle violations.
     pub oracle_violations: Vec<String>,
+    /// OOM-killer reports (oom_kill events: who, why).
+    pub oom: Vec<String>,
     /// Simulation steps.
     pub steps: u64,
     /// Running hash of the event stream (determinism check), hex.
@@ -259,6 +261,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             .collect(),
         series: sim.samples.clone(),
         oracle_violations: sim.oracle_violations.clone(),
+        oom: sim.oom_reports.clone(),
         steps: sim.steps,
         event_hash: format!("{:016x}", sim.event_hash),
     }

@@ -79,6 +79,8 @@ pub struct SwapSpec {
     pub size_bytes: u64,
     /// Device timing preset.
     pub preset: DevicePreset,
+    /// Fault injection: only `write_error_rate` (failed swap-outs) applies to swap.
+    pub faults: FaultSpec,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -149,6 +151,38 @@ pub struct DeviceSpec {
     pub latency_ns: Option<u64>,
     /// Override of the preset's bandwidth, in bytes per second (≥ 1).
     pub bandwidth_bytes_per_s: Option<u64>,
+    /// Fault injection (`read_error_rate`, `write_error_rate`, `fail`); none by default.
+    pub faults: FaultSpec,
+}
+
+/// Fault injection on one block device: IO errors drawn from a seeded stream at a rate,
+/// and pages that always fail. See `docs/reliability.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FaultSpec {
+    /// Probability that a page read fails, in parts per billion (`read_error_rate`).
+    pub read_error_ppb: u32,
+    /// Probability that a page write fails, in parts per billion (`write_error_rate`).
+    pub write_error_ppb: u32,
+    /// Pages whose every read or write fails (`fail = [{ file, offset, op }]`).
+    pub fail: Vec<FaultPoint>,
+}
+
+impl FaultSpec {
+    /// True if this device injects no fault at all.
+    pub fn is_none(&self) -> bool {
+        self.read_error_ppb == 0 && self.write_error_ppb == 0 && self.fail.is_empty()
+    }
+}
+
+/// One page of one file whose IO of one kind always fails (a bad sector).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultPoint {
+    /// Absolute path of the file (on a blockfs on this device).
+    pub file: String,
+    /// Byte offset in the file; the page holding it fails.
+    pub offset_bytes: u64,
+    /// `true`: writes (writeback) fail; `false`: reads fail.
+    pub write: bool,
 }
 
 /// Filesystem type.
@@ -221,6 +255,9 @@ pub enum ProgramSpec {
     /// `mmap-read`: map a file and read it through the mapping, several passes.
     #[serde(rename = "mmap-read")]
     MmapRead(MmapReadSpec),
+    /// `desktop`: applications started one after another, a pass over all open windows
+    /// after each start (seed 001 §1).
+    Desktop(DesktopSpec),
 }
 
 /// Parameters of the `anon` program.
@@ -268,6 +305,33 @@ pub struct MmapReadSpec {
     pub exec: bool,
     /// Sleep between passes, ns.
     pub think_ns: u64,
+}
+
+/// One application of the `desktop` program (sizes drawn from the scenario seed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopApp {
+    /// Executable file, mapped PROT_READ|PROT_EXEC from offset 0.
+    pub text_path: String,
+    /// Bytes of text mapped and touched at start.
+    pub text_bytes: u64,
+    /// Bytes of anonymous memory mapped and written at start.
+    pub anon_bytes: u64,
+    /// Data file read at start.
+    pub data_path: String,
+    /// Bytes of the data file read at start.
+    pub data_bytes: u64,
+}
+
+/// Parameters of the `desktop` program (seed 001 §1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopSpec {
+    /// The applications, in start order.
+    pub apps: Vec<DesktopApp>,
+    /// Percent of each earlier application's text and anonymous memory touched again by
+    /// a window switch.
+    pub hot_percent: u32,
+    /// Size of each read of a data file, bytes.
+    pub read_block_bytes: u64,
 }
 
 /// Parameters of the `sparsetruncate` program (mmtests' sparsetruncate).
@@ -424,6 +488,16 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "fileserver-hot10",
         "exec mappings re-touched at user pace while a 10%-hot pread stream passes (seed 001)",
         include_str!("../scenarios/fileserver-hot10.toml"),
+    ),
+    (
+        "anon-pressure",
+        "two programs writing 1.5xRAM of anonymous memory with swap (pswpin/pswpout)",
+        include_str!("../scenarios/anon-pressure.toml"),
+    ),
+    (
+        "desktop",
+        "50 applications started one after another on 512 MiB with 1 GiB swap, windows switched after each (seed 001)",
+        include_str!("../scenarios/desktop.toml"),
     ),
     (
         "stream-read",
@@ -1437,7 +1511,141 @@ const PROGRAMS: &[ProgramEntry] = &[
         keys: &["path", "passes", "stride", "exec", "think"],
         parse: parse_mmap_read,
     },
+    ProgramEntry {
+        name: "desktop",
+        keys: DESKTOP_KEYS,
+        parse: parse_desktop,
+    },
 ];
+
+const DESKTOP_KEYS: &[&str] = &[
+    "apps",
+    "office_apps",
+    "text_path",
+    "data_path",
+    "text_min",
+    "text_max",
+    "anon_min",
+    "anon_max",
+    "data_min",
+    "data_max",
+    "office_scale",
+    "hot",
+    "read_block",
+];
+
+/// `desktop`: application sizes are drawn uniformly (whole pages) from
+/// [`*_min`, `*_max`] by a PCG-64 seeded with the scenario seed, in order text, anon, data
+/// for each application; the last `office_apps` applications have every size multiplied by
+/// `office_scale`. `{i}` in `text_path` / `data_path` is the application's index; each
+/// file must be declared in `[[files]]` and be at least as large as what is read of it.
+fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    use rand::{Rng, SeedableRng};
+    let ram = env.total_memory_bytes;
+    let apps = match task.opt("apps", want_u32)? {
+        Some((n, loc)) if n == 0 || n > 4096 => {
+            return Err(loc.err(format!("apps must be from 1 to 4096, got {n}")))
+        }
+        Some((n, _)) => n,
+        None => 50,
+    };
+    let office = match task.opt("office_apps", want_u32)? {
+        Some((n, loc)) if n > apps => {
+            return Err(loc.err(format!("office_apps ({n}) is more than apps ({apps})")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let office_scale = match task.opt("office_scale", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("office_scale must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let range = |lo_key: &str, hi_key: &str, lo: u64, hi: u64| {
+        let (lo, lo_loc) = match task.opt(lo_key, |i, l| want_size(i, l, Some(ram)))? {
+            Some((v, l)) => (v, Some(l)),
+            None => (lo, None),
+        };
+        let (hi, hi_loc) = match task.opt(hi_key, |i, l| want_size(i, l, Some(ram)))? {
+            Some((v, l)) => (v, Some(l)),
+            None => (hi, None),
+        };
+        if lo < PAGE_SIZE {
+            let loc = lo_loc.unwrap_or_else(|| task.loc.clone());
+            return Err(loc.err(format!("{lo_key} must be at least one page (4 KiB)")));
+        }
+        if hi < lo {
+            let loc = hi_loc.or(lo_loc).unwrap_or_else(|| task.loc.clone());
+            return Err(loc.err(format!(
+                "{hi_key} ({}) is less than {lo_key} ({})",
+                fmt_bytes(hi),
+                fmt_bytes(lo)
+            )));
+        }
+        Ok::<_, ScenarioError>((lo / PAGE_SIZE, hi / PAGE_SIZE))
+    };
+    let text = range("text_min", "text_max", ram / 512, ram / 64)?;
+    let anon = range("anon_min", "anon_max", ram / 256, ram / 32)?;
+    let data = range("data_min", "data_max", ram / 512, ram / 128)?;
+    let hot_percent = match task.opt("hot", want_u32)? {
+        Some((n, loc)) if n > 100 => {
+            return Err(loc.err(format!("hot is a percentage from 0 to 100, got {n}")))
+        }
+        Some((n, _)) => n,
+        None => 25,
+    };
+    let read_block_bytes = match task.opt("read_block", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) if bs == 0 || bs > GIB => {
+            return Err(loc.err("read_block must be between 1 byte and 1 GiB"))
+        }
+        Some((bs, _)) => bs,
+        None => 128 << 10,
+    };
+    let pattern = |key: &str| -> Result<(String, Loc), ScenarioError> {
+        let (p, loc) = task.req(key, "file path with {i}, e.g. \"/usr/bin/app{i}\"", want_str)?;
+        check_abs_path(p).map_err(|why| loc.err(why))?;
+        Ok((p.to_string(), loc))
+    };
+    let (text_pat, text_loc) = pattern("text_path")?;
+    let (data_pat, data_loc) = pattern("data_path")?;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(env.seed);
+    let mut out = Vec::with_capacity(apps as usize);
+    for i in 0..apps {
+        let scale = if i >= apps - office {
+            u64::from(office_scale)
+        } else {
+            1
+        };
+        let mut draw = |(lo, hi): (u64, u64)| rng.gen_range(lo..=hi) * PAGE_SIZE * scale;
+        let (t, a, d) = (draw(text), draw(anon), draw(data));
+        let file = |pat: &str, loc: &Loc, need: u64| -> Result<String, ScenarioError> {
+            let path = pat.replace("{i}", &i.to_string());
+            match env.files.iter().find(|f| f.path == path) {
+                None => Err(loc.err(format!(
+                    "\"{path}\" (application {i}) is not a file of the scenario; declare it in [[files]]"
+                ))),
+                Some(f) if f.size_bytes < need => Err(loc.err(format!(
+                    "\"{path}\" is {} but application {i} reads {}",
+                    fmt_bytes(f.size_bytes),
+                    fmt_bytes(need)
+                ))),
+                Some(_) => Ok(path),
+            }
+        };
+        out.push(DesktopApp {
+            text_path: file(&text_pat, &text_loc, t)?,
+            text_bytes: t,
+            anon_bytes: a,
+            data_path: file(&data_pat, &data_loc, d)?,
+            data_bytes: d,
+        });
+    }
+    Ok(ProgramSpec::Desktop(DesktopSpec {
+        apps: out,
+        hot_percent,
+        read_block_bytes,
+    }))
+}
 
 fn parse_passes(task: &View<'_>) -> Result<u32, ScenarioError> {
     Ok(match task.opt("passes", want_u32)? {
@@ -1911,7 +2119,7 @@ const ROOT_KEYS: &[&str] = &[
     "swap",
     "tasks",
 ];
-const SWAP_KEYS: &[&str] = &["size", "preset"];
+const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate"];
 
 fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioError> {
     let Some((table, loc)) = root.opt("swap", want_table)? else {
@@ -1941,10 +2149,44 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
                 ))
             })?,
     };
-    Ok(Some(SwapSpec { size_bytes, preset }))
+    let faults = FaultSpec {
+        write_error_ppb: read_rate(&s, "write_error_rate")?,
+        ..FaultSpec::default()
+    };
+    Ok(Some(SwapSpec {
+        size_bytes,
+        preset,
+        faults,
+    }))
+}
+
+/// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
+fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {
+    let Some((item, loc)) = v.get(key) else {
+        return Ok(0);
+    };
+    let p = match &item.value {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        _ => return Err(type_error(&loc, "a probability between 0 and 1", item)),
+    };
+    if !(0.0..=1.0).contains(&p) {
+        return Err(loc.err(format!("{key} must be between 0 and 1, got {p}")));
+    }
+    Ok((p * 1e9).round() as u32)
 }
 const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
-const DEVICE_KEYS: &[&str] = &["name", "preset", "size", "latency", "bandwidth"];
+const DEVICE_KEYS: &[&str] = &[
+    "name",
+    "preset",
+    "size",
+    "latency",
+    "bandwidth",
+    "read_error_rate",
+    "write_error_rate",
+    "fail",
+];
+const FAIL_KEYS: &[&str] = &["file", "offset", "op"];
 const FS_KEYS: &[&str] = &["mount", "type", "device"];
 const COST_PROFILES: &[&str] = &["default"];
 const MAX_CPUS: u64 = 1024;
@@ -1980,8 +2222,10 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let machine = read_machine(&root)?;
     let total_memory_bytes = u64::from(machine.nodes) * machine.memory_per_node_bytes;
     let total_cpus = machine.nodes * machine.cpus_per_node;
-    let devices = read_devices(&root, total_memory_bytes)?;
+    let mut fail_locs = Vec::new();
+    let devices = read_devices(&root, total_memory_bytes, &mut fail_locs)?;
     let filesystems = read_filesystems(&root, &devices)?;
+    check_fail_points(&fail_locs, &filesystems)?;
     let features = read_features(&root)?;
     let swap = read_swap(&root, total_memory_bytes)?;
     let env0 = Env {
@@ -2066,7 +2310,11 @@ fn read_machine(root: &View<'_>) -> Result<MachineSpec, ScenarioError> {
     })
 }
 
-fn read_devices(root: &View<'_>, ram: u64) -> Result<Vec<DeviceSpec>, ScenarioError> {
+fn read_devices(
+    root: &View<'_>,
+    ram: u64,
+    fail_locs: &mut Vec<(String, String, Loc)>,
+) -> Result<Vec<DeviceSpec>, ScenarioError> {
     let mut devices: Vec<DeviceSpec> = Vec::new();
     let Some((views, _)) = root.tables("devices")? else {
         return Ok(devices);
@@ -2100,15 +2348,67 @@ fn read_devices(root: &View<'_>, ram: u64) -> Result<Vec<DeviceSpec>, ScenarioEr
         }
         let latency_ns = d.opt("latency", want_duration)?.map(|(v, _)| v);
         let bandwidth_bytes_per_s = d.opt("bandwidth", want_bandwidth)?.map(|(v, _)| v);
+        let mut faults = FaultSpec {
+            read_error_ppb: read_rate(&d, "read_error_rate")?,
+            write_error_ppb: read_rate(&d, "write_error_rate")?,
+            fail: Vec::new(),
+        };
+        if let Some((points, _)) = d.tables("fail")? {
+            for p in points {
+                p.deny_unknown(FAIL_KEYS)?;
+                let (file, file_loc) = p.req("file", "absolute path of the file", want_str)?;
+                check_abs_path(file).map_err(|why| file_loc.err(why))?;
+                let (offset_bytes, _) = p.req("offset", "byte offset in the file", |i, l| {
+                    want_size(i, l, None)
+                })?;
+                let (write, _) = p.req("op", "\"read\" or \"write\"", |i, l| {
+                    match want_str(i, l)? {
+                        "read" => Ok(false),
+                        "write" => Ok(true),
+                        other => Err(l.err(format!(
+                            "unknown op \"{other}\"; ops: read, write"
+                        ))),
+                    }
+                })?;
+                fail_locs.push((file.to_string(), name.to_string(), file_loc));
+                faults.fail.push(FaultPoint {
+                    file: file.to_string(),
+                    offset_bytes,
+                    write,
+                });
+            }
+        }
         devices.push(DeviceSpec {
             name: name.to_string(),
             preset,
             size_bytes,
             latency_ns,
             bandwidth_bytes_per_s,
+            faults,
         });
     }
     Ok(devices)
+}
+
+/// Each `fail` point must name a file on a blockfs on its own device.
+fn check_fail_points(
+    fail_locs: &[(String, String, Loc)],
+    filesystems: &[FsSpec],
+) -> Result<(), ScenarioError> {
+    for (file, dev, loc) in fail_locs {
+        match resolve_mount_in(filesystems, file) {
+            Some((_, fs)) if fs.device.as_deref() == Some(dev.as_str()) => {}
+            Some((_, fs)) => {
+                return Err(loc.err(format!(
+                    "\"{file}\" is on {} ({}), not on device \"{dev}\"",
+                    fs.mount,
+                    fs.device.as_deref().unwrap_or("no device")
+                )))
+            }
+            None => return Err(loc.err(format!("\"{file}\" is under no mounted filesystem"))),
+        }
+    }
+    Ok(())
 }
 
 fn read_filesystems(root: &View<'_>, devices: &[DeviceSpec]) -> Result<Vec<FsSpec>, ScenarioError> {

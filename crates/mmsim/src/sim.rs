@@ -219,6 +219,9 @@ pub struct Sim {
     /// Debug-only unsafe variant of seed 002: defer the flush of dirty PTEs too (the content
     /// oracle must catch the lost writes). Never set by a preset.
     pub debug_defer_dirty_flush: bool,
+    /// Debug-only broken invariant (swarm self-test): put_page's last reference frees the
+    /// page without taking it off the LRU. Never set by a preset.
+    pub debug_skip_lru_del_on_free: bool,
     /// Truncate counters (shadow entries cleared and the tree_lock acquisitions for them).
     pub truncate_stats: crate::mm::truncate::TruncateStats,
 }
@@ -238,6 +241,8 @@ pub enum RunEnd {
     Stalled(String),
     /// The step limit was reached.
     StepLimit,
+    /// Stopped from outside (Ctrl-C): the results are partial.
+    Interrupted,
 }
 
 impl Sim {
@@ -321,6 +326,7 @@ impl Sim {
             cpu_active_mm: vec![None; nr_cpus],
             cpu_lazy: vec![false; nr_cpus],
             debug_defer_dirty_flush: false,
+            debug_skip_lru_del_on_free: false,
             last_user_step_ps: 0,
             fault_was_major: false,
             truncate_stats: Default::default(),
@@ -351,6 +357,7 @@ impl Sim {
                     size_bytes: sw.size_bytes,
                     latency_ns: None,
                     bandwidth_bytes_per_s: None,
+                    faults: sw.faults.clone(),
                 },
                 &sim.costs,
             ));

@@ -2,11 +2,22 @@
 //! (skipped when it starts where the previous one ended — sequential streaming) plus its
 //! transfer time at the device bandwidth. Presets for HDD, SATA SSD and NVMe live in the
 //! cost table.
+//!
+//! Fault injection (`FaultSpec`): each page of a completed request may fail, drawn from the
+//! device's own PCG stream (seeded from the scenario seed and the device index) at the
+//! configured read / write rate, or because it is a configured bad page (`fail` points,
+//! which fail every time). The completion path (`io_complete`) applies the kernel's error
+//! handling; every error is recorded here for the run report.
+
+use std::collections::BTreeSet;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg32;
 
 use crate::machine::cost::{CostTable, DeviceTiming};
 use crate::machine::{CpuId, Ps};
 use crate::mm::page::{Pfn, PAGE_SIZE};
-use crate::scenario::{DevicePreset, DeviceSpec};
+use crate::scenario::{DevicePreset, DeviceSpec, FaultSpec};
 use crate::sched::TaskId;
 
 /// Read or write.
@@ -64,6 +75,43 @@ pub struct BlockDevice {
     pub pages_read: u64,
     /// Pages written.
     pub pages_written: u64,
+    /// Fault injection configuration.
+    pub faults: FaultSpec,
+    /// The stream fault decisions are drawn from.
+    pub fault_rng: Pcg32,
+    /// IO errors injected on this device (the first `MAX_ERROR_RECORDS`).
+    pub io_errors: Vec<IoErrorRecord>,
+    /// IO errors injected, all of them.
+    pub nr_io_errors: u64,
+    /// Content versions whose writeback failed (reported losses: AS_EIO was set).
+    pub lost_versions: BTreeSet<u32>,
+    /// Reads that saw the older data of a page whose writeback failed (reported losses).
+    pub lost_reads: u64,
+}
+
+/// IO errors recorded per device in detail (more are only counted).
+pub const MAX_ERROR_RECORDS: usize = 1000;
+
+/// One injected IO error and how the kernel reports it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct IoErrorRecord {
+    /// Virtual time of the completion, ns.
+    pub t_ns: u64,
+    /// Device name.
+    pub device: String,
+    /// `read`, `write` (file writeback) or `swap-out`.
+    pub op: String,
+    /// The file (path, or `inode N` once unlinked), or `swap slot N`.
+    pub file: String,
+    /// Page index in the file (or the swap slot).
+    pub index: u64,
+    /// How the error reaches user space.
+    pub reported_as: String,
+}
+
+/// Seed of a device's fault stream: the root seed and the device's index.
+pub fn fault_rng(seed: u64, dev: usize) -> Pcg32 {
+    Pcg32::new(seed ^ 0x6d6d_7369_6d5f_666c, 0xda3e_39cb_94b9_5bdb ^ dev as u64)
 }
 
 impl BlockDevice {
@@ -95,7 +143,22 @@ impl BlockDevice {
             nr_writes: 0,
             pages_read: 0,
             pages_written: 0,
+            faults: spec.faults.clone(),
+            fault_rng: Pcg32::seed_from_u64(spec.name.bytes().map(u64::from).sum()),
+            io_errors: Vec::new(),
+            nr_io_errors: 0,
+            lost_versions: BTreeSet::new(),
+            lost_reads: 0,
         }
+    }
+
+    /// Draw whether one page of `kind` fails at the configured rate.
+    pub fn draw_error(&mut self, kind: IoKind) -> bool {
+        let ppb = match kind {
+            IoKind::Read => self.faults.read_error_ppb,
+            IoKind::Write => self.faults.write_error_ppb,
+        };
+        ppb > 0 && self.fault_rng.gen_range(0..1_000_000_000u32) < ppb
     }
 
     /// Device address (in pages) of a file page: each inode gets its own 2^28-page region,
@@ -127,5 +190,63 @@ impl BlockDevice {
             }
         }
         done
+    }
+}
+
+impl crate::sim::Sim {
+    /// Reseed every device's fault stream from the root seed (run start).
+    pub fn seed_faults(&mut self, seed: u64) {
+        for (i, d) in self.devices.iter_mut().enumerate() {
+            d.fault_rng = fault_rng(seed, i);
+        }
+    }
+
+    /// Does the IO of `kind` on page `index` of `ino` (or swap slot `index`) on `dev` fail?
+    /// A `fail` point always fails; otherwise the rate decides.
+    pub fn io_fault(&mut self, dev: usize, kind: IoKind, ino: u32, index: u64) -> bool {
+        if self.devices[dev].faults.is_none() {
+            return false;
+        }
+        let write = kind == IoKind::Write;
+        let hit = ino != crate::mm::swapfile::SWAP_INO
+            && self.devices[dev].faults.fail.iter().any(|pt| {
+                pt.write == write
+                    && pt.offset_bytes / PAGE_SIZE == index
+                    && self
+                        .resolve_fs(&pt.file)
+                        .is_some_and(|fs| self.fss[fs].names.get(&pt.file) == Some(&ino))
+            });
+        hit || self.devices[dev].draw_error(kind)
+    }
+
+    /// Record an injected error for the report.
+    pub fn record_io_error(&mut self, dev: usize, op: &str, ino: u32, index: u64, how: &str) {
+        let file = if ino == crate::mm::swapfile::SWAP_INO {
+            "swap".to_string()
+        } else {
+            self.inodes[ino as usize]
+                .as_ref()
+                .and_then(|i| {
+                    self.fss[i.fs]
+                        .names
+                        .iter()
+                        .find(|(_, n)| **n == ino)
+                        .map(|(p, _)| p.clone())
+                })
+                .unwrap_or_else(|| format!("inode {ino}"))
+        };
+        let t_ns = self.now() / 1_000;
+        let d = &mut self.devices[dev];
+        d.nr_io_errors += 1;
+        if d.io_errors.len() < MAX_ERROR_RECORDS {
+            d.io_errors.push(IoErrorRecord {
+                t_ns,
+                device: d.name.clone(),
+                op: op.to_string(),
+                file,
+                index,
+                reported_as: how.to_string(),
+            });
+        }
     }
 }

@@ -30,6 +30,9 @@ pub struct AddressSpace {
     pub account_dirty: bool,
     /// shmem mapping: pages are swap-backed.
     pub swapbacked: bool,
+    /// AS_EIO: a writeback error not yet returned to user space (mapping_set_error); the
+    /// next fsync / fdatasync or close returns EIO and clears it (filemap_check_errors).
+    pub wb_err: bool,
 }
 
 /// struct inode (the parts the memory manager needs).

@@ -292,10 +292,16 @@ impl Sim {
                 return Ok(OpResult::Err(Errno::EBADF));
             };
             self.tasks[tid].fds[fd as usize] = None;
+            // filp_close → ->flush: a pending writeback error (AS_EIO) is returned here.
+            let wb_err = self.filemap_check_errors(f.ino);
             let inode = self.inode_mut(f.ino);
             inode.open -= 1;
             if inode.open > 0 || inode.nlink > 0 {
-                return Ok(OpResult::None);
+                return Ok(if wb_err {
+                    OpResult::Err(Errno::EIO)
+                } else {
+                    OpResult::None
+                });
             }
             *progress = 1 + u64::from(f.ino);
         }
@@ -409,6 +415,9 @@ impl Sim {
             return Ok(OpResult::Err(Errno::EBADF));
         };
         self.filemap_write_and_wait(f.ino, progress)?;
+        if self.filemap_check_errors(f.ino) {
+            return Ok(OpResult::Err(Errno::EIO)); // a writeback error since the last check
+        }
         Ok(OpResult::None)
     }
 

@@ -12,6 +12,12 @@
 //!   background threshold, MAX_WRITEBACK_PAGES (1024) per step.
 //! - write_cache_pages: clear_page_dirty_for_io, set_page_writeback, unlock, contiguous pages
 //!   batched into one request of up to 256 pages (1 MiB). end_page_writeback at completion.
+//! - IO errors (fault injection, `fs/blockdev.rs`), as mpage_end_io / end_swap_bio_*: a
+//!   failed read leaves the page locked-then-unlocked, not uptodate, with PG_error (the
+//!   reader gets EIO); a failed file write sets PG_error and AS_EIO on the mapping
+//!   (mapping_set_error) — the page stays clean and the device keeps the old data, a
+//!   reported loss returned by the next fsync / close (filemap_check_errors); a failed
+//!   swap-out redirties the page, which stays in the swap cache and in RAM.
 
 use crate::fs::{BlockDevice, IoKind, IoRequest};
 use crate::machine::profile::KFunc;
@@ -332,6 +338,20 @@ impl Sim {
                 self.cur.func = KFunc::EndBioRead;
                 for &pfn in &req.pages {
                     self.charge(self.costs.bio_complete_page_ps);
+                    let index = self.mem[pfn as usize].index;
+                    if self.io_fault(req.dev, IoKind::Read, req.ino, index) {
+                        // The read failed: PG_error, not uptodate; waiters see it.
+                        self.record_io_error(
+                            req.dev,
+                            "read",
+                            req.ino,
+                            index,
+                            "EIO to the reader (page left not uptodate, PG_error)",
+                        );
+                        self.SetPageError(pfn);
+                        self.unlock_page(pfn);
+                        continue;
+                    }
                     let v = if req.ino == crate::mm::swapfile::SWAP_INO {
                         let off = self.mem[pfn as usize].private as usize;
                         self.swap.as_ref().map_or(0, |s| s.versions[off])
@@ -348,7 +368,31 @@ impl Sim {
                 self.cur.func = KFunc::EndPageWriteback;
                 for &pfn in &req.pages {
                     self.charge(self.costs.bio_complete_page_ps);
-                    self.end_page_writeback(pfn, req.ino);
+                    let swap = req.ino == crate::mm::swapfile::SWAP_INO;
+                    let index = if swap {
+                        u64::from(self.mem[pfn as usize].private)
+                    } else {
+                        self.mem[pfn as usize].index
+                    };
+                    let err = self.io_fault(req.dev, IoKind::Write, req.ino, index);
+                    if err && swap {
+                        self.record_io_error(
+                            req.dev,
+                            "swap-out",
+                            req.ino,
+                            index,
+                            "page kept: redirtied, stays in the swap cache",
+                        );
+                    } else if err {
+                        self.record_io_error(
+                            req.dev,
+                            "write",
+                            req.ino,
+                            index,
+                            "AS_EIO on the mapping: EIO from the next fsync/fdatasync or close",
+                        );
+                    }
+                    self.end_page_writeback_err(pfn, req.ino, err);
                 }
             }
         }
@@ -358,9 +402,29 @@ impl Sim {
     /// end_page_writeback: persist the content version, clear PG_writeback, rotate a
     /// PG_reclaim page to the inactive tail, wake waiters.
     pub fn end_page_writeback(&mut self, pfn: Pfn, ino: u32) {
+        self.end_page_writeback_err(pfn, ino, false);
+    }
+
+    /// end_page_writeback after a write that failed (`err`) or not. A failed swap-out
+    /// redirties the page and clears PG_reclaim (end_swap_bio_write); a failed file write
+    /// sets AS_EIO on the mapping (mapping_set_error) and records the lost version. Either
+    /// way PG_error is set and the device keeps its old contents.
+    pub fn end_page_writeback_err(&mut self, pfn: Pfn, ino: u32, err: bool) {
         let p = &self.mem[pfn as usize];
         let (idx, v) = (p.index, p.version);
-        if ino == crate::mm::swapfile::SWAP_INO {
+        if err {
+            self.SetPageError(pfn);
+            if ino == crate::mm::swapfile::SWAP_INO {
+                self.SetPageDirty(pfn);
+                self.ClearPageReclaim(pfn);
+            } else if let Some(inode) = self.inodes[ino as usize].as_mut() {
+                inode.mapping.wb_err = true;
+                let fs = inode.fs;
+                if let Some(dev) = self.fss[fs].device {
+                    self.devices[dev].lost_versions.insert(v);
+                }
+            }
+        } else if ino == crate::mm::swapfile::SWAP_INO {
             self.end_swap_writeback(pfn);
         } else if let Some(inode) = self.inodes[ino as usize].as_mut() {
             if inode.disk_at(idx) == 0 {
@@ -378,6 +442,14 @@ impl Sim {
         self.vmstat.inc(VmItem::NrWritten);
         self.leave(prev);
         self.wake_up_page(pfn);
+    }
+
+    /// filemap_check_errors: return (and clear) the mapping's pending writeback error.
+    pub fn filemap_check_errors(&mut self, ino: u32) -> bool {
+        match self.inodes.get_mut(ino as usize).and_then(|i| i.as_mut()) {
+            Some(i) => std::mem::take(&mut i.mapping.wb_err),
+            None => false,
+        }
     }
 
     /// filemap_write_and_wait_range for fdatasync: phase 0 writes every dirty page

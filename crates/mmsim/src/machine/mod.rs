@@ -72,6 +72,7 @@ impl Cpu {
 /// modelled beyond arrival order in virtual time).
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
+    held_from_ps: Ps,
     free_at_ps: Ps,
     last_node: NodeId,
     /// Times the lock was taken.
@@ -87,10 +88,14 @@ impl SpinLock {
     pub fn acquire(&mut self, now: Ps, node: NodeId, costs: &cost::CostTable) -> Ps {
         self.acquisitions += 1;
         let mut cost = costs.spin_lock_ps;
-        if self.free_at_ps > now {
+        // Only a hold that overlaps `now` makes the taker spin. A CPU whose clock is behind
+        // the last holder's acquisition came first in virtual time (the holder ran ahead in
+        // its own step); it does not wait for a critical section that starts later.
+        if now >= self.held_from_ps && self.free_at_ps > now {
             self.contended += 1;
             cost += self.free_at_ps - now + costs.lock_handoff_ps;
         }
+        self.held_from_ps = now + cost;
         if self.last_node != node {
             cost += costs.cacheline_transfer_ps(self.last_node as u32, node as u32);
             self.last_node = node;
@@ -100,7 +105,7 @@ impl SpinLock {
     /// Release the lock at `now`.
     #[inline]
     pub fn release(&mut self, now: Ps) {
-        self.free_at_ps = self.free_at_ps.max(now);
+        self.free_at_ps = now.max(self.held_from_ps);
     }
 }
 

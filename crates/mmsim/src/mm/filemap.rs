@@ -358,6 +358,13 @@ impl Sim {
                 }
                 Ok(Some(pfn)) => pfn,
             };
+            if bytes < PAGE_SIZE && !self.PageUptodate(pfn) && self.TestClearPageError(pfn) {
+                // block_write_begin's read of the rest of the page failed: EIO.
+                self.unlock_page(pfn);
+                self.put_page(pfn);
+                err = Some(crate::workload::Errno::EIO);
+                break;
+            }
             if bytes < PAGE_SIZE && !self.PageUptodate(pfn) {
                 // A partial write into a page that is not uptodate: the rest must be read
                 // (within i_size) or zeroed (beyond it, or a hole).
@@ -419,6 +426,15 @@ impl Sim {
         let index = self.mem[pfn as usize].index;
         let want = self.inode(ino).expected_at(index);
         let got = self.mem[pfn as usize].version;
+        if want != got {
+            // The newest write's writeback failed and was reported (AS_EIO): a reported
+            // loss, not a silent one.
+            let dev = self.fss[self.inode(ino).fs].device;
+            if let Some(d) = dev.filter(|d| self.devices[*d].lost_versions.contains(&want)) {
+                self.devices[d].lost_reads += 1;
+                return;
+            }
+        }
         if want != got && self.oracle_violations.len() < 100 {
             self.oracle_violations.push(format!(
                 "read of inode {} index {} saw version {} but the newest write is {}",
@@ -531,11 +547,26 @@ impl Sim {
                 self.page_cache_async_readahead(ino, ra, pfn, index, last_index - index + 1);
             }
             if !self.PageUptodate(pfn) {
-                self.put_page(pfn);
                 if self.PageLocked(pfn) {
+                    self.put_page(pfn);
                     out.wait = Some(Wait::PageLocked(pfn)); // wait_on_page_locked
-                } else {
+                } else if self.TestClearPageError(pfn) {
+                    // The read IO failed (PG_error): EIO; the next reader tries again.
+                    self.put_page(pfn);
                     out.err = Some(crate::workload::Errno::EIO);
+                } else if !self.trylock_page(pfn) {
+                    self.put_page(pfn);
+                    out.wait = Some(Wait::PageLocked(pfn));
+                } else if self.mem[pfn as usize].mapping != ino {
+                    // Truncated meanwhile: look it up again.
+                    self.unlock_page(pfn);
+                    self.put_page(pfn);
+                    continue;
+                } else {
+                    // page_not_up_to_date_locked: ->readpage again and wait for it.
+                    self.readpage_locked(ino, pfn);
+                    self.put_page(pfn);
+                    out.wait = Some(Wait::PageLocked(pfn));
                 }
                 break;
             }

@@ -610,7 +610,7 @@ impl Sim {
             return Err(Wait::Until(self.now()));
         }
         if !self.PageUptodate(pfn) {
-            self.unlock_page(pfn);
+            self.readpage_locked(ino, pfn); // page_not_uptodate: read again (SIGBUS not modelled)
             self.put_page(pfn);
             return Err(Wait::PageLocked(pfn));
         }

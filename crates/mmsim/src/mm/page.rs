@@ -47,6 +47,8 @@ pub mod pg {
     pub const WAITERS: u32 = 1 << 12;
     /// Free: on the buddy free list (PageBuddy).
     pub const BUDDY: u32 = 1 << 13;
+    /// The last IO on this page failed (PG_error).
+    pub const ERROR: u32 = 1 << 14;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -63,6 +65,7 @@ pub mod pg {
         (READAHEAD, "readahead"),
         (WAITERS, "waiters"),
         (BUDDY, "buddy"),
+        (ERROR, "error"),
     ];
 }
 

@@ -184,26 +184,61 @@ impl Sim {
         Err(AllocError::NoMem)
     }
 
-    /// out_of_memory: nothing left to reclaim. Counted (oom_kill) and reported; the victim
-    /// selection comes with anonymous memory (a task's own pages are the only ones killing it
-    /// frees), so for now the allocation fails with ENOMEM.
+    /// out_of_memory: nothing is left to reclaim. The OOM killer picks the user task with
+    /// the largest badness (oom_badness: resident pages + swap entries + page-table pages)
+    /// and kills it; it exits at its next step and its memory is freed by exit_mmap. The run
+    /// reports the kill (oom_kill, the victim, why) and goes on.
     pub fn out_of_memory(&mut self) {
         let prev = self.enter(KFunc::OomKill);
-        self.vmstat.inc(VmItem::OomKill);
         let now = self.now();
         let who = self
             .cur
             .task
             .map(|t| self.tasks[t].name.clone())
             .unwrap_or_default();
-        if self.oom_reports.len() < 100 {
-            self.oom_reports.push(format!(
-                "t={} ns: out of memory in {} (free {} pages, file {} pages, nothing reclaimable)",
+        // An already chosen victim that has not exited yet: wait for it (oom_victims).
+        if self
+            .tasks
+            .iter()
+            .any(|t| t.oom_killed && t.state != crate::sched::TaskState::Exited)
+        {
+            self.leave(prev);
+            return;
+        }
+        let victim = self
+            .tasks
+            .iter()
+            .filter(|t| !t.is_kthread() && t.state != crate::sched::TaskState::Exited)
+            .filter_map(|t| {
+                let m = self.mms.get(t.mm? as usize)?.as_ref()?;
+                let badness = m.rss_anon + m.rss_file + m.swapents + m.pgtable.nr_tables() as u64;
+                Some((badness, std::cmp::Reverse(t.id), t.id))
+            })
+            .max()
+            .map(|(b, _, id)| (id, b));
+        let line = match victim {
+            Some((v, badness)) => {
+                self.vmstat.inc(VmItem::OomKill);
+                self.tasks[v].oom_killed = true;
+                self.wake_up(v, now);
+                format!(
+                    "t={} ns: out of memory in {}: killed {} (badness {} pages: resident + swap + page tables); free {} pages, file {} pages, nothing reclaimable",
+                    now / 1000,
+                    who,
+                    self.tasks[v].name,
+                    badness,
+                    self.vmstat.get(VmItem::NrFreePages),
+                    self.vmstat.get(VmItem::NrFilePages)
+                )
+            }
+            None => format!(
+                "t={} ns: out of memory in {}: no task with memory to kill; the allocation fails (ENOMEM)",
                 now / 1000,
-                who,
-                self.vmstat.get(VmItem::NrFreePages),
-                self.vmstat.get(VmItem::NrFilePages)
-            ));
+                who
+            ),
+        };
+        if self.oom_reports.len() < 100 {
+            self.oom_reports.push(line);
         }
         self.leave(prev);
     }
@@ -259,7 +294,7 @@ impl Sim {
         p.refcount -= 1;
         assert!(p.refcount >= 0, "put_page underflow pfn={}", pfn);
         if p.refcount == 0 {
-            if p.test(pg::LRU) {
+            if p.test(pg::LRU) && !self.debug_skip_lru_del_on_free {
                 self.del_page_from_lru_locked(pfn);
             }
             self.free_hot_cold_page(pfn);

@@ -174,6 +174,16 @@ page_flag!(
     PageSwapCache
 );
 page_flag!(
+    pg::ERROR,
+    SetPageError,
+    ClearPageError,
+    __SetPageError,
+    __ClearPageError,
+    TestSetPageError,
+    TestClearPageError,
+    PageError
+);
+page_flag!(
     pg::READAHEAD,
     SetPageReadahead,
     ClearPageReadahead,

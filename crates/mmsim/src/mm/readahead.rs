@@ -229,6 +229,9 @@ impl Sim {
     /// ->readpage on a locked page in the cache: start the read (or zero a hole).
     pub fn readpage_locked(&mut self, ino: u32, pfn: Pfn) {
         let prev = self.enter(KFunc::Readpage);
+        if self.PageError(pfn) {
+            self.ClearPageError(pfn); // the caller retries a read that failed
+        }
         let idx = self.mem[pfn as usize].index;
         if self.inode(ino).disk_at(idx) == 0 {
             self.readpage_hole(pfn);

@@ -6,6 +6,7 @@
 pub mod anon;
 pub mod bonnie;
 pub mod dd;
+pub mod desktop;
 pub mod mmap_read;
 pub mod pread_stride;
 pub mod read;
@@ -248,5 +249,6 @@ pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
         ProgramSpec::Anon(a) => Box::new(anon::Anon::new(a.clone())),
         ProgramSpec::MmapRead(m) => Box::new(mmap_read::MmapRead::new(m.clone())),
         ProgramSpec::PreadStride(p) => Box::new(pread_stride::PreadStride::new(p.clone())),
+        ProgramSpec::Desktop(d) => Box::new(desktop::Desktop::new(d.clone())),
     }
 }

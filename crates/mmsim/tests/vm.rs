@@ -1,0 +1,1316 @@
+//! Tests of issue 4 (virtual memory, rmap, per-CPU TLBs and IPIs; seeds 001 and 002):
+//! TLB hardware semantics, page_referenced and exec-protect, exact IPI counts of
+//! hand-derived unmap sequences with and without the batched flush, the unsafe
+//! `debug_defer_dirty_flush` variant against the content oracle, and bad input.
+//!
+//! Most tests drive kernel functions directly on a tiny machine (as `tests/mm_unit.rs`
+//! does): the test sets the running context (`sim.cur.cpu`, `sim.cur.task`), calls
+//! `switch_mm` where the engine would, and delivers IPI events itself, so every count is
+//! exact. The files are sparse (holes) on a block filesystem: faults never wait for IO.
+
+use mmsim::arch::tlb::{Tlb, TlbEntry};
+use mmsim::machine::Event;
+use mmsim::mm::check::check_all;
+use mmsim::mm::memory::pte;
+use mmsim::mm::node::LruList;
+use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::rmap::{TtuResult, VM_EXEC, VM_READ};
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::scenario::parse_scenario;
+use mmsim::sched::{TaskBody, TaskId, Wait};
+use mmsim::sim::{Features, RunEnd, Sim};
+use mmsim::workload::{Errno, Op, OpResult, Program};
+
+// ---------------------------------------------------------------------------------------
+// A tiny machine
+// ---------------------------------------------------------------------------------------
+
+/// A scenario: `cpus` CPUs on one node, `mem` of RAM, sparse files on a blockfs at /data
+/// (name, pages), and one dummy user task per name in `tasks` (their programs never run
+/// unless a test runs the engine).
+fn scenario_text(cpus: u32, mem: &str, files: &[(&str, u64)], tasks: &[(&str, u32)]) -> String {
+    let mut s = format!(
+        r#"name = "vm"
+
+[machine]
+nodes = 1
+cpus_per_node = {cpus}
+memory_per_node = "{mem}"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "4GiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+"#
+    );
+    for (name, pages) in files {
+        s += &format!(
+            "\n[[files]]\npath = \"/data/{name}\"\nsize = {}\ndata = false\n",
+            pages * PAGE_SIZE
+        );
+    }
+    for (name, cpu) in tasks {
+        s += &format!(
+            "\n[[tasks]]\nname = \"{name}\"\ncpu = {cpu}\nprogram = \"dd\"\npath = \"/tmp/{name}\"\nsize = \"4KiB\"\n"
+        );
+    }
+    s
+}
+
+fn build(text: &str, features: Features) -> Sim {
+    let sc = parse_scenario(text, "vm-test", &[]).expect("scenario parses");
+    Sim::new(&sc, features).expect("machine builds")
+}
+
+fn task(sim: &Sim, name: &str) -> TaskId {
+    sim.tasks
+        .iter()
+        .position(|t| t.name == name)
+        .unwrap_or_else(|| panic!("task {name}"))
+}
+
+/// Run `tid` on `cpu` as the engine would: switch_mm, then make it current.
+fn run_on(sim: &mut Sim, cpu: usize, tid: TaskId) {
+    sim.switch_mm(cpu, tid);
+    sim.last_ran[cpu] = Some(tid);
+    sim.cur.cpu = cpu;
+    sim.cur.task = Some(tid);
+}
+
+fn mmap(sim: &mut Sim, tid: TaskId, path: &str, pages: u64, prot: u32, shared: bool) -> u64 {
+    match sim.sys_mmap(tid, Some(path), pages * PAGE_SIZE, 0, prot, shared) {
+        OpResult::Addr(a) => a,
+        other => panic!("mmap {path}: {other:?}"),
+    }
+}
+
+/// Touch `pages` pages from `addr` (one access per page) as `tid` on `cpu`; the slices a
+/// Touch yields after are resumed at once.
+fn touch(sim: &mut Sim, cpu: usize, tid: TaskId, addr: u64, pages: u64, write: bool) -> OpResult {
+    run_on(sim, cpu, tid);
+    let mut progress = 0;
+    for _ in 0..10_000 {
+        match sim.sys_touch(tid, addr, pages * PAGE_SIZE, PAGE_SIZE, write, &mut progress) {
+            Ok(r) => return r,
+            Err(Wait::Until(_)) => continue,
+            Err(w) => panic!("touch waits on {w:?}"),
+        }
+    }
+    panic!("touch never finished");
+}
+
+/// Deliver every pending IPI (the events the engine would take); other events stay
+/// queued. Returns the number delivered.
+fn deliver_ipis(sim: &mut Sim) -> usize {
+    let mut rest = Vec::new();
+    let mut n = 0;
+    while let Some((t, ev)) = sim.events.pop() {
+        match ev {
+            Event::Ipi(id) => {
+                sim.ipi_arrive(id, t);
+                n += 1;
+            }
+            other => rest.push((t, other)),
+        }
+    }
+    for (t, ev) in rest {
+        sim.events.push(t, ev);
+    }
+    n
+}
+
+/// IPIs queued and not yet delivered, by target CPU.
+fn pending_ipis(sim: &Sim, cpus: usize) -> Vec<usize> {
+    let mut v = vec![0; cpus];
+    for (c, _) in sim.ipis.iter().flatten() {
+        v[*c] += 1;
+    }
+    v
+}
+
+fn mm_of(sim: &Sim, tid: TaskId) -> u32 {
+    sim.tasks[tid].mm.expect("task has an mm")
+}
+
+fn pte_at(sim: &Sim, tid: TaskId, addr: u64) -> u64 {
+    sim.mm(mm_of(sim, tid)).pgtable.get(addr / PAGE_SIZE)
+}
+
+fn pfn_at(sim: &Sim, tid: TaskId, addr: u64) -> Pfn {
+    let p = pte_at(sim, tid, addr);
+    assert!(p & pte::PRESENT != 0, "no page mapped at {addr:#x}");
+    pte::pfn(p)
+}
+
+fn set_pte_bits(sim: &mut Sim, tid: TaskId, addr: u64, clear: u64, set: u64) {
+    let mm = mm_of(sim, tid);
+    let p = sim
+        .mm_mut(mm)
+        .pgtable
+        .get_mut(addr / PAGE_SIZE)
+        .expect("pte table");
+    *p = (*p & !clear) | set;
+}
+
+fn tlb_entry(sim: &Sim, cpu: usize, tid: TaskId, addr: u64) -> Option<TlbEntry> {
+    let mm = mm_of(sim, tid);
+    sim.tlbs[cpu]
+        .entries()
+        .find(|e| e.mm == mm + 1 && e.vpn == addr / PAGE_SIZE)
+        .copied()
+}
+
+fn vm(sim: &Sim, i: VmItem) -> i64 {
+    sim.vmstat.get(i)
+}
+
+fn shootdowns(sim: &Sim) -> Vec<u64> {
+    sim.cpus.iter().map(|c| c.tlb_shootdowns).collect()
+}
+
+fn features(batch: bool) -> Features {
+    let mut f = Features::vanilla();
+    f.batch_tlb_flush = batch;
+    f
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. TLB semantics: the Tlb structure
+// ---------------------------------------------------------------------------------------
+
+fn entry(mm: u32, vpn: u64, pfn: Pfn) -> TlbEntry {
+    TlbEntry {
+        mm: mm + 1,
+        vpn,
+        pfn,
+        write: false,
+        dirty: false,
+        stamp: 0,
+        owner: (1, vpn),
+    }
+}
+
+#[test]
+fn tlb_fill_lookup_and_lru_replacement_within_a_set() {
+    // Four entries = one set of four ways: every translation competes for the same set.
+    let mut t = Tlb::new(4);
+    for vpn in 0..4 {
+        t.fill(entry(0, vpn, 100 + vpn as Pfn));
+    }
+    assert_eq!(t.entries().count(), 4);
+    for vpn in 0..4 {
+        assert_eq!(t.lookup(0, vpn).map(|e| e.pfn), Some(100 + vpn as Pfn));
+    }
+    // Another mm's translation of the same virtual page is a different entry.
+    assert!(t.lookup(1, 0).is_none());
+    // Use 0, 2, 3 again: 1 is now the least recently used and is the one replaced.
+    for vpn in [0, 2, 3] {
+        assert!(t.lookup(0, vpn).is_some());
+    }
+    t.fill(entry(0, 4, 104));
+    assert_eq!(t.entries().count(), 4);
+    assert!(t.lookup(0, 1).is_none(), "the LRU way was evicted");
+    for vpn in [0, 2, 3, 4] {
+        assert!(t.lookup(0, vpn).is_some(), "vpn {vpn} survives");
+    }
+    // The next victim is 0 (used before 2, 3 and the new 4 in the lookups above... and
+    // after them in the loop just run: the order is 0, 2, 3, 4).
+    t.fill(entry(0, 5, 105));
+    assert!(t.lookup(0, 0).is_none());
+    // Refilling a present translation replaces it in place (no duplicate).
+    t.fill(entry(0, 5, 205));
+    assert_eq!(t.entries().count(), 4);
+    assert_eq!(t.entries().filter(|e| e.vpn == 5).count(), 1);
+    assert_eq!(t.lookup(0, 5).map(|e| e.pfn), Some(205));
+}
+
+#[test]
+fn tlb_flush_one_and_flush_all() {
+    let mut t = Tlb::new(64);
+    for vpn in 0..8 {
+        t.fill(entry(0, vpn, vpn as Pfn));
+        t.fill(entry(1, vpn, 50 + vpn as Pfn));
+    }
+    assert_eq!(t.entries().count(), 16);
+    t.flush_one(0, 3);
+    assert!(t.lookup(0, 3).is_none());
+    assert_eq!(
+        t.lookup(1, 3).map(|e| e.pfn),
+        Some(53),
+        "INVLPG is per mm and page"
+    );
+    assert_eq!(t.entries().count(), 15);
+    // Flushing something absent is harmless.
+    t.flush_one(7, 3);
+    assert_eq!(t.entries().count(), 15);
+    t.flush_all();
+    assert_eq!(t.entries().count(), 0);
+    assert!(t.lookup(1, 3).is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. TLB semantics through Sim
+// ---------------------------------------------------------------------------------------
+
+/// A 4-CPU machine with files a, b (8 pages each), exe, dat (4 pages each) and tasks a
+/// (CPU 1), b (CPU 2), r (CPU 0).
+fn machine4(f: Features) -> Sim {
+    build(
+        &scenario_text(
+            4,
+            "64MiB",
+            &[("a", 8), ("b", 8), ("exe", 4), ("dat", 4)],
+            &[("a", 1), ("b", 2), ("r", 0)],
+        ),
+        f,
+    )
+}
+
+/// The reclaimer's context: kswapd (no mm of its own) on `cpu`.
+fn reclaimer_on(sim: &mut Sim, cpu: usize) -> TaskId {
+    let k = sim.kswapd[0].expect("kswapd");
+    run_on(sim, cpu, k);
+    k
+}
+
+#[test]
+fn tlb_miss_walks_sets_young_and_dirty_on_write() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
+    // Write-fault page 0 (writable, dirty), read-fault page 1 (read-only, clean).
+    touch(&mut sim, 1, a, addr, 1, true);
+    touch(&mut sim, 1, a, addr + PAGE_SIZE, 1, false);
+    // Make both PTEs old and clean but keep page 0 writable (as if written back), and
+    // drop the cached translations.
+    set_pte_bits(&mut sim, a, addr, pte::YOUNG | pte::DIRTY, 0);
+    set_pte_bits(&mut sim, a, addr + PAGE_SIZE, pte::YOUNG, 0);
+    sim.tlbs[1].flush_all();
+    let faults = vm(&sim, VmItem::Pgfault);
+    let misses = sim.tlbs[1].misses;
+    // A read miss: the walk sets young only.
+    touch(&mut sim, 1, a, addr + PAGE_SIZE, 1, false);
+    let p1 = pte_at(&sim, a, addr + PAGE_SIZE);
+    assert!(p1 & pte::YOUNG != 0, "a miss sets the accessed bit");
+    assert!(p1 & pte::DIRTY == 0, "a read does not dirty");
+    // A write miss through a writable PTE: young and dirty, no fault.
+    touch(&mut sim, 1, a, addr, 1, true);
+    let p0 = pte_at(&sim, a, addr);
+    assert!(p0 & pte::YOUNG != 0 && p0 & pte::DIRTY != 0, "pte {p0:#x}");
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults, "no fault: both PTEs present");
+    assert_eq!(sim.tlbs[1].misses, misses + 2);
+    let e = tlb_entry(&sim, 1, a, addr).expect("cached");
+    assert!(e.write && e.dirty);
+    let e1 = tlb_entry(&sim, 1, a, addr + PAGE_SIZE).expect("cached");
+    assert!(!e1.write && !e1.dirty);
+    // A hit does not touch the PTE: clear young again, read through the TLB.
+    set_pte_bits(&mut sim, a, addr + PAGE_SIZE, pte::YOUNG, 0);
+    let hits = sim.tlbs[1].hits;
+    touch(&mut sim, 1, a, addr + PAGE_SIZE, 1, false);
+    assert_eq!(sim.tlbs[1].hits, hits + 1);
+    assert!(pte_at(&sim, a, addr + PAGE_SIZE) & pte::YOUNG == 0);
+    assert!(sim.oracle_violations.is_empty(), "{:?}", sim.oracle_violations);
+}
+
+#[test]
+fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
+    let mut sim = machine4(features(true));
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 8, 1, false);
+    touch(&mut sim, 1, a, addr, 1, false);
+    let pfn = pfn_at(&sim, a, addr);
+    // Reclaim unmaps it with the batched flush (another CPU has the mm: deferred).
+    reclaimer_on(&mut sim, 0);
+    sim.init_tlb_ubc();
+    sim.page_referenced(pfn); // clear young so the unmap succeeds
+    assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+    assert_eq!(pte_at(&sim, a, addr), 0, "the PTE is gone");
+    assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "the flush is deferred");
+    // CPU 1 still reads the page through its TLB: no fault, the cached pfn.
+    let faults = vm(&sim, VmItem::Pgfault);
+    let hits = sim.tlbs[1].hits;
+    assert_eq!(touch(&mut sim, 1, a, addr, 1, false), OpResult::Bytes(PAGE_SIZE));
+    assert_eq!(sim.tlbs[1].hits, hits + 1);
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+    assert_eq!(tlb_entry(&sim, 1, a, addr).map(|e| e.pfn), Some(pfn));
+    assert_eq!(pte_at(&sim, a, addr), 0, "a hit does not walk");
+    assert!(sim.oracle_violations.is_empty(), "the page is still cached: no leak");
+    // The batch flush reaches CPU 1: the next read misses and refaults (minor).
+    let r = reclaimer_on(&mut sim, 0);
+    assert_eq!(r, sim.kswapd[0].unwrap());
+    sim.try_to_unmap_flush();
+    assert_eq!(deliver_ipis(&mut sim), 1);
+    assert!(tlb_entry(&sim, 1, a, addr).is_none());
+    let minflt = sim.tasks[a].stats.minflt;
+    touch(&mut sim, 1, a, addr, 1, false);
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults + 1);
+    assert_eq!(sim.tasks[a].stats.minflt, minflt + 1);
+    assert_eq!(pfn_at(&sim, a, addr), pfn, "the page was still in the cache");
+}
+
+/// A shared writable mapping of /data/a on CPU 1 whose page 0 has a present, writable,
+/// *clean* PTE cached by CPU 1's TLB as a clean writable entry (as after writeback's
+/// page_mkclean had cleaned it but left it writable; the hardware case of a writable
+/// clean PTE).
+fn clean_writable_entry(f: Features) -> (Sim, TaskId, u64, Pfn) {
+    let mut sim = machine4(f);
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
+    touch(&mut sim, 1, a, addr, 1, true);
+    set_pte_bits(&mut sim, a, addr, pte::DIRTY, 0);
+    sim.tlbs[1].flush_all();
+    touch(&mut sim, 1, a, addr, 1, false);
+    let e = tlb_entry(&sim, 1, a, addr).expect("cached");
+    assert!(e.write && !e.dirty, "{e:?}");
+    let pfn = pfn_at(&sim, a, addr);
+    (sim, a, addr, pfn)
+}
+
+#[test]
+fn first_write_through_a_clean_entry_walks_and_sets_dirty() {
+    let (mut sim, a, addr, _) = clean_writable_entry(features(false));
+    let faults = vm(&sim, VmItem::Pgfault);
+    touch(&mut sim, 1, a, addr, 1, true);
+    assert!(pte_at(&sim, a, addr) & pte::DIRTY != 0, "the walk set D");
+    assert!(tlb_entry(&sim, 1, a, addr).unwrap().dirty);
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+}
+
+#[test]
+fn first_write_through_a_clean_entry_faults_when_the_pte_is_gone() {
+    let (mut sim, a, addr, pfn) = clean_writable_entry(features(true));
+    reclaimer_on(&mut sim, 0);
+    sim.init_tlb_ubc();
+    sim.page_referenced(pfn);
+    assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+    assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "clean PTE: deferred");
+    assert!(tlb_entry(&sim, 1, a, addr).is_some(), "stale entry still cached");
+    let faults = vm(&sim, VmItem::Pgfault);
+    let minflt = sim.tasks[a].stats.minflt;
+    touch(&mut sim, 1, a, addr, 1, true);
+    // The write walked, found no PTE, and faulted the page back in (minor: still cached).
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults + 1);
+    assert_eq!(sim.tasks[a].stats.minflt, minflt + 1);
+    let p = pte_at(&sim, a, addr);
+    assert!(p & pte::PRESENT != 0 && p & pte::DIRTY != 0 && p & pte::WRITE != 0);
+    assert_eq!(pte::pfn(p), pfn);
+    assert!(sim.mem[pfn as usize].test(pg::DIRTY), "the page is dirtied");
+    assert!(sim.oracle_violations.is_empty(), "{:?}", sim.oracle_violations);
+}
+
+#[test]
+fn a_write_through_a_dirty_entry_does_not_walk() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
+    touch(&mut sim, 1, a, addr, 1, true);
+    assert!(tlb_entry(&sim, 1, a, addr).unwrap().dirty);
+    // Clear D in the PTE behind the TLB's back: a write through the dirty entry does not
+    // look at the page table, so D stays clear.
+    set_pte_bits(&mut sim, a, addr, pte::DIRTY, 0);
+    let faults = vm(&sim, VmItem::Pgfault);
+    touch(&mut sim, 1, a, addr, 1, true);
+    assert!(pte_at(&sim, a, addr) & pte::DIRTY == 0, "no walk");
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+}
+
+#[test]
+fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
+    // The hazard the seed's "dirty PTEs are flushed at once" rule exists for: with the
+    // debug switch the dirty PTE's flush is deferred, and CPU 1 keeps writing the page
+    // with no fault and no page-table entry.
+    let mut sim = machine4(features(true));
+    sim.debug_defer_dirty_flush = true;
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
+    touch(&mut sim, 1, a, addr, 1, true);
+    let pfn = pfn_at(&sim, a, addr);
+    reclaimer_on(&mut sim, 0);
+    sim.init_tlb_ubc();
+    sim.page_referenced(pfn);
+    assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+    assert_eq!(pending_ipis(&sim, 4), vec![0; 4]);
+    let faults = vm(&sim, VmItem::Pgfault);
+    let v0 = sim.mem[pfn as usize].version;
+    touch(&mut sim, 1, a, addr, 1, true);
+    assert_eq!(vm(&sim, VmItem::Pgfault), faults, "no fault");
+    assert_eq!(pte_at(&sim, a, addr), 0, "no PTE");
+    assert_ne!(sim.mem[pfn as usize].version, v0, "the write reached the page");
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. page_referenced and exec-protect
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn page_referenced_clears_young_bits_and_reports_vm_exec() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let b = task(&sim, "b");
+    let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
+    touch(&mut sim, 1, a, exe, 4, false);
+    let pfn = pfn_at(&sim, a, exe);
+    reclaimer_on(&mut sim, 0);
+    let (n, flags) = sim.page_referenced(pfn);
+    assert_eq!(n, 1);
+    assert!(flags & VM_EXEC != 0 && flags & VM_READ != 0, "{flags:#x}");
+    assert!(pte_at(&sim, a, exe) & pte::YOUNG == 0, "young cleared");
+    assert!(pte_at(&sim, a, exe) & pte::PRESENT != 0, "still mapped");
+    let (n, flags) = sim.page_referenced(pfn);
+    assert_eq!((n, flags & VM_EXEC), (0, 0), "young was cleared by the first call");
+    // Two mappings of the same page (another process maps the file without PROT_EXEC):
+    // both young → 2, flags ORed.
+    let dat = mmap(&mut sim, b, "/data/exe", 4, 1, false);
+    touch(&mut sim, 2, b, dat, 1, false);
+    touch(&mut sim, 1, a, exe, 1, false);
+    // CPU 1's TLB still caches the translation: a hit does not set young again.
+    assert!(pte_at(&sim, a, exe) & pte::YOUNG == 0);
+    sim.tlbs[1].flush_all();
+    touch(&mut sim, 1, a, exe, 1, false);
+    assert_eq!(pfn_at(&sim, b, dat), pfn);
+    reclaimer_on(&mut sim, 0);
+    let (n, flags) = sim.page_referenced(pfn);
+    assert_eq!(n, 2);
+    assert!(flags & VM_EXEC != 0);
+    // An unmapped page is not referenced through PTEs.
+    let cached = pfn_at(&sim, a, exe + PAGE_SIZE);
+    assert_eq!(sim.try_to_unmap(cached, false), TtuResult::Fail, "young: fails");
+    assert_eq!(sim.try_to_unmap(cached, false), TtuResult::Success);
+    deliver_ipis(&mut sim);
+    assert_eq!(sim.page_referenced(cached), (0, 0));
+}
+
+/// Map exe (PROT_EXEC) and dat (PROT_READ) in task a, touch them, put all 8 pages on the
+/// active file list, then run shrink_active_list over them. Returns (pages still active,
+/// pages deactivated, pgdeactivate, recent_rotated[file]).
+fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
+    let mut f = features(false);
+    f.exec_protect = exec_protect;
+    let mut sim = machine4(f);
+    let a = task(&sim, "a");
+    let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
+    let dat = mmap(&mut sim, a, "/data/dat", 4, 1, false);
+    touch(&mut sim, 1, a, exe, 4, false);
+    touch(&mut sim, 1, a, dat, 4, false);
+    let exe_pfns: Vec<Pfn> = (0..4).map(|i| pfn_at(&sim, a, exe + i * PAGE_SIZE)).collect();
+    let dat_pfns: Vec<Pfn> = (0..4).map(|i| pfn_at(&sim, a, dat + i * PAGE_SIZE)).collect();
+    sim.lru_add_drain();
+    for &p in exe_pfns.iter().chain(&dat_pfns) {
+        sim.activate_page(p);
+    }
+    sim.lru_add_drain();
+    assert_eq!(vm(&sim, VmItem::NrActiveFile), 8);
+    assert_eq!(vm(&sim, VmItem::NrInactiveFile), 0);
+    reclaimer_on(&mut sim, 0);
+    let rotated0 = sim.nodes[0].lruvec.recent_rotated[1];
+    let deact0 = vm(&sim, VmItem::Pgdeactivate);
+    let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+    sim.shrink_active_list(0, 8, LruList::ActiveFile, &mut sc);
+    check_all(&sim).expect("invariants");
+    let active: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::ActiveFile as usize]
+        .iter(&sim.mem)
+        .collect();
+    let inactive: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::InactiveFile as usize]
+        .iter(&sim.mem)
+        .collect();
+    let mut act = active.clone();
+    act.sort();
+    let mut want: Vec<Pfn> = exe_pfns.clone();
+    want.sort();
+    if exec_protect {
+        assert_eq!(act, want, "the executable pages stay active");
+        for p in &dat_pfns {
+            assert!(inactive.contains(p));
+        }
+    } else {
+        assert!(active.is_empty());
+        assert_eq!(inactive.len(), 8);
+    }
+    (
+        active,
+        inactive,
+        vm(&sim, VmItem::Pgdeactivate) - deact0,
+        sim.nodes[0].lruvec.recent_rotated[1] - rotated0,
+    )
+}
+
+#[test]
+fn exec_protect_keeps_referenced_exec_file_pages_active() {
+    let (active, inactive, deact, rotated) = exec_protect_run(true);
+    assert_eq!((active.len(), inactive.len()), (4, 4));
+    assert_eq!(deact, 4, "only the data pages are deactivated");
+    assert_eq!(rotated, 8, "every referenced page counts as rotated");
+}
+
+#[test]
+fn without_exec_protect_referenced_exec_pages_are_deactivated() {
+    let (active, inactive, deact, rotated) = exec_protect_run(false);
+    assert_eq!((active.len(), inactive.len()), (0, 8));
+    assert_eq!(deact, 8);
+    assert_eq!(rotated, 8);
+}
+
+#[test]
+fn exec_protect_does_not_keep_unreferenced_exec_pages() {
+    let mut f = features(false);
+    f.exec_protect = true;
+    let mut sim = machine4(f);
+    let a = task(&sim, "a");
+    let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
+    touch(&mut sim, 1, a, exe, 4, false);
+    let pfns: Vec<Pfn> = (0..4).map(|i| pfn_at(&sim, a, exe + i * PAGE_SIZE)).collect();
+    sim.lru_add_drain();
+    for &p in &pfns {
+        sim.activate_page(p);
+    }
+    sim.lru_add_drain();
+    reclaimer_on(&mut sim, 0);
+    for &p in &pfns[..2] {
+        sim.page_referenced(p); // pages 0 and 1 become old
+    }
+    let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+    sim.shrink_active_list(0, 4, LruList::ActiveFile, &mut sc);
+    let active: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::ActiveFile as usize]
+        .iter(&sim.mem)
+        .collect();
+    assert_eq!(active.len(), 2);
+    assert!(active.contains(&pfns[2]) && active.contains(&pfns[3]));
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Exact IPI counts on a 4-CPU machine
+// ---------------------------------------------------------------------------------------
+
+const N: u64 = 8;
+
+struct Counts {
+    remote_flush: i64,
+    received: i64,
+    local_one: i64,
+    shootdowns: Vec<u64>,
+    interrupts: Vec<u64>,
+    ipis_sent: usize,
+    pending_before_delivery: Vec<usize>,
+}
+
+/// Tasks a (CPU 1) and b (CPU 2), each with its own mm, map files a and b (N pages each)
+/// and touch every page; a writes (shared writable mapping) when `a_writes`, b reads.
+/// Then kswapd's context on CPU 0 ages every page (page_referenced), unmaps it with
+/// try_to_unmap(pfn, batch=true) — what shrink_page_list does — and calls
+/// try_to_unmap_flush, and the IPIs are delivered.
+fn unmap_sequence(batch: bool, a_writes: bool, debug_dirty: bool) -> (Sim, Counts) {
+    let mut sim = machine4(features(batch));
+    sim.debug_defer_dirty_flush = debug_dirty;
+    let a = task(&sim, "a");
+    let b = task(&sim, "b");
+    let aa = if a_writes {
+        mmap(&mut sim, a, "/data/a", N, 3, true)
+    } else {
+        mmap(&mut sim, a, "/data/a", N, 1, false)
+    };
+    let bb = mmap(&mut sim, b, "/data/b", N, 1, false);
+    touch(&mut sim, 1, a, aa, N, a_writes);
+    touch(&mut sim, 2, b, bb, N, false);
+    let mut pfns = Vec::new();
+    for i in 0..N {
+        pfns.push(pfn_at(&sim, a, aa + i * PAGE_SIZE));
+        pfns.push(pfn_at(&sim, b, bb + i * PAGE_SIZE));
+        assert!(tlb_entry(&sim, 1, a, aa + i * PAGE_SIZE).is_some());
+        assert!(tlb_entry(&sim, 2, b, bb + i * PAGE_SIZE).is_some());
+    }
+    let (ma, mb) = (mm_of(&sim, a), mm_of(&sim, b));
+    // mm_cpumask: exactly the CPU that ran each mm.
+    for c in 0..4 {
+        assert_eq!(sim.mm(ma).cpumask_test(c), c == 1);
+        assert_eq!(sim.mm(mb).cpumask_test(c), c == 2);
+    }
+    assert_eq!(deliver_ipis(&mut sim), 0, "no IPI while mapping");
+    let rf0 = vm(&sim, VmItem::NrTlbRemoteFlush);
+    let rr0 = vm(&sim, VmItem::NrTlbRemoteFlushReceived);
+    let lo0 = vm(&sim, VmItem::NrTlbLocalFlushOne);
+    let sd0 = shootdowns(&sim);
+    let irq0: Vec<u64> = sim.cpus.iter().map(|c| c.interrupts).collect();
+    assert_eq!(sd0, vec![0; 4]);
+
+    let k = reclaimer_on(&mut sim, 0);
+    sim.init_tlb_ubc();
+    for &p in &pfns {
+        assert_eq!(sim.page_referenced(p).0, 1);
+    }
+    for &p in &pfns {
+        assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
+    }
+    // Before the final flush: what was sent at once.
+    let sent_at_once: usize = pending_ipis(&sim, 4).iter().sum();
+    sim.try_to_unmap_flush();
+    let pending = pending_ipis(&sim, 4);
+    let ubc = &sim.tasks[k].tlb_ubc;
+    assert!(!ubc.flush_required, "batch done");
+    assert!(ubc.cpumask.iter().all(|b| !b), "cpumask cleared: {:?}", ubc.cpumask);
+    // Until the IPIs arrive, the remote TLBs still hold the translations.
+    if pending[1] > 0 {
+        assert!(tlb_entry(&sim, 1, a, aa).is_some());
+    }
+    let delivered = deliver_ipis(&mut sim);
+    assert_eq!(delivered, pending.iter().sum::<usize>());
+    // After delivery no CPU caches any translation of an unmapped page.
+    for i in 0..N {
+        assert!(tlb_entry(&sim, 1, a, aa + i * PAGE_SIZE).is_none());
+        assert!(tlb_entry(&sim, 2, b, bb + i * PAGE_SIZE).is_none());
+    }
+    for &p in &pfns {
+        assert!(!sim.mem[p as usize].mapped());
+    }
+    check_all(&sim).expect("invariants");
+    assert!(sim.oracle_violations.is_empty());
+    let _ = sent_at_once;
+    let c = Counts {
+        remote_flush: vm(&sim, VmItem::NrTlbRemoteFlush) - rf0,
+        received: vm(&sim, VmItem::NrTlbRemoteFlushReceived) - rr0,
+        local_one: vm(&sim, VmItem::NrTlbLocalFlushOne) - lo0,
+        shootdowns: shootdowns(&sim),
+        interrupts: sim
+            .cpus
+            .iter()
+            .zip(&irq0)
+            .map(|(c, i)| c.interrupts - i)
+            .collect(),
+        ipis_sent: delivered,
+        pending_before_delivery: pending,
+    };
+    (sim, c)
+}
+
+#[test]
+fn ipi_counts_vanilla_one_flush_per_page() {
+    // Vanilla: every try_to_unmap_one does ptep_clear_flush → flush_tlb_page. CPU 0 is in
+    // neither mask (no local INVLPG); each page's mm has exactly one other CPU in its mask,
+    // so each of the 2N = 16 pages costs one nr_tlb_remote_flush and one IPI: N = 8 to
+    // CPU 1 (mm a) and N = 8 to CPU 2 (mm b). Each receiver has that mm loaded, so every
+    // IPI counts nr_tlb_remote_flush_received and one "TLB shootdowns" interrupt.
+    // try_to_unmap_flush has nothing to do.
+    let (_, c) = unmap_sequence(false, false, false);
+    assert_eq!(c.remote_flush, 16);
+    assert_eq!(c.ipis_sent, 16);
+    assert_eq!(c.pending_before_delivery, vec![0, 8, 8, 0]);
+    assert_eq!(c.received, 16);
+    assert_eq!(c.local_one, 0);
+    assert_eq!(c.shootdowns, vec![0, 8, 8, 0]);
+    assert_eq!(c.interrupts, vec![0, 8, 8, 0]);
+}
+
+#[test]
+fn ipi_counts_batched_one_ipi_per_cpu_per_batch() {
+    // Batched (4.3 semantics): every PTE is clean (read-only mappings) and each mm has a
+    // CPU other than 0 in its mask, so all 16 flushes are deferred: the batch's cpumask
+    // becomes {1, 2}. try_to_unmap_flush: CPU 0 is not in the mask (no local flush), one
+    // waited-for IPI to CPU 1 and one to CPU 2, each a full flush counting
+    // nr_tlb_remote_flush_received; nr_tlb_remote_flush is not counted in 4.3.
+    // 16 IPIs → 2.
+    let (_, c) = unmap_sequence(true, false, false);
+    assert_eq!(c.remote_flush, 0);
+    assert_eq!(c.ipis_sent, 2);
+    assert_eq!(c.pending_before_delivery, vec![0, 1, 1, 0]);
+    assert_eq!(c.received, 2);
+    assert_eq!(c.local_one, 0);
+    assert_eq!(c.shootdowns, vec![0, 1, 1, 0]);
+    assert_eq!(c.interrupts, vec![0, 1, 1, 0]);
+}
+
+#[test]
+fn ipi_counts_batched_flush_dirty_ptes_at_once() {
+    // a writes its N pages through a shared writable mapping: N dirty PTEs in mm a; b's N
+    // PTEs are clean. Batched: each dirty PTE is still flushed at once (flush_tlb_page:
+    // 8 × nr_tlb_remote_flush, 8 IPIs to CPU 1); b's clean PTEs are deferred, and the
+    // final flush sends 1 IPI to CPU 2 (CPU 1 is not in the batch: only clean PTEs of mm b
+    // were deferred). Received: 8 + 1 = 9. Shootdowns: CPU 1: 8, CPU 2: 1.
+    let (sim, c) = unmap_sequence(true, true, false);
+    assert_eq!(c.remote_flush, 8);
+    assert_eq!(c.ipis_sent, 9);
+    assert_eq!(c.pending_before_delivery, vec![0, 8, 1, 0]);
+    assert_eq!(c.received, 9);
+    assert_eq!(c.shootdowns, vec![0, 8, 1, 0]);
+    // The dirty bits moved to the pages.
+    let a = task(&sim, "a");
+    let _ = a;
+    assert_eq!(vm(&sim, VmItem::NrDirty), 8);
+}
+
+#[test]
+fn ipi_counts_vanilla_with_dirty_ptes() {
+    // Vanilla does not look at dirty bits: 16 pages, 16 flushes, 16 IPIs.
+    let (_, c) = unmap_sequence(false, true, false);
+    assert_eq!(c.remote_flush, 16);
+    assert_eq!(c.pending_before_delivery, vec![0, 8, 8, 0]);
+    assert_eq!(c.received, 16);
+    assert_eq!(c.shootdowns, vec![0, 8, 8, 0]);
+}
+
+#[test]
+fn ipi_counts_unsafe_variant_defers_dirty_ptes_too() {
+    // debug_defer_dirty_flush: the dirty PTEs are deferred like the clean ones, the batch
+    // mask is {1, 2}: 2 IPIs, no nr_tlb_remote_flush.
+    let (_, c) = unmap_sequence(true, true, true);
+    assert_eq!(c.remote_flush, 0);
+    assert_eq!(c.pending_before_delivery, vec![0, 1, 1, 0]);
+    assert_eq!(c.received, 2);
+    assert_eq!(c.shootdowns, vec![0, 1, 1, 0]);
+}
+
+#[test]
+fn batched_flush_with_no_remote_cpu_is_not_deferred() {
+    // should_defer_flush: the only CPU in mm a's mask is the reclaimer's own CPU, so even
+    // with TTU_BATCH_FLUSH the unmap flushes at once, locally (INVLPG), without an IPI.
+    let mut sim = machine4(features(true));
+    let a = task(&sim, "a");
+    let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
+    touch(&mut sim, 1, a, aa, N, false);
+    let pfns: Vec<Pfn> = (0..N).map(|i| pfn_at(&sim, a, aa + i * PAGE_SIZE)).collect();
+    // Reclaim runs in a's own context on CPU 1 (direct reclaim).
+    run_on(&mut sim, 1, a);
+    sim.init_tlb_ubc();
+    for &p in &pfns {
+        sim.page_referenced(p);
+        assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
+    }
+    assert!(!sim.tasks[a].tlb_ubc.flush_required);
+    sim.try_to_unmap_flush();
+    assert_eq!(deliver_ipis(&mut sim), 0);
+    assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushOne), N as i64);
+    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 0);
+    assert_eq!(shootdowns(&sim), vec![0; 4]);
+    assert_eq!(sim.tlbs[1].entries().count(), 0);
+}
+
+#[test]
+fn batched_flush_counts_the_local_cpu_when_it_is_in_the_mask() {
+    // kswapd on CPU 3 runs after task a did (lazy TLB: mm a stays loaded, CPU 3 stays in
+    // its mask). a also runs on CPU 1. Batched, clean PTEs: mask {1, 3}. try_to_unmap_flush
+    // on CPU 3: a local full flush (received + 1, CPU 3's TLB-shootdown count + 1) and one
+    // IPI to CPU 1. Received 2, shootdowns [0, 1, 0, 1].
+    let mut sim = machine4(features(true));
+    let a = task(&sim, "a");
+    let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
+    touch(&mut sim, 3, a, aa, 1, false);
+    touch(&mut sim, 1, a, aa, N, false);
+    let k = reclaimer_on(&mut sim, 3);
+    let ma = mm_of(&sim, a);
+    assert!(sim.mm(ma).cpumask_test(3) && sim.mm(ma).cpumask_test(1));
+    assert_eq!(sim.cpu_active_mm[3], Some(ma));
+    sim.init_tlb_ubc();
+    for i in 0..N {
+        let p = pfn_at(&sim, a, aa + i * PAGE_SIZE);
+        sim.page_referenced(p);
+        assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
+    }
+    assert_eq!(sim.tasks[k].tlb_ubc.cpumask, vec![false, true, false, true]);
+    sim.try_to_unmap_flush();
+    assert_eq!(pending_ipis(&sim, 4), vec![0, 1, 0, 0]);
+    deliver_ipis(&mut sim);
+    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlushReceived), 2);
+    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 0);
+    assert_eq!(shootdowns(&sim), vec![0, 1, 0, 1]);
+    assert_eq!(sim.tlbs[3].entries().count(), 0);
+    assert_eq!(sim.tlbs[1].entries().count(), 0);
+}
+
+#[test]
+#[ignore = "bug: flush_tlb_page INVLPGs on a lazy kernel-thread CPU instead of leave_mm"]
+fn vanilla_flush_from_a_lazy_kthread_leaves_the_mm() {
+    // x86 flush_tlb_page (4.x): if current->active_mm == mm and current->mm is NULL (a
+    // kernel thread in lazy TLB mode) the CPU calls leave_mm — it drops the mm from its
+    // cpumask and flushes — instead of INVLPG. kswapd on CPU 3 lazily holding mm a
+    // (mask {1, 3}) unmapping N pages, vanilla: the first page makes CPU 3 leave mm a,
+    // no nr_tlb_local_flush_one at all, and N IPIs to CPU 1 only.
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
+    touch(&mut sim, 3, a, aa, 1, false);
+    touch(&mut sim, 1, a, aa, N, false);
+    reclaimer_on(&mut sim, 3);
+    let ma = mm_of(&sim, a);
+    for i in 0..N {
+        let p = pfn_at(&sim, a, aa + i * PAGE_SIZE);
+        sim.page_referenced(p);
+        assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
+    }
+    deliver_ipis(&mut sim);
+    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), N as i64);
+    assert_eq!(shootdowns(&sim), vec![0, N, 0, 0]);
+    assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushOne), 0, "leave_mm, not INVLPG");
+    assert!(!sim.mm(ma).cpumask_test(3), "CPU 3 left mm a");
+    assert_eq!(sim.cpu_active_mm[3], None);
+}
+
+#[test]
+fn munmap_flushes_remote_cpus_with_the_single_page_ceiling() {
+    // munmap of a VMA: zap, then flush_tlb_mm_range. ≤ 33 pages: INVLPG per page locally
+    // and one IPI round to the other CPUs in the mask; > 33 pages: one full flush each.
+    for (pages, local_one, local_all) in [(8u64, 8i64, 0i64), (40, 0, 1)] {
+        let mut sim = build(
+            &scenario_text(4, "64MiB", &[("big", 64)], &[("a", 1)]),
+            features(false),
+        );
+        let a = task(&sim, "a");
+        let aa = mmap(&mut sim, a, "/data/big", pages, 1, false);
+        touch(&mut sim, 2, a, aa, pages, false);
+        touch(&mut sim, 1, a, aa, pages, false);
+        let lo = vm(&sim, VmItem::NrTlbLocalFlushOne);
+        let la = vm(&sim, VmItem::NrTlbLocalFlushAll);
+        run_on(&mut sim, 1, a);
+        assert_eq!(
+            sim.sys_munmap(a, aa, pages * PAGE_SIZE),
+            Ok(OpResult::None)
+        );
+        assert_eq!(pending_ipis(&sim, 4), vec![0, 0, 1, 0], "{pages} pages");
+        deliver_ipis(&mut sim);
+        assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 1);
+        assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlushReceived), 1);
+        assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushOne) - lo, local_one);
+        assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushAll) - la, local_all);
+        let ma = mm_of(&sim, a);
+        assert!(sim.tlbs[1].entries().all(|e| e.mm != ma + 1));
+        assert!(sim.tlbs[2].entries().all(|e| e.mm != ma + 1));
+        assert_eq!(vm(&sim, VmItem::NrMapped), 0);
+        check_all(&sim).expect("invariants");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. The unsafe variant (dirty PTEs deferred) and the content oracle
+// ---------------------------------------------------------------------------------------
+
+/// Deliver every pending IO completion (not IPIs, not timers).
+fn complete_io(sim: &mut Sim) -> usize {
+    let mut rest = Vec::new();
+    let mut n = 0;
+    while let Some((t, ev)) = sim.events.pop() {
+        match ev {
+            Event::IoComplete(id) => {
+                sim.io_complete(id, t);
+                n += 1;
+            }
+            other => rest.push((t, other)),
+        }
+    }
+    for (t, ev) in rest {
+        sim.events.push(t, ev);
+    }
+    n
+}
+
+/// The lost write, step by step: a dirty PTE of a shared writable mapping is unmapped by
+/// reclaim (batched); `debug` defers its flush. The page is written back; CPU 1 writes
+/// through its TLB entry after the IO; the page is reclaimed (clean) and read back.
+fn lost_write_sequence(debug: bool) -> Sim {
+    let mut sim = machine4(features(true));
+    sim.debug_defer_dirty_flush = debug;
+    let a = task(&sim, "a");
+    let addr = mmap(&mut sim, a, "/data/a", 1, 3, true);
+    touch(&mut sim, 1, a, addr, 1, true);
+    let pfn = pfn_at(&sim, a, addr);
+    sim.lru_add_drain_all();
+    // Reclaim: age, unmap (the dirty bit moves to the page), flush as the variant says.
+    reclaimer_on(&mut sim, 0);
+    sim.init_tlb_ubc();
+    sim.page_referenced(pfn);
+    assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+    assert!(sim.mem[pfn as usize].test(pg::DIRTY));
+    // Without the debug switch the dirty PTE's IPI was sent at once: it arrives now.
+    if !debug {
+        assert_eq!(deliver_ipis(&mut sim), 1);
+    }
+    // Writeback of the file (the flusher, or pageout) and its completion.
+    let ino = sim.mem[pfn as usize].mapping;
+    let mut phase = 0;
+    sim.filemap_write_and_wait(ino, &mut phase).ok();
+    assert!(complete_io(&mut sim) > 0, "the page was written");
+    assert!(!sim.mem[pfn as usize].test(pg::DIRTY));
+    // CPU 1 writes the page again.
+    touch(&mut sim, 1, a, addr, 1, true);
+    // The deferred flush (end of the reclaim batch).
+    reclaimer_on(&mut sim, 0);
+    sim.try_to_unmap_flush();
+    deliver_ipis(&mut sim);
+    // Reclaim the page if it is clean and unmapped, then read the file through the mapping.
+    sim.lru_add_drain_all();
+    reclaimer_on(&mut sim, 0);
+    for _ in 0..4 {
+        if sim.mem[pfn as usize].mapping != ino {
+            break;
+        }
+        sim.try_to_free_pages(Gfp::KERNEL);
+        deliver_ipis(&mut sim);
+        complete_io(&mut sim);
+    }
+    sim.tlbs[1].flush_all();
+    touch_allowing_io(&mut sim, 1, a, addr, 1, false);
+    sim
+}
+
+/// `touch`, completing read IO when the fault waits for it.
+fn touch_allowing_io(sim: &mut Sim, cpu: usize, tid: TaskId, addr: u64, pages: u64, write: bool) {
+    let mut progress = 0;
+    for _ in 0..10_000 {
+        run_on(sim, cpu, tid);
+        match sim.sys_touch(tid, addr, pages * PAGE_SIZE, PAGE_SIZE, write, &mut progress) {
+            Ok(_) => return,
+            Err(Wait::Until(_)) => {}
+            Err(_) => {
+                complete_io(sim);
+            }
+        }
+    }
+    panic!("touch never finished");
+}
+
+#[test]
+fn the_content_oracle_catches_the_unsafe_variant_when_the_io_ends_before_the_flush() {
+    let sim = lost_write_sequence(true);
+    assert!(
+        sim.oracle_violations
+            .iter()
+            .any(|v| v.contains("saw version")),
+        "expected a lost write, got {:?}",
+        sim.oracle_violations
+    );
+}
+
+#[test]
+fn with_the_real_rules_the_same_sequence_loses_nothing() {
+    let sim = lost_write_sequence(false);
+    assert!(sim.oracle_violations.is_empty(), "{:?}", sim.oracle_violations);
+    check_all(&sim).expect("invariants");
+}
+
+/// A program: map a file shared and writable, then `loops` times write every page and
+/// read every page back, then unmap and exit.
+struct SharedWriter {
+    path: String,
+    pages: u64,
+    loops: u32,
+    state: u32,
+    addr: u64,
+}
+
+impl Program for SharedWriter {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        if let OpResult::Err(e) = last {
+            panic!("writer got {e:?}");
+        }
+        let s = self.state;
+        self.state += 1;
+        if s == 0 {
+            return Op::Mmap {
+                path: Some(self.path.clone()),
+                len: self.pages * PAGE_SIZE,
+                offset: 0,
+                prot: 3,
+                shared: true,
+            };
+        }
+        if s == 1 {
+            if let OpResult::Addr(a) = last {
+                self.addr = *a;
+            }
+        }
+        let i = s - 1;
+        if i < 2 * self.loops {
+            return Op::Touch {
+                addr: self.addr,
+                len: self.pages * PAGE_SIZE,
+                stride: PAGE_SIZE,
+                write: i % 2 == 0,
+            };
+        }
+        if i == 2 * self.loops {
+            return Op::Munmap {
+                addr: self.addr,
+                len: self.pages * PAGE_SIZE,
+            };
+        }
+        Op::Exit
+    }
+}
+
+/// 2 CPUs (writer on CPU 0, a streaming mmap reader on CPU 1, kswapd on CPU 1, the flusher
+/// on CPU 0), 16 MiB of RAM, an NVMe-like device with `latency`: the writer rewrites and
+/// rereads a shared mapping while the reader's stream forces reclaim.
+fn pressure_run(debug: bool, batch: bool, latency: &str, writer_pages: u64) -> Sim {
+    let text = format!(
+        r#"name = "lost-write"
+
+[machine]
+nodes = 1
+cpus_per_node = 3
+memory_per_node = "16MiB"
+
+[[devices]]
+name = "sda"
+preset = "nvme"
+size = "1GiB"
+latency = "{latency}"
+bandwidth = "100GB/s"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/data/w"
+size = {}
+data = true
+
+[[files]]
+path = "/data/stream"
+size = "48MiB"
+data = false
+
+[[tasks]]
+name = "writer"
+cpu = 0
+program = "mmap-read"
+path = "/data/w"
+
+[[tasks]]
+name = "reader"
+cpu = 1
+program = "mmap-read"
+path = "/data/stream"
+stride = 4096
+passes = 1
+"#,
+        writer_pages * PAGE_SIZE
+    );
+    let mut f = features(batch);
+    f.exec_protect = false;
+    let mut sim = build(&text, f);
+    sim.debug_defer_dirty_flush = debug;
+    let w = task(&sim, "writer");
+    sim.tasks[w].body = TaskBody::User(Box::new(SharedWriter {
+        path: "/data/w".into(),
+        pages: writer_pages,
+        loops: 12,
+        state: 0,
+        addr: 0,
+    }));
+    let end = sim.run(3_000_000);
+    assert_eq!(end, RunEnd::Completed);
+    sim
+}
+
+#[test]
+fn unsafe_variant_under_pressure_is_caught_and_the_real_rules_are_clean() {
+    // Search a few device latencies and writer sizes for a run in which the unsafe variant
+    // loses a write (the content oracle reports it); the real rules must never report one.
+    let mut caught = Vec::new();
+    for latency in ["1ns", "200ns", "2us"] {
+        for pages in [256u64, 1024] {
+            let real = pressure_run(false, true, latency, pages);
+            assert!(
+                real.oracle_violations.is_empty(),
+                "real rules, latency {latency}, {pages} pages: {:?}",
+                real.oracle_violations
+            );
+            assert!(real.vmstat.get(VmItem::PgstealKswapd) + real.vmstat.get(VmItem::PgstealDirect) > 0);
+            let unsafe_ = pressure_run(true, true, latency, pages);
+            if !unsafe_.oracle_violations.is_empty() {
+                caught.push((latency, pages, unsafe_.oracle_violations[0].clone()));
+            }
+        }
+    }
+    assert!(!caught.is_empty(), "the unsafe variant was never caught");
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Bad input
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let aa = mmap(&mut sim, a, "/data/a", 4, 1, false);
+    run_on(&mut sim, 1, a);
+    assert_eq!(sim.sys_munmap(a, aa + 1, PAGE_SIZE), Ok(OpResult::Err(Errno::EINVAL)));
+    assert_eq!(sim.sys_munmap(a, aa + 100, 4 * PAGE_SIZE), Ok(OpResult::Err(Errno::EINVAL)));
+    assert_eq!(sim.sys_munmap(a, aa, 0), Ok(OpResult::Err(Errno::EINVAL)));
+    // A range ending inside the mapping: this model does not split VMAs.
+    assert_eq!(sim.sys_munmap(a, aa, PAGE_SIZE), Ok(OpResult::Err(Errno::EINVAL)));
+    // The mapping survives every refused call.
+    assert!(sim.mm(mm_of(&sim, a)).find_vma(aa).is_some());
+    assert_eq!(touch(&mut sim, 1, a, aa, 4, false), OpResult::Bytes(4 * PAGE_SIZE));
+    // A task with no address space at all.
+    let b = task(&sim, "b");
+    assert_eq!(sim.sys_munmap(b, aa, PAGE_SIZE), Ok(OpResult::Err(Errno::EINVAL)));
+    run_on(&mut sim, 1, a);
+    assert_eq!(sim.sys_munmap(a, aa, 4 * PAGE_SIZE), Ok(OpResult::None));
+    assert!(sim.mm(mm_of(&sim, a)).find_vma(aa).is_none());
+}
+
+#[test]
+fn mmap_of_a_missing_file_is_enoent_and_bad_arguments_are_einval() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    run_on(&mut sim, 1, a);
+    assert_eq!(
+        sim.sys_mmap(a, Some("/data/nosuch"), PAGE_SIZE, 0, 1, false),
+        OpResult::Err(Errno::ENOENT)
+    );
+    assert_eq!(
+        sim.sys_mmap(a, Some("/elsewhere/f"), PAGE_SIZE, 0, 1, false),
+        OpResult::Err(Errno::ENOENT)
+    );
+    assert_eq!(
+        sim.sys_mmap(a, Some("/data/a"), 0, 0, 1, false),
+        OpResult::Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        sim.sys_mmap(a, Some("/data/a"), PAGE_SIZE, 100, 1, false),
+        OpResult::Err(Errno::EINVAL)
+    );
+    // Nothing was mapped by the failed calls.
+    assert!(sim.tasks[a].mm.is_none_or(|m| sim.mm(m).vmas.is_empty()));
+    // Two mappings never overlap (a guard page separates them).
+    let x = mmap(&mut sim, a, "/data/a", 3, 1, false);
+    let y = mmap(&mut sim, a, "/data/a", 3, 1, false);
+    assert!(y >= x + 3 * PAGE_SIZE + PAGE_SIZE);
+}
+
+#[test]
+fn an_access_outside_any_vma_or_without_permission_is_sigsegv() {
+    let mut sim = machine4(features(false));
+    let a = task(&sim, "a");
+    let aa = mmap(&mut sim, a, "/data/a", 4, 1, false);
+    // Past the end (the guard page), before the start, far away, and a write to a
+    // read-only mapping.
+    assert_eq!(
+        touch(&mut sim, 1, a, aa + 4 * PAGE_SIZE, 1, false),
+        OpResult::Err(Errno::SIGSEGV)
+    );
+    assert_eq!(
+        touch(&mut sim, 1, a, aa - PAGE_SIZE, 1, false),
+        OpResult::Err(Errno::SIGSEGV)
+    );
+    assert_eq!(touch(&mut sim, 1, a, 0x1000, 1, false), OpResult::Err(Errno::SIGSEGV));
+    assert_eq!(touch(&mut sim, 1, a, aa, 1, true), OpResult::Err(Errno::SIGSEGV));
+    // A task without an address space.
+    let b = task(&sim, "b");
+    sim.cur.task = Some(b);
+    let mut p = 0;
+    assert_eq!(
+        sim.sys_touch(b, aa, PAGE_SIZE, PAGE_SIZE, false, &mut p),
+        Ok(OpResult::Err(Errno::SIGSEGV))
+    );
+}
+
+/// A program: map `path`, touch `bad` (an offset from the mapping), and (never) exit.
+struct Segv {
+    step: u32,
+    addr: u64,
+}
+
+impl Program for Segv {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        self.step += 1;
+        match self.step {
+            1 => Op::Mmap {
+                path: Some("/data/a".into()),
+                len: 4 * PAGE_SIZE,
+                offset: 0,
+                prot: 1,
+                shared: false,
+            },
+            2 => {
+                if let OpResult::Addr(a) = last {
+                    self.addr = *a;
+                }
+                Op::Touch {
+                    addr: self.addr,
+                    len: 4 * PAGE_SIZE,
+                    stride: PAGE_SIZE,
+                    write: false,
+                }
+            }
+            3 => Op::Touch {
+                addr: self.addr + 64 * PAGE_SIZE,
+                len: PAGE_SIZE,
+                stride: PAGE_SIZE,
+                write: false,
+            },
+            _ => panic!("a task killed by SIGSEGV ran again"),
+        }
+    }
+}
+
+#[test]
+fn sigsegv_kills_the_task_is_reported_and_the_run_goes_on() {
+    let text = r#"name = "segv"
+
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/data/a"
+size = "1MiB"
+data = true
+
+[[tasks]]
+name = "bad"
+cpu = 0
+program = "mmap-read"
+path = "/data/a"
+
+[[tasks]]
+name = "good"
+cpu = 1
+program = "mmap-read"
+path = "/data/a"
+stride = 4096
+passes = 3
+"#;
+    let sc = parse_scenario(text, "segv", &[]).expect("parses");
+    let mut sim = Sim::new(&sc, Features::vanilla()).expect("builds");
+    let bad = task(&sim, "bad");
+    sim.tasks[bad].body = TaskBody::User(Box::new(Segv { step: 0, addr: 0 }));
+    sim.check = true;
+    let end = sim.run(1_000_000);
+    assert_eq!(end, RunEnd::Completed);
+    let report = mmsim::run::report(&sim, &sc, end);
+    let r_bad = report.tasks.iter().find(|t| t.name == "bad").unwrap();
+    let r_good = report.tasks.iter().find(|t| t.name == "good").unwrap();
+    assert_eq!(r_bad.errors.get("SIGSEGV"), Some(&1), "{:?}", r_bad.errors);
+    assert!(r_good.errors.is_empty(), "{:?}", r_good.errors);
+    assert_eq!(r_good.samples.get("pass").map(|s| s.len()), Some(3));
+    assert!(r_good.elapsed_ns > 0 && r_bad.elapsed_ns > 0, "both exited");
+    // The killed task's address space was torn down.
+    assert!(sim.tasks[bad].mm.is_none_or(|m| sim.mms[m as usize].is_none()));
+    assert!(report.oracle_violations.is_empty());
+    // And through the JSON the CLI prints.
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.contains("\"SIGSEGV\":1"));
+}

@@ -657,6 +657,12 @@ impl Sim {
             return ok;
         }
         let ino = self.mem[pfn as usize].mapping;
+        if ino == crate::mm::page::NO_MAPPING {
+            // Truncated while isolated: no mapping to remove it from. It is kept and put
+            // back, and the isolation reference, its last, frees it there.
+            self.leave(prev);
+            return false;
+        }
         self.tree_lock(ino);
         self.charge_atomic(); // page_ref_freeze cmpxchg
         if self.mem[pfn as usize].refcount != 2 || self.PageDirty(pfn) {

@@ -18,7 +18,7 @@
 //! IPIs are events: each target keeps running with its TLB until the IPI arrives
 //! (send time + latency), then takes the interrupt (handler cost stolen from its timeline,
 //! "TLB shootdowns" in /proc/interrupts); a waiting sender spins until the last target has
-//! acknowledged.
+//! acknowledged — send + latency + handler, whatever the target's own clock.
 
 use crate::machine::profile::KFunc;
 use crate::machine::{CpuId, Event, Mode, Ps};
@@ -160,8 +160,11 @@ impl Sim {
         let mut last_ack = now;
         for &c in targets {
             let arrival = now + self.costs.ipi_latency_ps;
-            let start = arrival.max(self.cpus[c].clock_ps);
-            last_ack = last_ack.max(start + self.costs.ipi_receive_ps);
+            // The target takes the interrupt at `arrival`. A target whose clock already ran
+            // past that point (it is ahead within its own step) has the handler time stolen
+            // from its timeline when the event is processed; its acknowledgement still
+            // counts from `arrival`, so the sender does not inherit the target's clock skew.
+            last_ack = last_ack.max(arrival + self.costs.ipi_receive_ps);
             let id = match self.ipi_free.pop() {
                 Some(id) => {
                     self.ipis[id as usize] = Some((c, kind));

@@ -203,7 +203,7 @@ pub struct Sim {
     /// Per-CPU TLBs.
     pub tlbs: Vec<crate::arch::tlb::Tlb>,
     /// IPIs in flight, by id.
-    pub ipis: Vec<Option<(CpuId, crate::arch::tlb::FlushKind)>>,
+    pub ipis: Vec<Option<(CpuId, crate::arch::tlb::FlushKind, Ps)>>,
     /// Free ids of `ipis`.
     pub ipi_free: Vec<u32>,
     /// Address spaces by id.

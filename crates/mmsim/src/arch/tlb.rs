@@ -158,20 +158,29 @@ impl Sim {
         self.charge(send);
         let now = self.now();
         let mut last_ack = now;
+        let my_node = self.cur_node();
         for &c in targets {
-            let arrival = now + self.costs.ipi_latency_ps;
+            // Across nodes the interrupt message and the flush request's cache lines travel
+            // further: latency and handler grow with the node distance.
+            let far = if self.cpus[c].node == my_node {
+                0
+            } else {
+                self.costs
+                    .cacheline_transfer_ps(my_node as u32, self.cpus[c].node as u32)
+            };
+            let arrival = now + self.costs.ipi_latency_ps + far;
             // The target takes the interrupt at `arrival`. A target whose clock already ran
             // past that point (it is ahead within its own step) has the handler time stolen
             // from its timeline when the event is processed; its acknowledgement still
             // counts from `arrival`, so the sender does not inherit the target's clock skew.
-            last_ack = last_ack.max(arrival + self.costs.ipi_receive_ps);
+            last_ack = last_ack.max(arrival + self.costs.ipi_receive_ps + far);
             let id = match self.ipi_free.pop() {
                 Some(id) => {
-                    self.ipis[id as usize] = Some((c, kind));
+                    self.ipis[id as usize] = Some((c, kind, far));
                     id
                 }
                 None => {
-                    self.ipis.push(Some((c, kind)));
+                    self.ipis.push(Some((c, kind, far)));
                     (self.ipis.len() - 1) as u32
                 }
             };
@@ -186,7 +195,7 @@ impl Sim {
 
     /// An IPI reached its target at `t`: the target takes the interrupt and flushes.
     pub fn ipi_arrive(&mut self, id: u32, t: Ps) {
-        let Some((c, kind)) = self.ipis[id as usize].take() else {
+        let Some((c, kind, far)) = self.ipis[id as usize].take() else {
             return;
         };
         self.ipi_free.push(id);
@@ -197,7 +206,7 @@ impl Sim {
         self.cpus[c].idle_until(t);
         self.cpus[c].interrupts += 1;
         self.cpus[c].tlb_shootdowns += 1;
-        self.charge(self.costs.ipi_receive_ps);
+        self.charge(self.costs.ipi_receive_ps + far);
         match kind {
             FlushKind::One { mm, vpn } => {
                 // flush_tlb_func: a CPU that has another mm loaded ignores the request.

@@ -154,6 +154,11 @@ impl Sim {
         let id = self.mms.len() as u32;
         self.mms.push(Some(Mm::new(id, self.cpus.len())));
         self.tasks[tid].mm = Some(id);
+        // exec activates the new mm on the running CPU (activate_mm): it enters the cpumask.
+        if self.cur.task == Some(tid) {
+            let cpu = self.cur.cpu;
+            self.switch_mm(cpu, tid);
+        }
         id
     }
 

@@ -13,4 +13,5 @@ pub mod run;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
+pub mod swarm;
 pub mod workload;

@@ -49,6 +49,29 @@ enum Cmd {
         /// Stop after this many simulation steps.
         #[arg(long)]
         max_steps: Option<u64>,
+        /// Refuse to start when the run's estimated host memory exceeds SIZE (e.g. 4GiB).
+        #[arg(long, value_name = "SIZE")]
+        max_host_mem: Option<String>,
+    },
+    /// Swarm testing: random machines, workloads and features per seed, checked.
+    Swarm(mmsim::swarm::cli::SwarmArgs),
+    /// Replay a studied change's benchmarks, vanilla against vanilla + the change, beside
+    /// the published figures.
+    Reproduce {
+        /// accessed-init, exec-protect, batch-tlb-flush, truncate-batch-shadow or all.
+        change: String,
+        /// `small` (CI-sized) or `full` (the published machines and sizes).
+        #[arg(long, default_value = "small")]
+        scale: String,
+        /// Write every run's JSON, the plots and summary.md into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+        /// Print a machine-readable summary (JSON) instead of the tables.
+        #[arg(long)]
+        json: bool,
+        /// Runs executed at once.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
     },
     /// Compare run documents (`run --json`) in mmtests-style tables; the first is the baseline.
     Compare {
@@ -178,6 +201,7 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "  share of {}: {:.4}%", f, row.percent)?;
         }
     }
+    mmsim::run::write_io_errors(r, out)?;
     if !r.oracle_violations.is_empty() {
         writeln!(
             out,
@@ -207,12 +231,22 @@ fn cmd_run(
     json: Option<&str>,
     check: bool,
     max_steps: Option<u64>,
+    max_host_mem: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
     let feats = parse_features(preset, features)?;
     let mut sc = load_scenario(scenario, sets).map_err(|e| UsageError(e.to_string()))?;
     if let Some(s) = seed {
         sc.seed = s;
     }
+    let max_mem = match max_host_mem {
+        Some(v) => Some(
+            mmsim::scenario::parse_size_arg(v)
+                .map_err(|e| UsageError(format!("--max-host-mem: {e}")))?,
+        ),
+        None => None,
+    };
+    mmsim::run::check_host_memory(&sc, max_mem).map_err(UsageError)?;
+    mmsim::swarm::cli::install_ctrlc();
     // Scenario [features] overrides the preset; --features overrides both.
     let mut f = feats;
     for (name, on) in &sc.features {
@@ -318,6 +352,37 @@ fn cmd_compare(
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_reproduce(
+    change: &str,
+    scale: &str,
+    out: Option<std::path::PathBuf>,
+    json: bool,
+    jobs: usize,
+) -> Result<ExitCode, UsageError> {
+    use mmsim::report::reproduce::{reproduce, ReproduceOptions, Scale};
+    let scale = Scale::parse(scale)
+        .ok_or_else(|| UsageError(format!("--scale: `{scale}` (known: small, full)")))?;
+    let opts = ReproduceOptions {
+        scale,
+        out,
+        jobs: jobs.max(1),
+        progress: std::io::stderr().is_terminal(),
+    };
+    let summary = reproduce(change, &opts).map_err(UsageError)?;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let _ = serde_json::to_writer_pretty(&mut stdout, &summary.to_json());
+        let _ = writeln!(stdout);
+    } else {
+        let _ = stdout.write_all(summary.render().as_bytes());
+    }
+    Ok(if summary.all_required_passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -343,6 +408,7 @@ fn main() -> ExitCode {
             json,
             check,
             max_steps,
+            max_host_mem,
         } => cmd_run(
             &scenario,
             &preset,
@@ -352,7 +418,16 @@ fn main() -> ExitCode {
             json.as_deref(),
             check,
             max_steps,
+            max_host_mem.as_deref(),
         ),
+        Cmd::Swarm(args) => Ok(mmsim::swarm::cli::cmd_swarm(&args)),
+        Cmd::Reproduce {
+            change,
+            scale,
+            out,
+            json,
+            jobs,
+        } => cmd_reproduce(&change, &scale, out, json, jobs),
         Cmd::Compare {
             files,
             names,

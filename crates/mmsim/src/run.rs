@@ -1,6 +1,7 @@
 //! Running a scenario end to end and collecting the report (the JSON document of `mmsim run`).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -130,6 +131,207 @@ pub struct RunReport {
     pub steps: u64,
     /// Running hash of the event stream (determinism check), hex.
     pub event_hash: String,
+    /// False when the run stopped early (interrupted, step limit, failure): partial results.
+    pub complete: bool,
+    /// Injected IO errors, how each was reported, and losses.
+    pub io_errors: IoErrorsReport,
+}
+
+/// Injected IO errors (fault injection) and what became of the data.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, Default)]
+pub struct IoErrorsReport {
+    /// Errors injected, all devices.
+    pub total: u64,
+    /// The errors (the first 1000 per device), each with how the kernel reports it.
+    pub errors: Vec<crate::fs::blockdev::IoErrorRecord>,
+    /// EIO returned to tasks (read, write, fdatasync, close), all tasks.
+    pub eio_returned: u64,
+    /// Reads that saw older data of a page whose writeback failed and was reported
+    /// (AS_EIO): reported losses.
+    pub reported_losses_read: u64,
+    /// Pages whose newest write was lost to a writeback error (reported through AS_EIO).
+    pub reported_lost_writes: u64,
+    /// Reads that saw stale data with no error reported (content-oracle violations):
+    /// silent losses, which must be zero.
+    pub silent_losses: u64,
+}
+
+/// Set (by a Ctrl-C handler) to end the running simulation cleanly: `run_scenario` stops
+/// at the next chunk boundary with `RunEnd::Interrupted`.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// Steps run between checks of `INTERRUPT`.
+pub const INTERRUPT_CHECK_STEPS: u64 = 16_384;
+
+/// Run `sim` to its end like `Sim::run_with_progress`, in chunks of `chunk` steps, calling
+/// `between` after each chunk (it may stop the run by returning a `RunEnd`) and stopping
+/// with `RunEnd::Interrupted` once `INTERRUPT` is set. Chunking does not change the run:
+/// the engine resumes exactly where the step limit stopped it.
+pub fn run_chunked(
+    sim: &mut Sim,
+    max_steps: u64,
+    chunk: u64,
+    progress: &mut dyn FnMut(u64),
+    between: &mut dyn FnMut(&Sim) -> Option<RunEnd>,
+) -> RunEnd {
+    loop {
+        let limit = sim.steps.saturating_add(chunk.max(1)).min(max_steps);
+        let end = sim.run_with_progress(limit, progress);
+        if end != RunEnd::StepLimit || sim.steps >= max_steps {
+            return end;
+        }
+        if let Some(e) = between(sim) {
+            return e;
+        }
+        if INTERRUPT.load(Ordering::Relaxed) {
+            return RunEnd::Interrupted;
+        }
+    }
+}
+
+/// Host memory a run needs, estimated before it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostMemEstimate {
+    /// mem_map: one `Page` per frame.
+    pub frames_bytes: u64,
+    /// Page tables of mapped memory (anon and mmap programs).
+    pub page_tables_bytes: u64,
+    /// Page-cache trees, shadow entries and the content oracle's per-page versions.
+    pub cache_bytes: u64,
+    /// Swap map, swap cache and slot versions.
+    pub swap_bytes: u64,
+    /// Time series (bounded at 1,000,000 samples).
+    pub series_bytes: u64,
+    /// Fixed overhead (tasks, devices, profile, the process itself).
+    pub fixed_bytes: u64,
+}
+
+impl HostMemEstimate {
+    /// The sum.
+    pub fn total_bytes(&self) -> u64 {
+        self.frames_bytes
+            + self.page_tables_bytes
+            + self.cache_bytes
+            + self.swap_bytes
+            + self.series_bytes
+            + self.fixed_bytes
+    }
+    /// One line per part, MiB.
+    pub fn describe(&self) -> String {
+        let m = |b: u64| b.div_ceil(1 << 20);
+        format!(
+            "{} MiB (frames {} MiB, page tables {} MiB, page cache + shadows + oracle {} MiB, \
+             swap {} MiB, time series {} MiB, fixed {} MiB)",
+            m(self.total_bytes()),
+            m(self.frames_bytes),
+            m(self.page_tables_bytes),
+            m(self.cache_bytes),
+            m(self.swap_bytes),
+            m(self.series_bytes),
+            m(self.fixed_bytes)
+        )
+    }
+}
+
+/// Estimate the host memory a run of `sc` needs: `size_of::<Page>()` per simulated frame,
+/// 8 bytes per mapped page of page tables (+ a 4 KiB table per 512 pages), ~9 bytes per
+/// page-cache or shadow slot of radix tree plus 8 bytes of oracle versions per file page
+/// (files of every program, and their passes' worth of shadows), 10 bytes per swap slot,
+/// and the time series (its sample count estimated from the data moved at ≥ 200 MB/s of
+/// virtual time, bounded at 1,000,000 samples). It errs on the high side.
+pub fn estimate_host_memory(sc: &Scenario) -> HostMemEstimate {
+    use crate::scenario::ProgramSpec as P;
+    const PAGE: u64 = crate::mm::page::PAGE_SIZE;
+    let frames = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes / PAGE;
+    let mut file_pages: u64 = sc.files.iter().map(|f| f.size_bytes.div_ceil(PAGE)).sum();
+    let mut mapped_pages = 0u64;
+    let mut moved_bytes: u64 = 0;
+    for t in &sc.tasks {
+        match &t.program {
+            P::Dd(d) => {
+                file_pages += d.size_bytes.div_ceil(PAGE);
+                moved_bytes = moved_bytes
+                    .saturating_add(d.size_bytes.saturating_mul(u64::from(d.iterations)));
+            }
+            P::Sparsetruncate(s) => {
+                let b = s.files.saturating_mul(s.file_size_bytes);
+                file_pages = file_pages.saturating_add(b.div_ceil(PAGE));
+                moved_bytes = moved_bytes.saturating_add(b);
+            }
+            P::Bonnie(b) => {
+                let bytes = b.files.saturating_mul(b.file_size_bytes);
+                file_pages = file_pages.saturating_add(bytes.div_ceil(PAGE));
+                moved_bytes =
+                    moved_bytes.saturating_add(bytes.saturating_mul(2 * u64::from(b.iterations)));
+            }
+            P::Anon(a) => {
+                mapped_pages = mapped_pages.saturating_add(a.size_bytes.div_ceil(PAGE));
+                moved_bytes =
+                    moved_bytes.saturating_add(a.size_bytes.saturating_mul(u64::from(a.passes)));
+            }
+            P::MmapRead(m) => {
+                mapped_pages = mapped_pages.saturating_add(m.size_bytes.div_ceil(PAGE));
+                moved_bytes =
+                    moved_bytes.saturating_add(m.size_bytes.saturating_mul(u64::from(m.passes)));
+            }
+            P::Read(r) => {
+                let size = sc
+                    .files
+                    .iter()
+                    .find(|f| f.path == r.path)
+                    .map_or(0, |f| f.size_bytes);
+                moved_bytes = moved_bytes.saturating_add(size.saturating_mul(u64::from(r.passes)));
+            }
+            _ => moved_bytes = moved_bytes.saturating_add(sc.total_memory_bytes()),
+        }
+    }
+    let swap_pages = sc.swap.as_ref().map_or(0, |s| s.size_bytes / PAGE);
+    let virtual_ns = moved_bytes / 200 * 5; // 200 MB/s = 5 ns per byte
+    let samples = (virtual_ns / sc.sample_interval_ns.max(1)).clamp(100, 1_000_000);
+    let sample_bytes = 24 + 8 * crate::sim::SAMPLED.len() as u64 + 16;
+    HostMemEstimate {
+        frames_bytes: frames * std::mem::size_of::<crate::mm::page::Page>() as u64,
+        page_tables_bytes: mapped_pages.saturating_mul(8) + mapped_pages.div_ceil(512) * PAGE,
+        cache_bytes: file_pages.saturating_mul(9 + 8),
+        swap_bytes: swap_pages * 10,
+        series_bytes: samples * sample_bytes,
+        fixed_bytes: 16 << 20,
+    }
+}
+
+/// MemAvailable of the host (`/proc/meminfo`), bytes; None where it cannot be read.
+pub fn host_mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuse a run that would not fit: the estimate against `max_bytes` (`--max-host-mem`)
+/// and against the host's MemAvailable. The message says how much it needs and how to
+/// shrink it.
+pub fn check_host_memory(sc: &Scenario, max_bytes: Option<u64>) -> Result<HostMemEstimate, String> {
+    let est = estimate_host_memory(sc);
+    let need = est.total_bytes();
+    let (limit, what) = match (max_bytes, host_mem_available()) {
+        (Some(m), Some(a)) if a < m => (a, "the host's available memory (MemAvailable)"),
+        (Some(m), _) => (m, "--max-host-mem"),
+        (None, Some(a)) => (a, "the host's available memory (MemAvailable)"),
+        (None, None) => return Ok(est),
+    };
+    if need > limit {
+        return Err(format!(
+            "scenario `{}` needs about {} of host memory, more than {} ({} MiB); shrink it, \
+             e.g. --set machine.memory_per_node=<smaller> (frames: {} bytes per simulated \
+             page), fewer nodes, smaller files or swap, or a longer sample_interval",
+            sc.name,
+            est.describe(),
+            what,
+            limit >> 20,
+            std::mem::size_of::<crate::mm::page::Page>()
+        ));
+    }
+    Ok(est)
 }
 
 /// Options of a run.
@@ -161,7 +363,14 @@ pub fn run_scenario(
 ) -> Result<RunReport, String> {
     let mut sim = Sim::new(sc, opts.features.clone())?;
     sim.check = opts.check;
-    let end = sim.run_with_progress(opts.max_steps, progress);
+    sim.seed_faults(sc.seed);
+    let end = run_chunked(
+        &mut sim,
+        opts.max_steps,
+        INTERRUPT_CHECK_STEPS,
+        progress,
+        &mut |_| None,
+    );
     Ok(report(&sim, sc, end))
 }
 
@@ -231,7 +440,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         features: sim.features.to_map(),
         machine: sc.machine.clone(),
         cost_profile: sim.costs.clone(),
-        end,
+        end: end.clone(),
         elapsed_ns: ps_to_ns(elapsed_ps),
         cpu_time: ct,
         vmstat: sim
@@ -264,5 +473,60 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         oom: sim.oom_reports.clone(),
         steps: sim.steps,
         event_hash: format!("{:016x}", sim.event_hash),
+        complete: end == RunEnd::Completed,
+        io_errors: io_errors_report(sim),
     }
+}
+
+/// Collect the injected IO errors and losses of a simulation.
+pub fn io_errors_report(sim: &Sim) -> IoErrorsReport {
+    let mut r = IoErrorsReport::default();
+    for d in &sim.devices {
+        r.total += d.nr_io_errors;
+        r.errors.extend(d.io_errors.iter().cloned());
+        r.reported_losses_read += d.lost_reads;
+        r.reported_lost_writes += d.lost_versions.len() as u64;
+    }
+    r.errors.sort_by_key(|e| e.t_ns);
+    r.eio_returned = sim
+        .tasks
+        .iter()
+        .filter_map(|t| t.stats.errors.get("EIO"))
+        .sum();
+    r.silent_losses = sim.oracle_violations.len() as u64;
+    r
+}
+
+/// The text summary's IO-error section: every injected error (the first 20, then a count)
+/// with how it was reported, the reported losses and the silent losses (which must be 0).
+pub fn write_io_errors(r: &RunReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let io = &r.io_errors;
+    if io.total == 0 && io.silent_losses == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nIO errors  {} injected, EIO returned to tasks {}, lost writes (reported) {}, \
+         reads of lost data (reported) {}, silent losses {}",
+        io.total,
+        io.eio_returned,
+        io.reported_lost_writes,
+        io.reported_losses_read,
+        io.silent_losses
+    )?;
+    for e in io.errors.iter().take(20) {
+        writeln!(
+            out,
+            "  t={} ns {} {} {} page {}: {}",
+            e.t_ns, e.device, e.op, e.file, e.index, e.reported_as
+        )?;
+    }
+    if io.total > 20 {
+        writeln!(
+            out,
+            "  ... {} more (all in the JSON `io_errors`)",
+            io.total - 20
+        )?;
+    }
+    Ok(())
 }

@@ -327,9 +327,14 @@ pub struct DesktopApp {
 pub struct DesktopSpec {
     /// The applications, in start order.
     pub apps: Vec<DesktopApp>,
-    /// Percent of each earlier application's text and anonymous memory touched again by
-    /// a window switch.
-    pub hot_percent: u32,
+    /// Anonymous memory of the session (X server, window manager, panel), bytes: written
+    /// before the first start; `hot_anon_percent` % of it written again at each pass over
+    /// the windows.
+    pub session_bytes: u64,
+    /// Percent of each application's text read again by a window switch.
+    pub hot_text_percent: u32,
+    /// Percent of each application's anonymous memory written again by a window switch.
+    pub hot_anon_percent: u32,
     /// Size of each read of a data file, bytes.
     pub read_block_bytes: u64,
 }
@@ -471,7 +476,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     (
         "lru-file-mmap-read",
-        "vm-scalability lru-file-mmap-read, small: 4 CPUs, 1 GiB, 10xRAM of mmap'd sparse files (seed 002)",
+        "vm-scalability lru-file-mmap-read, small: 4 CPUs, 256 MiB, 10xRAM of mmap-read sparse files (seed 002)",
         include_str!("../scenarios/lru-file-mmap-read.toml"),
     ),
     (
@@ -496,7 +501,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     (
         "desktop",
-        "50 applications started one after another on 512 MiB with 1 GiB swap, windows switched after each (seed 001)",
+        "51 applications started one after another on 512 MiB with 1 GiB swap, windows switched after each (seed 001)",
         include_str!("../scenarios/desktop.toml"),
     ),
     (
@@ -506,7 +511,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     (
         "hot-stream",
-        "a RAM/8 hot file re-read every 200 ms while a 3xRAM stream passes (workingset)",
+        "a 0.3xRAM hot file re-read while a 4xRAM stream passes, stale active list (workingset)",
         include_str!("../scenarios/hot-stream.toml"),
     ),
     (
@@ -589,8 +594,11 @@ fn expand_replicas(ctx: &Ctx<'_>, root: &mut Table) -> Result<(), ScenarioError>
             _ => default,
         }
     };
-    let total_cpus =
-        (int_at(root, "machine", "nodes", 1) * int_at(root, "machine", "cpus_per_node", 1)).max(1);
+    // Clamped: a huge or negative (invalid) machine must not make `"cpus"` copy a task
+    // billions of times before validation rejects the machine.
+    let total_cpus = int_at(root, "machine", "nodes", 1)
+        .saturating_mul(int_at(root, "machine", "cpus_per_node", 1))
+        .clamp(1, 4096);
     for array in ["tasks", "files"] {
         let Some(pos) = root.position(array) else {
             continue;
@@ -1530,7 +1538,9 @@ const DESKTOP_KEYS: &[&str] = &[
     "data_min",
     "data_max",
     "office_scale",
-    "hot",
+    "hot_text",
+    "hot_anon",
+    "session",
     "read_block",
 ];
 
@@ -1587,13 +1597,28 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
     let text = range("text_min", "text_max", ram / 512, ram / 64)?;
     let anon = range("anon_min", "anon_max", ram / 256, ram / 32)?;
     let data = range("data_min", "data_max", ram / 512, ram / 128)?;
-    let hot_percent = match task.opt("hot", want_u32)? {
-        Some((n, loc)) if n > 100 => {
-            return Err(loc.err(format!("hot is a percentage from 0 to 100, got {n}")))
+    let percent = |key: &str, default: u32| -> Result<u32, ScenarioError> {
+        match task.opt(key, want_u32)? {
+            Some((n, loc)) if n > 100 => {
+                Err(loc.err(format!("{key} is a percentage from 0 to 100, got {n}")))
+            }
+            Some((n, _)) => Ok(n),
+            None => Ok(default),
         }
-        Some((n, _)) => n,
-        None => 25,
     };
+    let session_bytes = match task.opt("session", |i, l| want_size(i, l, Some(ram)))? {
+        Some((v, loc)) if v > ram => {
+            return Err(loc.err(format!(
+                "session memory ({}) is more than RAM ({})",
+                fmt_bytes(v),
+                fmt_bytes(ram)
+            )))
+        }
+        Some((v, _)) => v / PAGE_SIZE * PAGE_SIZE,
+        None => 0,
+    };
+    let hot_text_percent = percent("hot_text", 25)?;
+    let hot_anon_percent = percent("hot_anon", 50)?;
     let read_block_bytes = match task.opt("read_block", |i, l| want_size(i, l, Some(ram)))? {
         Some((bs, loc)) if bs == 0 || bs > GIB => {
             return Err(loc.err("read_block must be between 1 byte and 1 GiB"))
@@ -1602,7 +1627,11 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
         None => 128 << 10,
     };
     let pattern = |key: &str| -> Result<(String, Loc), ScenarioError> {
-        let (p, loc) = task.req(key, "file path with {i}, e.g. \"/usr/bin/app{i}\"", want_str)?;
+        let (p, loc) = task.req(
+            key,
+            "file path with {i}, e.g. \"/usr/bin/app{i}\"",
+            want_str,
+        )?;
         check_abs_path(p).map_err(|why| loc.err(why))?;
         Ok((p.to_string(), loc))
     };
@@ -1642,7 +1671,9 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
     }
     Ok(ProgramSpec::Desktop(DesktopSpec {
         apps: out,
-        hot_percent,
+        session_bytes,
+        hot_text_percent,
+        hot_anon_percent,
         read_block_bytes,
     }))
 }
@@ -2365,9 +2396,7 @@ fn read_devices(
                     match want_str(i, l)? {
                         "read" => Ok(false),
                         "write" => Ok(true),
-                        other => Err(l.err(format!(
-                            "unknown op \"{other}\"; ops: read, write"
-                        ))),
+                        other => Err(l.err(format!("unknown op \"{other}\"; ops: read, write"))),
                     }
                 })?;
                 fail_locs.push((file.to_string(), name.to_string(), file_loc));
@@ -2614,6 +2643,11 @@ fn size_unit(unit: &str) -> Option<u128> {
 }
 
 /// Parse a size string to bytes; `ram_bytes` is the total RAM for `ram` expressions.
+/// Parse a size given on the command line (`"4GiB"`, `"512MiB"`, `"1000000"`; no `ram`).
+pub fn parse_size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s, None)
+}
+
 fn parse_size(s: &str, ram_bytes: Option<u64>) -> Result<u64, String> {
     let s = s.trim();
     if let Some(rest) = s.strip_prefix("ram") {

@@ -111,7 +111,10 @@ pub struct IoErrorRecord {
 
 /// Seed of a device's fault stream: the root seed and the device's index.
 pub fn fault_rng(seed: u64, dev: usize) -> Pcg32 {
-    Pcg32::new(seed ^ 0x6d6d_7369_6d5f_666c, 0xda3e_39cb_94b9_5bdb ^ dev as u64)
+    Pcg32::new(
+        seed ^ 0x6d6d_7369_6d5f_666c,
+        0xda3e_39cb_94b9_5bdb ^ dev as u64,
+    )
 }
 
 impl BlockDevice {

@@ -346,7 +346,7 @@ impl Sim {
                             "read",
                             req.ino,
                             index,
-                            "EIO to the reader (page left not uptodate, PG_error)",
+                            "PG_error, not uptodate: EIO to read(2); a page fault reads again",
                         );
                         self.SetPageError(pfn);
                         self.unlock_page(pfn);

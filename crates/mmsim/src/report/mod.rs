@@ -3,5 +3,6 @@
 pub mod compare;
 pub mod load;
 pub mod plot;
+pub mod reproduce;
 pub mod stats;
 pub mod tables;

@@ -1,9 +1,11 @@
 //! The tables of `mmsim compare`: mmtests-style compare tables built from loaded run
 //! documents ([`super::load::RunDoc`]), one column per run, the first run the baseline.
 //!
-//! - per task and sample label: the [`super::stats::summarize`] rows of the samples
-//!   (times, lower is better), in s, ms or µs (`us`) as the row name says: the largest
-//!   unit in which the smallest sample is at least 1, so 2 decimals keep 3 digits;
+//! - per task and sample label: the [`super::stats::summarize`] rows of the samples. Most
+//!   samples are times (lower is better), shown in s, ms or µs (`us`) as the row name says:
+//!   the largest unit in which the smallest sample is at least 1, so 2 decimals keep 3
+//!   digits. The labels of [`RATE_LABELS`] are rates (bonnie's files/s, higher is better):
+//!   shown as recorded, with Hmean and without BestN% rows (see [`sample_unit`]);
 //! - "Ops": whole-run and per-task elapsed time, interrupts, TLB shootdowns;
 //! - "time": User / System / Interrupt / Elapsed, seconds (like mmtests' time table);
 //! - vmstat: the end-of-run counters that differ between runs (no percentages);
@@ -13,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::compare::{render_counter_table, CompareRow, CompareTable};
 use super::load::RunDoc;
-use super::stats::Direction::LowerIsBetter;
+use super::stats::Direction::{self, LowerIsBetter};
 
 /// How many of each run's top profile rows the profile table shows (their union).
 pub const PROFILE_TOP: usize = 10;
@@ -61,6 +63,62 @@ impl TimeUnit {
             TimeUnit::Millis => ns as f64 / 1e6,
             TimeUnit::Micros => ns as f64 / 1e3,
         }
+    }
+}
+
+/// Sample labels whose samples are rates, higher is better, with their unit: the samples
+/// `Op::TimerStopRate` records (bonnie's six phases, in files per second). Every other
+/// label is a time in ns, lower is better.
+pub const RATE_LABELS: &[(&str, &str)] = &[
+    ("SeqCreate ops", "files/s"),
+    ("SeqCreate read", "files/s"),
+    ("SeqCreate del", "files/s"),
+    ("RandCreate ops", "files/s"),
+    ("RandCreate read", "files/s"),
+    ("RandCreate del", "files/s"),
+];
+
+/// What the samples of a label measure and the unit a table shows them in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleUnit {
+    /// Times (recorded in ns), lower is better, shown in this unit.
+    Time(TimeUnit),
+    /// Rates, higher is better, shown as recorded; the unit's name (`files/s`).
+    Rate(&'static str),
+}
+
+impl SampleUnit {
+    /// A recorded sample (ns for times) expressed in this unit.
+    pub fn convert(self, raw: u64) -> f64 {
+        match self {
+            SampleUnit::Time(t) => t.convert(raw),
+            SampleUnit::Rate(_) => raw as f64,
+        }
+    }
+
+    /// The unit's short ASCII name: `s`, `ms`, `us`, or the rate's unit (`files/s`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            SampleUnit::Time(t) => t.suffix(),
+            SampleUnit::Rate(u) => u,
+        }
+    }
+
+    /// Lower is better for times, higher for rates.
+    pub fn direction(self) -> Direction {
+        match self {
+            SampleUnit::Time(_) => LowerIsBetter,
+            SampleUnit::Rate(_) => Direction::HigherIsBetter,
+        }
+    }
+}
+
+/// The direction of a sample label: higher is better for [`RATE_LABELS`], lower otherwise.
+pub fn sample_direction(label: &str) -> Direction {
+    if RATE_LABELS.iter().any(|(l, _)| *l == label) {
+        Direction::HigherIsBetter
+    } else {
+        LowerIsBetter
     }
 }
 
@@ -152,18 +210,23 @@ pub fn samples_ns<'a>(doc: &'a RunDoc, task: &str, label: &str) -> &'a [u64] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// The unit for the samples of `task`/`label` over all runs ([`TimeUnit::for_min_ns`] of
-/// the smallest sample; seconds if there is none).
-pub fn sample_unit(docs: &[RunDoc], task: &str, label: &str) -> TimeUnit {
+/// The unit for the samples of `task`/`label` over all runs: the rate unit for
+/// [`RATE_LABELS`], else a time unit ([`TimeUnit::for_min_ns`] of the smallest sample;
+/// seconds if there is none).
+pub fn sample_unit(docs: &[RunDoc], task: &str, label: &str) -> SampleUnit {
+    if let Some((_, unit)) = RATE_LABELS.iter().find(|(l, _)| *l == label) {
+        return SampleUnit::Rate(unit);
+    }
     let min = docs
         .iter()
         .flat_map(|d| samples_ns(d, task, label).iter().copied())
         .min()
         .unwrap_or(u64::MAX);
-    TimeUnit::for_min_ns(min)
+    SampleUnit::Time(TimeUnit::for_min_ns(min))
 }
 
-/// One summary table per user task and sample label (times, lower is better).
+/// One summary table per user task and sample label (times lower is better, rates higher;
+/// see [`sample_unit`]).
 pub fn sample_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
     let mut tables = Vec::new();
     for task in task_names(docs) {
@@ -178,18 +241,24 @@ pub fn sample_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
                 })
                 .collect();
             let counts: Vec<String> = columns.iter().map(|(_, s)| s.len().to_string()).collect();
+            let (what, better) = match unit {
+                SampleUnit::Time(_) => ("time per sample", "lower is better"),
+                SampleUnit::Rate(_) => ("rate per sample", "higher is better"),
+            };
             let title = format!(
-                "{} {}: time per sample, {} (n = {}; lower is better)",
+                "{} {}: {}, {} (n = {}; {})",
                 task,
                 label,
+                what,
                 unit.suffix(),
-                counts.join("/")
+                counts.join("/"),
+                better
             );
             let name = format!("{} {} ({})", task, label, unit.suffix());
             tables.push(CompareTable::from_samples(
                 &title,
                 &name,
-                LowerIsBetter,
+                unit.direction(),
                 &columns,
             ));
         }
@@ -503,6 +572,38 @@ mod tests {
         );
         assert!(out.contains("Amean        dd iteration (s)"), "{out}");
         assert!(out.contains("1.50 (  40.00%)"), "{out}");
+    }
+
+    #[test]
+    fn rate_labels_are_higher_is_better() {
+        let mut d = docs();
+        for (doc, rates) in d.iter_mut().zip([[100u64, 200, 400], [200, 200, 400]]) {
+            let t = &mut doc.tasks[1];
+            t.samples.clear();
+            t.samples.insert("SeqCreate del".into(), rates.to_vec());
+        }
+        assert_eq!(sample_direction("SeqCreate del"), Direction::HigherIsBetter);
+        assert_eq!(sample_direction("unlink"), LowerIsBetter);
+        assert_eq!(
+            sample_unit(&d, "dd", "SeqCreate del"),
+            SampleUnit::Rate("files/s")
+        );
+        let t = &sample_tables(&d, &default_names(&d))[0];
+        let name = "dd SeqCreate del (files/s)";
+        // Hmean 3 / (1/100 + 1/200 + 1/400) = 171.43 -> 3 / (2/200 + 1/400) = 240: +40%.
+        let h = row(t, "Hmean", name);
+        assert!(close(h.values[0], 3.0 / 0.0175) && close(h.values[1], 240.0));
+        assert!(close(h.pct(1), 240.0 * 100.0 * 0.0175 / 3.0 - 100.0));
+        assert!(h.pct(1).unwrap() > 0.0, "a higher rate is better");
+        assert!(
+            close(row(t, "Min", name).values[0], 100.0),
+            "shown as recorded"
+        );
+        assert!(t.rows.iter().all(|r| !r.stat.starts_with("Best")));
+        assert!(t.rows.iter().all(|r| r.stat != "Amean"));
+        let out = t.render();
+        assert!(out.contains("rate per sample, files/s"), "{out}");
+        assert!(out.contains("higher is better"), "{out}");
     }
 
     #[test]

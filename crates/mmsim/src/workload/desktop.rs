@@ -12,10 +12,15 @@
 //! the cumulative times at which each start completed, the seed's "progress timing"), and
 //! the region's major faults go to `region_majflt["start"]`. Then the user switches
 //! through all windows opened so far: for each application started, in start order, the
-//! first `hot_percent` % of its text is read again and the first `hot_percent` % of its
-//! anonymous memory written again (the code and data a window needs to redraw and react).
+//! first `hot_text_percent` % of its text is read again and the first `hot_anon_percent` %
+//! of its anonymous memory written again (the code and data a window needs to redraw and react).
 //! The window switches after the last start are not timed and not done. The mappings are
 //! released when the task exits.
+//!
+//! `session_bytes` of anonymous memory stand for the X server, window manager and panel:
+//! mapped and written before the first start (inside the first sample), and
+//! `hot_anon_percent` % of it written again at the beginning of every pass over the
+//! windows (the X server redraws).
 
 use super::{Op, OpResult, Program};
 use crate::scenario::DesktopSpec;
@@ -25,6 +30,9 @@ const PAGE: u64 = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Begin,
+    MapSession,
+    TouchSession,
+    SwitchSession,
     MapText,
     TouchText,
     MapAnon,
@@ -52,6 +60,8 @@ pub struct Desktop {
     read_pos: u64,
     /// The application whose window is being switched to.
     window: usize,
+    /// The session's anonymous memory.
+    session_addr: u64,
 }
 
 impl Desktop {
@@ -67,18 +77,15 @@ impl Desktop {
             fd: 0,
             read_pos: 0,
             window: 0,
+            session_addr: 0,
         }
     }
 
-    /// The hot part of `bytes`: `hot_percent` %, whole pages, at least one page when the
+    /// The hot part of `bytes`: `percent` %, whole pages, at least one page when the
     /// percentage is not 0.
-    fn hot(&self, bytes: u64) -> u64 {
-        let pages = bytes / PAGE * u64::from(self.spec.hot_percent) / 100;
-        let pages = if self.spec.hot_percent > 0 {
-            pages.max(1)
-        } else {
-            0
-        };
+    fn hot(bytes: u64, percent: u32) -> u64 {
+        let pages = bytes / PAGE * u64::from(percent) / 100;
+        let pages = if percent > 0 { pages.max(1) } else { 0 };
         pages * PAGE
     }
 
@@ -90,7 +97,7 @@ impl Desktop {
             match self.step {
                 Step::SwitchText => {
                     self.step = Step::SwitchAnon;
-                    let len = self.hot(self.spec.apps[j].text_bytes);
+                    let len = Self::hot(self.spec.apps[j].text_bytes, self.spec.hot_text_percent);
                     if len > 0 {
                         return Op::Touch {
                             addr: self.text_addr[j],
@@ -103,7 +110,7 @@ impl Desktop {
                 _ => {
                     self.step = Step::SwitchText;
                     self.window += 1;
-                    let len = self.hot(self.spec.apps[j].anon_bytes);
+                    let len = Self::hot(self.spec.apps[j].anon_bytes, self.spec.hot_anon_percent);
                     if len > 0 {
                         return Op::Touch {
                             addr: self.anon_addr[j],
@@ -122,8 +129,48 @@ impl Desktop {
     fn next_step(&mut self, last: &OpResult) -> Op {
         match self.step {
             Step::Begin => {
-                self.step = Step::MapText;
+                self.step = if self.spec.session_bytes > 0 {
+                    Step::MapSession
+                } else {
+                    Step::MapText
+                };
                 Op::TimerStart("start".into())
+            }
+            Step::MapSession => {
+                self.step = Step::TouchSession;
+                Op::Mmap {
+                    path: None,
+                    len: self.spec.session_bytes,
+                    offset: 0,
+                    prot: 3,
+                    shared: false,
+                }
+            }
+            Step::TouchSession => {
+                let OpResult::Addr(a) = last else {
+                    return self.fail();
+                };
+                self.session_addr = *a;
+                self.step = Step::MapText;
+                Op::Touch {
+                    addr: *a,
+                    len: self.spec.session_bytes,
+                    stride: PAGE,
+                    write: true,
+                }
+            }
+            Step::SwitchSession => {
+                self.step = Step::SwitchText;
+                let len = Self::hot(self.spec.session_bytes, self.spec.hot_anon_percent);
+                if self.spec.session_bytes == 0 || len == 0 {
+                    return self.switch_or_next();
+                }
+                Op::Touch {
+                    addr: self.session_addr,
+                    len,
+                    stride: PAGE,
+                    write: true,
+                }
             }
             Step::MapText => {
                 if self.app >= self.spec.apps.len() {
@@ -217,7 +264,7 @@ impl Desktop {
                     self.step = Step::Done;
                     return Op::Exit;
                 }
-                self.step = Step::SwitchText;
+                self.step = Step::SwitchSession;
                 Op::TimerStart("start".into())
             }
             Step::SwitchText | Step::SwitchAnon => self.switch_or_next(),
@@ -257,7 +304,9 @@ mod tests {
                     data_bytes: 3 * PAGE,
                 })
                 .collect(),
-            hot_percent: 25,
+            session_bytes: 0,
+            hot_text_percent: 25,
+            hot_anon_percent: 25,
             read_block_bytes: 2 * PAGE,
         }
     }
@@ -324,5 +373,46 @@ mod tests {
             Op::Exit
         );
         assert_eq!(p.next_op(&OpResult::None), Op::Exit);
+    }
+}
+
+#[cfg(test)]
+mod builtin_tests {
+    use crate::scenario::{load_scenario, ProgramSpec};
+
+    /// The built-in `desktop`: 51 applications (the seed's 51 rows), sizes in the
+    /// documented ranges, the last 6 doubled, the same sizes for the same seed and other sizes for another.
+    #[test]
+    fn builtin_sizes() {
+        let spec = |sets: &[String]| {
+            let sc = load_scenario("desktop", sets).unwrap();
+            match &sc.tasks[0].program {
+                ProgramSpec::Desktop(d) => d.clone(),
+                p => panic!("{p:?}"),
+            }
+        };
+        let d = spec(&[]);
+        assert_eq!(d.apps.len(), 51);
+        const MIB: u64 = 1 << 20;
+        for (i, a) in d.apps.iter().enumerate() {
+            let k = if i >= 45 { 2 } else { 1 };
+            assert!((MIB * k..=8 * MIB * k).contains(&a.text_bytes), "{i} {a:?}");
+            assert!(
+                (2 * MIB * k..=16 * MIB * k).contains(&a.anon_bytes),
+                "{i} {a:?}"
+            );
+            assert!((MIB * k..=4 * MIB * k).contains(&a.data_bytes), "{i} {a:?}");
+            assert_eq!(a.text_path, format!("/usr/bin/app{i}"));
+        }
+        let total =
+            |f: fn(&crate::scenario::DesktopApp) -> u64| d.apps.iter().map(f).sum::<u64>() / MIB;
+        eprintln!(
+            "desktop totals: text {} MiB, anon {} MiB, data {} MiB",
+            total(|a| a.text_bytes),
+            total(|a| a.anon_bytes),
+            total(|a| a.data_bytes)
+        );
+        assert_eq!(spec(&[]), d, "deterministic");
+        assert_ne!(spec(&["seed=2".to_string()]), d, "drawn from the seed");
     }
 }

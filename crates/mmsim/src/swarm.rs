@@ -1,0 +1,586 @@
+//! Swarm testing (TigerBeetle's VOPR, "swarm testing" of Groce et al.): each seed derives a
+//! random small machine, a random mix of workload programs and random feature switches,
+//! and runs it with the invariant checker and the content oracle. The seed is the whole
+//! bug report: a failure prints the one command that replays it.
+//!
+//! - One PCG stream per seed (`Pcg64::seed_from_u64(seed)`) makes every choice, so
+//!   `mmsim swarm --seed N --runs 1` rebuilds exactly the same case.
+//! - The case is generated as scenario TOML text and read by `parse_scenario`, so the
+//!   generator also exercises the parser (a rejected case is a failure too).
+//! - Machine: 1–2 nodes, 1–4 CPUs per node, 16–128 MiB per node, swap (with its own
+//!   preset, sometimes with swap-out errors) or not, one block device with a random preset
+//!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`.
+//! - Programs (1–3 tasks): dd, read, anon, mmap-read, pread-stride, sparsetruncate,
+//!   bonnie, at small sizes.
+//! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
+//!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
+//!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
+//!   panic (caught with `catch_unwind`). Reaching `max_steps` is not a failure: the case
+//!   is only cut short.
+
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+use crate::run::{io_errors_report, run_chunked};
+use crate::scenario::{parse_scenario, Scenario, KNOWN_FEATURES};
+use crate::sim::{Features, RunEnd, Sim};
+
+/// Options of a swarm run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwarmOptions {
+    /// Step limit of each case.
+    pub max_steps: u64,
+    /// Run the invariant checker every this many steps (and at the end).
+    pub check_every: u64,
+    /// Debug: break an invariant on purpose (`Sim::debug_skip_lru_del_on_free`).
+    pub debug_skip_lru_del_on_free: bool,
+}
+
+/// Default step limit of a swarm case.
+pub const DEFAULT_MAX_STEPS: u64 = 60_000;
+/// Default interval of the sampled invariant check, steps.
+pub const DEFAULT_CHECK_EVERY: u64 = 25;
+
+impl Default for SwarmOptions {
+    fn default() -> Self {
+        SwarmOptions {
+            max_steps: DEFAULT_MAX_STEPS,
+            check_every: DEFAULT_CHECK_EVERY,
+            debug_skip_lru_del_on_free: false,
+        }
+    }
+}
+
+impl SwarmOptions {
+    /// The command that replays seed `seed` with these options.
+    pub fn replay_command(&self, seed: u64) -> String {
+        let mut c = format!("mmsim swarm --seed {seed} --runs 1");
+        if self.max_steps != DEFAULT_MAX_STEPS {
+            let _ = write!(c, " --max-steps {}", self.max_steps);
+        }
+        if self.check_every != DEFAULT_CHECK_EVERY {
+            let _ = write!(c, " --check-every {}", self.check_every);
+        }
+        if self.debug_skip_lru_del_on_free {
+            c.push_str(" --debug-skip-lru-del-on-free");
+        }
+        c
+    }
+}
+
+/// One generated case.
+#[derive(Clone, Debug)]
+pub struct SwarmCase {
+    /// The seed it came from.
+    pub seed: u64,
+    /// The scenario TOML text.
+    pub toml: String,
+    /// One line describing machine, devices, features and tasks.
+    pub summary: String,
+}
+
+/// How a case ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Completed (or cut short at the step limit) with every check passing.
+    Pass,
+    /// A failure: what went wrong.
+    Fail(String),
+}
+
+/// The result of one case.
+#[derive(Clone, Debug)]
+pub struct SwarmResult {
+    /// The seed.
+    pub seed: u64,
+    /// The case's one-line description.
+    pub summary: String,
+    /// Pass or fail.
+    pub verdict: Verdict,
+    /// How the engine stopped (None when it panicked or the case did not parse).
+    pub end: Option<RunEnd>,
+    /// Simulation steps run.
+    pub steps: u64,
+    /// Invariant checks run.
+    pub checks: u64,
+    /// IO errors injected.
+    pub io_errors: u64,
+    /// The replay command.
+    pub replay: String,
+}
+
+fn pick<'a, T>(rng: &mut Pcg64, xs: &'a [T]) -> &'a T {
+    &xs[rng.gen_range(0..xs.len())]
+}
+
+/// Derive the case of `seed`: scenario TOML and its one-line summary.
+pub fn generate(seed: u64) -> SwarmCase {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut t = String::new();
+    let mut sum = String::new();
+    let nodes: u32 = rng.gen_range(1..=2);
+    let cpus: u32 = rng.gen_range(1..=4);
+    let mib: u64 = *pick(&mut rng, &[16, 24, 32, 48, 64, 96, 128]);
+    let ram = (u64::from(nodes) * mib) << 20;
+    let _ = writeln!(t, "name = \"swarm-{seed}\"");
+    let _ = writeln!(t, "description = \"mmsim swarm case, seed {seed}\"");
+    let _ = writeln!(t, "seed = {}", rng.gen_range(0..1u64 << 62));
+    let _ = writeln!(
+        t,
+        "sample_interval = \"{}\"",
+        pick(&mut rng, &["1ms", "10ms", "100ms"])
+    );
+    let _ = writeln!(
+        t,
+        "\n[machine]\nnodes = {nodes}\ncpus_per_node = {cpus}\nmemory_per_node = \"{mib}MiB\""
+    );
+    let _ = write!(sum, "{nodes}x{cpus} CPUs {mib} MiB/node");
+    let presets = ["hdd", "ssd", "nvme"];
+    let dev_preset = *pick(&mut rng, &presets);
+    let _ = writeln!(
+        t,
+        "\n[[devices]]\nname = \"sda\"\npreset = \"{dev_preset}\"\nsize = \"4GiB\""
+    );
+    let _ = write!(sum, ", sda {dev_preset}");
+    let rates = ["0.001", "0.01", "0.05"];
+    if rng.gen_bool(0.3) {
+        let r = *pick(&mut rng, &rates);
+        let w = *pick(&mut rng, &rates);
+        let _ = writeln!(t, "read_error_rate = {r}\nwrite_error_rate = {w}");
+        let _ = write!(sum, " (errors r {r} w {w})");
+    }
+    let _ = writeln!(
+        t,
+        "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\""
+    );
+    if rng.gen_bool(0.5) {
+        let smib = *pick(&mut rng, &[16u64, 64, 256]);
+        let sp = *pick(&mut rng, &presets);
+        let _ = writeln!(t, "\n[swap]\nsize = \"{smib}MiB\"\npreset = \"{sp}\"");
+        let _ = write!(sum, ", swap {smib} MiB {sp}");
+        if rng.gen_bool(0.3) {
+            let w = *pick(&mut rng, &rates);
+            let _ = writeln!(t, "write_error_rate = {w}");
+            let _ = write!(sum, " (swap-out errors {w})");
+        }
+    } else {
+        sum.push_str(", no swap");
+    }
+    let _ = writeln!(t, "\n[features]");
+    let mut on = Vec::new();
+    for f in KNOWN_FEATURES {
+        let v = rng.gen_bool(0.5);
+        let _ = writeln!(t, "{f} = {v}");
+        on.push(format!("{}{f}", if v { '+' } else { '-' }));
+    }
+    let _ = write!(sum, "; features {}", on.join(","));
+    let nr_tasks = rng.gen_range(1..=3);
+    let total_cpus = nodes * cpus;
+    let mut files = String::new();
+    let mut tasks = String::new();
+    let mut descr = Vec::new();
+    for i in 0..nr_tasks {
+        let cpu = rng.gen_range(0..total_cpus);
+        let start_us = if rng.gen_bool(0.5) {
+            0
+        } else {
+            rng.gen_range(0..2000)
+        };
+        let _ = writeln!(
+            tasks,
+            "\n[[tasks]]\nname = \"t{i}\"\ncpu = {cpu}\nstart = \"{start_us}us\""
+        );
+        let kib = |rng: &mut Pcg64, lo: u64, hi: u64| rng.gen_range(lo..=hi) * 4;
+        let d = match rng.gen_range(0..7) {
+            0 => {
+                let dir = *pick(&mut rng, &["/mnt", "/tmp"]);
+                let size = kib(&mut rng, 64, (ram >> 12) / 4);
+                let bs = *pick(&mut rng, &["4KiB", "64KiB", "1MiB", "3000", "12KiB"]);
+                let it = rng.gen_range(1..=2);
+                let sync = rng.gen_bool(0.5);
+                let _ = writeln!(
+                    tasks,
+                    "program = \"dd\"\npath = \"{dir}/dd{i}\"\nsize = \"{size}KiB\"\nblock_size = \"{bs}\"\niterations = {it}\nsync = {sync}"
+                );
+                format!(
+                    "dd {dir} {size}KiB bs {bs} x{it}{}",
+                    if sync { " sync" } else { "" }
+                )
+            }
+            1 => {
+                let size = kib(&mut rng, 16, (ram >> 12) * 3 / 4);
+                let bs = *pick(&mut rng, &["4KiB", "128KiB", "1MiB", "5000"]);
+                let passes = rng.gen_range(1..=2);
+                let _ = writeln!(
+                    files,
+                    "\n[[files]]\npath = \"/mnt/f{i}\"\nsize = \"{size}KiB\"\ndata = true"
+                );
+                let _ = writeln!(
+                    tasks,
+                    "program = \"read\"\npath = \"/mnt/f{i}\"\nblock_size = \"{bs}\"\npasses = {passes}"
+                );
+                format!("read {size}KiB bs {bs} x{passes}")
+            }
+            2 => {
+                let size = kib(&mut rng, 16, (ram >> 12) * 3 / 4);
+                let passes = rng.gen_range(1..=2);
+                let pat = *pick(&mut rng, &["sequential", "random"]);
+                let write = rng.gen_bool(0.8);
+                let _ = writeln!(
+                    tasks,
+                    "program = \"anon\"\nsize = \"{size}KiB\"\npasses = {passes}\npattern = \"{pat}\"\nwrite = {write}\nseed = {}",
+                    rng.gen_range(0..1000)
+                );
+                format!("anon {size}KiB {pat} x{passes}")
+            }
+            3 => {
+                let size = kib(&mut rng, 16, (ram >> 12) / 2);
+                let data = rng.gen_bool(0.5);
+                let stride = *pick(&mut rng, &["4096", "8", "64KiB"]);
+                let _ = writeln!(
+                    files,
+                    "\n[[files]]\npath = \"/mnt/m{i}\"\nsize = \"{size}KiB\"\ndata = {data}"
+                );
+                let _ = writeln!(
+                    tasks,
+                    "program = \"mmap-read\"\npath = \"/mnt/m{i}\"\nstride = \"{stride}\"\nexec = {}",
+                    rng.gen_bool(0.3)
+                );
+                format!("mmap-read {size}KiB data={data} stride {stride}")
+            }
+            4 => {
+                let pages = rng.gen_range(16..=(ram >> 12) / 2);
+                let rp = rng.gen_range(1..=8);
+                let step = rng.gen_range(rp..=rp + 16);
+                let count = rng.gen_range(1..=pages / step + 1);
+                let _ = writeln!(
+                    files,
+                    "\n[[files]]\npath = \"/mnt/p{i}\"\nsize = \"{}KiB\"\ndata = true",
+                    pages * 4
+                );
+                let _ = writeln!(
+                    tasks,
+                    "program = \"pread-stride\"\npath = \"/mnt/p{i}\"\ncount = {count}\nread_pages = {rp}\nstep_pages = {step}"
+                );
+                format!("pread-stride {count}x{rp}/{step} pages")
+            }
+            5 => {
+                let dir = *pick(&mut rng, &["/mnt", "/tmp"]);
+                let nfiles = rng.gen_range(2..=24);
+                let dirs = rng.gen_range(1..=4);
+                let fsize = kib(&mut rng, 4, 128);
+                let _ = writeln!(
+                    tasks,
+                    "program = \"sparsetruncate\"\npath = \"{dir}/st{i}\"\nfiles = {nfiles}\ndirs = {dirs}\nfile_size = \"{fsize}KiB\"\nread_stride = \"{}\"",
+                    pick(&mut rng, &["4KiB", "16KiB"])
+                );
+                format!("sparsetruncate {dir} {nfiles} files of {fsize}KiB")
+            }
+            _ => {
+                let dir = *pick(&mut rng, &["/mnt", "/tmp"]);
+                let nfiles = rng.gen_range(2..=32);
+                let fsize = rng.gen_range(0..=64) * 1024;
+                let _ = writeln!(
+                    tasks,
+                    "program = \"bonnie\"\npath = \"{dir}/b{i}\"\nfiles = {nfiles}\nfile_size = {fsize}\nblock_size = \"{}\"\niterations = 1",
+                    pick(&mut rng, &["4KiB", "8KiB", "5000"])
+                );
+                format!("bonnie {dir} {nfiles} files of {fsize} B")
+            }
+        };
+        descr.push(format!("t{i}@cpu{cpu}: {d}"));
+    }
+    t.push_str(&files);
+    t.push_str(&tasks);
+    let _ = write!(sum, "; {}", descr.join("; "));
+    SwarmCase {
+        seed,
+        toml: t,
+        summary: sum,
+    }
+}
+
+/// The features a case runs with: the vanilla preset overridden by its `[features]`.
+pub fn case_features(sc: &Scenario) -> Features {
+    let mut f = Features::vanilla();
+    for (name, on) in &sc.features {
+        f.set(name, *on);
+    }
+    f
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// Generate and run the case of `seed`.
+pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
+    let case = generate(seed);
+    let mut res = SwarmResult {
+        seed,
+        summary: case.summary.clone(),
+        verdict: Verdict::Pass,
+        end: None,
+        steps: 0,
+        checks: 0,
+        io_errors: 0,
+        replay: opts.replay_command(seed),
+    };
+    let sc = match parse_scenario(&case.toml, &format!("swarm:{seed}"), &[]) {
+        Ok(sc) => sc,
+        Err(e) => {
+            res.verdict = Verdict::Fail(format!("generated scenario rejected: {e}"));
+            return res;
+        }
+    };
+    let features = case_features(&sc);
+    let mut checks = 0u64;
+    let mut steps = 0u64;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut sim = Sim::new(&sc, features)?;
+        sim.seed_faults(sc.seed);
+        sim.debug_skip_lru_del_on_free = opts.debug_skip_lru_del_on_free;
+        let mut between = |s: &Sim| {
+            checks += 1;
+            crate::mm::check::check_all(s)
+                .err()
+                .map(RunEnd::CheckFailed)
+        };
+        let mut end = run_chunked(
+            &mut sim,
+            opts.max_steps,
+            opts.check_every,
+            &mut |_| {},
+            &mut between,
+        );
+        steps = sim.steps;
+        if matches!(end, RunEnd::Completed | RunEnd::StepLimit) {
+            checks += 1;
+            if let Err(e) = crate::mm::check::check_all(&sim) {
+                end = RunEnd::CheckFailed(e);
+            }
+        }
+        Ok::<_, String>((end, io_errors_report(&sim)))
+    }));
+    res.steps = steps;
+    res.checks = checks;
+    match outcome {
+        Err(p) => {
+            res.verdict = Verdict::Fail(format!("panic: {}", panic_message(p.as_ref())));
+        }
+        Ok(Err(e)) => res.verdict = Verdict::Fail(format!("cannot build the machine: {e}")),
+        Ok(Ok((end, io))) => {
+            res.io_errors = io.total;
+            res.verdict = match &end {
+                RunEnd::CheckFailed(e) => Verdict::Fail(format!("invariant check failed: {e}")),
+                RunEnd::Stalled(e) => Verdict::Fail(format!("stalled: {e}")),
+                _ if io.silent_losses > 0 => Verdict::Fail(format!(
+                    "content oracle: {} silent loss(es)",
+                    io.silent_losses
+                )),
+                _ => Verdict::Pass,
+            };
+            res.end = Some(end);
+        }
+    }
+    res
+}
+
+/// Process CPU time so far (user + system), seconds; 0 where /proc is unavailable.
+pub fn process_cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) start at ") ".
+    let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of stat: 12 and 13 after the state field.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Totals of a swarm run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SwarmTotals {
+    /// Seeds run.
+    pub seeds: u64,
+    /// Seeds that failed.
+    pub failed: Vec<u64>,
+    /// Cases cut short at the step limit.
+    pub step_limited: u64,
+    /// Steps, all cases.
+    pub steps: u64,
+    /// Invariant checks, all cases.
+    pub checks: u64,
+    /// IO errors injected, all cases.
+    pub io_errors: u64,
+}
+
+impl SwarmTotals {
+    /// Add one case's result.
+    pub fn add(&mut self, r: &SwarmResult) {
+        self.seeds += 1;
+        if r.verdict != Verdict::Pass {
+            self.failed.push(r.seed);
+        }
+        if r.end == Some(RunEnd::StepLimit) {
+            self.step_limited += 1;
+        }
+        self.steps += r.steps;
+        self.checks += r.checks;
+        self.io_errors += r.io_errors;
+    }
+}
+
+/// Format one case's result line (and, for a failure, the replay command).
+pub fn format_result(r: &SwarmResult) -> String {
+    let end = match &r.end {
+        Some(RunEnd::Completed) => "completed",
+        Some(RunEnd::StepLimit) => "step limit",
+        Some(RunEnd::Interrupted) => "interrupted",
+        Some(_) | None => "failed",
+    };
+    match &r.verdict {
+        Verdict::Pass => format!(
+            "seed {}: ok ({end}, {} steps, {} checks, {} IO errors) | {}",
+            r.seed, r.steps, r.checks, r.io_errors, r.summary
+        ),
+        Verdict::Fail(why) => format!(
+            "seed {}: FAIL after {} steps: {why}\n  case: {}\n  replay: {}",
+            r.seed, r.steps, r.summary, r.replay
+        ),
+    }
+}
+
+/// The `mmsim swarm` command line (parsed by the binary, run here).
+pub mod cli {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    /// `mmsim swarm` arguments.
+    #[derive(clap::Args, Debug, Clone)]
+    pub struct SwarmArgs {
+        /// First seed (each run takes the next one).
+        #[arg(long, default_value_t = 0)]
+        pub seed: u64,
+        /// Number of seeds (default 100; unbounded with --minutes).
+        #[arg(long)]
+        pub runs: Option<u64>,
+        /// Stop starting new seeds after this many minutes (wall clock).
+        #[arg(long)]
+        pub minutes: Option<f64>,
+        /// Step limit of each case.
+        #[arg(long, default_value_t = DEFAULT_MAX_STEPS)]
+        pub max_steps: u64,
+        /// Invariant check every N steps (1 = after every step).
+        #[arg(long, default_value_t = DEFAULT_CHECK_EVERY)]
+        pub check_every: u64,
+        /// Parallel workers.
+        #[arg(long, default_value_t = 1)]
+        pub jobs: usize,
+        /// Print the scenario TOML of each case.
+        #[arg(long)]
+        pub print_toml: bool,
+        /// Debug: break an invariant on purpose (put_page frees a page still on the LRU).
+        #[arg(long)]
+        pub debug_skip_lru_del_on_free: bool,
+    }
+
+    static CTRLC_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+    /// Make Ctrl-C set `run::INTERRUPT` (once per process); a second Ctrl-C still kills.
+    pub fn install_ctrlc() {
+        if CTRLC_INSTALLED.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let _ = ctrlc::set_handler(|| {
+            if crate::run::INTERRUPT.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\nmmsim: interrupted; finishing with partial results (Ctrl-C again to kill)"
+            );
+        });
+    }
+
+    /// Run the swarm; exit status 1 if any seed failed.
+    pub fn cmd_swarm(a: &SwarmArgs) -> std::process::ExitCode {
+        install_ctrlc();
+        let opts = SwarmOptions {
+            max_steps: a.max_steps,
+            check_every: a.check_every.max(1),
+            debug_skip_lru_del_on_free: a.debug_skip_lru_del_on_free,
+        };
+        let runs = a
+            .runs
+            .unwrap_or(if a.minutes.is_some() { u64::MAX } else { 100 });
+        let deadline = a
+            .minutes
+            .map(|m| Instant::now() + Duration::from_secs_f64(m.max(0.0) * 60.0));
+        let next = AtomicU64::new(0);
+        let totals = Mutex::new(SwarmTotals::default());
+        let started = Instant::now();
+        let cpu0 = process_cpu_seconds();
+        let worker = || loop {
+            if crate::run::INTERRUPT.load(Ordering::Relaxed)
+                || deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                break;
+            }
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= runs {
+                break;
+            }
+            let seed = a.seed.wrapping_add(i);
+            let r = run_seed(seed, &opts);
+            let line = format_result(&r);
+            let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+            t.add(&r);
+            println!("{line}");
+            if a.print_toml || (runs == 1 && r.verdict != Verdict::Pass) {
+                println!("{}", generate(seed).toml);
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 0..a.jobs.max(1) {
+                s.spawn(worker);
+            }
+        });
+        let t = totals.into_inner().unwrap_or_else(|e| e.into_inner());
+        let cpu = process_cpu_seconds() - cpu0;
+        println!(
+            "swarm: {} seeds from {}, {} failed, {} cut at the step limit; {} steps, {} invariant checks, {} IO errors injected; {:.1} s wall, {:.1} s CPU",
+            t.seeds,
+            a.seed,
+            t.failed.len(),
+            t.step_limited,
+            t.steps,
+            t.checks,
+            t.io_errors,
+            started.elapsed().as_secs_f64(),
+            cpu
+        );
+        if t.failed.is_empty() {
+            std::process::ExitCode::SUCCESS
+        } else {
+            let mut f = t.failed.clone();
+            f.sort_unstable();
+            println!("failed seeds: {f:?}; replay one with:");
+            println!("  {}", opts.replay_command(f[0]));
+            std::process::ExitCode::from(1)
+        }
+    }
+}

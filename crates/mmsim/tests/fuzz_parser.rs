@@ -1,0 +1,118 @@
+//! A stable-Rust fallback for the cargo-fuzz targets in `fuzz/`: random and mutated
+//! scenario TOML and `--set` overrides must give a scenario or an error, never a panic.
+
+use mmsim::scenario::{builtin_scenarios, parse_scenario};
+use proptest::prelude::*;
+
+/// Values that stress the typed readers: huge, zero, negative, wrong types, odd strings.
+const NASTY: &[&str] = &[
+    "0",
+    "-1",
+    "18446744073709551615",
+    "9223372036854775807",
+    "1e308",
+    "nan",
+    "inf",
+    "\"\"",
+    "\"ram*0\"",
+    "\"ram/0\"",
+    "\"ram*99999999999999\"",
+    "\"16TiB\"",
+    "\"1.5\"",
+    "\"-4KiB\"",
+    "\"4 KiB\"",
+    "\"µs\"",
+    "true",
+    "[]",
+    "{}",
+    "[1, \"a\"]",
+    "{ a = 1 }",
+    "1979-05-27T07:32:00Z",
+    "\"/\"",
+    "\"../x\"",
+    "\"/mnt/../x\"",
+];
+
+fn builtin(i: usize) -> &'static str {
+    let b = builtin_scenarios();
+    b[i % b.len()].2
+}
+
+/// Replace the value of the `k`-th `key = value` line by `v`.
+fn replace_value(text: &str, k: usize, v: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let assigns: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains(" = ") && !lines[i].trim_start().starts_with('#'))
+        .collect();
+    if assigns.is_empty() {
+        return text.to_string();
+    }
+    let at = assigns[k % assigns.len()];
+    let key = lines[at].split(" = ").next().unwrap_or("");
+    let mut out: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    out[at] = format!("{key} = {v}");
+    out.join("\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+        let _ = parse_scenario(&text, "fuzz.toml", &[]);
+    }
+
+    #[test]
+    fn mutated_builtins_never_panic(
+        which in 0usize..64,
+        cut_at in 0usize..4000,
+        cut_len in 0usize..64,
+        insert in "\\PC{0,16}",
+    ) {
+        let text = builtin(which);
+        let mut chars: Vec<char> = text.chars().collect();
+        let at = cut_at % (chars.len() + 1);
+        let end = (at + cut_len).min(chars.len());
+        chars.splice(at..end, insert.chars());
+        let s: String = chars.into_iter().collect();
+        let _ = parse_scenario(&s, "fuzz.toml", &[]);
+    }
+
+    #[test]
+    fn nasty_values_never_panic(which in 0usize..64, k in 0usize..200, v in 0usize..64) {
+        let s = replace_value(builtin(which), k, NASTY[v % NASTY.len()]);
+        let _ = parse_scenario(&s, "fuzz.toml", &[]);
+    }
+
+    #[test]
+    fn arbitrary_sets_never_panic(
+        which in 0usize..64,
+        key in "[a-z0-9_.\\-]{0,40}",
+        v in 0usize..64,
+        raw in "\\PC{0,30}",
+        use_raw in any::<bool>(),
+    ) {
+        let value = if use_raw { raw } else { NASTY[v % NASTY.len()].to_string() };
+        let sets = vec![format!("{key}={value}"), key.clone(), format!("={value}")];
+        for s in &sets {
+            let _ = parse_scenario(builtin(which), "fuzz.toml", std::slice::from_ref(s));
+        }
+    }
+
+    #[test]
+    fn real_keys_with_nasty_values_never_panic(which in 0usize..64, k in 0usize..40, v in 0usize..64) {
+        const KEYS: &[&str] = &[
+            "seed", "sample_interval", "machine.nodes", "machine.cpus_per_node",
+            "machine.memory_per_node", "machine.cost_profile", "tasks.0.cpu", "tasks.0.start",
+            "tasks.0.size", "tasks.0.block_size", "tasks.0.iterations", "tasks.0.path",
+            "tasks.0.program", "tasks.0.passes", "tasks.0.files", "tasks.0.file_size",
+            "tasks.0.replicas", "devices.0.size", "devices.0.preset", "devices.0.latency",
+            "devices.0.bandwidth", "devices.0.read_error_rate", "devices.0.fail",
+            "filesystems.0.mount", "filesystems.0.type", "filesystems.0.device",
+            "files.0.size", "files.0.path", "files.0.replicas", "swap.size",
+            "features.workingset", "features.nosuch", "name", "description",
+        ];
+        let set = format!("{}={}", KEYS[k % KEYS.len()], NASTY[v % NASTY.len()]);
+        let _ = parse_scenario(builtin(which), "fuzz.toml", &[set]);
+    }
+}

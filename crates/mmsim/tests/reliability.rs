@@ -1,0 +1,383 @@
+//! Reliability (issue 7): the bounded swarm, a broken invariant the swarm must find and
+//! replay, fault injection (writeback errors reach fdatasync as EIO and count as reported
+//! losses, read errors reach the reader, swap-out errors keep the page), resource guards
+//! and Ctrl-C.
+
+use std::process::Command;
+
+use mmsim::run::{run_scenario, RunOptions, RunReport};
+use mmsim::scenario::parse_scenario;
+use mmsim::sim::{Features, RunEnd};
+use mmsim::swarm::{run_seed, SwarmOptions, SwarmTotals, Verdict};
+
+/// Seeds of the bounded swarm in the test suite.
+const SWARM_SEEDS: u64 = 240;
+
+#[test]
+fn bounded_swarm_passes() {
+    let opts = SwarmOptions::default();
+    let t0 = std::time::Instant::now();
+    let results: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2u64)
+            .map(|w| {
+                let opts = &opts;
+                s.spawn(move || {
+                    (0..SWARM_SEEDS)
+                        .filter(|i| i % 2 == w)
+                        .map(|i| run_seed(i, opts))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut t = SwarmTotals::default();
+    for r in &results {
+        t.add(r);
+        assert_eq!(
+            r.verdict,
+            Verdict::Pass,
+            "{}",
+            mmsim::swarm::format_result(r)
+        );
+    }
+    assert_eq!(t.seeds, SWARM_SEEDS);
+    assert!(t.checks > t.seeds, "every case is checked at least once");
+    assert!(t.io_errors > 0, "some cases inject IO errors");
+    eprintln!(
+        "swarm: {} seeds, {} steps, {} checks, {} IO errors, {} step-limited, {:.1} s",
+        t.seeds,
+        t.steps,
+        t.checks,
+        t.io_errors,
+        t.step_limited,
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn swarm_is_deterministic_per_seed() {
+    let opts = SwarmOptions::default();
+    for seed in [3u64, 17, 101] {
+        assert_eq!(
+            mmsim::swarm::generate(seed).toml,
+            mmsim::swarm::generate(seed).toml
+        );
+        let (a, b) = (run_seed(seed, &opts), run_seed(seed, &opts));
+        assert_eq!(
+            (a.steps, a.checks, a.io_errors),
+            (b.steps, b.checks, b.io_errors)
+        );
+    }
+}
+
+#[test]
+fn swarm_finds_a_broken_invariant_and_the_replay_reproduces_it() {
+    let opts = SwarmOptions {
+        debug_skip_lru_del_on_free: true,
+        ..SwarmOptions::default()
+    };
+    let failure = (0..50u64)
+        .map(|s| run_seed(s, &opts))
+        .find(|r| r.verdict != Verdict::Pass)
+        .expect("the swarm finds the page freed while on the LRU");
+    let Verdict::Fail(why) = &failure.verdict else {
+        unreachable!()
+    };
+    assert!(why.contains("lru"), "{why}");
+    assert!(
+        failure.replay.ends_with(&format!(
+            "--seed {} --runs 1 --debug-skip-lru-del-on-free",
+            failure.seed
+        )),
+        "{}",
+        failure.replay
+    );
+    // The replay command, run as printed, fails the same way.
+    let args: Vec<&str> = failure.replay.split_whitespace().skip(1).collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("seed {}: FAIL", failure.seed)),
+        "{out}"
+    );
+    assert!(out.contains(why.as_str()), "{out}\nwanted: {why}");
+    assert!(out.contains(&failure.replay), "{out}");
+    // Without the switch the same seed passes.
+    assert_eq!(
+        run_seed(failure.seed, &SwarmOptions::default()).verdict,
+        Verdict::Pass
+    );
+}
+
+fn run(toml: &str) -> RunReport {
+    let sc = parse_scenario(toml, "test.toml", &[]).expect("valid scenario");
+    let opts = RunOptions {
+        features: Features::patched(),
+        check: true,
+        max_steps: 5_000_000,
+    };
+    let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
+    assert_eq!(r.end, RunEnd::Completed);
+    r
+}
+
+const MACHINE: &str = r#"
+name = "faults"
+[machine]
+cpus_per_node = 2
+memory_per_node = "16MiB"
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+"#;
+
+fn task<'a>(r: &'a RunReport, name: &str) -> &'a mmsim::run::TaskReport {
+    r.tasks.iter().find(|t| t.name == name).unwrap()
+}
+
+#[test]
+fn writeback_error_reaches_fdatasync_and_counts_as_a_reported_loss() {
+    // dd writes 64 KiB and fdatasyncs; the write of page 2 fails: fdatasync returns EIO
+    // (dd stops, keeping the file). A streaming reader then pushes the clean pages out of
+    // the cache, and a late reader of the file sees the lost page: a reported loss.
+    let toml = format!(
+        r#"{MACHINE}
+[[devices]]
+name = "sda"
+preset = "nvme"
+size = "1GiB"
+fail = [{{ file = "/mnt/f", offset = "8KiB", op = "write" }}]
+[[files]]
+path = "/mnt/f"
+size = "64KiB"
+data = true
+[[files]]
+path = "/mnt/big"
+size = "64MiB"
+data = true
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/mnt/f"
+size = "64KiB"
+block_size = "4KiB"
+sync = true
+[[tasks]]
+name = "stream"
+cpu = 1
+start = "100ms"
+program = "read"
+path = "/mnt/big"
+block_size = "1MiB"
+[[tasks]]
+name = "late"
+start = "5s"
+program = "read"
+path = "/mnt/f"
+"#
+    );
+    let r = run(&toml);
+    assert_eq!(
+        task(&r, "dd").errors.get("EIO"),
+        Some(&1),
+        "fdatasync returned EIO"
+    );
+    let io = &r.io_errors;
+    assert_eq!(io.total, 1);
+    assert_eq!(io.errors[0].op, "write");
+    assert_eq!(io.errors[0].file, "/mnt/f");
+    assert_eq!(io.errors[0].index, 2);
+    assert_eq!(io.reported_lost_writes, 1);
+    assert_eq!(
+        io.reported_losses_read, 1,
+        "the late read saw the lost page"
+    );
+    assert_eq!(io.silent_losses, 0);
+    assert!(r.oracle_violations.is_empty());
+    assert!(task(&r, "late").errors.is_empty());
+}
+
+#[test]
+fn read_error_reaches_the_task_as_eio() {
+    let toml = format!(
+        r#"{MACHINE}
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+fail = [{{ file = "/mnt/f", offset = 40960, op = "read" }}]
+[[files]]
+path = "/mnt/f"
+size = "1MiB"
+data = true
+[[tasks]]
+name = "reader"
+program = "read"
+path = "/mnt/f"
+block_size = "64KiB"
+"#
+    );
+    let r = run(&toml);
+    let t = task(&r, "reader");
+    assert_eq!(t.errors.get("EIO"), Some(&1), "{:?}", t.errors);
+    // The first read(2) returns the 10 pages before the bad one (a short read); the next
+    // starts at the bad page, reads it again, and gets EIO.
+    assert_eq!(t.read_bytes, 10 * 4096);
+    assert_eq!(r.io_errors.total, 2);
+    for e in &r.io_errors.errors {
+        assert_eq!(
+            (e.op.as_str(), e.file.as_str(), e.index),
+            ("read", "/mnt/f", 10)
+        );
+    }
+    assert_eq!(r.io_errors.silent_losses, 0);
+}
+
+#[test]
+fn random_errors_and_failed_swap_outs_lose_nothing_silently() {
+    let toml = r#"
+name = "faults"
+seed = 9
+[machine]
+cpus_per_node = 2
+memory_per_node = "32MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+read_error_rate = 0.02
+write_error_rate = 0.02
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+[swap]
+size = "128MiB"
+write_error_rate = 0.2
+[[files]]
+path = "/mnt/r"
+size = "48MiB"
+data = true
+[[tasks]]
+name = "anon"
+program = "anon"
+size = "40MiB"
+passes = 2
+[[tasks]]
+name = "dd"
+cpu = 1
+program = "dd"
+path = "/mnt/w"
+size = "8MiB"
+block_size = "64KiB"
+iterations = 3
+sync = true
+[[tasks]]
+name = "reader"
+cpu = 1
+program = "read"
+path = "/mnt/r"
+passes = 2
+"#;
+    let r = run(toml);
+    let io = &r.io_errors;
+    let by_op = |op: &str| io.errors.iter().filter(|e| e.op == op).count();
+    assert!(by_op("swap-out") > 0, "swap-outs failed: {:?}", io.total);
+    assert!(by_op("read") > 0 && by_op("write") > 0);
+    assert!(io.eio_returned > 0);
+    assert_eq!(io.silent_losses, 0);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    // A failed swap-out keeps the page: the anon task finished both passes.
+    assert_eq!(task(&r, "anon").errors.get("SIGSEGV"), None);
+}
+
+#[test]
+fn fault_keys_are_validated() {
+    let bad = [
+        ("read_error_rate = 1.5", "between 0 and 1"),
+        ("read_error_rate = \"x\"", "probability"),
+        (
+            "fail = [{ file = \"/other/f\", offset = 0, op = \"read\" }]",
+            "under no mounted filesystem",
+        ),
+        (
+            "fail = [{ file = \"/mnt/f\", offset = 0, op = \"erase\" }]",
+            "unknown op",
+        ),
+        (
+            "fail = [{ file = \"/mnt/f\", op = \"read\" }]",
+            "missing required field `offset`",
+        ),
+    ];
+    for (line, want) in bad {
+        let toml = format!(
+            "{MACHINE}\n[[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"1GiB\"\n{line}\n[[tasks]]\nname = \"t\"\nprogram = \"dd\"\npath = \"/mnt/f\"\nsize = 4096\n"
+        );
+        let e = parse_scenario(&toml, "t.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{line}: {e}");
+    }
+}
+
+fn mmsim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn resource_guard_refuses_runs_that_do_not_fit() {
+    let o = mmsim(&["run", "dd-tmpfs", "--max-host-mem", "1MiB"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("needs about") && err.contains("--max-host-mem"),
+        "{err}"
+    );
+    assert!(err.contains("memory_per_node"), "says how to shrink: {err}");
+    let o = mmsim(&["run", "dd-tmpfs", "--set", "machine.memory_per_node=16TiB"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs about"), "{err}");
+    let o = mmsim(&["run", "dd-tmpfs", "--max-host-mem", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    let est =
+        mmsim::run::estimate_host_memory(&mmsim::scenario::load_scenario("dd-tmpfs", &[]).unwrap());
+    let frames = (4u64 << 30) / 4096 * std::mem::size_of::<mmsim::mm::page::Page>() as u64;
+    assert_eq!(est.frames_bytes, frames);
+}
+
+#[test]
+fn ctrl_c_ends_a_run_with_partial_results() {
+    let child = Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args([
+            "run",
+            "stream-read",
+            "--set",
+            "machine.memory_per_node=4GiB",
+            "--json",
+            "-",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let o = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
+    assert_eq!(v["end"], "Interrupted");
+    assert_eq!(v["complete"], false);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,0 +1,323 @@
+//! Property test of issue 4: random map / access (read, write) / reclaim / munmap
+//! sequences by three processes on three CPUs, with the real TLB-flush rules (vanilla and
+//! batched). After every operation (and the delivery of the IPIs it sent, as the sender
+//! waits for them) the invariant checker passes, the content oracle has seen no violation,
+//! and no CPU's TLB holds a translation that disagrees with its page table.
+
+use mmsim::machine::Event;
+use mmsim::mm::check::check_all;
+use mmsim::mm::memory::pte;
+use mmsim::mm::page::PAGE_SIZE;
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::scenario::parse_scenario;
+use mmsim::sched::{TaskId, Wait};
+use mmsim::sim::{Features, Sim};
+use mmsim::workload::OpResult;
+use proptest::prelude::*;
+
+const CPUS: usize = 3;
+const FILE_PAGES: u64 = 256;
+
+fn machine(batch: bool) -> (Sim, Vec<TaskId>) {
+    let mut text = String::from(
+        r#"name = "vm-prop"
+
+[machine]
+nodes = 1
+cpus_per_node = 3
+memory_per_node = "16MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+"#,
+    );
+    for f in 0..2 {
+        text += &format!(
+            "\n[[files]]\npath = \"/data/f{f}\"\nsize = {}\ndata = false\n",
+            FILE_PAGES * PAGE_SIZE
+        );
+    }
+    for t in 0..3 {
+        text += &format!(
+            "\n[[tasks]]\nname = \"p{t}\"\ncpu = {t}\nprogram = \"dd\"\npath = \"/tmp/x{t}\"\nsize = \"4KiB\"\n"
+        );
+    }
+    let sc = parse_scenario(&text, "vm-prop", &[]).expect("parses");
+    let mut f = Features::vanilla();
+    f.batch_tlb_flush = batch;
+    let sim = Sim::new(&sc, f).expect("builds");
+    let tasks = (0..3)
+        .map(|t| {
+            sim.tasks
+                .iter()
+                .position(|x| x.name == format!("p{t}"))
+                .unwrap()
+        })
+        .collect();
+    (sim, tasks)
+}
+
+#[derive(Clone, Debug)]
+enum Act {
+    /// Task t maps file f: kind 0 read-only private, 1 shared writable, 2 exec, 3 private
+    /// writable (copy-on-write).
+    Map { t: usize, f: usize, kind: u8 },
+    /// Task t on CPU cpu touches pages [first, first+n) of its mapping number v.
+    Touch {
+        t: usize,
+        cpu: usize,
+        v: usize,
+        first: u64,
+        n: u64,
+        write: bool,
+    },
+    /// Direct reclaim on CPU cpu in task t's context.
+    Reclaim { t: usize, cpu: usize },
+    /// Task t unmaps its mapping number v.
+    Munmap { t: usize, v: usize },
+}
+
+fn act() -> impl Strategy<Value = Act> {
+    prop_oneof![
+        2 => (0..3usize, 0..2usize, 0..4u8).prop_map(|(t, f, kind)| Act::Map { t, f, kind }),
+        6 => (0..3usize, 0..CPUS, 0..4usize, 0..FILE_PAGES, 1..64u64, any::<bool>())
+            .prop_map(|(t, cpu, v, first, n, write)| Act::Touch { t, cpu, v, first, n, write }),
+        3 => (0..3usize, 0..CPUS).prop_map(|(t, cpu)| Act::Reclaim { t, cpu }),
+        1 => (0..3usize, 0..4usize).prop_map(|(t, v)| Act::Munmap { t, v }),
+    ]
+}
+
+fn run_on(sim: &mut Sim, cpu: usize, tid: TaskId) {
+    sim.switch_mm(cpu, tid);
+    sim.last_ran[cpu] = Some(tid);
+    sim.cur.cpu = cpu;
+    sim.cur.task = Some(tid);
+}
+
+fn deliver_ipis(sim: &mut Sim) {
+    let mut rest = Vec::new();
+    while let Some((t, ev)) = sim.events.pop() {
+        match ev {
+            Event::Ipi(id) => sim.ipi_arrive(id, t),
+            Event::IoComplete(id) => sim.io_complete(id, t),
+            other => rest.push((t, other)),
+        }
+    }
+    for (t, ev) in rest {
+        sim.events.push(t, ev);
+    }
+}
+
+/// Every cached translation agrees with the page table: present, same page, and no more
+/// rights (writable or dirty) than the PTE has.
+fn tlb_coherent(sim: &Sim) -> Result<(), String> {
+    for (c, tlb) in sim.tlbs.iter().enumerate() {
+        for e in tlb.entries() {
+            let mm = e.mm - 1;
+            let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
+                return Err(format!("cpu {c} caches a translation of dead mm {mm}"));
+            };
+            let p = m.pgtable.get(e.vpn);
+            if p & pte::PRESENT == 0 || pte::pfn(p) != e.pfn {
+                return Err(format!(
+                    "cpu {c}: stale entry mm {mm} vpn {:#x} -> pfn {} but the PTE is {p:#x}",
+                    e.vpn, e.pfn
+                ));
+            }
+            if e.write && p & pte::WRITE == 0 {
+                return Err(format!("cpu {c}: writable entry for read-only PTE {p:#x}"));
+            }
+            if e.dirty && p & pte::DIRTY == 0 {
+                return Err(format!("cpu {c}: dirty entry for a clean PTE {p:#x}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run(acts: Vec<Act>, batch: bool) -> Result<(), TestCaseError> {
+    run_keep(acts, batch).map(|_| ())
+}
+
+fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
+    let (mut sim, tasks) = machine(batch);
+    // (start, pages) of each task's live mappings, in creation order.
+    let mut maps: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 3];
+    for (i, a) in acts.iter().enumerate() {
+        match *a {
+            Act::Map { t, f, kind } => {
+                let (prot, shared) = match kind {
+                    0 => (1, false),
+                    1 => (3, true),
+                    2 => (5, false),
+                    _ => (3, false),
+                };
+                let tid = tasks[t];
+                run_on(&mut sim, t, tid);
+                let r = sim.sys_mmap(
+                    tid,
+                    Some(&format!("/data/f{f}")),
+                    FILE_PAGES * PAGE_SIZE,
+                    0,
+                    prot,
+                    shared,
+                );
+                let OpResult::Addr(addr) = r else {
+                    return Err(TestCaseError::fail(format!("mmap: {r:?}")));
+                };
+                // The mm now exists: load it where the task runs (as exec would have).
+                run_on(&mut sim, t, tid);
+                maps[t].push((addr, FILE_PAGES));
+            }
+            Act::Touch {
+                t,
+                cpu,
+                v,
+                first,
+                n,
+                write,
+            } => {
+                let Some(&(addr, pages)) = maps[t].get(v % maps[t].len().max(1)) else {
+                    continue;
+                };
+                let tid = tasks[t];
+                let n = n.min(pages - first.min(pages - 1));
+                let start = addr + first.min(pages - 1) * PAGE_SIZE;
+                let mut progress = 0;
+                let mut tries = 0;
+                loop {
+                    run_on(&mut sim, cpu, tid);
+                    match sim.sys_touch(tid, start, n * PAGE_SIZE, PAGE_SIZE, write, &mut progress)
+                    {
+                        Ok(_) => break, // SIGSEGV (write to a read-only map) is fine too
+                        Err(Wait::Until(_)) => {}
+                        Err(_) => deliver_ipis(&mut sim),
+                    }
+                    deliver_ipis(&mut sim);
+                    tries += 1;
+                    if tries > 200 {
+                        break;
+                    }
+                }
+            }
+            Act::Reclaim { t, cpu } => {
+                run_on(&mut sim, cpu, tasks[t]);
+                sim.try_to_free_pages(Gfp::KERNEL);
+            }
+            Act::Munmap { t, v } => {
+                if maps[t].is_empty() {
+                    continue;
+                }
+                let k = v % maps[t].len();
+                let (addr, pages) = maps[t].remove(k);
+                run_on(&mut sim, t, tasks[t]);
+                let r = sim.sys_munmap(tasks[t], addr, pages * PAGE_SIZE);
+                prop_assert_eq!(r, Ok(OpResult::None));
+            }
+        }
+        deliver_ipis(&mut sim);
+        prop_assert_eq!(check_all(&sim), Ok(()), "after op {} {:?}", i, a);
+        prop_assert!(
+            sim.oracle_violations.is_empty(),
+            "after op {} {:?}: {:?}",
+            i,
+            a,
+            sim.oracle_violations
+        );
+        prop_assert_eq!(tlb_coherent(&sim), Ok(()), "after op {} {:?}", i, a);
+    }
+    Ok(sim)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_map_access_reclaim_unmap_keeps_tlbs_and_content_right(
+        acts in prop::collection::vec(act(), 1..40),
+        batch in any::<bool>(),
+    ) {
+        run(acts, batch)?;
+    }
+}
+
+/// The sequences do real work: a fixed one maps, touches on two CPUs, reclaims and unmaps,
+/// and reclaim both unmaps mapped pages and sends flushes to the other CPU.
+#[test]
+fn a_fixed_sequence_reclaims_mapped_pages_across_cpus() {
+    for batch in [false, true] {
+        let mut acts = vec![
+            Act::Map {
+                t: 0,
+                f: 0,
+                kind: 1,
+            },
+            Act::Map {
+                t: 1,
+                f: 1,
+                kind: 0,
+            },
+        ];
+        for k in 0..4 {
+            acts.push(Act::Touch {
+                t: 0,
+                cpu: 0,
+                v: 0,
+                first: k * 64,
+                n: 64,
+                write: k % 2 == 0,
+            });
+            acts.push(Act::Touch {
+                t: 1,
+                cpu: 1,
+                v: 0,
+                first: k * 64,
+                n: 64,
+                write: false,
+            });
+        }
+        acts.push(Act::Reclaim { t: 2, cpu: 2 });
+        acts.push(Act::Reclaim { t: 2, cpu: 2 });
+        acts.push(Act::Touch {
+            t: 0,
+            cpu: 0,
+            v: 0,
+            first: 0,
+            n: 256,
+            write: false,
+        });
+        acts.push(Act::Touch {
+            t: 1,
+            cpu: 1,
+            v: 0,
+            first: 0,
+            n: 256,
+            write: false,
+        });
+        acts.push(Act::Munmap { t: 0, v: 0 });
+        let sim = run_keep(acts, batch).expect("clean");
+        let v = |i| sim.vmstat.get(i);
+        use mmsim::mm::vmstat::VmItem;
+        assert!(v(VmItem::PgstealDirect) > 0, "reclaimed");
+        assert!(
+            sim.cpus[0].tlb_shootdowns > 0 && sim.cpus[1].tlb_shootdowns > 0,
+            "flushes reached both CPUs: {:?}",
+            sim.cpus
+                .iter()
+                .map(|c| c.tlb_shootdowns)
+                .collect::<Vec<_>>()
+        );
+        assert!(v(VmItem::Pgfault) > 64);
+    }
+}

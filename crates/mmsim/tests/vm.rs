@@ -879,7 +879,6 @@ fn batched_flush_counts_the_local_cpu_when_it_is_in_the_mask() {
 }
 
 #[test]
-#[ignore = "bug: flush_tlb_page INVLPGs on a lazy kernel-thread CPU instead of leave_mm"]
 fn vanilla_flush_from_a_lazy_kthread_leaves_the_mm() {
     // x86 flush_tlb_page (4.x): if current->active_mm == mm and current->mm is NULL (a
     // kernel thread in lazy TLB mode) the CPU calls leave_mm — it drops the mm from its

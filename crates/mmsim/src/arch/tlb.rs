@@ -246,13 +246,15 @@ impl Sim {
     pub fn flush_tlb_page(&mut self, mm: u32, vpn: u64) {
         let prev = self.enter(KFunc::FlushTlbPage);
         let me = self.cur.cpu;
-        if self.mms[mm as usize]
-            .as_ref()
-            .is_some_and(|m| m.cpumask_test(me))
-        {
-            self.charge(self.costs.invlpg_ps);
-            self.tlbs[me].flush_one(mm, vpn);
-            self.vmstat.inc(VmItem::NrTlbLocalFlushOne);
+        if self.cpu_active_mm[me] == Some(mm) {
+            if self.cpu_lazy[me] {
+                // A kernel thread borrowing the mm lazily drops it instead (leave_mm).
+                self.leave_mm(me);
+            } else {
+                self.charge(self.costs.invlpg_ps);
+                self.tlbs[me].flush_one(mm, vpn);
+                self.vmstat.inc(VmItem::NrTlbLocalFlushOne);
+            }
         }
         let others = self.mm_cpumask_others(mm);
         if !others.is_empty() {

@@ -212,6 +212,10 @@ pub struct Sim {
     pub cpu_active_mm: Vec<Option<u32>>,
     /// The CPU runs a kernel thread on a borrowed mm (lazy TLB mode).
     pub cpu_lazy: Vec<bool>,
+    /// Page versions each write request carried at submission, by request id.
+    pub io_versions: Vec<Vec<u32>>,
+    /// The version the completing write carried for the page being ended.
+    pub completing_version: Option<u32>,
     /// The fault being handled found its page missing (VM_FAULT_MAJOR).
     pub fault_was_major: bool,
     /// When a user task last ran (stall detection).
@@ -329,6 +333,8 @@ impl Sim {
             debug_skip_lru_del_on_free: false,
             last_user_step_ps: 0,
             fault_was_major: false,
+            io_versions: Vec::new(),
+            completing_version: None,
             truncate_stats: Default::default(),
         };
         sim.vmstat.add(

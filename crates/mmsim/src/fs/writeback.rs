@@ -310,6 +310,16 @@ impl Sim {
         self.charge(self.costs.bio_submit_ps);
         let now = self.now();
         let done = self.devices[req.dev].submit(now, req.kind, sector, req.pages.len() as u64);
+        // A write carries the pages' contents as they are now (the content oracle's
+        // versions): a store through a stale TLB entry after submission is not in the IO.
+        let versions: Vec<u32> = match req.kind {
+            IoKind::Write => req
+                .pages
+                .iter()
+                .map(|p| self.mem[*p as usize].version)
+                .collect(),
+            IoKind::Read => Vec::new(),
+        };
         let id = match self.io_free.pop() {
             Some(id) => {
                 self.io[id as usize] = Some(req);
@@ -320,6 +330,10 @@ impl Sim {
                 (self.io.len() - 1) as u32
             }
         };
+        if self.io_versions.len() <= id as usize {
+            self.io_versions.resize(id as usize + 1, Vec::new());
+        }
+        self.io_versions[id as usize] = versions;
         self.events.push(done, Event::IoComplete(id));
         self.leave(prev);
     }
@@ -366,7 +380,7 @@ impl Sim {
             }
             IoKind::Write => {
                 self.cur.func = KFunc::EndPageWriteback;
-                for &pfn in &req.pages {
+                for (k, &pfn) in req.pages.iter().enumerate() {
                     self.charge(self.costs.bio_complete_page_ps);
                     let swap = req.ino == crate::mm::swapfile::SWAP_INO;
                     let index = if swap {
@@ -392,7 +406,9 @@ impl Sim {
                             "AS_EIO on the mapping: EIO from the next fsync/fdatasync or close",
                         );
                     }
+                    self.completing_version = self.io_versions[id as usize].get(k).copied();
                     self.end_page_writeback_err(pfn, req.ino, err);
+                    self.completing_version = None;
                 }
             }
         }
@@ -411,7 +427,8 @@ impl Sim {
     /// way PG_error is set and the device keeps its old contents.
     pub fn end_page_writeback_err(&mut self, pfn: Pfn, ino: u32, err: bool) {
         let p = &self.mem[pfn as usize];
-        let (idx, v) = (p.index, p.version);
+        // The version the IO carried (captured at submission), else the page's.
+        let (idx, v) = (p.index, self.completing_version.unwrap_or(p.version));
         if err {
             self.SetPageError(pfn);
             if ino == crate::mm::swapfile::SWAP_INO {

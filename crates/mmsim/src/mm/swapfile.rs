@@ -188,7 +188,9 @@ impl Sim {
     /// Drop a swap-cache page that is no longer mapped nor needed (free_swap_and_cache).
     pub fn end_swap_writeback(&mut self, pfn: Pfn) {
         let off = self.mem[pfn as usize].private;
-        let v = self.mem[pfn as usize].version;
+        let v = self
+            .completing_version
+            .unwrap_or(self.mem[pfn as usize].version);
         if let Some(s) = self.swap.as_mut() {
             s.versions[off as usize] = v;
         }

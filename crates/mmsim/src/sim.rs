@@ -212,6 +212,8 @@ pub struct Sim {
     pub cpu_active_mm: Vec<Option<u32>>,
     /// The CPU runs a kernel thread on a borrowed mm (lazy TLB mode).
     pub cpu_lazy: Vec<bool>,
+    /// Each node's zonelist (fallback order), built at boot.
+    pub zonelists: Vec<Vec<usize>>,
     /// Page versions each write request carried at submission, by request id.
     pub io_versions: Vec<Vec<u32>>,
     /// The version the completing write carried for the page being ended.
@@ -334,6 +336,7 @@ impl Sim {
             last_user_step_ps: 0,
             fault_was_major: false,
             io_versions: Vec::new(),
+            zonelists: Vec::new(),
             completing_version: None,
             truncate_stats: Default::default(),
         };

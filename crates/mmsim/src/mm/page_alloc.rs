@@ -69,6 +69,14 @@ impl Sim {
             self.nodes[n].free_list = list;
         }
         self.setup_per_zone_wmarks();
+        // build_zonelists: each node's fallback order, local node first, then by distance.
+        self.zonelists = (0..self.nodes.len())
+            .map(|n| {
+                let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+                order.sort_by_key(|m| (m.abs_diff(n), *m));
+                order
+            })
+            .collect();
     }
 
     /// setup_per_zone_wmarks: min_free_kbytes = sqrt(16 × lowmem kB) clamped to
@@ -128,8 +136,15 @@ impl Sim {
     /// and the allocation fails.
     pub fn alloc_page(&mut self, gfp: Gfp) -> Result<Pfn, AllocError> {
         let prev = self.enter(KFunc::AllocPages);
-        let zl = self.zonelist_nodes();
+        // The node's zonelist is built once (build_zonelists); borrowing it keeps the hot
+        // allocation path free of host allocations.
+        let local = self.cur_node();
+        let mut zl = std::mem::take(&mut self.zonelists[local]);
+        if zl.is_empty() {
+            zl = self.zonelist_nodes();
+        }
         let r = self.__alloc_pages(gfp, &zl);
+        self.zonelists[local] = zl;
         self.leave(prev);
         r
     }

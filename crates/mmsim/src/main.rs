@@ -234,10 +234,13 @@ fn cmd_run(
     max_host_mem: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
     let feats = parse_features(preset, features)?;
-    let mut sc = load_scenario(scenario, sets).map_err(|e| UsageError(e.to_string()))?;
+    // --seed is `--set seed=N`: what the scenario draws from its seed at load time (the
+    // desktop's application sizes) changes with it too.
+    let mut sets = sets.to_vec();
     if let Some(s) = seed {
-        sc.seed = s;
+        sets.push(format!("seed={s}"));
     }
+    let sc = load_scenario(scenario, &sets).map_err(|e| UsageError(e.to_string()))?;
     let max_mem = match max_host_mem {
         Some(v) => Some(
             mmsim::scenario::parse_size_arg(v)
@@ -283,9 +286,14 @@ fn cmd_run(
     let mut stdout = std::io::stdout().lock();
     match json {
         Some("-") => {
-            serde_json::to_writer_pretty(&mut stdout, &report)
-                .map_err(|e| UsageError(e.to_string()))?;
-            let _ = writeln!(stdout);
+            // A reader that closes the pipe early (`| head`) is not an error of the run.
+            match serde_json::to_writer_pretty(&mut stdout, &report) {
+                Err(e) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {}
+                Err(e) => return Err(UsageError(format!("--json -: {e}"))),
+                Ok(()) => {
+                    let _ = writeln!(stdout);
+                }
+            }
         }
         Some(path) => {
             let text =

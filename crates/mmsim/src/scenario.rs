@@ -41,6 +41,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "batch-tlb-flush",
     "truncate-batch-shadow",
     "workingset",
+    "file-only-when-plenty",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.
@@ -81,6 +82,9 @@ pub struct SwapSpec {
     pub preset: DevicePreset,
     /// Fault injection: only `write_error_rate` (failed swap-outs) applies to swap.
     pub faults: FaultSpec,
+    /// vm.page_cluster: a swap fault reads the aligned cluster of 2^page_cluster slots
+    /// around the faulting one (0 = no readahead). 0 ..= 10, default 3.
+    pub page_cluster: u32,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -322,19 +326,38 @@ pub struct DesktopApp {
     pub data_bytes: u64,
 }
 
+/// A shared library of the `desktop` program: mapped PROT_READ|PROT_EXEC whole by every
+/// application.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopLib {
+    /// The library file.
+    pub path: String,
+    /// Its size (the whole file is mapped), bytes.
+    pub bytes: u64,
+}
+
 /// Parameters of the `desktop` program (seed 001 §1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DesktopSpec {
     /// The applications, in start order.
     pub apps: Vec<DesktopApp>,
+    /// Shared libraries every application maps.
+    pub libs: Vec<DesktopLib>,
+    /// Percent of each library read by an application's start and by each window switch.
+    pub hot_lib_percent: u32,
     /// Anonymous memory of the session (X server, window manager, panel), bytes: written
     /// before the first start; `hot_anon_percent` % of it written again at each pass over
     /// the windows.
     pub session_bytes: u64,
     /// Percent of each application's text read again by a window switch.
     pub hot_text_percent: u32,
-    /// Percent of each application's anonymous memory written again by a window switch.
+    /// Percent of each application's anonymous memory touched again by a window switch.
     pub hot_anon_percent: u32,
+    /// Percent of that hot part written (the rest is read).
+    pub hot_anon_write_percent: u32,
+    /// Hot code is spread through each text and library (every ⌊100/p⌋-th page) rather
+    /// than its first p %.
+    pub spread_code: bool,
     /// Size of each read of a data file, bytes.
     pub read_block_bytes: u64,
 }
@@ -1542,12 +1565,19 @@ const DESKTOP_KEYS: &[&str] = &[
     "hot_anon",
     "session",
     "read_block",
+    "libs",
+    "lib_path",
+    "hot_lib",
+    "noop_apps",
+    "hot_anon_write",
+    "hot_code",
 ];
 
 /// `desktop`: application sizes are drawn uniformly (whole pages) from
 /// [`*_min`, `*_max`] by a PCG-64 seeded with the scenario seed, in order text, anon, data
-/// for each application; the last `office_apps` applications have every size multiplied by
-/// `office_scale`. `{i}` in `text_path` / `data_path` is the application's index; each
+/// for each application; the last `noop_apps` applications are no-op starts (nothing mapped
+/// or read: the seed's commented-out `: oocalc` rows), and the `office_apps` before them have
+/// every size multiplied by `office_scale`. `{i}` in `text_path` / `data_path` is the application's index; each
 /// file must be declared in `[[files]]` and be at least as large as what is read of it.
 fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
     use rand::{Rng, SeedableRng};
@@ -1562,6 +1592,13 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
     let office = match task.opt("office_apps", want_u32)? {
         Some((n, loc)) if n > apps => {
             return Err(loc.err(format!("office_apps ({n}) is more than apps ({apps})")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let noop = match task.opt("noop_apps", want_u32)? {
+        Some((n, loc)) if n > apps => {
+            return Err(loc.err(format!("noop_apps ({n}) is more than apps ({apps})")))
         }
         Some((n, _)) => n,
         None => 0,
@@ -1640,7 +1677,19 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
     let mut rng = rand_pcg::Pcg64::seed_from_u64(env.seed);
     let mut out = Vec::with_capacity(apps as usize);
     for i in 0..apps {
-        let scale = if i >= apps - office {
+        if i >= apps - noop {
+            // A commented-out command (the seed's `: oocalc`): the start does nothing; the
+            // pass over the windows before it is all there is.
+            out.push(DesktopApp {
+                text_path: String::new(),
+                text_bytes: 0,
+                anon_bytes: 0,
+                data_path: String::new(),
+                data_bytes: 0,
+            });
+            continue;
+        }
+        let scale = if i + noop >= apps - office {
             u64::from(office_scale)
         } else {
             1
@@ -1669,8 +1718,54 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
             data_bytes: d,
         });
     }
+    let nlibs = match task.opt("libs", want_u32)? {
+        Some((n, loc)) if n > 256 => {
+            return Err(loc.err(format!("libs must be from 0 to 256, got {n}")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let hot_lib_percent = percent("hot_lib", 25)?;
+    let hot_anon_write_percent = percent("hot_anon_write", 100)?;
+    let spread_code = match task.opt("hot_code", want_str)? {
+        None => false,
+        Some(("first", _)) => false,
+        Some(("spread", _)) => true,
+        Some((other, loc)) => {
+            return Err(loc.err(format!(
+                "hot_code is \"first\" (the first hot_text % of each text) or \"spread\" (every (100/hot_text)-th page), got \"{other}\""
+            )))
+        }
+    };
+    let mut libs = Vec::with_capacity(nlibs as usize);
+    if nlibs > 0 {
+        let (lib_pat, lib_loc) = pattern("lib_path")?;
+        for k in 0..nlibs {
+            let path = lib_pat.replace("{i}", &k.to_string());
+            match env.files.iter().find(|f| f.path == path) {
+                None => {
+                    return Err(lib_loc.err(format!(
+                        "\"{path}\" (library {k}) is not a file of the scenario; declare it in [[files]]"
+                    )))
+                }
+                Some(f) if f.size_bytes < PAGE_SIZE => {
+                    return Err(lib_loc.err(format!(
+                        "\"{path}\" (library {k}) is smaller than a page"
+                    )))
+                }
+                Some(f) => libs.push(DesktopLib {
+                    path,
+                    bytes: f.size_bytes / PAGE_SIZE * PAGE_SIZE,
+                }),
+            }
+        }
+    }
     Ok(ProgramSpec::Desktop(DesktopSpec {
         apps: out,
+        libs,
+        hot_lib_percent,
+        hot_anon_write_percent,
+        spread_code,
         session_bytes,
         hot_text_percent,
         hot_anon_percent,
@@ -2150,7 +2245,11 @@ const ROOT_KEYS: &[&str] = &[
     "swap",
     "tasks",
 ];
-const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate"];
+const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate", "page_cluster"];
+/// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
+pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
+/// The largest `page_cluster` accepted (a 1024-slot window).
+pub const MAX_PAGE_CLUSTER: u32 = 10;
 
 fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioError> {
     let Some((table, loc)) = root.opt("swap", want_table)? else {
@@ -2184,10 +2283,21 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         write_error_ppb: read_rate(&s, "write_error_rate")?,
         ..FaultSpec::default()
     };
+    let page_cluster = match s.opt("page_cluster", want_u64)? {
+        None => DEFAULT_PAGE_CLUSTER,
+        Some((n, _)) if n <= u64::from(MAX_PAGE_CLUSTER) => n as u32,
+        Some((n, loc)) => {
+            return Err(loc.err(format!(
+                "page_cluster must be between 0 and {MAX_PAGE_CLUSTER} (swap readahead of \
+                 2^page_cluster pages; 0 = none), got {n}"
+            )))
+        }
+    };
     Ok(Some(SwapSpec {
         size_bytes,
         preset,
         faults,
+        page_cluster,
     }))
 }
 

@@ -36,8 +36,12 @@ pub struct Features {
     pub batch_tlb_flush: bool,
     /// Seed 003: truncate clears a pagevec's shadow entries under one tree_lock.
     pub truncate_batch_shadow: bool,
-    /// Workingset shadow entries and refault activation (on in both presets).
+    /// Workingset shadow entries and refault activation (v3.15; on in both presets).
     pub workingset: bool,
+    /// get_scan_count scans only file pages while the inactive file list is not low
+    /// (v3.8, "mm: vmscan: only evict file pages when we have plenty"; on in both presets;
+    /// off models the 2.6.2x/3.x get_scan_ratio, which always split by the rotation ratios).
+    pub file_only_when_plenty: bool,
 }
 
 impl Features {
@@ -49,6 +53,7 @@ impl Features {
             batch_tlb_flush: false,
             truncate_batch_shadow: false,
             workingset: true,
+            file_only_when_plenty: true,
         }
     }
     /// The `patched` preset: every studied change on.
@@ -59,6 +64,7 @@ impl Features {
             batch_tlb_flush: true,
             truncate_batch_shadow: true,
             workingset: true,
+            file_only_when_plenty: true,
         }
     }
     /// A preset by name.
@@ -77,6 +83,7 @@ impl Features {
             "batch-tlb-flush" => self.batch_tlb_flush = on,
             "truncate-batch-shadow" => self.truncate_batch_shadow = on,
             "workingset" => self.workingset = on,
+            "file-only-when-plenty" => self.file_only_when_plenty = on,
             _ => return false,
         }
         true
@@ -89,6 +96,7 @@ impl Features {
             "batch-tlb-flush" => self.batch_tlb_flush,
             "truncate-batch-shadow" => self.truncate_batch_shadow,
             "workingset" => self.workingset,
+            "file-only-when-plenty" => self.file_only_when_plenty,
             _ => return None,
         })
     }
@@ -373,6 +381,7 @@ impl Sim {
             sim.swap = Some(crate::mm::swapfile::SwapInfo::new(
                 sw.size_bytes / crate::mm::page::PAGE_SIZE,
                 dev,
+                sw.page_cluster,
             ));
         }
         // One kswapd per node, on the node's last CPU.

@@ -336,3 +336,21 @@ fn unknown_set_key_path() {
         &["--set", "key=value"],
     );
 }
+
+/// `mmsim run … --json - | head -c 10`: the reader closing the pipe early is not an error
+/// (exit 0, no message), like any Unix filter.
+#[test]
+fn json_to_a_closed_pipe_is_not_an_error() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(["run", "dd-tmpfs", "--set", SMALL, "--json", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mmsim runs");
+    // Close the read end before anything is written.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("mmsim exits");
+    assert!(o.status.success(), "status {:?}: {}", o.status, stderr(&o));
+    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
+}

@@ -527,3 +527,36 @@ fn truncated_or_edited_input_never_panics() {
         }
     }
 }
+
+/// The desktop's keys: libraries must be declared files, `hot_code` is one of two words,
+/// `noop_apps` at most `apps`, percentages at most 100; the feature of the reclaim balance
+/// rule is known.
+#[test]
+fn desktop_keys_are_validated() {
+    let err = load_scenario("desktop", &sets(&["tasks.0.hot_code=\"random\""])).unwrap_err();
+    assert_eq!(err.field, "tasks.0.hot_code", "{err}");
+    assert!(
+        err.message.contains("\"first\"") && err.message.contains("\"spread\""),
+        "{err}"
+    );
+
+    let err = load_scenario("desktop", &sets(&["tasks.0.noop_apps=52"])).unwrap_err();
+    assert_eq!(err.field, "tasks.0.noop_apps", "{err}");
+    assert!(err.message.contains("more than apps (51)"), "{err}");
+
+    let err = load_scenario("desktop", &sets(&["tasks.0.libs=9"])).unwrap_err();
+    assert_eq!(err.field, "tasks.desktop.lib_path", "{err}");
+    assert!(
+        err.message.contains("/usr/lib/lib8.so") && err.message.contains("[[files]]"),
+        "{err}"
+    );
+
+    let err = load_scenario("desktop", &sets(&["tasks.0.hot_anon_write=101"])).unwrap_err();
+    assert_eq!(err.field, "tasks.0.hot_anon_write", "{err}");
+
+    let s = load_scenario("desktop", &sets(&["features.file-only-when-plenty=true"])).unwrap();
+    assert_eq!(s.features.get("file-only-when-plenty"), Some(&true));
+    let s = load_scenario("desktop", &[]).unwrap();
+    assert_eq!(s.features.get("file-only-when-plenty"), Some(&false));
+    assert_eq!(s.features.get("workingset"), Some(&false));
+}

@@ -352,7 +352,12 @@ impl Sim {
                 self.cur.func = KFunc::EndBioRead;
                 for &pfn in &req.pages {
                     self.charge(self.costs.bio_complete_page_ps);
-                    let index = self.mem[pfn as usize].index;
+                    // A swap read's page may have no owner yet (readahead): use its slot.
+                    let index = if req.ino == crate::mm::swapfile::SWAP_INO {
+                        u64::from(self.mem[pfn as usize].private)
+                    } else {
+                        self.mem[pfn as usize].index
+                    };
                     if self.io_fault(req.dev, IoKind::Read, req.ino, index) {
                         // The read failed: PG_error, not uptodate; waiters see it.
                         self.record_io_error(

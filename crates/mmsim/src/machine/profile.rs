@@ -95,6 +95,7 @@ kfuncs! {
     Pageout => "pageout",
     AddToSwap => "add_to_swap",
     SwapReadpage => "swap_readpage",
+    SwapinReadahead => "swapin_readahead",
     DoSwapPage => "do_swap_page",
     DoAnonymousPage => "do_anonymous_page",
     OomKill => "oom_kill_process",

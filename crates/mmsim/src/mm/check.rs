@@ -8,7 +8,11 @@
 //!   node's free list and in no page-cache tree; nr_free_pages equals the free lists;
 //! - every page-cache entry points back: the page's mapping and index equal the slot's;
 //!   nrpages of each tree is the number of pages whose mapping is that inode;
-//! - the radix trees' own invariants; the dirty and writeback gauges match the page flags.
+//! - the radix trees' own invariants; the dirty and writeback gauges match the page flags;
+//! - swap: every PG_swapcache page is swap-backed, has no file mapping (its owner may be
+//!   unknown: a swap-in nobody has mapped yet has none), is uptodate unless its read is in
+//!   flight (locked) or failed, and its slot points back; every swap-cache slot holds such a
+//!   page; the free-slot count equals the slots with no PTE reference and no cached page.
 
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, NO_MAPPING};
@@ -139,6 +143,36 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         if p.test(pg::LRU) && !on_list[pfn] {
             return Err(format!("pfn {} has PG_lru but is on no list", pfn));
         }
+        if p.test(pg::SWAPCACHE) {
+            let ok = sim
+                .swap
+                .as_ref()
+                .is_some_and(|s| s.cache.get(p.private as usize) == Some(&(pfn as u32)));
+            if !ok {
+                return Err(format!(
+                    "pfn {} has PG_swapcache but slot {} does not point back",
+                    pfn, p.private
+                ));
+            }
+            let anon_or_none =
+                p.mapping == NO_MAPPING || p.mapping & crate::mm::rmap::ANON_MAPPING != 0;
+            if !p.test(pg::SWAPBACKED) || !anon_or_none {
+                return Err(format!(
+                    "swap-cache pfn {} is not an anonymous page: flags {} mapping {:#x}",
+                    pfn,
+                    p.flag_names(),
+                    p.mapping
+                ));
+            }
+            if !p.test(pg::UPTODATE) && !p.test(pg::LOCKED) && !p.test(pg::ERROR) {
+                return Err(format!(
+                    "swap-cache pfn {} (slot {}) is not uptodate and no read is in flight ({})",
+                    pfn,
+                    p.private,
+                    p.flag_names()
+                ));
+            }
+        }
         if p.mapping & crate::mm::rmap::ANON_MAPPING != 0 {
             let mm = p.mapping & !crate::mm::rmap::ANON_MAPPING;
             if p.mapped() {
@@ -152,18 +186,6 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                     return Err(format!(
                         "anon pfn {} says mm {} vpn {:#x} but the PTE is {:#x}",
                         pfn, mm, p.index, pte
-                    ));
-                }
-            }
-            if p.test(pg::SWAPCACHE) {
-                let ok = sim
-                    .swap
-                    .as_ref()
-                    .is_some_and(|s| s.cache.get(p.private as usize) == Some(&(pfn as u32)));
-                if !ok {
-                    return Err(format!(
-                        "pfn {} has PG_swapcache but slot {} does not point back",
-                        pfn, p.private
                     ));
                 }
             }
@@ -235,11 +257,32 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     }
     // Swap-cache pages count as file pages too.
     if let Some(sw) = &sim.swap {
-        file_pages += sw
-            .cache
-            .iter()
-            .filter(|p| **p != crate::mm::page::NIL)
-            .count() as u64;
+        let mut free_slots = 0u64;
+        for (off, (&pfn, &count)) in sw.cache.iter().zip(&sw.swap_map).enumerate() {
+            if pfn == crate::mm::page::NIL {
+                if count == 0 {
+                    free_slots += 1;
+                }
+                continue;
+            }
+            file_pages += 1;
+            let p = &sim.mem[pfn as usize];
+            if p.test(pg::BUDDY) || !p.test(pg::SWAPCACHE) || p.private as usize != off {
+                return Err(format!(
+                    "swap slot {} caches pfn {} whose slot is {} (flags {})",
+                    off,
+                    pfn,
+                    p.private,
+                    p.flag_names()
+                ));
+            }
+        }
+        if free_slots != sw.free_pages {
+            return Err(format!(
+                "swap free_pages = {} but {} slots are free",
+                sw.free_pages, free_slots
+            ));
+        }
     }
     if file_pages as i64 != sim.vmstat.get(VmItem::NrFilePages) {
         return Err(format!(

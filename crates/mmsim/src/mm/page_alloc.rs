@@ -23,6 +23,9 @@ pub struct Gfp {
     pub write: bool,
     /// __GFP_NORETRY: fail rather than try hard (readahead).
     pub noretry: bool,
+    /// __GFP_WAIT (__GFP_DIRECT_RECLAIM from v4.4): may sleep and enter direct reclaim.
+    /// Without it the allocation wakes kswapd, tries the min watermark and fails.
+    pub direct_reclaim: bool,
 }
 
 impl Gfp {
@@ -32,6 +35,7 @@ impl Gfp {
         io: true,
         write: false,
         noretry: false,
+        direct_reclaim: true,
     };
     /// GFP_NOFS.
     pub const NOFS: Gfp = Gfp {
@@ -39,6 +43,15 @@ impl Gfp {
         io: true,
         write: false,
         noretry: false,
+        direct_reclaim: true,
+    };
+    /// GFP_NOWAIT: never sleeps nor reclaims (swap readahead here).
+    pub const NOWAIT: Gfp = Gfp {
+        fs: false,
+        io: false,
+        write: false,
+        noretry: true,
+        direct_reclaim: false,
     };
 }
 
@@ -130,7 +143,8 @@ impl Sim {
 
     /// __alloc_pages_nodemask for one page. Fast path: a zone above its low watermark. Slow
     /// path: wake kswapd, retry at the min watermark, then direct reclaim (try_to_free_pages)
-    /// and retry; `__GFP_NORETRY` gives up after one round. When reclaim makes no progress
+    /// and retry; `__GFP_NORETRY` gives up after one round, an allocation without
+    /// `direct_reclaim` (GFP_NOWAIT) before reclaiming at all. When reclaim makes no progress
     /// while pages are dirty or under writeback, the task backs off (congestion_wait) and the
     /// allocation is retried when it wakes; with nothing left to reclaim, the OOM killer runs
     /// and the allocation fails.
@@ -172,6 +186,9 @@ impl Sim {
                 if let Some(p) = self.get_page_from_freelist(zl, |_, _| 0) {
                     return Ok(p);
                 }
+                return Err(AllocError::NoMem);
+            }
+            if !gfp.direct_reclaim {
                 return Err(AllocError::NoMem);
             }
             let reclaimed = self.try_to_free_pages(gfp);

@@ -71,6 +71,10 @@ impl Sim {
         if page.mapping & ANON_MAPPING != 0 {
             return vec![(page.mapping & !ANON_MAPPING, page.index)];
         }
+        if page.mapping == crate::mm::page::NO_MAPPING {
+            // No owner (a swap-in nobody has mapped yet, a truncated page): nothing maps it.
+            return Vec::new();
+        }
         let Some(inode) = self
             .inodes
             .get(page.mapping as usize)

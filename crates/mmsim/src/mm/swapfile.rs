@@ -8,22 +8,40 @@
 //! - try_to_unmap turns each PTE into a swap entry (swap_duplicate); swap_writepage writes
 //!   the page (pswpout); once clean and unmapped, __remove_mapping takes it out of the swap
 //!   cache and frees it.
-//! - do_swap_page: a swap PTE faults; the page is found in the swap cache or read from the
-//!   device (pswpin, a major fault), mapped, and the PTE's slot reference dropped. A write
-//!   fault on a page only this PTE uses takes it out of the swap cache (reuse_swap_page)
-//!   and dirties it; otherwise the page stays cached and clean, so reclaiming it again needs
-//!   no IO.
-//! - The content oracle: swap-out persists the page's version in the slot; swap-in restores
-//!   it.
+//! - do_swap_page: a swap PTE faults; the page is found in the swap cache (a minor fault)
+//!   or read from the device (pswpin, a major fault), mapped, and the PTE's slot reference
+//!   dropped. A write fault on a page only this PTE uses takes it out of the swap cache
+//!   (reuse_swap_page) and dirties it; otherwise the page stays cached and clean, so
+//!   reclaiming it again needs no IO.
+//! - swapin_readahead (2.6.x–3.14 rules): a swap-cache miss also reads the naturally aligned
+//!   cluster of 2^`page_cluster` slots around the faulting one (`[swap] page_cluster`,
+//!   vm.page_cluster, default 3; 0 = one page per fault), clipped to the device. Every slot
+//!   of the cluster in use by a PTE (swap_map > 0) and not in the swap cache (so not under
+//!   writeback either) gets a page from a GFP_NOWAIT allocation — readahead never sleeps
+//!   nor enters direct reclaim; the first failure ends it — added to the swap cache locked
+//!   and to the inactive anon list (lru_cache_add, drained at the end as the kernel's
+//!   lru_add_drain), and read (pswpin, pgpgin each; pgmajfault only for the faulting page).
+//!   Contiguous slots share one request. Readahead pages are not mapped and their owner is
+//!   unknown (`mapping` NO_MAPPING, like the kernel's NULL page->mapping) until a fault on
+//!   their slot finds them in the swap cache and maps them (a minor fault); otherwise
+//!   reclaim drops them (clean, unmapped: __remove_mapping, no IO). Not modelled: v3.15+
+//!   adapt the window to readahead hits (swapin_nr_pages, PG_readahead); the kernel also
+//!   skips slot 0 (the swap header), which this swap area does not have, and allocates
+//!   readahead pages with the fault's GFP_HIGHUSER_MOVABLE (which may reclaim).
+//! - The content oracle: swap-out persists the page's version in the slot; swap-in (the
+//!   faulting page and readahead pages alike) restores it when the read completes
+//!   (`io_complete`).
 //!
-//! Not modelled: swap readahead (one page per fault), shmem/tmpfs pages going to swap
-//! (tmpfs pages stay resident: shrink_page_list keeps them), swap priorities and clusters.
+//! Not modelled: shmem/tmpfs pages going to swap (tmpfs pages stay resident:
+//! shrink_page_list keeps them), swap priorities and clusters, SIGBUS on a failed swap read
+//! (swap devices take only `write_error_rate`, so reads do not fail).
 
 use crate::fs::{IoKind, IoRequest};
 use crate::machine::profile::KFunc;
 use crate::mm::memory::pte;
 use crate::mm::mmap::Vma;
 use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SIZE};
+use crate::mm::page_alloc::Gfp;
 use crate::mm::rmap::{ANON_MAPPING, VM_WRITE};
 use crate::mm::vmstat::VmItem;
 use crate::sched::Wait;
@@ -49,11 +67,13 @@ pub struct SwapInfo {
     pub scan_next: usize,
     /// The block device the swap area lives on.
     pub dev: usize,
+    /// vm.page_cluster: a swap-cache miss reads 2^page_cluster slots (0: just the one).
+    pub page_cluster: u32,
 }
 
 impl SwapInfo {
-    /// A swap area of `nr_pages` on block device `dev`.
-    pub fn new(nr_pages: u64, dev: usize) -> SwapInfo {
+    /// A swap area of `nr_pages` on block device `dev`, reading ahead 2^`page_cluster` slots.
+    pub fn new(nr_pages: u64, dev: usize, page_cluster: u32) -> SwapInfo {
         SwapInfo {
             nr_pages,
             free_pages: nr_pages,
@@ -62,10 +82,24 @@ impl SwapInfo {
             versions: vec![0; nr_pages as usize],
             scan_next: 0,
             dev,
+            page_cluster,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
         self.swap_map[off] == 0 && self.cache[off] == NIL
+    }
+    /// Whether slot `off` is free (no PTE refers to it and no page caches it).
+    pub fn is_free(&self, off: u32) -> bool {
+        self.slot_free(off as usize)
+    }
+    /// The slots a swap-cache miss on `off` reads: the naturally aligned cluster of
+    /// 2^page_cluster slots containing it (start = off & ~mask, end = off | mask), clipped
+    /// to the device.
+    pub fn readahead_window(&self, off: u32) -> std::ops::Range<u32> {
+        let mask = (1u64 << self.page_cluster) - 1;
+        let start = u64::from(off) & !mask;
+        let end = (u64::from(off) | mask).min(self.nr_pages.saturating_sub(1));
+        start as u32..end as u32 + 1
     }
 }
 
@@ -222,8 +256,9 @@ impl Sim {
         let off = pte::pfn(p);
         let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
         if cached == NIL {
-            // swapin: allocate, add to the swap cache locked, read the slot.
-            let pfn = match self.alloc_page(crate::mm::page_alloc::Gfp::KERNEL) {
+            // swapin: allocate (this one may reclaim and sleep), add to the swap cache
+            // locked, read the slot — and the readahead window around it.
+            let pfn = match self.alloc_page(Gfp::KERNEL) {
                 Ok(p) => p,
                 Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
                 Err(crate::mm::page_alloc::AllocError::NoMem) => {
@@ -236,30 +271,30 @@ impl Sim {
                 let pg_ = &mut self.mem[pfn as usize];
                 pg_.mapping = ANON_MAPPING | mm;
                 pg_.index = vpn;
-                pg_.private = off;
-                pg_.flags |= pg::SWAPBACKED | pg::SWAPCACHE | pg::LOCKED;
             }
-            self.get_page(pfn); // swap cache reference
-            self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
-            self.vmstat.inc(VmItem::NrFilePages);
-            self.lru_cache_add(pfn);
-            self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
-            self.vmstat.inc(VmItem::Pswpin);
-            self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
+            self.add_to_swap_cache_for_read(pfn, off);
             self.vmstat.inc(VmItem::Pgmajfault);
             self.fault_was_major = true;
-            let dev = self.swap.as_ref().expect("swap").dev;
-            let pr = self.enter(KFunc::SwapReadpage);
-            self.submit_bio(
-                IoRequest {
-                    dev,
-                    kind: IoKind::Read,
-                    ino: SWAP_INO,
-                    pages: vec![pfn],
-                    cpu: self.cur.cpu,
-                },
-                u64::from(off) + (1 << 40),
-            );
+            let window = self.swap.as_ref().expect("swap").readahead_window(off);
+            if window.len() <= 1 {
+                self.swap_read_run(&[pfn], off);
+                return Err(Wait::PageLocked(pfn));
+            }
+            let pr = self.enter(KFunc::SwapinReadahead);
+            let mut reads = self.swapin_readahead(window, off, pfn);
+            reads.sort_unstable();
+            // One request per run of contiguous slots (the plug merges them).
+            let mut i = 0;
+            while i < reads.len() {
+                let mut j = i + 1;
+                while j < reads.len() && reads[j].0 == reads[j - 1].0 + 1 {
+                    j += 1;
+                }
+                let run: Vec<Pfn> = reads[i..j].iter().map(|r| r.1).collect();
+                self.swap_read_run(&run, reads[i].0);
+                i = j;
+            }
+            self.lru_add_drain(); // push the new pages onto the LRU now
             self.leave(pr);
             return Err(Wait::PageLocked(pfn));
         }
@@ -305,5 +340,73 @@ impl Sim {
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         Ok(false)
+    }
+
+    /// Add a new page (locked, one allocation reference) to the swap cache for slot `off`
+    /// and the LRU (lru_cache_add: inactive anon once the pagevec drains), for a read that
+    /// is about to start (pswpin, pgpgin). The allocation reference ends up with the cache.
+    fn add_to_swap_cache_for_read(&mut self, pfn: Pfn, off: u32) {
+        {
+            let pg_ = &mut self.mem[pfn as usize];
+            pg_.private = off;
+            pg_.flags |= pg::SWAPBACKED | pg::SWAPCACHE | pg::LOCKED;
+        }
+        self.get_page(pfn); // swap cache reference
+        self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
+        self.vmstat.inc(VmItem::NrFilePages);
+        self.lru_cache_add(pfn);
+        self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
+        self.vmstat.inc(VmItem::Pswpin);
+        self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
+    }
+
+    /// swapin_readahead's loop over `window` (read_swap_cache_async per slot) around the
+    /// faulting slot `off`, whose page `pfn` is already in the swap cache: each slot in use
+    /// and not cached gets a page, stopping at the first allocation that fails (GFP_NOWAIT:
+    /// no sleeping, no direct reclaim). Returns (slot, page) of every read to start,
+    /// the faulting one included.
+    fn swapin_readahead(
+        &mut self,
+        window: std::ops::Range<u32>,
+        off: u32,
+        pfn: Pfn,
+    ) -> Vec<(u32, Pfn)> {
+        let mut reads = Vec::with_capacity(window.len());
+        reads.push((off, pfn));
+        for s in window {
+            if s == off {
+                continue;
+            }
+            self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
+            let sw = self.swap.as_ref().expect("swap");
+            if sw.swap_map[s as usize] == 0 || sw.cache[s as usize] != NIL {
+                // A free slot, or a page already cached (reading, under writeback, mapped).
+                continue;
+            }
+            let Ok(p) = self.alloc_page(Gfp::NOWAIT) else {
+                break;
+            };
+            // Owner unknown until a fault maps it: page->mapping stays NULL.
+            self.add_to_swap_cache_for_read(p, s);
+            reads.push((s, p));
+        }
+        reads
+    }
+
+    /// swap_readpage for contiguous slots from `first`: one read request.
+    fn swap_read_run(&mut self, pages: &[Pfn], first: u32) {
+        let dev = self.swap.as_ref().expect("swap").dev;
+        let pr = self.enter(KFunc::SwapReadpage);
+        self.submit_bio(
+            IoRequest {
+                dev,
+                kind: IoKind::Read,
+                ino: SWAP_INO,
+                pages: pages.to_vec(),
+                cpu: self.cur.cpu,
+            },
+            u64::from(first) + (1 << 40),
+        );
+        self.leave(pr);
     }
 }

@@ -146,7 +146,8 @@ impl Sim {
             Balance::Equal
         } else if file_pages + free <= self.nodes[node].watermark.high {
             Balance::Anon
-        } else if !self.inactive_list_is_low(node, true)
+        } else if self.features.file_only_when_plenty
+            && !self.inactive_list_is_low(node, true)
             && (size(self, LruList::InactiveFile) >> sc.priority) > 0
         {
             Balance::File
@@ -548,8 +549,13 @@ impl Sim {
                 PageReferences::Reclaim | PageReferences::ReclaimClean => {}
             }
             let anon = self.page_anon(pfn);
-            if self.mem[pfn as usize].test(pg::SWAPBACKED) && !anon {
+            if self.mem[pfn as usize].test(pg::SWAPBACKED)
+                && !anon
+                && !self.mem[pfn as usize].test(pg::SWAPCACHE)
+            {
                 // shmem/tmpfs: shmem_writepage is not modelled, the page stays resident.
+                // (A swap-cache page without an anon mapping is a swap-in nobody has mapped
+                // yet, e.g. readahead: clean and unmapped, it is removed below.)
                 self.SetPageActive(pfn);
                 nr_activate += 1;
                 self.unlock_page(pfn);

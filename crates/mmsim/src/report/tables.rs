@@ -143,7 +143,12 @@ pub fn default_names(docs: &[RunDoc]) -> Vec<String> {
             .collect();
         docs.iter()
             .map(|d| {
-                if let Some((p, _)) = presets.iter().find(|(_, m)| *m == d.features) {
+                // A document written before a switch existed lacks its key: it matches a
+                // preset when every switch it records has the preset's value.
+                let is_preset = |m: &BTreeMap<String, bool>| {
+                    !d.features.is_empty() && d.features.iter().all(|(k, v)| m.get(k) == Some(v))
+                };
+                if let Some((p, _)) = presets.iter().find(|(_, m)| is_preset(m)) {
                     return p.to_string();
                 }
                 let parts: Vec<String> = differing

@@ -3,8 +3,11 @@
 //! Applications are started one after another. Starting application `i`:
 //! 1. map its executable (`text_path`, PROT_READ|PROT_EXEC, MAP_PRIVATE) and touch every
 //!    page of the mapped `text_bytes` (read);
-//! 2. map `anon_bytes` of anonymous memory and write every page;
-//! 3. open its data file and read `data_bytes` of it in `read_block_bytes` reads, close.
+//! 2. map each shared library (`libs`, PROT_READ|PROT_EXEC, MAP_PRIVATE: the same page
+//!    cache pages in every application) and read the first `hot_lib_percent` % of it (the
+//!    code the toolkit runs for every window);
+//! 3. map `anon_bytes` of anonymous memory and write every page;
+//! 4. open its data file and read `data_bytes` of it in `read_block_bytes` reads, close.
 //!
 //! The start is then complete: the program records a sample under the label `start` (the
 //! virtual time since the previous application's start completed, or since the program
@@ -12,8 +15,9 @@
 //! the cumulative times at which each start completed, the seed's "progress timing"), and
 //! the region's major faults go to `region_majflt["start"]`. Then the user switches
 //! through all windows opened so far: for each application started, in start order, the
-//! first `hot_text_percent` % of its text is read again and the first `hot_anon_percent` %
-//! of its anonymous memory written again (the code and data a window needs to redraw and react).
+//! first `hot_text_percent` % of its text is read again, the hot part of each library read
+//! through that application's mapping, and the first `hot_anon_percent` % of its anonymous
+//! memory written again (the code and data a window needs to redraw and react).
 //! The window switches after the last start are not timed and not done. The mappings are
 //! released when the task exits.
 //!
@@ -21,270 +25,346 @@
 //! mapped and written before the first start (inside the first sample), and
 //! `hot_anon_percent` % of it written again at the beginning of every pass over the
 //! windows (the X server redraws).
+//!
+//! The program is a queue of actions: each phase (a start, a pass over the windows) pushes
+//! its actions, and each call of `next_op` turns the next action into one operation.
+
+use std::collections::VecDeque;
 
 use super::{Op, OpResult, Program};
 use crate::scenario::DesktopSpec;
 
 const PAGE: u64 = 4096;
 
+/// A mapping of the session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    Begin,
-    MapSession,
-    TouchSession,
-    SwitchSession,
-    MapText,
-    TouchText,
-    MapAnon,
-    TouchAnon,
-    OpenData,
-    ReadData,
-    CloseData,
-    Completed,
-    Restart,
-    SwitchText,
-    SwitchAnon,
-    Done,
+enum Region {
+    /// The session's anonymous memory.
+    Session,
+    /// Application `i`'s text.
+    Text(usize),
+    /// Library `k` as mapped by application `i`.
+    Lib(usize, usize),
+    /// Application `i`'s anonymous memory.
+    Anon(usize),
+}
+
+/// One step of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    TimerStart,
+    TimerStop,
+    /// mmap the region; the address is recorded from the result.
+    Map(Region),
+    /// Touch the first `len` bytes of the region.
+    Touch(Region, u64, bool),
+    /// Touch `len` bytes of the region from byte `from`.
+    TouchFrom(Region, u64, u64, bool),
+    /// Read one page in every `stride` pages of the region's `len` bytes (hot code is
+    /// spread through a binary, not packed at its start).
+    TouchSpread(Region, u64, u64),
+    /// Open application `i`'s data file; the descriptor is recorded from the result.
+    Open(usize),
+    /// The next read of application `i`'s data file (repeats until all is read).
+    Read(usize),
+    Close,
+    /// Push the actions of application `i`'s start.
+    Start(usize),
+    /// Push a pass over the windows of applications `0..n`, then the start of `n`.
+    Switch(usize),
+    Exit,
 }
 
 /// The desktop program state.
 pub struct Desktop {
     spec: DesktopSpec,
-    step: Step,
-    /// The application being started.
-    app: usize,
-    /// Text and anon addresses of the applications started so far.
+    queue: VecDeque<Action>,
+    /// The action whose operation was issued last (its result arrives with the next call).
+    pending: Option<Action>,
+    /// Text, anon and library addresses of the applications started so far.
     text_addr: Vec<u64>,
     anon_addr: Vec<u64>,
+    lib_addr: Vec<Vec<u64>>,
+    session_addr: u64,
     fd: u32,
     read_pos: u64,
-    /// The application whose window is being switched to.
-    window: usize,
-    /// The session's anonymous memory.
-    session_addr: u64,
+    done: bool,
 }
 
 impl Desktop {
     /// A desktop session as the spec says.
     pub fn new(spec: DesktopSpec) -> Desktop {
         let n = spec.apps.len();
+        let mut queue = VecDeque::new();
+        queue.push_back(Action::TimerStart);
+        if spec.session_bytes > 0 {
+            queue.push_back(Action::Map(Region::Session));
+            queue.push_back(Action::Touch(Region::Session, spec.session_bytes, true));
+        }
+        queue.push_back(if n > 0 {
+            Action::Start(0)
+        } else {
+            Action::Exit
+        });
         Desktop {
-            spec,
-            step: Step::Begin,
-            app: 0,
-            text_addr: Vec::with_capacity(n),
-            anon_addr: Vec::with_capacity(n),
+            queue,
+            pending: None,
+            text_addr: vec![0; n],
+            anon_addr: vec![0; n],
+            lib_addr: vec![vec![0; spec.libs.len()]; n],
+            session_addr: 0,
             fd: 0,
             read_pos: 0,
-            window: 0,
-            session_addr: 0,
+            done: false,
+            spec,
         }
     }
 
-    /// The hot part of `bytes`: `percent` %, whole pages, at least one page when the
-    /// percentage is not 0.
+    /// The hot part of `bytes`: `percent` %, whole pages, at least one page when neither
+    /// is 0.
     fn hot(bytes: u64, percent: u32) -> u64 {
         let pages = bytes / PAGE * u64::from(percent) / 100;
-        let pages = if percent > 0 { pages.max(1) } else { 0 };
+        let pages = if percent > 0 && bytes > 0 {
+            pages.max(1)
+        } else {
+            0
+        };
         pages * PAGE
     }
 
-    /// The next window switch (text first, then anon, for each application started), or
-    /// the next application's start.
-    fn switch_or_next(&mut self) -> Op {
-        while self.window < self.app {
-            let j = self.window;
-            match self.step {
-                Step::SwitchText => {
-                    self.step = Step::SwitchAnon;
-                    let len = Self::hot(self.spec.apps[j].text_bytes, self.spec.hot_text_percent);
-                    if len > 0 {
-                        return Op::Touch {
-                            addr: self.text_addr[j],
-                            len,
-                            stride: PAGE,
-                            write: false,
-                        };
-                    }
-                }
-                _ => {
-                    self.step = Step::SwitchText;
-                    self.window += 1;
-                    let len = Self::hot(self.spec.apps[j].anon_bytes, self.spec.hot_anon_percent);
-                    if len > 0 {
-                        return Op::Touch {
-                            addr: self.anon_addr[j],
-                            len,
-                            stride: PAGE,
-                            write: true,
-                        };
-                    }
-                }
-            }
+    /// Push a touch of the region's first `len` bytes (nothing for 0 bytes).
+    fn touch(&mut self, r: Region, len: u64, write: bool) {
+        if len > 0 {
+            self.queue.push_back(Action::Touch(r, len, write));
         }
-        self.step = Step::MapText;
-        self.next_step(&OpResult::None)
     }
 
-    fn next_step(&mut self, last: &OpResult) -> Op {
-        match self.step {
-            Step::Begin => {
-                self.step = if self.spec.session_bytes > 0 {
-                    Step::MapSession
-                } else {
-                    Step::MapText
-                };
-                Op::TimerStart("start".into())
-            }
-            Step::MapSession => {
-                self.step = Step::TouchSession;
-                Op::Mmap {
-                    path: None,
-                    len: self.spec.session_bytes,
-                    offset: 0,
-                    prot: 3,
-                    shared: false,
-                }
-            }
-            Step::TouchSession => {
-                let OpResult::Addr(a) = last else {
-                    return self.fail();
-                };
-                self.session_addr = *a;
-                self.step = Step::MapText;
-                Op::Touch {
-                    addr: *a,
-                    len: self.spec.session_bytes,
-                    stride: PAGE,
-                    write: true,
-                }
-            }
-            Step::SwitchSession => {
-                self.step = Step::SwitchText;
-                let len = Self::hot(self.spec.session_bytes, self.spec.hot_anon_percent);
-                if self.spec.session_bytes == 0 || len == 0 {
-                    return self.switch_or_next();
-                }
-                Op::Touch {
-                    addr: self.session_addr,
-                    len,
-                    stride: PAGE,
-                    write: true,
-                }
-            }
-            Step::MapText => {
-                if self.app >= self.spec.apps.len() {
-                    self.step = Step::Done;
-                    return Op::Exit;
-                }
-                self.step = Step::TouchText;
-                Op::Mmap {
-                    path: Some(self.spec.apps[self.app].text_path.clone()),
-                    len: self.spec.apps[self.app].text_bytes,
-                    offset: 0,
-                    prot: 5,
-                    shared: false,
-                }
-            }
-            Step::TouchText => {
-                let OpResult::Addr(a) = last else {
-                    return self.fail();
-                };
-                self.text_addr.push(*a);
-                self.step = Step::MapAnon;
-                Op::Touch {
-                    addr: *a,
-                    len: self.spec.apps[self.app].text_bytes,
-                    stride: PAGE,
-                    write: false,
-                }
-            }
-            Step::MapAnon => {
-                self.step = Step::TouchAnon;
-                Op::Mmap {
-                    path: None,
-                    len: self.spec.apps[self.app].anon_bytes,
-                    offset: 0,
-                    prot: 3,
-                    shared: false,
-                }
-            }
-            Step::TouchAnon => {
-                let OpResult::Addr(a) = last else {
-                    return self.fail();
-                };
-                self.anon_addr.push(*a);
-                self.step = Step::OpenData;
-                Op::Touch {
-                    addr: *a,
-                    len: self.spec.apps[self.app].anon_bytes,
-                    stride: PAGE,
-                    write: true,
-                }
-            }
-            Step::OpenData => {
-                self.step = Step::ReadData;
-                self.read_pos = 0;
-                Op::Open {
-                    path: self.spec.apps[self.app].data_path.clone(),
-                    create: false,
-                    truncate: false,
-                }
-            }
-            Step::ReadData => {
-                if let OpResult::Fd(fd) = last {
-                    self.fd = *fd;
-                }
-                let size = self.spec.apps[self.app].data_bytes;
-                if self.read_pos >= size {
-                    self.step = Step::CloseData;
-                    return self.next_step(&OpResult::None);
-                }
-                let len = self.spec.read_block_bytes.min(size - self.read_pos);
-                let pos = self.read_pos;
-                self.read_pos += len;
-                Op::Pread {
-                    fd: self.fd,
-                    len,
-                    pos,
-                }
-            }
-            Step::CloseData => {
-                self.step = Step::Completed;
-                Op::Close { fd: self.fd }
-            }
-            Step::Completed => {
-                self.step = Step::Restart;
-                Op::TimerStop("start".into())
-            }
-            Step::Restart => {
-                self.app += 1;
-                self.window = 0;
-                if self.app >= self.spec.apps.len() {
-                    self.step = Step::Done;
-                    return Op::Exit;
-                }
-                self.step = Step::SwitchSession;
-                Op::TimerStart("start".into())
-            }
-            Step::SwitchText | Step::SwitchAnon => self.switch_or_next(),
-            Step::Done => Op::Exit,
+    /// Push a read of the hot code of a `bytes`-long text: `percent` % of its pages,
+    /// spread through it (every ⌊100/`percent`⌋-th page when `spread_code`), or its first
+    /// `percent` %.
+    fn touch_code(&mut self, r: Region, bytes: u64, percent: u32) {
+        if percent == 0 || bytes == 0 {
+            return;
         }
+        if self.spec.spread_code {
+            let stride = u64::from(100 / percent);
+            self.queue.push_back(Action::TouchSpread(r, bytes, stride));
+        } else {
+            self.touch(r, Self::hot(bytes, percent), false);
+        }
+    }
+
+    /// Push a window switch's touch of `hot` bytes of anonymous memory: the first
+    /// `hot_anon_write_percent` % of it written, the rest read.
+    fn touch_anon(&mut self, r: Region, hot: u64) {
+        let written = Self::hot(hot, self.spec.hot_anon_write_percent);
+        self.touch(r, written, true);
+        if hot > written {
+            self.queue
+                .push_back(Action::TouchFrom(r, written, hot - written, false));
+        }
+    }
+
+    /// The actions of application `i`'s start, then the timer stop and the next phase.
+    fn push_start(&mut self, i: usize) {
+        let app = &self.spec.apps[i];
+        let (text, anon) = (app.text_bytes, app.anon_bytes);
+        if Self::is_noop(app) {
+            // A commented-out command: the start completes at once.
+            self.push_stop(i);
+            return;
+        }
+        self.queue.push_back(Action::Map(Region::Text(i)));
+        self.touch(Region::Text(i), text, false);
+        for k in 0..self.spec.libs.len() {
+            self.queue.push_back(Action::Map(Region::Lib(i, k)));
+            let (bytes, pct) = (self.spec.libs[k].bytes, self.spec.hot_lib_percent);
+            self.touch_code(Region::Lib(i, k), bytes, pct);
+        }
+        self.queue.push_back(Action::Map(Region::Anon(i)));
+        self.touch(Region::Anon(i), anon, true);
+        self.queue.push_back(Action::Open(i));
+        self.queue.push_back(Action::Read(i));
+        self.queue.push_back(Action::Close);
+        self.push_stop(i);
+    }
+
+    /// An application that starts nothing (the seed's `: oocalc`) and has no window.
+    fn is_noop(app: &crate::scenario::DesktopApp) -> bool {
+        app.text_bytes == 0 && app.anon_bytes == 0 && app.data_bytes == 0
+    }
+
+    /// The end of application `i`'s start: the sample, then the next pass and start.
+    fn push_stop(&mut self, i: usize) {
+        self.queue.push_back(Action::TimerStop);
+        if i + 1 < self.spec.apps.len() {
+            self.queue.push_back(Action::TimerStart);
+            self.queue.push_back(Action::Switch(i + 1));
+        } else {
+            self.queue.push_back(Action::Exit);
+        }
+    }
+
+    /// A pass over the windows of applications `0..n` (the session redraws first), then
+    /// application `n`'s start.
+    fn push_switch(&mut self, n: usize) {
+        let s = &self.spec;
+        let session = Self::hot(s.session_bytes, s.hot_anon_percent);
+        self.touch_anon(Region::Session, session);
+        for j in 0..n {
+            let s = &self.spec;
+            if Self::is_noop(&s.apps[j]) {
+                continue;
+            }
+            let anon = Self::hot(s.apps[j].anon_bytes, s.hot_anon_percent);
+            let (text, pct) = (s.apps[j].text_bytes, s.hot_text_percent);
+            self.touch_code(Region::Text(j), text, pct);
+            for k in 0..self.spec.libs.len() {
+                let (bytes, pct) = (self.spec.libs[k].bytes, self.spec.hot_lib_percent);
+                self.touch_code(Region::Lib(j, k), bytes, pct);
+            }
+            self.touch_anon(Region::Anon(j), anon);
+        }
+        self.queue.push_back(Action::Start(n));
+    }
+
+    fn addr(&self, r: Region) -> u64 {
+        match r {
+            Region::Session => self.session_addr,
+            Region::Text(i) => self.text_addr[i],
+            Region::Lib(i, k) => self.lib_addr[i][k],
+            Region::Anon(i) => self.anon_addr[i],
+        }
+    }
+
+    /// Take the result of the last operation (an address or a descriptor). False if a
+    /// value the program needs is missing.
+    fn take_result(&mut self, last: &OpResult) -> bool {
+        match (self.pending.take(), last) {
+            (Some(Action::Map(r)), OpResult::Addr(a)) => {
+                match r {
+                    Region::Session => self.session_addr = *a,
+                    Region::Text(i) => self.text_addr[i] = *a,
+                    Region::Lib(i, k) => self.lib_addr[i][k] = *a,
+                    Region::Anon(i) => self.anon_addr[i] = *a,
+                }
+                true
+            }
+            (Some(Action::Open(_)), OpResult::Fd(fd)) => {
+                self.fd = *fd;
+                true
+            }
+            (Some(Action::Map(_)), _) | (Some(Action::Open(_)), _) => false,
+            _ => true,
+        }
+    }
+
+    fn next_action_op(&mut self) -> Op {
+        while let Some(a) = self.queue.pop_front() {
+            let op = match a {
+                Action::TimerStart => Op::TimerStart("start".into()),
+                Action::TimerStop => Op::TimerStop("start".into()),
+                Action::Map(r) => {
+                    let (path, len, prot) = match r {
+                        Region::Session => (None, self.spec.session_bytes, 3),
+                        Region::Anon(i) => (None, self.spec.apps[i].anon_bytes, 3),
+                        Region::Text(i) => (
+                            Some(self.spec.apps[i].text_path.clone()),
+                            self.spec.apps[i].text_bytes,
+                            5,
+                        ),
+                        Region::Lib(_, k) => (
+                            Some(self.spec.libs[k].path.clone()),
+                            self.spec.libs[k].bytes,
+                            5,
+                        ),
+                    };
+                    Op::Mmap {
+                        path,
+                        len,
+                        offset: 0,
+                        prot,
+                        shared: false,
+                    }
+                }
+                Action::Touch(r, len, write) => Op::Touch {
+                    addr: self.addr(r),
+                    len,
+                    stride: PAGE,
+                    write,
+                },
+                Action::TouchSpread(r, len, stride) => Op::Touch {
+                    addr: self.addr(r),
+                    len,
+                    stride: stride * PAGE,
+                    write: false,
+                },
+                Action::TouchFrom(r, from, len, write) => Op::Touch {
+                    addr: self.addr(r) + from,
+                    len,
+                    stride: PAGE,
+                    write,
+                },
+                Action::Open(i) => {
+                    self.read_pos = 0;
+                    Op::Open {
+                        path: self.spec.apps[i].data_path.clone(),
+                        create: false,
+                        truncate: false,
+                    }
+                }
+                Action::Read(i) => {
+                    let size = self.spec.apps[i].data_bytes;
+                    if self.read_pos >= size {
+                        continue;
+                    }
+                    let len = self.spec.read_block_bytes.min(size - self.read_pos);
+                    let pos = self.read_pos;
+                    self.read_pos += len;
+                    self.queue.push_front(Action::Read(i));
+                    Op::Pread {
+                        fd: self.fd,
+                        len,
+                        pos,
+                    }
+                }
+                Action::Close => Op::Close { fd: self.fd },
+                Action::Start(i) => {
+                    self.push_start(i);
+                    continue;
+                }
+                Action::Switch(n) => {
+                    self.push_switch(n);
+                    continue;
+                }
+                Action::Exit => break,
+            };
+            self.pending = Some(a);
+            return op;
+        }
+        self.fail()
     }
 
     fn fail(&mut self) -> Op {
-        self.step = Step::Done;
+        self.done = true;
+        self.queue.clear();
         Op::Exit
     }
 }
 
 impl Program for Desktop {
     fn next_op(&mut self, last: &OpResult) -> Op {
+        if self.done {
+            return Op::Exit;
+        }
         if let OpResult::Err(_) = last {
             // The session gives up (the errno is counted by the kernel side).
             return self.fail();
         }
-        self.next_step(last)
+        if !self.take_result(last) {
+            return self.fail();
+        }
+        self.next_action_op()
     }
 }
 
@@ -304,9 +384,13 @@ mod tests {
                     data_bytes: 3 * PAGE,
                 })
                 .collect(),
+            libs: vec![],
+            hot_lib_percent: 25,
             session_bytes: 0,
             hot_text_percent: 25,
             hot_anon_percent: 25,
+            hot_anon_write_percent: 100,
+            spread_code: false,
             read_block_bytes: 2 * PAGE,
         }
     }
@@ -363,6 +447,121 @@ mod tests {
             .any(|o| matches!(o, Op::Mmap { prot: 5, path: Some(p), .. } if p == "/t2")));
     }
 
+    /// Every application maps every library executable; the start reads the hot part of
+    /// each through the new mapping, and each window switch reads it again through that
+    /// window's application's own mapping.
+    #[test]
+    fn libraries_are_mapped_by_every_application() {
+        use crate::scenario::DesktopLib;
+        let mut s = spec(3);
+        s.libs = vec![
+            DesktopLib {
+                path: "/lib0".into(),
+                bytes: 16 * PAGE,
+            },
+            DesktopLib {
+                path: "/lib1".into(),
+                bytes: 8 * PAGE,
+            },
+        ];
+        s.hot_lib_percent = 50;
+        let ops = run(s);
+        let lib_maps: Vec<&Op> = ops
+            .iter()
+            .filter(
+                |o| matches!(o, Op::Mmap { path: Some(p), prot: 5, .. } if p.starts_with("/lib")),
+            )
+            .collect();
+        assert_eq!(lib_maps.len(), 6, "3 applications x 2 libraries");
+        // The addresses the library mappings got (the driver hands out addresses in order).
+        let mut lib_addr = std::collections::BTreeSet::new();
+        let mut next_addr = 0x1000_0000u64;
+        for o in &ops {
+            if let Op::Mmap { path, .. } = o {
+                next_addr += 0x100_0000;
+                if path.as_deref().is_some_and(|p| p.starts_with("/lib")) {
+                    lib_addr.insert(next_addr);
+                }
+            }
+        }
+        // Library touches: 8 pages of lib0 and 4 of lib1, read only: 3 starts + 3 window
+        // switches (1 after the second start, 2 after the third), for each library.
+        let lib_touches = |pages: u64| {
+            ops.iter()
+                .filter(|o| matches!(o, Op::Touch { addr, len, write: false, .. } if *len == pages * PAGE && lib_addr.contains(addr)))
+                .count()
+        };
+        assert_eq!(lib_touches(8), 6);
+        assert_eq!(lib_touches(4), 6);
+        // The addresses differ per application: each switch goes through its own mapping.
+        let addrs: std::collections::BTreeSet<u64> = ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Touch { addr, len, .. } if *len == 8 * PAGE && lib_addr.contains(addr) => {
+                    Some(*addr)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(addrs.len(), 3);
+    }
+
+    /// A no-op start (the seed's `: oocalc`) maps and reads nothing and has no window; the
+    /// pass over the windows before it still happens.
+    #[test]
+    fn noop_start_only_switches() {
+        let mut s = spec(3);
+        s.apps[2] = crate::scenario::DesktopApp {
+            text_path: String::new(),
+            text_bytes: 0,
+            anon_bytes: 0,
+            data_path: String::new(),
+            data_bytes: 0,
+        };
+        let ops = run(s);
+        let stops = ops
+            .iter()
+            .filter(|o| **o == Op::TimerStop("start".into()))
+            .count();
+        assert_eq!(stops, 3, "a sample for the no-op start too");
+        let maps = ops.iter().filter(|o| matches!(o, Op::Mmap { .. })).count();
+        assert_eq!(maps, 4, "text and anon of the two real applications");
+        let opens = ops.iter().filter(|o| matches!(o, Op::Open { .. })).count();
+        assert_eq!(opens, 2);
+        // Switches: 1 window after the first start, 2 after the second: 3 x (text, anon).
+        let hot = ops
+            .iter()
+            .filter(|o| matches!(o, Op::Touch { len, .. } if *len < 4 * PAGE))
+            .count();
+        assert_eq!(hot, 6);
+    }
+
+    /// Spread hot code: one page in every 100/p, over the whole text; anon split into a
+    /// written and a read part.
+    #[test]
+    fn spread_code_and_read_mostly_anon() {
+        let mut s = spec(2);
+        s.spread_code = true;
+        s.hot_anon_percent = 100;
+        s.hot_anon_write_percent = 25;
+        let ops = run(s);
+        assert!(
+            ops.iter()
+                .any(|o| matches!(o, Op::Touch { len, stride, write: false, .. }
+                if *len == 8 * PAGE && *stride == 4 * PAGE)),
+            "hot text: every 4th page of the 8-page text"
+        );
+        // The window switch of app 0 (4 anon pages): 1 written, then 3 read from page 1.
+        let i = ops
+            .iter()
+            .position(|o| matches!(o, Op::Touch { len, write: true, .. } if *len == PAGE))
+            .expect("the written part");
+        assert!(
+            matches!(&ops[i + 1], Op::Touch { len, write: false, stride, .. }
+            if *len == 3 * PAGE && *stride == PAGE)
+        );
+    }
+
     #[test]
     fn error_ends_the_session() {
         let mut p = Desktop::new(spec(2));
@@ -381,7 +580,8 @@ mod builtin_tests {
     use crate::scenario::{load_scenario, ProgramSpec};
 
     /// The built-in `desktop`: 51 applications (the seed's 51 rows), sizes in the
-    /// documented ranges, the last 6 doubled, the same sizes for the same seed and other sizes for another.
+    /// documented ranges, the last 6 no-op starts (the seed's commented-out `: oo*` rows),
+    /// 8 shared 2 MiB libraries, the same sizes for the same seed and other sizes for another.
     #[test]
     fn builtin_sizes() {
         let spec = |sets: &[String]| {
@@ -395,15 +595,18 @@ mod builtin_tests {
         assert_eq!(d.apps.len(), 51);
         const MIB: u64 = 1 << 20;
         for (i, a) in d.apps.iter().enumerate() {
-            let k = if i >= 45 { 2 } else { 1 };
-            assert!((MIB * k..=8 * MIB * k).contains(&a.text_bytes), "{i} {a:?}");
-            assert!(
-                (2 * MIB * k..=16 * MIB * k).contains(&a.anon_bytes),
-                "{i} {a:?}"
-            );
-            assert!((MIB * k..=4 * MIB * k).contains(&a.data_bytes), "{i} {a:?}");
+            if i >= 45 {
+                assert_eq!((a.text_bytes, a.anon_bytes, a.data_bytes), (0, 0, 0), "{i}");
+                continue;
+            }
+            assert!((MIB..=8 * MIB).contains(&a.text_bytes), "{i} {a:?}");
+            assert!((2 * MIB..=16 * MIB).contains(&a.anon_bytes), "{i} {a:?}");
+            assert!((MIB..=4 * MIB).contains(&a.data_bytes), "{i} {a:?}");
             assert_eq!(a.text_path, format!("/usr/bin/app{i}"));
         }
+        assert_eq!(d.libs.len(), 8);
+        assert!(d.libs.iter().all(|l| l.bytes == 2 * MIB));
+        assert!(d.spread_code);
         let total =
             |f: fn(&crate::scenario::DesktopApp) -> u64| d.apps.iter().map(f).sum::<u64>() / MIB;
         eprintln!(

@@ -1,0 +1,740 @@
+//! Swap readahead (mm/swap_state.c swapin_readahead, read_swap_cache_async; 2.6.x–3.14
+//! window rules): a swap-cache miss reads the naturally aligned cluster of 2^page_cluster
+//! slots around the faulting one — only slots in use and not cached, with allocations that
+//! never reclaim — leaves the other pages unmapped in the swap cache on the inactive anon
+//! list, and a later fault on one of them is minor. Reclaim drops never-mapped readahead
+//! pages without IO. The invariant checker and the content oracle hold throughout, also in
+//! runs under swap pressure; a bad `page_cluster` is a scenario error.
+//!
+//! The unit tests drive kernel functions directly on a one-CPU machine (as `tests/vm.rs`
+//! does): the test sets the running context, swaps pages out by calling shrink_node at
+//! priority 0, and completes IO requests itself, so every count is exact.
+
+use mmsim::machine::Event;
+use mmsim::mm::check::check_all;
+use mmsim::mm::memory::pte;
+use mmsim::mm::node::LruList;
+use mmsim::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SHIFT, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::rmap::TtuResult;
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::run::{run_scenario, RunOptions, RunReport};
+use mmsim::scenario::{load_scenario, parse_scenario, Scenario};
+use mmsim::sched::{TaskId, Wait};
+use mmsim::sim::{Features, RunEnd, Sim};
+use mmsim::workload::OpResult;
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------------------
+// A tiny machine with swap
+// ---------------------------------------------------------------------------------------
+
+/// One CPU, 64 MiB of RAM (no memory pressure unless a test makes it), 16 MiB of swap on
+/// an SSD, and one user task `a` whose program never runs.
+fn machine_text(page_cluster: Option<u32>) -> String {
+    let pc = page_cluster.map_or(String::new(), |n| format!("page_cluster = {n}\n"));
+    format!(
+        r#"name = "ra"
+
+[machine]
+nodes = 1
+cpus_per_node = 1
+memory_per_node = "64MiB"
+
+[swap]
+size = "16MiB"
+preset = "ssd"
+{pc}
+[[tasks]]
+name = "a"
+cpu = 0
+program = "anon"
+size = "4KiB"
+"#
+    )
+}
+
+fn machine(page_cluster: Option<u32>) -> Sim {
+    let sc = parse_scenario(&machine_text(page_cluster), "ra.toml", &[]).expect("scenario");
+    Sim::new(&sc, Features::patched()).expect("machine builds")
+}
+
+fn task_a(sim: &Sim) -> TaskId {
+    sim.tasks
+        .iter()
+        .position(|t| t.name == "a")
+        .expect("task a")
+}
+
+/// Run `tid` on CPU 0 as the engine would.
+fn run_on(sim: &mut Sim, tid: TaskId) {
+    sim.switch_mm(0, tid);
+    sim.last_ran[0] = Some(tid);
+    sim.cur.cpu = 0;
+    sim.cur.task = Some(tid);
+}
+
+fn mm_of(sim: &Sim, tid: TaskId) -> u32 {
+    sim.tasks[tid].mm.expect("the task has an mm")
+}
+
+/// Complete every queued IO request (and deliver IPIs); timers stay queued.
+fn deliver_io(sim: &mut Sim) -> usize {
+    let mut rest = Vec::new();
+    let mut n = 0;
+    while let Some((t, ev)) = sim.events.pop() {
+        match ev {
+            Event::IoComplete(id) => {
+                sim.io_complete(id, t);
+                n += 1;
+            }
+            Event::Ipi(id) => sim.ipi_arrive(id, t),
+            other => rest.push((t, other)),
+        }
+    }
+    for (t, ev) in rest {
+        sim.events.push(t, ev);
+    }
+    n
+}
+
+/// One access to virtual page `vpn` by task `a`, as far as it goes without sleeping:
+/// `Ok` when done, or the wait the fault asked for.
+fn access(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) -> Result<OpResult, Wait> {
+    run_on(sim, tid);
+    let mut progress = 0;
+    loop {
+        match sim.sys_touch(
+            tid,
+            vpn << PAGE_SHIFT,
+            PAGE_SIZE,
+            PAGE_SIZE,
+            write,
+            &mut progress,
+        ) {
+            Err(Wait::Until(_)) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Access `vpn`, completing IO whenever the fault waits for it. Returns whether it waited.
+fn access_waiting(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) -> bool {
+    let mut waited = false;
+    for _ in 0..100 {
+        match access(sim, tid, vpn, write) {
+            Ok(OpResult::Bytes(_)) => return waited,
+            Ok(other) => panic!("access to {vpn:#x}: {other:?}"),
+            Err(Wait::PageLocked(_)) | Err(Wait::PageWriteback(_)) => {
+                waited = true;
+                assert!(
+                    deliver_io(sim) > 0,
+                    "waiting on a page with no IO in flight"
+                );
+            }
+            Err(Wait::Until(_)) => unreachable!(),
+        }
+    }
+    panic!("access to {vpn:#x} never finished");
+}
+
+/// Map `n` anonymous pages and write each once. Returns the first virtual page.
+fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
+    let addr = match sim.sys_mmap(tid, None, n * PAGE_SIZE, 0, 3, false) {
+        OpResult::Addr(a) => a,
+        other => panic!("mmap: {other:?}"),
+    };
+    let first = addr >> PAGE_SHIFT;
+    for v in first..first + n {
+        access_waiting(sim, tid, v, true);
+    }
+    first
+}
+
+/// Reclaim (in the task's context, priority 0) until every page of [first, first+n) is a
+/// swap entry and the swap cache is empty.
+fn swap_out_all(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+    let mm = mm_of(sim, tid);
+    for _round in 0..400 {
+        let all_out = (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0);
+        let cached = sim.swap.as_ref().unwrap().cache.iter().any(|&p| p != NIL);
+        if all_out && !cached {
+            check_all(sim).unwrap();
+            return;
+        }
+        run_on(sim, tid);
+        sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        sim.shrink_node(0, &mut sc);
+        deliver_io(sim);
+        check_all(sim).unwrap();
+    }
+    panic!("the pages were not swapped out");
+}
+
+/// The virtual page whose swap PTE names `slot`.
+fn vpn_of_slot(sim: &Sim, tid: TaskId, first: u64, n: u64, slot: u32) -> u64 {
+    let mm = mm_of(sim, tid);
+    (first..first + n)
+        .find(|&v| {
+            let p = sim.mm(mm).pgtable.get(v);
+            p & pte::SWAP != 0 && pte::pfn(p) == slot
+        })
+        .unwrap_or_else(|| panic!("no swap PTE names slot {slot}"))
+}
+
+fn stat(sim: &Sim, item: VmItem) -> i64 {
+    sim.vmstat.get(item)
+}
+
+fn cached(sim: &Sim, slot: u32) -> Pfn {
+    sim.swap.as_ref().unwrap().cache[slot as usize]
+}
+
+fn swap_count(sim: &Sim, slot: u32) -> u16 {
+    sim.swap.as_ref().unwrap().swap_map[slot as usize]
+}
+
+fn on_list(sim: &Sim, pfn: Pfn, lru: LruList) -> bool {
+    sim.nodes[0].lruvec.lists[lru as usize]
+        .iter(&sim.mem)
+        .any(|p| p == pfn)
+}
+
+/// (requests, pages) read from the swap device so far.
+fn swap_reads(sim: &Sim) -> (u64, u64) {
+    let d = &sim.devices[sim.swap.as_ref().unwrap().dev];
+    (d.nr_reads, d.pages_read)
+}
+
+/// A machine with `n` written pages swapped out (slots 0..n, one per page).
+fn swapped_machine(page_cluster: Option<u32>, n: u64) -> (Sim, TaskId, u64) {
+    let mut sim = machine(page_cluster);
+    let a = task_a(&sim);
+    let first = write_pages(&mut sim, a, n);
+    swap_out_all(&mut sim, a, first, n);
+    for s in 0..n as u32 {
+        assert_eq!(swap_count(&sim, s), 1, "slot {s} holds one page");
+    }
+    assert_eq!(stat(&sim, VmItem::Pswpout), n as i64);
+    (sim, a, first)
+}
+
+// ---------------------------------------------------------------------------------------
+// Unit tests
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn window_is_the_aligned_cluster_clipped_to_the_device() {
+    let mut sw = mmsim::mm::swapfile::SwapInfo::new(21, 0, 3);
+    assert_eq!(sw.readahead_window(0), 0..8);
+    assert_eq!(sw.readahead_window(13), 8..16);
+    assert_eq!(sw.readahead_window(16), 16..21, "clipped to the last slot");
+    sw.page_cluster = 0;
+    assert_eq!(sw.readahead_window(13), 13..14);
+    sw.page_cluster = 10;
+    assert_eq!(sw.readahead_window(13), 0..21);
+}
+
+#[test]
+fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
+    let (mut sim, a, first) = swapped_machine(None, 64);
+    assert_eq!(sim.swap.as_ref().unwrap().page_cluster, 3, "the default");
+    let mm = mm_of(&sim, a);
+    let target = vpn_of_slot(&sim, a, first, 64, 13);
+    let (in0, maj0, pgin0, io0) = (
+        stat(&sim, VmItem::Pswpin),
+        stat(&sim, VmItem::Pgmajfault),
+        stat(&sim, VmItem::Pgpgin),
+        swap_reads(&sim),
+    );
+    let majflt0 = sim.tasks[a].stats.majflt;
+    // The fault starts the reads and waits for the faulting page.
+    let w = access(&mut sim, a, target, false);
+    let Err(Wait::PageLocked(fpfn)) = w else {
+        panic!("the swap fault should wait for its read: {w:?}")
+    };
+    assert_eq!(cached(&sim, 13), fpfn);
+    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 8, "slots 8..16 are read");
+    assert_eq!(stat(&sim, VmItem::Pgpgin) - pgin0, 8 * 4);
+    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert_eq!(sim.tasks[a].stats.majflt - majflt0, 1);
+    let io = swap_reads(&sim);
+    assert_eq!(
+        (io.0 - io0.0, io.1 - io0.1),
+        (1, 8),
+        "one request for the 8 contiguous slots"
+    );
+    // Nothing outside the cluster was touched.
+    for s in (0..8).chain(16..64) {
+        assert_eq!(cached(&sim, s), NIL, "slot {s}");
+    }
+    for s in (8..16).filter(|&s| s != 13) {
+        let p = cached(&sim, s);
+        assert_ne!(p, NIL, "slot {s} was read ahead");
+        let page = &sim.mem[p as usize];
+        assert!(
+            page.test(pg::SWAPCACHE) && page.test(pg::SWAPBACKED) && page.test(pg::LOCKED),
+            "slot {s}: {}",
+            page.flag_names()
+        );
+        assert!(!page.mapped(), "readahead pages are not mapped");
+        assert_eq!(
+            page.mapping, NO_MAPPING,
+            "owner unknown until a fault maps it"
+        );
+        assert_eq!(page.private, s);
+        assert!(!page.test(pg::ACTIVE));
+        assert!(
+            on_list(&sim, p, LruList::InactiveAnon),
+            "slot {s} is on the inactive anon list"
+        );
+        assert_eq!(swap_count(&sim, s), 1, "the PTE still refers to slot {s}");
+    }
+    check_all(&sim).unwrap();
+    // The reads complete: every page holds its slot's persisted version.
+    assert_eq!(deliver_io(&mut sim), 1);
+    for s in 8..16 {
+        let p = cached(&sim, s);
+        let page = &sim.mem[p as usize];
+        assert!(page.test(pg::UPTODATE) && !page.test(pg::LOCKED));
+        let v = sim.swap.as_ref().unwrap().versions[s as usize];
+        assert_ne!(v, 0, "slot {s} was written");
+        assert_eq!(page.version, v, "slot {s}");
+    }
+    check_all(&sim).unwrap();
+    // The fault retries and maps the page.
+    assert!(!access_waiting(&mut sim, a, target, false));
+    assert!(sim.mem[fpfn as usize].mapped());
+    assert_eq!(pte::pfn(sim.mm(mm).pgtable.get(target)), fpfn);
+    // A neighbour: found in the swap cache, a minor fault, no IO.
+    let nb = vpn_of_slot(&sim, a, first, 64, 10);
+    let npfn = cached(&sim, 10);
+    let (in1, maj1, min1, io1) = (
+        stat(&sim, VmItem::Pswpin),
+        stat(&sim, VmItem::Pgmajfault),
+        sim.tasks[a].stats.minflt,
+        swap_reads(&sim),
+    );
+    let majflt1 = sim.tasks[a].stats.majflt;
+    assert!(
+        !access_waiting(&mut sim, a, nb, false),
+        "the neighbour is uptodate"
+    );
+    assert_eq!(stat(&sim, VmItem::Pswpin), in1);
+    assert_eq!(stat(&sim, VmItem::Pgmajfault), maj1);
+    assert_eq!(sim.tasks[a].stats.majflt, majflt1);
+    assert_eq!(sim.tasks[a].stats.minflt, min1 + 1);
+    assert_eq!(swap_reads(&sim), io1);
+    let p = sim.mm(mm).pgtable.get(nb);
+    assert!(p & pte::PRESENT != 0 && pte::pfn(p) == npfn);
+    let page = &sim.mem[npfn as usize];
+    assert!(page.mapped());
+    assert_eq!(page.index, nb, "the fault gave the page its owner");
+    assert_eq!(
+        swap_count(&sim, 10),
+        0,
+        "the PTE's slot reference is dropped"
+    );
+    assert_eq!(
+        Some(&page.version),
+        sim.mm(mm).anon_expected.get(&nb),
+        "the newest write"
+    );
+    // A write to another neighbour takes it out of the swap cache (reuse_swap_page).
+    let nb2 = vpn_of_slot(&sim, a, first, 64, 15);
+    assert!(!access_waiting(&mut sim, a, nb2, true));
+    assert_eq!(stat(&sim, VmItem::Pswpin), in1);
+    assert_eq!(cached(&sim, 15), NIL);
+    assert!(sim.swap.as_ref().unwrap().is_free(15));
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn page_cluster_zero_reads_one_page() {
+    let (mut sim, a, first) = swapped_machine(Some(0), 64);
+    let target = vpn_of_slot(&sim, a, first, 64, 13);
+    let (in0, maj0, io0) = (
+        stat(&sim, VmItem::Pswpin),
+        stat(&sim, VmItem::Pgmajfault),
+        swap_reads(&sim),
+    );
+    assert!(access_waiting(&mut sim, a, target, false));
+    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 1);
+    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    let io = swap_reads(&sim);
+    assert_eq!((io.0 - io0.0, io.1 - io0.1), (1, 1));
+    let cached_slots: Vec<u32> = (0..64).filter(|&s| cached(&sim, s) != NIL).collect();
+    assert_eq!(cached_slots, vec![13]);
+    // The next page is a major fault of its own.
+    let nb = vpn_of_slot(&sim, a, first, 64, 12);
+    assert!(access_waiting(&mut sim, a, nb, false));
+    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 2);
+    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 2);
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
+    let (mut sim, a, first) = swapped_machine(Some(3), 64);
+    let mm = mm_of(&sim, a);
+    // Cluster 8..16. Without readahead for the set-up faults:
+    sim.swap.as_mut().unwrap().page_cluster = 0;
+    // slot 9 becomes free: a write fault takes its page out of the swap cache;
+    let v9 = vpn_of_slot(&sim, a, first, 64, 9);
+    assert!(access_waiting(&mut sim, a, v9, true));
+    assert!(sim.swap.as_ref().unwrap().is_free(9));
+    // slot 10 is cached and in use: read it in, then unmap it again (the clean page stays
+    // in the swap cache, the PTE is a swap entry once more);
+    let v10 = vpn_of_slot(&sim, a, first, 64, 10);
+    assert!(access_waiting(&mut sim, a, v10, false));
+    let p10 = cached(&sim, 10);
+    // slot 14 is under writeback: read it in, dirty it, unmap it and start the swap-out.
+    let v14 = vpn_of_slot(&sim, a, first, 64, 14);
+    assert!(access_waiting(&mut sim, a, v14, false));
+    assert!(
+        !access_waiting(&mut sim, a, v14, true),
+        "write-protect fault"
+    );
+    let p14 = cached(&sim, 14);
+    assert_ne!(p14, NIL, "a read fault leaves the page in the swap cache");
+    run_on(&mut sim, a);
+    for p in [p10, p14] {
+        sim.page_referenced(p); // age the young PTE
+        assert!(sim.trylock_page(p));
+        assert_eq!(sim.try_to_unmap(p, false), TtuResult::Success);
+        sim.unlock_page(p);
+    }
+    assert_eq!(pte::pfn(sim.mm(mm).pgtable.get(v10)), 10);
+    assert!(sim.PageDirty(p14) && !sim.PageDirty(p10));
+    assert!(sim.trylock_page(p14));
+    sim.swap_writepage(p14);
+    assert!(sim.PageWriteback(p14));
+    for s in [10, 14] {
+        assert_eq!(swap_count(&sim, s), 1, "slot {s} in use");
+    }
+    check_all(&sim).unwrap();
+
+    sim.swap.as_mut().unwrap().page_cluster = 3;
+    let target = vpn_of_slot(&sim, a, first, 64, 12);
+    let (in0, maj0, io0) = (
+        stat(&sim, VmItem::Pswpin),
+        stat(&sim, VmItem::Pgmajfault),
+        swap_reads(&sim),
+    );
+    let w = access(&mut sim, a, target, false);
+    assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
+    // Read: 8, 11, 12, 13, 15 — in three requests (8 | 11..=13 | 15).
+    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 5);
+    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    let io = swap_reads(&sim);
+    assert_eq!((io.0 - io0.0, io.1 - io0.1), (3, 5));
+    assert_eq!(cached(&sim, 9), NIL, "a free slot is not read");
+    assert_eq!(cached(&sim, 10), p10, "a cached page is kept");
+    assert_eq!(cached(&sim, 14), p14, "a page under writeback is kept");
+    assert!(sim.PageWriteback(p14) && !sim.PageLocked(p10));
+    for s in [8, 11, 13, 15] {
+        let p = cached(&sim, s);
+        assert!(p != NIL && sim.PageLocked(p) && !sim.mem[p as usize].mapped());
+    }
+    check_all(&sim).unwrap();
+    // Everything completes and reads back the newest writes.
+    deliver_io(&mut sim);
+    for v in first..first + 64 {
+        access_waiting(&mut sim, a, v, false);
+    }
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn readahead_stops_at_the_first_failed_allocation_and_never_reclaims() {
+    let (mut sim, a, first) = swapped_machine(None, 64);
+    run_on(&mut sim, a);
+    // Hold free pages until the node has min + 1 + 3: the fault's page and three
+    // readahead pages can be allocated above the min watermark, no more.
+    let min = sim.nodes[0].watermark.min;
+    let mut held = Vec::new();
+    while sim.node_free_pages(0) > min + 4 {
+        held.push(sim.alloc_page(Gfp::NOWAIT).expect("free pages above min"));
+    }
+    assert_eq!(sim.node_free_pages(0), min + 4);
+    let target = vpn_of_slot(&sim, a, first, 64, 10);
+    let (in0, stall0, steal0) = (
+        stat(&sim, VmItem::Pswpin),
+        stat(&sim, VmItem::Allocstall),
+        stat(&sim, VmItem::PgstealDirect),
+    );
+    let w = access(&mut sim, a, target, false);
+    assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
+    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 4, "the fault's page + 3");
+    assert_eq!(stat(&sim, VmItem::Allocstall), stall0, "no direct reclaim");
+    assert_eq!(stat(&sim, VmItem::PgstealDirect), steal0);
+    let read: Vec<u32> = (8..16).filter(|&s| cached(&sim, s) != NIL).collect();
+    assert_eq!(read, vec![8, 9, 10, 11], "slot order; stops at the failure");
+    assert_eq!(sim.node_free_pages(0), min);
+    for p in held {
+        sim.put_page(p);
+    }
+    assert!(access_waiting(&mut sim, a, target, false));
+    assert!(sim.oracle_violations.is_empty());
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn never_mapped_readahead_pages_are_reclaimed_without_io() {
+    let (mut sim, a, first) = swapped_machine(None, 64);
+    let target = vpn_of_slot(&sim, a, first, 64, 20);
+    assert!(access_waiting(&mut sim, a, target, false));
+    let ra: Vec<Pfn> = (16..24)
+        .filter(|&s| s != 20)
+        .map(|s| cached(&sim, s))
+        .collect();
+    assert!(ra
+        .iter()
+        .all(|&p| p != NIL && !sim.mem[p as usize].mapped()));
+    let (out0, wb0, io0) = (
+        stat(&sim, VmItem::Pswpout),
+        stat(&sim, VmItem::NrVmscanWrite),
+        swap_reads(&sim),
+    );
+    let written0 = sim.devices[sim.swap.as_ref().unwrap().dev].pages_written;
+    let free_before = sim.swap_free_pages();
+    // Reclaim until the readahead pages are gone: clean and unmapped, they are dropped
+    // from the swap cache and freed, with no IO and without being activated.
+    for _ in 0..20 {
+        if (16..24)
+            .filter(|&s| s != 20)
+            .all(|s| cached(&sim, s) == NIL)
+        {
+            break;
+        }
+        run_on(&mut sim, a);
+        sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        sim.shrink_node(0, &mut sc);
+        check_all(&sim).unwrap();
+    }
+    for s in (16..24).filter(|&s| s != 20) {
+        assert_eq!(cached(&sim, s), NIL, "readahead page of slot {s} reclaimed");
+        assert_eq!(swap_count(&sim, s), 1, "the PTE still refers to slot {s}");
+    }
+    assert!(ra.iter().all(|&p| sim.mem[p as usize].test(pg::BUDDY)));
+    assert_eq!(stat(&sim, VmItem::Pswpout), out0, "no swap-out IO");
+    assert_eq!(stat(&sim, VmItem::NrVmscanWrite), wb0);
+    assert_eq!(swap_reads(&sim), io0, "no reads");
+    assert_eq!(
+        sim.devices[sim.swap.as_ref().unwrap().dev].pages_written,
+        written0,
+        "no writes"
+    );
+    assert_eq!(sim.swap_free_pages(), free_before, "the slots stay in use");
+    // A later fault on one of them reads it again, with the right contents.
+    let nb = vpn_of_slot(&sim, a, first, 64, 17);
+    let maj0 = stat(&sim, VmItem::Pgmajfault);
+    assert!(access_waiting(&mut sim, a, nb, false));
+    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn readahead_pages_outlive_their_owner_and_free_their_slots_when_reclaimed() {
+    let (mut sim, a, first) = swapped_machine(None, 64);
+    let target = vpn_of_slot(&sim, a, first, 64, 3);
+    let w = access(&mut sim, a, target, false);
+    assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
+    // The owner unmaps everything while the reads are in flight.
+    run_on(&mut sim, a);
+    let r = sim.sys_munmap(a, first << PAGE_SHIFT, 64 * PAGE_SIZE);
+    assert!(matches!(r, Ok(OpResult::None)), "{r:?}");
+    let mm = mm_of(&sim, a);
+    assert_eq!(sim.mm(mm).swapents, 0);
+    assert_eq!(sim.mm(mm).rss_anon, 0);
+    for s in 0..8 {
+        assert_ne!(cached(&sim, s), NIL);
+        assert_eq!(swap_count(&sim, s), 0);
+    }
+    check_all(&sim).unwrap();
+    deliver_io(&mut sim);
+    check_all(&sim).unwrap();
+    for _ in 0..20 {
+        if sim.swap_free_pages() == sim.swap.as_ref().unwrap().nr_pages {
+            break;
+        }
+        run_on(&mut sim, a);
+        sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        sim.shrink_node(0, &mut sc);
+        check_all(&sim).unwrap();
+    }
+    assert_eq!(
+        sim.swap_free_pages(),
+        sim.swap.as_ref().unwrap().nr_pages,
+        "every slot is free once the orphaned swap-cache pages are reclaimed"
+    );
+    assert_eq!(stat(&sim, VmItem::NrFilePages), 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Runs under swap pressure
+// ---------------------------------------------------------------------------------------
+
+fn run_sc(sc: &Scenario, check: bool) -> RunReport {
+    let opts = RunOptions {
+        features: Features::patched(),
+        check,
+        max_steps: 20_000_000,
+    };
+    run_scenario(sc, &opts, &mut |_| {}).expect("run")
+}
+
+#[test]
+fn anon_pressure_with_readahead_keeps_invariants_and_contents() {
+    let run = |pc: &str| {
+        let sets: Vec<String> = [
+            "machine.memory_per_node=24MiB",
+            "swap.size=64MiB",
+            "tasks.seq.passes=2",
+            "tasks.rand.passes=2",
+            pc,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let sc = load_scenario("anon-pressure", &sets).expect("scenario");
+        run_sc(&sc, true)
+    };
+    let ra = run("swap.page_cluster=3");
+    assert_eq!(ra.end, RunEnd::Completed);
+    assert!(
+        ra.oracle_violations.is_empty(),
+        "{:?}",
+        ra.oracle_violations
+    );
+    assert!(ra.oom.is_empty(), "{:?}", ra.oom);
+    let v = |r: &RunReport, k: &str| r.vmstat[k];
+    assert!(v(&ra, "pswpout") > 0);
+    assert!(
+        v(&ra, "pswpin") > 2 * v(&ra, "pgmajfault"),
+        "readahead: {} pages in for {} major faults",
+        v(&ra, "pswpin"),
+        v(&ra, "pgmajfault")
+    );
+    let none = run("swap.page_cluster=0");
+    assert_eq!(none.end, RunEnd::Completed);
+    assert!(none.oracle_violations.is_empty());
+    assert_eq!(
+        v(&none, "pswpin"),
+        v(&none, "pgmajfault"),
+        "one page per fault"
+    );
+    assert!(v(&ra, "pgmajfault") < v(&none, "pgmajfault"));
+}
+
+fn random_text(seed: u64, page_cluster: u32, anon_kib: u64, write: bool, random: bool) -> String {
+    format!(
+        "name = \"ra-prop\"\nseed = {seed}\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"16MiB\"\n\
+         [swap]\nsize = \"48MiB\"\npage_cluster = {page_cluster}\n\
+         [[tasks]]\nname = \"w\"\ncpu = 0\nprogram = \"anon\"\nsize = \"{anon_kib}KiB\"\npasses = 2\npattern = \"random\"\nseed = {seed}\n\
+         [[tasks]]\nname = \"x\"\ncpu = 1\nprogram = \"anon\"\nsize = \"{}KiB\"\npasses = 3\nwrite = {write}\npattern = \"{}\"\nseed = {}\n",
+        anon_kib / 4,
+        if random { "random" } else { "sequential" },
+        seed + 1
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    /// Random anonymous workloads larger than RAM with any readahead window keep every
+    /// invariant (checked after every step) and read back every written version.
+    #[test]
+    fn random_swap_workloads_keep_invariants(
+        seed in 0u64..1000,
+        page_cluster in 0u32..=5,
+        anon_kib in 18432u64..28672,
+        write in any::<bool>(),
+        random in any::<bool>(),
+    ) {
+        let text = random_text(seed, page_cluster, anon_kib, write, random);
+        let sc = parse_scenario(&text, "ra-prop.toml", &[]).unwrap();
+        let r = run_sc(&sc, true);
+        prop_assert!(matches!(r.end, RunEnd::Completed), "{:?}\n{}", r.end, text);
+        prop_assert!(r.oracle_violations.is_empty(), "{:?}\n{}", r.oracle_violations, text);
+        // `w` alone is larger than RAM: its second pass swaps in.
+        prop_assert!(r.vmstat["pswpout"] > 0 && r.vmstat["pgmajfault"] > 0, "{:?}", r.vmstat);
+        if page_cluster == 0 {
+            prop_assert_eq!(r.vmstat["pswpin"], r.vmstat["pgmajfault"]);
+        } else {
+            prop_assert!(r.vmstat["pswpin"] > r.vmstat["pgmajfault"]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn page_cluster_is_read_from_the_swap_table() {
+    let sc = parse_scenario(&machine_text(Some(5)), "ra.toml", &[]).unwrap();
+    assert_eq!(sc.swap.as_ref().unwrap().page_cluster, 5);
+    let sc = parse_scenario(&machine_text(None), "ra.toml", &[]).unwrap();
+    assert_eq!(sc.swap.as_ref().unwrap().page_cluster, 3, "default");
+    let sets = vec!["swap.page_cluster=0".to_string()];
+    let sc = parse_scenario(&machine_text(None), "ra.toml", &sets).unwrap();
+    assert_eq!(sc.swap.as_ref().unwrap().page_cluster, 0);
+    let sim = Sim::new(&sc, Features::patched()).unwrap();
+    assert_eq!(sim.swap.as_ref().unwrap().page_cluster, 0);
+}
+
+#[test]
+fn bad_page_cluster_is_a_clear_error() {
+    // `page_cluster = …` is on line 11 of the machine text.
+    for (value, want) in [
+        ("11", "page_cluster must be between 0 and 10"),
+        ("64", "page_cluster must be between 0 and 10"),
+        ("-1", "must be ≥ 0"),
+        ("\"3\"", "expected an integer"),
+        ("2.5", "expected an integer"),
+    ] {
+        let text =
+            machine_text(Some(0)).replace("page_cluster = 0", &format!("page_cluster = {value}"));
+        let err = parse_scenario(&text, "ra.toml", &[]).expect_err(value);
+        assert_eq!(err.file, "ra.toml", "{err}");
+        assert_eq!(err.line, Some(11), "{value}: {err}");
+        assert_eq!(err.field, "swap.page_cluster", "{err}");
+        assert!(err.message.contains(want), "{value}: {err}");
+    }
+    let err = parse_scenario(
+        &machine_text(None),
+        "ra.toml",
+        &["swap.page_cluster=12".to_string()],
+    )
+    .expect_err("--set out of range");
+    assert_eq!(err.file, "--set");
+    assert_eq!(err.field, "swap.page_cluster");
+    assert!(err.message.contains("between 0 and 10"), "{err}");
+}

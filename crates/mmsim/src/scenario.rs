@@ -42,6 +42,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "truncate-batch-shadow",
     "workingset",
     "file-only-when-plenty",
+    "adaptive-swap-readahead",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -42,6 +42,10 @@ pub struct Features {
     /// (v3.8, "mm: vmscan: only evict file pages when we have plenty"; on in both presets;
     /// off models the 2.6.2x/3.x get_scan_ratio, which always split by the rotation ratios).
     pub file_only_when_plenty: bool,
+    /// swapin_readahead sizes its window by the readahead hits since the last swap-cache
+    /// miss (v3.15 swapin_nr_pages; on in both presets; off = the fixed aligned cluster of
+    /// 2^page_cluster slots of 2.6.x–3.14).
+    pub adaptive_swap_readahead: bool,
 }
 
 impl Features {
@@ -54,6 +58,7 @@ impl Features {
             truncate_batch_shadow: false,
             workingset: true,
             file_only_when_plenty: true,
+            adaptive_swap_readahead: true,
         }
     }
     /// The `patched` preset: every studied change on.
@@ -65,6 +70,7 @@ impl Features {
             truncate_batch_shadow: true,
             workingset: true,
             file_only_when_plenty: true,
+            adaptive_swap_readahead: true,
         }
     }
     /// A preset by name.
@@ -84,6 +90,7 @@ impl Features {
             "truncate-batch-shadow" => self.truncate_batch_shadow = on,
             "workingset" => self.workingset = on,
             "file-only-when-plenty" => self.file_only_when_plenty = on,
+            "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
             _ => return false,
         }
         true
@@ -97,6 +104,7 @@ impl Features {
             "truncate-batch-shadow" => self.truncate_batch_shadow,
             "workingset" => self.workingset,
             "file-only-when-plenty" => self.file_only_when_plenty,
+            "adaptive-swap-readahead" => self.adaptive_swap_readahead,
             _ => return None,
         })
     }
@@ -238,6 +246,10 @@ pub struct Sim {
     pub debug_skip_lru_del_on_free: bool,
     /// Truncate counters (shadow entries cleared and the tree_lock acquisitions for them).
     pub truncate_stats: crate::mm::truncate::TruncateStats,
+    /// Orphan inodes: unlinked, no opener, whose final eviction had to wait for a locked page
+    /// or writeback where the caller could not sleep (task exit, the last mapping's fput);
+    /// `evict_orphans` finishes them as IO completes.
+    pub orphans: Vec<u32>,
 }
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
@@ -347,6 +359,7 @@ impl Sim {
             zonelists: Vec::new(),
             completing_version: None,
             truncate_stats: Default::default(),
+            orphans: Vec::new(),
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -821,12 +834,14 @@ impl Sim {
             });
         }
         match self.exec_op(tid) {
-            Ok(OpResult::Err(crate::workload::Errno::SIGSEGV)) => {
+            Ok(OpResult::Err(
+                sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
+            )) => {
                 // The task is killed by the signal; the run goes on.
                 *self.tasks[tid]
                     .stats
                     .errors
-                    .entry("SIGSEGV".to_string())
+                    .entry(sig.name().to_string())
                     .or_default() += 1;
                 self.tasks[tid].cur_op = None;
                 self.task_exit(tid);

@@ -55,9 +55,13 @@ size = "4KiB"
     )
 }
 
-fn machine(page_cluster: Option<u32>) -> Sim {
+/// The machine; `adaptive` selects v3.15's hit-sized window, else the fixed aligned
+/// window of 2.6.x–3.14 that most tests here pin down.
+fn machine_with(page_cluster: Option<u32>, adaptive: bool) -> Sim {
     let sc = parse_scenario(&machine_text(page_cluster), "ra.toml", &[]).expect("scenario");
-    Sim::new(&sc, Features::patched()).expect("machine builds")
+    let mut f = Features::patched();
+    f.set("adaptive-swap-readahead", adaptive);
+    Sim::new(&sc, f).expect("machine builds")
 }
 
 fn task_a(sim: &Sim) -> TaskId {
@@ -211,7 +215,11 @@ fn swap_reads(sim: &Sim) -> (u64, u64) {
 
 /// A machine with `n` written pages swapped out (slots 0..n, one per page).
 fn swapped_machine(page_cluster: Option<u32>, n: u64) -> (Sim, TaskId, u64) {
-    let mut sim = machine(page_cluster);
+    swapped_machine_with(page_cluster, n, false)
+}
+
+fn swapped_machine_with(page_cluster: Option<u32>, n: u64, adaptive: bool) -> (Sim, TaskId, u64) {
+    let mut sim = machine_with(page_cluster, adaptive);
     let a = task_a(&sim);
     let first = write_pages(&mut sim, a, n);
     swap_out_all(&mut sim, a, first, n);
@@ -236,6 +244,92 @@ fn window_is_the_aligned_cluster_clipped_to_the_device() {
     assert_eq!(sw.readahead_window(13), 13..14);
     sw.page_cluster = 10;
     assert_eq!(sw.readahead_window(13), 0..21);
+}
+
+/// swapin_nr_pages (v3.15), hand-computed: no hits and not next to the previous miss →
+/// just the page; next to it → 2; hits h → h + 2 rounded up to a power of two ≥ 4, at most
+/// 2^page_cluster; never below half the last window.
+#[test]
+fn adaptive_window_follows_hits_and_shrinks_by_halves() {
+    let mut sw = mmsim::mm::swapfile::SwapInfo::new(1024, 0, 3);
+    assert_eq!(
+        sw.swapin_nr_pages(100),
+        1,
+        "no hits, slot 0 was not the last miss"
+    );
+    assert_eq!(sw.swapin_nr_pages(101), 2, "next to the last miss");
+    assert_eq!(
+        sw.swapin_nr_pages(99),
+        1,
+        "next to 101? no: prev_offset is 101 now, 99 is not"
+    );
+    sw.readahead_hits = 1;
+    assert_eq!(sw.swapin_nr_pages(500), 4, "1 hit + 2 = 3, rounded up to 4");
+    sw.readahead_hits = 3;
+    assert_eq!(sw.swapin_nr_pages(600), 8, "3 + 2 = 5 → 8");
+    sw.readahead_hits = 20;
+    assert_eq!(sw.swapin_nr_pages(700), 8, "at most 2^page_cluster");
+    assert_eq!(
+        sw.swapin_nr_pages(900),
+        4,
+        "no hits: 1, but not below 8 / 2"
+    );
+    assert_eq!(sw.swapin_nr_pages(950), 2);
+    assert_eq!(sw.swapin_nr_pages(990), 1);
+    assert_eq!(sw.readahead_hits, 0, "each miss consumes the hits");
+    sw.page_cluster = 0;
+    sw.readahead_hits = 5;
+    assert_eq!(
+        sw.swapin_nr_pages(10),
+        1,
+        "page_cluster 0: never read ahead"
+    );
+}
+
+/// Read back `order` (virtual pages of a swapped-out area) with the adaptive or the fixed
+/// window; returns (major faults, pages read from swap).
+fn read_back(adaptive: bool, n: u64, order: &[u64]) -> (i64, i64) {
+    let (mut sim, a, first) = swapped_machine_with(None, n, adaptive);
+    let (maj0, in0) = (stat(&sim, VmItem::Pgmajfault), stat(&sim, VmItem::Pswpin));
+    for &i in order {
+        access_waiting(&mut sim, a, first + i, false);
+        check_all(&sim).unwrap();
+    }
+    (
+        stat(&sim, VmItem::Pgmajfault) - maj0,
+        stat(&sim, VmItem::Pswpin) - in0,
+    )
+}
+
+/// A sequential read-back earns hits, so the adaptive window grows to the full cluster:
+/// far fewer major faults than pages, though more than the fixed window's one per 8
+/// (it starts at one page). A scattered read-back earns none, so the adaptive window
+/// stays at one page and reads far less than the fixed window's 8 per fault.
+#[test]
+fn adaptive_window_grows_on_sequential_and_stays_small_on_random_swapin() {
+    let n = 128u64;
+    let seq: Vec<u64> = (0..n).collect();
+    let (maj_a, in_a) = read_back(true, n, &seq);
+    let (maj_f, in_f) = read_back(false, n, &seq);
+    assert_eq!(
+        (maj_f, in_f),
+        (16, 128),
+        "fixed: one fault per aligned cluster of 8"
+    );
+    assert_eq!(in_a, 128, "every page is read once either way");
+    assert!(
+        maj_a > maj_f && maj_a < 40,
+        "adaptive sequential: {maj_a} major faults"
+    );
+    // Every 9th page (mod n): never within a window read for an earlier fault.
+    let scattered: Vec<u64> = (0..16).map(|k| (k * 9 * 8) % n).collect();
+    let (maj_a, in_a) = read_back(true, n, &scattered);
+    let (maj_f, in_f) = read_back(false, n, &scattered);
+    assert_eq!(maj_a, maj_f);
+    assert!(
+        in_f >= 4 * in_a,
+        "fixed reads {in_f} pages, adaptive {in_a}"
+    );
 }
 
 #[test]

@@ -3,11 +3,14 @@
 //! and batched shadow clearing (tree_lock counts), ftruncate shrink/grow and the content
 //! oracle, directories, bad input, and a property test against a model of file contents.
 
+use mmsim::machine::profile::KFunc;
 use mmsim::machine::Event;
-use mmsim::mm::check::check_all;
-use mmsim::mm::page::{Pfn, PAGE_SIZE};
+use mmsim::mm::check::{check_all, check_ptes};
+use mmsim::mm::memory::pte;
+use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
 use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmstat::VmItem;
 use mmsim::mm::workingset::pack_shadow;
 use mmsim::report::stats::{best_n_amean, percentile, Direction};
 use mmsim::run::{run_scenario, RunOptions, RunReport};
@@ -1013,4 +1016,974 @@ fn bonnie_runs_both_variants() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. Truncate of mapped files: unmap_mapping_range, SIGBUS beyond EOF
+// ---------------------------------------------------------------------------------------
+
+/// Two processes (p0 on CPU 0, p1 on CPU 1), a blockfs and a tmpfs, swap, and a file of
+/// `pages` pages with data on the device in each filesystem.
+fn vm_machine(features: Features, pages: u64) -> V {
+    let mut text = String::from(
+        r#"name = "truncate-mmap"
+
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "16MiB"
+
+[swap]
+size = "16MiB"
+preset = "ssd"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+"#,
+    );
+    for path in VM_FILES {
+        // tmpfs has no device: its file starts sparse.
+        let data = path.starts_with("/mnt");
+        text += &format!(
+            "\n[[files]]\npath = \"{path}\"\nsize = {}\ndata = {data}\n",
+            pages * P
+        );
+    }
+    for t in 0..2 {
+        text += &format!(
+            "\n[[tasks]]\nname = \"p{t}\"\ncpu = {t}\nprogram = \"dd\"\npath = \"/tmp/x{t}\"\nsize = \"4KiB\"\n"
+        );
+    }
+    let sc = parse_scenario(&text, "truncate-mmap", &[]).expect("scenario parses");
+    let mut sim = Sim::new(&sc, features).expect("machine builds");
+    let tasks = [0, 1].map(|t| {
+        sim.tasks
+            .iter()
+            .position(|x| x.name == format!("p{t}"))
+            .unwrap()
+    });
+    sim.cur.cpu = 0;
+    sim.cur.task = Some(tasks[0]);
+    let mut v = V {
+        sim,
+        tasks,
+        fds: [[0; 2]; 2],
+    };
+    // Every process opens both files (fd per process and file).
+    for t in 0..2 {
+        for (f, path) in VM_FILES.iter().enumerate() {
+            v.run_on(t, t);
+            let tid = v.tasks[t];
+            let mut progress = 0;
+            match v.sim.sys_open(tid, path, false, false, &mut progress) {
+                Ok(OpResult::Fd(fd)) => v.fds[t][f] = fd,
+                other => panic!("open {path}: {other:?}"),
+            }
+        }
+    }
+    v
+}
+
+const VM_FILES: [&str; 2] = ["/mnt/m", "/tmp/m"];
+
+struct V {
+    sim: Sim,
+    tasks: [TaskId; 2],
+    /// fds[process][file].
+    fds: [[u32; 2]; 2],
+}
+
+impl V {
+    /// Process `t` runs on `cpu` (switch_mm as the engine does).
+    fn run_on(&mut self, t: usize, cpu: usize) {
+        let tid = self.tasks[t];
+        self.sim.switch_mm(cpu, tid);
+        self.sim.last_ran[cpu] = Some(tid);
+        self.sim.cur.cpu = cpu;
+        self.sim.cur.task = Some(tid);
+    }
+
+    fn ino(&self, f: usize) -> u32 {
+        self.sim.fss[self.sim.resolve_fs(VM_FILES[f]).unwrap()].names[VM_FILES[f]]
+    }
+
+    /// Deliver the TLB-flush IPIs in flight (the sender waited for them); IO stays in flight.
+    fn deliver_ipis(&mut self) {
+        let mut rest = Vec::new();
+        while let Some((t, ev)) = self.sim.events.pop() {
+            match ev {
+                Event::Ipi(id) => self.sim.ipi_arrive(id, t),
+                other => rest.push((t, other)),
+            }
+        }
+        for (t, ev) in rest {
+            self.sim.events.push(t, ev);
+        }
+    }
+
+    /// Deliver every IPI and complete every IO in flight.
+    fn complete_all(&mut self) {
+        let saved = (self.sim.cur.cpu, self.sim.cur.task);
+        let mut rest = Vec::new();
+        while let Some((t, ev)) = self.sim.events.pop() {
+            match ev {
+                Event::Ipi(id) => self.sim.ipi_arrive(id, t),
+                Event::IoComplete(id) => self.sim.io_complete(id, t),
+                other => rest.push((t, other)),
+            }
+        }
+        for (t, ev) in rest {
+            self.sim.events.push(t, ev);
+        }
+        self.sim.cur.cpu = saved.0;
+        self.sim.cur.task = saved.1;
+    }
+
+    /// Run a restartable call of process `t` on `cpu` to completion, completing IO (and
+    /// writing dirty pages back when nothing is in flight) whenever it sleeps.
+    fn finish(
+        &mut self,
+        t: usize,
+        cpu: usize,
+        mut f: impl FnMut(&mut Sim, TaskId, &mut u64) -> Result<OpResult, Wait>,
+    ) -> OpResult {
+        let mut progress = 0;
+        for _ in 0..1000 {
+            self.run_on(t, cpu);
+            let tid = self.tasks[t];
+            match f(&mut self.sim, tid, &mut progress) {
+                Ok(r) => {
+                    self.deliver_ipis();
+                    return r;
+                }
+                Err(Wait::Until(_)) => self.deliver_ipis(),
+                Err(_) => {
+                    if self.sim.events.is_empty() {
+                        let inos: Vec<u32> =
+                            self.sim.inodes.iter().flatten().map(|i| i.ino).collect();
+                        for ino in inos {
+                            let mut ph = 0;
+                            let _ = self.sim.filemap_write_and_wait(ino, &mut ph);
+                        }
+                    }
+                    self.complete_all();
+                }
+            }
+        }
+        panic!("call never finished");
+    }
+
+    /// mmap of `pages` pages of file `f` from page `pgoff` by process `t`.
+    fn mmap(&mut self, t: usize, f: usize, pages: u64, pgoff: u64, prot: u32, shared: bool) -> u64 {
+        self.run_on(t, t);
+        let tid = self.tasks[t];
+        let r = self
+            .sim
+            .sys_mmap(tid, Some(VM_FILES[f]), pages * P, pgoff * P, prot, shared);
+        let OpResult::Addr(a) = r else {
+            panic!("mmap: {r:?}")
+        };
+        self.run_on(t, t); // the new mm is loaded where the process runs
+        a
+    }
+
+    /// Process `t` on `cpu` accesses pages [first, first + n) of the mapping at `addr`.
+    fn touch(
+        &mut self,
+        t: usize,
+        cpu: usize,
+        addr: u64,
+        first: u64,
+        n: u64,
+        write: bool,
+    ) -> OpResult {
+        self.finish(t, cpu, |s, tid, pr| {
+            s.sys_touch(tid, addr + first * P, n * P, P, write, pr)
+        })
+    }
+
+    fn ftruncate(&mut self, t: usize, f: usize, size: u64) -> OpResult {
+        let fd = self.fds[t][f];
+        self.finish(t, t, |s, tid, pr| s.sys_ftruncate(tid, fd, size, pr))
+    }
+
+    fn pte(&self, t: usize, addr: u64, page: u64) -> u64 {
+        let mm = self.sim.tasks[self.tasks[t]].mm.expect("mm");
+        self.sim.mm(mm).pgtable.get(addr / P + page)
+    }
+
+    fn mm_of(&self, t: usize) -> &mmsim::mm::mmap::Mm {
+        self.sim.mm(self.sim.tasks[self.tasks[t]].mm.expect("mm"))
+    }
+
+    fn vm(&self, i: VmItem) -> i64 {
+        self.sim.vmstat.get(i)
+    }
+
+    /// Does any CPU's TLB cache a translation of process `t`'s page `addr + page`?
+    fn tlb_caches(&self, t: usize, addr: u64, page: u64) -> bool {
+        let mm = self.sim.tasks[self.tasks[t]].mm.expect("mm");
+        self.sim.tlbs.iter().any(|tlb| {
+            tlb.entries()
+                .any(|e| e.mm == mm + 1 && e.vpn == addr / P + page)
+        })
+    }
+
+    /// The checker, the page-table checker, the content oracle and TLB coherence.
+    fn check(&self) -> Result<(), String> {
+        check_all(&self.sim).map_err(|e| format!("checker: {e}"))?;
+        check_ptes(&self.sim).map_err(|e| format!("page tables: {e}"))?;
+        if !self.sim.oracle_violations.is_empty() {
+            return Err(format!("oracle: {:?}", self.sim.oracle_violations));
+        }
+        tlb_coherent(&self.sim)
+    }
+}
+
+/// Every cached translation agrees with its page table (present, same page, no more
+/// rights).
+fn tlb_coherent(sim: &Sim) -> Result<(), String> {
+    for (c, tlb) in sim.tlbs.iter().enumerate() {
+        for e in tlb.entries() {
+            let mm = e.mm - 1;
+            let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
+                return Err(format!("cpu {c} caches a translation of dead mm {mm}"));
+            };
+            let p = m.pgtable.get(e.vpn);
+            if p & pte::PRESENT == 0 || pte::pfn(p) != e.pfn {
+                return Err(format!(
+                    "cpu {c}: stale entry mm {mm} vpn {:#x} -> pfn {} but the PTE is {p:#x}",
+                    e.vpn, e.pfn
+                ));
+            }
+            if (e.write && p & pte::WRITE == 0) || (e.dirty && p & pte::DIRTY == 0) {
+                return Err(format!("cpu {c}: entry with more rights than PTE {p:#x}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn ftruncate_of_a_shared_mapping_zaps_beyond_eof_everywhere_and_faults_there_are_sigbus() {
+    for features in [Features::vanilla(), Features::patched()] {
+        let mut v = vm_machine(features, 16);
+        let ino = v.ino(0);
+        // p0 maps the file shared and writable, p1 shared read-only; both read every page,
+        // each on its own CPU, so both TLBs cache translations of every page.
+        let a0 = v.mmap(0, 0, 16, 0, 3, true);
+        let a1 = v.mmap(1, 0, 16, 0, 1, true);
+        assert_eq!(v.touch(0, 0, a0, 0, 16, false), OpResult::Bytes(16 * P));
+        assert_eq!(v.touch(1, 1, a1, 0, 16, false), OpResult::Bytes(16 * P));
+        v.check().unwrap();
+        let pfns: Vec<Pfn> = (0..16).map(|i| pte::pfn(v.pte(0, a0, i))).collect();
+        assert_eq!(v.vm(VmItem::NrMapped), 16);
+        assert_eq!(v.vm(VmItem::NrFilePages), 16);
+        assert_eq!((v.mm_of(0).rss_file, v.mm_of(1).rss_file), (16, 16));
+        assert!(v.tlb_caches(1, a1, 12), "CPU 1 caches p1's page 12");
+        let (local0, remote0, recv0, prof0) = (
+            v.vm(VmItem::NrTlbLocalFlushOne),
+            v.vm(VmItem::NrTlbRemoteFlush),
+            v.vm(VmItem::NrTlbRemoteFlushReceived),
+            v.sim.profile.get(KFunc::UnmapMappingRange),
+        );
+
+        // p0 (CPU 0) truncates to 5½ pages: pages 6..16 go from both page tables.
+        v.run_on(0, 0);
+        let tid = v.tasks[0];
+        let fd = v.fds[0][0];
+        let mut progress = 0;
+        assert_eq!(
+            v.sim.sys_ftruncate(tid, fd, 5 * P + P / 2, &mut progress),
+            Ok(OpResult::None)
+        );
+        // CPU 1's translation goes only when the IPI arrives.
+        assert!(v.tlb_caches(1, a1, 12), "the IPI is still in flight");
+        v.deliver_ipis();
+        for i in 0..16 {
+            for (t, a) in [(0, a0), (1, a1)] {
+                let present = v.pte(t, a, i) & pte::PRESENT != 0;
+                assert_eq!(present, i < 6, "process {t} page {i}");
+                assert!(
+                    i < 6 || !v.tlb_caches(t, a, i),
+                    "process {t} page {i} cached"
+                );
+            }
+        }
+        v.sim.lru_add_drain_all();
+        for (i, &pfn) in pfns.iter().enumerate() {
+            let free = v.sim.mem[pfn as usize].test(pg::BUDDY);
+            assert_eq!(free, i >= 6, "page {i} (pfn {pfn}) freed");
+        }
+        assert_eq!(v.sim.inode(ino).mapping.tree.nr_pages(), 6);
+        assert_eq!(v.vm(VmItem::NrFilePages), 6);
+        assert_eq!(v.vm(VmItem::NrMapped), 6);
+        assert_eq!((v.mm_of(0).rss_file, v.mm_of(1).rss_file), (6, 6));
+        // p0's own mm: 10 INVLPGs on CPU 0; p1's: one IPI round to CPU 1, received.
+        assert_eq!(v.vm(VmItem::NrTlbLocalFlushOne) - local0, 10);
+        assert_eq!(v.vm(VmItem::NrTlbRemoteFlush) - remote0, 1);
+        assert_eq!(v.vm(VmItem::NrTlbRemoteFlushReceived) - recv0, 1);
+        assert!(v.sim.profile.get(KFunc::UnmapMappingRange) > prof0);
+        v.check().unwrap();
+
+        // Beyond the new end: SIGBUS, for reads and writes, from either process; nothing
+        // is mapped and the task's fault counts do not move (pgfault does).
+        let (min0, pgfault0) = (v.sim.tasks[v.tasks[0]].stats.minflt, v.vm(VmItem::Pgfault));
+        assert_eq!(v.touch(0, 0, a0, 6, 1, false), OpResult::Err(Errno::SIGBUS));
+        assert_eq!(v.touch(0, 0, a0, 15, 1, true), OpResult::Err(Errno::SIGBUS));
+        assert_eq!(v.touch(1, 1, a1, 9, 1, false), OpResult::Err(Errno::SIGBUS));
+        assert_eq!(v.sim.tasks[v.tasks[0]].stats.minflt, min0);
+        assert_eq!(v.vm(VmItem::Pgfault), pgfault0 + 3);
+        // A range across the end touches what is below, then SIGBUS.
+        assert_eq!(v.touch(0, 0, a0, 3, 8, true), OpResult::Err(Errno::SIGBUS));
+        assert_eq!(v.pte(0, a0, 6), 0);
+        // Below it: reads and writes work (the partial last page too).
+        assert_eq!(v.touch(0, 0, a0, 0, 6, true), OpResult::Bytes(6 * P));
+        assert_eq!(v.touch(1, 1, a1, 0, 6, false), OpResult::Bytes(6 * P));
+        v.check().unwrap();
+        // Growing the file again: the range is a hole, mapped again on demand, zeros.
+        assert_eq!(v.ftruncate(1, 0, 16 * P), OpResult::None);
+        assert_eq!(v.touch(1, 1, a1, 0, 16, false), OpResult::Bytes(16 * P));
+        assert_eq!(v.sim.inode(ino).expected_at(10), 0);
+        v.check().unwrap();
+    }
+}
+
+#[test]
+fn ftruncate_of_a_private_mapping_zaps_cowed_pages_beyond_eof_and_keeps_those_below() {
+    let mut v = vm_machine(Features::patched(), 8);
+    let ino = v.ino(0);
+    let a = v.mmap(0, 0, 8, 0, 3, false);
+    assert_eq!(v.touch(0, 0, a, 0, 8, false), OpResult::Bytes(8 * P));
+    // Copy-on-write of pages 2 and 6: anonymous pages replace the file pages.
+    assert_eq!(v.touch(0, 0, a, 2, 1, true), OpResult::Bytes(P));
+    assert_eq!(v.touch(0, 0, a, 6, 1, true), OpResult::Bytes(P));
+    let cow2 = pte::pfn(v.pte(0, a, 2));
+    let cow6 = pte::pfn(v.pte(0, a, 6));
+    assert!(v.sim.page_anon(cow2) && v.sim.page_anon(cow6));
+    assert_eq!((v.mm_of(0).rss_file, v.mm_of(0).rss_anon), (6, 2));
+    let anon0 = v.vm(VmItem::NrAnonPages);
+    v.check().unwrap();
+
+    assert_eq!(v.ftruncate(0, 0, 4 * P), OpResult::None);
+    v.sim.lru_add_drain_all();
+    // Page 6's private copy is gone (freed) with the file pages 4, 5 and 7; page 2's stays.
+    for i in 0..8 {
+        assert_eq!(v.pte(0, a, i) & pte::PRESENT != 0, i < 4, "page {i}");
+    }
+    assert_eq!(pte::pfn(v.pte(0, a, 2)), cow2);
+    assert!(
+        v.sim.mem[cow6 as usize].test(pg::BUDDY),
+        "the COW copy beyond EOF is freed"
+    );
+    assert!(!v.mm_of(0).anon_expected.contains_key(&(a / P + 6)));
+    assert_eq!((v.mm_of(0).rss_file, v.mm_of(0).rss_anon), (3, 1));
+    assert_eq!(v.vm(VmItem::NrAnonPages), anon0 - 1);
+    assert_eq!(v.vm(VmItem::NrMapped), 3);
+    v.check().unwrap();
+    assert_eq!(v.touch(0, 0, a, 6, 1, false), OpResult::Err(Errno::SIGBUS));
+    assert_eq!(v.touch(0, 0, a, 4, 1, true), OpResult::Err(Errno::SIGBUS));
+    // The private copy below the end still holds what was written (the oracle checks).
+    assert_eq!(v.touch(0, 0, a, 0, 4, false), OpResult::Bytes(4 * P));
+    v.check().unwrap();
+    let _ = ino;
+}
+
+#[test]
+fn unmap_mapping_range_without_even_cows_keeps_private_copies() {
+    let mut v = vm_machine(Features::vanilla(), 8);
+    let ino = v.ino(1);
+    let a = v.mmap(0, 1, 8, 0, 3, false);
+    assert_eq!(v.touch(0, 0, a, 0, 8, false), OpResult::Bytes(8 * P));
+    assert_eq!(v.touch(0, 0, a, 5, 1, true), OpResult::Bytes(P));
+    v.run_on(0, 0);
+    v.sim.unmap_mapping_range(ino, 4 * P, 0, false);
+    v.deliver_ipis();
+    for i in 0..8 {
+        assert_eq!(
+            v.pte(0, a, i) & pte::PRESENT != 0,
+            i < 4 || i == 5,
+            "page {i}"
+        );
+    }
+    assert_eq!((v.mm_of(0).rss_file, v.mm_of(0).rss_anon), (4, 1));
+    v.check().unwrap();
+    // With even_cows the copy goes too; the file's own pages stay cached (no truncation).
+    v.sim.unmap_mapping_range(ino, 4 * P, 0, true);
+    v.deliver_ipis();
+    assert_eq!(v.pte(0, a, 5), 0);
+    assert_eq!((v.mm_of(0).rss_file, v.mm_of(0).rss_anon), (4, 0));
+    assert_eq!(v.sim.inode(ino).mapping.tree.nr_pages(), 8);
+    v.check().unwrap();
+    // Faulted in again on the next access.
+    assert_eq!(v.touch(0, 0, a, 4, 4, false), OpResult::Bytes(4 * P));
+    v.check().unwrap();
+}
+
+#[test]
+fn a_dirty_pte_dirties_its_page_when_zapped() {
+    let mut v = vm_machine(Features::vanilla(), 8);
+    let ino = v.ino(0);
+    let a = v.mmap(0, 0, 8, 0, 3, true);
+    assert_eq!(v.touch(0, 0, a, 0, 8, true), OpResult::Bytes(8 * P));
+    // Write the pages back: clean pages, but their PTEs stay dirty (no page_mkclean).
+    let mut phase = 0;
+    while v.sim.filemap_write_and_wait(ino, &mut phase).is_err() {
+        v.complete_all();
+    }
+    assert_eq!(v.vm(VmItem::NrDirty), 0);
+    assert!(v.pte(0, a, 3) & pte::DIRTY != 0);
+    v.run_on(0, 0);
+    v.sim.unmap_mapping_range(ino, 3 * P, P, true);
+    assert_eq!(v.pte(0, a, 3), 0);
+    let pfn = v.sim.inode(ino).mapping.tree.lookup(3);
+    let Entry::Page(pfn) = pfn else {
+        panic!("page 3 cached")
+    };
+    assert!(
+        v.sim.mem[pfn as usize].test(pg::DIRTY),
+        "the dirty bit moved to the page"
+    );
+    assert_eq!(v.vm(VmItem::NrDirty), 1);
+    v.check().unwrap();
+}
+
+#[test]
+fn a_dirty_shared_page_beyond_eof_is_dropped_not_written() {
+    for features in [Features::vanilla(), Features::patched()] {
+        let mut v = vm_machine(features, 8);
+        let ino = v.ino(0);
+        let a = v.mmap(0, 0, 8, 0, 3, true);
+        assert_eq!(v.touch(0, 0, a, 0, 8, false), OpResult::Bytes(8 * P));
+        // Pages 1 and 6 written through the mapping: dirty.
+        assert_eq!(v.touch(0, 0, a, 1, 1, true), OpResult::Bytes(P));
+        assert_eq!(v.touch(0, 0, a, 6, 1, true), OpResult::Bytes(P));
+        assert_eq!(v.vm(VmItem::NrDirty), 2);
+        let written0 = v.vm(VmItem::NrWritten);
+        assert_eq!(v.ftruncate(0, 0, 4 * P), OpResult::None);
+        assert_eq!(
+            v.vm(VmItem::NrDirty),
+            1,
+            "page 6's dirty data was cancelled"
+        );
+        assert_eq!(
+            v.vm(VmItem::NrWritten),
+            written0,
+            "nothing written by the truncate"
+        );
+        // Writing the file back writes page 1 only; the device holds nothing beyond EOF.
+        let mut phase = 0;
+        while v.sim.filemap_write_and_wait(ino, &mut phase).is_err() {
+            v.complete_all();
+        }
+        assert_eq!(v.vm(VmItem::NrWritten), written0 + 1);
+        assert!(v.sim.inode(ino).disk.len() <= 4);
+        assert_eq!(
+            v.pte(0, a, 1) & pte::PRESENT,
+            pte::PRESENT,
+            "below EOF stays mapped"
+        );
+        v.check().unwrap();
+        // Grown again, page 6 reads as a hole (version 0), not the dropped write.
+        assert_eq!(v.ftruncate(0, 0, 8 * P), OpResult::None);
+        assert_eq!(v.touch(0, 0, a, 6, 1, false), OpResult::Bytes(P));
+        assert_eq!(v.sim.inode(ino).expected_at(6), 0);
+        v.check().unwrap();
+    }
+}
+
+#[test]
+fn truncate_waits_for_writeback_of_a_mapped_page_beyond_eof() {
+    let mut v = vm_machine(Features::vanilla(), 8);
+    let ino = v.ino(0);
+    let a = v.mmap(1, 0, 8, 0, 3, true);
+    assert_eq!(v.touch(1, 1, a, 0, 8, true), OpResult::Bytes(8 * P));
+    // Writeback of every page starts (as the flusher would) and stays in flight.
+    v.run_on(0, 0);
+    assert_eq!(
+        v.sim
+            .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None),
+        Ok(8)
+    );
+    // p0 truncates to 2 pages on CPU 0: p1's PTEs go at once (IPI to CPU 1); the pages
+    // under writeback make the truncate sleep, then go when the IO ends.
+    let tid = v.tasks[0];
+    let fd = v.fds[0][0];
+    let mut progress = 0;
+    let r = v.sim.sys_ftruncate(tid, fd, 2 * P, &mut progress);
+    assert!(matches!(r, Err(Wait::PageWriteback(_))), "{r:?}");
+    v.deliver_ipis();
+    for i in 0..8 {
+        assert_eq!(v.pte(1, a, i) & pte::PRESENT != 0, i < 2, "page {i}");
+    }
+    v.check().unwrap();
+    assert_eq!(v.touch(1, 1, a, 5, 1, false), OpResult::Err(Errno::SIGBUS));
+    assert_eq!(
+        v.sim.inode(ino).mapping.tree.nr_pages(),
+        8,
+        "still under writeback"
+    );
+    // The IO ends; the truncate resumes where it slept.
+    v.complete_all();
+    v.run_on(0, 0);
+    assert_eq!(
+        v.sim.sys_ftruncate(tid, fd, 2 * P, &mut progress),
+        Ok(OpResult::None)
+    );
+    assert_eq!(v.sim.inode(ino).mapping.tree.nr_pages(), 2);
+    assert!(v.sim.inode(ino).disk.len() <= 2);
+    v.check().unwrap();
+}
+
+/// Mapping kinds of the property test: (prot, shared).
+const KINDS: [(u32, bool); 3] = [(1, false), (3, true), (3, false)];
+const VM_PAGES: u64 = 48;
+
+#[derive(Clone, Debug)]
+enum VAct {
+    /// Process t maps file f: kind (KINDS), from page pgoff.
+    Map {
+        t: usize,
+        f: usize,
+        kind: usize,
+        pgoff: u64,
+    },
+    /// Process t on CPU cpu touches pages [first, first + n) of its mapping number m.
+    Touch {
+        t: usize,
+        cpu: usize,
+        m: usize,
+        first: u64,
+        n: u64,
+        write: bool,
+    },
+    /// Process t sets file f's size (shrink or grow, any byte).
+    Truncate { t: usize, f: usize, size: u64 },
+    /// Direct reclaim in process t's context on CPU cpu.
+    Reclaim { t: usize, cpu: usize },
+    /// Start writeback of file f's dirty pages (left in flight).
+    Writeback { f: usize },
+    /// Complete every IO in flight.
+    CompleteIo,
+    /// Process t unmaps its mapping number m.
+    Munmap { t: usize, m: usize },
+}
+
+fn vact() -> impl Strategy<Value = VAct> {
+    prop_oneof![
+        2 => (0..2usize, 0..2usize, 0..3usize, prop_oneof![Just(0u64), Just(8u64)])
+            .prop_map(|(t, f, kind, pgoff)| VAct::Map { t, f, kind, pgoff }),
+        6 => (0..2usize, 0..2usize, 0..4usize, 0..VM_PAGES, 1..24u64, any::<bool>())
+            .prop_map(|(t, cpu, m, first, n, write)| VAct::Touch { t, cpu, m, first, n, write }),
+        3 => (0..2usize, 0..2usize, 0..(VM_PAGES + 8) * P)
+            .prop_map(|(t, f, size)| VAct::Truncate { t, f, size }),
+        2 => (0..2usize, 0..2usize).prop_map(|(t, cpu)| VAct::Reclaim { t, cpu }),
+        1 => (0..2usize).prop_map(|f| VAct::Writeback { f }),
+        1 => Just(VAct::CompleteIo),
+        1 => (0..2usize, 0..4usize).prop_map(|(t, m)| VAct::Munmap { t, m }),
+    ]
+}
+
+/// A live mapping of the model: (address, pages, file, pgoff, kind).
+type Mapping = (u64, u64, usize, u64, usize);
+
+fn run_vacts(
+    acts: &[VAct],
+    features: Features,
+    unlink_while_mapped: bool,
+) -> Result<(), TestCaseError> {
+    let mut v = vm_machine(features, VM_PAGES);
+    let mut size = [VM_PAGES * P; 2];
+    let mut maps: [Vec<Mapping>; 2] = [Vec::new(), Vec::new()];
+    for (k, a) in acts.iter().enumerate() {
+        match *a {
+            VAct::Map { t, f, kind, pgoff } => {
+                let (prot, shared) = KINDS[kind];
+                let pages = VM_PAGES + 8 - pgoff;
+                let addr = v.mmap(t, f, pages, pgoff, prot, shared);
+                maps[t].push((addr, pages, f, pgoff, kind));
+            }
+            VAct::Touch {
+                t,
+                cpu,
+                m,
+                first,
+                n,
+                write,
+            } => {
+                if maps[t].is_empty() {
+                    continue;
+                }
+                let (addr, pages, f, pgoff, kind) = maps[t][m % maps[t].len()];
+                let first = first.min(pages - 1);
+                let n = n.min(pages - first);
+                let r = v.touch(t, cpu, addr, first, n, write);
+                // What the model expects: a write to a read-only mapping is SIGSEGV; a
+                // range reaching the end of the file SIGBUS; anything else succeeds.
+                let end_pages = size[f].div_ceil(P);
+                let want = if write && KINDS[kind].0 & 2 == 0 {
+                    OpResult::Err(Errno::SIGSEGV)
+                } else if pgoff + first + n > end_pages {
+                    OpResult::Err(Errno::SIGBUS)
+                } else {
+                    OpResult::Bytes(n * P)
+                };
+                prop_assert_eq!(&r, &want, "op {} {:?} (file size {})", k, a, size[f]);
+                if want == OpResult::Err(Errno::SIGBUS) {
+                    // Nothing at or beyond the end got mapped by the attempt.
+                    let idx = end_pages.max(pgoff + first) - pgoff;
+                    prop_assert_eq!(v.pte(t, addr, idx), 0);
+                }
+            }
+            VAct::Truncate { t, f, size: s } => {
+                prop_assert_eq!(v.ftruncate(t, f, s), OpResult::None);
+                size[f] = s;
+                let end_pages = s.div_ceil(P);
+                let ino = v.ino(f);
+                let mut out = Vec::new();
+                v.sim
+                    .inode(ino)
+                    .mapping
+                    .tree
+                    .gang_lookup(0, usize::MAX, &mut out);
+                prop_assert!(out.iter().all(|(i, _)| *i < end_pages), "cached beyond EOF");
+            }
+            VAct::Reclaim { t, cpu } => {
+                v.run_on(t, cpu);
+                v.sim.try_to_free_pages(Gfp::KERNEL);
+                v.deliver_ipis();
+            }
+            VAct::Writeback { f } => {
+                if !VM_FILES[f].starts_with("/mnt") {
+                    continue; // tmpfs writes nothing back
+                }
+                v.run_on(0, 0);
+                let ino = v.ino(f);
+                let _ =
+                    v.sim
+                        .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None);
+            }
+            VAct::CompleteIo => v.complete_all(),
+            VAct::Munmap { t, m } => {
+                if maps[t].is_empty() {
+                    continue;
+                }
+                let (addr, pages, ..) = maps[t].remove(m % maps[t].len());
+                let r = v.finish(t, t, |s, tid, _| s.sys_munmap(tid, addr, pages * P));
+                prop_assert_eq!(r, OpResult::None);
+            }
+        }
+        if let Err(e) = v.check() {
+            return Err(TestCaseError::fail(format!("after op {k} {a:?}: {e}")));
+        }
+    }
+    // The end: every mapping, descriptor and name goes — the names either first (the last
+    // munmap evicts the inode, maybe as an orphan while its writeback is in flight) or last.
+    v.run_on(0, 0);
+    let ino = v.ino(0);
+    let _ = v
+        .sim
+        .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None);
+    let inos = [v.ino(0), v.ino(1)];
+    let unlink_all = |v: &mut V| {
+        for path in VM_FILES {
+            let r = v.finish(0, 0, |s, _, pr| s.sys_unlink(path, pr));
+            assert_eq!(r, OpResult::None);
+        }
+    };
+    for t in 0..2 {
+        for f in 0..2 {
+            let fd = v.fds[t][f];
+            let r = v.finish(t, t, |s, tid, pr| s.sys_close_resume(tid, fd, pr));
+            prop_assert_eq!(r, OpResult::None);
+        }
+    }
+    if unlink_while_mapped {
+        unlink_all(&mut v);
+    }
+    for (t, live) in maps.iter_mut().enumerate() {
+        for (addr, pages, ..) in std::mem::take(live) {
+            v.run_on(t, t);
+            let tid = v.tasks[t];
+            prop_assert_eq!(v.sim.sys_munmap(tid, addr, pages * P), Ok(OpResult::None));
+            v.deliver_ipis();
+        }
+    }
+    if !unlink_while_mapped {
+        unlink_all(&mut v);
+    }
+    if let Err(e) = v.check() {
+        return Err(TestCaseError::fail(format!("at the end: {e}")));
+    }
+    v.complete_all();
+    v.sim.lru_add_drain_all();
+    if let Err(e) = v.check() {
+        return Err(TestCaseError::fail(format!("at the end, IO done: {e}")));
+    }
+    for ino in inos {
+        prop_assert!(
+            v.sim.inodes[ino as usize].is_none(),
+            "inode {} survives",
+            ino
+        );
+    }
+    prop_assert!(v.sim.orphans.is_empty());
+    prop_assert_eq!(v.vm(VmItem::NrMapped), 0);
+    prop_assert_eq!(
+        v.vm(VmItem::NrFreePages) + v.vm(VmItem::NrFilePages) + v.vm(VmItem::NrAnonPages),
+        v.sim.mem.len() as i64,
+        "frames neither free, cached nor mapped"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_mmap_touch_truncate_reclaim_keep_ptes_tlbs_and_content_right(
+        acts in prop::collection::vec(vact(), 1..40),
+        patched in any::<bool>(),
+        unlink_while_mapped in any::<bool>(),
+    ) {
+        let f = if patched { Features::patched() } else { Features::vanilla() };
+        run_vacts(&acts, f, unlink_while_mapped)?;
+    }
+}
+
+/// The sequences reach what they are meant to: a fixed one maps both kinds, dirties and
+/// COWs pages, truncates across them with writeback in flight, and meets SIGBUS.
+#[test]
+fn a_fixed_truncate_sequence_zaps_cows_and_sigbuses() {
+    let acts = vec![
+        VAct::Map {
+            t: 0,
+            f: 0,
+            kind: 1,
+            pgoff: 0,
+        },
+        VAct::Map {
+            t: 1,
+            f: 0,
+            kind: 2,
+            pgoff: 8,
+        },
+        VAct::Touch {
+            t: 0,
+            cpu: 0,
+            m: 0,
+            first: 0,
+            n: 24,
+            write: true,
+        },
+        VAct::Touch {
+            t: 1,
+            cpu: 1,
+            m: 0,
+            first: 0,
+            n: 24,
+            write: true,
+        },
+        VAct::Writeback { f: 0 },
+        VAct::Truncate {
+            t: 0,
+            f: 0,
+            size: 12 * P + 100,
+        },
+        VAct::Touch {
+            t: 1,
+            cpu: 1,
+            m: 0,
+            first: 0,
+            n: 8,
+            write: false,
+        },
+        VAct::Touch {
+            t: 0,
+            cpu: 1,
+            m: 0,
+            first: 10,
+            n: 4,
+            write: false,
+        },
+        VAct::Truncate {
+            t: 1,
+            f: 0,
+            size: 30 * P,
+        },
+        VAct::Touch {
+            t: 0,
+            cpu: 0,
+            m: 0,
+            first: 0,
+            n: 30,
+            write: false,
+        },
+        VAct::Reclaim { t: 1, cpu: 0 },
+    ];
+    run_vacts(&acts, Features::patched(), true).expect("clean");
+    run_vacts(&acts, Features::vanilla(), false).expect("clean");
+}
+
+#[test]
+fn open_with_o_trunc_unmaps_the_whole_file() {
+    let mut v = vm_machine(Features::vanilla(), 8);
+    let ino = v.ino(0);
+    let a = v.mmap(0, 0, 8, 0, 3, false);
+    assert_eq!(v.touch(0, 0, a, 0, 8, false), OpResult::Bytes(8 * P));
+    assert_eq!(v.touch(0, 0, a, 3, 1, true), OpResult::Bytes(P)); // a COW copy
+    let r = v.finish(1, 1, |s, tid, pr| {
+        s.sys_open(tid, VM_FILES[0], false, true, pr)
+    });
+    assert!(matches!(r, OpResult::Fd(_)), "{r:?}");
+    for i in 0..8 {
+        assert_eq!(v.pte(0, a, i), 0, "page {i}");
+    }
+    assert_eq!((v.mm_of(0).rss_file, v.mm_of(0).rss_anon), (0, 0));
+    assert_eq!(v.sim.inode(ino).mapping.tree.nr_pages(), 0);
+    v.check().unwrap();
+    assert_eq!(v.touch(0, 0, a, 0, 1, false), OpResult::Err(Errno::SIGBUS));
+}
+
+/// A program: open and map `/mnt/m` (8 pages), read it, shrink it to 2 pages, then touch
+/// page 5 — and (never) anything after.
+struct Sigbus {
+    step: u32,
+    fd: u32,
+    addr: u64,
+}
+
+impl mmsim::workload::Program for Sigbus {
+    fn next_op(&mut self, last: &OpResult) -> mmsim::workload::Op {
+        use mmsim::workload::Op;
+        self.step += 1;
+        match self.step {
+            1 => Op::Open {
+                path: "/mnt/m".into(),
+                create: false,
+                truncate: false,
+            },
+            2 => {
+                let OpResult::Fd(fd) = last else {
+                    panic!("open: {last:?}")
+                };
+                self.fd = *fd;
+                Op::Mmap {
+                    path: Some("/mnt/m".into()),
+                    len: 8 * P,
+                    offset: 0,
+                    prot: 1,
+                    shared: true,
+                }
+            }
+            3 => {
+                let OpResult::Addr(a) = last else {
+                    panic!("mmap: {last:?}")
+                };
+                self.addr = *a;
+                Op::Touch {
+                    addr: self.addr,
+                    len: 8 * P,
+                    stride: P,
+                    write: false,
+                }
+            }
+            4 => Op::Ftruncate {
+                fd: self.fd,
+                size: 2 * P,
+            },
+            5 => Op::Touch {
+                addr: self.addr + 5 * P,
+                len: P,
+                stride: P,
+                write: false,
+            },
+            _ => panic!("a task killed by SIGBUS ran again (last {last:?})"),
+        }
+    }
+}
+
+#[test]
+fn sigbus_kills_the_task_is_reported_and_the_run_goes_on() {
+    let text = r#"name = "sigbus"
+
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/mnt/m"
+size = "32KiB"
+data = true
+
+[[files]]
+path = "/mnt/a"
+size = "1MiB"
+data = true
+
+[[tasks]]
+name = "bad"
+cpu = 0
+program = "mmap-read"
+path = "/mnt/a"
+
+[[tasks]]
+name = "good"
+cpu = 1
+program = "mmap-read"
+path = "/mnt/a"
+stride = 4096
+passes = 3
+"#;
+    let sc = parse_scenario(text, "sigbus", &[]).expect("parses");
+    let mut sim = Sim::new(&sc, Features::vanilla()).expect("builds");
+    let bad = sim.tasks.iter().position(|t| t.name == "bad").unwrap();
+    sim.tasks[bad].body = mmsim::sched::TaskBody::User(Box::new(Sigbus {
+        step: 0,
+        fd: 0,
+        addr: 0,
+    }));
+    sim.check = true;
+    let end = sim.run(1_000_000);
+    assert_eq!(end, RunEnd::Completed);
+    let report = mmsim::run::report(&sim, &sc, end);
+    let r_bad = report.tasks.iter().find(|t| t.name == "bad").unwrap();
+    let r_good = report.tasks.iter().find(|t| t.name == "good").unwrap();
+    assert_eq!(r_bad.errors.get("SIGBUS"), Some(&1), "{:?}", r_bad.errors);
+    assert_eq!(r_bad.errors.len(), 1, "{:?}", r_bad.errors);
+    assert!(r_good.errors.is_empty(), "{:?}", r_good.errors);
+    assert_eq!(r_good.samples.get("pass").map(|s| s.len()), Some(3));
+    assert!(report.oracle_violations.is_empty());
+    // The killed task's address space is gone, and with it every mapping of the file.
+    assert!(sim.tasks[bad]
+        .mm
+        .is_none_or(|m| sim.mms[m as usize].is_none()));
+    check_ptes(&sim).unwrap();
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.contains("\"SIGBUS\":1"));
 }

@@ -1,11 +1,12 @@
 //! Property test of issue 4: random map / access (read, write) / reclaim / munmap
 //! sequences by three processes on three CPUs, with the real TLB-flush rules (vanilla and
 //! batched). After every operation (and the delivery of the IPIs it sent, as the sender
-//! waits for them) the invariant checker passes, the content oracle has seen no violation,
-//! and no CPU's TLB holds a translation that disagrees with its page table.
+//! waits for them) the invariant checker and the page-table checker pass, the content
+//! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
+//! its page table.
 
 use mmsim::machine::Event;
-use mmsim::mm::check::check_all;
+use mmsim::mm::check::{check_all, check_ptes};
 use mmsim::mm::memory::pte;
 use mmsim::mm::page::PAGE_SIZE;
 use mmsim::mm::page_alloc::Gfp;
@@ -228,6 +229,7 @@ fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
         }
         deliver_ipis(&mut sim);
         prop_assert_eq!(check_all(&sim), Ok(()), "after op {} {:?}", i, a);
+        prop_assert_eq!(check_ptes(&sim), Ok(()), "after op {} {:?}", i, a);
         prop_assert!(
             sim.oracle_violations.is_empty(),
             "after op {} {:?}: {:?}",

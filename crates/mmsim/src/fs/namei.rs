@@ -29,7 +29,9 @@
 //!   copy per entry; stat is one `dir_op_ps`.
 //! - truncate/ftruncate to any size, shrinking (through the kernel's truncate path, which
 //!   may sleep on locked pages or writeback and then resumes at its stage) and growing
-//!   (sparse). The content oracle drops `expected` beyond the new EOF when i_size is
+//!   (sparse). Shrinking a mapped file zaps every PTE at or beyond the new end in every
+//!   process mapping it, COW'd private copies included (`unmap_mapping_range` before and
+//!   after the page-cache truncation); a later fault there is SIGBUS. The content oracle drops `expected` beyond the new EOF when i_size is
 //!   written, and the device's data beyond it once the page cache is truncated (so a
 //!   writeback that ends meanwhile cannot leave stale blocks). Block usage follows the
 //!   simulator's size-based accounting (`used_blocks` counts the pages below i_size, as
@@ -328,14 +330,17 @@ impl Sim {
             // Nothing beyond the new EOF has content any more.
             self.inode_mut(ino).expected.truncate(new_pages as usize);
             *progress = 1;
-            // truncate_pagecache: unmap, truncate, unmap again.
-            self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, u64::MAX);
+            // truncate_pagecache: unmap (COW'd copies too), truncate, unmap again.
+            self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, 0, true);
         }
         let mut st = *progress - 1;
         let r = self.truncate_inode_pages_range_resume(ino, size, u64::MAX, &mut st);
         *progress = st + 1;
         r?;
-        self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, u64::MAX);
+        // Unmap again: in the kernel this catches a fault that read i_size before it
+        // changed and mapped its page after the first pass. Here a fault that slept
+        // re-checks i_size when it resumes, so this finds nothing — kept as the kernel does.
+        self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, 0, true);
         // The filesystem frees the blocks beyond the new EOF.
         let inode = self.inode_mut(ino);
         let freed = inode

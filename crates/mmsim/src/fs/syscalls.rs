@@ -218,11 +218,17 @@ impl Sim {
             }
         };
         if truncate && *progress == 0 {
+            // O_TRUNC: truncate_pagecache(0) — unmap every mapping of the file (COW'd copies
+            // too), truncate, unmap again. i_size is written once the pages are gone (the
+            // kernel writes it first): a page faulted in while the truncate sleeps is
+            // unmapped by the retry, which starts over, or by the second unmap.
+            self.unmap_mapping_range(ino, 0, 0, true);
             if let Err(w) = self.truncate_inode_pages_range(ino, 0, u64::MAX) {
                 self.leave(prev);
                 return Err(w);
             }
             self.truncate_content(ino, 0);
+            self.unmap_mapping_range(ino, 0, 0, true);
         }
         *progress = 1;
         self.inode_mut(ino).open += 1;
@@ -268,13 +274,84 @@ impl Sim {
 
     /// close(2) where the caller cannot sleep (task exit, direct calls): the last close of
     /// an unlinked inode evicts it; if the eviction would have to sleep (a locked page or
-    /// writeback), the inode is left as an orphan (no name, no opener, its remaining pages
-    /// cached) — programs' `Op::Close` uses [`Sim::sys_close_resume`], which sleeps instead.
+    /// writeback), the inode becomes an orphan (no name, no opener, its busy pages cached)
+    /// whose eviction [`Sim::evict_orphans`] finishes when the IO completes — programs'
+    /// `Op::Close` uses [`Sim::sys_close_resume`], which sleeps instead.
     pub fn sys_close(&mut self, tid: TaskId, fd: u32) -> Result<OpResult, Wait> {
         let mut progress = 0;
         match self.sys_close_resume(tid, fd, &mut progress) {
-            Err(_) => Ok(OpResult::None),
+            Err(_) => {
+                // Only the eviction sleeps; progress names the inode.
+                self.add_orphan((progress - 1) as u32);
+                Ok(OpResult::None)
+            }
             r => r,
+        }
+    }
+
+    /// iput_final where the caller cannot sleep (the last mapping's fput at munmap or exit):
+    /// evict the unlinked inode now, or, if that must wait for a locked page or writeback,
+    /// make it an orphan that [`Sim::evict_orphans`] finishes when the IO completes.
+    pub fn iput_final_nowait(&mut self, ino: u32) {
+        let mut p = 0;
+        if self.evict_inode(ino, &mut p).is_err() {
+            self.add_orphan(ino);
+        }
+    }
+
+    fn add_orphan(&mut self, ino: u32) {
+        if !self.orphans.contains(&ino) {
+            self.orphans.push(ino);
+        }
+    }
+
+    /// Finish the eviction of every orphan inode none of whose pages is locked or under
+    /// writeback any more. Called at the end of each IO completion (the only thing that
+    /// unlocks a page or ends writeback across steps): the wait the kernel's closing task
+    /// does in truncate_inode_pages_final (wait_on_page_writeback) happens here, its cost
+    /// charged to the completing CPU as interrupt time.
+    pub fn evict_orphans(&mut self) {
+        let mut i = 0;
+        while i < self.orphans.len() {
+            let ino = self.orphans[i];
+            if self.inodes.get(ino as usize).is_none_or(|x| x.is_none()) {
+                self.orphans.remove(i); // evicted by someone else
+                continue;
+            }
+            if self.inode_has_busy_pages(ino) {
+                i += 1;
+                continue;
+            }
+            let mut p = 0;
+            if self.evict_inode(ino, &mut p).is_ok() {
+                self.orphans.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Does any cached page of `ino` have PG_locked or PG_writeback (a look, no cost)?
+    fn inode_has_busy_pages(&self, ino: u32) -> bool {
+        let tree = &self.inode(ino).mapping.tree;
+        let mut out = Vec::new();
+        let mut idx = 0u64;
+        loop {
+            out.clear();
+            if tree.gang_lookup(idx, 64, &mut out) == 0 {
+                return false;
+            }
+            for &(i, e) in &out {
+                idx = i + 1;
+                if let crate::mm::radix_tree::Entry::Page(p) = e {
+                    let pg_ = &self.mem[p as usize];
+                    if pg_.test(crate::mm::page::pg::LOCKED)
+                        || pg_.test(crate::mm::page::pg::WRITEBACK)
+                    {
+                        return true;
+                    }
+                }
+            }
         }
     }
 

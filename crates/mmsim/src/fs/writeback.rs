@@ -417,6 +417,9 @@ impl Sim {
                 }
             }
         }
+        if !self.orphans.is_empty() {
+            self.evict_orphans();
+        }
         self.cur = saved;
     }
 

@@ -107,6 +107,7 @@ kfuncs! {
     HandleMmFault => "handle_mm_fault",
     FilemapFault => "filemap_fault",
     ZapPteRange => "zap_pte_range",
+    UnmapMappingRange => "unmap_mapping_range",
     TryToUnmapOne => "try_to_unmap_one",
     Idle => "[idle]",
 }

@@ -13,6 +13,11 @@
 //!   unknown: a swap-in nobody has mapped yet has none), is uptodate unless its read is in
 //!   flight (locked) or failed, and its slot points back; every swap-cache slot holds such a
 //!   page; the free-slot count equals the slots with no PTE reference and no cached page.
+//!
+//! [`check_ptes`] checks the page-table side — every PTE against its VMA, its page and the
+//! rmap; mapcounts, rss counters, nr_mapped and nr_anon_pages recomputed from the PTEs;
+//! nothing mapped at or beyond the end of a file. It walks every page table, so it is not
+//! part of `check_all` (not run by `--check`); tests call it.
 
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, NO_MAPPING};
@@ -289,6 +294,166 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             "nr_file_pages = {} but the trees hold {}",
             sim.vmstat.get(VmItem::NrFilePages),
             file_pages
+        ));
+    }
+    Ok(())
+}
+
+/// The page-table side, recomputed from every live mm's PTEs:
+/// - a PTE lies inside a VMA; a present PTE maps a page in use (not free); an anonymous
+///   page's owner is this mm at this virtual page; a file page is the page of the VMA's
+///   file at the VMA's offset for this address, and the VMA is on that file's i_mmap;
+/// - no PTE (present or swap) of a file VMA lies at or beyond the end of the file (truncate
+///   unmaps them; a fault there is SIGBUS);
+/// - each mm's rss_file, rss_anon and swapents equal its PTEs; a swap PTE's slot is in use;
+/// - every page's mapcount is the number of PTEs mapping it (−1: none); nr_mapped counts
+///   the mapped file pages and nr_anon_pages the mapped anonymous pages.
+pub fn check_ptes(sim: &Sim) -> Result<(), String> {
+    use crate::mm::memory::pte;
+    use crate::mm::page::{PAGE_SHIFT, PAGE_SIZE};
+    use crate::mm::rmap::ANON_MAPPING;
+    let mut maps = vec![0i64; sim.mem.len()];
+    for m in sim.mms.iter().flatten() {
+        let (mut file, mut anon, mut swap) = (0u64, 0u64, 0u64);
+        for (vpn, p) in m.pgtable.entries() {
+            let Some(vma) = m.find_vma(vpn << PAGE_SHIFT) else {
+                return Err(format!(
+                    "mm {} vpn {:#x}: PTE {:#x} outside any VMA",
+                    m.id, vpn, p
+                ));
+            };
+            if let Some(ino) = vma.file {
+                let index = vma.pgoff_of(vpn << PAGE_SHIFT);
+                let size = sim
+                    .inodes
+                    .get(ino as usize)
+                    .and_then(|i| i.as_ref())
+                    .map(|i| i.size.div_ceil(PAGE_SIZE));
+                if size.is_some_and(|s| index >= s) {
+                    return Err(format!(
+                        "mm {} vpn {:#x}: PTE {:#x} maps index {} of inode {} at or beyond its \
+                         end ({} pages)",
+                        m.id,
+                        vpn,
+                        p,
+                        index,
+                        ino,
+                        size.unwrap_or(0)
+                    ));
+                }
+            }
+            if p & pte::PRESENT == 0 {
+                if p & pte::SWAP == 0 {
+                    return Err(format!("mm {} vpn {:#x}: unknown PTE {:#x}", m.id, vpn, p));
+                }
+                let off = pte::pfn(p) as usize;
+                let used = sim
+                    .swap
+                    .as_ref()
+                    .is_some_and(|s| s.swap_map.get(off).is_some_and(|&c| c > 0));
+                if !used {
+                    return Err(format!(
+                        "mm {} vpn {:#x}: swap PTE of free slot {}",
+                        m.id, vpn, off
+                    ));
+                }
+                swap += 1;
+                continue;
+            }
+            let pfn = pte::pfn(p) as usize;
+            let Some(page) = sim.mem.get(pfn) else {
+                return Err(format!(
+                    "mm {} vpn {:#x}: PTE of pfn {} out of range",
+                    m.id, vpn, pfn
+                ));
+            };
+            if page.test(pg::BUDDY) || page.refcount < 1 {
+                return Err(format!(
+                    "mm {} vpn {:#x} maps pfn {} which is free (count {}, flags {})",
+                    m.id,
+                    vpn,
+                    pfn,
+                    page.refcount,
+                    page.flag_names()
+                ));
+            }
+            maps[pfn] += 1;
+            if page.mapping & ANON_MAPPING != 0 {
+                if page.mapping != ANON_MAPPING | m.id || page.index != vpn {
+                    return Err(format!(
+                        "mm {} vpn {:#x} maps anon pfn {} owned by mm {} vpn {:#x}",
+                        m.id,
+                        vpn,
+                        pfn,
+                        page.mapping & !ANON_MAPPING,
+                        page.index
+                    ));
+                }
+                anon += 1;
+            } else {
+                let ok = vma.file == Some(page.mapping)
+                    && vma.pgoff_of(vpn << PAGE_SHIFT) == page.index
+                    && sim
+                        .inodes
+                        .get(page.mapping as usize)
+                        .and_then(|i| i.as_ref())
+                        .is_some_and(|i| i.i_mmap.contains(&(m.id, vma.start)));
+                if !ok {
+                    return Err(format!(
+                        "mm {} vpn {:#x} (VMA of inode {:?} at {:#x}) maps file pfn {} of \
+                         mapping {} index {} (flags {})",
+                        m.id,
+                        vpn,
+                        vma.file,
+                        vma.start,
+                        pfn,
+                        page.mapping,
+                        page.index,
+                        page.flag_names()
+                    ));
+                }
+                file += 1;
+            }
+        }
+        if (file, anon, swap) != (m.rss_file, m.rss_anon, m.swapents) {
+            return Err(format!(
+                "mm {}: rss file/anon/swapents {}/{}/{} but the PTEs say {}/{}/{}",
+                m.id, m.rss_file, m.rss_anon, m.swapents, file, anon, swap
+            ));
+        }
+    }
+    let (mut nr_mapped, mut nr_anon) = (0i64, 0i64);
+    for (pfn, p) in sim.mem.iter().enumerate() {
+        if i64::from(p.mapcount) + 1 != maps[pfn] {
+            return Err(format!(
+                "pfn {} has mapcount {} but {} PTEs map it (mapping {:#x}, flags {})",
+                pfn,
+                p.mapcount,
+                maps[pfn],
+                p.mapping,
+                p.flag_names()
+            ));
+        }
+        if p.mapped() {
+            if p.mapping & ANON_MAPPING != 0 {
+                nr_anon += 1;
+            } else {
+                nr_mapped += 1;
+            }
+        }
+    }
+    if nr_mapped != sim.vmstat.get(VmItem::NrMapped) {
+        return Err(format!(
+            "nr_mapped = {} but {} file pages are mapped",
+            sim.vmstat.get(VmItem::NrMapped),
+            nr_mapped
+        ));
+    }
+    if nr_anon != sim.vmstat.get(VmItem::NrAnonPages) {
+        return Err(format!(
+            "nr_anon_pages = {} but {} anonymous pages are mapped",
+            sim.vmstat.get(VmItem::NrAnonPages),
+            nr_anon
         ));
     }
     Ok(())

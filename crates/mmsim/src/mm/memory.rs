@@ -11,7 +11,19 @@
 //! the active anon list), file read faults (filemap_fault with read-around or sequential
 //! readahead, fault-around of up to 16 cached neighbours), write faults on private file
 //! mappings (copy-on-write into an anonymous page), write-protect faults (do_wp_page),
-//! and swap-in (do_swap_page).
+//! and swap-in (do_swap_page). An access outside any VMA or without the VMA's permission is
+//! SIGSEGV; a fault on a file page at or beyond the end of the file is SIGBUS
+//! (filemap_fault's VM_FAULT_SIGBUS, checked on entry and again under the page lock): the
+//! touch returns `Errno::SIGBUS` and the engine kills the task, counting the signal in its
+//! `errors`, as it does for SIGSEGV. A SIGBUS fault counts pgfault but not the task's
+//! min/maj faults.
+//!
+//! Zapping (zap_pte_range): munmap and exit clear a whole VMA and drop each page's PTE
+//! reference at once (the caller flushes the range; only the unmapping process can use its
+//! translations). unmap_mapping_range (truncate, see `mm::truncate`) clears a file range in
+//! other processes' tables too, with zap_details (`check_mapping`: leave COW'd anonymous
+//! pages) and an mmu_gather: the cleared range is flushed from every CPU that may cache it
+//! before the gathered pages' references are dropped (tlb_finish_mmu).
 
 use rustc_hash::FxHashMap;
 
@@ -97,6 +109,20 @@ impl PageTable {
     pub fn nr_tables(&self) -> usize {
         self.tables.len()
     }
+    /// Every non-empty PTE as (vpn, pte), in virtual-address order (for checkers and tests).
+    pub fn entries(&self) -> Vec<(u64, u64)> {
+        let mut keys: Vec<u64> = self.tables.keys().copied().collect();
+        keys.sort_unstable();
+        let mut out = Vec::new();
+        for k in keys {
+            for (i, &p) in self.tables[&k].iter().enumerate() {
+                if p != 0 {
+                    out.push((k * PTRS_PER_PTE + i as u64, p));
+                }
+            }
+        }
+        out
+    }
     /// Clear the write bit of every present PTE in [start, end).
     pub fn write_protect_range(&mut self, start: u64, end: u64) {
         for vpn in start..end {
@@ -114,6 +140,18 @@ pub const TOUCH_SLICE_PAGES: u64 = 32;
 enum Access {
     Done,
     Segv,
+    Sigbus,
+}
+
+/// What a handled page fault tells the access that took it (the part of vm_fault_t the
+/// model needs; sleeping, VM_FAULT_RETRY, is `Err(Wait)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultResult {
+    /// The fault was handled: retry the access.
+    Handled,
+    /// VM_FAULT_SIGBUS: a file page at or beyond the end of the file (filemap_fault); the
+    /// task gets SIGBUS.
+    Sigbus,
 }
 
 impl Sim {
@@ -165,6 +203,10 @@ impl Sim {
                     self.cur.mode = Mode::System;
                     return Ok(OpResult::Err(Errno::SIGSEGV));
                 }
+                Access::Sigbus => {
+                    self.cur.mode = Mode::System;
+                    return Ok(OpResult::Err(Errno::SIGBUS));
+                }
             }
             *progress += 1;
         }
@@ -182,7 +224,9 @@ impl Sim {
                 if write && !e.write {
                     // Protection fault through a read-only translation.
                     self.tlbs[cpu].flush_one(mm, vpn);
-                    self.fault(tid, mm, vpn, true)?;
+                    if self.fault(tid, mm, vpn, true)? == FaultResult::Sigbus {
+                        return Ok(Access::Sigbus);
+                    }
                     continue;
                 }
                 if write && !e.dirty {
@@ -192,7 +236,9 @@ impl Sim {
                     let p = self.mm(mm).pgtable.get(vpn);
                     if p & pte::PRESENT == 0 || p & pte::WRITE == 0 || pte::pfn(p) != e.pfn {
                         self.tlbs[cpu].flush_one(mm, vpn);
-                        self.fault(tid, mm, vpn, true)?;
+                        if self.fault(tid, mm, vpn, true)? == FaultResult::Sigbus {
+                            return Ok(Access::Sigbus);
+                        }
                         continue;
                     }
                     if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
@@ -223,7 +269,9 @@ impl Sim {
                 if !allowed {
                     return Ok(Access::Segv);
                 }
-                self.fault(tid, mm, vpn, write)?;
+                if self.fault(tid, mm, vpn, write)? == FaultResult::Sigbus {
+                    return Ok(Access::Sigbus);
+                }
                 continue;
             }
             let pfn = pte::pfn(p);
@@ -300,7 +348,7 @@ impl Sim {
     }
 
     /// The page-fault exception: entry cost, then handle_mm_fault.
-    fn fault(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<(), Wait> {
+    fn fault(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<FaultResult, Wait> {
         self.cur.mode = Mode::System;
         let prev = self.enter(KFunc::PageFault);
         self.charge(self.costs.fault_entry_ps);
@@ -311,24 +359,24 @@ impl Sim {
         r
     }
 
-    /// handle_mm_fault.
     /// handle_mm_fault. pgfault counts every attempt; the task's maj_flt / min_flt count a
     /// fault once — a fault that sleeps (VM_FAULT_RETRY) is counted on its first attempt,
     /// major if that attempt found the page missing (filemap_fault / do_swap_page count
-    /// pgmajfault when they start the IO).
+    /// pgmajfault when they start the IO). A fault that ends in SIGBUS counts neither
+    /// (x86 __do_page_fault returns through mm_fault_error before the accounting).
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
         mm: u32,
         vpn: u64,
         write: bool,
-    ) -> Result<(), Wait> {
+    ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
         self.fault_was_major = false;
         let r = self.__handle_mm_fault(mm, vpn, write);
         self.vmstat.inc(VmItem::Pgfault);
         let retry = self.tasks[tid].fault_retry == Some(vpn);
-        if !retry {
+        if !retry && r != Ok(FaultResult::Sigbus) {
             if self.fault_was_major {
                 self.tasks[tid].stats.majflt += 1;
             } else {
@@ -340,7 +388,7 @@ impl Sim {
         r
     }
 
-    fn __handle_mm_fault(&mut self, mm: u32, vpn: u64, write: bool) -> Result<(), Wait> {
+    fn __handle_mm_fault(&mut self, mm: u32, vpn: u64, write: bool) -> Result<FaultResult, Wait> {
         let vma = self
             .mm(mm)
             .find_vma(vpn << PAGE_SHIFT)
@@ -353,11 +401,11 @@ impl Sim {
         } else if p & pte::SWAP != 0 {
             self.do_swap_page(mm, &vma, vpn, p, write)?;
         } else if let Some(ino) = vma.file {
-            self.do_file_fault(mm, &vma, ino, vpn, write)?;
+            return self.do_file_fault(mm, &vma, ino, vpn, write);
         } else {
             self.do_anonymous_page(mm, &vma, vpn, write)?;
         }
-        Ok(())
+        Ok(FaultResult::Handled)
     }
 
     fn alloc_user_page(&mut self) -> Result<Pfn, Wait> {
@@ -422,7 +470,8 @@ impl Sim {
     }
 
     /// A fault on a file VMA: filemap_fault, then map the page (read / shared write) or copy
-    /// it (private write). Returns whether the fault was major.
+    /// it (private write). A page at or beyond the end of the file is SIGBUS (filemap_fault's
+    /// VM_FAULT_SIGBUS): nothing is mapped.
     fn do_file_fault(
         &mut self,
         mm: u32,
@@ -430,13 +479,11 @@ impl Sim {
         ino: u32,
         vpn: u64,
         write: bool,
-    ) -> Result<bool, Wait> {
+    ) -> Result<FaultResult, Wait> {
         let index = vma.pgoff_of(vpn << PAGE_SHIFT);
-        if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
-            // Beyond EOF: SIGBUS in the kernel; the access is dropped (no mapping made).
-            return Ok(false);
-        }
-        let (pfn, major) = self.filemap_fault(mm, vma.start, ino, index)?;
+        let Some((pfn, _major)) = self.filemap_fault(mm, vma.start, ino, index)? else {
+            return Ok(FaultResult::Sigbus);
+        };
         // pfn is locked and referenced.
         if write && vma.flags & VM_SHARED == 0 {
             // do_cow_fault: copy into a new anonymous page.
@@ -454,7 +501,7 @@ impl Sim {
             self.unlock_page(pfn);
             self.put_page(pfn);
             self.map_new_anon_page(mm, vpn, newp, true, true);
-            return Ok(major);
+            return Ok(FaultResult::Handled);
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
         self.map_file_page(mm, vpn, pfn, writable, writable);
@@ -465,7 +512,7 @@ impl Sim {
         if !write {
             self.do_fault_around(mm, vma, ino, vpn);
         }
-        Ok(major)
+        Ok(FaultResult::Handled)
     }
 
     /// Map a page-cache page (page_add_file_rmap); the caller's reference becomes the PTE's.
@@ -505,14 +552,16 @@ impl Sim {
     }
 
     /// filemap_fault: find the page (readahead on a miss), lock it, make sure it is uptodate.
-    /// Returns the locked page with a reference, and whether the fault was major.
+    /// Returns the locked page with a reference, and whether the fault was major; `None` is
+    /// VM_FAULT_SIGBUS: `index` is at or beyond the end of the file, checked on entry and
+    /// again once the page is locked (a truncate may have shrunk the file meanwhile).
     pub fn filemap_fault(
         &mut self,
         mm: u32,
         vma_start: u64,
         ino: u32,
         index: u64,
-    ) -> Result<(Pfn, bool), Wait> {
+    ) -> Result<Option<(Pfn, bool)>, Wait> {
         let prev = self.enter(KFunc::FilemapFault);
         let r = self.__filemap_fault(mm, vma_start, ino, index);
         self.leave(prev);
@@ -525,7 +574,10 @@ impl Sim {
         vma_start: u64,
         ino: u32,
         index: u64,
-    ) -> Result<(Pfn, bool), Wait> {
+    ) -> Result<Option<(Pfn, bool)>, Wait> {
+        if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
+            return Ok(None); // VM_FAULT_SIGBUS
+        }
         let mut major = false;
         let mut page = self.find_get_page(ino, index);
         let (vflags, mut ra, mut miss) = {
@@ -614,7 +666,13 @@ impl Sim {
             self.put_page(pfn);
             return Err(Wait::PageLocked(pfn));
         }
-        Ok((pfn, major))
+        // Recheck i_size under the page lock: a truncate may have shrunk the file.
+        if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            return Ok(None); // VM_FAULT_SIGBUS
+        }
+        Ok(Some((pfn, major)))
     }
 
     /// do_wp_page: a write to a present read-only PTE. Anonymous pages mapped once are
@@ -660,11 +718,56 @@ impl Sim {
     }
 
     /// zap_page_range: clear every PTE of a VMA, dropping the pages' mappings (dirty PTEs
-    /// dirty their pages) and swap entries. The caller flushes the TLB range.
+    /// dirty their pages) and swap entries. The caller flushes the TLB range; the pages'
+    /// PTE references are dropped as the PTEs are cleared (munmap and exit, where only the
+    /// unmapping task can use the translations).
     pub fn zap_page_range(&mut self, mm: u32, vma: &crate::mm::mmap::Vma) {
+        let mut tlb = MmuGather::default();
+        self.zap_pte_range(
+            mm,
+            vma.start >> PAGE_SHIFT,
+            vma.end >> PAGE_SHIFT,
+            None,
+            &mut tlb,
+        );
+    }
+
+    /// zap_page_range_single (unmap_mapping_range's per-VMA step): clear the PTEs of
+    /// `[start_vpn, end_vpn)` that `details` selects, then tlb_finish_mmu — flush the cleared
+    /// range from every CPU that may cache it, and only then drop the pages' PTE references
+    /// (a COW'd anonymous page is freed here, after no TLB can reach it any more).
+    pub fn zap_page_range_single(
+        &mut self,
+        mm: u32,
+        start_vpn: u64,
+        end_vpn: u64,
+        details: ZapDetails,
+    ) {
+        let mut tlb = MmuGather {
+            defer_free: true,
+            ..MmuGather::default()
+        };
+        self.zap_pte_range(mm, start_vpn, end_vpn, Some(details), &mut tlb);
+        self.tlb_finish_mmu(mm, tlb);
+    }
+
+    /// zap_pte_range over `[start_vpn, end_vpn)` of `mm`: present PTEs are cleared (a dirty
+    /// file PTE dirties its page, rss and mapcount drop, the cleared range is recorded in
+    /// `tlb`), swap entries are freed. With `details.check_mapping` only pages of that inode
+    /// are zapped: COW'd anonymous pages and swap entries stay (v4.14 leaves swap entries
+    /// whenever details are given; we zap them with `even_cows`, as v5.17 does, so that
+    /// nothing of a private mapping survives beyond a truncated file's end). The page
+    /// references are dropped now, or after the flush when `tlb.defer_free`.
+    fn zap_pte_range(
+        &mut self,
+        mm: u32,
+        start: u64,
+        end: u64,
+        details: Option<ZapDetails>,
+        tlb: &mut MmuGather,
+    ) {
         let prev = self.enter(KFunc::ZapPteRange);
-        let start = vma.start >> PAGE_SHIFT;
-        let end = vma.end >> PAGE_SHIFT;
+        let check_mapping = details.and_then(|d| d.check_mapping);
         let mut vpn = start;
         while vpn < end {
             // Skip page-table pages that do not exist.
@@ -685,12 +788,21 @@ impl Sim {
                     continue;
                 }
                 self.charge(self.costs.mem_access_ps);
-                if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
-                    *pp = 0;
-                }
                 if p & pte::PRESENT != 0 {
                     let pfn = pte::pfn(p);
                     let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+                    if check_mapping.is_some_and(|ino| self.mem[pfn as usize].mapping != ino) {
+                        continue; // a private COW copy: kept (unmap_shared_mapping_pages)
+                    }
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                        *pp = 0;
+                    }
+                    // tlb_remove_tlb_entry: the flush range grows to this page.
+                    if tlb.end == 0 {
+                        tlb.start = v;
+                    }
+                    tlb.start = tlb.start.min(v);
+                    tlb.end = tlb.end.max(v + 1);
                     if p & pte::DIRTY != 0 && !anon {
                         self.set_page_dirty(pfn);
                     }
@@ -701,8 +813,18 @@ impl Sim {
                         self.mm_mut(mm).rss_file -= 1;
                     }
                     self.page_remove_rmap(pfn);
-                    self.put_page(pfn);
+                    if tlb.defer_free {
+                        tlb.pages.push(pfn); // __tlb_remove_page
+                    } else {
+                        self.put_page(pfn);
+                    }
                 } else if p & pte::SWAP != 0 {
+                    if check_mapping.is_some() {
+                        continue; // a COW'd page swapped out: kept
+                    }
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                        *pp = 0;
+                    }
                     self.mm_mut(mm).swapents -= 1;
                     self.mm_mut(mm).anon_expected.remove(&v);
                     self.swap_free(pte::pfn(p));
@@ -712,4 +834,45 @@ impl Sim {
         }
         self.leave(prev);
     }
+
+    /// tlb_finish_mmu: flush the cleared range (flush_tlb_mm_range: the local CPU if it has
+    /// the mm loaded, an IPI round to the mm's other CPUs, waited for), then free the gathered
+    /// pages' references (free_pages_and_swap_cache: lru_add_drain, release_pages). Nothing
+    /// cleared, nothing flushed.
+    pub fn tlb_finish_mmu(&mut self, mm: u32, tlb: MmuGather) {
+        if tlb.end > tlb.start {
+            self.flush_tlb_mm_range(mm, tlb.start, tlb.end);
+        }
+        if tlb.pages.is_empty() {
+            return;
+        }
+        self.lru_add_drain();
+        let prev = self.enter(KFunc::ReleasePages);
+        for pfn in tlb.pages {
+            self.put_page(pfn);
+        }
+        self.leave(prev);
+    }
+}
+
+/// struct zap_details: what a zap over a file range leaves alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZapDetails {
+    /// check_mapping: zap only pages of this inode (unmap_mapping_range with `even_cows`
+    /// false: COW'd anonymous pages of private mappings stay). None: zap everything.
+    pub check_mapping: Option<u32>,
+}
+
+/// struct mmu_gather: the virtual pages whose PTEs were cleared (the range to flush) and,
+/// when `defer_free`, the pages whose PTE references are dropped only after the flush.
+#[derive(Clone, Debug, Default)]
+pub struct MmuGather {
+    /// First virtual page cleared (valid when `end > start`).
+    pub start: u64,
+    /// One past the last virtual page cleared; 0 when nothing was cleared.
+    pub end: u64,
+    /// Pages to release after the flush.
+    pub pages: Vec<Pfn>,
+    /// Keep the references until `tlb_finish_mmu` (else dropped at once).
+    pub defer_free: bool,
 }

@@ -318,15 +318,15 @@ impl Sim {
     }
 
     /// fput for a mapping's file reference: the last reference of an unlinked file evicts
-    /// it (as the last close does).
+    /// it (as the last close does; an eviction that must wait leaves an orphan, see
+    /// [`Sim::iput_final_nowait`]).
     pub fn release_file_ref(&mut self, ino: u32) {
         let Some(inode) = self.inodes[ino as usize].as_mut() else {
             return;
         };
         inode.open -= 1;
         if inode.open == 0 && inode.nlink == 0 {
-            let mut p = 0;
-            let _ = self.evict_inode(ino, &mut p);
+            self.iput_final_nowait(ino);
         }
     }
 

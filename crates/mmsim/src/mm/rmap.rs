@@ -72,7 +72,8 @@ impl Sim {
             return vec![(page.mapping & !ANON_MAPPING, page.index)];
         }
         if page.mapping == crate::mm::page::NO_MAPPING {
-            // No owner (a swap-in nobody has mapped yet, a truncated page): nothing maps it.
+            // No owner (a swap-in nobody has mapped yet, a truncated page — truncation
+            // unmaps a page before deleting it): nothing maps it.
             return Vec::new();
         }
         let Some(inode) = self

@@ -13,7 +13,8 @@
 //!   dropped. A write fault on a page only this PTE uses takes it out of the swap cache
 //!   (reuse_swap_page) and dirties it; otherwise the page stays cached and clean, so
 //!   reclaiming it again needs no IO.
-//! - swapin_readahead (2.6.x–3.14 rules): a swap-cache miss also reads the naturally aligned
+//! - swapin_readahead: a swap-cache miss also reads the naturally aligned window around the
+//!   faulting slot. 2.6.x–3.14 (feature `adaptive-swap-readahead` off): the whole
 //!   cluster of 2^`page_cluster` slots around the faulting one (`[swap] page_cluster`,
 //!   vm.page_cluster, default 3; 0 = one page per fault), clipped to the device. Every slot
 //!   of the cluster in use by a PTE (swap_map > 0) and not in the swap cache (so not under
@@ -24,8 +25,10 @@
 //!   Contiguous slots share one request. Readahead pages are not mapped and their owner is
 //!   unknown (`mapping` NO_MAPPING, like the kernel's NULL page->mapping) until a fault on
 //!   their slot finds them in the swap cache and maps them (a minor fault); otherwise
-//!   reclaim drops them (clean, unmapped: __remove_mapping, no IO). Not modelled: v3.15+
-//!   adapt the window to readahead hits (swapin_nr_pages, PG_readahead); the kernel also
+//!   reclaim drops them (clean, unmapped: __remove_mapping, no IO). v3.15+ (the feature
+//!   on, both presets): readahead pages get PG_readahead, a fault that finds one counts a
+//!   hit (lookup_swap_cache), and each miss sizes its window from the hits since the last
+//!   miss (`SwapInfo::swapin_nr_pages`). Not modelled: VMA-based readahead (v4.14+); the kernel also
 //!   skips slot 0 (the swap header), which this swap area does not have, and allocates
 //!   readahead pages with the fault's GFP_HIGHUSER_MOVABLE (which may reclaim).
 //! - The content oracle: swap-out persists the page's version in the slot; swap-in (the
@@ -69,6 +72,12 @@ pub struct SwapInfo {
     pub dev: usize,
     /// vm.page_cluster: a swap-cache miss reads 2^page_cluster slots (0: just the one).
     pub page_cluster: u32,
+    /// swapin_readahead_hits: readahead pages found by a fault since the last miss.
+    pub readahead_hits: u32,
+    /// swapin_nr_pages' prev_offset: the slot of the last miss that had no hits to go by.
+    pub prev_offset: u32,
+    /// swapin_nr_pages' last_readahead_pages.
+    pub last_readahead_pages: u32,
 }
 
 impl SwapInfo {
@@ -83,6 +92,9 @@ impl SwapInfo {
             scan_next: 0,
             dev,
             page_cluster,
+            readahead_hits: 0,
+            prev_offset: 0,
+            last_readahead_pages: 0,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
@@ -96,10 +108,43 @@ impl SwapInfo {
     /// 2^page_cluster slots containing it (start = off & ~mask, end = off | mask), clipped
     /// to the device.
     pub fn readahead_window(&self, off: u32) -> std::ops::Range<u32> {
-        let mask = (1u64 << self.page_cluster) - 1;
+        self.readahead_window_of(off, 1 << self.page_cluster)
+    }
+    /// The naturally aligned window of `pages` (a power of two) slots containing `off`,
+    /// clipped to the device.
+    pub fn readahead_window_of(&self, off: u32, pages: u32) -> std::ops::Range<u32> {
+        let mask = u64::from(pages.max(1)) - 1;
         let start = u64::from(off) & !mask;
         let end = (u64::from(off) | mask).min(self.nr_pages.saturating_sub(1));
         start as u32..end as u32 + 1
+    }
+
+    /// swapin_nr_pages (v3.15): the readahead window for a miss on `off`. With no
+    /// readahead hits since the last miss, read ahead (2 slots) only when `off` is next to
+    /// the previous such miss, else just the page; with hits, the hits + 2 rounded up to a
+    /// power of two ≥ 4; never more than 2^page_cluster, never less than half the last
+    /// window ("don't shrink readahead too fast").
+    pub fn swapin_nr_pages(&mut self, off: u32) -> u32 {
+        let max_pages = 1u32 << self.page_cluster;
+        if max_pages <= 1 {
+            return 1;
+        }
+        let mut pages = std::mem::take(&mut self.readahead_hits) + 2;
+        if pages == 2 {
+            if off != self.prev_offset.wrapping_add(1) && off != self.prev_offset.wrapping_sub(1) {
+                pages = 1;
+            }
+            self.prev_offset = off;
+        } else {
+            let mut roundup = 4;
+            while roundup < pages {
+                roundup <<= 1;
+            }
+            pages = roundup;
+        }
+        pages = pages.min(max_pages).max(self.last_readahead_pages / 2);
+        self.last_readahead_pages = pages;
+        pages
     }
 }
 
@@ -275,7 +320,14 @@ impl Sim {
             self.add_to_swap_cache_for_read(pfn, off);
             self.vmstat.inc(VmItem::Pgmajfault);
             self.fault_was_major = true;
-            let window = self.swap.as_ref().expect("swap").readahead_window(off);
+            let adaptive = self.features.adaptive_swap_readahead;
+            let sw = self.swap.as_mut().expect("swap");
+            let window = if adaptive {
+                let pages = sw.swapin_nr_pages(off);
+                sw.readahead_window_of(off, pages)
+            } else {
+                sw.readahead_window(off)
+            };
             if window.len() <= 1 {
                 self.swap_read_run(&[pfn], off);
                 return Err(Wait::PageLocked(pfn));
@@ -299,6 +351,10 @@ impl Sim {
             return Err(Wait::PageLocked(pfn));
         }
         let pfn = cached;
+        // lookup_swap_cache: a page read ahead earns the window a hit (v3.15).
+        if self.features.adaptive_swap_readahead && self.TestClearPageReadahead(pfn) {
+            self.swap.as_mut().expect("swap").readahead_hits += 1;
+        }
         if self.PageLocked(pfn) || !self.PageUptodate(pfn) {
             return Err(Wait::PageLocked(pfn));
         }
@@ -388,6 +444,10 @@ impl Sim {
             };
             // Owner unknown until a fault maps it: page->mapping stays NULL.
             self.add_to_swap_cache_for_read(p, s);
+            if self.features.adaptive_swap_readahead {
+                // Marks it for the hit count of swapin_nr_pages (v3.15).
+                self.SetPageReadahead(p);
+            }
             reads.push((s, p));
         }
         reads

@@ -1,5 +1,6 @@
-//! Truncation (mm/truncate.c): `truncate_inode_pages_range`, `delete_from_page_cache_batch`
-//! and the clearing of shadow entries (seed 003).
+//! Truncation (mm/truncate.c): `truncate_inode_pages_range`, `delete_from_page_cache_batch`,
+//! the clearing of shadow entries (seed 003), and `unmap_mapping_range` (mm/memory.c), which
+//! removes a file range from every page table that maps it.
 //!
 //! # What the kernel does
 //!
@@ -34,6 +35,19 @@
 //!   and clears every shadow entry below `end` with the same verification; shadows at or
 //!   beyond `end` are left alone.
 //!
+//! Mapped files (truncate_pagecache, called by ftruncate/truncate shrinking a file and by
+//! O_TRUNC): i_size is written first (O_TRUNC writes it after the truncation here), then
+//! `unmap_mapping_range(mapping, holebegin, 0, 1)` zaps every PTE of the file's i_mmap at
+//! or beyond the new end — with `even_cows` also the COW'd anonymous copies (and their swap
+//! entries) of private mappings — then `truncate_inode_pages` runs, then
+//! `unmap_mapping_range` again. A zap clears the PTEs of one VMA (a dirty PTE dirties its
+//! page first, so truncation cancels that dirt rather than losing it silently; rss,
+//! mapcount and nr_mapped drop), flushes the cleared range from every CPU that may cache it
+//! (`flush_tlb_mm_range`), and only then drops the PTEs' references (mmu_gather). A fault
+//! at or beyond the new end is SIGBUS (filemap_fault). truncate_cleanup_page unmaps a page
+//! that is still mapped without `even_cows` (only the file's own pages); eviction has
+//! nothing to unmap (the file's last mapping is gone before it).
+//!
 //! # Which kernel version each part follows
 //!
 //! - Pass 1 with `locked_pvec` + `delete_from_page_cache_batch`: v4.15 (commit aa65c29ce1b6
@@ -43,6 +57,10 @@
 //! - Partial pages and pass 2: v4.14 (unchanged in v4.15).
 //! - Shadow entries: vanilla = v4.14 `clear_shadow_entry`; feature = v4.15
 //!   `truncate_exceptional_pvec_entries`.
+//! - unmap_mapping_range / zap_details: v4.14, except that with `even_cows` the swap
+//!   entries of COW'd pages are zapped too (v5.17, "mm: don't skip swap entry even if
+//!   zap_details specified"; v4.14 left them, so a swapped-out private copy beyond the end
+//!   survived the truncate).
 //!
 //! # What we model and what not
 //!
@@ -63,11 +81,17 @@
 //! acquisitions taken to clear them (the seed's metric: one per entry vanilla, at most one
 //! per pagevec with the feature).
 //!
-//! Not modelled: page tables (mapped pages would be unmapped by
-//! [`Sim::unmap_mapping_range`], a no-op until the page-table layer lands), buffer heads
-//! (`do_invalidatepage` is free), cleancache, DAX and shmem's own truncate (tmpfs uses this
-//! path too), the RCU-deferred free of radix nodes, and the list_lru_add when deleting a page
-//! leaves a node with only shadows (the node is cleared in the same pass anyway).
+//! Not modelled: i_mmap_rwsem contention (an uncontended down/up_write is charged), the
+//! mark_page_accessed of young file PTEs at zap, pagecache_isize_extended when a file grows,
+//! buffer heads (`do_invalidatepage` is free), cleancache, DAX and shmem's own truncate
+//! (tmpfs uses this path too), the RCU-deferred free of radix nodes, and the list_lru_add
+//! when deleting a page leaves a node with only shadows (the node is cleared in the same
+//! pass anyway). A remote CPU's stale TLB entry stays usable until its flush IPI arrives (as
+//! in hardware), but the truncating step goes on at once in host order — unlike the kernel,
+//! whose truncating CPU waits for the acknowledgement before deleting the pages — so a task
+//! of another process that runs on that CPU before the IPI lands could see a deleted page
+//! (the same ordering as reclaim's unmap; no built-in scenario truncates another process's
+//! mapped file).
 
 use crate::machine::profile::KFunc;
 use crate::mm::page::{pg, Pfn, PAGE_SIZE};
@@ -128,13 +152,60 @@ pub mod stage {
 }
 
 impl Sim {
-    /// unmap_mapping_range: remove every PTE mapping the file's bytes `[start, end)`
-    /// (`end = u64::MAX`: to the end of the file). A documented no-op: page tables are not
-    /// modelled yet; the virtual-memory layer will fill it. Truncate calls it where the
-    /// kernel does (truncate_pagecache before and after truncate_inode_pages, and
-    /// truncate_cleanup_page for a page still mapped).
-    pub fn unmap_mapping_range(&mut self, ino: u32, start: u64, end: u64) {
-        let _ = (ino, start, end);
+    /// unmap_mapping_range(mapping, holebegin, holelen, even_cows): remove every PTE that
+    /// maps a page of the range — ⌈holelen / PAGE_SIZE⌉ pages from the page holding
+    /// `holebegin`; `holelen` 0: to the end of the file — in every VMA of the file's i_mmap
+    /// that overlaps it. `even_cows` also zaps the COW'd anonymous
+    /// pages (and their swap entries) of private mappings — truncation; without it only the
+    /// file's own pages go (truncate_cleanup_page, invalidation).
+    ///
+    /// Per VMA, zap_page_range_single: the PTEs are cleared (dirty bits move to the pages,
+    /// rss, mapcount and nr_mapped drop), the cleared range is flushed from every CPU that
+    /// may cache it (flush_tlb_mm_range: IPIs to the mm's other CPUs, waited for), and only
+    /// then are the PTE references dropped. Costs: i_mmap_lock_write/unlock (an atomic
+    /// each) and one interval-tree step per overlapping VMA, charged to
+    /// `unmap_mapping_range`; the PTE work to `zap_pte_range`. A file that nobody maps costs
+    /// nothing (the i_mmap tree is seen empty without modelling the rwsem).
+    pub fn unmap_mapping_range(&mut self, ino: u32, holebegin: u64, holelen: u64, even_cows: bool) {
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+            return;
+        };
+        if inode.i_mmap.is_empty() {
+            return;
+        }
+        let vmas = inode.i_mmap.clone();
+        let first = holebegin >> crate::mm::page::PAGE_SHIFT;
+        let last = if holelen == 0 {
+            u64::MAX
+        } else {
+            first.saturating_add(holelen.div_ceil(PAGE_SIZE)) - 1
+        };
+        let details = crate::mm::memory::ZapDetails {
+            check_mapping: if even_cows { None } else { Some(ino) },
+        };
+        let prev = self.enter(KFunc::UnmapMappingRange);
+        self.charge_atomic(); // i_mmap_lock_write
+        for (mm, start) in vmas {
+            let Some(vma) = self
+                .mms
+                .get(mm as usize)
+                .and_then(|m| m.as_ref())
+                .and_then(|m| m.vmas.get(&start))
+            else {
+                continue;
+            };
+            let pages = (vma.end - vma.start) / PAGE_SIZE;
+            let (vfirst, vlast) = (vma.pgoff, vma.pgoff + pages - 1);
+            if vlast < first || vfirst > last {
+                continue; // the interval tree does not visit it
+            }
+            let base = vma.start / PAGE_SIZE - vma.pgoff;
+            let (zfirst, zlast) = (first.max(vfirst), last.min(vlast));
+            self.charge(self.costs.list_op_ps); // vma_interval_tree step
+            self.zap_page_range_single(mm, base + zfirst, base + zlast + 1, details);
+        }
+        self.charge_atomic(); // i_mmap_unlock_write
+        self.leave(prev);
     }
 
     /// __clear_shadow_entry (tree_lock held): clear the slot if it still holds `entry`.
@@ -194,12 +265,15 @@ impl Sim {
         self.clear_shadow_entry(ino, index, e);
     }
 
-    /// truncate_cleanup_page (v4.15; page locked): unmap a mapped page, cancel the dirty
-    /// accounting (cancel_dirty_page). Buffers (do_invalidatepage) are not modelled.
+    /// truncate_cleanup_page (v4.15; page locked): unmap a page that is still mapped (in the
+    /// kernel, one a racing fault mapped after truncate_pagecache's first
+    /// unmap_mapping_range; here every caller unmaps first and a fault re-checks i_size, so
+    /// this is a safety net), cancel the dirty accounting (cancel_dirty_page). Buffers
+    /// (do_invalidatepage) are not modelled.
     fn truncate_cleanup_page(&mut self, ino: u32, pfn: Pfn) {
         if self.mem[pfn as usize].mapped() {
             let index = self.mem[pfn as usize].index;
-            self.unmap_mapping_range(ino, index * PAGE_SIZE, (index + 1) * PAGE_SIZE);
+            self.unmap_mapping_range(ino, index * PAGE_SIZE, PAGE_SIZE, false);
         }
         if self.TestClearPageDirty(pfn) {
             self.account_page_cleaned(ino); // cancel_dirty_page

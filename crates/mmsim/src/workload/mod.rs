@@ -33,6 +33,9 @@ pub enum Errno {
     EINVAL,
     /// The task touched an address outside any mapping, or without permission (SIGSEGV).
     SIGSEGV,
+    /// The task touched a file mapping beyond the end of the file (SIGBUS: filemap_fault's
+    /// VM_FAULT_SIGBUS).
+    SIGBUS,
     /// Is a directory.
     EISDIR,
     /// Not a directory.
@@ -55,6 +58,7 @@ impl Errno {
             Errno::EEXIST => "EEXIST",
             Errno::EINVAL => "EINVAL",
             Errno::SIGSEGV => "SIGSEGV",
+            Errno::SIGBUS => "SIGBUS",
             Errno::EISDIR => "EISDIR",
             Errno::ENOTDIR => "ENOTDIR",
             Errno::ENOTEMPTY => "ENOTEMPTY",

@@ -159,8 +159,12 @@ pub fn generate(seed: u64) -> SwarmCase {
     if rng.gen_bool(0.5) {
         let smib = *pick(&mut rng, &[16u64, 64, 256]);
         let sp = *pick(&mut rng, &presets);
-        let _ = writeln!(t, "\n[swap]\nsize = \"{smib}MiB\"\npreset = \"{sp}\"");
-        let _ = write!(sum, ", swap {smib} MiB {sp}");
+        let pc = rng.gen_range(0..=4);
+        let _ = writeln!(
+            t,
+            "\n[swap]\nsize = \"{smib}MiB\"\npreset = \"{sp}\"\npage_cluster = {pc}"
+        );
+        let _ = write!(sum, ", swap {smib} MiB {sp} page_cluster {pc}");
         if rng.gen_bool(0.3) {
             let w = *pick(&mut rng, &rates);
             let _ = writeln!(t, "write_error_rate = {w}");
@@ -194,7 +198,7 @@ pub fn generate(seed: u64) -> SwarmCase {
             "\n[[tasks]]\nname = \"t{i}\"\ncpu = {cpu}\nstart = \"{start_us}us\""
         );
         let kib = |rng: &mut Pcg64, lo: u64, hi: u64| rng.gen_range(lo..=hi) * 4;
-        let d = match rng.gen_range(0..7) {
+        let d = match rng.gen_range(0..8) {
             0 => {
                 let dir = *pick(&mut rng, &["/mnt", "/tmp"]);
                 let size = kib(&mut rng, 64, (ram >> 12) / 4);
@@ -278,6 +282,34 @@ pub fn generate(seed: u64) -> SwarmCase {
                     pick(&mut rng, &["4KiB", "16KiB"])
                 );
                 format!("sparsetruncate {dir} {nfiles} files of {fsize}KiB")
+            }
+            6 => {
+                // A small desktop: text, shared libraries, anon, data files per app.
+                let apps = rng.gen_range(1..=6);
+                let libs = rng.gen_range(0..=2);
+                for a in 0..apps {
+                    let _ = writeln!(
+                        files,
+                        "\n[[files]]\npath = \"/mnt/d{i}/app{a}\"\nsize = \"64KiB\"\ndata = true\n\n[[files]]\npath = \"/mnt/d{i}/doc{a}\"\nsize = \"32KiB\"\ndata = true"
+                    );
+                }
+                for k in 0..libs {
+                    let _ = writeln!(
+                        files,
+                        "\n[[files]]\npath = \"/mnt/d{i}/lib{k}.so\"\nsize = \"32KiB\"\ndata = true"
+                    );
+                }
+                let code = *pick(&mut rng, &["first", "spread"]);
+                let hot_anon = rng.gen_range(0..=100);
+                let write = rng.gen_range(0..=100);
+                let _ = writeln!(
+                    tasks,
+                    "program = \"desktop\"\napps = {apps}\nnoop_apps = {}\ntext_path = \"/mnt/d{i}/app{{i}}\"\ndata_path = \"/mnt/d{i}/doc{{i}}\"\ntext_min = \"4KiB\"\ntext_max = \"64KiB\"\nanon_min = \"4KiB\"\nanon_max = \"{}KiB\"\ndata_min = \"4KiB\"\ndata_max = \"32KiB\"\nlibs = {libs}\nlib_path = \"/mnt/d{i}/lib{{i}}.so\"\nhot_code = \"{code}\"\nhot_anon = {hot_anon}\nhot_anon_write = {write}\nsession = \"{}KiB\"",
+                    rng.gen_range(0..=apps.min(2)),
+                    kib(&mut rng, 1, (ram >> 12) / 16),
+                    kib(&mut rng, 0, (ram >> 12) / 16),
+                );
+                format!("desktop {apps} apps, {libs} libs, hot code {code}, hot anon {hot_anon}% ({write}% written)")
             }
             _ => {
                 let dir = *pick(&mut rng, &["/mnt", "/tmp"]);

@@ -1,19 +1,14 @@
 //! Integration tests: the dd scenarios end to end at small scale, determinism, and the
 //! accessed-init effect (seed 000).
 
-use mmsim::run::{run_scenario, RunOptions, RunReport};
-use mmsim::scenario::load_scenario;
+mod common;
+
+use common::{load_builtin, run_sc};
+use mmsim::run::RunReport;
 use mmsim::sim::{Features, RunEnd};
 
 fn run(name: &str, features: Features, sets: &[&str]) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_scenario(name, &sets).expect("scenario loads");
-    let opts = RunOptions {
-        features,
-        check: false,
-        max_steps: 50_000_000,
-    };
-    run_scenario(&sc, &opts, &mut |_| {}).expect("run")
+    run_sc(&load_builtin(name, sets), features, false, 50_000_000)
 }
 
 fn share(r: &RunReport, f: &str) -> f64 {
@@ -122,12 +117,7 @@ fn check_mode_runs_clean() {
         ],
     );
     assert_eq!(r.end, RunEnd::Completed);
-    let sc = load_scenario("dd-tmpfs", &["machine.memory_per_node=32MiB".to_string()]).unwrap();
-    let opts = RunOptions {
-        features: Features::vanilla(),
-        check: true,
-        max_steps: 10_000_000,
-    };
-    let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
+    let sc = load_builtin("dd-tmpfs", &["machine.memory_per_node=32MiB"]);
+    let r = run_sc(&sc, Features::vanilla(), true, 10_000_000);
     assert_eq!(r.end, RunEnd::Completed);
 }

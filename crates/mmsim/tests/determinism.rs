@@ -1,7 +1,9 @@
 //! Determinism: every built-in scenario, run twice at small scale, gives the same event
 //! hash and the same JSON document, byte for byte.
 
-use mmsim::run::{run_scenario, RunOptions};
+mod common;
+
+use common::run_sc;
 use mmsim::scenario::{builtin_scenarios, load_scenario};
 use mmsim::sim::Features;
 
@@ -16,13 +18,8 @@ fn every_builtin_runs_twice_identically() {
         let sc = load_scenario(name, &[SMALL.to_string()])
             .or_else(|_| load_scenario(name, &[]))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let opts = RunOptions {
-            features: Features::patched(),
-            check: false,
-            max_steps: MAX_STEPS,
-        };
-        let a = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
-        let b = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
+        let a = run_sc(&sc, Features::patched(), false, MAX_STEPS);
+        let b = run_sc(&sc, Features::patched(), false, MAX_STEPS);
         assert_eq!(a.event_hash, b.event_hash, "{name}: event hashes differ");
         assert!(a.steps > 0, "{name} ran");
         let (ja, jb) = (

@@ -3,9 +3,11 @@
 //! every FGP flag of pagecache_get_page and its wrappers, the write and read paths, unlink,
 //! the invariant checker, and random syscall sequences (proptest).
 
+mod common;
+
+use common::{complete_io, on_lru_list, unit_machine_toml, UnitMachine as M};
 use mmsim::fs::writeback::SyncMode;
 use mmsim::machine::profile::KFunc;
-use mmsim::machine::Event;
 use mmsim::mm::check::check_all;
 use mmsim::mm::filemap::fgp;
 use mmsim::mm::node::LruList;
@@ -15,9 +17,8 @@ use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::swap::PAGEVEC_SIZE;
 use mmsim::mm::vmstat::VmItem;
 use mmsim::mm::workingset::pack_shadow;
-use mmsim::scenario::parse_scenario;
-use mmsim::sched::{TaskBody, TaskId, Wait};
-use mmsim::sim::{Features, RunEnd, Sim};
+use mmsim::sched::{TaskBody, Wait};
+use mmsim::sim::{Features, RunEnd};
 use mmsim::workload::{Errno, Op, OpResult, Program};
 use proptest::prelude::*;
 
@@ -26,54 +27,18 @@ use proptest::prelude::*;
 // ---------------------------------------------------------------------------------------
 
 fn scenario_text(mem: &str) -> String {
-    format!(
-        r#"name = "unit"
-
-[machine]
-nodes = 1
-cpus_per_node = 2
-memory_per_node = "{mem}"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-
-[[filesystems]]
-mount = "/tmp"
-type = "tmpfs"
-
-[[filesystems]]
-mount = "/mnt"
-type = "blockfs"
-device = "sda"
-
-[[tasks]]
-name = "t"
-cpu = 0
-program = "dd"
+    unit_machine_toml(
+        "unit",
+        mem,
+        r#"program = "dd"
 path = "/tmp/dd"
 size = "1MiB"
-"#
+"#,
     )
 }
 
-struct M {
-    sim: Sim,
-    tid: TaskId,
-}
-
 fn machine_mem(features: Features, mem: &str) -> M {
-    let sc = parse_scenario(&scenario_text(mem), "test", &[]).expect("scenario parses");
-    let mut sim = Sim::new(&sc, features).expect("machine builds");
-    let tid = sim
-        .tasks
-        .iter()
-        .position(|t| t.name == "t")
-        .expect("the user task");
-    sim.cur.cpu = 0;
-    sim.cur.task = Some(tid);
-    M { sim, tid }
+    M::new(&scenario_text(mem), features)
 }
 
 fn machine(features: Features) -> M {
@@ -154,20 +119,11 @@ impl M {
     }
 
     fn on_list(&self, pfn: Pfn, lru: LruList) -> bool {
-        let node = self.sim.mem[pfn as usize].node as usize;
-        self.sim.nodes[node].lruvec.lists[lru as usize]
-            .iter(&self.sim.mem)
-            .any(|p| p == pfn)
+        on_lru_list(&self.sim, pfn, lru)
     }
 
     fn inactive_age(&self) -> u64 {
         self.sim.nodes[0].lruvec.inactive_age
-    }
-
-    fn check(&self) {
-        if let Err(e) = check_all(&self.sim) {
-            panic!("checker: {e}");
-        }
     }
 
     /// A page-cache page of `ino` at `index`, created with plain FGP_CREAT, unlocked, the
@@ -965,10 +921,7 @@ fn blockfs_writes_dirty_accounted_pages_and_tmpfs_does_not() {
     m.write(fd2, 4 * PAGE_SIZE);
     assert_eq!(m.vm(VmItem::NrDirty), 7, "tmpfs pages are not accounted");
     assert_eq!(m.vm(VmItem::NrShmem), 4);
-    let pfn = match m.sim.inode(ino2).mapping.tree.lookup(0) {
-        Entry::Page(p) => p,
-        e => panic!("{e:?}"),
-    };
+    let pfn = m.page(ino2, 0);
     assert!(m.has(pfn, pg::DIRTY) && m.has(pfn, pg::UPTODATE) && !m.has(pfn, pg::LOCKED));
     m.check();
 }
@@ -1075,20 +1028,6 @@ fn unlink_frees_every_page_blockfs() {
     unlink_frees("/mnt/u", true);
 }
 
-/// Complete every block request in flight (the IO-completion events of the engine).
-fn complete_all_io(m: &mut M) {
-    let mut rest = Vec::new();
-    while let Some((t, ev)) = m.sim.events.pop() {
-        match ev {
-            Event::IoComplete(id) => m.sim.io_complete(id, t),
-            other => rest.push((t, other)),
-        }
-    }
-    for (t, ev) in rest {
-        m.sim.events.push(t, ev);
-    }
-}
-
 #[test]
 fn unlink_waits_for_writeback_then_frees_every_page() {
     let mut m = machine(Features::patched());
@@ -1111,7 +1050,7 @@ fn unlink_waits_for_writeback_then_frees_every_page() {
     assert!(m.sim.inodes[ino as usize].is_some());
     m.check();
     // …and, resumed after the IO completes, frees everything.
-    complete_all_io(&mut m);
+    complete_io(&mut m.sim);
     assert_eq!(m.vm(VmItem::NrWriteback), 0);
     assert_eq!(m.vm(VmItem::NrWritten), 8);
     assert_eq!(
@@ -1138,7 +1077,7 @@ fn last_close_of_an_unlinked_file_under_writeback_frees_its_pages() {
     // Unlinked while open: eviction happens at the last close.
     assert_eq!(m.unlink("/mnt/w"), OpResult::None);
     m.close(fd);
-    complete_all_io(&mut m);
+    complete_io(&mut m.sim);
     assert_eq!(m.vm(VmItem::NrWriteback), 0);
     m.sim.lru_add_drain_all();
     m.check();
@@ -1176,13 +1115,6 @@ fn busy() -> (M, u32, u32) {
     (m, ia, ib)
 }
 
-fn page_at(m: &M, ino: u32, index: u64) -> Pfn {
-    match m.sim.inode(ino).mapping.tree.lookup(index) {
-        Entry::Page(p) => p,
-        e => panic!("inode {ino} index {index}: {e:?}"),
-    }
-}
-
 fn expect_check_err(m: &M, what: &str, needles: &[&str]) {
     let e = check_all(&m.sim).expect_err(what);
     for n in needles {
@@ -1210,7 +1142,7 @@ fn checker_accepts_fresh_and_busy_machines() {
 #[test]
 fn checker_catches_a_listed_page_without_pg_lru() {
     let (mut m, ia, _) = busy();
-    let pfn = page_at(&m, ia, 0);
+    let pfn = m.page(ia, 0);
     assert!(m.has(pfn, pg::LRU));
     m.sim.mem[pfn as usize].flags &= !pg::LRU;
     expect_check_err(&m, "PG_lru cleared", &[&pfn.to_string(), "without PG_lru"]);
@@ -1219,7 +1151,7 @@ fn checker_catches_a_listed_page_without_pg_lru() {
 #[test]
 fn checker_catches_a_page_on_the_wrong_list() {
     let (mut m, ia, _) = busy();
-    let pfn = page_at(&m, ia, 20);
+    let pfn = m.page(ia, 20);
     assert!(m.on_list(pfn, LruList::InactiveFile));
     m.sim.mem[pfn as usize].flags |= pg::ACTIVE;
     expect_check_err(
@@ -1239,7 +1171,7 @@ fn checker_catches_a_wrong_lru_gauge() {
 #[test]
 fn checker_catches_a_wrong_index() {
     let (mut m, ia, _) = busy();
-    let pfn = page_at(&m, ia, 3);
+    let pfn = m.page(ia, 3);
     m.sim.mem[pfn as usize].index = 9_999;
     expect_check_err(&m, "index moved", &[&pfn.to_string(), "9999"]);
 }
@@ -1269,7 +1201,7 @@ fn checker_catches_wrong_file_dirty_and_free_gauges() {
 #[test]
 fn checker_catches_a_page_missing_from_its_tree_and_a_leaked_page() {
     let (mut m, _, ib) = busy();
-    let pfn = page_at(&m, ib, 2);
+    let pfn = m.page(ib, 2);
     m.sim.inode_mut(ib).mapping.tree.store(2, Entry::Empty);
     expect_check_err(&m, "slot cleared", &[&pfn.to_string()]);
 
@@ -1577,7 +1509,7 @@ fn run_engine(mut acts: Vec<EAct>, features: Features) -> Result<(), TestCaseErr
     prop_assert_eq!(check_all(&m.sim), Ok(()));
     // No page leaks: once the IO in flight ends and the pagevecs are drained, every frame
     // is free or in the page cache of a surviving inode.
-    complete_all_io(&mut m);
+    complete_io(&mut m.sim);
     m.sim.lru_add_drain_all();
     prop_assert_eq!(check_all(&m.sim), Ok(()));
     prop_assert_eq!(m.vm(VmItem::NrWriteback), 0);

@@ -2,28 +2,18 @@
 //! activation of refaults, anonymous memory and swap, the OOM killer, and a property test of
 //! random workloads under memory pressure with the invariant checker on.
 
-use mmsim::run::{run_scenario, RunOptions, RunReport};
-use mmsim::scenario::{load_scenario, parse_scenario};
+mod common;
+
+use common::{load_builtin, run_sc, task_report};
+use mmsim::run::RunReport;
+use mmsim::scenario::parse_scenario;
 use mmsim::sim::{Features, RunEnd};
 use proptest::prelude::*;
 
-fn run_sc(sc: &mmsim::scenario::Scenario, features: Features, check: bool) -> RunReport {
-    let opts = RunOptions {
-        features,
-        check,
-        max_steps: 20_000_000,
-    };
-    run_scenario(sc, &opts, &mut |_| {}).expect("run")
-}
+const MAX_STEPS: u64 = 20_000_000;
 
 fn builtin(name: &str, sets: &[&str], features: Features) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_scenario(name, &sets).expect("scenario");
-    run_sc(&sc, features, false)
-}
-
-fn task<'a>(r: &'a RunReport, name: &str) -> &'a mmsim::run::TaskReport {
-    r.tasks.iter().find(|t| t.name == name).expect("task")
+    run_sc(&load_builtin(name, sets), features, false, MAX_STEPS)
 }
 
 #[test]
@@ -74,8 +64,8 @@ fn workingset_activates_hot_refaults() {
     let off = builtin("hot-stream", &sets, f);
     assert!(on.vmstat["workingset_activate"] > 0);
     assert_eq!(off.vmstat["workingset_activate"], 0);
-    let misses_on = task(&on, "hot").cache_misses;
-    let misses_off = task(&off, "hot").cache_misses;
+    let misses_on = task_report(&on, "hot").cache_misses;
+    let misses_off = task_report(&off, "hot").cache_misses;
     assert!(
         misses_on * 2 < misses_off,
         "hot misses {} (workingset) vs {} (off)",
@@ -121,13 +111,13 @@ program = "anon"
 size = "64MiB"
 "#;
     let sc = parse_scenario(text, "oom.toml", &[]).unwrap();
-    let r = run_sc(&sc, Features::patched(), false);
+    let r = run_sc(&sc, Features::patched(), false, MAX_STEPS);
     assert_eq!(r.end, RunEnd::Completed);
     assert_eq!(r.vmstat["oom_kill"], 1);
     assert_eq!(r.oom.len(), 1);
     assert!(r.oom[0].contains("killed hog"), "{}", r.oom[0]);
     assert_eq!(
-        task(&r, "small").samples["pass"].len(),
+        task_report(&r, "small").samples["pass"].len(),
         3,
         "the small task finishes"
     );
@@ -176,7 +166,7 @@ proptest! {
     ) {
         let text = random_scenario(seed, 16, swap, anon_kib, file_kib, write_kib);
         let sc = parse_scenario(&text, "prop.toml", &[]).unwrap();
-        let r = run_sc(&sc, Features::patched(), true);
+        let r = run_sc(&sc, Features::patched(), true, MAX_STEPS);
         prop_assert!(matches!(r.end, RunEnd::Completed), "{:?}\n{}", r.end, text);
         prop_assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
     }

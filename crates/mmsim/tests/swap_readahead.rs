@@ -10,7 +10,12 @@
 //! does): the test sets the running context, swaps pages out by calling shrink_node at
 //! priority 0, and completes IO requests itself, so every count is exact.
 
-use mmsim::machine::Event;
+mod common;
+
+use common::{
+    build_sim, complete_io_and_ipis, load_builtin, mm_of, mmap_at, on_lru_list, run_on, task_id,
+    touch_pages, vmstat,
+};
 use mmsim::mm::check::check_all;
 use mmsim::mm::memory::pte;
 use mmsim::mm::node::LruList;
@@ -19,8 +24,8 @@ use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::rmap::TtuResult;
 use mmsim::mm::vmscan::ScanControl;
 use mmsim::mm::vmstat::VmItem;
-use mmsim::run::{run_scenario, RunOptions, RunReport};
-use mmsim::scenario::{load_scenario, parse_scenario, Scenario};
+use mmsim::run::RunReport;
+use mmsim::scenario::{parse_scenario, Scenario};
 use mmsim::sched::{TaskId, Wait};
 use mmsim::sim::{Features, RunEnd, Sim};
 use mmsim::workload::OpResult;
@@ -58,69 +63,15 @@ size = "4KiB"
 /// The machine; `adaptive` selects v3.15's hit-sized window, else the fixed aligned
 /// window of 2.6.x–3.14 that most tests here pin down.
 fn machine_with(page_cluster: Option<u32>, adaptive: bool) -> Sim {
-    let sc = parse_scenario(&machine_text(page_cluster), "ra.toml", &[]).expect("scenario");
     let mut f = Features::patched();
     f.set("adaptive-swap-readahead", adaptive);
-    Sim::new(&sc, f).expect("machine builds")
-}
-
-fn task_a(sim: &Sim) -> TaskId {
-    sim.tasks
-        .iter()
-        .position(|t| t.name == "a")
-        .expect("task a")
-}
-
-/// Run `tid` on CPU 0 as the engine would.
-fn run_on(sim: &mut Sim, tid: TaskId) {
-    sim.switch_mm(0, tid);
-    sim.last_ran[0] = Some(tid);
-    sim.cur.cpu = 0;
-    sim.cur.task = Some(tid);
-}
-
-fn mm_of(sim: &Sim, tid: TaskId) -> u32 {
-    sim.tasks[tid].mm.expect("the task has an mm")
-}
-
-/// Complete every queued IO request (and deliver IPIs); timers stay queued.
-fn deliver_io(sim: &mut Sim) -> usize {
-    let mut rest = Vec::new();
-    let mut n = 0;
-    while let Some((t, ev)) = sim.events.pop() {
-        match ev {
-            Event::IoComplete(id) => {
-                sim.io_complete(id, t);
-                n += 1;
-            }
-            Event::Ipi(id) => sim.ipi_arrive(id, t),
-            other => rest.push((t, other)),
-        }
-    }
-    for (t, ev) in rest {
-        sim.events.push(t, ev);
-    }
-    n
+    build_sim(&machine_text(page_cluster), "ra.toml", f)
 }
 
 /// One access to virtual page `vpn` by task `a`, as far as it goes without sleeping:
 /// `Ok` when done, or the wait the fault asked for.
 fn access(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) -> Result<OpResult, Wait> {
-    run_on(sim, tid);
-    let mut progress = 0;
-    loop {
-        match sim.sys_touch(
-            tid,
-            vpn << PAGE_SHIFT,
-            PAGE_SIZE,
-            PAGE_SIZE,
-            write,
-            &mut progress,
-        ) {
-            Err(Wait::Until(_)) => continue,
-            r => return r,
-        }
-    }
+    touch_pages(sim, 0, tid, vpn << PAGE_SHIFT, 1, write)
 }
 
 /// Access `vpn`, completing IO whenever the fault waits for it. Returns whether it waited.
@@ -133,7 +84,7 @@ fn access_waiting(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) -> bool {
             Err(Wait::PageLocked(_)) | Err(Wait::PageWriteback(_)) => {
                 waited = true;
                 assert!(
-                    deliver_io(sim) > 0,
+                    complete_io_and_ipis(sim) > 0,
                     "waiting on a page with no IO in flight"
                 );
             }
@@ -145,10 +96,7 @@ fn access_waiting(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) -> bool {
 
 /// Map `n` anonymous pages and write each once. Returns the first virtual page.
 fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
-    let addr = match sim.sys_mmap(tid, None, n * PAGE_SIZE, 0, 3, false) {
-        OpResult::Addr(a) => a,
-        other => panic!("mmap: {other:?}"),
-    };
+    let addr = mmap_at(sim, tid, None, n * PAGE_SIZE, 0, 3, false);
     let first = addr >> PAGE_SHIFT;
     for v in first..first + n {
         access_waiting(sim, tid, v, true);
@@ -167,12 +115,12 @@ fn swap_out_all(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
             check_all(sim).unwrap();
             return;
         }
-        run_on(sim, tid);
+        run_on(sim, 0, tid);
         sim.lru_add_drain_all();
         let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
         sc.priority = 0;
         sim.shrink_node(0, &mut sc);
-        deliver_io(sim);
+        complete_io_and_ipis(sim);
         check_all(sim).unwrap();
     }
     panic!("the pages were not swapped out");
@@ -189,22 +137,12 @@ fn vpn_of_slot(sim: &Sim, tid: TaskId, first: u64, n: u64, slot: u32) -> u64 {
         .unwrap_or_else(|| panic!("no swap PTE names slot {slot}"))
 }
 
-fn stat(sim: &Sim, item: VmItem) -> i64 {
-    sim.vmstat.get(item)
-}
-
 fn cached(sim: &Sim, slot: u32) -> Pfn {
     sim.swap.as_ref().unwrap().cache[slot as usize]
 }
 
 fn swap_count(sim: &Sim, slot: u32) -> u16 {
     sim.swap.as_ref().unwrap().swap_map[slot as usize]
-}
-
-fn on_list(sim: &Sim, pfn: Pfn, lru: LruList) -> bool {
-    sim.nodes[0].lruvec.lists[lru as usize]
-        .iter(&sim.mem)
-        .any(|p| p == pfn)
 }
 
 /// (requests, pages) read from the swap device so far.
@@ -220,13 +158,13 @@ fn swapped_machine(page_cluster: Option<u32>, n: u64) -> (Sim, TaskId, u64) {
 
 fn swapped_machine_with(page_cluster: Option<u32>, n: u64, adaptive: bool) -> (Sim, TaskId, u64) {
     let mut sim = machine_with(page_cluster, adaptive);
-    let a = task_a(&sim);
+    let a = task_id(&sim, "a");
     let first = write_pages(&mut sim, a, n);
     swap_out_all(&mut sim, a, first, n);
     for s in 0..n as u32 {
         assert_eq!(swap_count(&sim, s), 1, "slot {s} holds one page");
     }
-    assert_eq!(stat(&sim, VmItem::Pswpout), n as i64);
+    assert_eq!(vmstat(&sim, VmItem::Pswpout), n as i64);
     (sim, a, first)
 }
 
@@ -290,14 +228,17 @@ fn adaptive_window_follows_hits_and_shrinks_by_halves() {
 /// window; returns (major faults, pages read from swap).
 fn read_back(adaptive: bool, n: u64, order: &[u64]) -> (i64, i64) {
     let (mut sim, a, first) = swapped_machine_with(None, n, adaptive);
-    let (maj0, in0) = (stat(&sim, VmItem::Pgmajfault), stat(&sim, VmItem::Pswpin));
+    let (maj0, in0) = (
+        vmstat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pswpin),
+    );
     for &i in order {
         access_waiting(&mut sim, a, first + i, false);
         check_all(&sim).unwrap();
     }
     (
-        stat(&sim, VmItem::Pgmajfault) - maj0,
-        stat(&sim, VmItem::Pswpin) - in0,
+        vmstat(&sim, VmItem::Pgmajfault) - maj0,
+        vmstat(&sim, VmItem::Pswpin) - in0,
     )
 }
 
@@ -339,9 +280,9 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
     let mm = mm_of(&sim, a);
     let target = vpn_of_slot(&sim, a, first, 64, 13);
     let (in0, maj0, pgin0, io0) = (
-        stat(&sim, VmItem::Pswpin),
-        stat(&sim, VmItem::Pgmajfault),
-        stat(&sim, VmItem::Pgpgin),
+        vmstat(&sim, VmItem::Pswpin),
+        vmstat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pgpgin),
         swap_reads(&sim),
     );
     let majflt0 = sim.tasks[a].stats.majflt;
@@ -351,9 +292,13 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
         panic!("the swap fault should wait for its read: {w:?}")
     };
     assert_eq!(cached(&sim, 13), fpfn);
-    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 8, "slots 8..16 are read");
-    assert_eq!(stat(&sim, VmItem::Pgpgin) - pgin0, 8 * 4);
-    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert_eq!(
+        vmstat(&sim, VmItem::Pswpin) - in0,
+        8,
+        "slots 8..16 are read"
+    );
+    assert_eq!(vmstat(&sim, VmItem::Pgpgin) - pgin0, 8 * 4);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 1);
     assert_eq!(sim.tasks[a].stats.majflt - majflt0, 1);
     let io = swap_reads(&sim);
     assert_eq!(
@@ -382,14 +327,14 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
         assert_eq!(page.private, s);
         assert!(!page.test(pg::ACTIVE));
         assert!(
-            on_list(&sim, p, LruList::InactiveAnon),
+            on_lru_list(&sim, p, LruList::InactiveAnon),
             "slot {s} is on the inactive anon list"
         );
         assert_eq!(swap_count(&sim, s), 1, "the PTE still refers to slot {s}");
     }
     check_all(&sim).unwrap();
     // The reads complete: every page holds its slot's persisted version.
-    assert_eq!(deliver_io(&mut sim), 1);
+    assert_eq!(complete_io_and_ipis(&mut sim), 1);
     for s in 8..16 {
         let p = cached(&sim, s);
         let page = &sim.mem[p as usize];
@@ -407,8 +352,8 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
     let nb = vpn_of_slot(&sim, a, first, 64, 10);
     let npfn = cached(&sim, 10);
     let (in1, maj1, min1, io1) = (
-        stat(&sim, VmItem::Pswpin),
-        stat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pswpin),
+        vmstat(&sim, VmItem::Pgmajfault),
         sim.tasks[a].stats.minflt,
         swap_reads(&sim),
     );
@@ -417,8 +362,8 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
         !access_waiting(&mut sim, a, nb, false),
         "the neighbour is uptodate"
     );
-    assert_eq!(stat(&sim, VmItem::Pswpin), in1);
-    assert_eq!(stat(&sim, VmItem::Pgmajfault), maj1);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin), in1);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault), maj1);
     assert_eq!(sim.tasks[a].stats.majflt, majflt1);
     assert_eq!(sim.tasks[a].stats.minflt, min1 + 1);
     assert_eq!(swap_reads(&sim), io1);
@@ -440,7 +385,7 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
     // A write to another neighbour takes it out of the swap cache (reuse_swap_page).
     let nb2 = vpn_of_slot(&sim, a, first, 64, 15);
     assert!(!access_waiting(&mut sim, a, nb2, true));
-    assert_eq!(stat(&sim, VmItem::Pswpin), in1);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin), in1);
     assert_eq!(cached(&sim, 15), NIL);
     assert!(sim.swap.as_ref().unwrap().is_free(15));
     assert!(
@@ -456,13 +401,13 @@ fn page_cluster_zero_reads_one_page() {
     let (mut sim, a, first) = swapped_machine(Some(0), 64);
     let target = vpn_of_slot(&sim, a, first, 64, 13);
     let (in0, maj0, io0) = (
-        stat(&sim, VmItem::Pswpin),
-        stat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pswpin),
+        vmstat(&sim, VmItem::Pgmajfault),
         swap_reads(&sim),
     );
     assert!(access_waiting(&mut sim, a, target, false));
-    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 1);
-    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin) - in0, 1);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 1);
     let io = swap_reads(&sim);
     assert_eq!((io.0 - io0.0, io.1 - io0.1), (1, 1));
     let cached_slots: Vec<u32> = (0..64).filter(|&s| cached(&sim, s) != NIL).collect();
@@ -470,8 +415,8 @@ fn page_cluster_zero_reads_one_page() {
     // The next page is a major fault of its own.
     let nb = vpn_of_slot(&sim, a, first, 64, 12);
     assert!(access_waiting(&mut sim, a, nb, false));
-    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 2);
-    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 2);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin) - in0, 2);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 2);
     assert!(
         sim.oracle_violations.is_empty(),
         "{:?}",
@@ -504,7 +449,7 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
     );
     let p14 = cached(&sim, 14);
     assert_ne!(p14, NIL, "a read fault leaves the page in the swap cache");
-    run_on(&mut sim, a);
+    run_on(&mut sim, 0, a);
     for p in [p10, p14] {
         sim.page_referenced(p); // age the young PTE
         assert!(sim.trylock_page(p));
@@ -524,15 +469,15 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
     sim.swap.as_mut().unwrap().page_cluster = 3;
     let target = vpn_of_slot(&sim, a, first, 64, 12);
     let (in0, maj0, io0) = (
-        stat(&sim, VmItem::Pswpin),
-        stat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pswpin),
+        vmstat(&sim, VmItem::Pgmajfault),
         swap_reads(&sim),
     );
     let w = access(&mut sim, a, target, false);
     assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
     // Read: 8, 11, 12, 13, 15 — in three requests (8 | 11..=13 | 15).
-    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 5);
-    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin) - in0, 5);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 1);
     let io = swap_reads(&sim);
     assert_eq!((io.0 - io0.0, io.1 - io0.1), (3, 5));
     assert_eq!(cached(&sim, 9), NIL, "a free slot is not read");
@@ -545,7 +490,7 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
     }
     check_all(&sim).unwrap();
     // Everything completes and reads back the newest writes.
-    deliver_io(&mut sim);
+    complete_io_and_ipis(&mut sim);
     for v in first..first + 64 {
         access_waiting(&mut sim, a, v, false);
     }
@@ -560,7 +505,7 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
 #[test]
 fn readahead_stops_at_the_first_failed_allocation_and_never_reclaims() {
     let (mut sim, a, first) = swapped_machine(None, 64);
-    run_on(&mut sim, a);
+    run_on(&mut sim, 0, a);
     // Hold free pages until the node has min + 1 + 3: the fault's page and three
     // readahead pages can be allocated above the min watermark, no more.
     let min = sim.nodes[0].watermark.min;
@@ -571,15 +516,23 @@ fn readahead_stops_at_the_first_failed_allocation_and_never_reclaims() {
     assert_eq!(sim.node_free_pages(0), min + 4);
     let target = vpn_of_slot(&sim, a, first, 64, 10);
     let (in0, stall0, steal0) = (
-        stat(&sim, VmItem::Pswpin),
-        stat(&sim, VmItem::Allocstall),
-        stat(&sim, VmItem::PgstealDirect),
+        vmstat(&sim, VmItem::Pswpin),
+        vmstat(&sim, VmItem::Allocstall),
+        vmstat(&sim, VmItem::PgstealDirect),
     );
     let w = access(&mut sim, a, target, false);
     assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
-    assert_eq!(stat(&sim, VmItem::Pswpin) - in0, 4, "the fault's page + 3");
-    assert_eq!(stat(&sim, VmItem::Allocstall), stall0, "no direct reclaim");
-    assert_eq!(stat(&sim, VmItem::PgstealDirect), steal0);
+    assert_eq!(
+        vmstat(&sim, VmItem::Pswpin) - in0,
+        4,
+        "the fault's page + 3"
+    );
+    assert_eq!(
+        vmstat(&sim, VmItem::Allocstall),
+        stall0,
+        "no direct reclaim"
+    );
+    assert_eq!(vmstat(&sim, VmItem::PgstealDirect), steal0);
     let read: Vec<u32> = (8..16).filter(|&s| cached(&sim, s) != NIL).collect();
     assert_eq!(read, vec![8, 9, 10, 11], "slot order; stops at the failure");
     assert_eq!(sim.node_free_pages(0), min);
@@ -604,8 +557,8 @@ fn never_mapped_readahead_pages_are_reclaimed_without_io() {
         .iter()
         .all(|&p| p != NIL && !sim.mem[p as usize].mapped()));
     let (out0, wb0, io0) = (
-        stat(&sim, VmItem::Pswpout),
-        stat(&sim, VmItem::NrVmscanWrite),
+        vmstat(&sim, VmItem::Pswpout),
+        vmstat(&sim, VmItem::NrVmscanWrite),
         swap_reads(&sim),
     );
     let written0 = sim.devices[sim.swap.as_ref().unwrap().dev].pages_written;
@@ -619,7 +572,7 @@ fn never_mapped_readahead_pages_are_reclaimed_without_io() {
         {
             break;
         }
-        run_on(&mut sim, a);
+        run_on(&mut sim, 0, a);
         sim.lru_add_drain_all();
         let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
         sc.priority = 0;
@@ -631,8 +584,8 @@ fn never_mapped_readahead_pages_are_reclaimed_without_io() {
         assert_eq!(swap_count(&sim, s), 1, "the PTE still refers to slot {s}");
     }
     assert!(ra.iter().all(|&p| sim.mem[p as usize].test(pg::BUDDY)));
-    assert_eq!(stat(&sim, VmItem::Pswpout), out0, "no swap-out IO");
-    assert_eq!(stat(&sim, VmItem::NrVmscanWrite), wb0);
+    assert_eq!(vmstat(&sim, VmItem::Pswpout), out0, "no swap-out IO");
+    assert_eq!(vmstat(&sim, VmItem::NrVmscanWrite), wb0);
     assert_eq!(swap_reads(&sim), io0, "no reads");
     assert_eq!(
         sim.devices[sim.swap.as_ref().unwrap().dev].pages_written,
@@ -642,9 +595,9 @@ fn never_mapped_readahead_pages_are_reclaimed_without_io() {
     assert_eq!(sim.swap_free_pages(), free_before, "the slots stay in use");
     // A later fault on one of them reads it again, with the right contents.
     let nb = vpn_of_slot(&sim, a, first, 64, 17);
-    let maj0 = stat(&sim, VmItem::Pgmajfault);
+    let maj0 = vmstat(&sim, VmItem::Pgmajfault);
     assert!(access_waiting(&mut sim, a, nb, false));
-    assert_eq!(stat(&sim, VmItem::Pgmajfault) - maj0, 1);
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 1);
     assert!(
         sim.oracle_violations.is_empty(),
         "{:?}",
@@ -660,7 +613,7 @@ fn readahead_pages_outlive_their_owner_and_free_their_slots_when_reclaimed() {
     let w = access(&mut sim, a, target, false);
     assert!(matches!(w, Err(Wait::PageLocked(_))), "{w:?}");
     // The owner unmaps everything while the reads are in flight.
-    run_on(&mut sim, a);
+    run_on(&mut sim, 0, a);
     let r = sim.sys_munmap(a, first << PAGE_SHIFT, 64 * PAGE_SIZE);
     assert!(matches!(r, Ok(OpResult::None)), "{r:?}");
     let mm = mm_of(&sim, a);
@@ -671,13 +624,13 @@ fn readahead_pages_outlive_their_owner_and_free_their_slots_when_reclaimed() {
         assert_eq!(swap_count(&sim, s), 0);
     }
     check_all(&sim).unwrap();
-    deliver_io(&mut sim);
+    complete_io_and_ipis(&mut sim);
     check_all(&sim).unwrap();
     for _ in 0..20 {
         if sim.swap_free_pages() == sim.swap.as_ref().unwrap().nr_pages {
             break;
         }
-        run_on(&mut sim, a);
+        run_on(&mut sim, 0, a);
         sim.lru_add_drain_all();
         let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
         sc.priority = 0;
@@ -689,7 +642,7 @@ fn readahead_pages_outlive_their_owner_and_free_their_slots_when_reclaimed() {
         sim.swap.as_ref().unwrap().nr_pages,
         "every slot is free once the orphaned swap-cache pages are reclaimed"
     );
-    assert_eq!(stat(&sim, VmItem::NrFilePages), 0);
+    assert_eq!(vmstat(&sim, VmItem::NrFilePages), 0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -697,28 +650,22 @@ fn readahead_pages_outlive_their_owner_and_free_their_slots_when_reclaimed() {
 // ---------------------------------------------------------------------------------------
 
 fn run_sc(sc: &Scenario, check: bool) -> RunReport {
-    let opts = RunOptions {
-        features: Features::patched(),
-        check,
-        max_steps: 20_000_000,
-    };
-    run_scenario(sc, &opts, &mut |_| {}).expect("run")
+    common::run_sc(sc, Features::patched(), check, 20_000_000)
 }
 
 #[test]
 fn anon_pressure_with_readahead_keeps_invariants_and_contents() {
     let run = |pc: &str| {
-        let sets: Vec<String> = [
-            "machine.memory_per_node=24MiB",
-            "swap.size=64MiB",
-            "tasks.seq.passes=2",
-            "tasks.rand.passes=2",
-            pc,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let sc = load_scenario("anon-pressure", &sets).expect("scenario");
+        let sc = load_builtin(
+            "anon-pressure",
+            &[
+                "machine.memory_per_node=24MiB",
+                "swap.size=64MiB",
+                "tasks.seq.passes=2",
+                "tasks.rand.passes=2",
+                pc,
+            ],
+        );
         run_sc(&sc, true)
     };
     let ra = run("swap.page_cluster=3");

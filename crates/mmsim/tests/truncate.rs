@@ -3,6 +3,13 @@
 //! and batched shadow clearing (tree_lock counts), ftruncate shrink/grow and the content
 //! oracle, directories, bad input, and a property test against a model of file contents.
 
+mod common;
+
+use common::{
+    build_sim, complete_io_and_ipis, dd_task_toml, deliver_ipis, file_toml, load_builtin,
+    machine_toml, mmap_at, run_on, run_sc, run_with_program, task_id, task_report, tlb_coherent,
+    unit_machine_toml, UnitMachine as M,
+};
 use mmsim::machine::profile::KFunc;
 use mmsim::machine::Event;
 use mmsim::mm::check::{check_all, check_ptes};
@@ -13,8 +20,8 @@ use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::vmstat::VmItem;
 use mmsim::mm::workingset::pack_shadow;
 use mmsim::report::stats::{best_n_amean, percentile, Direction};
-use mmsim::run::{run_scenario, RunOptions, RunReport};
-use mmsim::scenario::{load_scenario, parse_scenario};
+use mmsim::run::RunReport;
+use mmsim::scenario::parse_scenario;
 use mmsim::sched::{TaskId, Wait};
 use mmsim::sim::{Features, RunEnd, Sim};
 use mmsim::workload::{Errno, OpResult};
@@ -27,50 +34,18 @@ const P: u64 = PAGE_SIZE;
 // ---------------------------------------------------------------------------------------
 
 fn scenario_text(mem: &str) -> String {
-    format!(
-        r#"name = "truncate-unit"
-
-[machine]
-nodes = 1
-cpus_per_node = 2
-memory_per_node = "{mem}"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-
-[[filesystems]]
-mount = "/tmp"
-type = "tmpfs"
-
-[[filesystems]]
-mount = "/mnt"
-type = "blockfs"
-device = "sda"
-
-[[tasks]]
-name = "t"
-cpu = 0
-program = "sparsetruncate"
+    unit_machine_toml(
+        "truncate-unit",
+        mem,
+        r#"program = "sparsetruncate"
 path = "/mnt/st"
 size = "tiny"
-"#
+"#,
     )
 }
 
-struct M {
-    sim: Sim,
-    tid: TaskId,
-}
-
 fn machine_mem(features: Features, mem: &str) -> M {
-    let sc = parse_scenario(&scenario_text(mem), "test", &[]).expect("scenario parses");
-    let mut sim = Sim::new(&sc, features).expect("machine builds");
-    let tid = sim.tasks.iter().position(|t| t.name == "t").unwrap();
-    sim.cur.cpu = 0;
-    sim.cur.task = Some(tid);
-    M { sim, tid }
+    M::new(&scenario_text(mem), features)
 }
 
 fn machine(features: Features) -> M {
@@ -178,29 +153,12 @@ impl M {
         self.finish(|s, t, pr| s.sys_close_resume(t, fd, pr))
     }
 
-    fn check(&self) {
-        if let Err(e) = check_all(&self.sim) {
-            panic!("checker: {e}");
-        }
-    }
-
-    fn entry(&self, ino: u32, index: u64) -> Entry {
-        self.sim.inode(ino).mapping.tree.lookup(index)
-    }
-
     fn nrpages(&self, ino: u32) -> u64 {
         self.sim.inode(ino).mapping.tree.nr_pages()
     }
 
     fn nrexceptional(&self, ino: u32) -> u64 {
         self.sim.inode(ino).mapping.tree.nr_shadows()
-    }
-
-    fn page(&self, ino: u32, index: u64) -> Pfn {
-        match self.entry(ino, index) {
-            Entry::Page(p) => p,
-            e => panic!("inode {ino} index {index}: {e:?}"),
-        }
     }
 
     /// A file of `pages` written pages, written back (clean), on blockfs.
@@ -944,21 +902,16 @@ proptest! {
 // ---------------------------------------------------------------------------------------
 
 fn run(name: &str, batched: bool, sets: &[&str]) -> RunReport {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_scenario(name, &sets).expect("scenario loads");
     let mut features = Features::vanilla();
     features.truncate_batch_shadow = batched;
-    let opts = RunOptions {
-        features,
-        check: false,
-        max_steps: 200_000_000,
-    };
-    run_scenario(&sc, &opts, &mut |_| {}).expect("run")
+    run_sc(&load_builtin(name, sets), features, false, 200_000_000)
 }
 
 fn samples(r: &RunReport, task: &str, label: &str) -> Vec<f64> {
-    let t = r.tasks.iter().find(|t| t.name == task).unwrap();
-    t.samples[label].iter().map(|&v| v as f64).collect()
+    task_report(r, task).samples[label]
+        .iter()
+        .map(|&v| v as f64)
+        .collect()
 }
 
 #[test]
@@ -1006,7 +959,7 @@ fn bonnie_runs_both_variants() {
         let r = run("bonnie", batched, &sets);
         assert_eq!(r.end, RunEnd::Completed);
         assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
-        let t = r.tasks.iter().find(|t| t.name == "bonnie").unwrap();
+        let t = task_report(&r, "bonnie");
         assert!(t.errors.is_empty(), "{:?}", t.errors);
         for test in ["SeqCreate", "RandCreate"] {
             for phase in ["ops", "read", "del"] {
@@ -1025,54 +978,16 @@ fn bonnie_runs_both_variants() {
 /// Two processes (p0 on CPU 0, p1 on CPU 1), a blockfs and a tmpfs, swap, and a file of
 /// `pages` pages with data on the device in each filesystem.
 fn vm_machine(features: Features, pages: u64) -> V {
-    let mut text = String::from(
-        r#"name = "truncate-mmap"
-
-[machine]
-nodes = 1
-cpus_per_node = 2
-memory_per_node = "16MiB"
-
-[swap]
-size = "16MiB"
-preset = "ssd"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-
-[[filesystems]]
-mount = "/tmp"
-type = "tmpfs"
-
-[[filesystems]]
-mount = "/mnt"
-type = "blockfs"
-device = "sda"
-"#,
-    );
+    let mut text = machine_toml("truncate-mmap", 2, "16MiB", Some("16MiB"), "1GiB", "/mnt");
     for path in VM_FILES {
         // tmpfs has no device: its file starts sparse.
-        let data = path.starts_with("/mnt");
-        text += &format!(
-            "\n[[files]]\npath = \"{path}\"\nsize = {}\ndata = {data}\n",
-            pages * P
-        );
+        text += &file_toml(path, pages * P, path.starts_with("/mnt"));
     }
     for t in 0..2 {
-        text += &format!(
-            "\n[[tasks]]\nname = \"p{t}\"\ncpu = {t}\nprogram = \"dd\"\npath = \"/tmp/x{t}\"\nsize = \"4KiB\"\n"
-        );
+        text += &dd_task_toml(&format!("p{t}"), t, &format!("/tmp/x{t}"));
     }
-    let sc = parse_scenario(&text, "truncate-mmap", &[]).expect("scenario parses");
-    let mut sim = Sim::new(&sc, features).expect("machine builds");
-    let tasks = [0, 1].map(|t| {
-        sim.tasks
-            .iter()
-            .position(|x| x.name == format!("p{t}"))
-            .unwrap()
-    });
+    let mut sim = build_sim(&text, "truncate-mmap", features);
+    let tasks = [0, 1].map(|t| task_id(&sim, &format!("p{t}")));
     sim.cur.cpu = 0;
     sim.cur.task = Some(tasks[0]);
     let mut v = V {
@@ -1107,11 +1022,7 @@ struct V {
 impl V {
     /// Process `t` runs on `cpu` (switch_mm as the engine does).
     fn run_on(&mut self, t: usize, cpu: usize) {
-        let tid = self.tasks[t];
-        self.sim.switch_mm(cpu, tid);
-        self.sim.last_ran[cpu] = Some(tid);
-        self.sim.cur.cpu = cpu;
-        self.sim.cur.task = Some(tid);
+        run_on(&mut self.sim, cpu, self.tasks[t]);
     }
 
     fn ino(&self, f: usize) -> u32 {
@@ -1120,32 +1031,13 @@ impl V {
 
     /// Deliver the TLB-flush IPIs in flight (the sender waited for them); IO stays in flight.
     fn deliver_ipis(&mut self) {
-        let mut rest = Vec::new();
-        while let Some((t, ev)) = self.sim.events.pop() {
-            match ev {
-                Event::Ipi(id) => self.sim.ipi_arrive(id, t),
-                other => rest.push((t, other)),
-            }
-        }
-        for (t, ev) in rest {
-            self.sim.events.push(t, ev);
-        }
+        deliver_ipis(&mut self.sim);
     }
 
-    /// Deliver every IPI and complete every IO in flight.
+    /// Deliver every IPI and complete every IO in flight; the running context stays.
     fn complete_all(&mut self) {
         let saved = (self.sim.cur.cpu, self.sim.cur.task);
-        let mut rest = Vec::new();
-        while let Some((t, ev)) = self.sim.events.pop() {
-            match ev {
-                Event::Ipi(id) => self.sim.ipi_arrive(id, t),
-                Event::IoComplete(id) => self.sim.io_complete(id, t),
-                other => rest.push((t, other)),
-            }
-        }
-        for (t, ev) in rest {
-            self.sim.events.push(t, ev);
-        }
+        complete_io_and_ipis(&mut self.sim);
         self.sim.cur.cpu = saved.0;
         self.sim.cur.task = saved.1;
     }
@@ -1188,12 +1080,15 @@ impl V {
     fn mmap(&mut self, t: usize, f: usize, pages: u64, pgoff: u64, prot: u32, shared: bool) -> u64 {
         self.run_on(t, t);
         let tid = self.tasks[t];
-        let r = self
-            .sim
-            .sys_mmap(tid, Some(VM_FILES[f]), pages * P, pgoff * P, prot, shared);
-        let OpResult::Addr(a) = r else {
-            panic!("mmap: {r:?}")
-        };
+        let a = mmap_at(
+            &mut self.sim,
+            tid,
+            Some(VM_FILES[f]),
+            pages * P,
+            pgoff * P,
+            prot,
+            shared,
+        );
         self.run_on(t, t); // the new mm is loaded where the process runs
         a
     }
@@ -1249,30 +1144,6 @@ impl V {
         }
         tlb_coherent(&self.sim)
     }
-}
-
-/// Every cached translation agrees with its page table (present, same page, no more
-/// rights).
-fn tlb_coherent(sim: &Sim) -> Result<(), String> {
-    for (c, tlb) in sim.tlbs.iter().enumerate() {
-        for e in tlb.entries() {
-            let mm = e.mm - 1;
-            let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
-                return Err(format!("cpu {c} caches a translation of dead mm {mm}"));
-            };
-            let p = m.pgtable.get(e.vpn);
-            if p & pte::PRESENT == 0 || pte::pfn(p) != e.pfn {
-                return Err(format!(
-                    "cpu {c}: stale entry mm {mm} vpn {:#x} -> pfn {} but the PTE is {p:#x}",
-                    e.vpn, e.pfn
-                ));
-            }
-            if (e.write && p & pte::WRITE == 0) || (e.dirty && p & pte::DIRTY == 0) {
-                return Err(format!("cpu {c}: entry with more rights than PTE {p:#x}"));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[test]
@@ -1960,20 +1831,15 @@ path = "/mnt/a"
 stride = 4096
 passes = 3
 "#;
-    let sc = parse_scenario(text, "sigbus", &[]).expect("parses");
-    let mut sim = Sim::new(&sc, Features::vanilla()).expect("builds");
-    let bad = sim.tasks.iter().position(|t| t.name == "bad").unwrap();
-    sim.tasks[bad].body = mmsim::sched::TaskBody::User(Box::new(Sigbus {
+    let program = Sigbus {
         step: 0,
         fd: 0,
         addr: 0,
-    }));
-    sim.check = true;
-    let end = sim.run(1_000_000);
-    assert_eq!(end, RunEnd::Completed);
-    let report = mmsim::run::report(&sim, &sc, end);
-    let r_bad = report.tasks.iter().find(|t| t.name == "bad").unwrap();
-    let r_good = report.tasks.iter().find(|t| t.name == "good").unwrap();
+    };
+    let (sim, report) = run_with_program(text, "sigbus", "bad", Box::new(program));
+    let bad = task_id(&sim, "bad");
+    let r_bad = task_report(&report, "bad");
+    let r_good = task_report(&report, "good");
     assert_eq!(r_bad.errors.get("SIGBUS"), Some(&1), "{:?}", r_bad.errors);
     assert_eq!(r_bad.errors.len(), 1, "{:?}", r_bad.errors);
     assert!(r_good.errors.is_empty(), "{:?}", r_good.errors);

@@ -8,8 +8,14 @@
 //! `switch_mm` where the engine would, and delivers IPI events itself, so every count is
 //! exact. The files are sparse (holes) on a block filesystem: faults never wait for IO.
 
+mod common;
+
+use common::{
+    batch_tlb_features, build_sim, complete_io, dd_task_toml, deliver_ipis, file_toml,
+    machine_toml, mm_of, mmap_at, run_on, run_with_program, task_id, task_report, touch_pages,
+    vmstat,
+};
 use mmsim::arch::tlb::{Tlb, TlbEntry};
-use mmsim::machine::Event;
 use mmsim::mm::check::check_all;
 use mmsim::mm::memory::pte;
 use mmsim::mm::node::LruList;
@@ -18,7 +24,6 @@ use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::rmap::{TtuResult, VM_EXEC, VM_READ};
 use mmsim::mm::vmscan::ScanControl;
 use mmsim::mm::vmstat::VmItem;
-use mmsim::scenario::parse_scenario;
 use mmsim::sched::{TaskBody, TaskId, Wait};
 use mmsim::sim::{Features, RunEnd, Sim};
 use mmsim::workload::{Errno, Op, OpResult, Program};
@@ -30,111 +35,26 @@ use mmsim::workload::{Errno, Op, OpResult, Program};
 /// A scenario: `cpus` CPUs on one node, `mem` of RAM, sparse files on a blockfs at /data
 /// (name, pages), and one dummy user task per name in `tasks` (their programs never run
 /// unless a test runs the engine).
-fn scenario_text(cpus: u32, mem: &str, files: &[(&str, u64)], tasks: &[(&str, u32)]) -> String {
-    let mut s = format!(
-        r#"name = "vm"
-
-[machine]
-nodes = 1
-cpus_per_node = {cpus}
-memory_per_node = "{mem}"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "4GiB"
-
-[[filesystems]]
-mount = "/tmp"
-type = "tmpfs"
-
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-"#
-    );
+fn scenario_text(cpus: u32, mem: &str, files: &[(&str, u64)], tasks: &[(&str, usize)]) -> String {
+    let mut s = machine_toml("vm", cpus, mem, None, "4GiB", "/data");
     for (name, pages) in files {
-        s += &format!(
-            "\n[[files]]\npath = \"/data/{name}\"\nsize = {}\ndata = false\n",
-            pages * PAGE_SIZE
-        );
+        s += &file_toml(&format!("/data/{name}"), pages * PAGE_SIZE, false);
     }
     for (name, cpu) in tasks {
-        s += &format!(
-            "\n[[tasks]]\nname = \"{name}\"\ncpu = {cpu}\nprogram = \"dd\"\npath = \"/tmp/{name}\"\nsize = \"4KiB\"\n"
-        );
+        s += &dd_task_toml(name, *cpu, &format!("/tmp/{name}"));
     }
     s
 }
 
-fn build(text: &str, features: Features) -> Sim {
-    let sc = parse_scenario(text, "vm-test", &[]).expect("scenario parses");
-    Sim::new(&sc, features).expect("machine builds")
-}
-
-fn task(sim: &Sim, name: &str) -> TaskId {
-    sim.tasks
-        .iter()
-        .position(|t| t.name == name)
-        .unwrap_or_else(|| panic!("task {name}"))
-}
-
-/// Run `tid` on `cpu` as the engine would: switch_mm, then make it current.
-fn run_on(sim: &mut Sim, cpu: usize, tid: TaskId) {
-    sim.switch_mm(cpu, tid);
-    sim.last_ran[cpu] = Some(tid);
-    sim.cur.cpu = cpu;
-    sim.cur.task = Some(tid);
+/// Touch `pages` pages from `addr` (one access per page) as `tid` on `cpu`; the slices a
+/// Touch yields after are resumed at once, and a fault must not sleep.
+fn touch(sim: &mut Sim, cpu: usize, tid: TaskId, addr: u64, pages: u64, write: bool) -> OpResult {
+    touch_pages(sim, cpu, tid, addr, pages, write)
+        .unwrap_or_else(|w| panic!("touch waits on {w:?}"))
 }
 
 fn mmap(sim: &mut Sim, tid: TaskId, path: &str, pages: u64, prot: u32, shared: bool) -> u64 {
-    match sim.sys_mmap(tid, Some(path), pages * PAGE_SIZE, 0, prot, shared) {
-        OpResult::Addr(a) => a,
-        other => panic!("mmap {path}: {other:?}"),
-    }
-}
-
-/// Touch `pages` pages from `addr` (one access per page) as `tid` on `cpu`; the slices a
-/// Touch yields after are resumed at once.
-fn touch(sim: &mut Sim, cpu: usize, tid: TaskId, addr: u64, pages: u64, write: bool) -> OpResult {
-    run_on(sim, cpu, tid);
-    let mut progress = 0;
-    for _ in 0..10_000 {
-        match sim.sys_touch(
-            tid,
-            addr,
-            pages * PAGE_SIZE,
-            PAGE_SIZE,
-            write,
-            &mut progress,
-        ) {
-            Ok(r) => return r,
-            Err(Wait::Until(_)) => continue,
-            Err(w) => panic!("touch waits on {w:?}"),
-        }
-    }
-    panic!("touch never finished");
-}
-
-/// Deliver every pending IPI (the events the engine would take); other events stay
-/// queued. Returns the number delivered.
-fn deliver_ipis(sim: &mut Sim) -> usize {
-    let mut rest = Vec::new();
-    let mut n = 0;
-    while let Some((t, ev)) = sim.events.pop() {
-        match ev {
-            Event::Ipi(id) => {
-                sim.ipi_arrive(id, t);
-                n += 1;
-            }
-            other => rest.push((t, other)),
-        }
-    }
-    for (t, ev) in rest {
-        sim.events.push(t, ev);
-    }
-    n
+    mmap_at(sim, tid, Some(path), pages * PAGE_SIZE, 0, prot, shared)
 }
 
 /// IPIs queued and not yet delivered, by target CPU.
@@ -144,10 +64,6 @@ fn pending_ipis(sim: &Sim, cpus: usize) -> Vec<usize> {
         v[ipi.0] += 1;
     }
     v
-}
-
-fn mm_of(sim: &Sim, tid: TaskId) -> u32 {
-    sim.tasks[tid].mm.expect("task has an mm")
 }
 
 fn pte_at(sim: &Sim, tid: TaskId, addr: u64) -> u64 {
@@ -178,18 +94,8 @@ fn tlb_entry(sim: &Sim, cpu: usize, tid: TaskId, addr: u64) -> Option<TlbEntry> 
         .copied()
 }
 
-fn vm(sim: &Sim, i: VmItem) -> i64 {
-    sim.vmstat.get(i)
-}
-
 fn shootdowns(sim: &Sim) -> Vec<u64> {
     sim.cpus.iter().map(|c| c.tlb_shootdowns).collect()
-}
-
-fn features(batch: bool) -> Features {
-    let mut f = Features::vanilla();
-    f.batch_tlb_flush = batch;
-    f
 }
 
 // ---------------------------------------------------------------------------------------
@@ -272,13 +178,14 @@ fn tlb_flush_one_and_flush_all() {
 /// A 4-CPU machine with files a, b (8 pages each), exe, dat (4 pages each) and tasks a
 /// (CPU 1), b (CPU 2), r (CPU 0).
 fn machine4(f: Features) -> Sim {
-    build(
+    build_sim(
         &scenario_text(
             4,
             "64MiB",
             &[("a", 8), ("b", 8), ("exe", 4), ("dat", 4)],
             &[("a", 1), ("b", 2), ("r", 0)],
         ),
+        "vm-test",
         f,
     )
 }
@@ -292,8 +199,8 @@ fn reclaimer_on(sim: &mut Sim, cpu: usize) -> TaskId {
 
 #[test]
 fn tlb_miss_walks_sets_young_and_dirty_on_write() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
     // Write-fault page 0 (writable, dirty), read-fault page 1 (read-only, clean).
     touch(&mut sim, 1, a, addr, 1, true);
@@ -303,7 +210,7 @@ fn tlb_miss_walks_sets_young_and_dirty_on_write() {
     set_pte_bits(&mut sim, a, addr, pte::YOUNG | pte::DIRTY, 0);
     set_pte_bits(&mut sim, a, addr + PAGE_SIZE, pte::YOUNG, 0);
     sim.tlbs[1].flush_all();
-    let faults = vm(&sim, VmItem::Pgfault);
+    let faults = vmstat(&sim, VmItem::Pgfault);
     let misses = sim.tlbs[1].misses;
     // A read miss: the walk sets young only.
     touch(&mut sim, 1, a, addr + PAGE_SIZE, 1, false);
@@ -315,7 +222,7 @@ fn tlb_miss_walks_sets_young_and_dirty_on_write() {
     let p0 = pte_at(&sim, a, addr);
     assert!(p0 & pte::YOUNG != 0 && p0 & pte::DIRTY != 0, "pte {p0:#x}");
     assert_eq!(
-        vm(&sim, VmItem::Pgfault),
+        vmstat(&sim, VmItem::Pgfault),
         faults,
         "no fault: both PTEs present"
     );
@@ -339,8 +246,8 @@ fn tlb_miss_walks_sets_young_and_dirty_on_write() {
 
 #[test]
 fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
-    let mut sim = machine4(features(true));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(true));
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 1, false);
     touch(&mut sim, 1, a, addr, 1, false);
     let pfn = pfn_at(&sim, a, addr);
@@ -352,14 +259,14 @@ fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
     assert_eq!(pte_at(&sim, a, addr), 0, "the PTE is gone");
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "the flush is deferred");
     // CPU 1 still reads the page through its TLB: no fault, the cached pfn.
-    let faults = vm(&sim, VmItem::Pgfault);
+    let faults = vmstat(&sim, VmItem::Pgfault);
     let hits = sim.tlbs[1].hits;
     assert_eq!(
         touch(&mut sim, 1, a, addr, 1, false),
         OpResult::Bytes(PAGE_SIZE)
     );
     assert_eq!(sim.tlbs[1].hits, hits + 1);
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults);
     assert_eq!(tlb_entry(&sim, 1, a, addr).map(|e| e.pfn), Some(pfn));
     assert_eq!(pte_at(&sim, a, addr), 0, "a hit does not walk");
     assert!(
@@ -374,7 +281,7 @@ fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
     assert!(tlb_entry(&sim, 1, a, addr).is_none());
     let minflt = sim.tasks[a].stats.minflt;
     touch(&mut sim, 1, a, addr, 1, false);
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults + 1);
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults + 1);
     assert_eq!(sim.tasks[a].stats.minflt, minflt + 1);
     assert_eq!(
         pfn_at(&sim, a, addr),
@@ -389,7 +296,7 @@ fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
 /// clean PTE).
 fn clean_writable_entry(f: Features) -> (Sim, TaskId, u64, Pfn) {
     let mut sim = machine4(f);
-    let a = task(&sim, "a");
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
     touch(&mut sim, 1, a, addr, 1, true);
     set_pte_bits(&mut sim, a, addr, pte::DIRTY, 0);
@@ -403,17 +310,17 @@ fn clean_writable_entry(f: Features) -> (Sim, TaskId, u64, Pfn) {
 
 #[test]
 fn first_write_through_a_clean_entry_walks_and_sets_dirty() {
-    let (mut sim, a, addr, _) = clean_writable_entry(features(false));
-    let faults = vm(&sim, VmItem::Pgfault);
+    let (mut sim, a, addr, _) = clean_writable_entry(batch_tlb_features(false));
+    let faults = vmstat(&sim, VmItem::Pgfault);
     touch(&mut sim, 1, a, addr, 1, true);
     assert!(pte_at(&sim, a, addr) & pte::DIRTY != 0, "the walk set D");
     assert!(tlb_entry(&sim, 1, a, addr).unwrap().dirty);
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults);
 }
 
 #[test]
 fn first_write_through_a_clean_entry_faults_when_the_pte_is_gone() {
-    let (mut sim, a, addr, pfn) = clean_writable_entry(features(true));
+    let (mut sim, a, addr, pfn) = clean_writable_entry(batch_tlb_features(true));
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
     sim.page_referenced(pfn);
@@ -423,11 +330,11 @@ fn first_write_through_a_clean_entry_faults_when_the_pte_is_gone() {
         tlb_entry(&sim, 1, a, addr).is_some(),
         "stale entry still cached"
     );
-    let faults = vm(&sim, VmItem::Pgfault);
+    let faults = vmstat(&sim, VmItem::Pgfault);
     let minflt = sim.tasks[a].stats.minflt;
     touch(&mut sim, 1, a, addr, 1, true);
     // The write walked, found no PTE, and faulted the page back in (minor: still cached).
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults + 1);
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults + 1);
     assert_eq!(sim.tasks[a].stats.minflt, minflt + 1);
     let p = pte_at(&sim, a, addr);
     assert!(p & pte::PRESENT != 0 && p & pte::DIRTY != 0 && p & pte::WRITE != 0);
@@ -442,18 +349,18 @@ fn first_write_through_a_clean_entry_faults_when_the_pte_is_gone() {
 
 #[test]
 fn a_write_through_a_dirty_entry_does_not_walk() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
     touch(&mut sim, 1, a, addr, 1, true);
     assert!(tlb_entry(&sim, 1, a, addr).unwrap().dirty);
     // Clear D in the PTE behind the TLB's back: a write through the dirty entry does not
     // look at the page table, so D stays clear.
     set_pte_bits(&mut sim, a, addr, pte::DIRTY, 0);
-    let faults = vm(&sim, VmItem::Pgfault);
+    let faults = vmstat(&sim, VmItem::Pgfault);
     touch(&mut sim, 1, a, addr, 1, true);
     assert!(pte_at(&sim, a, addr) & pte::DIRTY == 0, "no walk");
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults);
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults);
 }
 
 #[test]
@@ -461,9 +368,9 @@ fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
     // The hazard the seed's "dirty PTEs are flushed at once" rule exists for: with the
     // debug switch the dirty PTE's flush is deferred, and CPU 1 keeps writing the page
     // with no fault and no page-table entry.
-    let mut sim = machine4(features(true));
+    let mut sim = machine4(batch_tlb_features(true));
     sim.debug_defer_dirty_flush = true;
-    let a = task(&sim, "a");
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 3, true);
     touch(&mut sim, 1, a, addr, 1, true);
     let pfn = pfn_at(&sim, a, addr);
@@ -472,10 +379,10 @@ fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
     sim.page_referenced(pfn);
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4]);
-    let faults = vm(&sim, VmItem::Pgfault);
+    let faults = vmstat(&sim, VmItem::Pgfault);
     let v0 = sim.mem[pfn as usize].version;
     touch(&mut sim, 1, a, addr, 1, true);
-    assert_eq!(vm(&sim, VmItem::Pgfault), faults, "no fault");
+    assert_eq!(vmstat(&sim, VmItem::Pgfault), faults, "no fault");
     assert_eq!(pte_at(&sim, a, addr), 0, "no PTE");
     assert_ne!(
         sim.mem[pfn as usize].version, v0,
@@ -489,9 +396,9 @@ fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
 
 #[test]
 fn page_referenced_clears_young_bits_and_reports_vm_exec() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
-    let b = task(&sim, "b");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
+    let b = task_id(&sim, "b");
     let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
     touch(&mut sim, 1, a, exe, 4, false);
     let pfn = pfn_at(&sim, a, exe);
@@ -541,10 +448,10 @@ fn page_referenced_clears_young_bits_and_reports_vm_exec() {
 /// active file list, then run shrink_active_list over them. Returns (pages still active,
 /// pages deactivated, pgdeactivate, recent_rotated[file]).
 fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
-    let mut f = features(false);
+    let mut f = batch_tlb_features(false);
     f.exec_protect = exec_protect;
     let mut sim = machine4(f);
-    let a = task(&sim, "a");
+    let a = task_id(&sim, "a");
     let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
     let dat = mmap(&mut sim, a, "/data/dat", 4, 1, false);
     touch(&mut sim, 1, a, exe, 4, false);
@@ -560,11 +467,11 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
         sim.activate_page(p);
     }
     sim.lru_add_drain();
-    assert_eq!(vm(&sim, VmItem::NrActiveFile), 8);
-    assert_eq!(vm(&sim, VmItem::NrInactiveFile), 0);
+    assert_eq!(vmstat(&sim, VmItem::NrActiveFile), 8);
+    assert_eq!(vmstat(&sim, VmItem::NrInactiveFile), 0);
     reclaimer_on(&mut sim, 0);
     let rotated0 = sim.nodes[0].lruvec.recent_rotated[1];
-    let deact0 = vm(&sim, VmItem::Pgdeactivate);
+    let deact0 = vmstat(&sim, VmItem::Pgdeactivate);
     let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
     sim.shrink_active_list(0, 8, LruList::ActiveFile, &mut sc);
     check_all(&sim).expect("invariants");
@@ -590,7 +497,7 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
     (
         active,
         inactive,
-        vm(&sim, VmItem::Pgdeactivate) - deact0,
+        vmstat(&sim, VmItem::Pgdeactivate) - deact0,
         sim.nodes[0].lruvec.recent_rotated[1] - rotated0,
     )
 }
@@ -613,10 +520,10 @@ fn without_exec_protect_referenced_exec_pages_are_deactivated() {
 
 #[test]
 fn exec_protect_does_not_keep_unreferenced_exec_pages() {
-    let mut f = features(false);
+    let mut f = batch_tlb_features(false);
     f.exec_protect = true;
     let mut sim = machine4(f);
-    let a = task(&sim, "a");
+    let a = task_id(&sim, "a");
     let exe = mmap(&mut sim, a, "/data/exe", 4, 5, false);
     touch(&mut sim, 1, a, exe, 4, false);
     let pfns: Vec<Pfn> = (0..4)
@@ -662,10 +569,10 @@ struct Counts {
 /// try_to_unmap(pfn, batch=true) — what shrink_page_list does — and calls
 /// try_to_unmap_flush, and the IPIs are delivered.
 fn unmap_sequence(batch: bool, a_writes: bool, debug_dirty: bool) -> (Sim, Counts) {
-    let mut sim = machine4(features(batch));
+    let mut sim = machine4(batch_tlb_features(batch));
     sim.debug_defer_dirty_flush = debug_dirty;
-    let a = task(&sim, "a");
-    let b = task(&sim, "b");
+    let a = task_id(&sim, "a");
+    let b = task_id(&sim, "b");
     let aa = if a_writes {
         mmap(&mut sim, a, "/data/a", N, 3, true)
     } else {
@@ -688,9 +595,9 @@ fn unmap_sequence(batch: bool, a_writes: bool, debug_dirty: bool) -> (Sim, Count
         assert_eq!(sim.mm(mb).cpumask_test(c), c == 2);
     }
     assert_eq!(deliver_ipis(&mut sim), 0, "no IPI while mapping");
-    let rf0 = vm(&sim, VmItem::NrTlbRemoteFlush);
-    let rr0 = vm(&sim, VmItem::NrTlbRemoteFlushReceived);
-    let lo0 = vm(&sim, VmItem::NrTlbLocalFlushOne);
+    let rf0 = vmstat(&sim, VmItem::NrTlbRemoteFlush);
+    let rr0 = vmstat(&sim, VmItem::NrTlbRemoteFlushReceived);
+    let lo0 = vmstat(&sim, VmItem::NrTlbLocalFlushOne);
     let sd0 = shootdowns(&sim);
     let irq0: Vec<u64> = sim.cpus.iter().map(|c| c.interrupts).collect();
     assert_eq!(sd0, vec![0; 4]);
@@ -729,9 +636,9 @@ fn unmap_sequence(batch: bool, a_writes: bool, debug_dirty: bool) -> (Sim, Count
     check_all(&sim).expect("invariants");
     assert!(sim.oracle_violations.is_empty());
     let c = Counts {
-        remote_flush: vm(&sim, VmItem::NrTlbRemoteFlush) - rf0,
-        received: vm(&sim, VmItem::NrTlbRemoteFlushReceived) - rr0,
-        local_one: vm(&sim, VmItem::NrTlbLocalFlushOne) - lo0,
+        remote_flush: vmstat(&sim, VmItem::NrTlbRemoteFlush) - rf0,
+        received: vmstat(&sim, VmItem::NrTlbRemoteFlushReceived) - rr0,
+        local_one: vmstat(&sim, VmItem::NrTlbLocalFlushOne) - lo0,
         shootdowns: shootdowns(&sim),
         interrupts: sim
             .cpus
@@ -795,7 +702,7 @@ fn ipi_counts_batched_flush_dirty_ptes_at_once() {
     assert_eq!(c.received, 9);
     assert_eq!(c.shootdowns, vec![0, 8, 1, 0]);
     // The pages stay dirty (their dirty PTEs' bits moved to them).
-    assert_eq!(vm(&sim, VmItem::NrDirty), 8);
+    assert_eq!(vmstat(&sim, VmItem::NrDirty), 8);
 }
 
 #[test]
@@ -823,8 +730,8 @@ fn ipi_counts_unsafe_variant_defers_dirty_ptes_too() {
 fn batched_flush_with_no_remote_cpu_is_not_deferred() {
     // should_defer_flush: the only CPU in mm a's mask is the reclaimer's own CPU, so even
     // with TTU_BATCH_FLUSH the unmap flushes at once, locally (INVLPG), without an IPI.
-    let mut sim = machine4(features(true));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(true));
+    let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
     touch(&mut sim, 1, a, aa, N, false);
     let pfns: Vec<Pfn> = (0..N)
@@ -840,8 +747,8 @@ fn batched_flush_with_no_remote_cpu_is_not_deferred() {
     assert!(!sim.tasks[a].tlb_ubc.flush_required);
     sim.try_to_unmap_flush();
     assert_eq!(deliver_ipis(&mut sim), 0);
-    assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushOne), N as i64);
-    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 0);
+    assert_eq!(vmstat(&sim, VmItem::NrTlbLocalFlushOne), N as i64);
+    assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlush), 0);
     assert_eq!(shootdowns(&sim), vec![0; 4]);
     assert_eq!(sim.tlbs[1].entries().count(), 0);
 }
@@ -852,8 +759,8 @@ fn batched_flush_counts_the_local_cpu_when_it_is_in_the_mask() {
     // its mask). a also runs on CPU 1. Batched, clean PTEs: mask {1, 3}. try_to_unmap_flush
     // on CPU 3: a local full flush (received + 1, CPU 3's TLB-shootdown count + 1) and one
     // IPI to CPU 1. Received 2, shootdowns [0, 1, 0, 1].
-    let mut sim = machine4(features(true));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(true));
+    let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
     touch(&mut sim, 3, a, aa, 1, false);
     touch(&mut sim, 1, a, aa, N, false);
@@ -871,8 +778,8 @@ fn batched_flush_counts_the_local_cpu_when_it_is_in_the_mask() {
     sim.try_to_unmap_flush();
     assert_eq!(pending_ipis(&sim, 4), vec![0, 1, 0, 0]);
     deliver_ipis(&mut sim);
-    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlushReceived), 2);
-    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 0);
+    assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlushReceived), 2);
+    assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlush), 0);
     assert_eq!(shootdowns(&sim), vec![0, 1, 0, 1]);
     assert_eq!(sim.tlbs[3].entries().count(), 0);
     assert_eq!(sim.tlbs[1].entries().count(), 0);
@@ -885,8 +792,8 @@ fn vanilla_flush_from_a_lazy_kthread_leaves_the_mm() {
     // cpumask and flushes — instead of INVLPG. kswapd on CPU 3 lazily holding mm a
     // (mask {1, 3}) unmapping N pages, vanilla: the first page makes CPU 3 leave mm a,
     // no nr_tlb_local_flush_one at all, and N IPIs to CPU 1 only.
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", N, 1, false);
     touch(&mut sim, 3, a, aa, 1, false);
     touch(&mut sim, 1, a, aa, N, false);
@@ -898,10 +805,10 @@ fn vanilla_flush_from_a_lazy_kthread_leaves_the_mm() {
         assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
     }
     deliver_ipis(&mut sim);
-    assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), N as i64);
+    assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlush), N as i64);
     assert_eq!(shootdowns(&sim), vec![0, N, 0, 0]);
     assert_eq!(
-        vm(&sim, VmItem::NrTlbLocalFlushOne),
+        vmstat(&sim, VmItem::NrTlbLocalFlushOne),
         0,
         "leave_mm, not INVLPG"
     );
@@ -914,28 +821,29 @@ fn munmap_flushes_remote_cpus_with_the_single_page_ceiling() {
     // munmap of a VMA: zap, then flush_tlb_mm_range. ≤ 33 pages: INVLPG per page locally
     // and one IPI round to the other CPUs in the mask; > 33 pages: one full flush each.
     for (pages, local_one, local_all) in [(8u64, 8i64, 0i64), (40, 0, 1)] {
-        let mut sim = build(
+        let mut sim = build_sim(
             &scenario_text(4, "64MiB", &[("big", 64)], &[("a", 1)]),
-            features(false),
+            "vm-test",
+            batch_tlb_features(false),
         );
-        let a = task(&sim, "a");
+        let a = task_id(&sim, "a");
         let aa = mmap(&mut sim, a, "/data/big", pages, 1, false);
         touch(&mut sim, 2, a, aa, pages, false);
         touch(&mut sim, 1, a, aa, pages, false);
-        let lo = vm(&sim, VmItem::NrTlbLocalFlushOne);
-        let la = vm(&sim, VmItem::NrTlbLocalFlushAll);
+        let lo = vmstat(&sim, VmItem::NrTlbLocalFlushOne);
+        let la = vmstat(&sim, VmItem::NrTlbLocalFlushAll);
         run_on(&mut sim, 1, a);
         assert_eq!(sim.sys_munmap(a, aa, pages * PAGE_SIZE), Ok(OpResult::None));
         assert_eq!(pending_ipis(&sim, 4), vec![0, 0, 1, 0], "{pages} pages");
         deliver_ipis(&mut sim);
-        assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlush), 1);
-        assert_eq!(vm(&sim, VmItem::NrTlbRemoteFlushReceived), 1);
-        assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushOne) - lo, local_one);
-        assert_eq!(vm(&sim, VmItem::NrTlbLocalFlushAll) - la, local_all);
+        assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlush), 1);
+        assert_eq!(vmstat(&sim, VmItem::NrTlbRemoteFlushReceived), 1);
+        assert_eq!(vmstat(&sim, VmItem::NrTlbLocalFlushOne) - lo, local_one);
+        assert_eq!(vmstat(&sim, VmItem::NrTlbLocalFlushAll) - la, local_all);
         let ma = mm_of(&sim, a);
         assert!(sim.tlbs[1].entries().all(|e| e.mm != ma + 1));
         assert!(sim.tlbs[2].entries().all(|e| e.mm != ma + 1));
-        assert_eq!(vm(&sim, VmItem::NrMapped), 0);
+        assert_eq!(vmstat(&sim, VmItem::NrMapped), 0);
         check_all(&sim).expect("invariants");
     }
 }
@@ -944,32 +852,13 @@ fn munmap_flushes_remote_cpus_with_the_single_page_ceiling() {
 // 4. The unsafe variant (dirty PTEs deferred) and the content oracle
 // ---------------------------------------------------------------------------------------
 
-/// Deliver every pending IO completion (not IPIs, not timers).
-fn complete_io(sim: &mut Sim) -> usize {
-    let mut rest = Vec::new();
-    let mut n = 0;
-    while let Some((t, ev)) = sim.events.pop() {
-        match ev {
-            Event::IoComplete(id) => {
-                sim.io_complete(id, t);
-                n += 1;
-            }
-            other => rest.push((t, other)),
-        }
-    }
-    for (t, ev) in rest {
-        sim.events.push(t, ev);
-    }
-    n
-}
-
 /// The lost write, step by step: a dirty PTE of a shared writable mapping is unmapped by
 /// reclaim (batched); `debug` defers its flush. The page is written back; CPU 1 writes
 /// through its TLB entry after the IO; the page is reclaimed (clean) and read back.
 fn lost_write_sequence(debug: bool) -> Sim {
-    let mut sim = machine4(features(true));
+    let mut sim = machine4(batch_tlb_features(true));
     sim.debug_defer_dirty_flush = debug;
-    let a = task(&sim, "a");
+    let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 1, 3, true);
     touch(&mut sim, 1, a, addr, 1, true);
     let pfn = pfn_at(&sim, a, addr);
@@ -1170,9 +1059,9 @@ passes = 1
 "#,
         writer_pages * PAGE_SIZE
     );
-    let mut sim = build(&text, features(batch));
+    let mut sim = build_sim(&text, "vm-test", batch_tlb_features(batch));
     sim.debug_defer_dirty_flush = debug;
-    let w = task(&sim, "writer");
+    let w = task_id(&sim, "writer");
     sim.tasks[w].body = TaskBody::User(Box::new(SharedWriter {
         path: "/data/w".into(),
         pages: writer_pages,
@@ -1210,7 +1099,7 @@ fn real_rules_under_pressure_lose_nothing() {
                 sim.oracle_violations
             );
             check_all(&sim).expect("invariants");
-            let w = task(&sim, "writer");
+            let w = task_id(&sim, "writer");
             assert!(
                 sim.tasks[w].stats.minflt > cfg.0,
                 "{ctx}: the writer's pages were unmapped and refaulted"
@@ -1221,7 +1110,7 @@ fn real_rules_under_pressure_lose_nothing() {
             );
             if batch {
                 // Dirty PTEs are still flushed one page at a time.
-                assert!(vm(&sim, VmItem::NrTlbRemoteFlush) > 0, "{ctx}");
+                assert!(vmstat(&sim, VmItem::NrTlbRemoteFlush) > 0, "{ctx}");
             }
         }
     }
@@ -1290,8 +1179,8 @@ fn a_task_that_creates_its_mm_runs_with_it_loaded() {
     // reclaim leaves its TLB stale (before commit 8135c2d the pressure runs of
     // `real_rules_under_pressure_lose_nothing` reported ~100 "write (lost write) through a
     // stale TLB entry … now free" violations with the real rules).
-    let mut sim = machine4(features(true));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(true));
+    let a = task_id(&sim, "a");
     sim.tasks[a].body = TaskBody::User(Box::new(MapAndRead(0, 0)));
     let mut step = 0;
     while sim.tlbs[1].entries().count() == 0 {
@@ -1309,8 +1198,8 @@ fn a_task_that_creates_its_mm_runs_with_it_loaded() {
 
 #[test]
 fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", 4, 1, false);
     run_on(&mut sim, 1, a);
     assert_eq!(
@@ -1334,7 +1223,7 @@ fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
         OpResult::Bytes(4 * PAGE_SIZE)
     );
     // A task with no address space at all.
-    let b = task(&sim, "b");
+    let b = task_id(&sim, "b");
     assert_eq!(
         sim.sys_munmap(b, aa, PAGE_SIZE),
         Ok(OpResult::Err(Errno::EINVAL))
@@ -1346,8 +1235,8 @@ fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
 
 #[test]
 fn mmap_of_a_missing_file_is_enoent_and_bad_arguments_are_einval() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     run_on(&mut sim, 1, a);
     assert_eq!(
         sim.sys_mmap(a, Some("/data/nosuch"), PAGE_SIZE, 0, 1, false),
@@ -1375,8 +1264,8 @@ fn mmap_of_a_missing_file_is_enoent_and_bad_arguments_are_einval() {
 
 #[test]
 fn an_access_outside_any_vma_or_without_permission_is_sigsegv() {
-    let mut sim = machine4(features(false));
-    let a = task(&sim, "a");
+    let mut sim = machine4(batch_tlb_features(false));
+    let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", 4, 1, false);
     // Past the end (the guard page), before the start, far away, and a write to a
     // read-only mapping.
@@ -1397,7 +1286,7 @@ fn an_access_outside_any_vma_or_without_permission_is_sigsegv() {
         OpResult::Err(Errno::SIGSEGV)
     );
     // A task without an address space.
-    let b = task(&sim, "b");
+    let b = task_id(&sim, "b");
     sim.cur.task = Some(b);
     let mut p = 0;
     assert_eq!(
@@ -1483,16 +1372,10 @@ path = "/data/a"
 stride = 4096
 passes = 3
 "#;
-    let sc = parse_scenario(text, "segv", &[]).expect("parses");
-    let mut sim = Sim::new(&sc, Features::vanilla()).expect("builds");
-    let bad = task(&sim, "bad");
-    sim.tasks[bad].body = TaskBody::User(Box::new(Segv { step: 0, addr: 0 }));
-    sim.check = true;
-    let end = sim.run(1_000_000);
-    assert_eq!(end, RunEnd::Completed);
-    let report = mmsim::run::report(&sim, &sc, end);
-    let r_bad = report.tasks.iter().find(|t| t.name == "bad").unwrap();
-    let r_good = report.tasks.iter().find(|t| t.name == "good").unwrap();
+    let (sim, report) = run_with_program(text, "segv", "bad", Box::new(Segv { step: 0, addr: 0 }));
+    let bad = task_id(&sim, "bad");
+    let r_bad = task_report(&report, "bad");
+    let r_good = task_report(&report, "good");
     assert_eq!(r_bad.errors.get("SIGSEGV"), Some(&1), "{:?}", r_bad.errors);
     assert!(r_good.errors.is_empty(), "{:?}", r_good.errors);
     assert_eq!(r_good.samples.get("pass").map(|s| s.len()), Some(3));

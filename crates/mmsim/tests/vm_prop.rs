@@ -5,14 +5,17 @@
 //! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
 //! its page table.
 
-use mmsim::machine::Event;
+mod common;
+
+use common::{
+    batch_tlb_features, build_sim, complete_io_and_ipis, dd_task_toml, file_toml, machine_toml,
+    run_on, task_id, tlb_coherent,
+};
 use mmsim::mm::check::{check_all, check_ptes};
-use mmsim::mm::memory::pte;
 use mmsim::mm::page::PAGE_SIZE;
 use mmsim::mm::page_alloc::Gfp;
-use mmsim::scenario::parse_scenario;
 use mmsim::sched::{TaskId, Wait};
-use mmsim::sim::{Features, Sim};
+use mmsim::sim::Sim;
 use mmsim::workload::OpResult;
 use proptest::prelude::*;
 
@@ -20,52 +23,15 @@ const CPUS: usize = 3;
 const FILE_PAGES: u64 = 256;
 
 fn machine(batch: bool) -> (Sim, Vec<TaskId>) {
-    let mut text = String::from(
-        r#"name = "vm-prop"
-
-[machine]
-nodes = 1
-cpus_per_node = 3
-memory_per_node = "16MiB"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-
-[[filesystems]]
-mount = "/tmp"
-type = "tmpfs"
-
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-"#,
-    );
+    let mut text = machine_toml("vm-prop", 3, "16MiB", None, "1GiB", "/data");
     for f in 0..2 {
-        text += &format!(
-            "\n[[files]]\npath = \"/data/f{f}\"\nsize = {}\ndata = false\n",
-            FILE_PAGES * PAGE_SIZE
-        );
+        text += &file_toml(&format!("/data/f{f}"), FILE_PAGES * PAGE_SIZE, false);
     }
     for t in 0..3 {
-        text += &format!(
-            "\n[[tasks]]\nname = \"p{t}\"\ncpu = {t}\nprogram = \"dd\"\npath = \"/tmp/x{t}\"\nsize = \"4KiB\"\n"
-        );
+        text += &dd_task_toml(&format!("p{t}"), t, &format!("/tmp/x{t}"));
     }
-    let sc = parse_scenario(&text, "vm-prop", &[]).expect("parses");
-    let mut f = Features::vanilla();
-    f.batch_tlb_flush = batch;
-    let sim = Sim::new(&sc, f).expect("builds");
-    let tasks = (0..3)
-        .map(|t| {
-            sim.tasks
-                .iter()
-                .position(|x| x.name == format!("p{t}"))
-                .unwrap()
-        })
-        .collect();
+    let sim = build_sim(&text, "vm-prop", batch_tlb_features(batch));
+    let tasks = (0..3).map(|t| task_id(&sim, &format!("p{t}"))).collect();
     (sim, tasks)
 }
 
@@ -97,54 +63,6 @@ fn act() -> impl Strategy<Value = Act> {
         3 => (0..3usize, 0..CPUS).prop_map(|(t, cpu)| Act::Reclaim { t, cpu }),
         1 => (0..3usize, 0..4usize).prop_map(|(t, v)| Act::Munmap { t, v }),
     ]
-}
-
-fn run_on(sim: &mut Sim, cpu: usize, tid: TaskId) {
-    sim.switch_mm(cpu, tid);
-    sim.last_ran[cpu] = Some(tid);
-    sim.cur.cpu = cpu;
-    sim.cur.task = Some(tid);
-}
-
-fn deliver_ipis(sim: &mut Sim) {
-    let mut rest = Vec::new();
-    while let Some((t, ev)) = sim.events.pop() {
-        match ev {
-            Event::Ipi(id) => sim.ipi_arrive(id, t),
-            Event::IoComplete(id) => sim.io_complete(id, t),
-            other => rest.push((t, other)),
-        }
-    }
-    for (t, ev) in rest {
-        sim.events.push(t, ev);
-    }
-}
-
-/// Every cached translation agrees with the page table: present, same page, and no more
-/// rights (writable or dirty) than the PTE has.
-fn tlb_coherent(sim: &Sim) -> Result<(), String> {
-    for (c, tlb) in sim.tlbs.iter().enumerate() {
-        for e in tlb.entries() {
-            let mm = e.mm - 1;
-            let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
-                return Err(format!("cpu {c} caches a translation of dead mm {mm}"));
-            };
-            let p = m.pgtable.get(e.vpn);
-            if p & pte::PRESENT == 0 || pte::pfn(p) != e.pfn {
-                return Err(format!(
-                    "cpu {c}: stale entry mm {mm} vpn {:#x} -> pfn {} but the PTE is {p:#x}",
-                    e.vpn, e.pfn
-                ));
-            }
-            if e.write && p & pte::WRITE == 0 {
-                return Err(format!("cpu {c}: writable entry for read-only PTE {p:#x}"));
-            }
-            if e.dirty && p & pte::DIRTY == 0 {
-                return Err(format!("cpu {c}: dirty entry for a clean PTE {p:#x}"));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn run(acts: Vec<Act>, batch: bool) -> Result<(), TestCaseError> {
@@ -203,9 +121,11 @@ fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
                     {
                         Ok(_) => break, // SIGSEGV (write to a read-only map) is fine too
                         Err(Wait::Until(_)) => {}
-                        Err(_) => deliver_ipis(&mut sim),
+                        Err(_) => {
+                            complete_io_and_ipis(&mut sim);
+                        }
                     }
-                    deliver_ipis(&mut sim);
+                    complete_io_and_ipis(&mut sim);
                     tries += 1;
                     if tries > 200 {
                         break;
@@ -227,7 +147,7 @@ fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
                 prop_assert_eq!(r, Ok(OpResult::None));
             }
         }
-        deliver_ipis(&mut sim);
+        complete_io_and_ipis(&mut sim);
         prop_assert_eq!(check_all(&sim), Ok(()), "after op {} {:?}", i, a);
         prop_assert_eq!(check_ptes(&sim), Ok(()), "after op {} {:?}", i, a);
         prop_assert!(

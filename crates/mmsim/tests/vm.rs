@@ -1060,14 +1060,20 @@ passes = 1
 "#,
         writer_pages * PAGE_SIZE
     );
-    let mut sim = build_sim(&text, "vm-test", batch_tlb_features(batch));
+    let sim = build_sim(&text, "vm-test", batch_tlb_features(batch));
+    with_writer(sim, debug, Some("/data/w"), (writer_pages, loops, think_ns))
+}
+
+/// Give task `writer` a [`SharedWriter`] over `path` (None: anonymous memory) with
+/// (pages, loops, think ns), and set the unsafe dirty-deferral switch to `debug`.
+fn with_writer(mut sim: Sim, debug: bool, path: Option<&str>, cfg: (u64, u32, u64)) -> Sim {
     sim.debug_defer_dirty_flush = debug;
     let w = task_id(&sim, "writer");
     sim.tasks[w].body = TaskBody::User(Box::new(SharedWriter {
-        path: Some("/data/w".into()),
-        pages: writer_pages,
-        loops,
-        think_ns,
+        path: path.map(str::to_string),
+        pages: cfg.0,
+        loops: cfg.1,
+        think_ns: cfg.2,
         state: 0,
         addr: 0,
     }));
@@ -1134,7 +1140,6 @@ fn anon_pressure_build_f(
     features: Features,
     page_cluster: u32,
 ) -> Sim {
-    let (writer_pages, loops, think_ns) = cfg;
     let text = format!(
         r#"name = "lost-anon-write"
 
@@ -1163,18 +1168,8 @@ passes = 3
 "#
     );
     let _ = latency;
-    let mut sim = build_sim(&text, "vm-test", features);
-    sim.debug_defer_dirty_flush = debug;
-    let w = task_id(&sim, "writer");
-    sim.tasks[w].body = TaskBody::User(Box::new(SharedWriter {
-        path: None,
-        pages: writer_pages,
-        loops,
-        think_ns,
-        state: 0,
-        addr: 0,
-    }));
-    sim
+    let sim = build_sim(&text, "vm-test", features);
+    with_writer(sim, debug, None, cfg)
 }
 
 /// With the kernel's rules (dirty PTEs flushed at once) swap-out of a cached, dirty anon

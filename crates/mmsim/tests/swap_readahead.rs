@@ -151,6 +151,16 @@ fn swap_reads(sim: &Sim) -> (u64, u64) {
     (d.nr_reads, d.pages_read)
 }
 
+/// No content-oracle violation and every invariant holds.
+fn assert_clean(sim: &Sim) {
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(sim).unwrap();
+}
+
 /// A machine with `n` written pages swapped out (slots 0..n, one per page).
 fn swapped_machine(page_cluster: Option<u32>, n: u64) -> (Sim, TaskId, u64) {
     swapped_machine_with(page_cluster, n, false)
@@ -388,12 +398,7 @@ fn fault_reads_the_cluster_and_a_neighbour_then_faults_minor() {
     assert_eq!(vmstat(&sim, VmItem::Pswpin), in1);
     assert_eq!(cached(&sim, 15), NIL);
     assert!(sim.swap.as_ref().unwrap().is_free(15));
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_clean(&sim);
 }
 
 #[test]
@@ -417,12 +422,7 @@ fn page_cluster_zero_reads_one_page() {
     assert!(access_waiting(&mut sim, a, nb, false));
     assert_eq!(vmstat(&sim, VmItem::Pswpin) - in0, 2);
     assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 2);
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_clean(&sim);
 }
 
 #[test]
@@ -494,12 +494,7 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
     for v in first..first + 64 {
         access_waiting(&mut sim, a, v, false);
     }
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_clean(&sim);
 }
 
 #[test]
@@ -598,12 +593,7 @@ fn never_mapped_readahead_pages_are_reclaimed_without_io() {
     let maj0 = vmstat(&sim, VmItem::Pgmajfault);
     assert!(access_waiting(&mut sim, a, nb, false));
     assert_eq!(vmstat(&sim, VmItem::Pgmajfault) - maj0, 1);
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_clean(&sim);
 }
 
 #[test]

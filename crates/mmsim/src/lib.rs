@@ -6,6 +6,7 @@
 
 pub mod arch;
 pub mod fs;
+pub mod kernel;
 pub mod machine;
 pub mod mm;
 pub mod report;

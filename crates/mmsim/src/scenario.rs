@@ -43,6 +43,15 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "workingset",
     "file-only-when-plenty",
     "adaptive-swap-readahead",
+    "lru-size-inactive-ratio",
+    "shadow-lru-limit",
+    "workingset-restore",
+    "refault-deactivate",
+    "lru-cost-balance",
+    "cache-challenges-anon",
+    "anon-inactive-first",
+    "anon-workingset",
+    "reclaim-throttle",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.
@@ -72,6 +81,29 @@ pub struct Scenario {
     pub swap: Option<SwapSpec>,
     /// The tasks to run (`[[tasks]]`, at least one).
     pub tasks: Vec<TaskSpec>,
+    /// The kernel version whose rules the run follows (`kernel`; None = the default era,
+    /// 6.18; `--kernel` overrides it).
+    pub kernel: Option<crate::kernel::KernelEra>,
+    /// Memory cgroups (`[[cgroups]]`), parents before children.
+    pub cgroups: Vec<CgroupSpec>,
+}
+
+/// A memory cgroup with cgroup v2 limits (`[[cgroups]]`). Sizes in bytes; `None` is
+/// "max" (no limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CgroupSpec {
+    /// Path below the root, `a` or `a/b` (the parent must be declared before).
+    pub name: String,
+    /// memory.max: hard limit; a charge beyond it reclaims, then OOM-kills in the cgroup.
+    pub memory_max: Option<u64>,
+    /// memory.high: throttling limit; usage above it is reclaimed on return to user space.
+    pub memory_high: Option<u64>,
+    /// memory.low: best-effort protection from reclaim.
+    pub memory_low: u64,
+    /// memory.min: hard protection from reclaim.
+    pub memory_min: u64,
+    /// memory.swap.max: swap the cgroup may use.
+    pub swap_max: Option<u64>,
 }
 
 /// A swap area on its own block device.
@@ -234,6 +266,8 @@ pub struct TaskSpec {
     pub cpu: u32,
     /// Virtual time at which the task starts, in ns.
     pub start_ns: u64,
+    /// The memory cgroup the task runs in (`cgroup`; None = the root cgroup).
+    pub cgroup: Option<String>,
     /// The program and its parameters.
     pub program: ProgramSpec,
 }
@@ -2397,6 +2431,8 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         files,
         swap,
         tasks,
+        kernel: None,
+        cgroups: Vec::new(),
     })
 }
 
@@ -2698,6 +2734,7 @@ fn read_tasks(
             name: name.to_string(),
             cpu,
             start_ns,
+            cgroup: None,
             program,
         });
     }

@@ -46,10 +46,41 @@ pub struct Features {
     /// miss (v3.15 swapin_nr_pages; on in both presets; off = the fixed aligned cluster of
     /// 2^page_cluster slots of 2.6.x–3.14).
     pub adaptive_swap_readahead: bool,
+    /// inactive_list_is_low keeps inactive:active at 1:int_sqrt(10·GB of the lists) for
+    /// file pages too (v4.10; before, file kept inactive ≥ active).
+    pub lru_size_inactive_ratio: bool,
+    /// The shadow-node shrinker's limit counts the lruvec's LRU pages (plus slab pages),
+    /// per memcg and node, at pages/8 nodes, scanned as do_shrink_slab does with seeks 0
+    /// (v4.14; before: the node's present pages / 16, per node).
+    pub shadow_lru_limit: bool,
+    /// Shadow entries record whether the page was active (PG_workingset); a refault of
+    /// such a page counts workingset_restore (v4.20).
+    pub workingset_restore: bool,
+    /// Active lists are deactivated only when their inactive list is low or refaults were
+    /// seen since the last reclaim cycle (may_deactivate); cache_trim_mode and
+    /// file_is_tiny decide the anon/file balance (v5.5).
+    pub refault_deactivate: bool,
+    /// get_scan_count balances anon and file by their reclaim cost (lru_note_cost: IO
+    /// and rotations) instead of recent_scanned / recent_rotated (v5.8).
+    pub lru_cost_balance: bool,
+    /// A file refault is compared against the anon lists too when swap is available
+    /// (v5.8).
+    pub cache_challenges_anon: bool,
+    /// New anonymous pages start on the inactive anon list (v5.9).
+    pub anon_inactive_first: bool,
+    /// Swapped-out anonymous pages leave shadow entries; anon refaults are detected
+    /// (v5.9).
+    pub anon_workingset: bool,
+    /// Reclaim that meets pages under writeback sleeps until writeback completes
+    /// (reclaim_throttle) instead of congestion_wait (v5.16).
+    pub reclaim_throttle: bool,
+    /// The kernel era these switches started from (reported; the switches decide).
+    pub era: crate::kernel::KernelEra,
 }
 
 impl Features {
-    /// The `vanilla` preset: every studied change off, workingset on.
+    /// The `vanilla` preset: every studied change off, the rules of the 4.2 era (use
+    /// `KernelEra::features` for another era).
     pub fn vanilla() -> Features {
         Features {
             accessed_init: false,
@@ -59,9 +90,19 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            lru_size_inactive_ratio: false,
+            shadow_lru_limit: false,
+            workingset_restore: false,
+            refault_deactivate: false,
+            lru_cost_balance: false,
+            cache_challenges_anon: false,
+            anon_inactive_first: false,
+            anon_workingset: false,
+            reclaim_throttle: false,
+            era: crate::kernel::KernelEra::V4_2,
         }
     }
-    /// The `patched` preset: every studied change on.
+    /// The `patched` preset: every studied change on, the rules of the 4.2 era.
     pub fn patched() -> Features {
         Features {
             accessed_init: true,
@@ -71,6 +112,16 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            lru_size_inactive_ratio: false,
+            shadow_lru_limit: false,
+            workingset_restore: false,
+            refault_deactivate: false,
+            lru_cost_balance: false,
+            cache_challenges_anon: false,
+            anon_inactive_first: false,
+            anon_workingset: false,
+            reclaim_throttle: false,
+            era: crate::kernel::KernelEra::V4_2,
         }
     }
     /// A preset by name.
@@ -91,6 +142,15 @@ impl Features {
             "workingset" => self.workingset = on,
             "file-only-when-plenty" => self.file_only_when_plenty = on,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
+            "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
+            "shadow-lru-limit" => self.shadow_lru_limit = on,
+            "workingset-restore" => self.workingset_restore = on,
+            "refault-deactivate" => self.refault_deactivate = on,
+            "lru-cost-balance" => self.lru_cost_balance = on,
+            "cache-challenges-anon" => self.cache_challenges_anon = on,
+            "anon-inactive-first" => self.anon_inactive_first = on,
+            "anon-workingset" => self.anon_workingset = on,
+            "reclaim-throttle" => self.reclaim_throttle = on,
             _ => return false,
         }
         true
@@ -105,6 +165,15 @@ impl Features {
             "workingset" => self.workingset,
             "file-only-when-plenty" => self.file_only_when_plenty,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
+            "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
+            "shadow-lru-limit" => self.shadow_lru_limit,
+            "workingset-restore" => self.workingset_restore,
+            "refault-deactivate" => self.refault_deactivate,
+            "lru-cost-balance" => self.lru_cost_balance,
+            "cache-challenges-anon" => self.cache_challenges_anon,
+            "anon-inactive-first" => self.anon_inactive_first,
+            "anon-workingset" => self.anon_workingset,
+            "reclaim-throttle" => self.reclaim_throttle,
             _ => return None,
         })
     }

@@ -1,0 +1,288 @@
+//! Kernel eras: which reclaim and workingset rules a run follows.
+//!
+//! mmsim models each rule that changed who gets evicted between 2.6.30 and 6.18 as a named
+//! feature switch (`Features` in `sim.rs`). An era is the set of those switches that a
+//! kernel version has: `kernel = "4.14"` in a scenario (or `--kernel 4.14`) turns on every
+//! rule introduced up to 4.14 and off every later one. The studied changes (the seeds'
+//! `accessed-init`, `exec-protect`, `batch-tlb-flush`, `truncate-batch-shadow`) are not
+//! part of an era: the `vanilla` / `patched` presets set them, so a run can ask "does this
+//! change still matter on 6.18?". A scenario's `[features]` and `--features` then override
+//! single switches, era rules included.
+//!
+//! The rules, with the version and commit title that introduced each (`RULES`), are
+//! listed in `docs/kernel-eras.md` together with what was left out.
+
+use crate::sim::Features;
+
+/// A kernel version mmsim can model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub enum KernelEra {
+    /// 2.6.30: no workingset detection, get_scan_ratio balancing, fixed swap readahead.
+    V2_6_30,
+    /// 3.15: workingset refault detection, file-only scanning while the cache is plentiful.
+    V3_15,
+    /// 4.2: the base model of the seeds (same rules as 3.15 here).
+    V4_2,
+    /// 4.14: inactive:active ratio by LRU size, shadow-node limit by LRU pages.
+    V4_14,
+    /// 6.1: memcg-era reclaim (cost balancing, anon workingset, refault-driven
+    /// deactivation, reclaim throttling).
+    V6_1,
+    /// 6.18: the newest kernel modelled (the classic LRU rules are those of 6.1).
+    V6_18,
+}
+
+/// Every era, oldest first.
+pub const ERAS: &[KernelEra] = &[
+    KernelEra::V2_6_30,
+    KernelEra::V3_15,
+    KernelEra::V4_2,
+    KernelEra::V4_14,
+    KernelEra::V6_1,
+    KernelEra::V6_18,
+];
+
+/// The era a scenario that names no kernel runs on.
+pub const DEFAULT_ERA: KernelEra = KernelEra::V6_18;
+
+/// One rule of the model that a kernel version introduced.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// The feature switch (`--features`, `[features]`).
+    pub feature: &'static str,
+    /// First kernel version that has it.
+    pub since: KernelEra,
+    /// The version as the kernel names it.
+    pub version: &'static str,
+    /// Title of the commit that introduced it.
+    pub commit: &'static str,
+}
+
+/// The era rules, oldest first. Each is a switch in `Features`.
+pub const RULES: &[Rule] = &[
+    Rule {
+        feature: "file-only-when-plenty",
+        since: KernelEra::V3_15,
+        version: "3.8",
+        commit: "mm: vmscan: only evict file pages when we have plenty",
+    },
+    Rule {
+        feature: "workingset",
+        since: KernelEra::V3_15,
+        version: "3.15",
+        commit: "mm: thrash detection-based file cache sizing",
+    },
+    Rule {
+        feature: "adaptive-swap-readahead",
+        since: KernelEra::V3_15,
+        version: "3.15",
+        commit: "swap: change swap readahead to use a sliding window",
+    },
+    Rule {
+        feature: "lru-size-inactive-ratio",
+        since: KernelEra::V4_14,
+        version: "4.10",
+        commit: "mm: vmscan: reduce size of inactive file list",
+    },
+    Rule {
+        feature: "shadow-lru-limit",
+        since: KernelEra::V4_14,
+        version: "4.14",
+        commit: "mm: workingset: fix premature shadow node shrinking with cgroups",
+    },
+    Rule {
+        feature: "workingset-restore",
+        since: KernelEra::V6_1,
+        version: "4.20",
+        commit: "mm: workingset: tell cache transitions from workingset thrashing",
+    },
+    Rule {
+        feature: "refault-deactivate",
+        since: KernelEra::V6_1,
+        version: "5.5",
+        commit: "mm: vmscan: detect file thrashing at the reclaim root",
+    },
+    Rule {
+        feature: "lru-cost-balance",
+        since: KernelEra::V6_1,
+        version: "5.8",
+        commit: "mm: balance LRU lists based on relative thrashing",
+    },
+    Rule {
+        feature: "cache-challenges-anon",
+        since: KernelEra::V6_1,
+        version: "5.8",
+        commit: "mm: workingset: let cache workingset challenge anon",
+    },
+    Rule {
+        feature: "anon-inactive-first",
+        since: KernelEra::V6_1,
+        version: "5.9",
+        commit: "mm/vmscan: protect the workingset on anonymous LRU",
+    },
+    Rule {
+        feature: "anon-workingset",
+        since: KernelEra::V6_1,
+        version: "5.9",
+        commit: "mm/swap: implement workingset detection for anonymous LRU",
+    },
+    Rule {
+        feature: "reclaim-throttle",
+        since: KernelEra::V6_1,
+        version: "5.16",
+        commit: "mm/vmscan: throttle reclaim until some writeback completes if congested",
+    },
+];
+
+impl KernelEra {
+    /// The version string (`"4.14"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelEra::V2_6_30 => "2.6.30",
+            KernelEra::V3_15 => "3.15",
+            KernelEra::V4_2 => "4.2",
+            KernelEra::V4_14 => "4.14",
+            KernelEra::V6_1 => "6.1",
+            KernelEra::V6_18 => "6.18",
+        }
+    }
+
+    /// Parse a version string; the error lists the known versions.
+    pub fn parse(s: &str) -> Result<KernelEra, String> {
+        ERAS.iter()
+            .copied()
+            .find(|e| e.as_str() == s.trim())
+            .ok_or_else(|| {
+                let known: Vec<&str> = ERAS.iter().map(|e| e.as_str()).collect();
+                format!(
+                    "unknown kernel version \"{s}\"; known versions: {}",
+                    known.join(", ")
+                )
+            })
+    }
+
+    /// Whether this era has a rule (a feature that is not an era rule: None).
+    pub fn has(self, feature: &str) -> Option<bool> {
+        RULES
+            .iter()
+            .find(|r| r.feature == feature)
+            .map(|r| self >= r.since)
+    }
+
+    /// The era's features with the studied changes taken from `preset` (`vanilla` or
+    /// `patched`); None for an unknown preset.
+    pub fn features(self, preset: &str) -> Option<Features> {
+        let mut f = Features::preset(preset)?;
+        for r in RULES {
+            f.set(r.feature, self >= r.since);
+        }
+        Some(f)
+    }
+}
+
+impl std::fmt::Display for KernelEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The features of a run: the era (`--kernel`, else the scenario's `kernel`, else 6.18),
+/// the preset's studied changes, then the scenario's `[features]`, then `--features`
+/// (`+name,-name`), each overriding the one before.
+pub fn resolve_features(
+    scenario_kernel: Option<KernelEra>,
+    kernel_arg: Option<KernelEra>,
+    preset: &str,
+    scenario_features: &std::collections::BTreeMap<String, bool>,
+    features_arg: Option<&str>,
+) -> Result<Features, String> {
+    let era = kernel_arg.or(scenario_kernel).unwrap_or(DEFAULT_ERA);
+    let mut f = era.features(preset).ok_or_else(|| {
+        format!("--preset: unknown preset `{preset}` (known: vanilla, patched)")
+    })?;
+    for (name, on) in scenario_features {
+        f.set(name, *on);
+    }
+    if let Some(list) = features_arg {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (on, name) = match item.as_bytes()[0] {
+                b'+' => (true, &item[1..]),
+                b'-' => (false, &item[1..]),
+                _ => (true, item),
+            };
+            if !f.set(name, on) {
+                return Err(format!(
+                    "--features: unknown feature `{}` (known: {})",
+                    name,
+                    crate::scenario::KNOWN_FEATURES.join(", ")
+                ));
+            }
+        }
+    }
+    f.era = era;
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eras_parse_and_print_round_trip() {
+        for e in ERAS {
+            assert_eq!(KernelEra::parse(e.as_str()), Ok(*e));
+        }
+        let err = KernelEra::parse("5.4").unwrap_err();
+        assert!(err.contains("5.4") && err.contains("6.18"), "{err}");
+    }
+
+    #[test]
+    fn an_era_has_exactly_the_rules_introduced_up_to_it() {
+        let old = KernelEra::V2_6_30.features("vanilla").unwrap();
+        assert!(!old.workingset && !old.file_only_when_plenty && !old.anon_workingset);
+        let mid = KernelEra::V4_2.features("vanilla").unwrap();
+        assert!(mid.workingset && mid.file_only_when_plenty && !mid.lru_size_inactive_ratio);
+        let new = KernelEra::V6_18.features("patched").unwrap();
+        for r in RULES {
+            assert_eq!(new.get(r.feature), Some(true), "{}", r.feature);
+        }
+        assert!(new.exec_protect && new.batch_tlb_flush);
+        let van = KernelEra::V6_18.features("vanilla").unwrap();
+        assert!(!van.exec_protect && !van.accessed_init);
+    }
+
+    #[test]
+    fn every_rule_is_a_known_feature_and_rules_are_in_order() {
+        for w in RULES.windows(2) {
+            assert!(w[0].since <= w[1].since, "{} before {}", w[0].feature, w[1].feature);
+        }
+        for r in RULES {
+            assert!(
+                crate::scenario::KNOWN_FEATURES.contains(&r.feature),
+                "{}",
+                r.feature
+            );
+        }
+    }
+
+    #[test]
+    fn later_layers_override_earlier_ones() {
+        let mut sc = std::collections::BTreeMap::new();
+        sc.insert("workingset".to_string(), false);
+        let f = resolve_features(Some(KernelEra::V4_2), None, "vanilla", &sc, None).unwrap();
+        assert!(!f.workingset && f.file_only_when_plenty);
+        assert_eq!(f.era, KernelEra::V4_2);
+        let f = resolve_features(
+            Some(KernelEra::V4_2),
+            Some(KernelEra::V6_1),
+            "vanilla",
+            &sc,
+            Some("+workingset,-anon-workingset"),
+        )
+        .unwrap();
+        assert!(f.workingset && !f.anon_workingset && f.lru_cost_balance);
+        assert_eq!(f.era, KernelEra::V6_1);
+        assert!(resolve_features(None, None, "vanilla", &sc, Some("+nope")).is_err());
+        assert!(resolve_features(None, None, "nope", &sc, None).is_err());
+    }
+}

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use mmsim::kernel::{resolve_features, KernelEra};
 use mmsim::run::{run_scenario, RunOptions, RunReport};
-use mmsim::scenario::{builtin_scenarios, load_scenario, KNOWN_FEATURES};
-use mmsim::sim::{Features, RunEnd};
+use mmsim::scenario::{builtin_scenarios, load_scenario};
+use mmsim::sim::RunEnd;
 
 #[derive(Parser)]
 #[command(
@@ -34,6 +35,10 @@ enum Cmd {
         /// Feature overrides, e.g. `+accessed-init,-workingset`.
         #[arg(long, allow_hyphen_values = true)]
         features: Option<String>,
+        /// Kernel era whose rules the run follows (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18);
+        /// overrides the scenario's `kernel` (default 6.18).
+        #[arg(long, value_name = "VERSION")]
+        kernel: Option<String>,
         /// Scenario overrides, `key=value` (dotted TOML path), repeatable.
         #[arg(long = "set")]
         sets: Vec<String>,
@@ -72,6 +77,10 @@ enum Cmd {
         /// Runs executed at once.
         #[arg(long, default_value_t = 2)]
         jobs: usize,
+        /// Kernel era of every run (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18); default: each
+        /// scenario's `kernel`.
+        #[arg(long, value_name = "VERSION")]
+        kernel: Option<String>,
     },
     /// Compare run documents (`run --json`) in mmtests-style tables; the first is the baseline.
     Compare {
@@ -93,35 +102,16 @@ enum Cmd {
 /// A user error: printed as `mmsim: error: …`, exit status 2.
 struct UsageError(String);
 
-fn parse_features(preset: &str, overrides: Option<&str>) -> Result<Features, UsageError> {
-    let mut f = Features::preset(preset).ok_or_else(|| {
-        UsageError(format!(
-            "--preset: unknown preset `{}` (known: vanilla, patched)",
-            preset
-        ))
-    })?;
-    if let Some(list) = overrides {
-        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (on, name) = match item.as_bytes()[0] {
-                b'+' => (true, &item[1..]),
-                b'-' => (false, &item[1..]),
-                _ => (true, item),
-            };
-            if !f.set(name, on) {
-                return Err(UsageError(format!(
-                    "--features: unknown feature `{}` (known: {})",
-                    name,
-                    KNOWN_FEATURES.join(", ")
-                )));
-            }
-        }
-    }
-    Ok(f)
+/// `--kernel VERSION`.
+fn parse_kernel(arg: Option<&str>) -> Result<Option<KernelEra>, UsageError> {
+    arg.map(|v| KernelEra::parse(v).map_err(|e| UsageError(format!("--kernel: {e}"))))
+        .transpose()
 }
 
-fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io::Result<()> {
     let s = |ns: u64| ns as f64 / 1e9;
     writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
+    writeln!(out, "kernel     {era}")?;
     let on: Vec<&str> = r
         .features
         .iter()
@@ -226,6 +216,7 @@ fn cmd_run(
     scenario: &str,
     preset: &str,
     features: Option<&str>,
+    kernel: Option<&str>,
     sets: &[String],
     seed: Option<u64>,
     json: Option<&str>,
@@ -233,7 +224,9 @@ fn cmd_run(
     max_steps: Option<u64>,
     max_host_mem: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
-    let feats = parse_features(preset, features)?;
+    let kernel = parse_kernel(kernel)?;
+    // Bad --preset / --features are reported before the scenario is read.
+    resolve_features(None, kernel, preset, &Default::default(), features).map_err(UsageError)?;
     // --seed is `--set seed=N`: what the scenario draws from its seed at load time (the
     // desktop's application sizes) changes with it too.
     let mut sets = sets.to_vec();
@@ -250,22 +243,11 @@ fn cmd_run(
     };
     mmsim::run::check_host_memory(&sc, max_mem).map_err(UsageError)?;
     mmsim::swarm::cli::install_ctrlc();
-    // Scenario [features] overrides the preset; --features overrides both.
-    let mut f = feats;
-    for (name, on) in &sc.features {
-        f.set(name, *on);
-    }
-    if let Some(list) = features {
-        f = parse_features(preset, Some(list))?;
-        for (name, on) in &sc.features {
-            let explicit = list
-                .split(',')
-                .any(|i| i.trim().trim_start_matches(['+', '-']) == name);
-            if !explicit {
-                f.set(name, *on);
-            }
-        }
-    }
+    // The era (--kernel, else the scenario's), the preset's studied changes, the
+    // scenario's [features], then --features.
+    let f =
+        resolve_features(sc.kernel, kernel, preset, &sc.features, features).map_err(UsageError)?;
+    let era = f.era;
     let opts = RunOptions {
         features: f,
         check,
@@ -300,10 +282,10 @@ fn cmd_run(
                 serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;
             std::fs::write(path, text + "\n")
                 .map_err(|e| UsageError(format!("--json {}: {}", path, e)))?;
-            let _ = print_summary(&report, &mut stdout);
+            let _ = print_summary(&report, era, &mut stdout);
         }
         None => {
-            let _ = print_summary(&report, &mut stdout);
+            let _ = print_summary(&report, era, &mut stdout);
         }
     }
     Ok(match report.end {
@@ -366,6 +348,7 @@ fn cmd_reproduce(
     out: Option<std::path::PathBuf>,
     json: bool,
     jobs: usize,
+    kernel: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
     use mmsim::report::reproduce::{reproduce, ReproduceOptions, Scale};
     let scale = Scale::parse(scale)
@@ -375,6 +358,7 @@ fn cmd_reproduce(
         out,
         jobs: jobs.max(1),
         progress: std::io::stderr().is_terminal(),
+        kernel: parse_kernel(kernel)?,
     };
     let summary = reproduce(change, &opts).map_err(UsageError)?;
     let mut stdout = std::io::stdout().lock();
@@ -411,6 +395,7 @@ fn main() -> ExitCode {
             scenario,
             preset,
             features,
+            kernel,
             sets,
             seed,
             json,
@@ -421,6 +406,7 @@ fn main() -> ExitCode {
             &scenario,
             &preset,
             features.as_deref(),
+            kernel.as_deref(),
             &sets,
             seed,
             json.as_deref(),
@@ -428,14 +414,15 @@ fn main() -> ExitCode {
             max_steps,
             max_host_mem.as_deref(),
         ),
-        Cmd::Swarm(args) => Ok(mmsim::swarm::cli::cmd_swarm(&args)),
+        Cmd::Swarm(args) => mmsim::swarm::cli::cmd_swarm(&args).map_err(UsageError),
         Cmd::Reproduce {
             change,
             scale,
             out,
             json,
             jobs,
-        } => cmd_reproduce(&change, &scale, out, json, jobs),
+            kernel,
+        } => cmd_reproduce(&change, &scale, out, json, jobs, kernel.as_deref()),
         Cmd::Compare {
             files,
             names,

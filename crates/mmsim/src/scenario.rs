@@ -1078,6 +1078,12 @@ fn set_error(field: &str, message: String) -> ScenarioError {
 
 /// Parse a `--set` value as a TOML value; fall back to a string.
 fn parse_set_value(raw: &str, key: &str) -> Item {
+    // `kernel=4.20` is a version, not the float 4.2.
+    if key == "kernel" && !raw.starts_with('"') {
+        let mut item = Item::plain(Value::Str(raw.to_string()));
+        item.mark_set(key);
+        return item;
+    }
     let doc = format!("v = {raw}\n");
     let mut item = match toml::from_str::<Item>(&doc) {
         Ok(Item {
@@ -1352,7 +1358,9 @@ impl<'a> View<'a> {
                 )));
             };
             let path = match t.name() {
-                Some(n) if valid_name(n) => format!("{}.{n}", self.field_path(key)),
+                Some(n) if valid_name(n) || (key == "cgroups" && valid_cgroup_path(n)) => {
+                    format!("{}.{n}", self.field_path(key))
+                }
                 _ => format!("{}.{i}", self.field_path(key)),
             };
             let line = match (&it.origin, &it.span) {
@@ -1476,6 +1484,12 @@ fn want_name<'a>(item: &'a Item, loc: &Loc) -> Result<&'a str, ScenarioError> {
         )));
     }
     Ok(s)
+}
+
+/// A cgroup path below the root: names (as [`valid_name`]) joined by '/', such as `a` or
+/// `a/b`, without a leading or trailing slash.
+fn valid_cgroup_path(s: &str) -> bool {
+    s.split('/').all(valid_name)
 }
 
 /// An absolute path without trailing slash, empty, `.` or `..` components.
@@ -2169,7 +2183,7 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
     Ok(files)
 }
 
-const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program", "replicas"];
+const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program", "replicas", "cgroup"];
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -2279,6 +2293,8 @@ const ROOT_KEYS: &[&str] = &[
     "files",
     "swap",
     "tasks",
+    "kernel",
+    "cgroups",
 ];
 const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate", "page_cluster"];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
@@ -2334,6 +2350,149 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         faults,
         page_cluster,
     }))
+}
+
+/// `kernel = "4.14"`: the era whose rules the run follows (`crate::kernel::KernelEra`).
+fn read_kernel(root: &View<'_>) -> Result<Option<crate::kernel::KernelEra>, ScenarioError> {
+    let Some((item, loc)) = root.get("kernel") else {
+        return Ok(None);
+    };
+    let version = match &item.value {
+        Value::Str(s) => s,
+        Value::Float(_) | Value::Int(_) => {
+            return Err(loc.err(format!(
+                "expected a version string such as kernel = \"6.1\", found {} (quote the \
+                 version: as a number 4.20 would read as 4.2)",
+                item.value.kind()
+            )))
+        }
+        _ => return Err(type_error(&loc, "a version string such as \"6.1\"", item)),
+    };
+    crate::kernel::KernelEra::parse(version)
+        .map(Some)
+        .map_err(|why| loc.err(why))
+}
+
+const CGROUP_KEYS: &[&str] = &[
+    "name",
+    "memory_max",
+    "memory_high",
+    "memory_low",
+    "memory_min",
+    "swap_max",
+];
+
+/// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
+fn want_limit(
+    item: &Item,
+    loc: &Loc,
+    ram: u64,
+    max_ok: bool,
+) -> Result<Option<u64>, ScenarioError> {
+    match &item.value {
+        Value::Str(s) if max_ok && s.trim() == "max" => Ok(None),
+        Value::Str(s) if s.trim_start().starts_with('-') => Err(loc.err(format!(
+            "{} cannot be negative, got \"{s}\"{}",
+            if max_ok { "a limit" } else { "a protection" },
+            if max_ok {
+                "; write \"max\" for no limit"
+            } else {
+                "; 0 is no protection"
+            }
+        ))),
+        Value::Int(v) if *v < 0 => Err(loc.err(format!(
+            "{} cannot be negative, got {v}{}",
+            if max_ok { "a limit" } else { "a protection" },
+            if max_ok {
+                "; write \"max\" for no limit"
+            } else {
+                "; 0 is no protection"
+            }
+        ))),
+        Value::Str(s) if s.trim() == "max" => Err(loc.err(
+            "\"max\" is accepted by memory_max, memory_high and swap_max; this is a size \
+             (default 0, no protection)",
+        )),
+        _ => want_size(item, loc, Some(ram)).map(Some),
+    }
+}
+
+/// `[[cgroups]]`: memory cgroups with cgroup v2 limits, each parent declared before its
+/// children.
+fn read_cgroups(root: &View<'_>, ram: u64) -> Result<Vec<CgroupSpec>, ScenarioError> {
+    let mut cgroups: Vec<CgroupSpec> = Vec::new();
+    let Some((views, _)) = root.tables("cgroups")? else {
+        return Ok(cgroups);
+    };
+    for g in views {
+        g.deny_unknown(CGROUP_KEYS)?;
+        let (name, name_loc) =
+            g.req("name", "the cgroup's path, e.g. \"a\" or \"a/b\"", want_str)?;
+        if name.starts_with('/') || name.ends_with('/') {
+            return Err(name_loc.err(format!(
+                "invalid cgroup name \"{name}\": a path below the root such as \"a\" or \
+                 \"a/b\", without a leading or trailing '/' (the root cgroup is implicit)"
+            )));
+        }
+        if !valid_cgroup_path(name) {
+            return Err(name_loc.err(format!(
+                "invalid cgroup name \"{name}\": each '/'-separated component starts with a \
+                 letter and holds only letters, digits, '-' and '_'"
+            )));
+        }
+        if cgroups.iter().any(|c| c.name == name) {
+            return Err(name_loc.err(format!("duplicate cgroup name \"{name}\"")));
+        }
+        if let Some((parent, _)) = name.rsplit_once('/') {
+            if !cgroups.iter().any(|c| c.name == parent) {
+                return Err(name_loc.err(format!(
+                    "the parent cgroup \"{parent}\" of \"{name}\" is not declared; declare \
+                     it in a [[cgroups]] table before its children"
+                )));
+            }
+        }
+        let limit =
+            |key: &str, max_ok: bool| -> Result<(Option<u64>, Option<Loc>), ScenarioError> {
+                let v = g.opt(key, |i, l| want_limit(i, l, ram, max_ok))?;
+                if let Some((Some(bytes), loc)) = &v {
+                    if key != "swap_max" && *bytes > ram {
+                        return Err(loc.err(format!(
+                            "{key} ({}) is above the machine's RAM ({})",
+                            fmt_bytes(*bytes),
+                            fmt_bytes(ram)
+                        )));
+                    }
+                }
+                Ok(match v {
+                    Some((b, loc)) => (b, Some(loc)),
+                    None => (if max_ok { None } else { Some(0) }, None),
+                })
+            };
+        let (memory_max, _) = limit("memory_max", true)?;
+        let (memory_high, _) = limit("memory_high", true)?;
+        let (memory_low, _) = limit("memory_low", false)?;
+        let (memory_min, min_loc) = limit("memory_min", false)?;
+        let (swap_max, _) = limit("swap_max", true)?;
+        let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
+        if let (Some(max), Some(loc)) = (memory_max, min_loc) {
+            if memory_min > max {
+                return Err(loc.err(format!(
+                    "memory_min ({}) is above memory_max ({})",
+                    fmt_bytes(memory_min),
+                    fmt_bytes(max)
+                )));
+            }
+        }
+        cgroups.push(CgroupSpec {
+            name: name.to_string(),
+            memory_max,
+            memory_high,
+            memory_low,
+            memory_min,
+            swap_max,
+        });
+    }
+    Ok(cgroups)
 }
 
 /// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
@@ -2403,7 +2562,9 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let filesystems = read_filesystems(&root, &devices)?;
     check_fail_points(&fail_locs, &filesystems)?;
     let features = read_features(&root)?;
+    let kernel = read_kernel(&root)?;
     let swap = read_swap(&root, total_memory_bytes)?;
+    let cgroups = read_cgroups(&root, total_memory_bytes)?;
     let env0 = Env {
         total_memory_bytes,
         seed,
@@ -2416,7 +2577,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         files: &files,
         ..env0
     };
-    let tasks = read_tasks(&root, &env, total_cpus)?;
+    let tasks = read_tasks(&root, &env, total_cpus, &cgroups)?;
 
     Ok(Scenario {
         name: name.to_string(),
@@ -2431,8 +2592,8 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         files,
         swap,
         tasks,
-        kernel: None,
-        cgroups: Vec::new(),
+        kernel,
+        cgroups,
     })
 }
 
@@ -2680,6 +2841,7 @@ fn read_tasks(
     root: &View<'_>,
     env: &Env<'_>,
     total_cpus: u32,
+    cgroups: &[CgroupSpec],
 ) -> Result<Vec<TaskSpec>, ScenarioError> {
     const NEED: &str = "at least one [[tasks]] entry is required";
     let Some((views, tasks_loc)) = root.tables("tasks")? else {
@@ -2729,12 +2891,27 @@ fn read_tasks(
             None => 0,
         };
         let start_ns = t.opt("start", want_duration)?.map_or(0, |(v, _)| v);
+        let cgroup = match t.opt("cgroup", want_str)? {
+            None | Some(("/", _)) => None,
+            Some((c, _)) if cgroups.iter().any(|g| g.name == c) => Some(c.to_string()),
+            Some((c, loc)) => {
+                let names: Vec<&str> = cgroups.iter().map(|g| g.name.as_str()).collect();
+                return Err(loc.err(format!(
+                    "unknown cgroup \"{c}\"; {} (\"/\" is the root cgroup)",
+                    if names.is_empty() {
+                        "no [[cgroups]] are declared".to_string()
+                    } else {
+                        format!("declared cgroups: {}", names.join(", "))
+                    }
+                )));
+            }
+        };
         let program = (program.parse)(&t, env)?;
         tasks.push(TaskSpec {
             name: name.to_string(),
             cpu,
             start_ns,
-            cgroup: None,
+            cgroup,
             program,
         });
     }

@@ -11,7 +11,12 @@
 //!   preset, sometimes with swap-out errors) or not, one block device with a random preset
 //!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`.
 //! - Programs (1–3 tasks): dd, read, anon, mmap-read, pread-stride, sparsetruncate,
-//!   bonnie, at small sizes.
+//!   bonnie, desktop, at small sizes.
+//! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
+//!   it), every studied change on or off, and about a quarter of the era's rules
+//!   overridden in `[features]`, so the cases cover each era and combinations no kernel
+//!   had. The era and the overrides are drawn last, so the rest of a seed's case is what
+//!   it was before eras existed.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -24,6 +29,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use crate::kernel::{resolve_features, KernelEra, ERAS, RULES};
 use crate::run::{io_errors_report, run_chunked};
 use crate::scenario::{parse_scenario, Scenario, KNOWN_FEATURES};
 use crate::sim::{Features, RunEnd, Sim};
@@ -37,6 +43,8 @@ pub struct SwarmOptions {
     pub check_every: u64,
     /// Debug: break an invariant on purpose (`Sim::debug_skip_lru_del_on_free`).
     pub debug_skip_lru_del_on_free: bool,
+    /// The kernel era of every case (`--kernel`); None: each case's drawn era.
+    pub kernel: Option<KernelEra>,
 }
 
 /// Default step limit of a swarm case.
@@ -50,6 +58,7 @@ impl Default for SwarmOptions {
             max_steps: DEFAULT_MAX_STEPS,
             check_every: DEFAULT_CHECK_EVERY,
             debug_skip_lru_del_on_free: false,
+            kernel: None,
         }
     }
 }
@@ -66,6 +75,9 @@ impl SwarmOptions {
         }
         if self.debug_skip_lru_del_on_free {
             c.push_str(" --debug-skip-lru-del-on-free");
+        }
+        if let Some(k) = self.kernel {
+            let _ = write!(c, " --kernel {k}");
         }
         c
     }
@@ -133,6 +145,7 @@ pub fn generate(seed: u64) -> SwarmCase {
         "sample_interval = \"{}\"",
         pick(&mut rng, &["1ms", "10ms", "100ms"])
     );
+    let kernel_at = t.len();
     let _ = writeln!(
         t,
         "\n[machine]\nnodes = {nodes}\ncpus_per_node = {cpus}\nmemory_per_node = \"{mib}MiB\""
@@ -173,14 +186,14 @@ pub fn generate(seed: u64) -> SwarmCase {
     } else {
         sum.push_str(", no swap");
     }
-    let _ = writeln!(t, "\n[features]");
-    let mut on = Vec::new();
-    for f in KNOWN_FEATURES {
-        let v = rng.gen_bool(0.5);
-        let _ = writeln!(t, "{f} = {v}");
-        on.push(format!("{}{f}", if v { '+' } else { '-' }));
-    }
-    let _ = write!(sum, "; features {}", on.join(","));
+    // The switches are drawn here (as before eras existed); which era rules they override
+    // is drawn at the end.
+    let drawn: Vec<(&str, bool)> = KNOWN_FEATURES
+        .iter()
+        .map(|f| (*f, rng.gen_bool(0.5)))
+        .collect();
+    let features_at = t.len();
+    let summary_at = sum.len();
     let nr_tasks = rng.gen_range(1..=3);
     let total_cpus = nodes * cpus;
     let mut files = String::new();
@@ -325,6 +338,24 @@ pub fn generate(seed: u64) -> SwarmCase {
         };
         descr.push(format!("t{i}@cpu{cpu}: {d}"));
     }
+    // The era, and for each of its rules whether `[features]` overrides it.
+    let era = *pick(&mut rng, ERAS);
+    let mut block = String::from("\n[features]\n");
+    let mut on = Vec::new();
+    for (f, v) in drawn {
+        let rule = RULES.iter().any(|r| r.feature == f);
+        if rule && !rng.gen_bool(0.25) {
+            continue;
+        }
+        let _ = writeln!(block, "{f} = {v}");
+        on.push(format!("{}{f}", if v { '+' } else { '-' }));
+    }
+    t.insert_str(features_at, &block);
+    sum.insert_str(
+        summary_at,
+        &format!("; kernel {era} features {}", on.join(",")),
+    );
+    t.insert_str(kernel_at, &format!("kernel = \"{era}\"\n"));
     t.push_str(&files);
     t.push_str(&tasks);
     let _ = write!(sum, "; {}", descr.join("; "));
@@ -335,13 +366,10 @@ pub fn generate(seed: u64) -> SwarmCase {
     }
 }
 
-/// The features a case runs with: the vanilla preset overridden by its `[features]`.
-pub fn case_features(sc: &Scenario) -> Features {
-    let mut f = Features::vanilla();
-    for (name, on) in &sc.features {
-        f.set(name, *on);
-    }
-    f
+/// The features a case runs with: its era (`kernel`, else the case's), the vanilla
+/// preset, then its `[features]`.
+pub fn case_features(sc: &Scenario, kernel: Option<KernelEra>) -> Result<Features, String> {
+    resolve_features(sc.kernel, kernel, "vanilla", &sc.features, None)
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -374,7 +402,16 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             return res;
         }
     };
-    let features = case_features(&sc);
+    let features = match case_features(&sc, opts.kernel) {
+        Ok(f) => f,
+        Err(e) => {
+            res.verdict = Verdict::Fail(format!("generated features rejected: {e}"));
+            return res;
+        }
+    };
+    if let Some(k) = opts.kernel {
+        let _ = write!(res.summary, " (--kernel {k})");
+    }
     let mut checks = 0u64;
     let mut steps = 0u64;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -529,6 +566,10 @@ pub mod cli {
         /// Debug: break an invariant on purpose (put_page frees a page still on the LRU).
         #[arg(long)]
         pub debug_skip_lru_del_on_free: bool,
+        /// Kernel era of every case (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18) instead of the
+        /// one each seed draws.
+        #[arg(long, value_name = "VERSION")]
+        pub kernel: Option<String>,
     }
 
     static CTRLC_INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -548,13 +589,20 @@ pub mod cli {
         });
     }
 
-    /// Run the swarm; exit status 1 if any seed failed.
-    pub fn cmd_swarm(a: &SwarmArgs) -> std::process::ExitCode {
+    /// Run the swarm; exit status 1 if any seed failed. A bad argument is an error
+    /// message (exit status 2 in the binary).
+    pub fn cmd_swarm(a: &SwarmArgs) -> Result<std::process::ExitCode, String> {
+        let kernel = a
+            .kernel
+            .as_deref()
+            .map(|v| KernelEra::parse(v).map_err(|e| format!("--kernel: {e}")))
+            .transpose()?;
         install_ctrlc();
         let opts = SwarmOptions {
             max_steps: a.max_steps,
             check_every: a.check_every.max(1),
             debug_skip_lru_del_on_free: a.debug_skip_lru_del_on_free,
+            kernel,
         };
         let runs = a
             .runs
@@ -605,7 +653,7 @@ pub mod cli {
             started.elapsed().as_secs_f64(),
             cpu
         );
-        if t.failed.is_empty() {
+        Ok(if t.failed.is_empty() {
             std::process::ExitCode::SUCCESS
         } else {
             let mut f = t.failed.clone();
@@ -613,6 +661,6 @@ pub mod cli {
             println!("failed seeds: {f:?}; replay one with:");
             println!("  {}", opts.replay_command(f[0]));
             std::process::ExitCode::from(1)
-        }
+        })
     }
 }

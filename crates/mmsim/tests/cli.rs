@@ -354,3 +354,74 @@ fn json_to_a_closed_pipe_is_not_an_error() {
     assert!(o.status.success(), "status {:?}: {}", o.status, stderr(&o));
     assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
 }
+
+/// A scenario file naming an unknown kernel: exit status 2, the file, line and field.
+#[test]
+fn unknown_kernel_in_a_scenario_file() {
+    let text = r#"name = "old"
+kernel = "2.4.37"
+
+[machine]
+cpus_per_node = 1
+memory_per_node = "16MiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/tmp/f"
+size = "1MiB"
+"#;
+    let p = temp_file("old-kernel.toml", text);
+    let ps = p.to_str().unwrap();
+    expect_usage_error(
+        &["run", ps],
+        &[
+            &format!("{ps}:2: kernel: "),
+            "unknown kernel version \"2.4.37\"",
+            "6.18",
+        ],
+    );
+}
+
+/// `--kernel` takes one of the modelled versions, in `run`, `reproduce` and `swarm`.
+#[test]
+fn unknown_kernel_flag() {
+    for args in [
+        &["run", "dd-tmpfs", "--kernel", "9.9"][..],
+        &["reproduce", "accessed-init", "--kernel", "9.9"],
+        &["swarm", "--runs", "1", "--kernel", "9.9"],
+    ] {
+        expect_usage_error(args, &["--kernel", "\"9.9\"", "2.6.30", "6.18"]);
+    }
+}
+
+/// The summary names the era; `--kernel` overrides the scenario's `kernel`, and the era's
+/// rules show in the JSON features.
+#[test]
+fn kernel_flag_overrides_the_scenario_era() {
+    let o = mmsim(&["run", "dd-tmpfs", "--set", SMALL]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().any(|l| l == "kernel     3.15"),
+        "{}",
+        stdout(&o)
+    );
+    let (_, v) = run_json(&[]);
+    assert_eq!(
+        v["features"]["lru-cost-balance"], false,
+        "3.15 has no cost balancing"
+    );
+    let (_, v) = run_json(&["--kernel", "6.1"]);
+    assert_eq!(v["features"]["lru-cost-balance"], true);
+    assert_eq!(v["features"]["workingset"], true);
+    let (_, v) = run_json(&["--kernel", "2.6.30", "--features", "+workingset"]);
+    assert_eq!(
+        v["features"]["workingset"], true,
+        "--features beats the era"
+    );
+    assert_eq!(v["features"]["file-only-when-plenty"], false);
+}

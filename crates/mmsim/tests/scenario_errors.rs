@@ -1,9 +1,10 @@
 //! Scenario loading through the public API: the built-ins, `--set` overrides, and one
 //! clear error (file, line, field) for each kind of bad input.
 
+use mmsim::kernel::{resolve_features, KernelEra};
 use mmsim::scenario::{
-    builtin_scenarios, load_scenario, parse_scenario, DevicePreset, FsKind, ProgramSpec, Scenario,
-    ScenarioError, KNOWN_FEATURES,
+    builtin_scenarios, load_scenario, parse_scenario, CgroupSpec, DevicePreset, FsKind,
+    ProgramSpec, Scenario, ScenarioError, KNOWN_FEATURES,
 };
 
 const GIB: u64 = 1 << 30;
@@ -171,6 +172,7 @@ fn every_builtin_is_listed_and_valid() {
         );
         let s = load_scenario(name, &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&s.name, name);
+        assert!(s.kernel.is_some(), "{name}: a built-in pins its kernel era");
         // The run JSON embeds the scenario.
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(
@@ -556,7 +558,345 @@ fn desktop_keys_are_validated() {
 
     let s = load_scenario("desktop", &sets(&["features.file-only-when-plenty=true"])).unwrap();
     assert_eq!(s.features.get("file-only-when-plenty"), Some(&true));
+    // The seed's kernel: the 2.6.30 era turns the three later rules off.
     let s = load_scenario("desktop", &[]).unwrap();
-    assert_eq!(s.features.get("file-only-when-plenty"), Some(&false));
-    assert_eq!(s.features.get("workingset"), Some(&false));
+    assert_eq!(s.kernel, Some(KernelEra::V2_6_30));
+    assert!(s.features.is_empty(), "{:?}", s.features);
+    let f = resolve_features(s.kernel, None, "vanilla", &s.features, None).unwrap();
+    assert!(!f.workingset && !f.file_only_when_plenty && !f.adaptive_swap_readahead);
+}
+
+// ---------------------------------------------------------------------------------------
+// kernel, [[cgroups]] and a task's cgroup
+// ---------------------------------------------------------------------------------------
+
+/// BASE with some lines replaced and `tail` appended (BASE has 36 lines, so the first
+/// appended line is 37). Lines 2 and 28 of BASE are blank: room for `kernel` and for the
+/// `cgroup` of task "writer".
+fn edited(changes: &[(usize, &str)], tail: &str) -> String {
+    let mut lines: Vec<&str> = BASE.lines().collect();
+    for &(n, new) in changes {
+        lines[n - 1] = new;
+    }
+    lines.join("\n") + "\n" + tail
+}
+
+/// Two cgroups, a parent and its child; appended to BASE, line 37 is blank, 38 the first
+/// `[[cgroups]]`, 44 the second.
+const CGROUPS: &str = r#"
+[[cgroups]]
+name = "batch"
+memory_max = "1GiB"
+memory_high = "768MiB"
+swap_max = "max"
+
+[[cgroups]]
+name = "batch/low"
+memory_low = "ram/8"
+memory_min = "64MiB"
+swap_max = "256MiB"
+"#;
+
+/// One cgroup `a` with `keys` (one per line, the first on line 40).
+fn one_cgroup(keys: &str) -> String {
+    format!("{BASE}\n[[cgroups]]\nname = \"a\"\n{keys}\n")
+}
+
+fn task_cgroup(s: &Scenario, task: &str) -> Option<String> {
+    s.tasks
+        .iter()
+        .find(|t| t.name == task)
+        .expect("task exists")
+        .cgroup
+        .clone()
+}
+
+#[test]
+fn kernel_cgroups_and_task_cgroup_are_read() {
+    let s = parse(BASE).unwrap();
+    assert_eq!(s.kernel, None, "no kernel: the default era");
+    assert!(s.cgroups.is_empty());
+    assert_eq!(task_cgroup(&s, "dd"), None, "tasks run in the root cgroup");
+
+    let text = edited(
+        &[(2, "kernel = \"6.1\""), (28, "cgroup = \"batch/low\"")],
+        &format!("cgroup = \"/\"\n{CGROUPS}"),
+    );
+    let s = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.kernel, Some(KernelEra::V6_1));
+    assert_eq!(
+        s.cgroups,
+        vec![
+            CgroupSpec {
+                name: "batch".into(),
+                memory_max: Some(GIB),
+                memory_high: Some(768 << 20),
+                memory_low: 0,
+                memory_min: 0,
+                swap_max: None,
+            },
+            CgroupSpec {
+                name: "batch/low".into(),
+                memory_max: None,
+                memory_high: None,
+                memory_low: 4 * GIB / 8,
+                memory_min: 64 << 20,
+                swap_max: Some(256 << 20),
+            },
+        ]
+    );
+    assert_eq!(task_cgroup(&s, "writer").as_deref(), Some("batch/low"));
+    assert_eq!(task_cgroup(&s, "dd"), None, "\"/\" is the root cgroup");
+    // The run JSON embeds them.
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(!json["kernel"].is_null());
+    assert_eq!(json["cgroups"][1]["name"], "batch/low");
+
+    // Zero is a valid memory_max (the kernel accepts it); swap_max may exceed RAM.
+    let s = parse(&one_cgroup("memory_max = 0\nswap_max = \"1TiB\"")).unwrap();
+    assert_eq!(s.cgroups[0].memory_max, Some(0));
+    assert_eq!(s.cgroups[0].swap_max, Some(1 << 40));
+}
+
+#[test]
+fn set_addresses_kernel_and_cgroups_by_name() {
+    let text = format!("{BASE}{CGROUPS}");
+    let s = parse_scenario(
+        &text,
+        "t.toml",
+        &sets(&[
+            "kernel=4.14",
+            "cgroups.batch.memory_max=256MiB",
+            "cgroups.batch/low.memory_min=1MiB",
+            "cgroups.1.memory_low=0",
+            "tasks.dd.cgroup=batch",
+        ]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.kernel, Some(KernelEra::V4_14));
+    assert_eq!(s.cgroups[0].memory_max, Some(256 << 20));
+    assert_eq!(s.cgroups[1].memory_min, 1 << 20);
+    assert_eq!(s.cgroups[1].memory_low, 0);
+    assert_eq!(task_cgroup(&s, "dd").as_deref(), Some("batch"));
+    let s = parse_scenario(&text, "t.toml", &sets(&["kernel=\"2.6.30\""])).unwrap();
+    assert_eq!(s.kernel, Some(KernelEra::V2_6_30));
+
+    // `kernel=4.20` is the version 4.20, not the number 4.2.
+    let err = parse_scenario(&text, "t.toml", &sets(&["kernel=4.20"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.line, err.field.as_str()),
+        ("--set", None, "kernel")
+    );
+    assert!(err.message.contains("\"4.20\""), "{err}");
+
+    let err =
+        parse_scenario(&text, "t.toml", &sets(&["cgroups.batch.memory_max=8GiB"])).unwrap_err();
+    assert_eq!(
+        (err.file.as_str(), err.field.as_str()),
+        ("--set", "cgroups.batch.memory_max")
+    );
+    assert!(err.message.contains("above the machine's RAM"), "{err}");
+    let err =
+        parse_scenario(&text, "t.toml", &sets(&["cgroups.nope.memory_max=1MiB"])).unwrap_err();
+    assert!(
+        err.message.contains("batch, batch/low"),
+        "the error lists the cgroups: {err}"
+    );
+}
+
+#[test]
+fn unknown_kernel_version() {
+    let msg = expect_err(&with_line(2, "kernel = \"9.9\""), 2, "kernel");
+    assert!(
+        msg.contains("unknown kernel version \"9.9\"") && msg.contains("2.6.30, 3.15"),
+        "{msg}"
+    );
+    expect_err(&with_line(2, "kernel = \"5.4\""), 2, "kernel");
+    let msg = expect_err(&with_line(2, "kernel = 6.1"), 2, "kernel");
+    assert!(msg.contains("kernel = \"6.1\""), "{msg}");
+    expect_err(&with_line(2, "kernel = true"), 2, "kernel");
+}
+
+#[test]
+fn unknown_cgroup_on_a_task_lists_the_declared_ones() {
+    let msg = expect_err(
+        &edited(&[(28, "cgroup = \"nope\"")], CGROUPS),
+        28,
+        "tasks.writer.cgroup",
+    );
+    assert!(
+        msg.contains("unknown cgroup \"nope\"") && msg.contains("batch, batch/low"),
+        "{msg}"
+    );
+    let msg = expect_err(
+        &with_line(28, "cgroup = \"batch\""),
+        28,
+        "tasks.writer.cgroup",
+    );
+    assert!(msg.contains("no [[cgroups]] are declared"), "{msg}");
+    expect_err(
+        &edited(&[(28, "cgroup = \"\"")], CGROUPS),
+        28,
+        "tasks.writer.cgroup",
+    );
+    expect_err(
+        &edited(&[(28, "cgroup = 1")], CGROUPS),
+        28,
+        "tasks.writer.cgroup",
+    );
+}
+
+#[test]
+fn a_child_needs_its_parent_declared_before_it() {
+    let msg = expect_err(
+        &format!("{BASE}\n[[cgroups]]\nname = \"a/b\"\n"),
+        39,
+        "cgroups.a/b.name",
+    );
+    assert!(
+        msg.contains("parent cgroup \"a\"") && msg.contains("not declared"),
+        "{msg}"
+    );
+    // Declared, but after the child.
+    let text = format!("{BASE}\n[[cgroups]]\nname = \"a/b\"\n\n[[cgroups]]\nname = \"a\"\n");
+    expect_err(&text, 39, "cgroups.a/b.name");
+    // A grandchild needs its own parent, not only the top.
+    let text = format!("{BASE}\n[[cgroups]]\nname = \"a\"\n\n[[cgroups]]\nname = \"a/b/c\"\n");
+    let msg = expect_err(&text, 42, "cgroups.a/b/c.name");
+    assert!(msg.contains("\"a/b\""), "{msg}");
+}
+
+#[test]
+fn cgroup_names_are_paths_below_the_root() {
+    for bad in ["/a", "a/", "a//b", "a.b", "1a", "/", ""] {
+        let text = format!("{BASE}\n[[cgroups]]\nname = \"{bad}\"\n");
+        let msg = expect_err(&text, 39, "cgroups.0.name");
+        assert!(msg.contains("invalid cgroup name"), "{bad:?}: {msg}");
+    }
+    let text = format!("{BASE}\n[[cgroups]]\nmemory_max = \"1GiB\"\n");
+    let msg = expect_err(&text, 38, "cgroups.0.name");
+    assert!(msg.contains("missing required field `name`"), "{msg}");
+}
+
+#[test]
+fn duplicate_cgroup_name() {
+    let text = format!("{BASE}\n[[cgroups]]\nname = \"a\"\n\n[[cgroups]]\nname = \"a\"\n");
+    let msg = expect_err(&text, 42, "cgroups.a.name");
+    assert!(msg.contains("duplicate cgroup name \"a\""), "{msg}");
+}
+
+#[test]
+fn unknown_key_in_cgroups() {
+    let msg = expect_err(
+        &one_cgroup("memory_limit = \"1GiB\""),
+        40,
+        "cgroups.a.memory_limit",
+    );
+    assert!(
+        msg.contains("unknown field `memory_limit`") && msg.contains("memory_max, memory_high"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn cgroup_limit_above_ram() {
+    for key in ["memory_max", "memory_high", "memory_low", "memory_min"] {
+        let msg = expect_err(
+            &one_cgroup(&format!("{key} = \"8GiB\"")),
+            40,
+            &format!("cgroups.a.{key}"),
+        );
+        assert!(
+            msg.contains("above the machine's RAM (4 GiB)") && msg.contains("8 GiB"),
+            "{key}: {msg}"
+        );
+    }
+    expect_err(
+        &one_cgroup("memory_max = \"ram*2\""),
+        40,
+        "cgroups.a.memory_max",
+    );
+    // Exactly the RAM is fine.
+    let s = parse(&one_cgroup("memory_max = \"ram\"")).unwrap();
+    assert_eq!(s.cgroups[0].memory_max, Some(4 * GIB));
+}
+
+#[test]
+fn negative_cgroup_limit() {
+    let msg = expect_err(
+        &one_cgroup("memory_max = \"-1\""),
+        40,
+        "cgroups.a.memory_max",
+    );
+    assert!(
+        msg.contains("cannot be negative") && msg.contains("\"max\""),
+        "{msg}"
+    );
+    let msg = expect_err(&one_cgroup("swap_max = -1"), 40, "cgroups.a.swap_max");
+    assert!(msg.contains("cannot be negative"), "{msg}");
+    let msg = expect_err(
+        &one_cgroup("memory_min = \"-64MiB\""),
+        40,
+        "cgroups.a.memory_min",
+    );
+    assert!(msg.contains("cannot be negative"), "{msg}");
+    // "max" is a limit, not a protection.
+    let msg = expect_err(
+        &one_cgroup("memory_low = \"max\""),
+        40,
+        "cgroups.a.memory_low",
+    );
+    assert!(
+        msg.contains("memory_max, memory_high and swap_max"),
+        "{msg}"
+    );
+    let msg = expect_err(
+        &one_cgroup("memory_high = \"lots\""),
+        40,
+        "cgroups.a.memory_high",
+    );
+    assert!(msg.contains("invalid size"), "{msg}");
+}
+
+#[test]
+fn memory_min_above_memory_max() {
+    let msg = expect_err(
+        &one_cgroup("memory_max = \"1GiB\"\nmemory_min = \"2GiB\""),
+        41,
+        "cgroups.a.memory_min",
+    );
+    assert!(
+        msg.contains("memory_min (2 GiB) is above memory_max (1 GiB)"),
+        "{msg}"
+    );
+    // Equal is fine, and so is memory_low above memory_max (the kernel allows both).
+    parse(&one_cgroup(
+        "memory_max = \"1GiB\"\nmemory_min = \"1GiB\"\nmemory_low = \"2GiB\"",
+    ))
+    .unwrap();
+}
+
+#[test]
+fn replicated_tasks_keep_their_cgroup() {
+    let text = format!(
+        "{BASE}\n[[cgroups]]\nname = \"g0\"\n\n[[cgroups]]\nname = \"g1\"\n\n\
+         [[tasks]]\nname = \"r{{i}}\"\nreplicas = 2\nprogram = \"dd\"\npath = \"/tmp/r{{i}}\"\n\
+         size = \"1MiB\"\ncgroup = \"g{{i}}\"\n\n\
+         [[tasks]]\nname = \"s\"\nreplicas = 2\nprogram = \"dd\"\npath = \"/tmp/s{{i}}\"\n\
+         size = \"1MiB\"\ncgroup = \"g1\"\n"
+    );
+    let s = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(task_cgroup(&s, "r0").as_deref(), Some("g0"));
+    assert_eq!(task_cgroup(&s, "r1").as_deref(), Some("g1"));
+    assert_eq!(task_cgroup(&s, "s0").as_deref(), Some("g1"));
+    assert_eq!(task_cgroup(&s, "s1").as_deref(), Some("g1"));
+    // A third copy names g2, which is not declared: the error names the copy and the line.
+    let text = text.replacen("replicas = 2", "replicas = 3", 1);
+    let err = parse(&text).unwrap_err();
+    assert_eq!(
+        (err.line, err.field.as_str()),
+        (Some(50), "tasks.r2.cgroup"),
+        "{err}"
+    );
+    assert!(err.message.contains("\"g2\""), "{err}");
 }

@@ -20,6 +20,7 @@ use super::compare::{render_counter_table, CompareRow, CompareTable};
 use super::stats::{
     self, Direction, Direction::HigherIsBetter as Hi, Direction::LowerIsBetter as Lo,
 };
+use crate::kernel::{resolve_features, KernelEra};
 use crate::run::{run_scenario, RunOptions, RunReport, TaskReport};
 use crate::scenario::{load_scenario, Scenario};
 use crate::sim::Features;
@@ -1290,6 +1291,8 @@ pub struct ReproduceOptions {
     pub jobs: usize,
     /// Show a progress bar on standard error (when it is a terminal).
     pub progress: bool,
+    /// The kernel era of every run (`--kernel`); None: each scenario's `kernel`.
+    pub kernel: Option<KernelEra>,
 }
 
 impl Default for ReproduceOptions {
@@ -1299,6 +1302,7 @@ impl Default for ReproduceOptions {
             out: None,
             jobs: 2,
             progress: false,
+            kernel: None,
         }
     }
 }
@@ -1329,15 +1333,17 @@ pub struct Summary {
     pub experiments: Vec<ExperimentResult>,
 }
 
-/// The feature switches of a run: the vanilla preset, the scenario's `[features]`, then
-/// the studied change forced on or off.
-fn features_for(sc: &Scenario, change: &str, on: bool) -> Features {
-    let mut f = Features::preset("vanilla").expect("the vanilla preset exists");
-    for (name, v) in &sc.features {
-        f.set(name, *v);
-    }
+/// The feature switches of a run: the era (`kernel`, else the scenario's), the vanilla
+/// preset, the scenario's `[features]`, then the studied change forced on or off.
+fn features_for(
+    sc: &Scenario,
+    kernel: Option<KernelEra>,
+    change: &str,
+    on: bool,
+) -> Result<Features, String> {
+    let mut f = resolve_features(sc.kernel, kernel, "vanilla", &sc.features, None)?;
     f.set(change, on);
-    f
+    Ok(f)
 }
 
 fn run_one(sc: &Scenario, features: Features) -> Result<RunReport, String> {
@@ -1377,9 +1383,9 @@ pub fn run_experiment(
             let handles: Vec<_> = chunk
                 .iter()
                 .map(|(i, on, sc)| {
-                    let f = features_for(sc, exp.change, *on);
+                    let f = features_for(sc, opts.kernel, exp.change, *on);
                     scope.spawn(move || {
-                        let r = run_one(sc, f)?;
+                        let r = run_one(sc, f?)?;
                         if let Some(b) = bar {
                             b.inc(1);
                         }

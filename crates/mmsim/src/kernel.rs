@@ -15,7 +15,7 @@
 use crate::sim::Features;
 
 /// A kernel version mmsim can model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KernelEra {
     /// 2.6.30: no workingset detection, get_scan_ratio balancing, fixed swap readahead.
     V2_6_30,
@@ -77,6 +77,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V3_15,
         version: "3.15",
         commit: "swap: change swap readahead to use a sliding window",
+    },
+    Rule {
+        feature: "writeback-activate",
+        since: KernelEra::V4_14,
+        version: "4.11",
+        commit: "mm: vmscan: move dirty pages out of the way until they're flushed",
     },
     Rule {
         feature: "lru-size-inactive-ratio",
@@ -180,6 +186,12 @@ impl KernelEra {
     }
 }
 
+impl serde::Serialize for KernelEra {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl std::fmt::Display for KernelEra {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -197,9 +209,9 @@ pub fn resolve_features(
     features_arg: Option<&str>,
 ) -> Result<Features, String> {
     let era = kernel_arg.or(scenario_kernel).unwrap_or(DEFAULT_ERA);
-    let mut f = era.features(preset).ok_or_else(|| {
-        format!("--preset: unknown preset `{preset}` (known: vanilla, patched)")
-    })?;
+    let mut f = era
+        .features(preset)
+        .ok_or_else(|| format!("--preset: unknown preset `{preset}` (known: vanilla, patched)"))?;
     for (name, on) in scenario_features {
         f.set(name, *on);
     }
@@ -254,7 +266,12 @@ mod tests {
     #[test]
     fn every_rule_is_a_known_feature_and_rules_are_in_order() {
         for w in RULES.windows(2) {
-            assert!(w[0].since <= w[1].since, "{} before {}", w[0].feature, w[1].feature);
+            assert!(
+                w[0].since <= w[1].since,
+                "{} before {}",
+                w[0].feature,
+                w[1].feature
+            );
         }
         for r in RULES {
             assert!(

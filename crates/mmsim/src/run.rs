@@ -135,6 +135,172 @@ pub struct RunReport {
     pub complete: bool,
     /// Injected IO errors, how each was reported, and losses.
     pub io_errors: IoErrorsReport,
+    /// The kernel era whose rules the run followed.
+    pub kernel: String,
+    /// Memory cgroups (root first), when the scenario declares any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<CgroupReport>,
+}
+
+/// One memory cgroup at the end of a run, as cgroup v2 files show it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CgroupReport {
+    /// Path ("" = the root).
+    pub name: String,
+    /// memory.max, bytes (None = max).
+    pub memory_max: Option<u64>,
+    /// memory.high, bytes (None = max).
+    pub memory_high: Option<u64>,
+    /// memory.low, bytes.
+    pub memory_low: u64,
+    /// memory.min, bytes.
+    pub memory_min: u64,
+    /// memory.swap.max, bytes (None = max).
+    pub swap_max: Option<u64>,
+    /// memory.current at the end, bytes.
+    pub current: u64,
+    /// memory.peak, bytes.
+    pub peak: u64,
+    /// memory.swap.current, bytes.
+    pub swap_current: u64,
+    /// memory.events (hierarchical).
+    pub events: crate::mm::memcontrol::MemcgEvents,
+    /// memory.events.local.
+    pub events_local: crate::mm::memcontrol::MemcgEvents,
+    /// memory.stat (hierarchical; sizes in bytes, events in counts).
+    pub stat: BTreeMap<String, i64>,
+    /// Times balance_dirty_pages paused a writer of this cgroup (local; not a kernel file).
+    pub dirty_throttled: u64,
+}
+
+/// memory.stat keys and the counters they show: (key, item, true = pages shown in bytes).
+const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
+    ("file_dirty", VmItem::NrDirty, true),
+    ("file_writeback", VmItem::NrWriteback, true),
+    ("pgfault", VmItem::Pgfault, false),
+    ("pgmajfault", VmItem::Pgmajfault, false),
+    (
+        "workingset_refault_anon",
+        VmItem::WorkingsetRefaultAnon,
+        false,
+    ),
+    (
+        "workingset_refault_file",
+        VmItem::WorkingsetRefaultFile,
+        false,
+    ),
+    (
+        "workingset_activate_anon",
+        VmItem::WorkingsetActivateAnon,
+        false,
+    ),
+    (
+        "workingset_activate_file",
+        VmItem::WorkingsetActivateFile,
+        false,
+    ),
+    (
+        "workingset_restore_anon",
+        VmItem::WorkingsetRestoreAnon,
+        false,
+    ),
+    (
+        "workingset_restore_file",
+        VmItem::WorkingsetRestoreFile,
+        false,
+    ),
+    (
+        "workingset_nodereclaim",
+        VmItem::WorkingsetNodereclaim,
+        false,
+    ),
+    ("pgscan_kswapd", VmItem::PgscanKswapd, false),
+    ("pgscan_direct", VmItem::PgscanDirect, false),
+    ("pgscan_anon", VmItem::PgscanAnon, false),
+    ("pgscan_file", VmItem::PgscanFile, false),
+    ("pgsteal_kswapd", VmItem::PgstealKswapd, false),
+    ("pgsteal_direct", VmItem::PgstealDirect, false),
+    ("pgsteal_anon", VmItem::PgstealAnon, false),
+    ("pgsteal_file", VmItem::PgstealFile, false),
+    ("pgrefill", VmItem::Pgrefill, false),
+    ("pgactivate", VmItem::Pgactivate, false),
+    ("pgdeactivate", VmItem::Pgdeactivate, false),
+];
+
+/// The cgroup reports of a run (empty without `[[cgroups]]`).
+pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
+    use crate::mm::memcontrol::{MemcgEvents, PAGE_COUNTER_MAX};
+    use crate::mm::node::LruList;
+    if sim.memcgs.len() <= 1 {
+        return Vec::new();
+    }
+    let page = crate::mm::page::PAGE_SIZE;
+    let bytes = |p: u64| (p != PAGE_COUNTER_MAX).then(|| p * page);
+    (0..sim.memcgs.len())
+        .map(|m| {
+            let mc = &sim.memcgs[m];
+            let sub = sim.memcg_subtree(m as crate::mm::memcontrol::MemcgId);
+            let mut stat = BTreeMap::new();
+            let lru = |l: LruList| -> i64 {
+                (0..sim.nodes.len())
+                    .map(|n| sim.lruvec_lru_size_hier(m as u16, n, l) as i64)
+                    .sum::<i64>()
+                    * page as i64
+            };
+            let (ia, aa, ifl, af) = (
+                lru(LruList::InactiveAnon),
+                lru(LruList::ActiveAnon),
+                lru(LruList::InactiveFile),
+                lru(LruList::ActiveFile),
+            );
+            stat.insert("anon".to_string(), ia + aa);
+            stat.insert("file".to_string(), ifl + af);
+            stat.insert("inactive_anon".to_string(), ia);
+            stat.insert("active_anon".to_string(), aa);
+            stat.insert("inactive_file".to_string(), ifl);
+            stat.insert("active_file".to_string(), af);
+            stat.insert("unevictable".to_string(), lru(LruList::Unevictable));
+            for &(key, item, pages) in MEMORY_STAT {
+                let v: i64 = sub
+                    .clone()
+                    .map(|c| sim.memcgs[c as usize].stat.get(item))
+                    .sum();
+                stat.insert(key.to_string(), if pages { v * page as i64 } else { v });
+            }
+            let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"];
+            let pgsteal = stat["pgsteal_kswapd"] + stat["pgsteal_direct"];
+            stat.insert("pgscan".to_string(), pgscan);
+            stat.insert("pgsteal".to_string(), pgsteal);
+            let mut events = MemcgEvents::default();
+            for c in sub.clone() {
+                let e = &sim.memcgs[c as usize].events;
+                events.low += e.low;
+                events.high += e.high;
+                events.max += e.max;
+                events.oom += e.oom;
+                events.oom_kill += e.oom_kill;
+            }
+            CgroupReport {
+                name: if mc.name.is_empty() {
+                    "/".to_string()
+                } else {
+                    mc.name.clone()
+                },
+                memory_max: bytes(mc.max),
+                memory_high: bytes(mc.high),
+                memory_low: mc.low * page,
+                memory_min: mc.min * page,
+                swap_max: bytes(mc.swap_max),
+                current: mc.usage * page,
+                peak: mc.peak * page,
+                swap_current: mc.swap_usage * page,
+                events,
+                events_local: mc.events,
+                stat,
+                dirty_throttled: mc.dirty_throttled,
+            }
+        })
+        .collect()
 }
 
 /// Injected IO errors (fault injection) and what became of the data.
@@ -464,6 +630,8 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             lru_lock_contended: sim.nodes.iter().map(|n| n.lru_lock.contended).sum(),
         },
         truncate: sim.truncate_stats.report(),
+        kernel: sim.features.era.to_string(),
+        cgroups: cgroup_reports(sim),
         series_columns: SAMPLED
             .iter()
             .map(|i: &VmItem| i.name().to_string())

@@ -43,6 +43,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "workingset",
     "file-only-when-plenty",
     "adaptive-swap-readahead",
+    "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",
     "workingset-restore",

@@ -137,6 +137,11 @@ pub struct Task {
     pub oom_killed: bool,
     /// The virtual page of a fault that slept and will be retried (counted once).
     pub fault_retry: Option<u64>,
+    /// The memory cgroup the task runs in.
+    pub memcg: crate::mm::memcontrol::MemcgId,
+    /// Pages charged above memory.high since the last return to user space
+    /// (current->memcg_nr_pages_over_high).
+    pub memcg_nr_pages_over_high: u64,
 }
 
 impl Task {

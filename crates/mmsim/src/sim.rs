@@ -46,6 +46,10 @@ pub struct Features {
     /// miss (v3.15 swapin_nr_pages; on in both presets; off = the fixed aligned cluster of
     /// 2^page_cluster slots of 2.6.x–3.14).
     pub adaptive_swap_readahead: bool,
+    /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
+    /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
+    /// vmscan: move dirty pages out of the way until they're flushed").
+    pub writeback_activate: bool,
     /// inactive_list_is_low keeps inactive:active at 1:int_sqrt(10·GB of the lists) for
     /// file pages too (v4.10; before, file kept inactive ≥ active).
     pub lru_size_inactive_ratio: bool,
@@ -90,6 +94,7 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
             workingset_restore: false,
@@ -112,6 +117,7 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
             workingset_restore: false,
@@ -142,6 +148,7 @@ impl Features {
             "workingset" => self.workingset = on,
             "file-only-when-plenty" => self.file_only_when_plenty = on,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
+            "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
             "workingset-restore" => self.workingset_restore = on,
@@ -165,6 +172,7 @@ impl Features {
             "workingset" => self.workingset,
             "file-only-when-plenty" => self.file_only_when_plenty,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
+            "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,
             "workingset-restore" => self.workingset_restore,
@@ -207,6 +215,9 @@ pub struct Sample {
     pub t_ns: u64,
     /// Counter values at that time, in `SAMPLED` order.
     pub values: Vec<i64>,
+    /// memory.current of each memcg (root first), pages; empty without cgroups.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<u64>,
 }
 
 /// Counters recorded in the time series.
@@ -234,6 +245,17 @@ pub struct Sim {
     pub pvecs: Vec<CpuPagevecs>,
     /// Nodes (pglist_data with one zone each).
     pub nodes: Vec<PgData>,
+    /// Memory cgroups in pre-order, the root first (`mm::memcontrol`).
+    pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
+    /// One lruvec per (memcg, node), index `memcg × nodes + node` (mem_cgroup_lruvec).
+    pub lruvecs: Vec<crate::mm::node::Lruvec>,
+    /// The memcg each swap slot is charged to (swap_cgroup), by slot.
+    pub swap_cgroup: Vec<crate::mm::memcontrol::MemcgId>,
+    /// Shadow entries of swapped-out anon pages, by slot (0 = none; v5.9 anon workingset).
+    pub swap_shadows: Vec<u64>,
+    /// Tasks sleeping in reclaim_throttle, per node: (task, writeback completions still
+    /// to wait for).
+    pub reclaim_throttled: Vec<Vec<(TaskId, u32)>>,
     /// mem_map: one Page per frame.
     pub mem: Vec<Page>,
     /// /proc/vmstat.
@@ -375,12 +397,19 @@ impl Sim {
             }
             nodes.push(PgData::new(n, first, pages_per_node as u32));
         }
+        let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
+        let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let mut sim = Sim {
             costs,
             features,
             cpus,
             pvecs: (0..nr_cpus).map(|_| CpuPagevecs::default()).collect(),
             nodes,
+            memcgs,
+            lruvecs,
+            swap_cgroup: Vec::new(),
+            swap_shadows: Vec::new(),
+            reclaim_throttled: vec![Vec::new(); nr_nodes],
             mem,
             vmstat: VmStat::default(),
             profile: Profile::default(),
@@ -460,11 +489,14 @@ impl Sim {
                 },
                 &sim.costs,
             ));
+            let slots = sw.size_bytes / crate::mm::page::PAGE_SIZE;
             sim.swap = Some(crate::mm::swapfile::SwapInfo::new(
-                sw.size_bytes / crate::mm::page::PAGE_SIZE,
+                slots,
                 dev,
                 sw.page_cluster,
             ));
+            sim.swap_cgroup = vec![crate::mm::memcontrol::NO_MEMCG; slots as usize];
+            sim.swap_shadows = vec![0; slots as usize];
         }
         // One kswapd per node, on the node's last CPU.
         for n in 0..nr_nodes {
@@ -484,6 +516,8 @@ impl Sim {
                 tlb_ubc: Default::default(),
                 oom_killed: false,
                 fault_retry: None,
+                memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
+                memcg_nr_pages_over_high: 0,
             });
             sim.kswapd[n] = Some(id);
         }
@@ -505,6 +539,8 @@ impl Sim {
                 tlb_ubc: Default::default(),
                 oom_killed: false,
                 fault_retry: None,
+                memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
+                memcg_nr_pages_over_high: 0,
             });
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
@@ -533,6 +569,15 @@ impl Sim {
         }
         for t in &sc.tasks {
             let id = sim.tasks.len();
+            let memcg = match &t.cgroup {
+                None => crate::mm::memcontrol::ROOT_MEM_CGROUP,
+                Some(name) => sim
+                    .memcgs
+                    .iter()
+                    .position(|m| &m.name == name)
+                    .ok_or_else(|| format!("task {} names unknown cgroup {}", t.name, name))?
+                    as crate::mm::memcontrol::MemcgId,
+            };
             let start = t.start_ns * 1_000;
             sim.tasks.push(Task {
                 id,
@@ -552,6 +597,8 @@ impl Sim {
                 tlb_ubc: Default::default(),
                 oom_killed: false,
                 fault_retry: None,
+                memcg,
+                memcg_nr_pages_over_high: 0,
             });
             sim.events.push(start, Event::Wake(id as u32));
         }
@@ -809,9 +856,15 @@ impl Sim {
             return; // bounded: a run never grows the series without limit
         }
         let values = SAMPLED.iter().map(|i| self.vmstat.get(*i)).collect();
+        let cgroups = if self.memcgs.len() > 1 {
+            self.memcgs.iter().map(|m| m.usage).collect()
+        } else {
+            Vec::new()
+        };
         self.samples.push(Sample {
             t_ns: t / 1_000,
             values,
+            cgroups,
         });
     }
 
@@ -926,6 +979,15 @@ impl Sim {
                         .or_default() += 1;
                 }
                 self.tasks[tid].last = res;
+                // Return to user space: memory.high work (mem_cgroup_handle_over_high).
+                if self.tasks[tid].memcg_nr_pages_over_high > 0 {
+                    let delay = self.mem_cgroup_handle_over_high(tid);
+                    if delay > 0 {
+                        let at = self.now() + delay;
+                        self.sleep_on(tid, Wait::Until(at));
+                        return false;
+                    }
+                }
                 true
             }
             Err(w) => {

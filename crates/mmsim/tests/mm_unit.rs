@@ -123,7 +123,7 @@ impl M {
     }
 
     fn inactive_age(&self) -> u64 {
-        self.sim.nodes[0].lruvec.inactive_age
+        self.sim.lruvecs[0].inactive_age
     }
 
     /// A page-cache page of `ino` at `index`, created with plain FGP_CREAT, unlocked, the
@@ -370,7 +370,7 @@ fn lru_cache_add_batches_fourteen_pages_and_drains_before_the_fifteenth() {
     assert_eq!(m.vm(VmItem::NrInactiveFile), ina0 + pages.len() as i64);
     assert!(pages.iter().all(|&p| m.rc(p) == 1 && m.has(p, pg::LRU)));
     // Head insertion in pagevec order: the newest page is at the head.
-    let order: Vec<Pfn> = m.sim.nodes[0].lruvec.lists[LruList::InactiveFile as usize]
+    let order: Vec<Pfn> = m.sim.lruvecs[0].lists[LruList::InactiveFile as usize]
         .iter(&m.sim.mem)
         .collect();
     let mut expect = pages.clone();
@@ -801,8 +801,8 @@ fn a_shadow_entry_is_a_miss_and_creat_consumes_it() {
     let mut m = machine(Features::patched());
     let (_, ino) = m.open("/mnt/f");
     // A shadow from long ago: the refault distance exceeds the (empty) active list.
-    m.sim.nodes[0].lruvec.inactive_age = 1_000;
-    let shadow = pack_shadow(10, 0);
+    m.sim.lruvecs[0].inactive_age = 1_000;
+    let shadow = pack_shadow(10, 0, 0, false);
     m.sim
         .inode_mut(ino)
         .mapping
@@ -841,7 +841,7 @@ fn a_recent_shadow_activates_the_refaulting_page() {
         .inode_mut(ino)
         .mapping
         .tree
-        .store(0, Entry::Shadow(pack_shadow(age, 0)));
+        .store(0, Entry::Shadow(pack_shadow(age, 0, 0, false)));
     let pfn = m
         .sim
         .find_or_create_page(ino, 0, Gfp::KERNEL)

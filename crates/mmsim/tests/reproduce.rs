@@ -28,6 +28,7 @@ fn reproduce_all_small_directions() {
         out: Some(out.clone()),
         jobs: 2,
         progress: false,
+        kernel: None,
     };
     let summary = reproduce("all", &opts).expect("reproduce all --scale small");
     let wall = t0.elapsed().as_secs_f64();

@@ -174,7 +174,7 @@ impl M {
         for i in indices {
             let t = &mut self.sim.inode_mut(ino).mapping.tree;
             assert_eq!(t.lookup(i), Entry::Empty, "slot {i} must be free");
-            t.store(i, Entry::Shadow(pack_shadow(i + 1, 0)));
+            t.store(i, Entry::Shadow(pack_shadow(i + 1, 0, 0, false)));
         }
     }
 
@@ -226,7 +226,8 @@ fn truncate_range_at_every_boundary_with_and_without_shadows() {
                         m.sim.get_page(pfn);
                         assert!(m.sim.trylock_page(pfn));
                         m.sim.tree_lock(ino);
-                        m.sim.__delete_from_page_cache(pfn, Some(pack_shadow(i, 0)));
+                        m.sim
+                            .__delete_from_page_cache(pfn, Some(pack_shadow(i, 0, 0, false)));
                         m.sim.tree_unlock(ino);
                         m.sim.unlock_page(pfn);
                         m.sim.put_page(pfn); // the cache's reference

@@ -470,15 +470,15 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
     assert_eq!(vmstat(&sim, VmItem::NrActiveFile), 8);
     assert_eq!(vmstat(&sim, VmItem::NrInactiveFile), 0);
     reclaimer_on(&mut sim, 0);
-    let rotated0 = sim.nodes[0].lruvec.recent_rotated[1];
+    let rotated0 = sim.lruvecs[0].recent_rotated[1];
     let deact0 = vmstat(&sim, VmItem::Pgdeactivate);
     let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
-    sim.shrink_active_list(0, 8, LruList::ActiveFile, &mut sc);
+    sim.shrink_active_list(0, 0, 8, LruList::ActiveFile, &mut sc);
     check_all(&sim).expect("invariants");
-    let active: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::ActiveFile as usize]
+    let active: Vec<Pfn> = sim.lruvecs[0].lists[LruList::ActiveFile as usize]
         .iter(&sim.mem)
         .collect();
-    let inactive: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::InactiveFile as usize]
+    let inactive: Vec<Pfn> = sim.lruvecs[0].lists[LruList::InactiveFile as usize]
         .iter(&sim.mem)
         .collect();
     let mut act = active.clone();
@@ -498,7 +498,7 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
         active,
         inactive,
         vmstat(&sim, VmItem::Pgdeactivate) - deact0,
-        sim.nodes[0].lruvec.recent_rotated[1] - rotated0,
+        sim.lruvecs[0].recent_rotated[1] - rotated0,
     )
 }
 
@@ -539,8 +539,8 @@ fn exec_protect_does_not_keep_unreferenced_exec_pages() {
         sim.page_referenced(p); // pages 0 and 1 become old
     }
     let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
-    sim.shrink_active_list(0, 4, LruList::ActiveFile, &mut sc);
-    let active: Vec<Pfn> = sim.nodes[0].lruvec.lists[LruList::ActiveFile as usize]
+    sim.shrink_active_list(0, 0, 4, LruList::ActiveFile, &mut sc);
+    let active: Vec<Pfn> = sim.lruvecs[0].lists[LruList::ActiveFile as usize]
         .iter(&sim.mem)
         .collect();
     assert_eq!(active.len(), 2);

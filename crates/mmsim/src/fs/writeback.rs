@@ -63,18 +63,19 @@ impl Sim {
         let prev = self.enter(KFunc::SetPageDirty);
         if !self.TestSetPageDirty(pfn) {
             self.tree_lock(ino);
-            self.account_page_dirtied(ino);
+            self.account_page_dirtied(pfn, ino);
             self.tree_unlock(ino);
             self.__mark_inode_dirty(ino);
         }
         self.leave(prev);
     }
 
-    fn account_page_dirtied(&mut self, ino: u32) {
+    fn account_page_dirtied(&mut self, pfn: Pfn, ino: u32) {
         let prev = self.enter(KFunc::AccountPageDirtied);
         self.charge_atomic();
         self.charge_atomic();
         self.vmstat.inc(VmItem::NrDirty);
+        self.count_memcg_page_event(pfn, VmItem::NrDirty, 1);
         self.vmstat.inc(VmItem::NrDirtied);
         self.inode_mut(ino).nr_dirty += 1;
         self.leave(prev);
@@ -82,9 +83,10 @@ impl Sim {
 
     /// Undo the dirty accounting of a page that stops being dirty without IO
     /// (account_page_cleaned, from cancel_dirty_page or clear_page_dirty_for_io).
-    pub fn account_page_cleaned(&mut self, ino: u32) {
+    pub fn account_page_cleaned(&mut self, pfn: Pfn, ino: u32) {
         if self.inode(ino).mapping.account_dirty {
             self.vmstat.dec(VmItem::NrDirty);
+            self.count_memcg_page_event(pfn, VmItem::NrDirty, -1);
             let i = self.inode_mut(ino);
             i.nr_dirty -= 1;
         }
@@ -111,8 +113,56 @@ impl Sim {
         (d * DIRTY_BACKGROUND_RATIO / 100, d * DIRTY_RATIO / 100)
     }
 
+    /// The memcg writeback domain of `memcg` (mem_cgroup_wb_stats + mdtc_calc_avail +
+    /// domain_dirty_limits): (dirty + writeback pages, background threshold, dirty
+    /// threshold). The memcg's dirtyable memory is its file pages plus what it could
+    /// still grow by (the headroom below memory.max / memory.high up its ancestry),
+    /// bounded by the clean memory the rest of the system has.
+    pub fn memcg_dirty_domain(&self, memcg: crate::mm::memcontrol::MemcgId) -> (u64, u64, u64) {
+        use crate::mm::node::LruList;
+        let sub = self.memcg_subtree(memcg);
+        let stat = |i: VmItem| -> u64 {
+            sub.clone()
+                .map(|c| self.memcgs[c as usize].stat.get(i))
+                .sum::<i64>()
+                .max(0) as u64
+        };
+        let dirty = stat(VmItem::NrDirty) + stat(VmItem::NrWriteback);
+        let filepages: u64 = (0..self.nodes.len())
+            .map(|n| {
+                self.lruvec_lru_size_hier(memcg, n, LruList::InactiveFile)
+                    + self.lruvec_lru_size_hier(memcg, n, LruList::ActiveFile)
+            })
+            .sum();
+        let mut headroom = u64::MAX;
+        let mut c = Some(memcg);
+        while let Some(m) = c {
+            let mc = &self.memcgs[m as usize];
+            if mc.parent.is_none() {
+                break;
+            }
+            let ceiling = mc.max.min(mc.high);
+            headroom = headroom.min(ceiling - ceiling.min(mc.usage));
+            c = mc.parent;
+        }
+        let (g_bg, _) = self.global_dirty_limits();
+        let g_avail = g_bg * 100 / DIRTY_BACKGROUND_RATIO.max(1);
+        let g_dirty =
+            (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
+        let clean = filepages - filepages.min(dirty);
+        let global_clean = g_avail - g_avail.min(g_dirty);
+        let other_clean = global_clean - global_clean.min(clean);
+        let avail = filepages + headroom.min(other_clean);
+        (
+            dirty,
+            avail * DIRTY_BACKGROUND_RATIO / 100,
+            avail * DIRTY_RATIO / 100,
+        )
+    }
+
     /// balance_dirty_pages_ratelimited: kick the flusher above the background threshold;
-    /// return true if the writer must pause (above the dirty threshold).
+    /// return true if the writer must pause (above the dirty threshold). A writer in a
+    /// memory cgroup is also held to its cgroup's writeback domain (cgroup writeback).
     pub fn balance_dirty_pages_ratelimited(&mut self, ino: u32) -> bool {
         if !self.inode(ino).mapping.account_dirty {
             return false;
@@ -122,15 +172,38 @@ impl Sim {
         let dirty =
             (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
         let mut pause = false;
-        if dirty > bg {
+        let mut kick = dirty > bg;
+        if kick {
+            pause = dirty > limit;
+        }
+        let memcg = self.current_memcg();
+        if memcg != crate::mm::memcontrol::ROOT_MEM_CGROUP {
+            let (m_dirty, m_bg, m_limit) = self.memcg_dirty_domain(memcg);
+            if m_dirty > m_bg {
+                kick = true;
+                pause |= m_dirty > m_limit;
+            }
+            if pause {
+                self.memcgs[memcg as usize].dirty_throttled += 1;
+            }
+        }
+        if kick {
             let fs = self.inode(ino).fs;
             if let Some(dev) = self.fss[fs].device {
                 self.wb_start_background_writeback(dev);
             }
-            pause = dirty > limit;
         }
         self.leave(prev);
         pause
+    }
+
+    /// A memcg writeback domain above its background threshold (wb_over_bg_thresh of a
+    /// cgroup's wb): the flusher keeps writing.
+    fn memcg_over_bg_thresh(&self) -> bool {
+        (1..self.memcgs.len()).any(|m| {
+            let (d, bg, _) = self.memcg_dirty_domain(m as crate::mm::memcontrol::MemcgId);
+            d > bg
+        })
     }
 
     /// Wake the flusher of `dev` now.
@@ -146,7 +219,8 @@ impl Sim {
         let prev = self.enter(KFunc::WbWorkfn);
         let now = self.now();
         let (bg, _) = self.global_dirty_limits();
-        let over_bg = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > bg;
+        let over_bg = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > bg
+            || (self.memcgs.len() > 1 && self.memcg_over_bg_thresh());
         let expire = self.devices[dev].dirty_expire_ps;
         let mut budget = MAX_WRITEBACK_PAGES;
         let mut i = 0;
@@ -172,8 +246,9 @@ impl Sim {
         }
         let did_work = budget < MAX_WRITEBACK_PAGES;
         self.leave(prev);
-        let still_over =
-            self.vmstat.get(VmItem::NrDirty).max(0) as u64 > self.global_dirty_limits().0;
+        let still_over = self.vmstat.get(VmItem::NrDirty).max(0) as u64
+            > self.global_dirty_limits().0
+            || (self.memcgs.len() > 1 && self.memcg_over_bg_thresh());
         if did_work && still_over {
             return true; // more to do: stay runnable
         }
@@ -253,10 +328,11 @@ impl Sim {
                 // clear_page_dirty_for_io + ->writepage
                 let pr = self.enter(KFunc::Writepage);
                 if self.TestClearPageDirty(pfn) {
-                    self.account_page_cleaned(ino);
+                    self.account_page_cleaned(pfn, ino);
                 }
                 self.SetPageWriteback(pfn);
                 self.vmstat.inc(VmItem::NrWriteback);
+                self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
                 self.unlock_page(pfn);
                 self.leave(pr);
                 if let Some(&last) = batch.last() {
@@ -464,6 +540,8 @@ impl Sim {
         let was = self.TestClearPageWriteback(pfn);
         debug_assert!(was, "end_page_writeback on a page not under writeback");
         self.vmstat.dec(VmItem::NrWriteback);
+        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -1);
+        self.acct_reclaim_writeback(pfn);
         self.vmstat.inc(VmItem::NrWritten);
         self.leave(prev);
         self.wake_up_page(pfn);

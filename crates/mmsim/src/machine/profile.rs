@@ -109,6 +109,9 @@ kfuncs! {
     ZapPteRange => "zap_pte_range",
     UnmapMappingRange => "unmap_mapping_range",
     TryToUnmapOne => "try_to_unmap_one",
+    MemCgroupCharge => "try_charge_memcg",
+    MemCgroupHandleOverHigh => "mem_cgroup_handle_over_high",
+    TryToFreeMemCgroupPages => "try_to_free_mem_cgroup_pages",
     Idle => "[idle]",
 }
 

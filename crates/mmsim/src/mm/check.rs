@@ -27,57 +27,72 @@ use crate::sim::Sim;
 
 /// Check every invariant; the first violation is returned as a readable message.
 pub fn check_all(sim: &Sim) -> Result<(), String> {
+    check_memcgs(sim)?;
     let n = sim.mem.len();
     let mut on_list = vec![false; n];
     let mut lru_totals = [0i64; 5];
     for node in &sim.nodes {
-        for lru in LruList::ALL {
-            let head = &node.lruvec.lists[lru as usize];
-            let mut count = 0u64;
-            for pfn in head.iter(&sim.mem) {
-                count += 1;
-                if count > head.len {
+        for memcg in 0..sim.nr_memcgs() as crate::mm::memcontrol::MemcgId {
+            for lru in LruList::ALL {
+                let head = &sim.lruvec(memcg, node.id).lists[lru as usize];
+                let mut count = 0u64;
+                for pfn in head.iter(&sim.mem) {
+                    count += 1;
+                    if count > head.len {
+                        return Err(format!(
+                            "node {} list {:?} longer than its count {}",
+                            node.id, lru, head.len
+                        ));
+                    }
+                    let p = &sim.mem[pfn as usize];
+                    if on_list[pfn as usize] {
+                        return Err(format!("pfn {} is on two lists", pfn));
+                    }
+                    on_list[pfn as usize] = true;
+                    if !p.test(pg::LRU) {
+                        return Err(format!(
+                            "pfn {} on {:?} without PG_lru (flags {})",
+                            pfn,
+                            lru,
+                            p.flag_names()
+                        ));
+                    }
+                    if sim.page_lru(pfn) != lru {
+                        return Err(format!(
+                            "pfn {} on {:?} but its flags say {:?} ({})",
+                            pfn,
+                            lru,
+                            sim.page_lru(pfn),
+                            p.flag_names()
+                        ));
+                    }
+                    if p.node as usize != node.id {
+                        return Err(format!(
+                            "pfn {} of node {} on node {}'s list",
+                            pfn, p.node, node.id
+                        ));
+                    }
+                    // An uncharged page (tests that allocate directly) lives on the root's.
+                    let owner = if p.memcg == crate::mm::memcontrol::NO_MEMCG {
+                        crate::mm::memcontrol::ROOT_MEM_CGROUP
+                    } else {
+                        p.memcg
+                    };
+                    if owner != memcg {
+                        return Err(format!(
+                            "pfn {} charged to memcg {} on memcg {}'s lruvec",
+                            pfn, p.memcg, memcg
+                        ));
+                    }
+                }
+                if count != head.len {
                     return Err(format!(
-                        "node {} list {:?} longer than its count {}",
-                        node.id, lru, head.len
+                        "node {} list {:?} has {} pages, count says {}",
+                        node.id, lru, count, head.len
                     ));
                 }
-                let p = &sim.mem[pfn as usize];
-                if on_list[pfn as usize] {
-                    return Err(format!("pfn {} is on two lists", pfn));
-                }
-                on_list[pfn as usize] = true;
-                if !p.test(pg::LRU) {
-                    return Err(format!(
-                        "pfn {} on {:?} without PG_lru (flags {})",
-                        pfn,
-                        lru,
-                        p.flag_names()
-                    ));
-                }
-                if sim.page_lru(pfn) != lru {
-                    return Err(format!(
-                        "pfn {} on {:?} but its flags say {:?} ({})",
-                        pfn,
-                        lru,
-                        sim.page_lru(pfn),
-                        p.flag_names()
-                    ));
-                }
-                if p.node as usize != node.id {
-                    return Err(format!(
-                        "pfn {} of node {} on node {}'s list",
-                        pfn, p.node, node.id
-                    ));
-                }
+                lru_totals[lru as usize] += count as i64;
             }
-            if count != head.len {
-                return Err(format!(
-                    "node {} list {:?} has {} pages, count says {}",
-                    node.id, lru, count, head.len
-                ));
-            }
-            lru_totals[lru as usize] += count as i64;
         }
         let mut free = 0u64;
         for pfn in node.free_list.iter(&sim.mem) {
@@ -455,6 +470,66 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
             sim.vmstat.get(VmItem::NrAnonPages),
             nr_anon
         ));
+    }
+    Ok(())
+}
+
+/// Memory cgroups: every page is charged to at most one memcg, only while it is not free;
+/// each memcg's usage is the number of pages charged to it and its descendants; usage of
+/// a non-root memcg stays within memory.max unless the OOM killer found no victim (the
+/// kernel's forced charge); swap usage matches the slots charged.
+pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
+    use crate::mm::memcontrol::NO_MEMCG;
+    let mut local = vec![0u64; sim.nr_memcgs()];
+    for (pfn, p) in sim.mem.iter().enumerate() {
+        if p.memcg == NO_MEMCG {
+            continue;
+        }
+        if p.test(pg::BUDDY) {
+            return Err(format!(
+                "free pfn {} is still charged to memcg {}",
+                pfn, p.memcg
+            ));
+        }
+        match local.get_mut(p.memcg as usize) {
+            Some(c) => *c += 1,
+            None => return Err(format!("pfn {} charged to unknown memcg {}", pfn, p.memcg)),
+        }
+    }
+    let mut swap_local = vec![0u64; sim.nr_memcgs()];
+    for &m in &sim.swap_cgroup {
+        if m != NO_MEMCG {
+            swap_local[m as usize] += 1;
+        }
+    }
+    for m in 0..sim.nr_memcgs() {
+        let mc = &sim.memcgs[m];
+        let range = sim.memcg_subtree(m as crate::mm::memcontrol::MemcgId);
+        let want: u64 = range.clone().map(|c| local[c as usize]).sum();
+        if mc.usage != want {
+            return Err(format!(
+                "memcg \"{}\" usage {} but {} pages are charged to it and below",
+                mc.name, mc.usage, want
+            ));
+        }
+        if m != 0 {
+            let swap: u64 = range.clone().map(|c| swap_local[c as usize]).sum();
+            if mc.swap_usage != swap {
+                return Err(format!(
+                    "memcg \"{}\" swap usage {} but {} slots are charged to it and below",
+                    mc.name, mc.swap_usage, swap
+                ));
+            }
+            if mc.swap_usage > mc.swap_max {
+                return Err(format!(
+                    "memcg \"{}\" swap usage {} above swap.max {}",
+                    mc.name, mc.swap_usage, mc.swap_max
+                ));
+            }
+        }
+        if mc.peak < mc.usage {
+            return Err(format!("memcg \"{}\" peak below usage", mc.name));
+        }
     }
     Ok(())
 }

@@ -140,7 +140,8 @@ impl Sim {
             if fgp_flags & fgp::NOFS != 0 {
                 g.fs = false;
             }
-            let p = match self.alloc_page(g) {
+            let memcg = self.current_memcg();
+            let p = match self.alloc_page_charged(g, memcg) {
                 Ok(p) => p,
                 Err(crate::mm::page_alloc::AllocError::Wait(w)) => break Err(w),
                 Err(crate::mm::page_alloc::AllocError::NoMem) => break Ok(None),
@@ -233,7 +234,7 @@ impl Sim {
             }
         };
         if let Some(sh) = shadow {
-            if self.workingset_refault(sh) {
+            if self.workingset_refault(pfn, sh) {
                 self.SetPageActive(pfn);
                 self.workingset_activation(pfn);
             } else {
@@ -519,7 +520,8 @@ impl Sim {
                 Some(pfn) => pfn,
                 None => {
                     // no_cached_page: allocate, insert, read.
-                    let pfn = match self.alloc_page(Gfp::KERNEL) {
+                    let memcg = self.current_memcg();
+                    let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
                         Ok(p) => p,
                         Err(crate::mm::page_alloc::AllocError::Wait(w)) => {
                             out.wait = Some(w);

@@ -375,6 +375,7 @@ impl Sim {
         self.fault_was_major = false;
         let r = self.__handle_mm_fault(mm, vpn, write);
         self.vmstat.inc(VmItem::Pgfault);
+        self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
         let retry = self.tasks[tid].fault_retry == Some(vpn);
         if !retry && r != Ok(FaultResult::Sigbus) {
             if self.fault_was_major {
@@ -409,7 +410,8 @@ impl Sim {
     }
 
     fn alloc_user_page(&mut self) -> Result<Pfn, Wait> {
-        match self.alloc_page(Gfp::KERNEL) {
+        let memcg = self.current_memcg();
+        match self.alloc_page_charged(Gfp::KERNEL, memcg) {
             Ok(p) => Ok(p),
             Err(AllocError::Wait(w)) => Err(w),
             Err(AllocError::NoMem) => {
@@ -432,7 +434,10 @@ impl Sim {
         }
         self.vmstat.inc(VmItem::NrAnonPages);
         self.mm_mut(mm).rss_anon += 1;
-        self.__SetPageActive(pfn);
+        // v5.9 (anon-inactive-first): lru_cache_add_inactive_or_unevictable.
+        if !self.features.anon_inactive_first {
+            self.__SetPageActive(pfn);
+        }
         self.lru_cache_add(pfn);
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         // The new page's content: zeros (version 0) unless copied.
@@ -620,6 +625,7 @@ impl Sim {
                 major = true;
                 // VM_FAULT_MAJOR: counted where the miss is found.
                 self.vmstat.inc(VmItem::Pgmajfault);
+                self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
                 self.fault_was_major = true;
                 page = self.find_get_page(ino, index);
             }
@@ -633,7 +639,8 @@ impl Sim {
             Some(p) => p,
             None => {
                 // no_cached_page: allocate and read it ourselves.
-                let p = match self.alloc_page(Gfp::KERNEL) {
+                let memcg = self.current_memcg();
+                let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
                     Ok(p) => p,
                     Err(AllocError::Wait(w)) => return Err(w),
                     Err(AllocError::NoMem) => {

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod filemap;
+pub mod memcontrol;
 pub mod memory;
 pub mod mmap;
 pub mod node;

@@ -166,8 +166,23 @@ pub struct Lruvec {
     pub recent_scanned: [u64; 2],
     /// reclaim_stat.recent_rotated[anon, file].
     pub recent_rotated: [u64; 2],
-    /// inactive_age: the workingset eviction clock.
+    /// inactive_age (nonresident_age from 5.9): the workingset eviction clock.
     pub inactive_age: u64,
+    /// anon_cost: reclaim cost of the anon lists (lru_note_cost, v5.8).
+    pub anon_cost: u64,
+    /// file_cost.
+    pub file_cost: u64,
+    /// refaults[anon, file]: workingset_activate at the last reclaim cycle's end
+    /// (snapshot_refaults, v5.5).
+    pub refaults: [u64; 2],
+    /// Shadow-only radix-tree nodes of this lruvec's pages, oldest first (the memcg- and
+    /// node-aware workingset_shadow_nodes list_lru).
+    pub shadow_nodes: std::collections::VecDeque<(u32, crate::mm::radix_tree::NodeId)>,
+    /// The shadow shrinker's deferred scan count (nr_deferred).
+    pub shadow_nr_deferred: u64,
+    /// LRUVEC_CGROUP_CONGESTED / LRUVEC_NODE_CONGESTED: every dirty page reclaim met was
+    /// already under writeback (v5.16).
+    pub congested: bool,
 }
 
 /// Watermarks of the node's zone (WMARK_MIN, WMARK_LOW, WMARK_HIGH), in pages.
@@ -194,8 +209,6 @@ pub struct PgData {
     pub free_list: ListHead,
     /// Watermarks.
     pub watermark: Watermarks,
-    /// LRU lists.
-    pub lruvec: Lruvec,
     /// zone->lru_lock.
     pub lru_lock: SpinLock,
     /// zone->lock (buddy allocator).
@@ -211,7 +224,6 @@ impl PgData {
             present_pages: nr,
             free_list: ListHead::default(),
             watermark: Watermarks::default(),
-            lruvec: Lruvec::default(),
             lru_lock: SpinLock::default(),
             zone_lock: SpinLock::default(),
         }

@@ -49,6 +49,8 @@ pub mod pg {
     pub const BUDDY: u32 = 1 << 13;
     /// The last IO on this page failed (PG_error).
     pub const ERROR: u32 = 1 << 14;
+    /// The page was on the active list before (PG_workingset, v4.20).
+    pub const WORKINGSET: u32 = 1 << 15;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -66,6 +68,7 @@ pub mod pg {
         (WAITERS, "waiters"),
         (BUDDY, "buddy"),
         (ERROR, "error"),
+        (WORKINGSET, "workingset"),
     ];
 }
 
@@ -87,6 +90,8 @@ pub struct Page {
     pub mapping: MappingId,
     /// Node the frame belongs to.
     pub node: u16,
+    /// The memory cgroup the page is charged to (folio_memcg), or NO_MEMCG.
+    pub memcg: u16,
     /// Offset within the mapping, in pages.
     pub index: u64,
     /// Intrusive LRU (or free-list) links.
@@ -108,6 +113,7 @@ impl Page {
             mapcount: -1,
             mapping: NO_MAPPING,
             node: node as u16,
+            memcg: crate::mm::memcontrol::NO_MEMCG,
             index: 0,
             prev: NIL,
             next: NIL,

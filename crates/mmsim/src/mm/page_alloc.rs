@@ -205,6 +205,12 @@ impl Sim {
         let busy = self.vmstat.get(VmItem::NrWriteback) + self.vmstat.get(VmItem::NrDirty);
         if busy > 0 {
             // should_reclaim_retry: progress is possible once IO completes.
+            if self.features.reclaim_throttle {
+                if let Some(t) = self.cur.task {
+                    let node = self.cur_node();
+                    return Err(AllocError::Wait(self.reclaim_throttle(t, node)));
+                }
+            }
             let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
             return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
         }
@@ -286,6 +292,7 @@ impl Sim {
         p.mapcount = -1;
         p.mapping = NO_MAPPING;
         p.index = 0;
+        debug_assert_eq!(p.memcg, crate::mm::memcontrol::NO_MEMCG);
         self.vmstat.dec(VmItem::NrFreePages);
         self.vmstat.inc(VmItem::PgallocNormal);
         Some(pfn)
@@ -295,6 +302,7 @@ impl Sim {
     pub fn free_hot_cold_page(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::FreeHotColdPage);
         self.charge(self.costs.page_free_ps);
+        self.mem_cgroup_uncharge(pfn);
         let node = self.mem[pfn as usize].node as usize;
         {
             let p = &mut self.mem[pfn as usize];

@@ -174,7 +174,8 @@ impl Sim {
                     noretry: true,
                     ..Gfp::KERNEL
                 };
-                let Ok(p) = self.alloc_page(gfp) else {
+                let memcg = self.current_memcg();
+                let Ok(p) = self.alloc_page_charged(gfp, memcg) else {
                     break;
                 };
                 if i == nr - lookahead {

@@ -80,6 +80,10 @@ pub struct CpuPagevecs {
     pub rotate: Pagevec,
 }
 
+fn p_active(s: &Sim, pfn: Pfn) -> bool {
+    s.mem[pfn as usize].test(pg::ACTIVE)
+}
+
 /// Which move a pagevec drain performs (pagevec_lru_move_fn's callback).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LruMove {
@@ -101,25 +105,25 @@ impl Sim {
 
     /// add_page_to_lru_list (lru_lock held): head insertion and the nr_* gauge.
     pub fn add_page_to_lru_list(&mut self, pfn: Pfn, lru: LruList) {
-        let n = self.mem[pfn as usize].node as usize;
+        let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
-        self.nodes[n].lruvec.lists[lru as usize].add_head(&mut self.mem, pfn);
+        self.lruvecs[lv].lists[lru as usize].add_head(&mut self.mem, pfn);
         self.vmstat.inc(lru.vmstat_item());
     }
 
     /// add_page_to_lru_list_tail (lru_lock held).
     pub fn add_page_to_lru_list_tail(&mut self, pfn: Pfn, lru: LruList) {
-        let n = self.mem[pfn as usize].node as usize;
+        let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
-        self.nodes[n].lruvec.lists[lru as usize].add_tail(&mut self.mem, pfn);
+        self.lruvecs[lv].lists[lru as usize].add_tail(&mut self.mem, pfn);
         self.vmstat.inc(lru.vmstat_item());
     }
 
     /// del_page_from_lru_list (lru_lock held).
     pub fn del_page_from_lru_list(&mut self, pfn: Pfn, lru: LruList) {
-        let n = self.mem[pfn as usize].node as usize;
+        let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
-        self.nodes[n].lruvec.lists[lru as usize].del(&mut self.mem, pfn);
+        self.lruvecs[lv].lists[lru as usize].del(&mut self.mem, pfn);
         self.vmstat.dec(lru.vmstat_item());
     }
 
@@ -149,9 +153,10 @@ impl Sim {
         self.lru_unlock(node);
     }
 
-    /// update_page_reclaim_stat.
-    fn update_page_reclaim_stat(&mut self, node: usize, file: bool, rotated: bool) {
-        let lv = &mut self.nodes[node].lruvec;
+    /// update_page_reclaim_stat (of the page's lruvec).
+    fn update_page_reclaim_stat(&mut self, pfn: Pfn, file: bool, rotated: bool) {
+        let idx = self.page_lruvec_idx(pfn);
+        let lv = &mut self.lruvecs[idx];
         lv.recent_scanned[file as usize] += 1;
         if rotated {
             lv.recent_rotated[file as usize] += 1;
@@ -172,8 +177,8 @@ impl Sim {
                 locked = Some(node);
             }
             match mv {
-                LruMove::Add => self.__pagevec_lru_add_fn(pfn, node),
-                LruMove::Activate => self.__activate_page(pfn, node),
+                LruMove::Add => self.__pagevec_lru_add_fn(pfn),
+                LruMove::Activate => self.__activate_page(pfn),
                 LruMove::RotateTail => self.pagevec_move_tail_fn(pfn),
             }
         }
@@ -192,7 +197,7 @@ impl Sim {
         self.leave(prev);
     }
 
-    fn __pagevec_lru_add_fn(&mut self, pfn: Pfn, node: usize) {
+    fn __pagevec_lru_add_fn(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::PagevecLruAdd);
         debug_assert!(!self.PageLRU(pfn), "page already on the LRU");
         self.SetPageLRU(pfn);
@@ -200,11 +205,11 @@ impl Sim {
         self.add_page_to_lru_list(pfn, lru);
         let p = &self.mem[pfn as usize];
         let (file, active) = (!p.test(pg::SWAPBACKED), p.test(pg::ACTIVE));
-        self.update_page_reclaim_stat(node, file, active);
+        self.update_page_reclaim_stat(pfn, file, active);
         self.leave(prev);
     }
 
-    fn __activate_page(&mut self, pfn: Pfn, node: usize) {
+    fn __activate_page(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::ActivatePage);
         let p = &self.mem[pfn as usize];
         if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
@@ -215,16 +220,25 @@ impl Sim {
             let lru = self.page_lru(pfn);
             self.add_page_to_lru_list(pfn, lru);
             self.vmstat.inc(crate::mm::vmstat::VmItem::Pgactivate);
-            self.update_page_reclaim_stat(node, file, true);
+            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgactivate, 1);
+            self.update_page_reclaim_stat(pfn, file, true);
         }
         self.leave(prev);
     }
 
     fn pagevec_move_tail_fn(&mut self, pfn: Pfn) {
         let p = &self.mem[pfn as usize];
-        if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
+        let active_ok = self.features.writeback_activate || !p.test(pg::ACTIVE);
+        if p.test(pg::LRU) && active_ok && !p.test(pg::UNEVICTABLE) {
             let lru = self.page_lru(pfn);
             self.del_page_from_lru_list(pfn, lru);
+            // v4.11: an activated dirty/writeback page goes to the inactive tail.
+            let lru = if self.features.writeback_activate && p_active(self, pfn) {
+                self.__ClearPageActive(pfn);
+                self.page_lru(pfn)
+            } else {
+                lru
+            };
             self.add_page_to_lru_list_tail(pfn, lru);
             self.vmstat.inc(crate::mm::vmstat::VmItem::Pgrotated);
         }
@@ -265,7 +279,7 @@ impl Sim {
         let p = &self.mem[pfn as usize];
         if !p.test(pg::LOCKED)
             && !p.test(pg::DIRTY)
-            && !p.test(pg::ACTIVE)
+            && (self.features.writeback_activate || !p.test(pg::ACTIVE))
             && !p.test(pg::UNEVICTABLE)
             && p.test(pg::LRU)
         {
@@ -328,11 +342,13 @@ impl Sim {
         self.leave(prev);
     }
 
-    /// workingset_activation: an activated file page advances its node's inactive_age.
+    /// workingset_activation: an activated file page advances its lruvec's inactive_age
+    /// (workingset_age_nonresident: and its ancestors' from v5.5).
     pub fn workingset_activation(&mut self, pfn: Pfn) {
-        let node = self.mem[pfn as usize].node as usize;
+        let p = &self.mem[pfn as usize];
+        let (node, memcg) = (p.node as usize, p.memcg);
         self.charge_atomic();
-        self.nodes[node].lruvec.inactive_age += 1;
+        self.workingset_age_nonresident(memcg, node);
     }
 
     /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, activate).

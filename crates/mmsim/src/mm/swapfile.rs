@@ -41,6 +41,7 @@
 
 use crate::fs::{IoKind, IoRequest};
 use crate::machine::profile::KFunc;
+use crate::mm::memcontrol::MemcgId;
 use crate::mm::memory::pte;
 use crate::mm::mmap::Vma;
 use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SIZE};
@@ -174,9 +175,18 @@ impl Sim {
 
     /// Release a slot that became free.
     fn maybe_free_slot(&mut self, off: u32) {
-        if let Some(s) = self.swap.as_mut() {
-            if s.slot_free(off as usize) {
+        let freed = self.swap.as_mut().is_some_and(|s| {
+            let f = s.slot_free(off as usize);
+            if f {
                 s.free_pages += 1;
+            }
+            f
+        });
+        if freed {
+            // swap_entry_free: the memcg's swap charge and the shadow go with the slot.
+            self.mem_cgroup_uncharge_swap(off);
+            if let Some(sh) = self.swap_shadows.get_mut(off as usize) {
+                *sh = 0;
             }
         }
     }
@@ -188,6 +198,12 @@ impl Sim {
             self.leave(prev);
             return false;
         };
+        // mem_cgroup_try_charge_swap: a memcg at memory.swap.max keeps its page.
+        if !self.mem_cgroup_try_charge_swap(pfn, off) {
+            self.swap.as_mut().expect("swap").free_pages += 1;
+            self.leave(prev);
+            return false;
+        }
         self.get_page(pfn); // the swap cache's reference
         self.SetPageSwapCache(pfn);
         self.mem[pfn as usize].private = off;
@@ -222,6 +238,7 @@ impl Sim {
         self.SetPageReclaim(pfn);
         self.SetPageWriteback(pfn);
         self.vmstat.inc(VmItem::NrWriteback);
+        self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
         self.vmstat.inc(VmItem::Pswpout);
         self.vmstat.add(VmItem::Pgpgout, (PAGE_SIZE / 1024) as i64);
         self.unlock_page(pfn);
@@ -249,8 +266,9 @@ impl Sim {
     }
 
     /// __remove_mapping for a swap-cache page: freeze at 2 references (cache + isolation),
-    /// recheck dirty, delete from the swap cache. The page is then free to go.
-    pub fn remove_from_swap_cache_frozen(&mut self, pfn: Pfn) -> bool {
+    /// recheck dirty, delete from the swap cache (leaving a shadow entry in the slot when
+    /// reclaim of `target` evicts it, v5.9). The page is then free to go.
+    pub fn remove_from_swap_cache_frozen(&mut self, pfn: Pfn, target: Option<MemcgId>) -> bool {
         self.charge_atomic();
         if self.mem[pfn as usize].refcount != 2
             || self.PageDirty(pfn)
@@ -259,7 +277,18 @@ impl Sim {
             return false;
         }
         self.mem[pfn as usize].refcount = 0;
+        let off = self.mem[pfn as usize].private;
+        let shadow = match target {
+            Some(t) if self.features.anon_workingset => self.workingset_eviction(pfn, t),
+            _ => None,
+        };
         self.delete_from_swap_cache(pfn);
+        if let (Some(sh), Some(slot)) = (shadow, self.swap_shadows.get_mut(off as usize)) {
+            // Only a slot still in use (a PTE refers to it) keeps the shadow.
+            if !self.swap.as_ref().is_some_and(|s| s.is_free(off)) {
+                *slot = sh;
+            }
+        }
         self.mem[pfn as usize].mapping = NO_MAPPING;
         true
     }
@@ -303,7 +332,8 @@ impl Sim {
         if cached == NIL {
             // swapin: allocate (this one may reclaim and sleep), add to the swap cache
             // locked, read the slot — and the readahead window around it.
-            let pfn = match self.alloc_page(Gfp::KERNEL) {
+            let memcg = self.swapin_memcg(off);
+            let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
                 Ok(p) => p,
                 Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
                 Err(crate::mm::page_alloc::AllocError::NoMem) => {
@@ -319,6 +349,7 @@ impl Sim {
             }
             self.add_to_swap_cache_for_read(pfn, off);
             self.vmstat.inc(VmItem::Pgmajfault);
+            self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
             self.fault_was_major = true;
             let adaptive = self.features.adaptive_swap_readahead;
             let sw = self.swap.as_mut().expect("swap");
@@ -410,6 +441,15 @@ impl Sim {
         self.get_page(pfn); // swap cache reference
         self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
         self.vmstat.inc(VmItem::NrFilePages);
+        // v5.9: the slot's shadow entry (left by the swap-out) is a refault.
+        let shadow = self
+            .swap_shadows
+            .get_mut(off as usize)
+            .map_or(0, std::mem::take);
+        if shadow != 0 && self.features.anon_workingset && self.workingset_refault(pfn, shadow) {
+            self.SetPageActive(pfn);
+            self.workingset_activation(pfn);
+        }
         self.lru_cache_add(pfn);
         self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
         self.vmstat.inc(VmItem::Pswpin);
@@ -439,7 +479,8 @@ impl Sim {
                 // A free slot, or a page already cached (reading, under writeback, mapped).
                 continue;
             }
-            let Ok(p) = self.alloc_page(Gfp::NOWAIT) else {
+            let memcg = self.swapin_memcg(s);
+            let Ok(p) = self.alloc_page_charged(Gfp::NOWAIT, memcg) else {
                 break;
             };
             // Owner unknown until a fault maps it: page->mapping stays NULL.

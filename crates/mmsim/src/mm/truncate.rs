@@ -276,7 +276,7 @@ impl Sim {
             self.unmap_mapping_range(ino, index * PAGE_SIZE, PAGE_SIZE, false);
         }
         if self.TestClearPageDirty(pfn) {
-            self.account_page_cleaned(ino); // cancel_dirty_page
+            self.account_page_cleaned(pfn, ino); // cancel_dirty_page
         }
     }
 

@@ -1,5 +1,10 @@
-//! Page reclaim (mm/vmscan.c, v4.2 semantics with one zone per node).
+//! Page reclaim (mm/vmscan.c: v4.2 semantics with one zone per node, and the later rules
+//! of `kernel.rs` as switches), per memory cgroup.
 //!
+//! - Reclaim works on lruvecs, one per (memcg, node). `shrink_node` walks the memcgs of the
+//!   reclaim target's subtree (shrink_node_memcgs: the root for global reclaim, the memcg
+//!   whose limit was hit for try_to_free_mem_cgroup_pages), skipping those protected by
+//!   memory.min / memory.low, and shrinks each memcg's lruvec on the node.
 //! - kswapd (one kthread per node) is woken by the allocator when a node's free pages fall
 //!   below the low watermark and reclaims until they are above the high watermark
 //!   (balance_pgdat), one shrink_node pass per step, lowering the priority from
@@ -17,6 +22,7 @@
 //!   clean pages are removed from the cache with a workingset shadow entry and freed.
 
 use crate::machine::profile::KFunc;
+use crate::mm::memcontrol::{MemcgEvent, MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn};
 use crate::mm::page_alloc::{int_sqrt, Gfp};
@@ -51,6 +57,47 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     /// Pages reclaimed so far.
     pub nr_reclaimed: u64,
+    /// The memcg whose subtree is reclaimed (the root for global reclaim).
+    pub target_memcg: MemcgId,
+    /// May reclaim memcgs below their memory.low (the retry when nothing else was left).
+    pub memcg_low_reclaim: bool,
+    /// A memcg was skipped for its memory.low.
+    pub memcg_low_skipped: bool,
+    /// DEACTIVATE_ANON (bit 0) / DEACTIVATE_FILE (bit 1): active lists may be shrunk (v5.5).
+    pub may_deactivate: u8,
+    /// Deactivate both types regardless (the retry after skipped deactivation).
+    pub force_deactivate: bool,
+    /// An active list was not shrunk because may_deactivate forbade it.
+    pub skipped_deactivate: bool,
+    /// Plenty of inactive file pages that are not thrashing: reclaim only them (v5.5).
+    pub cache_trim_mode: bool,
+    /// The node is almost out of file pages: reclaim anon (v5.5).
+    pub file_is_tiny: bool,
+    /// The target lruvec's reclaim costs at the start of the pass (v5.8).
+    pub anon_cost: u64,
+    /// See `anon_cost`.
+    pub file_cost: u64,
+    /// Per-pass counts for the writeback throttling decisions (sc->nr).
+    pub nr: ReclaimNr,
+}
+
+/// sc->nr: what shrink_page_list met in one shrink_node pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReclaimNr {
+    /// Dirty pages seen.
+    pub dirty: u64,
+    /// Dirty pages not yet queued for IO.
+    pub unqueued_dirty: u64,
+    /// Dirty pages already under writeback (the backing device is congested).
+    pub congested: u64,
+    /// Pages under writeback.
+    pub writeback: u64,
+    /// Pages under writeback already marked for immediate reclaim.
+    pub immediate: u64,
+    /// File pages isolated.
+    pub file_taken: u64,
+    /// Pages isolated.
+    pub taken: u64,
 }
 
 impl ScanControl {
@@ -66,9 +113,30 @@ impl ScanControl {
             gfp,
             nr_scanned: 0,
             nr_reclaimed: 0,
+            target_memcg: ROOT_MEM_CGROUP,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
+            may_deactivate: DEACTIVATE_ANON | DEACTIVATE_FILE,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr: ReclaimNr::default(),
         }
     }
+
+    /// cgroup_reclaim: reclaim on behalf of a memcg limit.
+    pub fn cgroup_reclaim(&self) -> bool {
+        self.target_memcg != ROOT_MEM_CGROUP
+    }
 }
+
+/// DEACTIVATE_ANON.
+pub const DEACTIVATE_ANON: u8 = 1;
+/// DEACTIVATE_FILE.
+pub const DEACTIVATE_FILE: u8 = 2;
 
 /// enum page_references.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +154,6 @@ pub enum PageReferences {
 /// Per-node reclaim state (zone->flags, kswapd's progress, the shadow-node list_lru).
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimState {
-    /// Shadow-only radix-tree nodes, oldest first (workingset_shadow_nodes list_lru).
-    pub shadow_nodes: std::collections::VecDeque<(u32, crate::mm::radix_tree::NodeId)>,
     /// ZONE_DIRTY: the tail of the inactive file list is full of dirty pages; kswapd may write.
     pub zone_dirty: bool,
     /// ZONE_WRITEBACK: pages at the tail are under writeback; kswapd should wait.
@@ -96,11 +162,19 @@ pub struct ReclaimState {
     pub kswapd_priority: u32,
     /// kswapd is between a wake-up and reaching the high watermark.
     pub kswapd_active: bool,
+    /// kswapd met pages marked for immediate reclaim still under writeback: throttle it
+    /// (v5.16).
+    pub throttle_writeback: bool,
+    /// Writeback completions on the node (NR_THROTTLED_WRITTEN).
+    pub nr_throttled_written: u64,
+    /// Its value when the first task started throttling (nr_reclaim_start).
+    pub nr_reclaim_start: u64,
 }
 
 impl Sim {
-    fn lru_size(&self, node: usize, lru: LruList) -> u64 {
-        self.nodes[node].lruvec.lists[lru as usize].len
+    /// lruvec_lru_size: pages on `lru` of `memcg`'s own lruvec on `node`.
+    fn lru_size(&self, node: usize, memcg: MemcgId, lru: LruList) -> u64 {
+        self.lruvec(memcg, node).lists[lru as usize].len
     }
 
     /// Total swap pages configured (0 without a swap device).
@@ -108,26 +182,96 @@ impl Sim {
         self.swap.as_ref().map(|s| s.nr_pages).unwrap_or(0)
     }
 
-    /// inactive_list_is_low for file (active > inactive) or anon (inactive·ratio < active,
-    /// ratio = int_sqrt(10 × node GB), false without swap).
-    pub fn inactive_list_is_low(&self, node: usize, file: bool) -> bool {
-        if file {
-            self.lru_size(node, LruList::ActiveFile) > self.lru_size(node, LruList::InactiveFile)
+    /// inactive_list_is_low for `memcg`'s lruvec on `node`.
+    ///
+    /// v4.2: file: active > inactive; anon: inactive × ratio < active with ratio =
+    /// int_sqrt(10 × GB), GB of the node for the root (of the lists for a memcg); false
+    /// without swap. `lru-size-inactive-ratio` (v4.10; inactive_is_low of 6.x): the ratio
+    /// from the GB of the two lists for both types; from v5.5 (`refault-deactivate`) the
+    /// sizes are hierarchical (the memcg and its descendants).
+    pub fn inactive_list_is_low(&self, node: usize, memcg: MemcgId, file: bool) -> bool {
+        let (il, al) = if file {
+            (LruList::InactiveFile, LruList::ActiveFile)
         } else {
-            if self.total_swap_pages() == 0 {
-                return false;
-            }
-            let gb = u64::from(self.nodes[node].present_pages) >> (30 - 12);
-            let ratio = if gb > 0 { int_sqrt(10 * gb).max(1) } else { 1 };
-            self.lru_size(node, LruList::InactiveAnon) * ratio
-                < self.lru_size(node, LruList::ActiveAnon)
+            (LruList::InactiveAnon, LruList::ActiveAnon)
+        };
+        if !file && self.total_swap_pages() == 0 {
+            return false;
+        }
+        let (inactive, active) = if self.features.refault_deactivate {
+            (
+                self.lruvec_lru_size_hier(memcg, node, il),
+                self.lruvec_lru_size_hier(memcg, node, al),
+            )
+        } else {
+            (
+                self.lru_size(node, memcg, il),
+                self.lru_size(node, memcg, al),
+            )
+        };
+        if file && !self.features.lru_size_inactive_ratio {
+            return active > inactive;
+        }
+        let gb = if self.features.lru_size_inactive_ratio || memcg != ROOT_MEM_CGROUP {
+            (inactive + active) >> (30 - 12)
+        } else {
+            u64::from(self.nodes[node].present_pages) >> (30 - 12)
+        };
+        let ratio = if gb > 0 { int_sqrt(10 * gb).max(1) } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// can_reclaim_anon_pages: swap space `memcg` may still use.
+    fn can_reclaim_anon_pages(&self, memcg: MemcgId) -> bool {
+        if memcg == ROOT_MEM_CGROUP {
+            self.swap_free_pages() > 0
+        } else {
+            self.mem_cgroup_get_nr_swap_pages(memcg) > 0
         }
     }
 
-    /// get_scan_count: pages to scan per list [IA, AA, IF, AF] at this priority.
-    pub fn get_scan_count(&mut self, node: usize, sc: &ScanControl) -> [u64; 4] {
+    /// The anon/file scan fractions (SCAN_FRACT) and their denominator.
+    fn scan_fractions(&mut self, node: usize, memcg: MemcgId, sc: &ScanControl) -> ([u64; 2], u64) {
+        let anon_prio = SWAPPINESS;
+        let file_prio = 200 - anon_prio;
+        if self.features.lru_cost_balance {
+            // v5.8: pressure inversely proportional to each type's reclaim cost, at least
+            // a third of it before swappiness.
+            let total_cost = sc.anon_cost + sc.file_cost;
+            let anon_cost = total_cost + sc.anon_cost;
+            let file_cost = total_cost + sc.file_cost;
+            let total_cost = anon_cost + file_cost;
+            let ap = anon_prio * (total_cost + 1) / (anon_cost + 1);
+            let fp = file_prio * (total_cost + 1) / (file_cost + 1);
+            return ([ap, fp], ap + fp);
+        }
+        let size = |s: &Sim, l: LruList| s.lru_size(node, memcg, l);
+        let anon = size(self, LruList::ActiveAnon) + size(self, LruList::InactiveAnon);
+        let file_pages = size(self, LruList::ActiveFile) + size(self, LruList::InactiveFile);
+        let lv = self.lruvec_mut(memcg, node);
+        if lv.recent_scanned[0] > anon / 4 {
+            lv.recent_scanned[0] /= 2;
+            lv.recent_rotated[0] /= 2;
+        }
+        if lv.recent_scanned[1] > file_pages / 4 {
+            lv.recent_scanned[1] /= 2;
+            lv.recent_rotated[1] /= 2;
+        }
+        let ap = anon_prio * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
+        let fp = file_prio * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
+        ([ap, fp], ap + fp + 1)
+    }
+
+    /// get_scan_count: pages to scan per list [IA, AA, IF, AF] of `memcg`'s lruvec on
+    /// `node` at this priority.
+    pub fn get_scan_count(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        sc: &mut ScanControl,
+    ) -> [u64; 4] {
         let prev = self.enter(KFunc::GetScanCount);
-        let size = |s: &Sim, l: LruList| s.lru_size(node, l);
+        let size = |s: &Sim, l: LruList| s.lru_size(node, memcg, l);
         #[derive(PartialEq)]
         enum Balance {
             Equal,
@@ -137,39 +281,37 @@ impl Sim {
         }
         let mut fraction = [0u64; 2];
         let mut denominator = 1u64;
-        let free = self.node_free_pages(node);
-        let file_pages = size(self, LruList::ActiveFile) + size(self, LruList::InactiveFile);
-        let balance = if !sc.may_swap || self.total_swap_pages() == 0 || self.swap_free_pages() == 0
-        {
+        let balance = if !sc.may_swap || !self.can_reclaim_anon_pages(memcg) {
             Balance::File
         } else if sc.priority == 0 {
             Balance::Equal
-        } else if file_pages + free <= self.nodes[node].watermark.high {
+        } else if self.features.refault_deactivate {
+            // v5.5: file_is_tiny and cache_trim_mode, decided at the reclaim root.
+            if sc.file_is_tiny {
+                Balance::Anon
+            } else if sc.cache_trim_mode {
+                Balance::File
+            } else {
+                (fraction, denominator) = self.scan_fractions(node, memcg, sc);
+                Balance::Fract
+            }
+        } else if !sc.cgroup_reclaim()
+            && size(self, LruList::ActiveFile)
+                + size(self, LruList::InactiveFile)
+                + self.node_free_pages(node)
+                <= self.nodes[node].watermark.high
+        {
             Balance::Anon
         } else if self.features.file_only_when_plenty
-            && !self.inactive_list_is_low(node, true)
+            && !self.inactive_list_is_low(node, memcg, true)
             && (size(self, LruList::InactiveFile) >> sc.priority) > 0
         {
             Balance::File
         } else {
-            let anon_prio = SWAPPINESS;
-            let file_prio = 200 - anon_prio;
-            let anon = size(self, LruList::ActiveAnon) + size(self, LruList::InactiveAnon);
-            let lv = &mut self.nodes[node].lruvec;
-            if lv.recent_scanned[0] > anon / 4 {
-                lv.recent_scanned[0] /= 2;
-                lv.recent_rotated[0] /= 2;
-            }
-            if lv.recent_scanned[1] > file_pages / 4 {
-                lv.recent_scanned[1] /= 2;
-                lv.recent_rotated[1] /= 2;
-            }
-            let ap = anon_prio * (lv.recent_scanned[0] + 1) / (lv.recent_rotated[0] + 1);
-            let fp = file_prio * (lv.recent_scanned[1] + 1) / (lv.recent_rotated[1] + 1);
-            fraction = [ap, fp];
-            denominator = ap + fp + 1;
+            (fraction, denominator) = self.scan_fractions(node, memcg, sc);
             Balance::Fract
         };
+        let (min, low) = self.mem_cgroup_protection(sc.target_memcg, memcg);
         let mut nr = [0u64; 4];
         for (i, lru) in [
             LruList::InactiveAnon,
@@ -181,7 +323,23 @@ impl Sim {
         .enumerate()
         {
             let file = i >= 2;
-            let scan = size(self, lru) >> sc.priority;
+            let lruvec_size = size(self, lru);
+            let mut scan = if min > 0 || low > 0 {
+                // Proportional memory.low / memory.min protection (v5.4).
+                let protection = if !sc.memcg_low_reclaim && low > min {
+                    sc.memcg_low_skipped = true;
+                    low
+                } else {
+                    min
+                };
+                let cgroup_size = self.memcgs[memcg as usize].usage.max(protection);
+                let s = lruvec_size
+                    - (lruvec_size as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
+                s.max(SWAP_CLUSTER_MAX)
+            } else {
+                lruvec_size
+            };
+            scan >>= sc.priority;
             nr[i] = match balance {
                 Balance::Equal => scan,
                 Balance::Fract => scan * fraction[file as usize] / denominator,
@@ -205,23 +363,139 @@ impl Sim {
         nr
     }
 
-    /// shrink_zone: reclaim from one node's lruvec (and prune shadow nodes, as the slab
-    /// shrinkers would).
+    /// prepare_scan_count (v5.5): at the reclaim root, decide which active lists may be
+    /// deactivated (their inactive list is low, or refaults were seen since the last
+    /// cycle), cache_trim_mode and file_is_tiny; take the reclaim costs.
+    fn prepare_scan_count(&mut self, node: usize, sc: &mut ScanControl) {
+        let target = sc.target_memcg;
+        let (anon_cost, file_cost, refaults) = {
+            let lv = self.lruvec(target, node);
+            (lv.anon_cost, lv.file_cost, lv.refaults)
+        };
+        sc.anon_cost = anon_cost;
+        sc.file_cost = file_cost;
+        if !sc.force_deactivate {
+            let st = self.workingset_activate_hier(target);
+            for (i, bit) in [(0usize, DEACTIVATE_ANON), (1, DEACTIVATE_FILE)] {
+                if st[i] != refaults[i] || self.inactive_list_is_low(node, target, i == 1) {
+                    sc.may_deactivate |= bit;
+                } else {
+                    sc.may_deactivate &= !bit;
+                }
+            }
+        } else {
+            sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
+        }
+        let file = self.lruvec_lru_size_hier(target, node, LruList::InactiveFile);
+        sc.cache_trim_mode = (file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
+        sc.file_is_tiny = false;
+        if !sc.cgroup_reclaim() {
+            let free = self.node_free_pages(node);
+            let file = self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, node, LruList::ActiveFile)
+                + self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, node, LruList::InactiveFile);
+            let anon = self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, node, LruList::InactiveAnon);
+            sc.file_is_tiny = file + free <= self.nodes[node].watermark.high
+                && sc.may_deactivate & DEACTIVATE_ANON == 0
+                && (anon >> sc.priority) > 0;
+        }
+    }
+
+    /// workingset_activate_{anon,file} of `m` and its descendants.
+    fn workingset_activate_hier(&self, m: MemcgId) -> [u64; 2] {
+        let mut r = [0u64; 2];
+        for c in self.memcg_subtree(m) {
+            let st = &self.memcgs[c as usize].stat;
+            r[0] += st.get(VmItem::WorkingsetActivateAnon) as u64;
+            r[1] += st.get(VmItem::WorkingsetActivateFile) as u64;
+        }
+        r
+    }
+
+    /// snapshot_refaults: remember the target's workingset activations at the end of a
+    /// reclaim cycle (v5.5).
+    pub fn snapshot_refaults(&mut self, target: MemcgId, node: usize) {
+        let r = self.workingset_activate_hier(target);
+        self.lruvec_mut(target, node).refaults = r;
+    }
+
+    /// shrink_node (shrink_zone in v4.2): reclaim from the memcgs of the target's subtree
+    /// on one node (shrink_node_memcgs) and prune shadow nodes, as the slab shrinkers
+    /// would; then the writeback throttling decisions.
     pub fn shrink_node(&mut self, node: usize, sc: &mut ScanControl) {
         let prev = self.enter(KFunc::ShrinkNode);
-        self.shrink_lruvec(node, sc);
-        self.scan_shadow_nodes(node);
+        sc.nr = ReclaimNr::default();
+        if self.features.refault_deactivate {
+            self.prepare_scan_count(node, sc);
+        }
+        self.shrink_node_memcgs(node, sc);
+        if !self.features.shadow_lru_limit {
+            // v4.2: one node-wide shadow list (kept on the root lruvec).
+            self.scan_shadow_nodes(node);
+        }
+        if self.features.reclaim_throttle {
+            self.shrink_node_throttle(node, sc);
+        }
         self.leave(prev);
     }
 
+    /// shrink_node_memcgs: every memcg of the target's subtree, pre-order, honouring
+    /// memory.min and memory.low.
+    fn shrink_node_memcgs(&mut self, node: usize, sc: &mut ScanControl) {
+        let target = sc.target_memcg;
+        if self.nr_memcgs() > 1 {
+            self.mem_cgroup_calculate_protection(target);
+        }
+        for m in self.memcg_subtree(target) {
+            if self.mem_cgroup_below_min(target, m) {
+                continue;
+            }
+            if self.mem_cgroup_below_low(target, m) {
+                if !sc.memcg_low_reclaim {
+                    sc.memcg_low_skipped = true;
+                    continue;
+                }
+                self.memcg_memory_event(m, MemcgEvent::Low);
+            }
+            self.shrink_lruvec(node, m, sc);
+            if self.features.shadow_lru_limit {
+                self.scan_shadow_nodes_memcg(node, m, sc.priority);
+            }
+        }
+    }
+
+    /// The v5.16 throttling at the end of shrink_node: flag the node for kswapd, wake the
+    /// flushers when every dirty page met was unqueued, stall kswapd while pages marked
+    /// for immediate reclaim are still under writeback, and mark the lruvec congested when
+    /// every dirty page was already under writeback (direct reclaimers then wait).
+    fn shrink_node_throttle(&mut self, node: usize, sc: &mut ScanControl) {
+        let nr = sc.nr;
+        if sc.is_kswapd {
+            let st = &mut self.reclaim[node];
+            if nr.writeback > 0 && nr.writeback == nr.taken {
+                st.zone_writeback = true;
+            }
+            if nr.unqueued_dirty > 0 && nr.unqueued_dirty == nr.file_taken {
+                st.zone_dirty = true;
+            }
+            if nr.immediate > 0 {
+                st.throttle_writeback = true;
+            }
+        }
+        if (sc.is_kswapd || sc.cgroup_reclaim()) && nr.dirty > 0 && nr.dirty == nr.congested {
+            let target = sc.target_memcg;
+            self.lruvec_mut(target, node).congested = true;
+        }
+    }
+
     /// shrink_lruvec (see the module comment).
-    pub fn shrink_lruvec(&mut self, node: usize, sc: &mut ScanControl) {
+    pub fn shrink_lruvec(&mut self, node: usize, memcg: MemcgId, sc: &mut ScanControl) {
         let prev = self.enter(KFunc::ShrinkLruvec);
-        let mut nr = self.get_scan_count(node, sc);
+        let mut nr = self.get_scan_count(node, memcg, sc);
         let targets = nr;
         let mut nr_reclaimed = 0u64;
         let nr_to_reclaim = sc.nr_to_reclaim;
-        let mut scan_adjusted = !sc.is_kswapd && sc.priority == DEF_PRIORITY;
+        let mut scan_adjusted =
+            !sc.is_kswapd && sc.priority == DEF_PRIORITY && !sc.cgroup_reclaim();
         self.init_tlb_ubc();
         const ORDER: [LruList; 4] = [
             LruList::InactiveAnon,
@@ -234,7 +508,7 @@ impl Sim {
                 if nr[i] > 0 {
                     let n = nr[i].min(SWAP_CLUSTER_MAX);
                     nr[i] -= n;
-                    nr_reclaimed += self.shrink_list(node, lru, n, sc);
+                    nr_reclaimed += self.shrink_list(node, memcg, lru, n, sc);
                 }
             }
             if nr_reclaimed < nr_to_reclaim || scan_adjusted {
@@ -270,32 +544,61 @@ impl Sim {
         }
         sc.nr_reclaimed += nr_reclaimed;
         // Even if only file is scanned, keep the anon active list balanced.
-        if self.inactive_list_is_low(node, false) {
-            self.shrink_active_list(node, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
+        if self.inactive_list_is_low(node, memcg, false) {
+            self.shrink_active_list(node, memcg, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
         }
         self.leave(prev);
     }
 
-    /// shrink_list: an active list only when its inactive list is low.
-    fn shrink_list(&mut self, node: usize, lru: LruList, n: u64, sc: &mut ScanControl) -> u64 {
+    /// shrink_list: an active list only when its inactive list is low (v5.5: when
+    /// may_deactivate allows it).
+    fn shrink_list(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        lru: LruList,
+        n: u64,
+        sc: &mut ScanControl,
+    ) -> u64 {
         match lru {
             LruList::ActiveFile | LruList::ActiveAnon => {
-                if self.inactive_list_is_low(node, lru == LruList::ActiveFile) {
-                    self.shrink_active_list(node, n, lru, sc);
+                let file = lru == LruList::ActiveFile;
+                let deactivate = if self.features.refault_deactivate {
+                    let bit = if file {
+                        DEACTIVATE_FILE
+                    } else {
+                        DEACTIVATE_ANON
+                    };
+                    if sc.may_deactivate & bit == 0 {
+                        sc.skipped_deactivate = true;
+                    }
+                    sc.may_deactivate & bit != 0
+                } else {
+                    self.inactive_list_is_low(node, memcg, file)
+                };
+                if deactivate {
+                    self.shrink_active_list(node, memcg, n, lru, sc);
                 }
                 0
             }
-            _ => self.shrink_inactive_list(node, n, lru, sc),
+            _ => self.shrink_inactive_list(node, memcg, n, lru, sc),
         }
     }
 
     /// isolate_lru_pages: take up to `n` pages from the tail of `lru` (lru_lock held),
     /// each with a reference and PG_lru cleared. Returns (isolated, scanned).
-    fn isolate_lru_pages(&mut self, node: usize, n: u64, lru: LruList, out: &mut Vec<Pfn>) -> u64 {
+    fn isolate_lru_pages(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        n: u64,
+        lru: LruList,
+        out: &mut Vec<Pfn>,
+    ) -> u64 {
         let prev = self.enter(KFunc::IsolateLruPages);
         let mut scanned = 0;
         while scanned < n {
-            let tail = self.nodes[node].lruvec.lists[lru as usize].tail;
+            let tail = self.lruvec(memcg, node).lists[lru as usize].tail;
             if tail == crate::mm::page::NIL {
                 break;
             }
@@ -311,18 +614,66 @@ impl Sim {
         scanned
     }
 
+    /// lru_note_cost (v5.8): record the cost of reclaiming a type (IO × SWAP_CLUSTER_MAX
+    /// plus rotations) in the lruvec and its ancestors', halving both costs when they
+    /// outgrow a quarter of the lruvec's LRU pages.
+    pub fn lru_note_cost(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        file: bool,
+        nr_io: u64,
+        nr_rotated: u64,
+    ) {
+        if !self.features.lru_cost_balance {
+            return;
+        }
+        let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        let mut c = Some(memcg);
+        while let Some(m) = c {
+            let lrusize: u64 = [
+                LruList::InactiveAnon,
+                LruList::ActiveAnon,
+                LruList::InactiveFile,
+                LruList::ActiveFile,
+            ]
+            .into_iter()
+            .map(|l| self.lruvec_lru_size_hier(m, node, l))
+            .sum();
+            let lv = self.lruvec_mut(m, node);
+            if file {
+                lv.file_cost += cost;
+            } else {
+                lv.anon_cost += cost;
+            }
+            if lv.file_cost + lv.anon_cost > lrusize / 4 {
+                lv.file_cost /= 2;
+                lv.anon_cost /= 2;
+            }
+            c = self.memcgs[m as usize].parent;
+        }
+    }
+
     /// shrink_active_list.
-    pub fn shrink_active_list(&mut self, node: usize, n: u64, lru: LruList, _sc: &mut ScanControl) {
+    pub fn shrink_active_list(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        n: u64,
+        lru: LruList,
+        _sc: &mut ScanControl,
+    ) {
         let prev = self.enter(KFunc::ShrinkActiveList);
         let file = lru == LruList::ActiveFile;
         self.lru_add_drain();
         self.lru_lock(node);
         let mut hold = Vec::with_capacity(n as usize);
-        let scanned = self.isolate_lru_pages(node, n, lru, &mut hold);
+        let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
         let taken = hold.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
         self.vmstat.add(VmItem::Pgrefill, scanned as i64);
-        self.nodes[node].lruvec.recent_scanned[file as usize] += taken;
+        self.count_memcg_events(memcg, VmItem::Pgrefill, scanned as i64);
+        self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         self.lru_unlock(node);
         let mut keep_active = Vec::new();
         let mut deactivate = Vec::with_capacity(hold.len());
@@ -334,22 +685,33 @@ impl Sim {
             }
             let (referenced, vm_flags) = self.page_referenced(pfn);
             if referenced > 0 {
-                rotated += 1;
+                // v5.8 counts only the pages kept active as rotations (the reclaim cost).
+                if !self.features.lru_cost_balance {
+                    rotated += 1;
+                }
                 // Seed 001: referenced file pages of executable mappings get another trip
                 // on the active list.
                 if self.features.exec_protect
                     && vm_flags & crate::mm::rmap::VM_EXEC != 0
                     && !self.mem[pfn as usize].test(pg::SWAPBACKED)
                 {
+                    if self.features.lru_cost_balance {
+                        rotated += 1;
+                    }
                     keep_active.push(pfn);
                     continue;
                 }
             }
             self.ClearPageActive(pfn);
+            if self.features.workingset_restore {
+                // v4.20: a deactivated page is part of the workingset (SetPageWorkingset).
+                self.charge_atomic();
+                self.mem[pfn as usize].flags |= pg::WORKINGSET;
+            }
             deactivate.push(pfn);
         }
         self.lru_lock(node);
-        self.nodes[node].lruvec.recent_rotated[file as usize] += rotated;
+        self.lruvec_mut(memcg, node).recent_rotated[file as usize] += rotated;
         let mut to_free = Vec::new();
         let pm = self.enter(KFunc::MoveActivePagesToLru);
         for pfn in keep_active {
@@ -363,10 +725,14 @@ impl Sim {
         }
         self.leave(pm);
         self.vmstat.add(VmItem::Pgdeactivate, moved);
+        self.count_memcg_events(memcg, VmItem::Pgdeactivate, moved);
         self.vmstat.add(isolated_item(file), -(taken as i64));
         self.lru_unlock(node);
         for pfn in to_free {
             self.free_hot_cold_page(pfn);
+        }
+        if rotated > 0 {
+            self.lru_note_cost(node, memcg, file, 0, rotated);
         }
         self.leave(prev);
     }
@@ -396,6 +762,7 @@ impl Sim {
     pub fn shrink_inactive_list(
         &mut self,
         node: usize,
+        memcg: MemcgId,
         n: u64,
         lru: LruList,
         sc: &mut ScanControl,
@@ -405,17 +772,26 @@ impl Sim {
         self.lru_add_drain();
         self.lru_lock(node);
         let mut list = Vec::with_capacity(n as usize);
-        let scanned = self.isolate_lru_pages(node, n, lru, &mut list);
+        let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
         let taken = list.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
-        self.vmstat.add(
-            if sc.is_kswapd {
-                VmItem::PgscanKswapd
-            } else {
-                VmItem::PgscanDirect
-            },
-            scanned as i64,
-        );
+        let (scan_item, steal_item) = if sc.is_kswapd {
+            (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
+        } else {
+            (VmItem::PgscanDirect, VmItem::PgstealDirect)
+        };
+        // Global counters count global reclaim only; the memcg's count every reclaim.
+        if !sc.cgroup_reclaim() {
+            self.vmstat.add(scan_item, scanned as i64);
+        }
+        self.count_memcg_events(memcg, scan_item, scanned as i64);
+        let by_type = if file {
+            (VmItem::PgscanFile, VmItem::PgstealFile)
+        } else {
+            (VmItem::PgscanAnon, VmItem::PgstealAnon)
+        };
+        self.vmstat.add(by_type.0, scanned as i64);
+        self.count_memcg_events(memcg, by_type.0, scanned as i64);
         sc.nr_scanned += scanned;
         self.lru_unlock(node);
         if taken == 0 {
@@ -424,22 +800,21 @@ impl Sim {
         }
         let stat = self.shrink_page_list(node, &mut list, sc);
         self.lru_lock(node);
-        self.nodes[node].lruvec.recent_scanned[file as usize] += taken;
-        self.vmstat.add(
-            if sc.is_kswapd {
-                VmItem::PgstealKswapd
-            } else {
-                VmItem::PgstealDirect
-            },
-            stat.reclaimed as i64,
-        );
+        self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
+        if !sc.cgroup_reclaim() {
+            self.vmstat.add(steal_item, stat.reclaimed as i64);
+        }
+        self.count_memcg_events(memcg, steal_item, stat.reclaimed as i64);
+        self.vmstat.add(by_type.1, stat.reclaimed as i64);
+        self.count_memcg_events(memcg, by_type.1, stat.reclaimed as i64);
         let pb = self.enter(KFunc::PutbackInactivePages);
         let mut to_free = Vec::new();
         for pfn in list {
             let active = self.mem[pfn as usize].test(pg::ACTIVE);
             let f = !self.mem[pfn as usize].test(pg::SWAPBACKED);
+            let lv = self.page_lruvec_idx(pfn);
             if self.putback_one(pfn, &mut to_free) && active {
-                self.nodes[node].lruvec.recent_rotated[f as usize] += 1;
+                self.lruvecs[lv].recent_rotated[f as usize] += 1;
             }
         }
         self.leave(pb);
@@ -448,14 +823,32 @@ impl Sim {
         for pfn in to_free {
             self.free_hot_cold_page(pfn);
         }
-        // Flag the zone for kswapd (v4.2): all isolated pages under writeback, or all dirty
-        // and not queued for IO.
-        let st = &mut self.reclaim[node];
-        if stat.nr_writeback > 0 && stat.nr_writeback == taken {
-            st.zone_writeback = true;
+        self.lru_note_cost(
+            node,
+            memcg,
+            file,
+            stat.nr_pageout,
+            scanned - stat.reclaimed.min(scanned),
+        );
+        sc.nr.dirty += stat.nr_dirty;
+        sc.nr.congested += stat.nr_congested;
+        sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
+        sc.nr.writeback += stat.nr_writeback;
+        sc.nr.immediate += stat.nr_immediate;
+        sc.nr.taken += taken;
+        if file {
+            sc.nr.file_taken += taken;
         }
-        if stat.nr_unqueued_dirty == taken {
-            st.zone_dirty = true;
+        if !self.features.reclaim_throttle {
+            // Flag the zone for kswapd (v4.2): all isolated pages under writeback, or all
+            // dirty and not queued for IO.
+            let st = &mut self.reclaim[node];
+            if stat.nr_writeback > 0 && stat.nr_writeback == taken {
+                st.zone_writeback = true;
+            }
+            if stat.nr_unqueued_dirty == taken {
+                st.zone_dirty = true;
+            }
         }
         if stat.nr_unqueued_dirty > 0 {
             // Reclaim found dirty pages the flusher has not reached: kick it.
@@ -524,10 +917,35 @@ impl Sim {
                 ret.push(pfn);
                 continue;
             }
-            if p.test(pg::WRITEBACK) {
-                // Global reclaim: tag for immediate reclaim at writeback end and move on.
-                st.nr_writeback += 1;
-                self.SetPageReclaim(pfn);
+            // page_check_dirty_writeback: what the throttling decisions count.
+            let (dirty, writeback) = (p.test(pg::DIRTY), p.test(pg::WRITEBACK));
+            if dirty || writeback {
+                st.nr_dirty += 1;
+            }
+            if writeback && p.test(pg::RECLAIM) {
+                st.nr_congested += 1;
+            }
+            if writeback {
+                // Case 1 (kswapd meets a page it already marked, on a node flagged for
+                // writeback): counted for the v5.16 throttling.
+                let immediate = self.features.reclaim_throttle
+                    && sc.is_kswapd
+                    && self.mem[pfn as usize].test(pg::RECLAIM)
+                    && self.reclaim[node].zone_writeback;
+                if immediate {
+                    st.nr_immediate += 1;
+                } else {
+                    // Tag for immediate reclaim at writeback end and move on (cgroup v2
+                    // reclaim does the same: writeback throttling is sane there).
+                    st.nr_writeback += 1;
+                    self.SetPageReclaim(pfn);
+                }
+                if self.features.writeback_activate {
+                    // v4.11: move it out of the reclaimer's way until it is written.
+                    self.SetPageActive(pfn);
+                    nr_activate += 1;
+                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                }
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -537,6 +955,7 @@ impl Sim {
                 PageReferences::Activate => {
                     self.SetPageActive(pfn);
                     nr_activate += 1;
+                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -558,6 +977,7 @@ impl Sim {
                 // yet, e.g. readahead: clean and unmapped, it is removed below.)
                 self.SetPageActive(pfn);
                 nr_activate += 1;
+                self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -568,6 +988,7 @@ impl Sim {
             {
                 self.SetPageActive(pfn);
                 nr_activate += 1;
+                self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -577,6 +998,7 @@ impl Sim {
                     crate::mm::rmap::TtuResult::Fail => {
                         self.SetPageActive(pfn);
                         nr_activate += 1;
+                        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
                         self.unlock_page(pfn);
                         ret.push(pfn);
                         continue;
@@ -594,7 +1016,13 @@ impl Sim {
                 if file && (!sc.is_kswapd || !self.reclaim[node].zone_dirty) {
                     // Immediate reclaim when the flusher has written it.
                     st.nr_unqueued_dirty += 1;
+                    self.vmstat.inc(VmItem::NrVmscanImmediateReclaim);
                     self.SetPageReclaim(pfn);
+                    if self.features.writeback_activate {
+                        self.SetPageActive(pfn);
+                        nr_activate += 1;
+                        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                    }
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -608,10 +1036,11 @@ impl Sim {
                 self.try_to_unmap_flush_dirty();
                 self.pageout(pfn);
                 st.nr_unqueued_dirty += 1;
+                st.nr_pageout += 1;
                 ret.push(pfn); // the page is now under writeback (or was unlocked)
                 continue;
             }
-            if !self.__remove_mapping(pfn, true) {
+            if !self.__remove_mapping(pfn, Some(sc.target_memcg)) {
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -641,11 +1070,12 @@ impl Sim {
         } else {
             let ino = self.mem[pfn as usize].mapping;
             if self.TestClearPageDirty(pfn) {
-                self.account_page_cleaned(ino);
+                self.account_page_cleaned(pfn, ino);
             }
             self.SetPageReclaim(pfn);
             self.SetPageWriteback(pfn);
             self.vmstat.inc(VmItem::NrWriteback);
+            self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
             self.unlock_page(pfn);
             self.submit_write(ino, vec![pfn]);
         }
@@ -654,11 +1084,12 @@ impl Sim {
     }
 
     /// __remove_mapping: under tree_lock, freeze the page's references at 2 (cache +
-    /// isolation), recheck dirty, and replace its slot by a workingset shadow entry.
-    pub fn __remove_mapping(&mut self, pfn: Pfn, reclaimed: bool) -> bool {
+    /// isolation), recheck dirty, and replace its slot by a workingset shadow entry when
+    /// reclaim (of `target`'s subtree) evicts it.
+    pub fn __remove_mapping(&mut self, pfn: Pfn, target: Option<MemcgId>) -> bool {
         let prev = self.enter(KFunc::RemoveMapping);
         if self.mem[pfn as usize].test(pg::SWAPCACHE) {
-            let ok = self.remove_from_swap_cache_frozen(pfn);
+            let ok = self.remove_from_swap_cache_frozen(pfn, target);
             self.leave(prev);
             return ok;
         }
@@ -678,18 +1109,19 @@ impl Sim {
         }
         self.mem[pfn as usize].refcount = 0;
         let index = self.mem[pfn as usize].index;
-        let shadow = if reclaimed {
-            let pr = self.enter(KFunc::WorkingsetEviction);
-            let node = self.mem[pfn as usize].node as usize;
-            let s = self.workingset_eviction(node);
-            self.leave(pr);
-            s
-        } else {
-            None
+        let memcg = self.mem[pfn as usize].memcg;
+        let shadow = match target {
+            Some(t) => {
+                let pr = self.enter(KFunc::WorkingsetEviction);
+                let s = self.workingset_eviction(pfn, t);
+                self.leave(pr);
+                s
+            }
+            None => None,
         };
         self.__delete_from_page_cache(pfn, shadow);
         if shadow.is_some() {
-            self.shadow_node_track(ino, index);
+            self.shadow_node_track(ino, index, memcg);
         }
         self.tree_unlock(ino);
         self.leave(prev);
@@ -701,29 +1133,81 @@ impl Sim {
         let prev = self.enter(KFunc::TryToFreePages);
         self.vmstat.inc(VmItem::Allocstall);
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, gfp);
+        let r = self.do_try_to_free_pages(&mut sc);
+        self.leave(prev);
+        r
+    }
+
+    /// try_to_free_mem_cgroup_pages: limit reclaim of `memcg`'s subtree only, for at least
+    /// `nr_pages` (SWAP_CLUSTER_MAX) pages. Returns pages reclaimed.
+    pub fn try_to_free_mem_cgroup_pages(
+        &mut self,
+        memcg: MemcgId,
+        nr_pages: u64,
+        gfp: Gfp,
+        may_swap: bool,
+    ) -> u64 {
+        let prev = self.enter(KFunc::TryToFreeMemCgroupPages);
+        let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), false, gfp);
+        sc.target_memcg = memcg;
+        sc.may_swap = may_swap;
+        let r = self.do_try_to_free_pages(&mut sc);
+        self.leave(prev);
+        r
+    }
+
+    /// do_try_to_free_pages: shrink the zonelist's nodes at falling priority until the
+    /// target is met; retry once with forced deactivation (v5.5) and once reaching into
+    /// memory.low-protected memcgs before giving up.
+    fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) -> u64 {
         let zl = self.zonelist_nodes();
-        let writeback_threshold = sc.nr_to_reclaim + sc.nr_to_reclaim / 2;
         loop {
-            for &n in &zl {
-                self.shrink_node(n, &mut sc);
+            let writeback_threshold = sc.nr_to_reclaim + sc.nr_to_reclaim / 2;
+            loop {
+                for &n in &zl {
+                    self.shrink_node(n, sc);
+                    if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                        break;
+                    }
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
                 }
+                if !self.features.reclaim_throttle && sc.nr_scanned > writeback_threshold {
+                    for d in 0..self.devices.len() {
+                        self.wb_start_background_writeback(d);
+                    }
+                }
+                if sc.priority == 0 {
+                    break;
+                }
+                sc.priority -= 1;
             }
-            if sc.nr_reclaimed >= sc.nr_to_reclaim {
-                break;
-            }
-            if sc.nr_scanned > writeback_threshold {
-                for d in 0..self.devices.len() {
-                    self.wb_start_background_writeback(d);
+            if self.features.refault_deactivate {
+                for &n in &zl {
+                    self.snapshot_refaults(sc.target_memcg, n);
                 }
             }
-            if sc.priority == 0 {
+            if sc.nr_reclaimed > 0 {
                 break;
             }
-            sc.priority -= 1;
+            // Deactivation was skipped: retry with it forced (v5.5).
+            if self.features.refault_deactivate && sc.skipped_deactivate && !sc.force_deactivate {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
+            // Untapped memory.low reserves: don't OOM, retry.
+            if sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = false;
+                sc.memcg_low_reclaim = true;
+                sc.memcg_low_skipped = false;
+                continue;
+            }
+            break;
         }
-        self.leave(prev);
         sc.nr_reclaimed
     }
 
@@ -782,6 +1266,18 @@ impl Sim {
                 return false;
             }
         }
+        if self.features.reclaim_throttle {
+            if std::mem::take(&mut self.reclaim[node].throttle_writeback) {
+                // v5.16: pages cycle through the LRU faster than they are written.
+                let w = self.reclaim_throttle(tid, node);
+                self.leave(prev);
+                self.sleep_on(tid, w);
+                return false;
+            }
+            self.leave(prev);
+            return true;
+        }
+        let st = &mut self.reclaim[node];
         if st.zone_writeback && sc.nr_reclaimed < sc.nr_scanned / 4 {
             // Pages at the tail are under writeback: throttle (congestion_wait).
             st.zone_writeback = false;
@@ -798,6 +1294,47 @@ impl Sim {
 /// congestion_wait(BLK_RW_ASYNC, HZ/50): how long reclaim backs off when the pages it finds
 /// are all under writeback, 20 ms.
 pub const CONGESTION_WAIT_PS: u64 = 20_000_000_000;
+/// reclaim_throttle's timeout for VMSCAN_THROTTLE_WRITEBACK, HZ/10.
+pub const THROTTLE_WRITEBACK_PS: u64 = 100_000_000_000;
+
+impl Sim {
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK) (v5.16): task `tid` sleeps until
+    /// SWAP_CLUSTER_MAX pages per throttled task have completed writeback on the node
+    /// since throttling began, or HZ/10 passed. Returns the wait.
+    pub fn reclaim_throttle(
+        &mut self,
+        tid: crate::sched::TaskId,
+        node: usize,
+    ) -> crate::sched::Wait {
+        let list = &mut self.reclaim_throttled[node];
+        if list.is_empty() {
+            self.reclaim[node].nr_reclaim_start = self.reclaim[node].nr_throttled_written;
+        }
+        let list = &mut self.reclaim_throttled[node];
+        list.retain(|(t, _)| *t != tid);
+        list.push((tid, 0));
+        crate::sched::Wait::Until(self.now() + THROTTLE_WRITEBACK_PS)
+    }
+
+    /// __acct_reclaim_writeback: a page on a node with throttled reclaimers completed
+    /// writeback; wake them once enough did.
+    pub fn acct_reclaim_writeback(&mut self, pfn: Pfn) {
+        let node = self.mem[pfn as usize].node as usize;
+        if self.reclaim_throttled[node].is_empty() {
+            return;
+        }
+        let st = &mut self.reclaim[node];
+        st.nr_throttled_written += 1;
+        let written = st.nr_throttled_written - st.nr_reclaim_start;
+        let n = self.reclaim_throttled[node].len() as u64;
+        if written > SWAP_CLUSTER_MAX * n {
+            let now = self.now();
+            for (t, _) in std::mem::take(&mut self.reclaim_throttled[node]) {
+                self.wake_up(t, now);
+            }
+        }
+    }
+}
 
 /// Counters from one shrink_page_list call.
 #[derive(Clone, Copy, Debug, Default)]
@@ -805,6 +1342,10 @@ struct ShrinkStat {
     reclaimed: u64,
     nr_writeback: u64,
     nr_unqueued_dirty: u64,
+    nr_dirty: u64,
+    nr_congested: u64,
+    nr_immediate: u64,
+    nr_pageout: u64,
 }
 
 fn isolated_item(file: bool) -> VmItem {

@@ -1,119 +1,290 @@
 //! Workingset detection (mm/workingset.c).
 //!
-//! When reclaim evicts a file page it leaves a shadow entry in the page-cache slot recording
-//! the node's eviction clock (`inactive_age`, advanced by every eviction and activation).
-//! When the page is faulted back in, the refault distance — how many evictions and
-//! activations happened since — is the minimum number of extra inactive slots the page
-//! would have needed to stay cached. If that distance is at most the size of the active
-//! file list, the page could have stayed had the active list given way, so it is activated
-//! right away (workingset_activate).
+//! When reclaim evicts a page it leaves a shadow entry in the page-cache slot (or, for an
+//! anonymous page with `anon-workingset`, v5.9, in the swap slot) recording the lruvec's
+//! eviction clock (`inactive_age`, the nonresident age: advanced by every eviction and
+//! activation). When the page is faulted back in, the refault distance — how many
+//! evictions and activations happened since — is the minimum number of extra inactive
+//! slots the page would have needed to stay resident. If that distance is at most the
+//! workingset size, the page could have stayed had the active list given way, so it is
+//! activated right away (workingset_activate).
 //!
-//! Shadow layout: ((eviction << NODES_SHIFT | nid) << 2) — the zone id is dropped because
-//! each node has one zone here; the low 2 bits are the exceptional-entry tag in the kernel.
+//! Per memcg: the shadow records the memcg of the lruvec whose clock it read, and the
+//! refault is judged in that lruvec. Up to v5.4 that is the evicted page's own memcg,
+//! whose clock alone advances; from v5.5 (`refault-deactivate`) it is the reclaim target
+//! (the root for global reclaim), and evictions and activations age the lruvec and every
+//! ancestor (workingset_age_nonresident), with hierarchical list sizes. The workingset
+//! size is the active file list; from v5.8 (`cache-challenges-anon`) the anon lists too
+//! when the memcg can swap (and for an anon refault the inactive file list).
+//!
+//! Shadow layout: eviction | memcg id (16 bits) | node (10 bits) | PG_workingset (1 bit),
+//! then the 2 tag bits of an exceptional (value) entry.
 
+use crate::mm::memcontrol::{MemcgId, NO_MEMCG, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
+use crate::mm::page::{pg, Pfn};
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
 /// NODES_SHIFT: up to 1024 nodes.
 pub const NODES_SHIFT: u32 = 10;
+/// MEM_CGROUP_ID_SHIFT.
+pub const MEM_CGROUP_ID_SHIFT: u32 = 16;
+/// WORKINGSET_SHIFT.
+pub const WORKINGSET_SHIFT: u32 = 1;
 /// Bits of the eviction counter that fit in a shadow entry.
-pub const EVICTION_BITS: u32 = 62 - 2 - NODES_SHIFT;
+pub const EVICTION_BITS: u32 = 64 - 2 - MEM_CGROUP_ID_SHIFT - NODES_SHIFT - WORKINGSET_SHIFT;
 const EVICTION_MASK: u64 = (1 << EVICTION_BITS) - 1;
 
 /// pack_shadow.
-pub fn pack_shadow(eviction: u64, nid: usize) -> u64 {
-    (((eviction & EVICTION_MASK) << NODES_SHIFT) | nid as u64) << 2
+pub fn pack_shadow(eviction: u64, memcg: MemcgId, nid: usize, workingset: bool) -> u64 {
+    let mut v = eviction & EVICTION_MASK;
+    v = (v << MEM_CGROUP_ID_SHIFT) | u64::from(memcg);
+    v = (v << NODES_SHIFT) | nid as u64;
+    v = (v << WORKINGSET_SHIFT) | u64::from(workingset);
+    v << 2
 }
 
-/// unpack_shadow: (eviction, nid).
-pub fn unpack_shadow(shadow: u64) -> (u64, usize) {
-    let v = shadow >> 2;
-    (v >> NODES_SHIFT, (v & ((1 << NODES_SHIFT) - 1)) as usize)
+/// unpack_shadow: (eviction, memcg, nid, workingset).
+pub fn unpack_shadow(shadow: u64) -> (u64, MemcgId, usize, bool) {
+    let mut v = shadow >> 2;
+    let workingset = v & 1 == 1;
+    v >>= WORKINGSET_SHIFT;
+    let nid = (v & ((1 << NODES_SHIFT) - 1)) as usize;
+    v >>= NODES_SHIFT;
+    let memcg = (v & ((1 << MEM_CGROUP_ID_SHIFT) - 1)) as MemcgId;
+    (v >> MEM_CGROUP_ID_SHIFT, memcg, nid, workingset)
 }
 
 impl Sim {
-    /// workingset_eviction: advance the node's clock and return the shadow to store (None
-    /// when the workingset feature is off).
-    pub fn workingset_eviction(&mut self, node: usize) -> Option<u64> {
+    /// workingset_age_nonresident: advance the eviction clock of `memcg`'s lruvec on
+    /// `node` (and, from v5.5, of every ancestor's).
+    pub fn workingset_age_nonresident(&mut self, memcg: MemcgId, node: usize) {
+        let mut c = Some(if memcg == NO_MEMCG {
+            ROOT_MEM_CGROUP
+        } else {
+            memcg
+        });
+        while let Some(m) = c {
+            self.lruvec_mut(m, node).inactive_age += 1;
+            if !self.features.refault_deactivate {
+                break;
+            }
+            c = self.memcgs[m as usize].parent;
+        }
+    }
+
+    /// workingset_eviction: the shadow entry for a page reclaim of `target`'s subtree
+    /// evicts (None when the workingset feature is off).
+    pub fn workingset_eviction(&mut self, pfn: Pfn, target: MemcgId) -> Option<u64> {
         if !self.features.workingset {
             return None;
         }
         self.charge_atomic();
-        let lv = &mut self.nodes[node].lruvec;
-        lv.inactive_age += 1;
-        Some(pack_shadow(lv.inactive_age, node))
+        let p = &self.mem[pfn as usize];
+        let node = p.node as usize;
+        let workingset = self.features.workingset_restore && p.test(pg::WORKINGSET);
+        let memcg = if self.features.refault_deactivate {
+            target
+        } else if p.memcg == NO_MEMCG {
+            ROOT_MEM_CGROUP
+        } else {
+            p.memcg
+        };
+        let eviction = if self.features.anon_workingset {
+            // v5.9: the clock is read, then aged.
+            let e = self.lruvec(memcg, node).inactive_age;
+            self.workingset_age_nonresident(memcg, node);
+            e
+        } else {
+            self.workingset_age_nonresident(memcg, node);
+            self.lruvec(memcg, node).inactive_age
+        };
+        Some(pack_shadow(eviction, memcg, node, workingset))
     }
 
-    /// workingset_refault: true if the page should be activated on refault.
-    pub fn workingset_refault(&mut self, shadow: u64) -> bool {
+    /// workingset_refault: a page (file, or anon from its swap slot) comes back where
+    /// `shadow` was. Counts the refault on the page's memcg and, if the refault distance
+    /// is within the workingset size, returns true: the caller activates the page
+    /// (SetPageActive + workingset_activation). A page that was active before eviction
+    /// gets PG_workingset back and counts workingset_restore (v4.20).
+    pub fn workingset_refault(&mut self, pfn: Pfn, shadow: u64) -> bool {
         if !self.features.workingset {
             return false;
         }
-        let (eviction, nid) = unpack_shadow(shadow);
-        if nid >= self.nodes.len() {
+        let file = !self.mem[pfn as usize].test(pg::SWAPBACKED);
+        let (eviction, memcg, nid, workingset) = unpack_shadow(shadow);
+        if nid >= self.nodes.len() || usize::from(memcg) >= self.memcgs.len() {
             return false;
         }
-        let refault = self.nodes[nid].lruvec.inactive_age;
+        let hier = self.features.refault_deactivate;
+        let size = |s: &Sim, l: LruList| {
+            if hier {
+                s.lruvec_lru_size_hier(memcg, nid, l)
+            } else {
+                s.lruvec(memcg, nid).lists[l as usize].len
+            }
+        };
+        let refault = self.lruvec(memcg, nid).inactive_age;
         let distance = refault.wrapping_sub(eviction) & EVICTION_MASK;
+        let split = self.features.anon_workingset;
         self.vmstat.inc(VmItem::WorkingsetRefault);
-        let active_file = self.nodes[nid].lruvec.lists[LruList::ActiveFile as usize].len;
-        if distance <= active_file {
-            self.vmstat.inc(VmItem::WorkingsetActivate);
-            true
+        let item = if file {
+            VmItem::WorkingsetRefaultFile
         } else {
-            false
+            VmItem::WorkingsetRefaultAnon
+        };
+        if split {
+            self.vmstat.inc(item);
         }
+        self.count_memcg_page_event(pfn, item, 1);
+        let mut workingset_size = size(self, LruList::ActiveFile);
+        if self.features.cache_challenges_anon {
+            if !file {
+                workingset_size += size(self, LruList::InactiveFile);
+            }
+            if self.mem_cgroup_get_nr_swap_pages(memcg) > 0 {
+                workingset_size += size(self, LruList::ActiveAnon);
+                if file {
+                    workingset_size += size(self, LruList::InactiveAnon);
+                }
+            }
+        }
+        if distance > workingset_size {
+            return false;
+        }
+        self.vmstat.inc(VmItem::WorkingsetActivate);
+        let item = if file {
+            VmItem::WorkingsetActivateFile
+        } else {
+            VmItem::WorkingsetActivateAnon
+        };
+        if split {
+            self.vmstat.inc(item);
+        }
+        self.count_memcg_page_event(pfn, item, 1);
+        if workingset && self.features.workingset_restore {
+            self.mem[pfn as usize].flags |= pg::WORKINGSET;
+            let item = if file {
+                VmItem::WorkingsetRestoreFile
+            } else {
+                VmItem::WorkingsetRestoreAnon
+            };
+            self.vmstat.inc(item);
+            self.count_memcg_page_event(pfn, item, 1);
+            // lru_note_cost_refault.
+            let p = &self.mem[pfn as usize];
+            let (node, m) = (p.node as usize, p.memcg);
+            self.lru_note_cost(node, m, file, 1, 0);
+        }
+        true
     }
 }
 
 impl Sim {
     /// Record that the leaf holding `index` of `ino` may now hold only shadow entries
-    /// (list_lru_add of workingset_update_node). Called under tree_lock after an eviction.
-    pub fn shadow_node_track(&mut self, ino: u32, index: u64) {
+    /// (list_lru_add of workingset_update_node) on the list of the evicted page's memcg
+    /// (`shadow-lru-limit`; before, one list per node). Called under tree_lock.
+    pub fn shadow_node_track(&mut self, ino: u32, index: u64, memcg: MemcgId) {
         let node = self.cur_node();
         if let Some((id, count, shadows)) = self.inode(ino).mapping.tree.leaf(index) {
             // The evicted page was the leaf's last page exactly when no page is left: the
             // node has just become shadow-only.
             if count == shadows && count > 0 {
-                self.reclaim[node].shadow_nodes.push_back((ino, id));
+                let m = if self.features.shadow_lru_limit && memcg != NO_MEMCG {
+                    memcg
+                } else {
+                    ROOT_MEM_CGROUP
+                };
+                self.lruvec_mut(m, node).shadow_nodes.push_back((ino, id));
             }
         }
     }
 
-    /// scan_shadow_nodes: the shadow-node shrinker. Shadow-only radix-tree nodes beyond
-    /// present pages / 16 (v4.2's limit, in nodes) are reclaimed oldest first: each costs a
-    /// trylock of the mapping's tree_lock, its shadows are cleared and the node is freed
-    /// (workingset_nodereclaim). Queue entries whose node has since gained a page or was
-    /// freed are dropped without counting.
+    /// Reclaim one queued shadow-only node (shadow_lru_isolate): a trylock of the mapping's
+    /// tree_lock, its shadows cleared, the node freed (workingset_nodereclaim). An entry
+    /// whose node has since gained a page or was freed is dropped without counting.
+    fn shadow_lru_isolate(&mut self, memcg: MemcgId, node: usize) -> bool {
+        let Some((ino, id)) = self.lruvec_mut(memcg, node).shadow_nodes.pop_front() else {
+            return false;
+        };
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+            return true;
+        };
+        let Some((count, shadows, _)) = inode.mapping.tree.leaf_counts(id) else {
+            return true;
+        };
+        if count != shadows || shadows == 0 {
+            return true;
+        }
+        self.tree_lock(ino);
+        let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
+        self.tree_unlock(ino);
+        if n > 0 {
+            self.vmstat.inc(VmItem::WorkingsetNodereclaim);
+            self.count_memcg_events(memcg, VmItem::WorkingsetNodereclaim, 1);
+        }
+        true
+    }
+
+    /// scan_shadow_nodes (v4.2): the shadow-node shrinker. Shadow-only radix-tree nodes
+    /// beyond present pages / 16 (in nodes) are reclaimed oldest first, up to a batch of
+    /// 128 (SHRINK_BATCH) per call.
     pub fn scan_shadow_nodes(&mut self, node: usize) {
         let max_nodes = (u64::from(self.nodes[node].present_pages) >> 4) as usize;
-        if self.reclaim[node].shadow_nodes.len() <= max_nodes {
+        if self.lruvec(ROOT_MEM_CGROUP, node).shadow_nodes.len() <= max_nodes {
             return;
         }
         let prev = self.enter(crate::machine::profile::KFunc::ScanShadowNodes);
         let mut budget = 128; // SHRINK_BATCH
-        while self.reclaim[node].shadow_nodes.len() > max_nodes && budget > 0 {
+        while self.lruvec(ROOT_MEM_CGROUP, node).shadow_nodes.len() > max_nodes && budget > 0 {
             budget -= 1;
-            let Some((ino, id)) = self.reclaim[node].shadow_nodes.pop_front() else {
+            if !self.shadow_lru_isolate(ROOT_MEM_CGROUP, node) {
                 break;
-            };
-            let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
-                continue;
-            };
-            let Some((count, shadows, _)) = inode.mapping.tree.leaf_counts(id) else {
-                continue;
-            };
-            if count != shadows || shadows == 0 {
-                continue;
-            }
-            self.tree_lock(ino);
-            let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
-            self.tree_unlock(ino);
-            if n > 0 {
-                self.vmstat.inc(VmItem::WorkingsetNodereclaim);
             }
         }
+        self.leave(prev);
+    }
+
+    /// The shadow-node shrinker of `shadow-lru-limit` for one memcg and node:
+    /// count_shadow_nodes allows (the lruvec's LRU pages + the slab pages of its shadow
+    /// nodes) / 8 nodes; do_shrink_slab scans half the excess (seeks 0) plus the deferred
+    /// work scaled by priority, in batches of 128, and defers what it did not do.
+    pub fn scan_shadow_nodes_memcg(&mut self, node: usize, memcg: MemcgId, priority: u32) {
+        let nodes = self.lruvec(memcg, node).shadow_nodes.len() as u64;
+        if nodes == 0 {
+            return;
+        }
+        let lv = self.lruvec(memcg, node);
+        let lru_pages: u64 = lv.lists.iter().map(|l| l.len).sum();
+        let slab_pages =
+            nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE;
+        let max_nodes = (lru_pages + slab_pages) >> 3;
+        if nodes <= max_nodes {
+            return;
+        }
+        let prev = self.enter(crate::machine::profile::KFunc::ScanShadowNodes);
+        let freeable = nodes - max_nodes;
+        let nr = std::mem::take(&mut self.lruvec_mut(memcg, node).shadow_nr_deferred);
+        let delta = freeable / 2;
+        let mut total_scan = ((nr >> priority) + delta).min(2 * freeable);
+        let mut scanned = 0u64;
+        const BATCH: u64 = 128;
+        while total_scan >= BATCH || total_scan >= freeable {
+            let nr_to_scan = BATCH.min(total_scan);
+            for _ in 0..nr_to_scan {
+                if !self.shadow_lru_isolate(memcg, node) {
+                    break;
+                }
+            }
+            total_scan -= nr_to_scan;
+            scanned += nr_to_scan;
+            if self.lruvec(memcg, node).shadow_nodes.is_empty() || nr_to_scan == 0 {
+                break;
+            }
+        }
+        let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+        self.lruvec_mut(memcg, node).shadow_nr_deferred = next;
         self.leave(prev);
     }
 }

@@ -252,7 +252,7 @@ pub fn vmstat(sim: &Sim, item: VmItem) -> i64 {
 /// Is `pfn` on LRU list `lru` of its node?
 pub fn on_lru_list(sim: &Sim, pfn: Pfn, lru: LruList) -> bool {
     let node = sim.mem[pfn as usize].node as usize;
-    sim.nodes[node].lruvec.lists[lru as usize]
+    sim.lruvecs[node].lists[lru as usize]
         .iter(&sim.mem)
         .any(|p| p == pfn)
 }

@@ -1,0 +1,807 @@
+//! Memory cgroups (mm/memcontrol.c, cgroup v2 semantics).
+//!
+//! Every page on an LRU belongs to one memcg (`Page::memcg`, the kernel's folio_memcg):
+//! the root cgroup unless the task that brought the page in runs in a `[[cgroups]]`
+//! cgroup. Each (memcg, node) pair has its own lruvec (`Sim::lruvecs`, index
+//! `memcg × nodes + node`), so reclaim can work on one cgroup's pages only.
+//!
+//! - **Charging** (`mem_cgroup_charge`, try_charge_memcg): a page-cache insertion, an
+//!   anonymous or COW fault and a swap-in charge the page to a memcg: the running task's,
+//!   or for a swap-in the one recorded in the swap slot (swap_cgroup). The charge counts
+//!   in the page counter of the memcg and of every ancestor (hierarchical usage). A charge
+//!   that would take any of them above `memory.max` reclaims from the memcg whose limit
+//!   is hit (try_to_free_mem_cgroup_pages, only its subtree), retries up to
+//!   MAX_RECLAIM_RETRIES times, then runs the memcg OOM killer, which picks a victim
+//!   inside that subtree only. Charging the root costs nothing (the kernel does not
+//!   count the root's page counter); a non-root charge costs one atomic per level.
+//!   Freeing a page uncharges it (`mem_cgroup_uncharge`).
+//! - **memory.high**: a charge that leaves a memcg above its high limit counts a `high`
+//!   event; when the task returns to user space (`mem_cgroup_handle_over_high`) it reclaims
+//!   the excess from that memcg and, if usage stays above high, sleeps for the quadratic
+//!   penalty of calculate_high_delay (at most 2 s).
+//! - **Protection**: global reclaim walks every memcg (`shrink_node_memcgs` in vmscan.rs);
+//!   a memcg below its effective memory.min is skipped, one below its effective memory.low
+//!   is skipped unless nothing else could be reclaimed (memcg_low_reclaim, counting a `low`
+//!   event), and one above its protection is scanned in proportion to the unprotected part
+//!   (get_scan_count). Effective protection is distributed down the tree as
+//!   effective_protection does (without memory_recursiveprot).
+//! - **Swap**: swapping a page out charges the memcg's swap counter (memory.swap.max);
+//!   a memcg at its swap limit cannot swap and its anon pages stay resident.
+//! - **Events**: memory.events `low`, `high`, `max`, `oom`, `oom_kill` (local counts;
+//!   the report sums them up the tree as memory.events does).
+//!
+//! Not modelled: the per-CPU charge stock (MEMCG_CHARGE_BATCH; every charge reaches the
+//! page counters), kernel memory (slab, page tables) charges, memory.oom.group, cgroup v1.
+
+use crate::machine::profile::KFunc;
+use crate::mm::node::{LruList, Lruvec};
+use crate::mm::page::Pfn;
+use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::vmstat::{VmItem, VmStat};
+use crate::sim::Sim;
+
+/// A memory cgroup's index in `Sim::memcgs` (mem_cgroup_id).
+pub type MemcgId = u16;
+/// The root memory cgroup.
+pub const ROOT_MEM_CGROUP: MemcgId = 0;
+/// A page charged to no memcg (free, or not yet charged).
+pub const NO_MEMCG: MemcgId = u16::MAX;
+/// MAX_RECLAIM_RETRIES.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// "max": no limit.
+pub const PAGE_COUNTER_MAX: u64 = u64::MAX;
+/// MEMCG_CHARGE_BATCH: the penalty of memory.high is scaled per this many pages.
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// One jiffy (HZ = 1000), ps.
+pub const JIFFY_PS: u64 = 1_000_000_000;
+/// MEMCG_MAX_HIGH_DELAY_JIFFIES: the longest memory.high throttling sleep (2 s).
+pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2_000;
+/// MEMCG_DELAY_PRECISION_SHIFT.
+const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
+/// MEMCG_DELAY_SCALING_SHIFT.
+const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
+
+/// memory.events (local counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemcgEvents {
+    /// Reclaimed although below memory.low (no other memory was left).
+    pub low: u64,
+    /// Usage went above memory.high.
+    pub high: u64,
+    /// A charge hit memory.max.
+    pub max: u64,
+    /// The OOM killer was invoked for memory.max.
+    pub oom: u64,
+    /// A task of this cgroup was killed by an OOM killer.
+    pub oom_kill: u64,
+}
+
+/// Which memory.events counter to bump (enum memcg_memory_event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcgEvent {
+    /// MEMCG_LOW.
+    Low,
+    /// MEMCG_HIGH.
+    High,
+    /// MEMCG_MAX.
+    Max,
+    /// MEMCG_OOM.
+    Oom,
+    /// MEMCG_OOM_KILL.
+    OomKill,
+}
+
+/// struct mem_cgroup.
+#[derive(Clone, Debug)]
+pub struct MemCgroup {
+    /// Path below the root ("" for the root, "a/b" for a child of "a").
+    pub name: String,
+    /// Parent (None for the root).
+    pub parent: Option<MemcgId>,
+    /// The memcgs are stored in pre-order: this one's subtree is `id..subtree_end`.
+    pub subtree_end: MemcgId,
+    /// memory.max, pages.
+    pub max: u64,
+    /// memory.high, pages.
+    pub high: u64,
+    /// memory.low, pages.
+    pub low: u64,
+    /// memory.min, pages.
+    pub min: u64,
+    /// memory.swap.max, pages.
+    pub swap_max: u64,
+    /// memory.current: pages charged to this memcg and its descendants.
+    pub usage: u64,
+    /// memory.peak.
+    pub peak: u64,
+    /// memory.swap.current: swap slots charged here and below.
+    pub swap_usage: u64,
+    /// Effective memory.min (computed by mem_cgroup_calculate_protection).
+    pub emin: u64,
+    /// Effective memory.low.
+    pub elow: u64,
+    /// memory.events.local.
+    pub events: MemcgEvents,
+    /// Local event and state counters under /proc/vmstat names (memory.stat's sources).
+    pub stat: VmStat,
+    /// Times a writer of this memcg was paused by balance_dirty_pages.
+    pub dirty_throttled: u64,
+}
+
+impl MemCgroup {
+    /// A memcg with no limits.
+    pub fn new(name: &str, parent: Option<MemcgId>) -> MemCgroup {
+        MemCgroup {
+            name: name.to_string(),
+            parent,
+            subtree_end: 0,
+            max: PAGE_COUNTER_MAX,
+            high: PAGE_COUNTER_MAX,
+            low: 0,
+            min: 0,
+            swap_max: PAGE_COUNTER_MAX,
+            usage: 0,
+            peak: 0,
+            swap_usage: 0,
+            emin: 0,
+            elow: 0,
+            events: MemcgEvents::default(),
+            stat: VmStat::default(),
+            dirty_throttled: 0,
+        }
+    }
+}
+
+/// Build the memcg tree of a scenario in pre-order (root first, each cgroup followed by
+/// its subtree, children in declaration order). Returns the memcgs and, per scenario
+/// cgroup name, its id.
+pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgroup>, String> {
+    fn parent_of(name: &str) -> &str {
+        name.rsplit_once('/').map_or("", |(p, _)| p)
+    }
+    fn pages(b: Option<u64>) -> u64 {
+        b.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE)
+    }
+    let mut out = vec![MemCgroup::new("", None)];
+    // Depth-first from the root, children in declaration order.
+    fn visit(
+        specs: &[crate::scenario::CgroupSpec],
+        parent_name: &str,
+        parent: MemcgId,
+        out: &mut Vec<MemCgroup>,
+    ) -> Result<(), String> {
+        for s in specs.iter().filter(|s| parent_of(&s.name) == parent_name) {
+            if out.len() >= usize::from(NO_MEMCG) {
+                return Err("too many cgroups (at most 65534)".into());
+            }
+            let id = out.len() as MemcgId;
+            let mut m = MemCgroup::new(&s.name, Some(parent));
+            m.max = pages(s.memory_max);
+            m.high = pages(s.memory_high);
+            m.low = s.memory_low / crate::mm::page::PAGE_SIZE;
+            m.min = s.memory_min / crate::mm::page::PAGE_SIZE;
+            m.swap_max = pages(s.swap_max);
+            out.push(m);
+            visit(specs, &s.name, id, out)?;
+            out[id as usize].subtree_end = out.len() as MemcgId;
+        }
+        Ok(())
+    }
+    visit(specs, "", ROOT_MEM_CGROUP, &mut out)?;
+    out[0].subtree_end = out.len() as MemcgId;
+    if out.len() != specs.len() + 1 {
+        let missing: Vec<&str> = specs
+            .iter()
+            .filter(|s| !out.iter().any(|m| m.name == s.name))
+            .map(|s| s.name.as_str())
+            .collect();
+        return Err(format!(
+            "cgroups {} have no declared parent",
+            missing.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// effective_protection: a child's share of its parent's effective protection. Children
+/// that together claim more than the parent has get it in proportion to their claims.
+pub fn effective_protection(
+    usage: u64,
+    setting: u64,
+    parent_effective: u64,
+    siblings_protected: u64,
+) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective {
+        return ((protected as u128 * parent_effective as u128) / siblings_protected as u128)
+            as u64;
+    }
+    protected
+}
+
+/// calculate_overage: how far `usage` is above `high`, in 2^-20 units of `high`.
+fn calculate_overage(usage: u64, high: u64) -> u64 {
+    if usage <= high {
+        return 0;
+    }
+    // Prevent division by 0 in overage calculation by acting as if it was a threshold of 1.
+    let high = high.max(1);
+    (((usage - high) as u128) << MEMCG_DELAY_PRECISION_SHIFT).div_ceil(high as u128) as u64
+}
+
+/// calculate_high_delay: the throttling penalty for `nr_pages` charged over memory.high
+/// at the largest overage `max_overage` of the memcg's ancestry, in jiffies.
+pub fn calculate_high_delay(max_overage: u64, nr_pages: u64) -> u64 {
+    if max_overage == 0 {
+        return 0;
+    }
+    // overage² × HZ, scaled down by the precision and the scaling shifts.
+    let penalty = ((max_overage as u128 * max_overage as u128 * 1000)
+        >> (MEMCG_DELAY_PRECISION_SHIFT + MEMCG_DELAY_SCALING_SHIFT))
+        .min(u64::MAX as u128) as u64;
+    // Scale by the pages charged over, as a share of a charge batch.
+    penalty.saturating_mul(nr_pages) / MEMCG_CHARGE_BATCH
+}
+
+impl Sim {
+    /// Number of memcgs (root included).
+    #[inline]
+    pub fn nr_memcgs(&self) -> usize {
+        self.memcgs.len()
+    }
+
+    /// mem_cgroup_lruvec: the lruvec of `memcg` on `node`.
+    #[inline]
+    pub fn lruvec(&self, memcg: MemcgId, node: usize) -> &Lruvec {
+        &self.lruvecs[memcg as usize * self.nodes.len() + node]
+    }
+
+    /// mem_cgroup_lruvec, mutable.
+    #[inline]
+    pub fn lruvec_mut(&mut self, memcg: MemcgId, node: usize) -> &mut Lruvec {
+        let n = self.nodes.len();
+        &mut self.lruvecs[memcg as usize * n + node]
+    }
+
+    /// The index in `lruvecs` of the lruvec a page belongs to (folio_lruvec).
+    #[inline]
+    pub fn page_lruvec_idx(&self, pfn: Pfn) -> usize {
+        let p = &self.mem[pfn as usize];
+        let m = if p.memcg == NO_MEMCG {
+            ROOT_MEM_CGROUP
+        } else {
+            p.memcg
+        };
+        m as usize * self.nodes.len() + p.node as usize
+    }
+
+    /// The memcgs of the subtree rooted at `m`, in pre-order (mem_cgroup_iter).
+    #[inline]
+    pub fn memcg_subtree(&self, m: MemcgId) -> std::ops::Range<MemcgId> {
+        m..self.memcgs[m as usize].subtree_end
+    }
+
+    /// True if `m` is `ancestor` or below it (mem_cgroup_is_descendant).
+    pub fn mem_cgroup_is_descendant(&self, m: MemcgId, ancestor: MemcgId) -> bool {
+        self.memcg_subtree(ancestor).contains(&m)
+    }
+
+    /// The memcg of the running task (get_mem_cgroup_from_mm(current->mm)); the root for
+    /// kernel threads and interrupts.
+    #[inline]
+    pub fn current_memcg(&self) -> MemcgId {
+        match self.cur.task {
+            Some(t) => self.tasks[t].memcg,
+            None => ROOT_MEM_CGROUP,
+        }
+    }
+
+    /// LRU pages of `lru` in the lruvecs of `m`'s subtree on `node` (lruvec_page_state,
+    /// hierarchical).
+    pub fn lruvec_lru_size_hier(&self, m: MemcgId, node: usize, lru: LruList) -> u64 {
+        self.memcg_subtree(m)
+            .map(|c| self.lruvec(c, node).lists[lru as usize].len)
+            .sum()
+    }
+
+    /// memcg_memory_event: count an event in memory.events.
+    pub fn memcg_memory_event(&mut self, m: MemcgId, ev: MemcgEvent) {
+        let e = &mut self.memcgs[m as usize].events;
+        match ev {
+            MemcgEvent::Low => e.low += 1,
+            MemcgEvent::High => e.high += 1,
+            MemcgEvent::Max => e.max += 1,
+            MemcgEvent::Oom => e.oom += 1,
+            MemcgEvent::OomKill => e.oom_kill += 1,
+        }
+    }
+
+    /// count_memcg_events: a memory.stat event counter of `m`.
+    #[inline]
+    pub fn count_memcg_events(&mut self, m: MemcgId, item: VmItem, n: i64) {
+        if m != NO_MEMCG {
+            self.memcgs[m as usize].stat.add(item, n);
+        }
+    }
+
+    /// count_memcg_page_event / mod_lruvec_page_state: a counter of the page's memcg.
+    #[inline]
+    pub fn count_memcg_page_event(&mut self, pfn: Pfn, item: VmItem, n: i64) {
+        let m = self.mem[pfn as usize].memcg;
+        self.count_memcg_events(m, item, n);
+    }
+
+    /// mem_cgroup_margin: pages `m` can still charge before a limit of it or an ancestor.
+    pub fn mem_cgroup_margin(&self, m: MemcgId) -> u64 {
+        let mut margin = u64::MAX;
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            let mc = &self.memcgs[id as usize];
+            margin = margin.min(mc.max.saturating_sub(mc.usage));
+            c = mc.parent;
+        }
+        margin
+    }
+
+    /// mem_cgroup_get_nr_swap_pages: swap pages `m` may still use (its and its
+    /// ancestors' memory.swap.max, and the free swap).
+    pub fn mem_cgroup_get_nr_swap_pages(&self, m: MemcgId) -> u64 {
+        let mut nr = self.swap_free_pages();
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            let mc = &self.memcgs[id as usize];
+            nr = nr.min(mc.swap_max.saturating_sub(mc.swap_usage));
+            c = mc.parent;
+        }
+        nr
+    }
+
+    /// Allocate a page and charge it to `memcg` (the allocation, then mem_cgroup_charge,
+    /// as filemap_alloc_folio + filemap_add_folio and the fault paths do). A charge that
+    /// fails frees the page again.
+    pub fn alloc_page_charged(&mut self, gfp: Gfp, memcg: MemcgId) -> Result<Pfn, AllocError> {
+        let pfn = self.alloc_page(gfp)?;
+        if let Err(e) = self.mem_cgroup_charge(pfn, memcg, gfp) {
+            self.put_page(pfn);
+            return Err(e);
+        }
+        Ok(pfn)
+    }
+
+    /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge).
+    pub fn mem_cgroup_charge(
+        &mut self,
+        pfn: Pfn,
+        memcg: MemcgId,
+        gfp: Gfp,
+    ) -> Result<(), AllocError> {
+        debug_assert_eq!(self.mem[pfn as usize].memcg, NO_MEMCG, "page charged twice");
+        if memcg != ROOT_MEM_CGROUP {
+            let prev = self.enter(KFunc::MemCgroupCharge);
+            let r = self.try_charge(memcg, gfp);
+            self.leave(prev);
+            r?;
+        }
+        // commit_charge: the root's counter is free (the kernel does not count it).
+        let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
+        root.usage += 1;
+        root.peak = root.peak.max(root.usage);
+        self.mem[pfn as usize].memcg = memcg;
+        Ok(())
+    }
+
+    /// The memcg of `m`'s ancestry (excluding the root) whose memory.max one more page
+    /// would exceed (mem_over_limit), if any.
+    fn mem_over_limit(&self, m: MemcgId) -> Option<MemcgId> {
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                return None;
+            }
+            let mc = &self.memcgs[id as usize];
+            if mc.usage + 1 > mc.max {
+                return Some(id);
+            }
+            c = mc.parent;
+        }
+        None
+    }
+
+    /// page_counter_charge up the ancestry (excluding the root), one atomic per level;
+    /// usage above memory.high counts a `high` event and queues the over-high work for
+    /// the return to user space.
+    fn page_counter_charge(&mut self, m: MemcgId) {
+        let mut c = Some(m);
+        let mut over_high = false;
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            self.charge_atomic();
+            let mc = &mut self.memcgs[id as usize];
+            mc.usage += 1;
+            mc.peak = mc.peak.max(mc.usage);
+            if mc.usage > mc.high {
+                over_high = true;
+                self.memcg_memory_event(id, MemcgEvent::High);
+            }
+            c = self.memcgs[id as usize].parent;
+        }
+        if over_high {
+            if let Some(t) = self.cur.task {
+                self.tasks[t].memcg_nr_pages_over_high += 1;
+            }
+        }
+    }
+
+    /// try_charge_memcg for one page.
+    fn try_charge(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        loop {
+            let Some(over) = self.mem_over_limit(memcg) else {
+                self.page_counter_charge(memcg);
+                return Ok(());
+            };
+            self.memcg_memory_event(over, MemcgEvent::Max);
+            if !gfp.direct_reclaim {
+                return Err(AllocError::NoMem);
+            }
+            // A task the OOM killer already chose gives up (task_is_dying).
+            if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
+                return Err(AllocError::NoMem);
+            }
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1, gfp, true);
+            if self.features.reclaim_throttle {
+                // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED): every dirty page the limit
+                // reclaim met was already under writeback; sleep a jiffy, then retry.
+                let node = self.cur_node();
+                if std::mem::take(&mut self.lruvec_mut(over, node).congested) {
+                    return Err(AllocError::Wait(crate::sched::Wait::Until(
+                        self.now() + JIFFY_PS,
+                    )));
+                }
+            }
+            if self.mem_cgroup_margin(memcg) >= 1 {
+                continue;
+            }
+            if gfp.noretry {
+                return Err(AllocError::NoMem);
+            }
+            if nr_retries > 0 {
+                nr_retries -= 1;
+                let _ = reclaimed;
+                continue;
+            }
+            // Reclaim cannot make room: the memcg OOM killer.
+            return match self.mem_cgroup_out_of_memory(over) {
+                OomOutcome::Killed | OomOutcome::VictimPending => {
+                    // The victim frees its memory when it exits; retry after it ran.
+                    Err(AllocError::Wait(crate::sched::Wait::Until(
+                        self.now() + JIFFY_PS,
+                    )))
+                }
+                OomOutcome::KilledCurrent => Err(AllocError::NoMem),
+                OomOutcome::NoVictim => {
+                    // OOM_FAILED: the kernel forces the charge past the limit.
+                    self.page_counter_charge(memcg);
+                    Ok(())
+                }
+            };
+        }
+    }
+
+    /// mem_cgroup_uncharge: a freed page leaves its memcg's counters.
+    pub fn mem_cgroup_uncharge(&mut self, pfn: Pfn) {
+        let m = self.mem[pfn as usize].memcg;
+        if m == NO_MEMCG {
+            return;
+        }
+        self.mem[pfn as usize].memcg = NO_MEMCG;
+        self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            self.charge_atomic();
+            let mc = &mut self.memcgs[id as usize];
+            debug_assert!(mc.usage > 0, "memcg {} usage underflow", mc.name);
+            mc.usage -= 1;
+            c = mc.parent;
+        }
+    }
+
+    /// mem_cgroup_try_charge_swap: charge a swap slot to the page's memcg; false if the
+    /// memcg or an ancestor is at memory.swap.max.
+    pub fn mem_cgroup_try_charge_swap(&mut self, pfn: Pfn, off: u32) -> bool {
+        let m = self.mem[pfn as usize].memcg;
+        if m == NO_MEMCG {
+            return true;
+        }
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            let mc = &self.memcgs[id as usize];
+            if mc.swap_usage + 1 > mc.swap_max {
+                return false;
+            }
+            c = mc.parent;
+        }
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            self.memcgs[id as usize].swap_usage += 1;
+            c = self.memcgs[id as usize].parent;
+        }
+        if let Some(slot) = self.swap_cgroup.get_mut(off as usize) {
+            *slot = m;
+        }
+        true
+    }
+
+    /// mem_cgroup_uncharge_swap: a swap slot is freed.
+    pub fn mem_cgroup_uncharge_swap(&mut self, off: u32) {
+        let Some(slot) = self.swap_cgroup.get_mut(off as usize) else {
+            return;
+        };
+        let m = std::mem::replace(slot, NO_MEMCG);
+        if m == NO_MEMCG {
+            return;
+        }
+        let mut c = Some(m);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            self.memcgs[id as usize].swap_usage -= 1;
+            c = self.memcgs[id as usize].parent;
+        }
+    }
+
+    /// The memcg a swap-in of slot `off` is charged to: the one recorded at swap-out
+    /// (lookup_swap_cgroup_id), else the running task's.
+    pub fn swapin_memcg(&self, off: u32) -> MemcgId {
+        match self.swap_cgroup.get(off as usize) {
+            Some(&m) if m != NO_MEMCG => m,
+            _ => self.current_memcg(),
+        }
+    }
+
+    /// mem_cgroup_calculate_protection for every memcg below `root` (the reclaim target):
+    /// effective memory.min and memory.low, top-down.
+    pub fn mem_cgroup_calculate_protection(&mut self, root: MemcgId) {
+        let range = self.memcg_subtree(root);
+        self.memcgs[root as usize].emin = 0;
+        self.memcgs[root as usize].elow = 0;
+        for m in range.start + 1..range.end {
+            let parent = self.memcgs[m as usize].parent.expect("non-root memcg");
+            let (usage, min, low) = {
+                let mc = &self.memcgs[m as usize];
+                (mc.usage, mc.min, mc.low)
+            };
+            let (emin, elow) = if parent == root {
+                (min, low)
+            } else {
+                let p = &self.memcgs[parent as usize];
+                // children_min_usage / children_low_usage: the siblings' claims.
+                let (mut cmin, mut clow) = (0u64, 0u64);
+                let mut c = parent + 1;
+                while c < p.subtree_end {
+                    let ch = &self.memcgs[c as usize];
+                    cmin += ch.usage.min(ch.min);
+                    clow += ch.usage.min(ch.low);
+                    c = ch.subtree_end;
+                }
+                (
+                    effective_protection(usage, min, p.emin, cmin),
+                    effective_protection(usage, low, p.elow, clow),
+                )
+            };
+            let mc = &mut self.memcgs[m as usize];
+            mc.emin = emin;
+            mc.elow = elow;
+        }
+    }
+
+    /// mem_cgroup_below_min: `m` is fully protected by memory.min from reclaim of `target`.
+    pub fn mem_cgroup_below_min(&self, target: MemcgId, m: MemcgId) -> bool {
+        if m == target || m == ROOT_MEM_CGROUP {
+            return false;
+        }
+        let mc = &self.memcgs[m as usize];
+        mc.emin >= mc.usage
+    }
+
+    /// mem_cgroup_below_low: `m` is within its effective memory.low.
+    pub fn mem_cgroup_below_low(&self, target: MemcgId, m: MemcgId) -> bool {
+        if m == target || m == ROOT_MEM_CGROUP {
+            return false;
+        }
+        let mc = &self.memcgs[m as usize];
+        mc.elow >= mc.usage
+    }
+
+    /// mem_cgroup_protection: (effective min, effective low) of `m` under reclaim of
+    /// `target`.
+    pub fn mem_cgroup_protection(&self, target: MemcgId, m: MemcgId) -> (u64, u64) {
+        if m == target || m == ROOT_MEM_CGROUP {
+            return (0, 0);
+        }
+        let mc = &self.memcgs[m as usize];
+        (mc.emin, mc.elow)
+    }
+
+    /// mem_cgroup_handle_over_high: on the return to user space after charges that left
+    /// a memcg above memory.high, reclaim the excess (reclaim_high) and, while usage stays
+    /// above high, throttle. Returns how long the task must sleep, ps (0: none).
+    pub fn mem_cgroup_handle_over_high(&mut self, tid: crate::sched::TaskId) -> u64 {
+        let nr_pages = std::mem::take(&mut self.tasks[tid].memcg_nr_pages_over_high);
+        if nr_pages == 0 {
+            return 0;
+        }
+        let memcg = self.tasks[tid].memcg;
+        let prev = self.enter(KFunc::MemCgroupHandleOverHigh);
+        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut in_retry = false;
+        let penalty = loop {
+            let want = if in_retry {
+                crate::mm::vmscan::SWAP_CLUSTER_MAX
+            } else {
+                nr_pages
+            };
+            let nr_reclaimed = self.reclaim_high(memcg, want);
+            let penalty = calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages)
+                .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            // Not worth sleeping for less than HZ/100.
+            if penalty <= 1000 / 100 {
+                break 0;
+            }
+            // Reclaim making progress is better than throttling.
+            if nr_reclaimed > 0 || nr_retries > 0 {
+                nr_retries = nr_retries.saturating_sub(1);
+                in_retry = true;
+                continue;
+            }
+            break penalty;
+        };
+        self.leave(prev);
+        penalty * JIFFY_PS
+    }
+
+    /// reclaim_high: reclaim `nr_pages` from every memcg of the ancestry above its high.
+    fn reclaim_high(&mut self, memcg: MemcgId, nr_pages: u64) -> u64 {
+        let mut reclaimed = 0;
+        let mut c = Some(memcg);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            if self.memcgs[id as usize].usage > self.memcgs[id as usize].high {
+                self.memcg_memory_event(id, MemcgEvent::High);
+                reclaimed += self.try_to_free_mem_cgroup_pages(id, nr_pages, Gfp::KERNEL, true);
+            }
+            c = self.memcgs[id as usize].parent;
+        }
+        reclaimed
+    }
+
+    /// mem_find_max_overage: the largest memory.high overage of the ancestry.
+    fn mem_find_max_overage(&self, memcg: MemcgId) -> u64 {
+        let mut max = 0;
+        let mut c = Some(memcg);
+        while let Some(id) = c {
+            if id == ROOT_MEM_CGROUP {
+                break;
+            }
+            let mc = &self.memcgs[id as usize];
+            max = max.max(calculate_overage(mc.usage, mc.high));
+            c = mc.parent;
+        }
+        max
+    }
+
+    /// mem_cgroup_out_of_memory: the memcg OOM killer. Picks the task of `memcg`'s subtree
+    /// with the largest badness (resident + swap + page tables; a task that never mapped
+    /// memory has 0 and can still be chosen), kills it, counts `oom` on `memcg` and
+    /// `oom_kill` on the victim's memcg.
+    pub fn mem_cgroup_out_of_memory(&mut self, memcg: MemcgId) -> OomOutcome {
+        let prev = self.enter(KFunc::OomKill);
+        let now = self.now();
+        self.memcg_memory_event(memcg, MemcgEvent::Oom);
+        let in_subtree = |s: &Sim, t: &crate::sched::Task| {
+            !t.is_kthread()
+                && t.state != crate::sched::TaskState::Exited
+                && s.mem_cgroup_is_descendant(t.memcg, memcg)
+        };
+        if self
+            .tasks
+            .iter()
+            .any(|t| in_subtree(self, t) && t.oom_killed)
+        {
+            self.leave(prev);
+            return OomOutcome::VictimPending;
+        }
+        let victim = self
+            .tasks
+            .iter()
+            .filter(|t| in_subtree(self, t))
+            .map(|t| {
+                let badness =
+                    t.mm.and_then(|m| self.mms.get(m as usize)?.as_ref())
+                        .map_or(0, |m| {
+                            m.rss_anon + m.rss_file + m.swapents + m.pgtable.nr_tables() as u64
+                        });
+                (badness, std::cmp::Reverse(t.id), t.id)
+            })
+            .max();
+        let who = self
+            .cur
+            .task
+            .map(|t| self.tasks[t].name.clone())
+            .unwrap_or_default();
+        let outcome = match victim {
+            Some((badness, _, v)) => {
+                self.vmstat.inc(VmItem::OomKill);
+                self.tasks[v].oom_killed = true;
+                let vm = self.tasks[v].memcg;
+                self.memcg_memory_event(vm, MemcgEvent::OomKill);
+                self.wake_up(v, now);
+                let line = format!(
+                    "t={} ns: memory cgroup out of memory in {} (cgroup {}: usage {} pages, max {}): killed {} (badness {} pages)",
+                    now / 1000,
+                    who,
+                    self.memcgs[memcg as usize].name,
+                    self.memcgs[memcg as usize].usage,
+                    self.memcgs[memcg as usize].max,
+                    self.tasks[v].name,
+                    badness
+                );
+                if self.oom_reports.len() < 100 {
+                    self.oom_reports.push(line);
+                }
+                if Some(v) == self.cur.task {
+                    OomOutcome::KilledCurrent
+                } else {
+                    OomOutcome::Killed
+                }
+            }
+            None => OomOutcome::NoVictim,
+        };
+        self.leave(prev);
+        outcome
+    }
+
+    /// Pages charged directly to each memcg, counted from mem_map (for the checker).
+    pub fn memcg_local_pages(&self) -> Vec<u64> {
+        let mut v = vec![0u64; self.memcgs.len()];
+        for p in &self.mem {
+            if p.memcg != NO_MEMCG {
+                v[p.memcg as usize] += 1;
+            }
+        }
+        v
+    }
+}
+
+/// What the memcg OOM killer did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OomOutcome {
+    /// A task other than the charging one was killed.
+    Killed,
+    /// The charging task itself was killed.
+    KilledCurrent,
+    /// A victim chosen earlier has not exited yet.
+    VictimPending,
+    /// No task to kill.
+    NoVictim,
+}

@@ -174,6 +174,32 @@ fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io:
         }
         writeln!(out)?;
     }
+    if !r.cgroups.is_empty() {
+        writeln!(out, "\ncgroups (memory.current / memory.peak / memory.max, MiB; memory.events; pgscan, pgsteal, refaults)")?;
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        for c in &r.cgroups {
+            let max = c
+                .memory_max
+                .map_or("max".to_string(), |m| format!("{:.0}", mib(m)));
+            let e = &c.events;
+            writeln!(
+                out,
+                "  {:<12} {:>8.1} {:>8.1} {:>6}  low {} high {} max {} oom {} oom_kill {}  pgscan {} pgsteal {} workingset_refault {}",
+                c.name,
+                mib(c.current),
+                mib(c.peak),
+                max,
+                e.low,
+                e.high,
+                e.max,
+                e.oom,
+                e.oom_kill,
+                c.stat["pgscan"],
+                c.stat["pgsteal"],
+                c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
+            )?;
+        }
+    }
     writeln!(out, "\nvmstat (non-zero)")?;
     for (k, v) in r.vmstat.iter().filter(|(_, v)| **v != 0) {
         writeln!(out, "  {:<32} {}", k, v)?;

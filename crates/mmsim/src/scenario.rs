@@ -583,6 +583,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "bonnie++ SeqCreate and RandCreate: 1024 files of 2xRAM/1024 bytes, 3 iterations (seed 003)",
         include_str!("../scenarios/bonnie.toml"),
     ),
+    (
+        "memcg-stream",
+        "a 128 MiB cgroup streams 1 GiB beside a hot-file cgroup (limit reclaim stays inside), kernel 6.18",
+        include_str!("../scenarios/memcg-stream.toml"),
+    ),
 ];
 
 /// The built-in scenarios: (name, one-line description, TOML text).

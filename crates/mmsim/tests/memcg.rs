@@ -435,3 +435,132 @@ sync = false
         prop_assert!(a.peak <= max_a * MIB, "peak {} max {}", a.peak, max_a * MIB);
     }
 }
+
+const HIGH: &str = r#"
+name = "memcg-high"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "1GiB"
+[[devices]]
+name = "nvme0"
+preset = "nvme"
+size = "16GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "nvme0"
+[[files]]
+path = "/data/f"
+size = "160MiB"
+[[tasks]]
+name = "reader"
+cpu = 0
+program = "read"
+path = "/data/f"
+block_size = "1MiB"
+passes = 2
+"#;
+
+#[test]
+fn memory_high_reclaims_the_excess_on_return_to_user_space() {
+    let mut c = cgroup("web", None);
+    c.memory_high = Some(64 * MIB);
+    let sc = with_cgroups(HIGH, vec![c], &[("reader", "web")]);
+    let r = run(&sc, KernelEra::V6_18, true);
+    let w = cg(&r, "web");
+    assert!(w.events.high > 0, "{:?}", w.events);
+    assert_eq!(w.events.max, 0, "memory.high is not a hard limit");
+    assert!(w.stat["pgscan"] > 0, "reclaim_high ran");
+    // Over high by at most one syscall's charges (a 1 MiB read) before it is reclaimed.
+    assert!(w.peak <= 64 * MIB + 2 * MIB, "peak {} MiB", w.peak / MIB);
+    // Without the limit the whole file stays cached.
+    let free = run(
+        &with_cgroups(HIGH, vec![cgroup("web", None)], &[("reader", "web")]),
+        KernelEra::V6_18,
+        false,
+    );
+    assert_eq!(cg(&free, "web").stat["pgscan"], 0);
+    assert!(cg(&free, "web").peak >= 160 * MIB);
+}
+
+const SWAPPY: &str = r#"
+name = "memcg-swap"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "512MiB"
+[swap]
+size = "256MiB"
+[[tasks]]
+name = "hog"
+cpu = 0
+program = "anon"
+size = "96MiB"
+passes = 2
+"#;
+
+fn swap_run(swap_max: Option<u64>) -> RunReport {
+    let mut c = cgroup("box", Some(64 * MIB));
+    c.swap_max = swap_max;
+    run(
+        &with_cgroups(SWAPPY, vec![c], &[("hog", "box")]),
+        KernelEra::V6_18,
+        true,
+    )
+}
+
+#[test]
+fn swap_max_bounds_what_a_cgroup_may_swap() {
+    let unlimited = swap_run(None);
+    let b = cg(&unlimited, "box");
+    assert_eq!(
+        b.events.oom_kill, 0,
+        "with swap the 96 MiB fit: {:?}",
+        unlimited.oom
+    );
+    assert!(unlimited.vmstat["pswpout"] * 4096 > (16 * MIB) as i64);
+    assert!(b.peak <= 64 * MIB);
+    let limited = swap_run(Some(16 * MIB));
+    let b = cg(&limited, "box");
+    assert!(b.swap_current <= 16 * MIB);
+    assert_eq!(
+        b.events.oom_kill, 1,
+        "64 MiB + 16 MiB of swap cannot hold 96 MiB"
+    );
+}
+
+/// A 48 MiB file read three times in a 64 MiB cgroup beside 32 MiB of anonymous memory
+/// that is in use, with swap: the refault distance (~16 MiB) exceeds the active file list
+/// (empty) but not the anon lists, which 5.8's "let cache workingset challenge anon"
+/// counts into the workingset size.
+#[test]
+fn refaults_challenge_anon_on_6x_only() {
+    let text = READ_TWICE.replace("size = \"96MiB\"", "size = \"48MiB\"")
+        .replace("passes = 2\n", "passes = 3\n")
+        + "[swap]\nsize = \"256MiB\"\n[[tasks]]\nname = \"app\"\ncpu = 1\nprogram = \"anon\"\nsize = \"32MiB\"\npasses = 40\nthink = \"5ms\"\n";
+    let sc = with_cgroups(
+        &text,
+        vec![cgroup("small", Some(64 * MIB))],
+        &[("reader", "small"), ("app", "small")],
+    );
+    let activations = |f: mmsim::sim::Features| {
+        let r = run_sc(&sc, f, false, MAX_STEPS);
+        assert_eq!(r.end, RunEnd::Completed);
+        let s = cg(&r, "small");
+        assert!(s.stat["workingset_refault_file"] > 0);
+        s.stat["workingset_activate_file"]
+    };
+    let old = activations(KernelEra::V4_2.features("patched").unwrap());
+    let new = activations(KernelEra::V6_18.features("patched").unwrap());
+    let mut without = KernelEra::V6_18.features("patched").unwrap();
+    without.set("cache-challenges-anon", false);
+    let without = activations(without);
+    eprintln!("activations: 4.2 {old}, 6.18 {new}, 6.18 -cache-challenges-anon {without}");
+    assert_eq!(
+        old, 0,
+        "4.2 compares with the (empty) active file list only"
+    );
+    assert!(new > 0, "6.18 counts the anon lists in the workingset size");
+    assert_eq!(without, 0, "the rule alone makes the difference");
+}

@@ -564,3 +564,27 @@ fn refaults_challenge_anon_on_6x_only() {
     assert!(new > 0, "6.18 counts the anon lists in the workingset size");
     assert_eq!(without, 0, "the rule alone makes the difference");
 }
+
+/// Shadow entries of a small cgroup streaming a large file: the memcg-aware shadow-node
+/// shrinker (`shadow-lru-limit`) bounds them by the cgroup's own LRU size, where the v4.2
+/// node-wide limit (present pages / 16) leaves them all.
+#[test]
+fn shadow_nodes_are_limited_per_memcg_on_modern_kernels() {
+    let text = READ_TWICE
+        .replace("size = \"96MiB\"", "size = \"2GiB\"")
+        .replace("passes = 2\n", "passes = 1\n");
+    let sc = with_cgroups(
+        &text,
+        vec![cgroup("small", Some(32 * MIB))],
+        &[("reader", "small")],
+    );
+    let old = run(&sc, KernelEra::V4_2, false);
+    let new = run(&sc, KernelEra::V6_18, false);
+    assert_eq!(old.vmstat["workingset_nodereclaim"], 0);
+    let s = cg(&new, "small");
+    assert!(s.stat["workingset_nodereclaim"] > 0, "{:?}", s.stat);
+    assert_eq!(
+        s.stat["workingset_nodereclaim"],
+        new.vmstat["workingset_nodereclaim"]
+    );
+}

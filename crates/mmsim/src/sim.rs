@@ -114,20 +114,7 @@ impl Features {
             exec_protect: true,
             batch_tlb_flush: true,
             truncate_batch_shadow: true,
-            workingset: true,
-            file_only_when_plenty: true,
-            adaptive_swap_readahead: true,
-            writeback_activate: false,
-            lru_size_inactive_ratio: false,
-            shadow_lru_limit: false,
-            workingset_restore: false,
-            refault_deactivate: false,
-            lru_cost_balance: false,
-            cache_challenges_anon: false,
-            anon_inactive_first: false,
-            anon_workingset: false,
-            reclaim_throttle: false,
-            era: crate::kernel::KernelEra::V4_2,
+            ..Self::vanilla()
         }
     }
     /// A preset by name.

@@ -243,7 +243,20 @@ pub fn calculate_high_delay(max_overage: u64, nr_pages: u64) -> u64 {
     penalty.saturating_mul(nr_pages) / MEMCG_CHARGE_BATCH
 }
 
+/// `m` unless it is the root: the walks up a memcg's ancestry stop below the root, whose
+/// page counter the kernel does not use.
+#[inline]
+fn nonroot(m: MemcgId) -> Option<MemcgId> {
+    (m != ROOT_MEM_CGROUP).then_some(m)
+}
+
 impl Sim {
+    /// The parent of `m` unless that is the root (see `nonroot`).
+    #[inline]
+    fn parent_below_root(&self, m: MemcgId) -> Option<MemcgId> {
+        self.memcgs[m as usize].parent.and_then(nonroot)
+    }
+
     /// Number of memcgs (root included).
     #[inline]
     pub fn nr_memcgs(&self) -> usize {
@@ -334,14 +347,11 @@ impl Sim {
     /// mem_cgroup_margin: pages `m` can still charge before a limit of it or an ancestor.
     pub fn mem_cgroup_margin(&self, m: MemcgId) -> u64 {
         let mut margin = u64::MAX;
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             let mc = &self.memcgs[id as usize];
             margin = margin.min(mc.max.saturating_sub(mc.usage));
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
         margin
     }
@@ -350,14 +360,11 @@ impl Sim {
     /// ancestors' memory.swap.max, and the free swap).
     pub fn mem_cgroup_get_nr_swap_pages(&self, m: MemcgId) -> u64 {
         let mut nr = self.swap_free_pages();
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             let mc = &self.memcgs[id as usize];
             nr = nr.min(mc.swap_max.saturating_sub(mc.swap_usage));
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
         nr
     }
@@ -399,16 +406,13 @@ impl Sim {
     /// The memcg of `m`'s ancestry (excluding the root) whose memory.max one more page
     /// would exceed (mem_over_limit), if any.
     fn mem_over_limit(&self, m: MemcgId) -> Option<MemcgId> {
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                return None;
-            }
             let mc = &self.memcgs[id as usize];
             if mc.usage + 1 > mc.max {
                 return Some(id);
             }
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
         None
     }
@@ -417,12 +421,9 @@ impl Sim {
     /// usage above memory.high counts a `high` event and queues the over-high work for
     /// the return to user space.
     fn page_counter_charge(&mut self, m: MemcgId) {
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         let mut over_high = false;
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             self.charge_atomic();
             let mc = &mut self.memcgs[id as usize];
             mc.usage += 1;
@@ -431,7 +432,7 @@ impl Sim {
                 over_high = true;
                 self.memcg_memory_event(id, MemcgEvent::High);
             }
-            c = self.memcgs[id as usize].parent;
+            c = self.parent_below_root(id);
         }
         if over_high {
             if let Some(t) = self.cur.task {
@@ -504,16 +505,13 @@ impl Sim {
         }
         self.mem[pfn as usize].memcg = NO_MEMCG;
         self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             self.charge_atomic();
             let mc = &mut self.memcgs[id as usize];
             debug_assert!(mc.usage > 0, "memcg {} usage underflow", mc.name);
             mc.usage -= 1;
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
     }
 
@@ -524,24 +522,18 @@ impl Sim {
         if m == NO_MEMCG {
             return true;
         }
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             let mc = &self.memcgs[id as usize];
             if mc.swap_usage + 1 > mc.swap_max {
                 return false;
             }
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             self.memcgs[id as usize].swap_usage += 1;
-            c = self.memcgs[id as usize].parent;
+            c = self.parent_below_root(id);
         }
         if let Some(slot) = self.swap_cgroup.get_mut(off as usize) {
             *slot = m;
@@ -558,13 +550,10 @@ impl Sim {
         if m == NO_MEMCG {
             return;
         }
-        let mut c = Some(m);
+        let mut c = nonroot(m);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             self.memcgs[id as usize].swap_usage -= 1;
-            c = self.memcgs[id as usize].parent;
+            c = self.parent_below_root(id);
         }
     }
 
@@ -681,16 +670,13 @@ impl Sim {
     /// reclaim_high: reclaim `nr_pages` from every memcg of the ancestry above its high.
     fn reclaim_high(&mut self, memcg: MemcgId, nr_pages: u64) -> u64 {
         let mut reclaimed = 0;
-        let mut c = Some(memcg);
+        let mut c = nonroot(memcg);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             if self.memcgs[id as usize].usage > self.memcgs[id as usize].high {
                 self.memcg_memory_event(id, MemcgEvent::High);
                 reclaimed += self.try_to_free_mem_cgroup_pages(id, nr_pages, Gfp::KERNEL, true);
             }
-            c = self.memcgs[id as usize].parent;
+            c = self.parent_below_root(id);
         }
         reclaimed
     }
@@ -698,14 +684,11 @@ impl Sim {
     /// mem_find_max_overage: the largest memory.high overage of the ancestry.
     fn mem_find_max_overage(&self, memcg: MemcgId) -> u64 {
         let mut max = 0;
-        let mut c = Some(memcg);
+        let mut c = nonroot(memcg);
         while let Some(id) = c {
-            if id == ROOT_MEM_CGROUP {
-                break;
-            }
             let mc = &self.memcgs[id as usize];
             max = max.max(calculate_overage(mc.usage, mc.high));
-            c = mc.parent;
+            c = self.parent_below_root(id);
         }
         max
     }

@@ -588,3 +588,66 @@ fn shadow_nodes_are_limited_per_memcg_on_modern_kernels() {
         new.vmstat["workingset_nodereclaim"]
     );
 }
+
+const SQUEEZE: &str = r#"
+name = "memcg-squeeze"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "512MiB"
+[[devices]]
+name = "nvme0"
+preset = "nvme"
+size = "16GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "nvme0"
+[[files]]
+path = "/data/ws"
+size = "256MiB"
+[[tasks]]
+name = "ws"
+cpu = 0
+program = "read"
+path = "/data/ws"
+block_size = "1MiB"
+passes = 6
+think = "20ms"
+[[tasks]]
+name = "hog"
+cpu = 1
+start = "100ms"
+program = "anon"
+size = "320MiB"
+passes = 2
+"#;
+
+fn squeeze(low: u64, min: u64) -> RunReport {
+    let mut prot = cgroup("prot", None);
+    prot.memory_low = low;
+    prot.memory_min = min;
+    let sc = with_cgroups(
+        SQUEEZE,
+        vec![prot, cgroup("hog", None)],
+        &[("ws", "prot"), ("hog", "hog")],
+    );
+    run(&sc, KernelEra::V6_18, false)
+}
+
+/// Without swap the hog's anonymous memory cannot be reclaimed: the protected file is all
+/// global reclaim can take. memory.low gives way (reclaim retries with memcg_low_reclaim
+/// and counts `low` events); memory.min does not, and the OOM killer runs instead.
+#[test]
+fn memory_low_gives_way_when_nothing_else_is_left_and_memory_min_does_not() {
+    let low = squeeze(400 * MIB, 0);
+    let p = cg(&low, "prot");
+    assert!(p.events.low > 0, "{:?}", p.events);
+    assert!(p.stat["pgscan"] > 0);
+    assert_eq!(low.vmstat["oom_kill"], 0, "{:?}", low.oom);
+    let min = squeeze(0, 400 * MIB);
+    let p = cg(&min, "prot");
+    assert_eq!(p.stat["pgscan"], 0, "memory.min is never reclaimed");
+    assert_eq!(p.events.low, 0);
+    assert!(min.vmstat["oom_kill"] >= 1, "nothing else reclaimable: OOM");
+}

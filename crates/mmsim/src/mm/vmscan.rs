@@ -1231,7 +1231,11 @@ impl Sim {
         let prev = self.enter(KFunc::Kswapd);
         let high = self.nodes[node].watermark.high;
         if self.zone_watermark_ok(node, high) {
-            // Balanced: clear the zone flags and sleep until woken.
+            // Balanced: the end of balance_pgdat (snapshot_refaults, v5.5); clear the
+            // zone flags and sleep until woken.
+            if self.features.refault_deactivate && self.reclaim[node].kswapd_active {
+                self.snapshot_refaults(ROOT_MEM_CGROUP, node);
+            }
             let st = &mut self.reclaim[node];
             st.zone_dirty = false;
             st.zone_writeback = false;
@@ -1260,6 +1264,9 @@ impl Sim {
                 // Nothing reclaimable at the lowest priority: back off (wait_iff_congested)
                 // rather than spin; the allocator's OOM path handles true exhaustion.
                 st.kswapd_priority = DEF_PRIORITY;
+                if self.features.refault_deactivate {
+                    self.snapshot_refaults(ROOT_MEM_CGROUP, node);
+                }
                 let at = self.now() + CONGESTION_WAIT_PS;
                 self.leave(prev);
                 self.sleep_on(tid, crate::sched::Wait::Until(at));

@@ -1,5 +1,8 @@
 //! `mmsim compare`: two real small runs (dd-tmpfs, vanilla and patched) compared in
 //! mmtests-style tables and plotted; bad input exits with status 2 and one clear error.
+//! A memory-cgroup scenario run on two kernel eras compares without `--force`, with a
+//! per-cgroup table, the kernels in the column names and a cgroup usage plot; a document
+//! from before eras and cgroups (no `kernel`, no `cgroups`) still loads.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,6 +49,89 @@ fn runs() -> &'static (PathBuf, PathBuf) {
             p
         };
         (mk("vanilla"), mk("patched"))
+    })
+}
+
+/// A 64 MiB cgroup reading a 96 MiB file twice beside a 96 MiB anonymous working set
+/// (with swap), so its reclaim differs between the 4.2 and 6.18 rules.
+const CGROUP_SCENARIO: &str = r#"
+name = "memcg-eras"
+description = "a 64 MiB cgroup reads a 96 MiB file twice beside 96 MiB of anon"
+seed = 1
+sample_interval = "10ms"
+
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+
+[[devices]]
+name = "sda"
+preset = "nvme"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[swap]
+size = "256MiB"
+preset = "nvme"
+
+[[files]]
+path = "/data/f"
+size = "96MiB"
+
+[[cgroups]]
+name = "job"
+memory_max = "64MiB"
+
+[[tasks]]
+name = "reader"
+cpu = 0
+cgroup = "job"
+program = "read"
+path = "/data/f"
+block_size = "1MiB"
+passes = 2
+
+[[tasks]]
+name = "anon"
+cpu = 1
+cgroup = "job"
+program = "anon"
+size = "96MiB"
+passes = 2
+"#;
+
+/// The run documents of [`CGROUP_SCENARIO`] with `--kernel 4.2` and `--kernel 6.18`
+/// (vanilla; made once).
+fn cgroup_runs() -> &'static (PathBuf, PathBuf) {
+    static RUNS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let toml = dir().join("memcg-eras.toml");
+        std::fs::write(&toml, CGROUP_SCENARIO).unwrap();
+        let mk = |kernel: &str| {
+            let p = dir().join(format!("memcg-{kernel}.json"));
+            let o = mmsim(&[
+                "run",
+                toml.to_str().unwrap(),
+                "--kernel",
+                kernel,
+                "--preset",
+                "vanilla",
+                "--json",
+                p.to_str().unwrap(),
+            ]);
+            assert!(
+                o.status.success(),
+                "run --kernel {kernel}: {}",
+                text(&o.stderr)
+            );
+            p
+        };
+        (mk("4.2"), mk("6.18"))
     })
 }
 
@@ -210,4 +296,111 @@ fn bad_input_exits_2() {
     let o = mmsim(&["compare", path_str(v)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!text(&o.stderr).contains("panicked"));
+}
+
+#[test]
+fn compares_cgroup_runs_of_two_kernel_eras() {
+    let (old, new) = cgroup_runs();
+    let plots = dir().join("memcg-plots");
+    // Same scenario on two eras: no --force needed.
+    let o = mmsim(&[
+        "compare",
+        path_str(old),
+        path_str(new),
+        "--plot",
+        path_str(&plots),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("mmsim compare: scenario memcg-eras, 2 runs"));
+    // The header names each run's kernel, the columns carry it.
+    assert!(
+        lines[1].trim_start().starts_with("vanilla@4.2 ") && lines[1].contains(" kernel 4.2 "),
+        "{out}"
+    );
+    assert!(
+        lines[2].trim_start().starts_with("vanilla@6.18 ")
+            && lines[2].contains(" kernel 6.18 ")
+            && lines[2].contains("cgroups job"),
+        "{out}"
+    );
+    // The per-cgroup table: its title, its column headers, a pgscan row that differs.
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("cgroup job (memory.max 64 MiB)"))
+        .unwrap_or_else(|| panic!("no cgroup table in\n{out}"));
+    assert!(
+        lines[at + 1].contains("vanilla@4.2") && lines[at + 1].ends_with("vanilla@6.18"),
+        "{out}"
+    );
+    let table: Vec<&str> = lines[at + 2..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .copied()
+        .collect();
+    let pgscan = table
+        .iter()
+        .find(|l| l.starts_with("memory.stat ") && l.contains(" pgscan "))
+        .unwrap_or_else(|| panic!("no pgscan row in\n{out}"));
+    assert_eq!(pgscan.matches('%').count(), 2, "{pgscan}");
+    assert!(pgscan.contains("(   0.00%)"), "{pgscan}");
+    for want in ["memory.peak", "memory.events max", "memory.events oom_kill"] {
+        assert!(
+            table.iter().any(|l| l.starts_with(want)),
+            "no {want} row in\n{out}"
+        );
+    }
+    // The root's table comes first.
+    assert!(out.contains("\ncgroup / (root)"), "{out}");
+    assert!(!out.contains("NaN") && !out.contains("inf"), "{out}");
+    // The usage plot of the cgroup, both runs on it.
+    let svg = std::fs::read_to_string(plots.join("cgroup-job-usage.svg")).expect("usage svg");
+    assert!(
+        svg.contains("vanilla@4.2") && svg.contains("vanilla@6.18") && svg.contains("MiB"),
+        "cgroup-job-usage.svg"
+    );
+    let png = std::fs::read(plots.join("cgroup-job-usage.png")).expect("usage png");
+    assert!(png.len() > 1000 && &png[1..4] == b"PNG");
+    assert!(
+        !plots.join("cgroup-_-usage.svg").exists(),
+        "no plot of the root"
+    );
+}
+
+#[test]
+fn old_document_without_kernel_or_cgroups_still_loads() {
+    let (v, p) = runs();
+    let (memcg, _) = cgroup_runs();
+    let d = dir();
+    // A document as mmsim wrote it before eras and cgroups: no `kernel`, no `cgroups`.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(v).unwrap()).unwrap();
+    let obj = doc.as_object_mut().unwrap();
+    assert!(
+        obj.remove("kernel").is_some(),
+        "current documents have `kernel`"
+    );
+    obj.remove("cgroups");
+    let old = d.join("pre-eras.json");
+    std::fs::write(&old, doc.to_string()).unwrap();
+    let o = mmsim(&["compare", path_str(&old), path_str(p)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    // Its rules were those of 4.2; dd-tmpfs pins 3.15: the names carry the kernels.
+    assert!(out.contains("kernel unknown (4.2 rules)"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("vanilla@4.2") && l.ends_with("patched@3.15")),
+        "{out}"
+    );
+    assert!(
+        !out.contains("\ncgroup "),
+        "no cgroup table without cgroups:\n{out}"
+    );
+    // Against a cgroup run (another scenario, so --force): the baseline has no cgroups.
+    let o = mmsim(&["compare", path_str(&old), path_str(memcg), "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("cgroups: the baseline run has none"), "{out}");
 }

@@ -8,6 +8,10 @@
 //! ```
 //!
 //! Undefined values and percentages (see [`crate::report::stats`]) print as `-`.
+//!
+//! A row of a quantity that is neither better nor worse when it grows (a size, such as a
+//! cgroup's file pages: [`CompareRow::neutral`]) shows its plain change instead, with an
+//! explicit sign: `+12.50%` is 12.5 % larger than the baseline, `-12.50%` smaller.
 
 use super::stats::{is_spread_stat, pct_change, summarize, Direction};
 
@@ -24,6 +28,10 @@ pub struct CompareRow {
     pub values: Vec<Option<f64>>,
     /// Published (base, new) values from the seed, shown beside ours.
     pub published: Option<(f64, f64)>,
+    /// No direction (a size): percentages are the plain signed change, `+` larger,
+    /// and mark neither better nor worse; `direction` is then ignored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub neutral: bool,
 }
 
 impl CompareRow {
@@ -36,7 +44,16 @@ impl CompareRow {
             direction,
             values,
             published: None,
+            neutral: false,
         }
+    }
+
+    /// A row without a direction (a size): its change against the baseline is shown
+    /// signed, `+` larger, `-` smaller, neither better nor worse.
+    pub fn neutral(stat: &str, name: &str, values: Vec<Option<f64>>) -> Self {
+        let mut r = CompareRow::new(stat, name, Direction::LowerIsBetter, values);
+        r.neutral = true;
+        r
     }
 
     /// Attaches the published (base, new) pair.
@@ -55,10 +72,17 @@ impl CompareRow {
         }
     }
 
-    /// Percentage change of column `i` against column 0; `None` if either is undefined.
+    /// Percentage change of column `i` against column 0 (positive is better; for a
+    /// [`neutral`](CompareRow::neutral) row, positive is larger); `None` if either is
+    /// undefined or the base is 0.
     pub fn pct(&self, i: usize) -> Option<f64> {
         let base = (*self.values.first()?)?;
-        pct_change(base, (*self.values.get(i)?)?, self.effective_direction())
+        let new = (*self.values.get(i)?)?;
+        if self.neutral {
+            pct_change(base, new, Direction::HigherIsBetter)
+        } else {
+            pct_change(base, new, self.effective_direction())
+        }
     }
 }
 
@@ -96,6 +120,17 @@ fn fmt_pct(v: Option<f64>) -> String {
     match fmt2(v).as_str() {
         "-" => "-".into(),
         s => format!("{s}%"),
+    }
+}
+
+/// Formats a plain change (no direction) as `+x.xx%` / `-x.xx%` (`0.00%` unsigned); a
+/// bare `-` if undefined.
+fn fmt_change(v: Option<f64>) -> String {
+    match fmt2(v).as_str() {
+        "-" => "-".into(),
+        "0.00" => "0.00%".into(),
+        s if s.starts_with('-') => format!("{s}%"),
+        s => format!("+{s}%"),
     }
 }
 
@@ -160,7 +195,12 @@ impl CompareTable {
                     .map(|i| {
                         let v = r.values.get(i).copied().flatten();
                         let pct = if i == 0 { v.map(|_| 0.0) } else { r.pct(i) };
-                        (fmt2(v), fmt_pct(pct))
+                        let pct = if r.neutral && i > 0 {
+                            fmt_change(pct)
+                        } else {
+                            fmt_pct(pct)
+                        };
+                        (fmt2(v), pct)
                     })
                     .collect();
                 if show_pub {
@@ -168,10 +208,19 @@ impl CompareTable {
                         Some((b, n)) => (Some(b), Some(n)),
                         None => (None, None),
                     };
-                    let d = r.effective_direction();
+                    let d = if r.neutral {
+                        Direction::HigherIsBetter
+                    } else {
+                        r.effective_direction()
+                    };
                     let pn = b.zip(n).and_then(|(b, n)| pct_change(b, n, d));
+                    let pn = if r.neutral {
+                        fmt_change(pn)
+                    } else {
+                        fmt_pct(pn)
+                    };
                     c.push((fmt2(b), fmt_pct(b.map(|_| 0.0))));
-                    c.push((fmt2(n), fmt_pct(pn)));
+                    c.push((fmt2(n), pn));
                 }
                 c
             })
@@ -401,6 +450,40 @@ mod tests {
         assert!(CompareTable::from_samples("x", "y", Lo, &[])
             .rows
             .is_empty());
+    }
+
+    #[test]
+    fn neutral_rows_show_a_signed_change() {
+        let mut t = CompareTable::new("", cols("a", "b"));
+        t.rows.push(CompareRow::neutral(
+            "memory.peak",
+            "(MiB)",
+            vec![Some(40.0), Some(50.0)],
+        ));
+        t.rows.push(CompareRow::neutral(
+            "x",
+            "smaller",
+            vec![Some(40.0), Some(30.0)],
+        ));
+        t.rows
+            .push(CompareRow::neutral("x", "same", vec![Some(4.0), Some(4.0)]));
+        t.rows.push(CompareRow::neutral(
+            "x",
+            "from0",
+            vec![Some(0.0), Some(4.0)],
+        ));
+        assert_eq!(t.rows[0].pct(1), Some(25.0));
+        assert_eq!(t.rows[1].pct(1), Some(-25.0));
+        let out = t.render();
+        let l: Vec<&str> = out.lines().collect();
+        assert!(l[1].ends_with("50.00 ( +25.00%)"), "{out}");
+        assert!(l[1].contains("40.00 (   0.00%)"), "{out}");
+        assert!(l[2].ends_with("30.00 ( -25.00%)"), "{out}");
+        assert!(l[3].ends_with("4.00 (   0.00%)"), "{out}");
+        assert!(l[4].ends_with("4.00 (       -)"), "{out}");
+        // The serialized form of a directed row is unchanged.
+        let j = serde_json::to_string(&CompareRow::new("a", "b", Lo, vec![])).unwrap();
+        assert!(!j.contains("neutral"), "{j}");
     }
 
     #[test]

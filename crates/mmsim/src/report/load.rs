@@ -3,7 +3,12 @@
 //! The view types here are the reading side of [`crate::run::RunReport`]: every field has a
 //! default (`#[serde(default)]`) and unknown fields are ignored, so a document that gained
 //! fields still loads. What must agree is checked explicitly: the `schema_version` (against
-//! [`SCHEMA_VERSION`]) and, unless forced, the scenario of every document.
+//! [`SCHEMA_VERSION`]) and, unless forced, the scenario of every document. Runs of one
+//! scenario on different kernel eras (`kernel`) are comparable without forcing.
+//!
+//! Documents written before kernel eras and memory cgroups existed have no `kernel` and no
+//! `cgroups`: they load with an empty `kernel` (an unknown era; those runs followed the
+//! rules of the 4.2 era, see [`RunDoc::era_label`]) and no cgroups.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -77,6 +82,77 @@ pub struct SampleView {
     pub t_ns: u64,
     /// Counter values, in `series_columns` order.
     pub values: Vec<i64>,
+    /// memory.current of each memory cgroup, pages, in `cgroups` order (root first);
+    /// empty without cgroups.
+    pub cgroups: Vec<u64>,
+}
+
+/// memory.events of a cgroup (`cgroups[].events`, `events_local`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct MemcgEventsView {
+    /// Reclaimed although below memory.low.
+    pub low: u64,
+    /// Usage went above memory.high.
+    pub high: u64,
+    /// A charge hit memory.max.
+    pub max: u64,
+    /// The OOM killer was invoked for memory.max.
+    pub oom: u64,
+    /// A task of the cgroup was killed by an OOM killer.
+    pub oom_kill: u64,
+}
+
+impl MemcgEventsView {
+    /// The counters under their memory.events names, in the file's order.
+    pub fn entries(&self) -> [(&'static str, u64); 5] {
+        [
+            ("low", self.low),
+            ("high", self.high),
+            ("max", self.max),
+            ("oom", self.oom),
+            ("oom_kill", self.oom_kill),
+        ]
+    }
+}
+
+/// One memory cgroup at the end of a run (`cgroups[]`); sizes in bytes, `None` = "max".
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct CgroupView {
+    /// Path below the root (`"/"` for the root, `"a/b"`).
+    pub name: String,
+    /// memory.max.
+    pub memory_max: Option<u64>,
+    /// memory.high.
+    pub memory_high: Option<u64>,
+    /// memory.low.
+    pub memory_low: u64,
+    /// memory.min.
+    pub memory_min: u64,
+    /// memory.swap.max.
+    pub swap_max: Option<u64>,
+    /// memory.current at the end of the run.
+    pub current: u64,
+    /// memory.peak.
+    pub peak: u64,
+    /// memory.swap.current at the end of the run.
+    pub swap_current: u64,
+    /// memory.events (hierarchical).
+    pub events: MemcgEventsView,
+    /// memory.events.local.
+    pub events_local: MemcgEventsView,
+    /// memory.stat (hierarchical): sizes in bytes, events in counts.
+    pub stat: BTreeMap<String, i64>,
+    /// Times balance_dirty_pages paused a writer of the cgroup.
+    pub dirty_throttled: u64,
+}
+
+impl CgroupView {
+    /// Whether this is the root cgroup.
+    pub fn is_root(&self) -> bool {
+        self.name == "/" || self.name.is_empty()
+    }
 }
 
 /// The parts of a run document that `compare` reads.
@@ -115,6 +191,11 @@ pub struct RunDoc {
     pub series_columns: Vec<String>,
     /// Time series.
     pub series: Vec<SampleView>,
+    /// The kernel era whose rules the run followed (`"6.18"`); empty in documents written
+    /// before eras existed.
+    pub kernel: String,
+    /// Memory cgroups, root first (empty without `[[cgroups]]` and in older documents).
+    pub cgroups: Vec<CgroupView>,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,
@@ -145,6 +226,43 @@ impl RunDoc {
         self.series
             .iter()
             .filter_map(|s| s.values.get(i).map(|v| (s.t_ns, *v)))
+            .collect()
+    }
+
+    /// The era the run followed, parsed; None when `kernel` is absent (a document from
+    /// before eras, whose runs followed the 4.2 rules) or names a version this mmsim does
+    /// not know.
+    pub fn era(&self) -> Option<crate::kernel::KernelEra> {
+        crate::kernel::KernelEra::parse(&self.kernel).ok()
+    }
+
+    /// The kernel a column name and comparisons use: `kernel` as written, or `"4.2"` for a
+    /// document without one (its run followed the rules of the 4.2 era, the model before
+    /// eras existed).
+    pub fn era_label(&self) -> &str {
+        if self.kernel.is_empty() {
+            crate::kernel::KernelEra::V4_2.as_str()
+        } else {
+            &self.kernel
+        }
+    }
+
+    /// The cgroup called `name` (`"/"` for the root), if the run had it.
+    pub fn cgroup(&self, name: &str) -> Option<&CgroupView> {
+        self.cgroups.iter().find(|c| c.name == name)
+    }
+
+    /// memory.current of the cgroup called `name` over time: `(t_ns, bytes)` pairs (the
+    /// sample's entry at the cgroup's position in `cgroups`); empty if the run did not
+    /// have it.
+    pub fn cgroup_series(&self, name: &str) -> Vec<(u64, u64)> {
+        let Some(i) = self.cgroups.iter().position(|c| c.name == name) else {
+            return Vec::new();
+        };
+        let page = crate::mm::page::PAGE_SIZE;
+        self.series
+            .iter()
+            .filter_map(|s| s.cgroups.get(i).map(|p| (s.t_ns, p * page)))
             .collect()
     }
 
@@ -431,6 +549,54 @@ mod tests {
         );
         assert_eq!(load_runs(&[&a, &b], true).unwrap().len(), 2);
         assert_eq!(load_runs(&[&a, &a], false).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn old_document_without_kernel_or_cgroups() {
+        // doc_text has neither `kernel` nor `cgroups`, as documents before eras.
+        let d = parse_run(&doc_text("dd-tmpfs", SCHEMA_VERSION), Path::new("old.json")).unwrap();
+        assert_eq!(d.kernel, "");
+        assert_eq!(d.era(), None);
+        assert_eq!(d.era_label(), "4.2");
+        assert!(d.cgroups.is_empty());
+        assert!(d.series.iter().all(|s| s.cgroups.is_empty()));
+        assert!(d.cgroup("/").is_none());
+        assert!(d.cgroup_series("a").is_empty());
+    }
+
+    #[test]
+    fn document_with_kernel_and_cgroups() {
+        let mut j: serde_json::Value =
+            serde_json::from_str(&doc_text("memcg", SCHEMA_VERSION)).unwrap();
+        j["kernel"] = serde_json::json!("6.18");
+        j["cgroups"] = serde_json::json!([
+            {"name": "/", "memory_max": null, "current": 8192, "peak": 12288,
+             "stat": {"pgscan": 0}},
+            {"name": "a", "memory_max": 4_194_304u64, "current": 4096, "peak": 8192,
+             "events": {"low": 0, "high": 0, "max": 3, "oom": 1, "oom_kill": 1},
+             "stat": {"pgscan": 40, "file": 4096}, "future_key": true}
+        ]);
+        j["series"] = serde_json::json!([
+            {"t_ns": 0, "values": [5, 0], "cgroups": [1, 0]},
+            {"t_ns": 100, "values": [4, 2], "cgroups": [2, 1]}
+        ]);
+        let d = parse_run(&j.to_string(), Path::new("new.json")).unwrap();
+        assert_eq!(d.era(), Some(crate::kernel::KernelEra::V6_18));
+        assert_eq!(d.era_label(), "6.18");
+        assert_eq!(d.cgroups.len(), 2);
+        assert!(d.cgroups[0].is_root() && !d.cgroups[1].is_root());
+        let a = d.cgroup("a").unwrap();
+        assert_eq!(a.memory_max, Some(4 << 20));
+        assert_eq!(a.memory_high, None);
+        assert_eq!((a.events.max, a.events.oom_kill), (3, 1));
+        assert_eq!(a.events.entries()[2], ("max", 3));
+        assert_eq!(a.stat["pgscan"], 40);
+        assert_eq!(d.cgroup_series("a"), vec![(0, 0), (100, 4096)]);
+        assert_eq!(d.cgroup_series("/"), vec![(0, 4096), (100, 8192)]);
+        // An era this mmsim does not know still loads.
+        j["kernel"] = serde_json::json!("9.9");
+        let d = parse_run(&j.to_string(), Path::new("future.json")).unwrap();
+        assert_eq!((d.era(), d.era_label()), (None, "9.9"));
     }
 
     #[test]

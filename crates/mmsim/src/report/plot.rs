@@ -4,6 +4,9 @@
 //! - `series-<column>.{svg,png}` — the time series of each `series_columns` counter
 //!   (pages for `nr_*` gauges, a cumulative count for event counters such as
 //!   `pgmajfault`) against virtual time;
+//! - `cgroup-<name>-usage.{svg,png}` — memory.current of each memory cgroup but the root
+//!   (MiB) against virtual time, when the runs have `[[cgroups]]`; a nested cgroup's `/`
+//!   becomes `.` (`cgroup-a.b-usage`: dots cannot appear in cgroup names);
 //! - `samples-<task>-<label>.{svg,png}` — the empirical CDF of each task's timed samples.
 //!
 //! Names are sanitized to `[A-Za-z0-9_.-]`. Rendering needs no system fonts: plotters is
@@ -92,7 +95,19 @@ fn series_columns(docs: &[RunDoc]) -> Vec<String> {
     cols
 }
 
-/// The plots for these runs: one per series column, then one per task and sample label.
+/// Memory cgroups but the root over all runs, in order of first appearance.
+fn cgroup_names(docs: &[RunDoc]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in docs.iter().flat_map(|d| &d.cgroups) {
+        if !c.is_root() && !out.contains(&c.name) {
+            out.push(c.name.clone());
+        }
+    }
+    out
+}
+
+/// The plots for these runs: one per series column, one per memory cgroup but the root,
+/// then one per task and sample label.
 pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
     let mut out = Vec::new();
     for col in series_columns(docs) {
@@ -118,6 +133,28 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             title: col.clone(),
             x_desc: "virtual time (s)".into(),
             y_desc: y_desc.into(),
+            lines,
+            cdf: false,
+        });
+    }
+    for cg in cgroup_names(docs) {
+        let lines = docs
+            .iter()
+            .zip(names)
+            .map(|(d, n)| {
+                let pts = d
+                    .cgroup_series(&cg)
+                    .into_iter()
+                    .map(|(t, b)| (t as f64 / 1e9, b as f64 / f64::from(1u32 << 20)))
+                    .collect();
+                (n.clone(), pts)
+            })
+            .collect();
+        out.push(Plot {
+            stem: format!("cgroup-{}-usage", sanitize(&cg.replace('/', "."))),
+            title: format!("cgroup {cg}: memory.current"),
+            x_desc: "virtual time (s)".into(),
+            y_desc: "memory.current (MiB)".into(),
             lines,
             cdf: false,
         });
@@ -508,6 +545,42 @@ mod tests {
         assert_eq!(cdf, &[(1.0, 0.0), (1.0, 0.5), (3.0, 0.5), (3.0, 1.0)]);
         assert_eq!(p[2].x_desc, "time per sample (us)");
         assert!(ecdf_steps(&[]).is_empty());
+    }
+
+    #[test]
+    fn cgroup_usage_plots() {
+        let mut docs = [doc(&[], &[10, 8, 6]), doc(&[], &[10, 9])];
+        let names = ["a".to_string(), "b".to_string()];
+        assert!(plots(&docs, &names)
+            .iter()
+            .all(|p| !p.stem.starts_with("cgroup-")));
+        let cg = |names: &[&str]| -> Vec<crate::report::load::CgroupView> {
+            let j: Vec<_> = names
+                .iter()
+                .map(|n| serde_json::json!({"name": n}))
+                .collect();
+            serde_json::from_value(serde_json::Value::Array(j)).unwrap()
+        };
+        docs[0].cgroups = cg(&["/", "web", "web/db"]);
+        docs[1].cgroups = cg(&["/", "web/db"]);
+        for (i, s) in docs[0].series.iter_mut().enumerate() {
+            s.cgroups = vec![1000, 256 * i as u64, 256];
+        }
+        for s in &mut docs[1].series {
+            s.cgroups = vec![1000, 512];
+        }
+        let p = plots(&docs, &names);
+        let cgp: Vec<&Plot> = p.iter().filter(|p| p.stem.starts_with("cgroup-")).collect();
+        let stems: Vec<&str> = cgp.iter().map(|p| p.stem.as_str()).collect();
+        assert_eq!(stems, ["cgroup-web-usage", "cgroup-web.db-usage"]);
+        assert_eq!(cgp[0].y_desc, "memory.current (MiB)");
+        // 256 pages = 1 MiB; a run without the cgroup has an empty line.
+        assert_eq!(cgp[0].lines[0].1, [(0.0, 0.0), (0.1, 1.0), (0.2, 2.0)]);
+        assert!(cgp[0].lines[1].1.is_empty());
+        assert_eq!(
+            cgp[1].lines[1],
+            ("b".to_string(), vec![(0.0, 2.0), (0.1, 2.0)])
+        );
     }
 
     #[test]

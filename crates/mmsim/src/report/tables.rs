@@ -9,13 +9,22 @@
 //! - "Ops": whole-run and per-task elapsed time, interrupts, TLB shootdowns;
 //! - "time": User / System / Interrupt / Elapsed, seconds (like mmtests' time table);
 //! - vmstat: the end-of-run counters that differ between runs (no percentages);
+//! - per memory cgroup of the baseline run (when the runs have `[[cgroups]]`): the
+//!   memory.stat keys of [`CGROUP_STAT_EVENTS`] and [`CGROUP_STAT_SIZES`] that differ
+//!   between runs, memory.peak, and memory.events, at the end of the run. Event counts
+//!   (scans, faults, refaults, memory.events) are lower-is-better; sizes (MiB) have no
+//!   direction and show their signed change ([`CompareRow::neutral`]);
 //! - profile: the share of busy CPU time of the top kernel functions, percent.
+//!
+//! Runs of different kernel eras carry the kernel in their default column names
+//! ([`default_names`]) and every run's kernel is in the header.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::compare::{render_counter_table, CompareRow, CompareTable};
-use super::load::RunDoc;
+use super::load::{CgroupView, RunDoc};
 use super::stats::Direction::{self, LowerIsBetter};
+use crate::kernel::KernelEra;
 
 /// How many of each run's top profile rows the profile table shows (their union).
 pub const PROFILE_TOP: usize = 10;
@@ -123,23 +132,57 @@ pub fn sample_direction(label: &str) -> Direction {
 }
 
 /// Default column names for the runs: a feature preset's name (`vanilla`, `patched`) when
-/// a run's features are exactly that preset, otherwise the switches that differ between
-/// the runs (`+workingset`, `-accessed-init,+workingset`). When two runs have the same
-/// features, the file stems instead; names are made unique by a `-N` suffix as a last
-/// resort.
+/// a run's features are exactly that preset on the run's kernel era, otherwise the
+/// switches that differ between the runs (`+workingset`, `-accessed-init,+workingset`).
+/// When the runs' kernels differ, each name ends in `@` and the run's kernel
+/// (`vanilla@4.2`, `vanilla@6.18`), and a switch counts as differing only when some run
+/// sets it other than its era does (the era rules that come with the kernel are not
+/// listed). When two runs have the same features and kernel, the file stems instead;
+/// names are made unique by a `-N` suffix as a last resort.
 pub fn default_names(docs: &[RunDoc]) -> Vec<String> {
-    let presets: Vec<(&str, BTreeMap<String, bool>)> = ["vanilla", "patched"]
-        .into_iter()
-        .filter_map(|p| crate::sim::Features::preset(p).map(|f| (p, f.to_map())))
-        .collect();
-    let distinct: BTreeSet<&BTreeMap<String, bool>> = docs.iter().map(|d| &d.features).collect();
+    // The era whose rules a run started from: its kernel, the 4.2 rules for a document
+    // from before eras, None for a version this mmsim does not know.
+    let era = |d: &RunDoc| {
+        if d.kernel.is_empty() {
+            Some(KernelEra::V4_2)
+        } else {
+            d.era()
+        }
+    };
+    let preset_maps = |d: &RunDoc| -> Vec<(&'static str, BTreeMap<String, bool>)> {
+        ["vanilla", "patched"]
+            .into_iter()
+            .filter_map(|p| {
+                let f = match era(d) {
+                    Some(e) => e.features(p),
+                    None => crate::sim::Features::preset(p),
+                };
+                f.map(|f| (p, f.to_map()))
+            })
+            .collect()
+    };
+    let kernels: BTreeSet<&str> = docs.iter().map(RunDoc::era_label).collect();
+    let by_kernel = kernels.len() > 1;
+    let with_kernel = |d: &RunDoc, name: String| {
+        if by_kernel {
+            format!("{}@{}", name, d.era_label())
+        } else {
+            name
+        }
+    };
+    let distinct: BTreeSet<(&BTreeMap<String, bool>, &str)> =
+        docs.iter().map(|d| (&d.features, d.era_label())).collect();
     let names: Vec<String> = if distinct.len() == docs.len() {
-        // Switches whose value is not the same in every run (absent counts as off).
         let keys: BTreeSet<&String> = docs.iter().flat_map(|d| d.features.keys()).collect();
+        // A switch's value (absent counts as off) and whether it departs from the run's era.
         let on = |d: &RunDoc, k: &str| d.features.get(k).copied().unwrap_or(false);
+        let departs =
+            |d: &RunDoc, k: &str| on(d, k) != era(d).and_then(|e| e.has(k)).unwrap_or(false);
+        // Switches whose departure from the era is not the same in every run. On one era
+        // this is exactly the switches whose value differs.
         let differing: Vec<&String> = keys
             .into_iter()
-            .filter(|k| docs.iter().any(|d| on(d, k) != on(&docs[0], k)))
+            .filter(|k| docs.iter().any(|d| departs(d, k) != departs(&docs[0], k)))
             .collect();
         docs.iter()
             .map(|d| {
@@ -148,22 +191,22 @@ pub fn default_names(docs: &[RunDoc]) -> Vec<String> {
                 let is_preset = |m: &BTreeMap<String, bool>| {
                     !d.features.is_empty() && d.features.iter().all(|(k, v)| m.get(k) == Some(v))
                 };
-                if let Some((p, _)) = presets.iter().find(|(_, m)| is_preset(m)) {
-                    return p.to_string();
+                if let Some((p, _)) = preset_maps(d).iter().find(|(_, m)| is_preset(m)) {
+                    return with_kernel(d, p.to_string());
                 }
                 let parts: Vec<String> = differing
                     .iter()
                     .map(|k| format!("{}{}", if on(d, k) { '+' } else { '-' }, k))
                     .collect();
                 if parts.is_empty() {
-                    d.file_stem()
+                    with_kernel(d, d.file_stem())
                 } else {
-                    parts.join(",")
+                    with_kernel(d, parts.join(","))
                 }
             })
             .collect()
     } else {
-        docs.iter().map(RunDoc::file_stem).collect()
+        docs.iter().map(|d| with_kernel(d, d.file_stem())).collect()
     };
     unique(names)
 }
@@ -390,7 +433,150 @@ pub fn profile_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
     t
 }
 
-/// One line per run: name, file, features on, machine, seed, and how it ended if not done.
+/// memory.stat event counters a cgroup table shows when they differ between runs, in
+/// this order; fewer is better.
+pub const CGROUP_STAT_EVENTS: &[&str] = &[
+    "pgscan",
+    "pgsteal",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrefill",
+    "workingset_refault_file",
+    "workingset_refault_anon",
+    "workingset_activate_file",
+    "workingset_activate_anon",
+    "workingset_restore_file",
+    "workingset_restore_anon",
+    "pgfault",
+    "pgmajfault",
+];
+
+/// memory.stat sizes (bytes, shown in MiB) a cgroup table shows when they differ between
+/// runs, in this order; no direction.
+pub const CGROUP_STAT_SIZES: &[&str] = &[
+    "file",
+    "anon",
+    "active_file",
+    "inactive_file",
+    "file_dirty",
+    "file_writeback",
+];
+
+/// Bytes in MiB.
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1u32 << 20)
+}
+
+/// A limit for a title: `64 MiB`, `1.50 MiB`, or `max`.
+fn fmt_limit(bytes: Option<u64>) -> String {
+    match bytes {
+        None => "max".to_string(),
+        Some(b) if b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        Some(b) => format!("{:.2} MiB", mib(b)),
+    }
+}
+
+/// The title of the table of cgroup `cg`: its name and the limits it set (as the
+/// baseline run had them).
+fn cgroup_title(cg: &CgroupView) -> String {
+    let mut limits = Vec::new();
+    if cg.memory_max.is_some() {
+        limits.push(format!("memory.max {}", fmt_limit(cg.memory_max)));
+    }
+    if cg.memory_high.is_some() {
+        limits.push(format!("memory.high {}", fmt_limit(cg.memory_high)));
+    }
+    if cg.memory_low > 0 {
+        limits.push(format!("memory.low {}", fmt_limit(Some(cg.memory_low))));
+    }
+    if cg.memory_min > 0 {
+        limits.push(format!("memory.min {}", fmt_limit(Some(cg.memory_min))));
+    }
+    if cg.swap_max.is_some() {
+        limits.push(format!("memory.swap.max {}", fmt_limit(cg.swap_max)));
+    }
+    let what = if cg.is_root() {
+        "cgroup / (root)".to_string()
+    } else if limits.is_empty() {
+        format!("cgroup {} (no limits)", cg.name)
+    } else {
+        format!("cgroup {} ({})", cg.name, limits.join(", "))
+    };
+    format!(
+        "{what}: end of run, hierarchical; fewer events are better, sizes in MiB show a \
+         signed change (+ larger), neither better nor worse"
+    )
+}
+
+/// One table per memory cgroup of the baseline run, in its order (the root first): the
+/// memory.stat keys of [`CGROUP_STAT_EVENTS`] (lower is better) and [`CGROUP_STAT_SIZES`]
+/// (MiB, no direction) whose values are not the same in every run, then memory.peak
+/// (MiB, no direction) and the five memory.events counters (lower is better). A key
+/// absent from a run's memory.stat counts as 0; a run without the cgroup shows `-`.
+pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
+    let Some(base) = docs.first() else {
+        return Vec::new();
+    };
+    base.cgroups
+        .iter()
+        .map(|cg| {
+            let mut t = CompareTable::new(&cgroup_title(cg), names.to_vec());
+            let views: Vec<Option<&CgroupView>> = docs.iter().map(|d| d.cgroup(&cg.name)).collect();
+            let stat = |key: &str| -> Vec<Option<i64>> {
+                views
+                    .iter()
+                    .map(|c| c.map(|c| c.stat.get(key).copied().unwrap_or(0)))
+                    .collect()
+            };
+            let differs = |v: &[Option<i64>]| v.iter().any(|x| *x != v[0]);
+            for key in CGROUP_STAT_EVENTS {
+                let v = stat(key);
+                if differs(&v) {
+                    let values = v.iter().map(|x| x.map(|x| x as f64)).collect();
+                    t.rows
+                        .push(CompareRow::new("memory.stat", key, LowerIsBetter, values));
+                }
+            }
+            for key in CGROUP_STAT_SIZES {
+                let v = stat(key);
+                if differs(&v) {
+                    let values = v
+                        .iter()
+                        .map(|x| x.map(|x| mib(u64::try_from(x).unwrap_or(0))))
+                        .collect();
+                    let name = format!("{key} (MiB)");
+                    t.rows
+                        .push(CompareRow::neutral("memory.stat", &name, values));
+                }
+            }
+            let peak = views.iter().map(|c| c.map(|c| mib(c.peak))).collect();
+            t.rows
+                .push(CompareRow::neutral("memory.peak", "(MiB)", peak));
+            for (i, (key, _)) in cg.events.entries().iter().enumerate() {
+                let values = views
+                    .iter()
+                    .map(|c| c.map(|c| c.events.entries()[i].1 as f64))
+                    .collect();
+                t.rows
+                    .push(CompareRow::new("memory.events", key, LowerIsBetter, values));
+            }
+            t
+        })
+        .collect()
+}
+
+/// The kernel of a run as the header shows it: `kernel 6.18`, or for a document from
+/// before eras `kernel unknown (4.2 rules)`.
+fn kernel_desc(d: &RunDoc) -> String {
+    if d.kernel.is_empty() {
+        format!("kernel unknown ({} rules)", d.era_label())
+    } else {
+        format!("kernel {}", d.kernel)
+    }
+}
+
+/// One line per run: name, file, kernel, features on, machine, seed, cgroups, and how it
+/// ended if not done.
 pub fn header(docs: &[RunDoc], names: &[String]) -> String {
     let mut scenarios: Vec<&str> = Vec::new();
     for d in docs {
@@ -417,15 +603,25 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
             on.join(",")
         };
         out.push_str(&format!(
-            "  {:<nw$}  {}  [{}]  {}x{} CPUs, {} MiB/node, seed {}",
+            "  {:<nw$}  {}  {}  [{}]  {}x{} CPUs, {} MiB/node, seed {}",
             n,
             d.path.display(),
+            kernel_desc(d),
             on,
             d.machine.nodes,
             d.machine.cpus_per_node,
             d.machine.memory_per_node_bytes >> 20,
             d.seed
         ));
+        let cgroups: Vec<&str> = d
+            .cgroups
+            .iter()
+            .filter(|c| !c.is_root())
+            .map(|c| c.name.as_str())
+            .collect();
+        if !cgroups.is_empty() {
+            out.push_str(&format!(", cgroups {}", cgroups.join(",")));
+        }
         if !d.completed() {
             out.push_str(&format!("  (did not complete: {})", d.end));
         }
@@ -434,8 +630,8 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
     out
 }
 
-/// The whole `mmsim compare` text: header, sample tables, Ops, time, vmstat, profile,
-/// separated by blank lines.
+/// The whole `mmsim compare` text: header, sample tables, Ops, time, vmstat, the cgroup
+/// tables (when the baseline has cgroups), profile, separated by blank lines.
 pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     let mut parts = vec![header(docs, names)];
     parts.extend(sample_tables(docs, names).iter().map(CompareTable::render));
@@ -447,6 +643,16 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     } else {
         render_counter_table("vmstat (end of run, counters that differ)", names, &vm)
     });
+    parts.extend(cgroup_tables(docs, names).iter().map(CompareTable::render));
+    if docs.first().is_some_and(|b| b.cgroups.is_empty())
+        && docs.iter().any(|d| !d.cgroups.is_empty())
+    {
+        parts.push(
+            "cgroups: the baseline run has none (the cgroup tables follow the baseline's \
+             cgroups)\n"
+                .to_string(),
+        );
+    }
     let prof = profile_table(docs, names);
     if !prof.rows.is_empty() {
         parts.push(prof.render());
@@ -542,6 +748,141 @@ mod tests {
         let mut f = vec![d[0].clone(), d[0].clone()];
         f[1].path = "/y/c.json".into();
         assert_eq!(default_names(&f), ["a", "c"]);
+    }
+
+    /// `d` as a run on kernel `era` with the `preset`'s switches of that era.
+    fn on_era(d: &RunDoc, era: KernelEra, preset: &str) -> RunDoc {
+        let mut d = d.clone();
+        d.kernel = era.to_string();
+        d.features = era.features(preset).unwrap().to_map();
+        d
+    }
+
+    #[test]
+    fn names_carry_the_kernel_when_it_differs() {
+        let d = docs();
+        let old = on_era(&d[0], KernelEra::V4_2, "vanilla");
+        let new = on_era(&d[0], KernelEra::V6_18, "vanilla");
+        assert_eq!(
+            default_names(&[old.clone(), new.clone()]),
+            ["vanilla@4.2", "vanilla@6.18"]
+        );
+        // One era: presets on that era, no kernel in the names.
+        let new_p = on_era(&d[1], KernelEra::V6_18, "patched");
+        assert_eq!(
+            default_names(&[new.clone(), new_p.clone()]),
+            ["vanilla", "patched"]
+        );
+        assert_eq!(
+            default_names(&[old.clone(), new_p.clone()]),
+            ["vanilla@4.2", "patched@6.18"]
+        );
+        // An override of an era rule is named; the rules that come with the era are not.
+        let mut ws = new.clone();
+        ws.features.insert("workingset".into(), false);
+        assert_eq!(
+            default_names(&[old.clone(), ws.clone()]),
+            ["vanilla@4.2", "-workingset@6.18"]
+        );
+        let mut ai = old.clone();
+        ai.features.insert("accessed-init".into(), true);
+        let mut ai_ws = ws.clone();
+        ai_ws.features.insert("accessed-init".into(), true);
+        assert_eq!(
+            default_names(&[ai, ai_ws]),
+            ["+workingset@4.2", "-workingset@6.18"],
+            "switches set alike in every run are not listed"
+        );
+        // A document from before eras counts as 4.2: same kernel as a 4.2 run.
+        assert_eq!(
+            default_names(&[d[0].clone(), new_p]),
+            ["vanilla@4.2", "patched@6.18"]
+        );
+        assert_eq!(
+            default_names(&[d[0].clone(), d[1].clone()]),
+            ["vanilla", "patched"]
+        );
+        let mut e = old.clone();
+        e.path = "/x/e.json".into();
+        assert_eq!(
+            default_names(&[d[0].clone(), old.clone()]),
+            ["vanilla-1", "vanilla-2"]
+        );
+        assert_eq!(default_names(&[old.clone(), e]), ["a", "e"]);
+        // Same features and kernel twice among different kernels: file stems with kernels.
+        assert_eq!(
+            default_names(&[old.clone(), old.clone(), new]),
+            ["a@4.2-1", "a@4.2-2", "a@6.18"]
+        );
+    }
+
+    /// `d` with a cgroup `a` (memory.max 64 MiB) scanning `scan` pages, `file` MiB of
+    /// file pages, `max` memory.max events.
+    fn with_cgroup(d: &RunDoc, scan: u64, file: u64, max: u64) -> RunDoc {
+        let j = serde_json::json!([
+            {"name": "/", "peak": 100u64 << 20, "stat": {"pgscan": scan, "pgfault": 7}},
+            {"name": "a", "memory_max": 64u64 << 20, "peak": 64u64 << 20,
+             "stat": {"pgscan": scan, "file": file << 20, "pgfault": 7, "anon": 0},
+             "events": {"low": 0, "high": 0, "max": max, "oom": 0, "oom_kill": 0}}
+        ]);
+        let mut d = d.clone();
+        d.cgroups = serde_json::from_value(j).unwrap();
+        d
+    }
+
+    #[test]
+    fn cgroup_tables_show_what_differs() {
+        let d = docs();
+        assert!(cgroup_tables(&d, &default_names(&d)).is_empty());
+        let c = vec![
+            with_cgroup(&d[0], 1000, 60, 10),
+            with_cgroup(&d[1], 250, 48, 10),
+        ];
+        let names = default_names(&c);
+        let tables = cgroup_tables(&c, &names);
+        assert_eq!(tables.len(), 2);
+        assert!(
+            tables[0].title.starts_with("cgroup / (root)"),
+            "{}",
+            tables[0].title
+        );
+        let t = &tables[1];
+        assert!(
+            t.title.starts_with("cgroup a (memory.max 64 MiB)"),
+            "{}",
+            t.title
+        );
+        let scan = row(t, "memory.stat", "pgscan");
+        assert_eq!(scan.direction, LowerIsBetter);
+        assert!(close(scan.pct(1), 75.0), "fewer scans are better");
+        let file = row(t, "memory.stat", "file (MiB)");
+        assert!(file.neutral && close(file.values[0], 60.0) && close(file.pct(1), -20.0));
+        let peak = row(t, "memory.peak", "(MiB)");
+        assert!(peak.neutral && close(peak.values[1], 64.0));
+        assert!(close(row(t, "memory.events", "max").values[0], 10.0));
+        assert!(close(row(t, "memory.events", "oom_kill").values[1], 0.0));
+        // Keys equal in every run are left out.
+        assert!(t
+            .rows
+            .iter()
+            .all(|r| r.name != "pgfault" && r.name != "anon (MiB)"));
+        let out = t.render();
+        assert!(out.contains("memory.stat   pgscan"), "{out}");
+        assert!(
+            out.contains("( -20.00%)") && out.contains("(  75.00%)"),
+            "{out}"
+        );
+        // A run without the cgroup shows `-`; the whole report has the tables.
+        let mut e = c.clone();
+        e[1].cgroups.truncate(1);
+        let t = &cgroup_tables(&e, &names)[1];
+        assert_eq!(row(t, "memory.peak", "(MiB)").values[1], None);
+        let all = render_all(&c, &names);
+        assert!(all.contains("cgroup a (memory.max 64 MiB)"), "{all}");
+        assert!(all.contains(", cgroups a\n"), "{all}");
+        let mut f = c.clone();
+        f[0].cgroups.clear();
+        assert!(render_all(&f, &names).contains("cgroups: the baseline run has none"));
     }
 
     #[test]
@@ -723,7 +1064,7 @@ mod tests {
         let out = render_all(&d, &names);
         for want in [
             "mmsim compare: scenario dd-tmpfs, 2 runs",
-            "  base  /x/a.json  [workingset]",
+            "  base  /x/a.json  kernel unknown (4.2 rules)  [workingset]",
             "Amean        dd iteration (s)",
             "Ops elapsed (s)",
             "time (s)",

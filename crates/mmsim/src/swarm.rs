@@ -15,8 +15,14 @@
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
 //!   it), every studied change on or off, and about a quarter of the era's rules
 //!   overridden in `[features]`, so the cases cover each era and combinations no kernel
-//!   had. The era and the overrides are drawn last, so the rest of a seed's case is what
-//!   it was before eras existed.
+//!   had. The era and the overrides are drawn after the machine and the tasks, so the rest
+//!   of a seed's case is what it was before eras existed.
+//! - Memory cgroups (drawn last, after the era, so a case without them is the case of the
+//!   same seed before cgroups existed): in half of the cases 1–3 `[[cgroups]]`, the
+//!   second sometimes a child of the first (`a/b`), each with a random memory.max between
+//!   RAM/16 and RAM (or `"max"`), sometimes memory.high, memory.low and memory.min below
+//!   the max, and with swap sometimes swap_max; each task then runs in a random one of
+//!   them or in the root. The limits always pass the scenario's validation.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -169,8 +175,10 @@ pub fn generate(seed: u64) -> SwarmCase {
         t,
         "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\""
     );
+    let mut swap_mib = None;
     if rng.gen_bool(0.5) {
         let smib = *pick(&mut rng, &[16u64, 64, 256]);
+        swap_mib = Some(smib);
         let sp = *pick(&mut rng, &presets);
         let pc = rng.gen_range(0..=4);
         let _ = writeln!(
@@ -199,6 +207,8 @@ pub fn generate(seed: u64) -> SwarmCase {
     let mut files = String::new();
     let mut tasks = String::new();
     let mut descr = Vec::new();
+    // Where each task's table ends in `tasks` (its `cgroup` key goes there).
+    let mut task_ends = Vec::new();
     for i in 0..nr_tasks {
         let cpu = rng.gen_range(0..total_cpus);
         let start_us = if rng.gen_bool(0.5) {
@@ -336,7 +346,8 @@ pub fn generate(seed: u64) -> SwarmCase {
                 format!("bonnie {dir} {nfiles} files of {fsize} B")
             }
         };
-        descr.push(format!("t{i}@cpu{cpu}: {d}"));
+        task_ends.push(tasks.len());
+        descr.push((format!("t{i}@cpu{cpu}"), d));
     }
     // The era, and for each of its rules whether `[features]` overrides it.
     let era = *pick(&mut rng, ERAS);
@@ -356,14 +367,135 @@ pub fn generate(seed: u64) -> SwarmCase {
         &format!("; kernel {era} features {}", on.join(",")),
     );
     t.insert_str(kernel_at, &format!("kernel = \"{era}\"\n"));
+    let cgroups = draw_cgroups(&mut rng, ram, swap_mib, nr_tasks);
+    if let Some(cg) = &cgroups {
+        t.push_str(&cg.toml);
+        let _ = write!(sum, "; cgroups {}", cg.summary.join(", "));
+        // From the last task back, so the earlier offsets stay valid.
+        for (i, end) in task_ends.iter().enumerate().rev() {
+            match &cg.task_cgroup[i] {
+                Some(name) => {
+                    tasks.insert_str(*end, &format!("cgroup = \"{name}\"\n"));
+                    descr[i].0.push_str(&format!(" in {name}"));
+                }
+                None if cg.explicit_root[i] => tasks.insert_str(*end, "cgroup = \"/\"\n"),
+                None => {}
+            }
+        }
+    }
     t.push_str(&files);
     t.push_str(&tasks);
+    let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
     let _ = write!(sum, "; {}", descr.join("; "));
     SwarmCase {
         seed,
         toml: t,
         summary: sum,
     }
+}
+
+/// The memory cgroups of a case.
+struct CaseCgroups {
+    /// The `[[cgroups]]` tables.
+    toml: String,
+    /// One description per cgroup (`a (max 12 MiB, low 2 MiB)`).
+    summary: Vec<String>,
+    /// Per task: its cgroup, None for the root.
+    task_cgroup: Vec<Option<String>>,
+    /// Per task in the root: whether it says so (`cgroup = "/"`) rather than by default.
+    explicit_root: Vec<bool>,
+}
+
+/// Draws a case's memory cgroups (None in half of the cases): 1–3 cgroups, the second a
+/// child of the first (`a/b`) in 40 % of the cases with two or more, each with
+/// - memory.max in 80 %: RAM/16 ..= RAM (the upper end itself drawn among RAM, RAM/2,
+///   RAM/4 and RAM/8, so tight limits are common), else "max" (written or left to the
+///   default);
+/// - memory.high in 1/3: RAM/16 ..= the max (or RAM);
+/// - memory.low in 1/3: up to half the max (or RAM);
+/// - memory.min in 1/4: up to a quarter of the max (or RAM), at most RAM/8;
+/// - swap_max in 1/3 of the cases with swap: 0 ..= the swap size;
+///
+/// and each of the `nr_tasks` tasks in one of them or in the root, uniformly. Sizes are
+/// whole pages, written in KiB. Every limit is at most RAM and memory.min at most
+/// memory.max, as the scenario's validation requires.
+fn draw_cgroups(
+    rng: &mut Pcg64,
+    ram: u64,
+    swap_mib: Option<u64>,
+    nr_tasks: u32,
+) -> Option<CaseCgroups> {
+    if !rng.gen_bool(0.5) {
+        return None;
+    }
+    let n = rng.gen_range(1..=3usize);
+    let nested = n >= 2 && rng.gen_bool(0.4);
+    let names: &[&str] = if nested {
+        &["a", "a/b", "c"]
+    } else {
+        &["a", "b", "c"]
+    };
+    let ram_pages = ram >> 12;
+    let mut toml = String::new();
+    let mut summary = Vec::new();
+    for name in &names[..n] {
+        let _ = write!(toml, "\n[[cgroups]]\nname = \"{name}\"\n");
+        let mut lim = Vec::new();
+        // Biased towards tight limits: the upper end is RAM, RAM/2, RAM/4 or RAM/8.
+        let max = rng.gen_bool(0.8).then(|| {
+            let hi = ram_pages >> rng.gen_range(0..=3);
+            rng.gen_range(ram_pages / 16..=hi)
+        });
+        match max {
+            Some(p) => {
+                let _ = writeln!(toml, "memory_max = \"{}KiB\"", p * 4);
+                lim.push(format!("max {}KiB", p * 4));
+            }
+            None if rng.gen_bool(0.5) => toml.push_str("memory_max = \"max\"\n"),
+            None => {}
+        }
+        let cap = max.unwrap_or(ram_pages);
+        if rng.gen_bool(1.0 / 3.0) {
+            let p = rng.gen_range(ram_pages / 16..=cap);
+            let _ = writeln!(toml, "memory_high = \"{}KiB\"", p * 4);
+            lim.push(format!("high {}KiB", p * 4));
+        }
+        if rng.gen_bool(1.0 / 3.0) {
+            let p = rng.gen_range(0..=cap / 2);
+            let _ = writeln!(toml, "memory_low = \"{}KiB\"", p * 4);
+            lim.push(format!("low {}KiB", p * 4));
+        }
+        if rng.gen_bool(0.25) {
+            let p = rng.gen_range(0..=(cap / 4).min(ram_pages / 8));
+            let _ = writeln!(toml, "memory_min = \"{}KiB\"", p * 4);
+            lim.push(format!("min {}KiB", p * 4));
+        }
+        if let Some(smib) = swap_mib {
+            if rng.gen_bool(1.0 / 3.0) {
+                let p = rng.gen_range(0..=smib << 8);
+                let _ = writeln!(toml, "swap_max = \"{}KiB\"", p * 4);
+                lim.push(format!("swap {}KiB", p * 4));
+            }
+        }
+        summary.push(if lim.is_empty() {
+            format!("{name} (no limits)")
+        } else {
+            format!("{name} ({})", lim.join(" "))
+        });
+    }
+    let mut task_cgroup = Vec::new();
+    let mut explicit_root = Vec::new();
+    for _ in 0..nr_tasks {
+        let k = rng.gen_range(0..=n);
+        task_cgroup.push((k > 0).then(|| names[k - 1].to_string()));
+        explicit_root.push(k == 0 && rng.gen_bool(0.5));
+    }
+    Some(CaseCgroups {
+        toml,
+        summary,
+        task_cgroup,
+        explicit_root,
+    })
 }
 
 /// The features a case runs with: its era (`kernel`, else the case's), the vanilla

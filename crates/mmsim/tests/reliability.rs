@@ -1,7 +1,7 @@
-//! Reliability (issue 7): the bounded swarm, a broken invariant the swarm must find and
-//! replay, fault injection (writeback errors reach fdatasync as EIO and count as reported
-//! losses, read errors reach the reader, swap-out errors keep the page), resource guards
-//! and Ctrl-C.
+//! Reliability (issue 7): the bounded swarm (half of whose cases declare memory cgroups),
+//! a broken invariant the swarm must find and replay, fault injection (writeback errors
+//! reach fdatasync as EIO and count as reported losses, read errors reach the reader,
+//! swap-out errors keep the page), resource guards and Ctrl-C.
 
 use std::process::Command;
 
@@ -68,6 +68,70 @@ fn swarm_is_deterministic_per_seed() {
             (a.steps, a.checks, a.io_errors),
             (b.steps, b.checks, b.io_errors)
         );
+    }
+}
+
+#[test]
+fn swarm_cgroup_cases_are_valid_and_varied() {
+    const SEEDS: u64 = 2000;
+    let (mut cases, mut nested, mut unlimited, mut in_cgroup, mut in_root) = (0, 0, 0, 0, 0);
+    let (mut high, mut low, mut min, mut swap_max) = (0, 0, 0, 0);
+    for seed in 0..SEEDS {
+        let case = mmsim::swarm::generate(seed);
+        let sc = parse_scenario(&case.toml, "swarm", &[])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
+        if sc.cgroups.is_empty() {
+            assert!(sc.tasks.iter().all(|t| t.cgroup.is_none()), "seed {seed}");
+            continue;
+        }
+        cases += 1;
+        assert!((1..=3).contains(&sc.cgroups.len()), "seed {seed}");
+        assert!(case.summary.contains("; cgroups "), "{}", case.summary);
+        let ram = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes;
+        for g in &sc.cgroups {
+            nested += usize::from(g.name.contains('/'));
+            match g.memory_max {
+                Some(max) => assert!(max >= ram / 16 && max <= ram, "seed {seed}: {g:?}"),
+                None => unlimited += 1,
+            }
+            let cap = g.memory_max.unwrap_or(ram);
+            assert!(
+                g.memory_min <= cap && g.memory_low <= cap,
+                "seed {seed}: {g:?}"
+            );
+            assert!(g.memory_high.is_none_or(|h| h <= ram), "seed {seed}: {g:?}");
+            if let Some(s) = g.swap_max {
+                let swap = sc.swap.as_ref().expect("swap_max only with swap");
+                assert!(s <= swap.size_bytes, "seed {seed}: {g:?}");
+                swap_max += 1;
+            }
+            high += usize::from(g.memory_high.is_some());
+            low += usize::from(g.memory_low > 0);
+            min += usize::from(g.memory_min > 0);
+        }
+        for t in &sc.tasks {
+            match &t.cgroup {
+                Some(c) if c != "/" => in_cgroup += 1,
+                _ => in_root += 1,
+            }
+        }
+    }
+    // About half the cases, and every kind of limit and placement shows up.
+    assert!(
+        (SEEDS * 2 / 5..=SEEDS * 3 / 5).contains(&cases),
+        "{cases} of {SEEDS} cases with cgroups"
+    );
+    for (what, n) in [
+        ("nested", nested),
+        ("unlimited", unlimited),
+        ("memory_high", high),
+        ("memory_low", low),
+        ("memory_min", min),
+        ("swap_max", swap_max),
+        ("tasks in a cgroup", in_cgroup),
+        ("tasks in the root", in_root),
+    ] {
+        assert!(n > 20, "only {n} {what}");
     }
 }
 

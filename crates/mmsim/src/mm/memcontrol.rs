@@ -479,6 +479,19 @@ impl Sim {
                 let _ = reclaimed;
                 continue;
             }
+            // Pages of the subtree are still under writeback (swap-out or file IO that
+            // reclaim started): the kernel's retries overlap their completion, while here
+            // a charge runs within one engine step, so wait for the IO before declaring
+            // OOM (as the global allocator's should_reclaim_retry does).
+            let writeback: i64 = self
+                .memcg_subtree(over)
+                .map(|c| self.memcgs[c as usize].stat.get(VmItem::NrWriteback))
+                .sum();
+            if writeback > 0 {
+                return Err(AllocError::Wait(crate::sched::Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                )));
+            }
             // Reclaim cannot make room: the memcg OOM killer.
             return match self.mem_cgroup_out_of_memory(over) {
                 OomOutcome::Killed | OomOutcome::VictimPending => {

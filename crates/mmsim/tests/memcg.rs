@@ -501,13 +501,13 @@ passes = 2
 "#;
 
 fn swap_run(swap_max: Option<u64>) -> RunReport {
+    swap_run_on(swap_max, KernelEra::V6_18)
+}
+
+fn swap_run_on(swap_max: Option<u64>, era: KernelEra) -> RunReport {
     let mut c = cgroup("box", Some(64 * MIB));
     c.swap_max = swap_max;
-    run(
-        &with_cgroups(SWAPPY, vec![c], &[("hog", "box")]),
-        KernelEra::V6_18,
-        true,
-    )
+    run(&with_cgroups(SWAPPY, vec![c], &[("hog", "box")]), era, true)
 }
 
 #[test]
@@ -521,6 +521,10 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
     );
     assert!(unlimited.vmstat["pswpout"] * 4096 > (16 * MIB) as i64);
     assert!(b.peak <= 64 * MIB);
+    // Before reclaim_throttle (5.16) the charge path must still wait for the swap-out it
+    // started rather than OOM at once.
+    let old = swap_run_on(None, KernelEra::V4_2);
+    assert_eq!(cg(&old, "box").events.oom_kill, 0, "{:?}", old.oom);
     let limited = swap_run(Some(16 * MIB));
     let b = cg(&limited, "box");
     assert!(b.swap_current <= 16 * MIB);

@@ -15,4 +15,5 @@ pub mod scenario;
 pub mod sched;
 pub mod sim;
 pub mod swarm;
+pub mod trace;
 pub mod workload;

@@ -1,0 +1,224 @@
+//! libCacheSim's csv traces: one request per line, columns chosen by number (1-based) as
+//! libCacheSim's `-t "time-col=1, obj-id-col=2, obj-size-col=3, has-header=true"` does.
+//! Stricter than libCacheSim: a non-numeric id (with `obj-id-is-num=true`), size or time,
+//! or a row whose column count differs from the first row's, is an error naming the line
+//! and the column.
+
+use super::{fnv1a, parse_seconds_ns, parse_u64, CsvOptions, Lines, RecordSource, Request};
+use std::io::BufRead;
+
+/// Reads a csv trace.
+pub struct CsvReader {
+    lines: Lines,
+    opts: CsvOptions,
+    columns: Option<usize>,
+    need: usize,
+    started: bool,
+}
+
+type Err = super::RecErr;
+
+impl CsvReader {
+    /// A reader of `input` with `opts`.
+    pub fn new(input: Box<dyn BufRead>, opts: CsvOptions) -> CsvReader {
+        let need = opts
+            .time_col
+            .max(opts.obj_id_col)
+            .max(opts.obj_size_col)
+            .max(opts.op_col);
+        CsvReader {
+            lines: Lines::new(input),
+            opts,
+            columns: None,
+            need,
+            started: false,
+        }
+    }
+}
+
+fn unquote(s: &str) -> &str {
+    let t = s.trim();
+    t.strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(t)
+}
+
+impl RecordSource for CsvReader {
+    fn next_record(&mut self) -> Result<Option<Request>, Err> {
+        let delim = self.opts.delimiter as char;
+        if !self.started {
+            self.started = true;
+            if self.opts.has_header {
+                let need = self.need;
+                let Some(h) = self.lines.next_line()? else {
+                    return Ok(None);
+                };
+                let n = h.split(delim).count();
+                if n < need {
+                    return Err((
+                        Some(1),
+                        Some("header".into()),
+                        format!(
+                            "bad header: {n} column(s) separated by {:?}, but column {need} is \
+                             used (check delimiter and the *-col options)",
+                            delim
+                        ),
+                    ));
+                }
+                self.columns = Some(n);
+            }
+        }
+        loop {
+            let line_no = self.lines.line + 1;
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut req = Request {
+                time_ns: 0,
+                id: 0,
+                offset: 0,
+                len: 0,
+                write: false,
+            };
+            let mut n = 0usize;
+            for (i, raw) in line.split(delim).enumerate() {
+                let col = i + 1;
+                n = col;
+                let v = unquote(raw);
+                if col == self.opts.obj_id_col {
+                    req.id = if self.opts.obj_id_is_num {
+                        parse_u64(v, line_no, &format!("obj-id (column {col})")).map_err(
+                            |(r, f, m)| {
+                                let hint = if line_no == 1 && !self.opts.has_header {
+                                    " (is the first line a header? use has-header=true)"
+                                } else {
+                                    " (use obj-id-is-num=false for string ids)"
+                                };
+                                (r, f, format!("{m}{hint}"))
+                            },
+                        )?
+                    } else {
+                        fnv1a(v.as_bytes())
+                    };
+                } else if col == self.opts.time_col {
+                    req.time_ns = parse_seconds_ns(v, line_no, &format!("time (column {col})"))?;
+                } else if col == self.opts.obj_size_col {
+                    req.len = parse_u64(v, line_no, &format!("obj-size (column {col})"))?;
+                } else if col == self.opts.op_col {
+                    req.write = match v.to_ascii_lowercase().as_str() {
+                        "r" | "read" | "get" | "gets" => false,
+                        "w" | "write" | "set" | "put" | "add" | "replace" | "update" => true,
+                        _ => {
+                            return Err((
+                                Some(line_no),
+                                Some(format!("op (column {col})")),
+                                format!("unknown operation \"{v}\" (read/get/r or write/set/w)"),
+                            ))
+                        }
+                    };
+                }
+            }
+            if n < self.need {
+                return Err((
+                    Some(line_no),
+                    None,
+                    format!(
+                        "wrong column count: {n} column(s) separated by {:?}, but column {} is used",
+                        delim, self.need
+                    ),
+                ));
+            }
+            match self.columns {
+                None => self.columns = Some(n),
+                Some(c) if c != n => {
+                    return Err((
+                        Some(line_no),
+                        None,
+                        format!("wrong column count: {n} column(s), the first row has {c}"),
+                    ))
+                }
+                _ => {}
+            }
+            return Ok(Some(req));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::testutil::*;
+    use crate::trace::Format;
+
+    fn fmt(s: &str) -> Format {
+        Format::parse(s).unwrap()
+    }
+
+    #[test]
+    fn reads_columns_and_header() {
+        let t = b"time,id,size,op\n1,10,4096,get\n2,11,8192,set\n";
+        let f = fmt("csv:time-col=1,obj-id-col=2,obj-size-col=3,op-col=4,has-header=true");
+        let r = read_all(t, "t.csv", &f).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (r[0].time_ns, r[0].id, r[0].len, r[0].write),
+            (1_000_000_000, 10, 4096, false)
+        );
+        assert_eq!((r[1].id, r[1].len, r[1].write), (11, 8192, true));
+        // zstd
+        let r2 = read_all(&zst(t), "t.csv.zst", &f).unwrap();
+        assert_eq!(r, r2);
+    }
+
+    #[test]
+    fn string_ids_hash() {
+        let f = fmt("csv:obj-id-col=1,obj-id-is-num=false");
+        let r = read_all(b"abc\nabc\nxyz\n", "t.csv", &f).unwrap();
+        assert_eq!(r[0].id, r[1].id);
+        assert_ne!(r[0].id, r[2].id);
+    }
+
+    #[test]
+    fn bad_header_names_file_and_record() {
+        let f = fmt("csv:obj-id-col=3,has-header=true");
+        let e = read_all(b"a;b;c\n1;2;3\n", "h.csv", &f).unwrap_err();
+        assert_eq!((e.file.as_str(), e.record), ("h.csv", Some(1)));
+        assert!(e.msg.contains("bad header"), "{e}");
+    }
+
+    #[test]
+    fn header_without_has_header_hints() {
+        let e = read_all(b"id\n1\n", "h.csv", &fmt("csv")).unwrap_err();
+        assert_eq!(e.record, Some(1));
+        assert!(e.to_string().contains("has-header=true"), "{e}");
+    }
+
+    #[test]
+    fn wrong_column_count() {
+        let f = fmt("csv:obj-id-col=2,obj-size-col=3");
+        let e = read_all(b"1,2,3\n4,5\n", "c.csv", &f).unwrap_err();
+        assert_eq!(e.record, Some(2));
+        assert!(e.msg.contains("wrong column count"), "{e}");
+        let e = read_all(b"1,2,3\n4,5,6,7\n", "c.csv", &f).unwrap_err();
+        assert_eq!(e.record, Some(2));
+        assert!(e.msg.contains("first row has 3"), "{e}");
+    }
+
+    #[test]
+    fn bad_fields_name_the_column() {
+        let f = fmt("csv:obj-id-col=1,obj-size-col=2");
+        let e = read_all(b"1,10\n2,x\n", "c.csv", &f).unwrap_err();
+        assert_eq!(e.record, Some(2));
+        assert_eq!(e.field.as_deref(), Some("obj-size (column 2)"));
+        let e = read_all(b"1,10\n2,-5\n", "c.csv", &f).unwrap_err();
+        assert_eq!(e.record, Some(2));
+    }
+
+    #[test]
+    fn truncated_last_line_is_read() {
+        let r = read_all(b"1\n2", "c.csv", &fmt("csv")).unwrap();
+        assert_eq!(r.len(), 2);
+    }
+}

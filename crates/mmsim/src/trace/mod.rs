@@ -1,0 +1,697 @@
+//! Trace readers: I/O traces of real systems, read as a stream of [`Request`]s for the
+//! `replay` workload program (`workload/replay.rs`, `docs/replay.md`).
+//!
+//! # What a trace is
+//!
+//! Two kinds of traces are read:
+//!
+//! - **object traces** (CDNs, key-value stores): each record names an object (an id) and
+//!   its size; libCacheSim's `csv`, `txt` (one id per line) and `oracleGeneral` binary;
+//! - **block traces** (VM disks, storage servers): each record names a device, a byte
+//!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge
+//!   CSV (`msr`) and `blkparse` text.
+//!
+//! Every reader is a streaming iterator: one record in memory at a time (the text readers
+//! reuse one line buffer), so host memory does not grow with the trace's length. Any of
+//! them reads a zstd-compressed file directly: a file whose name ends in `.zst` or whose
+//! first four bytes are the zstd magic number is decompressed on the fly.
+//!
+//! # Errors
+//!
+//! Every problem is one [`TraceError`] naming the file, the record (1-based: the line for
+//! text formats, header included; the record index for binary formats) and, where one
+//! applies, the field. After an error the iterator ends. Nothing panics on bad input: the
+//! fuzz targets in `fuzz/` feed the binary readers arbitrary bytes.
+//!
+//! # Formats
+//!
+//! A format is named by a string ([`Format::parse`]): `csv[:options]`, `txt`,
+//! `oracleGeneral`, `vscsi`, `msr`, `blkparse[:action=Q]`. The csv options follow
+//! libCacheSim's `-t` options: `time-col=N`, `obj-id-col=N`, `obj-size-col=N`, `op-col=N`
+//! (1-based columns), `delimiter=C` (`,` `tab` `space` `|` `:` `;`), `has-header=true|false`,
+//! `obj-id-is-num=true|false`. Without `--format` the format is guessed from the file name
+//! ([`Format::guess`]).
+
+pub mod blkparse;
+pub mod csv;
+pub mod msr;
+pub mod oracle;
+pub mod txt;
+pub mod vscsi;
+
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Bytes of a page (the mapping of traces onto files is in pages).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// One request of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// When the request was issued, ns since the trace's own epoch (0 when the format has
+    /// no time).
+    pub time_ns: u64,
+    /// Object traces: the object id. Block traces: the device (disk) id.
+    pub id: u64,
+    /// Block traces: the byte offset on the device. Object traces: 0.
+    pub offset: u64,
+    /// Bytes: the object's size or the request's length (0 for an object of unknown size).
+    pub len: u64,
+    /// A write (else a read).
+    pub write: bool,
+}
+
+/// What the records of a trace name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// Objects with sizes.
+    Object,
+    /// Byte ranges of devices.
+    Block,
+}
+
+/// A trace reading error: the file, the record and the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    /// The trace file.
+    pub file: String,
+    /// 1-based record number (the line for text formats), if one applies.
+    pub record: Option<u64>,
+    /// The field, if one applies.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(r) = self.record {
+            write!(f, ": record {r}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.msg)
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Options of the csv reader (libCacheSim's `-t` options).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CsvOptions {
+    /// 1-based column of the timestamp (seconds), 0 = none.
+    pub time_col: usize,
+    /// 1-based column of the object id.
+    pub obj_id_col: usize,
+    /// 1-based column of the object size (bytes), 0 = none.
+    pub obj_size_col: usize,
+    /// 1-based column of the operation (`read`/`get`/`r` or `write`/`set`/`w`), 0 = none.
+    pub op_col: usize,
+    /// Field delimiter.
+    pub delimiter: u8,
+    /// The first line is a header.
+    pub has_header: bool,
+    /// Object ids are numbers (else any string, hashed to 64 bits with FNV-1a).
+    pub obj_id_is_num: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            time_col: 0,
+            obj_id_col: 1,
+            obj_size_col: 0,
+            op_col: 0,
+            delimiter: b',',
+            has_header: false,
+            obj_id_is_num: true,
+        }
+    }
+}
+
+/// A trace format.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Format {
+    /// libCacheSim csv.
+    Csv(CsvOptions),
+    /// One object id per line.
+    Txt,
+    /// libCacheSim oracleGeneral binary (24-byte records).
+    OracleGeneral,
+    /// VMware vscsi binary (version 1 or 2, detected).
+    Vscsi,
+    /// MSR Cambridge block traces (CSV).
+    Msr,
+    /// blkparse default text output; the action (Q, D, C, …) whose events are requests.
+    Blkparse {
+        /// The action letter.
+        action: char,
+    },
+}
+
+impl Format {
+    /// Parse a format name with options (see the module documentation).
+    pub fn parse(s: &str) -> Result<Format, String> {
+        let (name, opts) = match s.split_once(':') {
+            Some((n, o)) => (n.trim(), Some(o)),
+            None => (s.trim(), None),
+        };
+        let lname = name.to_ascii_lowercase();
+        let no_opts = |f: Format| -> Result<Format, String> {
+            match opts {
+                Some(o) if !o.trim().is_empty() => {
+                    Err(format!("format {name} takes no options (got \"{o}\")"))
+                }
+                _ => Ok(f),
+            }
+        };
+        match lname.as_str() {
+            "csv" => Ok(Format::Csv(parse_csv_options(opts.unwrap_or(""))?)),
+            "txt" | "plaintxt" => no_opts(Format::Txt),
+            "oraclegeneral" | "oracle-general" | "oracle_general" => no_opts(Format::OracleGeneral),
+            "vscsi" => no_opts(Format::Vscsi),
+            "msr" => no_opts(Format::Msr),
+            "blkparse" => {
+                let mut action = 'Q';
+                for kv in opts.unwrap_or("").split(',').map(str::trim) {
+                    if kv.is_empty() {
+                        continue;
+                    }
+                    match kv.split_once('=') {
+                        Some(("action", a)) if a.trim().len() == 1 => {
+                            action = a.trim().chars().next().expect("one char")
+                        }
+                        _ => {
+                            return Err(format!(
+                                "blkparse option \"{kv}\": expected action=<letter> (Q, D, C, …)"
+                            ))
+                        }
+                    }
+                }
+                Ok(Format::Blkparse { action })
+            }
+            _ => Err(format!(
+                "unknown trace format \"{name}\"; formats: csv[:options], txt, oracleGeneral, \
+                 vscsi, msr, blkparse[:action=Q]"
+            )),
+        }
+    }
+
+    /// Guess the format from the file name (a `.zst` suffix is looked through):
+    /// `*oracleGeneral*` → oracleGeneral, `*.vscsi` → vscsi, `*.blkparse` / `*.blktrace` →
+    /// blkparse, `*.txt` → txt, `*.csv` → csv (header detected as libCacheSim does: more
+    /// letters than digits on the first line), `msr` in the name with `.csv` → msr.
+    pub fn guess(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+        let name = name.strip_suffix(".zst").unwrap_or(&name);
+        if name.contains("oraclegeneral") {
+            return Some(Format::OracleGeneral);
+        }
+        if name.ends_with(".vscsi") {
+            return Some(Format::Vscsi);
+        }
+        if name.ends_with(".blkparse") || name.ends_with(".blktrace") {
+            return Some(Format::Blkparse { action: 'Q' });
+        }
+        if name.ends_with(".txt") {
+            return Some(Format::Txt);
+        }
+        if name.ends_with(".csv") {
+            if name.contains("msr") {
+                return Some(Format::Msr);
+            }
+            return Some(Format::Csv(CsvOptions::default()));
+        }
+        None
+    }
+
+    /// Object or block trace.
+    pub fn kind(&self) -> TraceKind {
+        match self {
+            Format::Csv(_) | Format::Txt | Format::OracleGeneral => TraceKind::Object,
+            Format::Vscsi | Format::Msr | Format::Blkparse { .. } => TraceKind::Block,
+        }
+    }
+
+    /// The canonical spelling (parses back to the same format).
+    pub fn spec(&self) -> String {
+        match self {
+            Format::Csv(o) => {
+                let delim = match o.delimiter {
+                    b',' => "comma".to_string(),
+                    b'\t' => "tab".to_string(),
+                    b' ' => "space".to_string(),
+                    c => (c as char).to_string(),
+                };
+                format!(
+                    "csv:time-col={},obj-id-col={},obj-size-col={},op-col={},delimiter={},\
+                     has-header={},obj-id-is-num={}",
+                    o.time_col,
+                    o.obj_id_col,
+                    o.obj_size_col,
+                    o.op_col,
+                    delim,
+                    o.has_header,
+                    o.obj_id_is_num
+                )
+            }
+            Format::Txt => "txt".into(),
+            Format::OracleGeneral => "oracleGeneral".into(),
+            Format::Vscsi => "vscsi".into(),
+            Format::Msr => "msr".into(),
+            Format::Blkparse { action } => format!("blkparse:action={action}"),
+        }
+    }
+}
+
+fn parse_csv_options(s: &str) -> Result<CsvOptions, String> {
+    let mut o = CsvOptions::default();
+    // `delimiter=,` would split at its own comma: spell it out first.
+    let s = s.replace("delimiter=,", "delimiter=comma");
+    let mut header_set = false;
+    for kv in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(format!("csv option \"{kv}\": expected key=value"));
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let col = |v: &str| -> Result<usize, String> {
+            v.parse::<usize>()
+                .map_err(|_| format!("csv option {k}: \"{v}\" is not a column number (1-based)"))
+        };
+        let boolean = |v: &str| -> Result<bool, String> {
+            match v {
+                "true" | "1" | "yes" => Ok(true),
+                "false" | "0" | "no" => Ok(false),
+                _ => Err(format!("csv option {k}: \"{v}\" is not true or false")),
+            }
+        };
+        match k {
+            "time-col" => o.time_col = col(v)?,
+            "obj-id-col" => o.obj_id_col = col(v)?,
+            "obj-size-col" => o.obj_size_col = col(v)?,
+            "op-col" => o.op_col = col(v)?,
+            "has-header" => {
+                o.has_header = boolean(v)?;
+                header_set = true;
+            }
+            "obj-id-is-num" => o.obj_id_is_num = boolean(v)?,
+            "delimiter" => {
+                o.delimiter = match v {
+                    "comma" => b',',
+                    "tab" | "\\t" => b'\t',
+                    "space" => b' ',
+                    _ if v.len() == 1 => v.as_bytes()[0],
+                    _ => {
+                        return Err(format!(
+                        "csv option delimiter: \"{v}\" is not one character (or comma, tab, space)"
+                    ))
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown csv option \"{k}\"; options: time-col, obj-id-col, obj-size-col, \
+                     op-col, delimiter, has-header, obj-id-is-num"
+                ))
+            }
+        }
+    }
+    let _ = header_set;
+    if o.obj_id_col == 0 {
+        return Err("csv option obj-id-col: must be at least 1 (columns are 1-based)".into());
+    }
+    Ok(o)
+}
+
+/// A stream of requests with its error context.
+pub struct TraceReader {
+    src: Box<dyn RecordSource>,
+    file: String,
+    done: bool,
+    records: u64,
+}
+
+/// A reader's error: record, field, message (the file is added by [`TraceReader`]).
+pub(crate) type RecErr = (Option<u64>, Option<String>, String);
+
+/// What a format reader implements: the next request, or None at the end.
+pub(crate) trait RecordSource {
+    /// Read one request; errors carry the record number and field, not the file.
+    fn next_record(&mut self) -> Result<Option<Request>, RecErr>;
+}
+
+impl TraceReader {
+    /// Open a trace file in a format (None: guess from the name; an error when that fails).
+    pub fn open(path: &Path, format: Option<&Format>) -> Result<(TraceReader, Format), TraceError> {
+        let file = path.display().to_string();
+        let format = match format {
+            Some(f) => f.clone(),
+            None => Format::guess(path).ok_or_else(|| TraceError {
+                file: file.clone(),
+                record: None,
+                field: None,
+                msg: "cannot tell the trace format from the file name; give it with --format \
+                      (csv, txt, oracleGeneral, vscsi, msr, blkparse)"
+                    .into(),
+            })?,
+        };
+        let f = std::fs::File::open(path).map_err(|e| TraceError {
+            file: file.clone(),
+            record: None,
+            field: None,
+            msg: format!("cannot open: {e}"),
+        })?;
+        let r = Self::from_reader(Box::new(f), &file, &format)?;
+        Ok((r, format))
+    }
+
+    /// Read a trace from any byte stream (`name` names it in errors); zstd is detected by
+    /// its magic number.
+    pub fn from_reader(
+        inner: Box<dyn Read>,
+        name: &str,
+        format: &Format,
+    ) -> Result<TraceReader, TraceError> {
+        let err = |msg: String| TraceError {
+            file: name.to_string(),
+            record: None,
+            field: None,
+            msg,
+        };
+        let mut buf = BufReader::with_capacity(1 << 16, inner);
+        let head = buf
+            .fill_buf()
+            .map_err(|e| err(format!("cannot read: {e}")))?;
+        let zstd_magic = head.len() >= 4 && head[..4] == [0x28, 0xb5, 0x2f, 0xfd];
+        let input: Box<dyn BufRead> = if zstd_magic {
+            let dec = zstd::stream::read::Decoder::with_buffer(buf)
+                .map_err(|e| err(format!("corrupt zstd stream: {e}")))?;
+            Box::new(BufReader::with_capacity(1 << 16, ZstdErr(dec)))
+        } else if name.ends_with(".zst") {
+            return Err(err(
+                "the name ends in .zst but the file does not start with the zstd magic number"
+                    .into(),
+            ));
+        } else {
+            Box::new(buf)
+        };
+        let src: Box<dyn RecordSource> = match format {
+            Format::Csv(o) => Box::new(csv::CsvReader::new(input, o.clone())),
+            Format::Txt => Box::new(txt::TxtReader::new(input)),
+            Format::OracleGeneral => Box::new(oracle::OracleGeneralReader::new(input)),
+            Format::Vscsi => Box::new(vscsi::VscsiReader::new(input)),
+            Format::Msr => Box::new(msr::MsrReader::new(input)),
+            Format::Blkparse { action } => Box::new(blkparse::BlkparseReader::new(input, *action)),
+        };
+        Ok(TraceReader {
+            src,
+            file: name.to_string(),
+            done: false,
+            records: 0,
+        })
+    }
+
+    /// Requests read so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.src.next_record() {
+            Ok(Some(r)) => {
+                self.records += 1;
+                Some(Ok(r))
+            }
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err((record, field, msg)) => {
+                self.done = true;
+                Some(Err(TraceError {
+                    file: self.file.clone(),
+                    record,
+                    field,
+                    msg,
+                }))
+            }
+        }
+    }
+}
+
+/// Decoder errors read as "corrupt zstd stream".
+struct ZstdErr<R: Read>(R);
+
+impl<R: Read> Read for ZstdErr<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("corrupt zstd stream: {e}"),
+            )
+        })
+    }
+}
+
+/// Reads lines into one reused buffer, counting them.
+pub(crate) struct Lines {
+    input: Box<dyn BufRead>,
+    buf: Vec<u8>,
+    /// Lines read so far (the current line's 1-based number).
+    pub line: u64,
+}
+
+impl Lines {
+    pub(crate) fn new(input: Box<dyn BufRead>) -> Lines {
+        Lines {
+            input,
+            buf: Vec::with_capacity(256),
+            line: 0,
+        }
+    }
+
+    /// The next line without its line ending, or None at the end of the file.
+    pub(crate) fn next_line(&mut self) -> Result<Option<&str>, RecErr> {
+        self.buf.clear();
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| (Some(self.line + 1), None, format!("read error: {e}")))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.buf.len() > 1 << 20 {
+            return Err((Some(self.line), None, "line longer than 1 MiB".into()));
+        }
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        match std::str::from_utf8(&self.buf) {
+            Ok(s) => Ok(Some(s)),
+            Err(_) => Err((Some(self.line), None, "not valid UTF-8 text".into())),
+        }
+    }
+}
+
+/// Read exactly `buf.len()` bytes: Ok(false) at a clean end of file, an error naming the
+/// record when the file ends inside it.
+pub(crate) fn read_record(
+    input: &mut dyn BufRead,
+    buf: &mut [u8],
+    record: u64,
+) -> Result<bool, RecErr> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((Some(record), None, format!("read error: {e}"))),
+        }
+    }
+    if got == 0 {
+        return Ok(false);
+    }
+    if got < buf.len() {
+        return Err((
+            Some(record),
+            None,
+            format!(
+                "truncated record: {got} of {} bytes (the file ends inside it)",
+                buf.len()
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// FNV-1a, 64 bits: string ids to numbers (deterministic, no table).
+pub fn fnv1a(s: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Parse an unsigned integer field (decimal, or hex with 0x), naming the field on error.
+pub(crate) fn parse_u64(s: &str, record: u64, field: &str) -> Result<u64, RecErr> {
+    let t = s.trim();
+    let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        t.parse::<u64>()
+    };
+    r.map_err(|_| {
+        (
+            Some(record),
+            Some(field.to_string()),
+            format!("\"{t}\" is not a non-negative integer"),
+        )
+    })
+}
+
+/// Parse a non-negative decimal number of seconds (`12`, `12.5`) into ns.
+pub(crate) fn parse_seconds_ns(s: &str, record: u64, field: &str) -> Result<u64, RecErr> {
+    let t = s.trim();
+    let bad = || {
+        (
+            Some(record),
+            Some(field.to_string()),
+            format!("\"{t}\" is not a time in seconds"),
+        )
+    };
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    if int.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let secs: u64 = int.parse().map_err(|_| bad())?;
+    let mut ns: u64 = 0;
+    for (i, d) in frac.bytes().take(9).enumerate() {
+        ns += u64::from(d - b'0') * 10u64.pow(8 - i as u32);
+    }
+    secs.checked_mul(1_000_000_000)
+        .and_then(|v| v.checked_add(ns))
+        .ok_or_else(bad)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// Read all of `bytes` in `format`: the requests, or the first error.
+    pub fn read_all(bytes: &[u8], name: &str, format: &Format) -> Result<Vec<Request>, TraceError> {
+        let r =
+            TraceReader::from_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), name, format)?;
+        r.collect()
+    }
+
+    /// zstd-compress.
+    pub fn zst(bytes: &[u8]) -> Vec<u8> {
+        zstd::stream::encode_all(bytes, 3).expect("compress")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn format_names_parse_and_round_trip() {
+        for s in [
+            "txt",
+            "oracleGeneral",
+            "vscsi",
+            "msr",
+            "blkparse:action=D",
+            "csv",
+        ] {
+            let f = Format::parse(s).unwrap();
+            assert_eq!(Format::parse(&f.spec()).unwrap(), f, "{s}");
+        }
+        let f = Format::parse(
+            "csv: time-col=1, obj-id-col=2, obj-size-col=3, delimiter=,, has-header=true",
+        )
+        .unwrap();
+        let Format::Csv(o) = f else { panic!() };
+        assert_eq!(
+            (
+                o.time_col,
+                o.obj_id_col,
+                o.obj_size_col,
+                o.delimiter,
+                o.has_header
+            ),
+            (1, 2, 3, b',', true)
+        );
+        assert!(Format::parse("nope")
+            .unwrap_err()
+            .contains("unknown trace format"));
+        assert!(Format::parse("csv:obj-id-col=x")
+            .unwrap_err()
+            .contains("column number"));
+        assert!(Format::parse("csv:bogus=1")
+            .unwrap_err()
+            .contains("unknown csv option"));
+        assert!(Format::parse("vscsi:x=1")
+            .unwrap_err()
+            .contains("takes no options"));
+    }
+
+    #[test]
+    fn guess_from_names() {
+        let g = |n: &str| Format::guess(Path::new(n));
+        assert_eq!(g("a.oracleGeneral.bin.zst"), Some(Format::OracleGeneral));
+        assert_eq!(g("w01.vscsi"), Some(Format::Vscsi));
+        assert_eq!(g("x.txt.zst"), Some(Format::Txt));
+        assert_eq!(g("msr_hm_0.csv"), Some(Format::Msr));
+        assert_eq!(g("data.bin"), None);
+    }
+
+    #[test]
+    fn corrupt_zstd_is_an_error_naming_the_file() {
+        let mut z = zst(b"1\n2\n3\n");
+        let n = z.len();
+        for b in &mut z[6..n] {
+            *b ^= 0x5a;
+        }
+        let e = read_all(&z, "t.txt.zst", &Format::Txt).unwrap_err();
+        assert_eq!(e.file, "t.txt.zst");
+        assert!(
+            e.to_string().contains("zstd") || e.to_string().contains("read error"),
+            "{e}"
+        );
+        let e = read_all(b"1\n2\n", "t.txt.zst", &Format::Txt).unwrap_err();
+        assert!(e.msg.contains("magic"), "{e}");
+    }
+
+    #[test]
+    fn zstd_round_trip() {
+        let z = zst(b"7\n8\n");
+        let r = read_all(&z, "t.txt.zst", &Format::Txt).unwrap();
+        assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![7, 8]);
+    }
+
+    #[test]
+    fn seconds_parse() {
+        assert_eq!(parse_seconds_ns("1.5", 1, "t").unwrap(), 1_500_000_000);
+        assert_eq!(parse_seconds_ns("0.000000001", 1, "t").unwrap(), 1);
+        assert!(parse_seconds_ns("-1", 1, "t").is_err());
+        assert!(parse_seconds_ns("1e3", 1, "t").is_err());
+    }
+}

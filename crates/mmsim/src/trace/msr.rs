@@ -1,0 +1,120 @@
+//! MSR Cambridge block traces (SNIA IOTTA): CSV lines
+//! `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` — Timestamp in Windows
+//! filetime ticks (100 ns), Type `Read` or `Write`, Offset and Size in bytes. A header line
+//! starting with `Timestamp` is skipped. The device is (Hostname, DiskNumber); times are
+//! relative to the first record.
+
+use super::{fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
+use std::io::BufRead;
+
+/// Reads an MSR Cambridge trace.
+pub struct MsrReader {
+    lines: Lines,
+    t0: Option<u64>,
+}
+
+impl MsrReader {
+    /// A reader of `input`.
+    pub fn new(input: Box<dyn BufRead>) -> MsrReader {
+        MsrReader {
+            lines: Lines::new(input),
+            t0: None,
+        }
+    }
+}
+
+/// The device id of (host, disk).
+pub fn device_id(host: &str, disk: u64) -> u64 {
+    fnv1a(format!("{host},{disk}").as_bytes())
+}
+
+impl RecordSource for MsrReader {
+    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
+        loop {
+            let n = self.lines.line + 1;
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            if line.trim().is_empty() || (n == 1 && line.starts_with("Timestamp")) {
+                continue;
+            }
+            let f: Vec<&str> = line.split(',').collect();
+            if f.len() != 7 {
+                return Err((
+                    Some(n),
+                    None,
+                    format!(
+                        "wrong column count: {} column(s), an MSR record has 7 \
+                         (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)",
+                        f.len()
+                    ),
+                ));
+            }
+            let ts = parse_u64(f[0], n, "Timestamp")?;
+            let disk = parse_u64(f[2], n, "DiskNumber")?;
+            let write = match f[3].trim().to_ascii_lowercase().as_str() {
+                "read" => false,
+                "write" => true,
+                other => {
+                    return Err((
+                        Some(n),
+                        Some("Type".into()),
+                        format!("\"{other}\" is neither Read nor Write"),
+                    ))
+                }
+            };
+            let offset = parse_u64(f[4], n, "Offset")?;
+            let len = parse_u64(f[5], n, "Size")?;
+            parse_u64(f[6], n, "ResponseTime")?;
+            let t0 = *self.t0.get_or_insert(ts);
+            return Ok(Some(Request {
+                time_ns: ts.saturating_sub(t0).saturating_mul(100),
+                id: device_id(f[1].trim(), disk),
+                offset,
+                len,
+                write,
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::testutil::*;
+    use crate::trace::Format;
+
+    const T: &[u8] = b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+128166372003061629,hm,0,Read,3154128896,4096,5023\n\
+128166372003071629,hm,0,Write,8192,16384,100\n\
+128166372003081629,hm,1,Read,0,512,100\n";
+
+    #[test]
+    fn reads_msr() {
+        let r = read_all(T, "hm_0.csv", &Format::Msr).unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!(
+            (r[0].time_ns, r[0].offset, r[0].len, r[0].write),
+            (0, 3154128896, 4096, false)
+        );
+        assert_eq!((r[1].time_ns, r[1].write), (1_000_000, true));
+        assert_eq!(r[0].id, r[1].id);
+        assert_ne!(r[0].id, r[2].id);
+        assert_eq!(read_all(&zst(T), "hm_0.csv.zst", &Format::Msr).unwrap(), r);
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = read_all(b"1,hm,0,Read,0,4096\n", "m.csv", &Format::Msr).unwrap_err();
+        assert_eq!((e.file.as_str(), e.record), ("m.csv", Some(1)));
+        assert!(e.msg.contains("wrong column count"), "{e}");
+        let e = read_all(
+            b"1,hm,0,Read,0,4096,1\n2,hm,0,Trim,0,4096,1\n",
+            "m.csv",
+            &Format::Msr,
+        )
+        .unwrap_err();
+        assert_eq!((e.record, e.field.as_deref()), (Some(2), Some("Type")));
+        let e = read_all(b"1,hm,0,Read,zz,4096,1\n", "m.csv", &Format::Msr).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("Offset"));
+    }
+}

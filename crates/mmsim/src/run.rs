@@ -140,6 +140,9 @@ pub struct RunReport {
     /// Memory cgroups (root first), when the scenario declares any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<CgroupReport>,
+    /// Trace replay figures, when the scenario has `replay` tasks (`docs/replay.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::workload::replay::ReplayReport>,
 }
 
 /// One memory cgroup at the end of a run, as cgroup v2 files show it.
@@ -527,9 +530,18 @@ pub fn run_scenario(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<RunReport, String> {
+    crate::workload::replay::clear_probes();
     let mut sim = Sim::new(sc, opts.features.clone())?;
     sim.check = opts.check;
     sim.seed_faults(sc.seed);
+    // A trace replay is stepped by its observer (workload/replay.rs); anything else runs
+    // as before.
+    if let Some(mut driver) = crate::workload::replay::ReplayDriver::attach(&sim, sc) {
+        let end = driver.run(&mut sim, opts.max_steps, progress);
+        let mut r = report(&sim, sc, end);
+        r.replay = Some(driver.report(&sim));
+        return Ok(r);
+    }
     let end = run_chunked(
         &mut sim,
         opts.max_steps,
@@ -643,6 +655,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         event_hash: format!("{:016x}", sim.event_hash),
         complete: end == RunEnd::Completed,
         io_errors: io_errors_report(sim),
+        replay: None,
     }
 }
 

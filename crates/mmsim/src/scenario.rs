@@ -298,6 +298,8 @@ pub enum ProgramSpec {
     /// `desktop`: applications started one after another, a pass over all open windows
     /// after each start (seed 001 §1).
     Desktop(DesktopSpec),
+    /// `replay`: a block or object trace replayed through the page cache (`docs/replay.md`).
+    Replay(crate::workload::replay::ReplaySpec),
 }
 
 /// Parameters of the `anon` program.
@@ -1602,6 +1604,11 @@ const PROGRAMS: &[ProgramEntry] = &[
         keys: DESKTOP_KEYS,
         parse: parse_desktop,
     },
+    ProgramEntry {
+        name: "replay",
+        keys: crate::workload::replay::KEYS,
+        parse: parse_replay,
+    },
 ];
 
 const DESKTOP_KEYS: &[&str] = &[
@@ -2125,6 +2132,78 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     }))
 }
 
+/// `replay`: the keys are read here, checked and the trace planned (its first pass) by
+/// `workload::replay::build_spec`; the replay's files are added to the scenario's files.
+fn parse_replay(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    use crate::workload::replay::{build_spec, RawParams};
+    let (trace, trace_loc) = task.req("trace", "path of the trace file on the host", want_str)?;
+    let dir = match task.opt("dir", want_str)? {
+        Some((d, loc)) => {
+            check_abs_path(d).map_err(|why| loc.err(why))?;
+            match resolve_mount_in(env.filesystems, d) {
+                Some((_, fs)) if fs.kind == FsKind::Blockfs => d.to_string(),
+                _ => return Err(loc.err(format!("\"{d}\" is not under a blockfs mount"))),
+            }
+        }
+        None => match env.filesystems.iter().find(|f| f.kind == FsKind::Blockfs) {
+            Some(fs) if fs.mount == "/" => "/replay".to_string(),
+            Some(fs) => format!("{}/replay", fs.mount),
+            None => {
+                return Err(trace_loc.err(
+                    "a replay needs a blockfs filesystem for its files; declare one or set dir",
+                ))
+            }
+        },
+    };
+    let size_of = |k: &str| task.opt(k, |i, l| want_size(i, l, Some(env.total_memory_bytes)));
+    let raw = RawParams {
+        trace: trace.to_string(),
+        format: task.opt("format", want_str)?.map(|(f, _)| f.to_string()),
+        dir: dir.clone(),
+        mmap: task.opt("mmap", want_bool)?.is_some_and(|(b, _)| b),
+        pace: task.opt("pace", want_bool)?.is_some_and(|(b, _)| b),
+        object_map: task
+            .opt("object_map", want_str)?
+            .map(|(f, _)| f.to_string()),
+        object_size: size_of("object_size")?.map(|(v, _)| v),
+        size: size_of("size")?.map(|(v, _)| v),
+        limit: task.opt("limit", want_u64)?.map(|(v, _)| v),
+        window: task.opt("window", want_u64)?.map(|(v, _)| v),
+    };
+    let spec = build_spec(raw).map_err(|(key, msg)| {
+        task.get(key)
+            .map(|(_, l)| l)
+            .unwrap_or_else(|| trace_loc.clone())
+            .err(msg)
+    })?;
+    let total: u64 = spec.layout.files.iter().map(|f| f.1).sum();
+    let (cap, what) = fs_capacity(&dir, env);
+    let used: u64 = env
+        .files
+        .iter()
+        .filter(|f| f.data)
+        .map(|f| f.size_bytes)
+        .sum();
+    if total.saturating_add(used) > cap {
+        return Err(trace_loc.err(format!(
+            "the trace's files ({}) do not fit in {what} ({})",
+            fmt_bytes(total),
+            fmt_bytes(cap)
+        )));
+    }
+    if let Some((path, _)) = spec
+        .layout
+        .files
+        .iter()
+        .find(|(p, _)| env.files.iter().any(|f| &f.path == p))
+    {
+        return Err(trace_loc.err(format!(
+            "the replay file {path} is also a [[files]] entry; set another dir"
+        )));
+    }
+    Ok(ProgramSpec::Replay(spec))
+}
+
 const FILE_KEYS: &[&str] = &["path", "size", "data", "replicas"];
 
 fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioError> {
@@ -2584,6 +2663,17 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         ..env0
     };
     let tasks = read_tasks(&root, &env, total_cpus, &cgroups)?;
+    // The files a replay lays its trace on exist before the run, with data.
+    let mut files = files;
+    for t in &tasks {
+        if let ProgramSpec::Replay(r) = &t.program {
+            files.extend(r.layout.files.iter().map(|(path, size)| FileSpec {
+                path: path.clone(),
+                size_bytes: *size,
+                data: true,
+            }));
+        }
+    }
 
     Ok(Scenario {
         name: name.to_string(),

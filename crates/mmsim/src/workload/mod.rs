@@ -10,6 +10,7 @@ pub mod desktop;
 pub mod mmap_read;
 pub mod pread_stride;
 pub mod read;
+pub mod replay;
 pub mod sparsetruncate;
 
 use crate::scenario::ProgramSpec;
@@ -254,5 +255,6 @@ pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
         ProgramSpec::MmapRead(m) => Box::new(mmap_read::MmapRead::new(m.clone())),
         ProgramSpec::PreadStride(p) => Box::new(pread_stride::PreadStride::new(p.clone())),
         ProgramSpec::Desktop(d) => Box::new(desktop::Desktop::new(d.clone())),
+        ProgramSpec::Replay(r) => Box::new(replay::Replay::new(r.clone())),
     }
 }

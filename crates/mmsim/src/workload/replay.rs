@@ -1,0 +1,1081 @@
+//! `replay`: a trace (`crate::trace`) replayed through the page cache — block traces on
+//! one file per device, object traces on one file per object (or one range of pages per
+//! object in a single file), read with `pread` (readahead included) or through shared
+//! mappings, written through shared mappings (mmsim has no pwrite yet). `docs/replay.md`
+//! has the mapping rules, the options and what the figures mean.
+//!
+//! # Plan, program, observer
+//!
+//! 1. [`plan`] reads the trace once when the scenario is loaded: it validates every record
+//!    (a bad trace is a scenario error, exit status 2, before anything runs) and lays the
+//!    trace out on files ([`Layout`]): their paths and sizes, which the scenario then
+//!    declares as `[[files]]` with data on the device.
+//! 2. [`Replay`], the program, streams the trace again (one record in memory) and turns
+//!    each request into one op (`Pread` or `Touch`), sleeping first when timestamps pace
+//!    the replay.
+//! 3. Whether a request hit the page cache is a kernel fact the program cannot see, so an
+//!    observer outside the kernel, [`ReplayDriver`], steps the simulation one step at a
+//!    time and, before the step that issues a request, looks its pages up in the radix
+//!    tree (read-only: nothing is charged, nothing changes) and hands the result to the
+//!    program through a shared cell. The program publishes its next request ahead
+//!    (`Shared::pending`) so that the lookup happens in the state the request will meet.
+//!    Without the driver the program still runs; its hit figures are then absent.
+//!
+//! The program and its observer find each other through a thread-local list filled by
+//! [`Replay::new`] and drained by [`ReplayDriver::attach`] right after `Sim::new`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::{Op, OpResult, Program};
+use crate::trace::{Format, Request, TraceKind, TraceReader, PAGE_SIZE};
+
+/// How object traces map onto files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectMap {
+    /// Each object is a file of its size.
+    File,
+    /// Each object is a page-aligned range of one file, in order of first appearance.
+    Range,
+}
+
+/// Where a request's pages are: file index, first page, pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjLoc {
+    /// Index into `Layout::files`.
+    pub file: u32,
+    /// First page of the object in its file.
+    pub first_page: u64,
+    /// Pages of the object.
+    pub pages: u64,
+    /// Object index (first-appearance order).
+    pub index: u64,
+}
+
+/// The trace laid out on files (the first pass).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Files: absolute path and size in bytes.
+    pub files: Vec<(String, u64)>,
+    /// Block traces: device id → file index.
+    pub devs: HashMap<u64, u32, rustc_hash::FxBuildHasher>,
+    /// Object traces: object id → where it lives.
+    pub objs: HashMap<u64, ObjLoc, rustc_hash::FxBuildHasher>,
+    /// Requests the replay will issue (after `limit`).
+    pub requests: u64,
+    /// Of which writes.
+    pub writes: u64,
+    /// Time of the first request, ns.
+    pub t0_ns: u64,
+}
+
+/// Parameters of the `replay` program (`docs/scenarios.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReplaySpec {
+    /// The trace file on the host.
+    pub trace: String,
+    /// The format, canonical spelling (`Format::spec`).
+    pub format: String,
+    /// Directory (under a blockfs mount) holding the replay's files.
+    pub dir: String,
+    /// Access through shared mappings (else pread; writes always go through mappings).
+    pub mmap: bool,
+    /// Sleep until each request's timestamp (virtual time), else back to back.
+    pub pace: bool,
+    /// Object traces: one file per object or one range per object.
+    pub object_map: ObjectMap,
+    /// Object size for traces without sizes (or size 0), bytes.
+    pub object_size: u64,
+    /// Block traces: minimum file size per device, bytes (the first pass sizes each file to
+    /// the highest offset the trace reaches).
+    pub size: u64,
+    /// Replay at most this many requests.
+    pub limit: u64,
+    /// Requests per miss-ratio window (0: requests/100, at least 1).
+    pub window: u64,
+    /// The first pass's result.
+    #[serde(skip)]
+    pub layout: Arc<Layout>,
+}
+
+/// Options of [`plan`] (what the scenario's keys give).
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    /// Directory of the files.
+    pub dir: String,
+    /// Object mapping.
+    pub object_map: ObjectMap,
+    /// Default object size, bytes.
+    pub object_size: u64,
+    /// Minimum block file size, bytes.
+    pub size: u64,
+    /// Request limit.
+    pub limit: u64,
+}
+
+/// Request length in pages of a block request at `offset` of `len` bytes.
+fn block_pages(offset: u64, len: u64) -> (u64, u64) {
+    let first = offset / PAGE_SIZE;
+    let last = (offset + len.max(1) - 1) / PAGE_SIZE;
+    (first, last - first + 1)
+}
+
+/// The first pass: read the whole trace, validate it and lay it out on files.
+pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, String> {
+    let (reader, _) =
+        TraceReader::open(Path::new(path), Some(format)).map_err(|e| e.to_string())?;
+    let mut l = Layout::default();
+    let kind = format.kind();
+    let mut dev_end: Vec<u64> = Vec::new();
+    let mut range_cursor: u64 = 0;
+    if kind == TraceKind::Object && o.object_map == ObjectMap::Range {
+        l.files.push((format!("{}/objects", o.dir), 0));
+    }
+    for r in reader {
+        let r = r.map_err(|e| e.to_string())?;
+        if l.requests >= o.limit {
+            break;
+        }
+        if l.requests == 0 {
+            l.t0_ns = r.time_ns;
+        }
+        l.requests += 1;
+        l.writes += u64::from(r.write);
+        match kind {
+            TraceKind::Block => {
+                let n = l.devs.len() as u32;
+                let f = *l.devs.entry(r.id).or_insert(n);
+                if f as usize == dev_end.len() {
+                    dev_end.push(0);
+                }
+                let end = r.offset.checked_add(r.len.max(1)).ok_or_else(|| {
+                    format!("{path}: record {}: offset + size overflows", l.requests)
+                })?;
+                dev_end[f as usize] = dev_end[f as usize].max(end);
+            }
+            TraceKind::Object => {
+                if l.objs.contains_key(&r.id) {
+                    continue;
+                }
+                let bytes = if r.len == 0 { o.object_size } else { r.len };
+                let pages = bytes.div_ceil(PAGE_SIZE).max(1);
+                let index = l.objs.len() as u64;
+                let loc = match o.object_map {
+                    ObjectMap::File => {
+                        l.files
+                            .push((format!("{}/o{index}", o.dir), pages * PAGE_SIZE));
+                        ObjLoc {
+                            file: (l.files.len() - 1) as u32,
+                            first_page: 0,
+                            pages,
+                            index,
+                        }
+                    }
+                    ObjectMap::Range => {
+                        let loc = ObjLoc {
+                            file: 0,
+                            first_page: range_cursor,
+                            pages,
+                            index,
+                        };
+                        range_cursor += pages;
+                        loc
+                    }
+                };
+                l.objs.insert(r.id, loc);
+            }
+        }
+    }
+    if l.requests == 0 {
+        return Err(format!("{path}: the trace holds no requests"));
+    }
+    match kind {
+        TraceKind::Block => {
+            let mut devs: Vec<(u64, u32)> = l.devs.iter().map(|(k, v)| (*k, *v)).collect();
+            devs.sort_by_key(|(_, v)| *v);
+            for (i, end) in dev_end.iter().enumerate() {
+                let size = end.div_ceil(PAGE_SIZE).max(o.size.div_ceil(PAGE_SIZE)) * PAGE_SIZE;
+                l.files.push((format!("{}/disk{i}", o.dir), size));
+            }
+        }
+        TraceKind::Object => {
+            if o.object_map == ObjectMap::Range {
+                l.files[0].1 = range_cursor * PAGE_SIZE;
+            }
+        }
+    }
+    Ok(l)
+}
+
+// ---------------------------------------------------------------------------------------
+// What the program and the observer share
+// ---------------------------------------------------------------------------------------
+
+/// The next request, published by the program for the observer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// Request sequence number.
+    pub seq: u64,
+    /// Descriptor of its file.
+    pub fd: u32,
+    /// First page.
+    pub first_page: u64,
+    /// Pages.
+    pub pages: u64,
+}
+
+/// Counters of one replay task.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReplayCounters {
+    /// Requests issued.
+    pub requests: u64,
+    /// Of which writes.
+    pub writes: u64,
+    /// Requests whose page-cache state was observed (all of them under the driver).
+    pub observed: u64,
+    /// Pages requested.
+    pub pages: u64,
+    /// Pages not in the page cache when requested.
+    pub page_misses: u64,
+    /// Bytes requested.
+    pub bytes: u64,
+    /// Bytes of the missed pages (pro rata per request).
+    pub byte_misses: u64,
+    /// Requests with at least one missed page.
+    pub request_misses: u64,
+    /// Hits on pages never requested before: brought in by readahead (or read-around).
+    pub readahead_used: u64,
+    /// Miss ratio over time: (requests so far, page miss ratio of the window).
+    pub windows: Vec<(u64, f64)>,
+    /// Requests at which the replay stopped with an error, and the error.
+    pub error: Option<String>,
+}
+
+/// The cell the program and its observer share.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// The next request, for the observer to look up.
+    pub pending: Option<Pending>,
+    /// The observation: the sequence number it is for and each page's residency.
+    pub observed_seq: Option<u64>,
+    /// Residency of the pending request's pages.
+    pub resident: Vec<bool>,
+    /// Virtual time at the observation, ns.
+    pub now_ns: u64,
+    /// An observer is attached.
+    pub attached: bool,
+    /// The counters.
+    pub counters: ReplayCounters,
+}
+
+thread_local! {
+    static PROBES: RefCell<Vec<Rc<RefCell<Shared>>>> = const { RefCell::new(Vec::new()) };
+}
+
+// ---------------------------------------------------------------------------------------
+// The program
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Opening (and mapping) the files of block and range layouts, index `i`.
+    Setup,
+    /// Issuing requests.
+    Run,
+    /// Finished.
+    Done,
+}
+
+/// What an open file has: descriptor and (when mapped) the mapping's address.
+#[derive(Clone, Copy, Debug, Default)]
+struct OpenState {
+    fd: Option<u32>,
+    addr: Option<u64>,
+}
+
+/// The replay program state.
+pub struct Replay {
+    spec: ReplaySpec,
+    kind: TraceKind,
+    shared: Rc<RefCell<Shared>>,
+    reader: Option<TraceReader>,
+    phase: Phase,
+    /// Per file: descriptor and mapping.
+    open: Vec<OpenState>,
+    /// Setup cursor (files opened so far) and what is being done to the current one.
+    setup_file: usize,
+    /// The request being prepared or issued, and its placement.
+    cur: Option<(Request, Placement)>,
+    /// The request read ahead (published as pending).
+    next: Option<(Request, Placement)>,
+    /// The current request's sleep was done.
+    slept: bool,
+    /// Awaiting the result of an open (file index) or mmap (file index).
+    awaiting: Option<Await>,
+    /// The result of the current request is outstanding.
+    in_flight: bool,
+    seq: u64,
+    /// Pages requested before, per file (block and range layouts), one bit per page.
+    seen_pages: Vec<Vec<u64>>,
+    /// Objects requested before (file layout), one bit per object.
+    seen_objs: Vec<u64>,
+    /// Requests issued before the current window and misses in it.
+    win_pages: u64,
+    win_misses: u64,
+    win_requests: u64,
+    /// Virtual time the first request was issued at, ns (pacing).
+    start_ns: Option<u64>,
+    window: u64,
+    /// The observation of the request in flight, taken when it was issued.
+    cur_observed: bool,
+    cur_resident: Vec<bool>,
+    /// Requests read from the trace so far.
+    read_count: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Await {
+    Open(usize),
+    Map(usize),
+}
+
+/// A request placed on a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Placement {
+    file: usize,
+    first_page: u64,
+    pages: u64,
+    /// Byte position and length of a read.
+    pos: u64,
+    len: u64,
+    /// Object index (file layout), for the seen bit.
+    obj: Option<u64>,
+}
+
+fn bit(v: &[u64], i: u64) -> bool {
+    v.get((i / 64) as usize)
+        .is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+fn set_bit(v: &mut Vec<u64>, i: u64) {
+    let w = (i / 64) as usize;
+    if v.len() <= w {
+        v.resize(w + 1, 0);
+    }
+    v[w] |= 1 << (i % 64);
+}
+
+impl Replay {
+    /// A replay as the spec says; registers its shared cell for the observer.
+    pub fn new(spec: ReplaySpec) -> Replay {
+        let shared = Rc::new(RefCell::new(Shared::default()));
+        PROBES.with(|p| p.borrow_mut().push(shared.clone()));
+        let format = Format::parse(&spec.format).expect("validated when the scenario was read");
+        let kind = format.kind();
+        let nfiles = spec.layout.files.len();
+        let window = if spec.window > 0 {
+            spec.window
+        } else {
+            (spec.layout.requests / 100).max(1)
+        };
+        Replay {
+            kind,
+            shared,
+            reader: None,
+            phase: Phase::Setup,
+            open: vec![OpenState::default(); nfiles],
+            setup_file: 0,
+            cur: None,
+            next: None,
+            slept: false,
+            awaiting: None,
+            in_flight: false,
+            seq: 0,
+            seen_pages: Vec::new(),
+            seen_objs: Vec::new(),
+            win_pages: 0,
+            win_misses: 0,
+            win_requests: 0,
+            start_ns: None,
+            window,
+            spec,
+            cur_observed: false,
+            cur_resident: Vec::new(),
+            read_count: 0,
+        }
+    }
+
+    /// The shared cell (tests).
+    pub fn shared(&self) -> Rc<RefCell<Shared>> {
+        self.shared.clone()
+    }
+
+    fn needs_map(&self, write: bool) -> bool {
+        self.spec.mmap || write
+    }
+
+    fn fail(&mut self, msg: String) -> Op {
+        self.shared.borrow_mut().counters.error = Some(msg);
+        self.phase = Phase::Done;
+        Op::Exit
+    }
+
+    /// Read the next request and place it.
+    fn read_next(&mut self) -> Result<Option<(Request, Placement)>, String> {
+        let limit = self.spec.limit.min(self.spec.layout.requests);
+        if self.read_count >= limit {
+            return Ok(None);
+        }
+        self.read_count += 1;
+        if self.reader.is_none() {
+            let format = Format::parse(&self.spec.format).map_err(|e| e.to_string())?;
+            let (r, _) = TraceReader::open(Path::new(&self.spec.trace), Some(&format))
+                .map_err(|e| e.to_string())?;
+            self.reader = Some(r);
+        }
+        let Some(r) = self.reader.as_mut().expect("opened").next() else {
+            return Ok(None);
+        };
+        let r = r.map_err(|e| e.to_string())?;
+        let l = &self.spec.layout;
+        let p = match self.kind {
+            TraceKind::Block => {
+                let file = *l.devs.get(&r.id).ok_or("device not in the plan")? as usize;
+                let (first_page, pages) = block_pages(r.offset, r.len);
+                Placement {
+                    file,
+                    first_page,
+                    pages,
+                    pos: r.offset,
+                    len: r.len.max(1),
+                    obj: None,
+                }
+            }
+            TraceKind::Object => {
+                let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
+                Placement {
+                    file: loc.file as usize,
+                    first_page: loc.first_page,
+                    pages: loc.pages,
+                    pos: loc.first_page * PAGE_SIZE,
+                    len: loc.pages * PAGE_SIZE,
+                    obj: (self.spec.object_map == ObjectMap::File).then_some(loc.index),
+                }
+            }
+        };
+        Ok(Some((r, p)))
+    }
+
+    /// Publish `self.next` for the observer (when its file is open).
+    fn publish_next(&mut self) {
+        let mut s = self.shared.borrow_mut();
+        s.pending = self.next.and_then(|(_, p)| {
+            self.open[p.file].fd.map(|fd| Pending {
+                seq: self.seq + 1,
+                fd,
+                first_page: p.first_page,
+                pages: p.pages,
+            })
+        });
+    }
+
+    /// Publish the current (not yet issued) request for the observer.
+    fn publish_cur(&mut self) {
+        let mut s = self.shared.borrow_mut();
+        s.pending = self.cur.and_then(|(_, p)| {
+            self.open[p.file].fd.map(|fd| Pending {
+                seq: self.seq + 1,
+                fd,
+                first_page: p.first_page,
+                pages: p.pages,
+            })
+        });
+    }
+
+    /// Account the request that just completed (sequence `self.seq`).
+    fn account(&mut self, r: Request, p: Placement) {
+        let mut s = self.shared.borrow_mut();
+        let observed = self.cur_observed && self.cur_resident.len() as u64 == p.pages;
+        let c_pages = p.pages;
+        let mut misses = c_pages;
+        let mut ra_used = 0;
+        if observed {
+            misses = 0;
+            for (i, res) in self.cur_resident.iter().enumerate() {
+                let page = p.first_page + i as u64;
+                if !res {
+                    misses += 1;
+                } else {
+                    let seen = match p.obj {
+                        Some(o) => bit(&self.seen_objs, o),
+                        None => self.seen_pages.get(p.file).is_some_and(|v| bit(v, page)),
+                    };
+                    if !seen {
+                        ra_used += 1;
+                    }
+                }
+            }
+        }
+        if p.obj.is_none() {
+            if self.seen_pages.len() <= p.file {
+                self.seen_pages.resize(p.file + 1, Vec::new());
+            }
+            let v = &mut self.seen_pages[p.file];
+            for page in p.first_page..p.first_page + p.pages {
+                set_bit(v, page);
+            }
+        } else if let Some(o) = p.obj {
+            set_bit(&mut self.seen_objs, o);
+        }
+        let c = &mut s.counters;
+        c.requests += 1;
+        c.writes += u64::from(r.write);
+        c.observed += u64::from(observed);
+        c.pages += c_pages;
+        c.page_misses += misses;
+        c.bytes += p.len;
+        c.byte_misses +=
+            (u128::from(p.len) * u128::from(misses) / u128::from(c_pages.max(1))) as u64;
+        c.request_misses += u64::from(misses > 0);
+        c.readahead_used += ra_used;
+        self.win_pages += c_pages;
+        self.win_misses += misses;
+        self.win_requests += 1;
+        if self.win_requests >= self.window {
+            let ratio = self.win_misses as f64 / self.win_pages.max(1) as f64;
+            c.windows.push((c.requests, ratio));
+            if c.windows.len() > 1000 {
+                // Constant memory: halve the resolution.
+                let merged: Vec<(u64, f64)> = c
+                    .windows
+                    .chunks(2)
+                    .map(|w| {
+                        (
+                            w[w.len() - 1].0,
+                            w.iter().map(|x| x.1).sum::<f64>() / w.len() as f64,
+                        )
+                    })
+                    .collect();
+                c.windows = merged;
+                self.window *= 2;
+            }
+            self.win_pages = 0;
+            self.win_misses = 0;
+            self.win_requests = 0;
+        }
+    }
+
+    fn setup_op(&mut self, last: &OpResult) -> Op {
+        // Files of block and range layouts are opened (and mapped) up front.
+        match self.awaiting.take() {
+            Some(Await::Open(f)) => match last {
+                OpResult::Fd(fd) => {
+                    self.open[f].fd = Some(*fd);
+                    if self.needs_map(self.spec.layout.writes > 0) {
+                        self.awaiting = Some(Await::Map(f));
+                        return self.map_op(f);
+                    }
+                    self.setup_file += 1;
+                }
+                other => {
+                    return self.fail(format!("open {}: {other:?}", self.spec.layout.files[f].0))
+                }
+            },
+            Some(Await::Map(f)) => match last {
+                OpResult::Addr(a) => {
+                    self.open[f].addr = Some(*a);
+                    self.setup_file += 1;
+                }
+                other => {
+                    return self.fail(format!("mmap {}: {other:?}", self.spec.layout.files[f].0))
+                }
+            },
+            None => {}
+        }
+        let upfront = self.kind == TraceKind::Block || self.spec.object_map == ObjectMap::Range;
+        if upfront && self.setup_file < self.open.len() {
+            let f = self.setup_file;
+            self.awaiting = Some(Await::Open(f));
+            return Op::Open {
+                path: self.spec.layout.files[f].0.clone(),
+                create: false,
+                truncate: false,
+            };
+        }
+        self.phase = Phase::Run;
+        // Read the first request now and publish it: the observer looks it up before
+        // the step that issues it.
+        self.cur = match self.read_next() {
+            Ok(x) => x,
+            Err(e) => return self.fail(e),
+        };
+        self.publish_cur();
+        Op::TimerStart("replay".into())
+    }
+
+    fn map_op(&self, f: usize) -> Op {
+        Op::Mmap {
+            path: Some(self.spec.layout.files[f].0.clone()),
+            len: self.spec.layout.files[f].1,
+            offset: 0,
+            prot: 3,
+            shared: true,
+        }
+    }
+
+    fn run_op(&mut self, last: &OpResult) -> Op {
+        // The result of an open or mmap of an object's file.
+        match self.awaiting.take() {
+            Some(Await::Open(f)) => match last {
+                OpResult::Fd(fd) => {
+                    self.open[f].fd = Some(*fd);
+                    self.publish_cur();
+                }
+                other => {
+                    return self.fail(format!("open {}: {other:?}", self.spec.layout.files[f].0))
+                }
+            },
+            Some(Await::Map(f)) => match last {
+                OpResult::Addr(a) => self.open[f].addr = Some(*a),
+                other => {
+                    return self.fail(format!("mmap {}: {other:?}", self.spec.layout.files[f].0))
+                }
+            },
+            None => {
+                if self.in_flight {
+                    self.in_flight = false;
+                    if let OpResult::Err(e) = last {
+                        let msg = format!("request {}: {}", self.seq, e.name());
+                        return self.fail(msg);
+                    }
+                    let (r, p) = self.cur.take().expect("a request in flight");
+                    self.account(r, p);
+                }
+            }
+        }
+        if self.cur.is_none() {
+            self.cur = match self.next.take() {
+                Some(x) => Some(x),
+                None => match self.read_next() {
+                    Ok(x) => x,
+                    Err(e) => return self.fail(e),
+                },
+            };
+            self.slept = false;
+            let Some(_) = self.cur else {
+                self.phase = Phase::Done;
+                self.shared.borrow_mut().pending = None;
+                return Op::TimerStop("replay".into());
+            };
+        }
+        let (r, p) = self.cur.expect("a current request");
+        // Open and map its file first when needed (object-per-file layout).
+        if self.open[p.file].fd.is_none() {
+            self.awaiting = Some(Await::Open(p.file));
+            return Op::Open {
+                path: self.spec.layout.files[p.file].0.clone(),
+                create: false,
+                truncate: false,
+            };
+        }
+        if self.needs_map(r.write) && self.open[p.file].addr.is_none() {
+            self.awaiting = Some(Await::Map(p.file));
+            return self.map_op(p.file);
+        }
+        // Pacing: sleep until the request's time.
+        if self.spec.pace && !self.slept {
+            self.slept = true;
+            let now = self.shared.borrow().now_ns;
+            let start = *self.start_ns.get_or_insert(now);
+            let due = start + r.time_ns.saturating_sub(self.spec.layout.t0_ns);
+            if due > now {
+                return Op::Sleep { ns: due - now };
+            }
+        }
+        // Issue it, and publish the one after for the observer.
+        self.seq += 1;
+        self.in_flight = true;
+        {
+            let mut s = self.shared.borrow_mut();
+            self.cur_observed = s.observed_seq == Some(self.seq);
+            if self.cur_observed {
+                std::mem::swap(&mut self.cur_resident, &mut s.resident);
+            }
+        }
+        self.next = match self.read_next() {
+            Ok(x) => x,
+            Err(e) => {
+                self.shared.borrow_mut().counters.error = Some(e);
+                None
+            }
+        };
+        self.publish_next();
+        let fd = self.open[p.file].fd.expect("open");
+        if self.needs_map(r.write) {
+            let addr = self.open[p.file].addr.expect("mapped");
+            Op::Touch {
+                addr: addr + p.first_page * PAGE_SIZE,
+                len: p.pages * PAGE_SIZE,
+                stride: PAGE_SIZE,
+                write: r.write,
+            }
+        } else {
+            Op::Pread {
+                fd,
+                len: p.len,
+                pos: p.pos,
+            }
+        }
+    }
+}
+
+impl Program for Replay {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        match self.phase {
+            Phase::Setup => self.setup_op(last),
+            Phase::Run => self.run_op(last),
+            Phase::Done => Op::Exit,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The observer
+// ---------------------------------------------------------------------------------------
+
+/// Steps a simulation one step at a time and looks up each replay task's next request in
+/// the page cache before the step that issues it.
+pub struct ReplayDriver {
+    tasks: Vec<(crate::sched::TaskId, Rc<RefCell<Shared>>)>,
+    host_start: std::time::Instant,
+    /// The largest page cache seen (nr_file_pages), pages.
+    pub cache_pages_max: u64,
+    specs: Vec<ReplaySpec>,
+}
+
+/// Forget the shared cells of programs built on this thread (before `Sim::new`).
+pub fn clear_probes() {
+    PROBES.with(|p| p.borrow_mut().clear());
+}
+
+impl ReplayDriver {
+    /// The observer of the replay tasks of `sc` in `sim` (None when there are none). Call
+    /// right after `Sim::new` on the same thread.
+    pub fn attach(sim: &crate::sim::Sim, sc: &crate::scenario::Scenario) -> Option<ReplayDriver> {
+        let probes: Vec<Rc<RefCell<Shared>>> =
+            PROBES.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        let replay_tasks: Vec<(&str, &ReplaySpec)> = sc
+            .tasks
+            .iter()
+            .filter_map(|t| match &t.program {
+                crate::scenario::ProgramSpec::Replay(r) => Some((t.name.as_str(), r)),
+                _ => None,
+            })
+            .collect();
+        if replay_tasks.is_empty() || probes.len() < replay_tasks.len() {
+            return None;
+        }
+        let probes = &probes[probes.len() - replay_tasks.len()..];
+        let mut tasks = Vec::new();
+        for ((name, _), probe) in replay_tasks.iter().zip(probes) {
+            let tid = sim.tasks.iter().position(|t| t.name == *name)?;
+            probe.borrow_mut().attached = true;
+            tasks.push((tid, probe.clone()));
+        }
+        Some(ReplayDriver {
+            tasks,
+            host_start: std::time::Instant::now(),
+            cache_pages_max: 0,
+            specs: replay_tasks.iter().map(|(_, s)| (*s).clone()).collect(),
+        })
+    }
+
+    /// Look up each replay task's next request (read-only).
+    pub fn observe(&mut self, sim: &crate::sim::Sim) {
+        use crate::mm::radix_tree::Entry;
+        let file_pages = sim
+            .vmstat
+            .get(crate::mm::vmstat::VmItem::NrFilePages)
+            .max(0) as u64;
+        self.cache_pages_max = self.cache_pages_max.max(file_pages);
+        for (tid, probe) in &self.tasks {
+            let t = &sim.tasks[*tid];
+            if t.state != crate::sched::TaskState::Runnable || t.cur_op.is_some() {
+                continue;
+            }
+            let mut s = probe.borrow_mut();
+            s.now_ns = sim.cpus[t.cpu].clock_ps.max(t.ready_at_ps) / 1000;
+            let Some(p) = s.pending else {
+                continue;
+            };
+            let Some(Some(of)) = t.fds.get(p.fd as usize) else {
+                continue;
+            };
+            let Some(Some(inode)) = sim.inodes.get(of.ino as usize) else {
+                continue;
+            };
+            let tree = &inode.mapping.tree;
+            let mut resident = std::mem::take(&mut s.resident);
+            resident.clear();
+            resident.extend(
+                (p.first_page..p.first_page + p.pages)
+                    .map(|i| matches!(tree.lookup(i), Entry::Page(_))),
+            );
+            s.resident = resident;
+            s.observed_seq = Some(p.seq);
+        }
+    }
+
+    /// Run `sim` to its end one step at a time, observing between steps; stops at
+    /// `max_steps` or when `crate::run::INTERRUPT` is set.
+    pub fn run(
+        &mut self,
+        sim: &mut crate::sim::Sim,
+        max_steps: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> crate::sim::RunEnd {
+        use crate::sim::RunEnd;
+        self.host_start = std::time::Instant::now();
+        loop {
+            self.observe(sim);
+            if sim.steps >= max_steps {
+                return RunEnd::StepLimit;
+            }
+            let end = sim.run_with_progress(sim.steps + 1, progress);
+            if end != RunEnd::StepLimit {
+                self.observe(sim);
+                return end;
+            }
+            if sim.steps.is_multiple_of(crate::run::INTERRUPT_CHECK_STEPS)
+                && crate::run::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                return RunEnd::Interrupted;
+            }
+        }
+    }
+
+    /// The replay section of the run report.
+    pub fn report(&self, sim: &crate::sim::Sim) -> ReplayReport {
+        use crate::mm::vmstat::VmItem;
+        let host_s = self.host_start.elapsed().as_secs_f64();
+        let v = |i: VmItem| sim.vmstat.get(i).max(0) as u64;
+        let tasks: Vec<ReplayTaskReport> = self
+            .tasks
+            .iter()
+            .zip(&self.specs)
+            .map(|((tid, probe), spec)| {
+                let c = probe.borrow().counters.clone();
+                let t = &sim.tasks[*tid];
+                let ra_read = t.stats.cache_misses.saturating_sub(c.page_misses);
+                let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+                ReplayTaskReport {
+                    task: t.name.clone(),
+                    trace: spec.trace.clone(),
+                    format: spec.format.clone(),
+                    mmap: spec.mmap,
+                    pace: spec.pace,
+                    files: spec.layout.files.len() as u64,
+                    objects: spec.layout.objs.len() as u64,
+                    footprint_pages: spec.layout.files.iter().map(|f| f.1 / PAGE_SIZE).sum(),
+                    page_miss_ratio: ratio(c.page_misses, c.pages),
+                    byte_miss_ratio: ratio(c.byte_misses, c.bytes),
+                    request_miss_ratio: ratio(c.request_misses, c.requests),
+                    pages_read_in: t.stats.cache_misses,
+                    readahead_pages: ra_read,
+                    readahead_wasted: ra_read.saturating_sub(c.readahead_used),
+                    elapsed_ns: t.stats.exit_ps.map_or(0, |e| (e - t.stats.start_ps) / 1000),
+                    counters: c,
+                }
+            })
+            .collect();
+        let requests: u64 = tasks.iter().map(|t| t.counters.requests).sum();
+        ReplayReport {
+            tasks,
+            cache_pages_max: self.cache_pages_max,
+            io_pages_read: v(VmItem::Pgpgin) / (PAGE_SIZE / 1024),
+            io_pages_written: v(VmItem::Pgpgout) / (PAGE_SIZE / 1024),
+            refaults: v(VmItem::WorkingsetRefault).max(v(VmItem::WorkingsetRefaultFile)),
+            refault_activations: v(VmItem::WorkingsetActivate)
+                .max(v(VmItem::WorkingsetActivateFile)),
+            activations: v(VmItem::Pgactivate),
+            host_seconds: host_s,
+            host_requests_per_s: if host_s > 0.0 {
+                requests as f64 / host_s
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// The `replay` section of a run report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReplayReport {
+    /// One entry per replay task.
+    pub tasks: Vec<ReplayTaskReport>,
+    /// The largest page cache seen during the run (nr_file_pages), pages: the cache size
+    /// to give a textbook policy for a like-for-like comparison.
+    pub cache_pages_max: u64,
+    /// Pages read from block devices (pgpgin in pages).
+    pub io_pages_read: u64,
+    /// Pages written to block devices (pgpgout in pages).
+    pub io_pages_written: u64,
+    /// workingset refaults.
+    pub refaults: u64,
+    /// Refaults that activated the page (workingset_activate).
+    pub refault_activations: u64,
+    /// Pages activated (pgactivate).
+    pub activations: u64,
+    /// Host seconds the run took.
+    pub host_seconds: f64,
+    /// Requests replayed per host second.
+    pub host_requests_per_s: f64,
+}
+
+/// One replay task's figures.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReplayTaskReport {
+    /// Task name.
+    pub task: String,
+    /// Trace file.
+    pub trace: String,
+    /// Format.
+    pub format: String,
+    /// Through mappings.
+    pub mmap: bool,
+    /// Paced by timestamps.
+    pub pace: bool,
+    /// Files the trace was laid out on.
+    pub files: u64,
+    /// Distinct objects (object traces).
+    pub objects: u64,
+    /// Pages of all the files.
+    pub footprint_pages: u64,
+    /// Page miss ratio: pages not cached when requested / pages requested.
+    pub page_miss_ratio: f64,
+    /// Byte miss ratio.
+    pub byte_miss_ratio: f64,
+    /// Request (object) miss ratio: requests with a missed page / requests.
+    pub request_miss_ratio: f64,
+    /// Pages the task's accesses read into the page cache (demand + readahead).
+    pub pages_read_in: u64,
+    /// Of which read ahead (read in but not missed by a request then).
+    pub readahead_pages: u64,
+    /// Read-ahead pages never hit before they went (read ahead minus first hits).
+    pub readahead_wasted: u64,
+    /// Virtual time of the replay, ns.
+    pub elapsed_ns: u64,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: ReplayCounters,
+}
+
+// ---------------------------------------------------------------------------------------
+// Parameters (called from scenario.rs)
+// ---------------------------------------------------------------------------------------
+
+/// The keys of a `replay` task.
+pub const KEYS: &[&str] = &[
+    "trace",
+    "format",
+    "dir",
+    "mmap",
+    "pace",
+    "object_map",
+    "object_size",
+    "size",
+    "limit",
+    "window",
+];
+
+/// Raw parameters as read from the task table (the scenario reader checks types).
+#[derive(Clone, Debug, Default)]
+pub struct RawParams {
+    /// `trace`.
+    pub trace: String,
+    /// `format`.
+    pub format: Option<String>,
+    /// `dir`.
+    pub dir: String,
+    /// `mmap`.
+    pub mmap: bool,
+    /// `pace`.
+    pub pace: bool,
+    /// `object_map`.
+    pub object_map: Option<String>,
+    /// `object_size`.
+    pub object_size: Option<u64>,
+    /// `size`.
+    pub size: Option<u64>,
+    /// `limit`.
+    pub limit: Option<u64>,
+    /// `window`.
+    pub window: Option<u64>,
+}
+
+/// Validate the parameters and run the first pass. Errors name the key.
+pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
+    let format = match &p.format {
+        Some(f) => Format::parse(f).map_err(|e| ("format", e))?,
+        None => Format::guess(Path::new(&p.trace)).ok_or((
+            "trace",
+            format!(
+                "cannot tell the format of \"{}\" from its name; add format = \"csv\" (or txt, \
+                 oracleGeneral, vscsi, msr, blkparse)",
+                p.trace
+            ),
+        ))?,
+    };
+    let object_map = match p.object_map.as_deref() {
+        None | Some("file") => ObjectMap::File,
+        Some("range") => ObjectMap::Range,
+        Some(o) => {
+            return Err((
+                "object_map",
+                format!("unknown object_map \"{o}\"; file or range"),
+            ))
+        }
+    };
+    let object_size = match p.object_size {
+        Some(0) => {
+            return Err((
+                "object_size",
+                "the object size must be at least 1 byte".into(),
+            ))
+        }
+        Some(s) => s,
+        None => PAGE_SIZE,
+    };
+    let limit = match p.limit {
+        Some(0) => return Err(("limit", "limit must be at least 1".into())),
+        Some(l) => l,
+        None => u64::MAX,
+    };
+    let o = PlanOptions {
+        dir: p.dir.clone(),
+        object_map,
+        object_size,
+        size: p.size.unwrap_or(0),
+        limit,
+    };
+    let layout = plan(&p.trace, &format, &o).map_err(|e| ("trace", e))?;
+    Ok(ReplaySpec {
+        trace: p.trace,
+        format: format.spec(),
+        dir: p.dir,
+        mmap: p.mmap,
+        pace: p.pace,
+        object_map,
+        object_size,
+        size: o.size,
+        limit,
+        window: p.window.unwrap_or(0),
+        layout: Arc::new(layout),
+    })
+}

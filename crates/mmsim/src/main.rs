@@ -60,6 +60,9 @@ enum Cmd {
     },
     /// Swarm testing: random machines, workloads and features per seed, checked.
     Swarm(mmsim::swarm::cli::SwarmArgs),
+    /// Replay an I/O trace through the page cache (docs/replay.md); several --ram sizes
+    /// give a miss-ratio curve.
+    Replay(mmsim::trace::cli::ReplayArgs),
     /// Replay a studied change's benchmarks, vanilla against vanilla + the change, beside
     /// the published figures.
     Reproduce {
@@ -441,6 +444,7 @@ fn main() -> ExitCode {
             max_host_mem.as_deref(),
         ),
         Cmd::Swarm(args) => mmsim::swarm::cli::cmd_swarm(&args).map_err(UsageError),
+        Cmd::Replay(args) => mmsim::trace::cli::cmd_replay(&args).map_err(UsageError),
         Cmd::Reproduce {
             change,
             scale,

@@ -33,6 +33,7 @@
 //! ([`Format::guess`]).
 
 pub mod blkparse;
+pub mod cli;
 pub mod csv;
 pub mod msr;
 pub mod oracle;

@@ -1,0 +1,493 @@
+//! `mmsim replay TRACE`: build a scenario around a trace (or add the trace to a given
+//! scenario), run it at one or more RAM sizes, print the replay figures, the miss-ratio
+//! curve, and write JSON and plots. `docs/replay.md`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::kernel::{resolve_features, KernelEra};
+use crate::run::{run_scenario, RunOptions, RunReport};
+use crate::scenario::{parse_scenario, parse_size_arg, Scenario};
+
+/// Arguments of `mmsim replay`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// The trace file (zstd-compressed files are read directly).
+    pub trace: PathBuf,
+    /// Trace format: csv[:options], txt, oracleGeneral, vscsi, msr, blkparse[:action=Q]
+    /// (default: guessed from the file name).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// RAM of the machine: one size, a list (`64MiB,128MiB`), a doubling range
+    /// (`64MiB..1GiB`) or an even range (`64MiB..1GiB/8`). Several sizes give a miss-ratio
+    /// curve. Default: 256MiB, or the given scenario's own RAM.
+    #[arg(long)]
+    pub ram: Option<String>,
+    /// A scenario TOML to run the trace in (its machine, devices, filesystems and tasks);
+    /// a replay task named `replay` is added to it.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Feature preset: `vanilla` or `patched`.
+    #[arg(long, default_value = "patched")]
+    pub preset: String,
+    /// Feature overrides, e.g. `-workingset`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub features: Option<String>,
+    /// Kernel era (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18).
+    #[arg(long, value_name = "VERSION")]
+    pub kernel: Option<String>,
+    /// Scenario overrides, `key=value`, repeatable (the task is `tasks.replay.*`).
+    #[arg(long = "set")]
+    pub sets: Vec<String>,
+    /// Access through shared mappings instead of pread.
+    #[arg(long)]
+    pub mmap: bool,
+    /// Pace the replay by the trace's timestamps (virtual time); default back to back.
+    #[arg(long)]
+    pub pace: bool,
+    /// Object traces: `file` (one file per object) or `range` (one page range per object).
+    #[arg(long)]
+    pub object_map: Option<String>,
+    /// Size of objects without one (txt traces), e.g. 4KiB.
+    #[arg(long)]
+    pub object_size: Option<String>,
+    /// Block traces: minimum size of each device's file.
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Replay at most N requests.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Block device model of the replay's disk: hdd, ssd or nvme.
+    #[arg(long, default_value = "ssd")]
+    pub device: String,
+    /// Runs at once (miss-ratio curves).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Write the JSON report to PATH (`-` for stdout); with several sizes, PATH gets one
+    /// document per size: `PATH` with `-<ram>` before the extension.
+    #[arg(long)]
+    pub json: Option<String>,
+    /// Write the miss-ratio plots (SVG and PNG) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Parse `--ram`: one size, a list, `A..B` (doubling) or `A..B/N` (N even steps).
+pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
+    let size = |v: &str| parse_size_arg(v.trim()).map_err(|e| format!("--ram {v}: {e}"));
+    let mut out = Vec::new();
+    if let Some((a, rest)) = s.split_once("..") {
+        let (b, steps) = match rest.split_once('/') {
+            Some((b, n)) => (
+                b,
+                Some(
+                    n.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("--ram: \"{n}\" is not a number of steps"))?,
+                ),
+            ),
+            None => (rest, None),
+        };
+        let (a, b) = (size(a)?, size(b)?);
+        if a == 0 || b < a {
+            return Err(format!(
+                "--ram {s}: the range must be increasing and above 0"
+            ));
+        }
+        match steps {
+            Some(0) => return Err("--ram: at least one step".into()),
+            Some(1) => out.push(b),
+            Some(n) => {
+                for i in 0..n {
+                    out.push(a + (b - a) * i / (n - 1));
+                }
+            }
+            None => {
+                let mut x = a;
+                while x <= b {
+                    out.push(x);
+                    x *= 2;
+                }
+            }
+        }
+    } else {
+        for v in s.split(',') {
+            out.push(size(v)?);
+        }
+    }
+    if out.len() > 256 {
+        return Err("--ram: at most 256 sizes".into());
+    }
+    // Whole pages (the machine's memory must be a multiple of 4 KiB).
+    Ok(out.into_iter().map(|b| b / 4096 * 4096).collect())
+}
+
+fn toml_str(s: &str) -> String {
+    format!("{:?}", s)
+}
+
+/// The replay task table.
+fn task_toml(a: &ReplayArgs, trace: &str) -> String {
+    let mut t = format!(
+        "\n[[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {}\n",
+        toml_str(trace)
+    );
+    if let Some(f) = &a.format {
+        t += &format!("format = {}\n", toml_str(f));
+    }
+    if a.mmap {
+        t += "mmap = true\n";
+    }
+    if a.pace {
+        t += "pace = true\n";
+    }
+    if let Some(o) = &a.object_map {
+        t += &format!("object_map = {}\n", toml_str(o));
+    }
+    if let Some(o) = &a.object_size {
+        t += &format!("object_size = {}\n", toml_str(o));
+    }
+    if let Some(o) = &a.size {
+        t += &format!("size = {}\n", toml_str(o));
+    }
+    if let Some(l) = a.limit {
+        t += &format!("limit = {l}\n");
+    }
+    t
+}
+
+/// The scenario of one run at `ram` bytes (0: the given scenario's own RAM).
+pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
+    let trace = a.trace.display().to_string();
+    let mut sets = a.sets.clone();
+    let (text, source) = match &a.scenario {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("{}: cannot read scenario file: {e}", p.display()))?;
+            if ram > 0 {
+                sets.insert(0, format!("machine.memory_per_node={ram}"));
+            }
+            (text + &task_toml(a, &trace), p.display().to_string())
+        }
+        None => {
+            let name = Path::new(&trace)
+                .file_name()
+                .map_or("trace".into(), |n| n.to_string_lossy().to_string());
+            let text = format!(
+                "name = {}\ndescription = \"mmsim replay of a trace\"\n\n[machine]\ncpus_per_node = 2\n\
+                 memory_per_node = {ram}\n\n[[devices]]\nname = \"disk\"\npreset = {}\nsize = \"16TiB\"\n\n\
+                 [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"disk\"\n",
+                toml_str(&format!("replay-{name}")),
+                toml_str(&a.device),
+            ) + &task_toml(a, &trace);
+            (text, "replay".to_string())
+        }
+    };
+    parse_scenario(&text, &source, &sets).map_err(|e| e.to_string())
+}
+
+/// Run one scenario with the options' features.
+fn run_one(a: &ReplayArgs, ram: u64, kernel: Option<KernelEra>) -> Result<RunReport, String> {
+    let sc = build_scenario(a, ram)?;
+    let f = resolve_features(
+        sc.kernel,
+        kernel,
+        &a.preset,
+        &sc.features,
+        a.features.as_deref(),
+    )?;
+    let opts = RunOptions {
+        features: f,
+        check: false,
+        max_steps: u64::MAX,
+    };
+    run_scenario(&sc, &opts, &mut |_| {})
+}
+
+/// Print the replay section of a report.
+pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(rp) = &r.replay else {
+        return Ok(());
+    };
+    let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+    writeln!(
+        out,
+        "replay     {} on {} MiB RAM, kernel {}, {}",
+        r.scenario,
+        ram >> 20,
+        r.kernel,
+        if r.complete { "complete" } else { "INCOMPLETE" }
+    )?;
+    for t in &rp.tasks {
+        let c = &t.counters;
+        writeln!(out, "  trace              {} ({})", t.trace, t.format)?;
+        writeln!(
+            out,
+            "  layout             {} file(s), {} object(s), {} pages; {}{}",
+            t.files,
+            t.objects,
+            t.footprint_pages,
+            if t.mmap { "mmap" } else { "pread" },
+            if t.pace { ", paced" } else { "" }
+        )?;
+        writeln!(
+            out,
+            "  requests           {} ({} writes), {} pages, {} bytes",
+            c.requests, c.writes, c.pages, c.bytes
+        )?;
+        writeln!(out, "  page miss ratio    {:.4}", t.page_miss_ratio)?;
+        writeln!(out, "  byte miss ratio    {:.4}", t.byte_miss_ratio)?;
+        writeln!(out, "  object miss ratio  {:.4}", t.request_miss_ratio)?;
+        writeln!(
+            out,
+            "  readahead          {} pages read ahead, {} used, {} wasted",
+            t.readahead_pages, c.readahead_used, t.readahead_wasted
+        )?;
+        writeln!(
+            out,
+            "  virtual time       {:.6} s",
+            t.elapsed_ns as f64 / 1e9
+        )?;
+        if !c.windows.is_empty() {
+            let w: Vec<String> = c
+                .windows
+                .iter()
+                .step_by(c.windows.len().div_ceil(10))
+                .map(|(_, m)| format!("{m:.3}"))
+                .collect();
+            writeln!(out, "  miss ratio / time  {}", w.join(" "))?;
+        }
+        if let Some(e) = &c.error {
+            writeln!(out, "  ERROR              {e}")?;
+        }
+    }
+    writeln!(
+        out,
+        "  page cache max     {} pages ({} MiB)",
+        rp.cache_pages_max,
+        rp.cache_pages_max >> 8
+    )?;
+    writeln!(
+        out,
+        "  IO pages           {} read, {} written",
+        rp.io_pages_read, rp.io_pages_written
+    )?;
+    writeln!(
+        out,
+        "  refaults           {} ({} activated), pgactivate {}",
+        rp.refaults, rp.refault_activations, rp.activations
+    )?;
+    writeln!(
+        out,
+        "  host               {:.3} s, {:.0} requests/s",
+        rp.host_seconds, rp.host_requests_per_s
+    )?;
+    Ok(())
+}
+
+fn json_path(base: &str, ram: u64, many: bool) -> PathBuf {
+    if !many {
+        return PathBuf::from(base);
+    }
+    let p = Path::new(base);
+    let stem = p
+        .file_stem()
+        .map_or("replay".into(), |s| s.to_string_lossy().to_string());
+    let ext = p
+        .extension()
+        .map_or("json".into(), |s| s.to_string_lossy().to_string());
+    p.with_file_name(format!("{stem}-{}MiB.{ext}", ram >> 20))
+}
+
+/// `mmsim replay`. Errors are usage errors (exit status 2).
+pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
+    let kernel = a
+        .kernel
+        .as_deref()
+        .map(|v| KernelEra::parse(v).map_err(|e| format!("--kernel: {e}")))
+        .transpose()?;
+    resolve_features(
+        None,
+        kernel,
+        &a.preset,
+        &Default::default(),
+        a.features.as_deref(),
+    )?;
+    let rams = match (&a.ram, &a.scenario) {
+        (Some(r), _) => parse_ram_list(r)?,
+        (None, Some(_)) => vec![0],
+        (None, None) => vec![256 << 20],
+    };
+    // Bad input (the trace, the options) is reported before anything runs.
+    build_scenario(a, rams[0])?;
+    crate::swarm::cli::install_ctrlc();
+    let jobs = a.jobs.max(1).min(rams.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<RunReport, String>>>> =
+        rams.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= rams.len() {
+                    break;
+                }
+                let r = run_one(a, rams[i], kernel);
+                *results[i].lock().expect("lock") = Some(r);
+            });
+        }
+    });
+    let mut reports = Vec::new();
+    for r in results {
+        reports.push(r.into_inner().expect("lock").expect("ran")?);
+    }
+    let mut out = std::io::stdout().lock();
+    let to_stdout = a.json.as_deref() == Some("-");
+    if !to_stdout {
+        for r in &reports {
+            print_replay(r, &mut out).map_err(|e| e.to_string())?;
+            writeln!(out).ok();
+        }
+    }
+    let many = reports.len() > 1;
+    if let Some(j) = &a.json {
+        if to_stdout {
+            let v: Vec<&RunReport> = reports.iter().collect();
+            let text = if many {
+                serde_json::to_string_pretty(&v)
+            } else {
+                serde_json::to_string_pretty(&reports[0])
+            }
+            .map_err(|e| e.to_string())?;
+            writeln!(out, "{text}").ok();
+        } else {
+            for r in &reports {
+                let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+                let p = json_path(j, ram, many);
+                let text = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+                std::fs::write(&p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
+            }
+        }
+    }
+    if many && !to_stdout {
+        writeln!(out, "miss-ratio curve").ok();
+        writeln!(
+            out,
+            "  {:>9} {:>11} {:>10} {:>10} {:>10} {:>12} {:>12}",
+            "RAM MiB", "cache pages", "page miss", "byte miss", "obj miss", "IO pages", "req/s"
+        )
+        .ok();
+        for r in &reports {
+            let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+            let rp = r.replay.as_ref().expect("replay section");
+            let t = &rp.tasks[0];
+            writeln!(
+                out,
+                "  {:>9} {:>11} {:>10.4} {:>10.4} {:>10.4} {:>12} {:>12.0}",
+                ram >> 20,
+                rp.cache_pages_max,
+                t.page_miss_ratio,
+                t.byte_miss_ratio,
+                t.request_miss_ratio,
+                rp.io_pages_read,
+                rp.host_requests_per_s
+            )
+            .ok();
+        }
+    }
+    if let Some(dir) = &a.plot {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+        let mut plots = Vec::new();
+        let pts =
+            |f: &dyn Fn(&crate::workload::replay::ReplayTaskReport) -> f64| -> Vec<(f64, f64)> {
+                reports
+                    .iter()
+                    .map(|r| {
+                        let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+                        (
+                            (ram >> 20) as f64,
+                            f(&r.replay.as_ref().expect("replay").tasks[0]),
+                        )
+                    })
+                    .collect()
+            };
+        if many {
+            plots.push(crate::report::plot::Plot {
+                stem: "replay-mrc".into(),
+                title: "miss-ratio curve".into(),
+                x_desc: "RAM (MiB)".into(),
+                y_desc: "miss ratio".into(),
+                lines: vec![
+                    ("page".into(), pts(&|t| t.page_miss_ratio)),
+                    ("byte".into(), pts(&|t| t.byte_miss_ratio)),
+                    ("object".into(), pts(&|t| t.request_miss_ratio)),
+                ],
+                cdf: false,
+            });
+        }
+        plots.push(crate::report::plot::Plot {
+            stem: "replay-miss-ratio-over-time".into(),
+            title: "page miss ratio over the trace".into(),
+            x_desc: "requests".into(),
+            y_desc: "page miss ratio".into(),
+            lines: reports
+                .iter()
+                .map(|r| {
+                    let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+                    let t = &r.replay.as_ref().expect("replay").tasks[0];
+                    (
+                        format!("{} MiB", ram >> 20),
+                        t.counters
+                            .windows
+                            .iter()
+                            .map(|(n, m)| (*n as f64, *m))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            cdf: false,
+        });
+        for p in &plots {
+            let files = crate::report::plot::write_plot(p, dir).map_err(|e| e.0)?;
+            for f in files {
+                writeln!(out, "plot: {}", f.display()).ok();
+            }
+        }
+    }
+    let ok = reports.iter().all(|r| {
+        r.complete
+            && r.oracle_violations.is_empty()
+            && r.replay
+                .as_ref()
+                .is_some_and(|rp| rp.tasks.iter().all(|t| t.counters.error.is_none()))
+    });
+    Ok(if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ram_lists() {
+        assert_eq!(parse_ram_list("64MiB").unwrap(), vec![64 << 20]);
+        assert_eq!(
+            parse_ram_list("16MiB,32MiB").unwrap(),
+            vec![16 << 20, 32 << 20]
+        );
+        assert_eq!(
+            parse_ram_list("16MiB..64MiB").unwrap(),
+            vec![16 << 20, 32 << 20, 64 << 20]
+        );
+        assert_eq!(
+            parse_ram_list("16MiB..48MiB/3").unwrap(),
+            vec![16 << 20, 32 << 20, 48 << 20]
+        );
+        assert!(parse_ram_list("64MiB..16MiB").is_err());
+        assert!(parse_ram_list("x").is_err());
+    }
+}

@@ -182,6 +182,7 @@ impl KernelEra {
         for r in RULES {
             f.set(r.feature, self >= r.since);
         }
+        f.era = self;
         Some(f)
     }
 }

@@ -39,6 +39,10 @@ enum Cmd {
         /// overrides the scenario's `kernel` (default 6.18).
         #[arg(long, value_name = "VERSION")]
         kernel: Option<String>,
+        /// Reclaim policy: `classic` (active/inactive lists) or `mglru` (the
+        /// multi-generational LRU, kernel 6.1 and later); overrides the scenario's `policy`.
+        #[arg(long, value_name = "POLICY")]
+        policy: Option<String>,
         /// Scenario overrides, `key=value` (dotted TOML path), repeatable.
         #[arg(long = "set")]
         sets: Vec<String>,
@@ -84,6 +88,10 @@ enum Cmd {
         /// scenario's `kernel`.
         #[arg(long, value_name = "VERSION")]
         kernel: Option<String>,
+        /// Reclaim policy of every run (`classic` or `mglru`; mglru needs --kernel 6.1 or
+        /// later on scenarios pinned to older eras); default: each scenario's `policy`.
+        #[arg(long, value_name = "POLICY")]
+        policy: Option<String>,
     },
     /// Compare run documents (`run --json`) in mmtests-style tables; the first is the baseline.
     Compare {
@@ -109,6 +117,31 @@ struct UsageError(String);
 fn parse_kernel(arg: Option<&str>) -> Result<Option<KernelEra>, UsageError> {
     arg.map(|v| KernelEra::parse(v).map_err(|e| UsageError(format!("--kernel: {e}"))))
         .transpose()
+}
+
+/// `--policy NAME`.
+fn parse_policy(p: Option<&str>) -> Result<Option<mmsim::mm::policy::ReclaimPolicy>, UsageError> {
+    p.map(|p| {
+        mmsim::mm::policy::ReclaimPolicy::parse(p).map_err(|e| UsageError(format!("--policy: {e}")))
+    })
+    .transpose()
+}
+
+/// The run's policy must exist in its kernel era (MGLRU from 6.1).
+fn check_policy_era(
+    sc: &mmsim::scenario::Scenario,
+    f: &mmsim::sim::Features,
+) -> Result<(), String> {
+    let policy = f.policy.or(sc.policy).unwrap_or_default();
+    let since = policy.ops().since;
+    if f.era < since {
+        return Err(format!(
+            "policy {policy} exists from kernel {since} on, but {} runs on kernel {} (add \
+             --kernel {since} or later)",
+            sc.name, f.era
+        ));
+    }
+    Ok(())
 }
 
 fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io::Result<()> {
@@ -246,6 +279,7 @@ fn cmd_run(
     preset: &str,
     features: Option<&str>,
     kernel: Option<&str>,
+    policy: Option<&str>,
     sets: &[String],
     seed: Option<u64>,
     json: Option<&str>,
@@ -254,6 +288,7 @@ fn cmd_run(
     max_host_mem: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
     let kernel = parse_kernel(kernel)?;
+    let policy = parse_policy(policy)?;
     // Bad --preset / --features are reported before the scenario is read.
     resolve_features(None, kernel, preset, &Default::default(), features).map_err(UsageError)?;
     // --seed is `--set seed=N`: what the scenario draws from its seed at load time (the
@@ -274,8 +309,12 @@ fn cmd_run(
     mmsim::swarm::cli::install_ctrlc();
     // The era (--kernel, else the scenario's), the preset's studied changes, the
     // scenario's [features], then --features.
-    let f =
+    let mut f =
         resolve_features(sc.kernel, kernel, preset, &sc.features, features).map_err(UsageError)?;
+    if policy.is_some() {
+        f.policy = policy;
+    }
+    check_policy_era(&sc, &f).map_err(UsageError)?;
     let era = f.era;
     let opts = RunOptions {
         features: f,
@@ -378,6 +417,7 @@ fn cmd_reproduce(
     json: bool,
     jobs: usize,
     kernel: Option<&str>,
+    policy: Option<&str>,
 ) -> Result<ExitCode, UsageError> {
     use mmsim::report::reproduce::{reproduce, ReproduceOptions, Scale};
     let scale = Scale::parse(scale)
@@ -388,6 +428,7 @@ fn cmd_reproduce(
         jobs: jobs.max(1),
         progress: std::io::stderr().is_terminal(),
         kernel: parse_kernel(kernel)?,
+        policy: parse_policy(policy)?,
     };
     let summary = reproduce(change, &opts).map_err(UsageError)?;
     let mut stdout = std::io::stdout().lock();
@@ -425,6 +466,7 @@ fn main() -> ExitCode {
             preset,
             features,
             kernel,
+            policy,
             sets,
             seed,
             json,
@@ -436,6 +478,7 @@ fn main() -> ExitCode {
             &preset,
             features.as_deref(),
             kernel.as_deref(),
+            policy.as_deref(),
             &sets,
             seed,
             json.as_deref(),
@@ -452,7 +495,16 @@ fn main() -> ExitCode {
             json,
             jobs,
             kernel,
-        } => cmd_reproduce(&change, &scale, out, json, jobs, kernel.as_deref()),
+            policy,
+        } => cmd_reproduce(
+            &change,
+            &scale,
+            out,
+            json,
+            jobs,
+            kernel.as_deref(),
+            policy.as_deref(),
+        ),
         Cmd::Compare {
             files,
             names,

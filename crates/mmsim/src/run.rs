@@ -143,6 +143,13 @@ pub struct RunReport {
     /// Trace replay figures, when the scenario has `replay` tasks (`docs/replay.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::workload::replay::ReplayReport>,
+    /// The reclaim policy (`classic` or `mglru`); absent for classic runs so their
+    /// documents are unchanged.
+    #[serde(skip_serializing_if = "is_classic")]
+    pub policy: crate::mm::policy::ReclaimPolicy,
+    /// The lru_gen debugfs view at the end (MGLRU runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lru_gen: Vec<crate::mm::lru_gen::LruGenView>,
 }
 
 /// One memory cgroup at the end of a run, as cgroup v2 files show it.
@@ -644,6 +651,12 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         truncate: sim.truncate_stats.report(),
         kernel: sim.features.era.to_string(),
         cgroups: cgroup_reports(sim),
+        policy: sim.policy,
+        lru_gen: if sim.lru_gen_enabled() {
+            sim.lru_gen_view()
+        } else {
+            Vec::new()
+        },
         series_columns: SAMPLED
             .iter()
             .map(|i: &VmItem| i.name().to_string())
@@ -710,4 +723,8 @@ pub fn write_io_errors(r: &RunReport, out: &mut dyn std::io::Write) -> std::io::
         )?;
     }
     Ok(())
+}
+
+fn is_classic(p: &crate::mm::policy::ReclaimPolicy) -> bool {
+    *p == crate::mm::policy::ReclaimPolicy::Classic
 }

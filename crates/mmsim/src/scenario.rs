@@ -85,6 +85,10 @@ pub struct Scenario {
     /// The kernel version whose rules the run follows (`kernel`; None = the default era,
     /// 6.18; `--kernel` overrides it).
     pub kernel: Option<crate::kernel::KernelEra>,
+    /// The reclaim policy (`policy`; None = classic; `--policy` overrides it).
+    pub policy: Option<crate::mm::policy::ReclaimPolicy>,
+    /// MGLRU tunables (`[mglru]`, only with `policy = "mglru"`).
+    pub mglru: Option<crate::mm::lru_gen::MglruConfig>,
     /// Memory cgroups (`[[cgroups]]`), parents before children.
     pub cgroups: Vec<CgroupSpec>,
 }
@@ -2380,6 +2384,8 @@ const ROOT_KEYS: &[&str] = &[
     "tasks",
     "kernel",
     "cgroups",
+    "policy",
+    "mglru",
 ];
 const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate", "page_cluster"];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
@@ -2435,6 +2441,63 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         faults,
         page_cluster,
     }))
+}
+
+const MGLRU_KEYS: &[&str] = &["min_ttl", "walk_mmu"];
+
+/// `policy = "mglru"` and its `[mglru]` table (tunables of /sys/kernel/mm/lru_gen/:
+/// `min_ttl` a duration, `walk_mmu` a bool). A `[mglru]` table under another policy, or
+/// MGLRU on a kernel before 6.1, is an error.
+fn read_policy(
+    root: &View<'_>,
+    kernel: Option<crate::kernel::KernelEra>,
+) -> Result<
+    (
+        Option<crate::mm::policy::ReclaimPolicy>,
+        Option<crate::mm::lru_gen::MglruConfig>,
+    ),
+    ScenarioError,
+> {
+    use crate::mm::policy::ReclaimPolicy;
+    let policy = match root.opt("policy", want_str)? {
+        None => None,
+        Some((name, loc)) => {
+            let p = ReclaimPolicy::parse(name).map_err(|why| loc.err(why))?;
+            if let Some(k) = kernel {
+                if k < p.ops().since {
+                    return Err(loc.err(format!(
+                        "policy \"{name}\" exists from kernel {} on; this scenario sets kernel = \"{}\"",
+                        p.ops().since,
+                        k
+                    )));
+                }
+            }
+            Some(p)
+        }
+    };
+    let Some((table, loc)) = root.opt("mglru", want_table)? else {
+        return Ok((policy, None));
+    };
+    if policy != Some(ReclaimPolicy::Mglru) {
+        return Err(loc.err(format!(
+            "[mglru] sets tunables of the MGLRU policy, but the scenario's policy is {} (add \
+             policy = \"mglru\" or remove the table)",
+            policy.unwrap_or_default()
+        )));
+    }
+    let m = root.child(table, "mglru".into(), loc);
+    m.deny_unknown(MGLRU_KEYS)?;
+    let mut cfg = crate::mm::lru_gen::MglruConfig::default();
+    if let Some((ns, loc)) = m.opt("min_ttl", want_duration)? {
+        if ns > 3_600_000_000_000 {
+            return Err(loc.err("min_ttl must be at most 1h".to_string()));
+        }
+        cfg.min_ttl_ms = ns / 1_000_000;
+    }
+    if let Some((b, _)) = m.opt("walk_mmu", want_bool)? {
+        cfg.walk_mmu = b;
+    }
+    Ok((policy, Some(cfg)))
 }
 
 /// `kernel = "4.14"`: the era whose rules the run follows (`crate::kernel::KernelEra`).
@@ -2648,6 +2711,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     check_fail_points(&fail_locs, &filesystems)?;
     let features = read_features(&root)?;
     let kernel = read_kernel(&root)?;
+    let (policy, mglru) = read_policy(&root, kernel)?;
     let swap = read_swap(&root, total_memory_bytes)?;
     let cgroups = read_cgroups(&root, total_memory_bytes)?;
     let env0 = Env {
@@ -2690,6 +2754,8 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         tasks,
         kernel,
         cgroups,
+        policy,
+        mglru,
     })
 }
 

@@ -80,6 +80,9 @@ pub struct Features {
     pub reclaim_throttle: bool,
     /// The kernel era these switches started from (reported; the switches decide).
     pub era: crate::kernel::KernelEra,
+    /// `--policy`: the reclaim policy, overriding the scenario's (None = the scenario's,
+    /// classic by default).
+    pub policy: Option<crate::mm::policy::ReclaimPolicy>,
 }
 
 impl Features {
@@ -105,6 +108,7 @@ impl Features {
             anon_workingset: false,
             reclaim_throttle: false,
             era: crate::kernel::KernelEra::V4_2,
+            policy: None,
         }
     }
     /// The `patched` preset: every studied change on, the rules of the 4.2 era.
@@ -205,6 +209,10 @@ pub struct Sample {
     /// memory.current of each memcg (root first), pages; empty without cgroups.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<u64>,
+    /// MGLRU generation sizes, youngest first: [anon, file] per generation (summed over
+    /// lruvecs); empty under the classic policy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lru_gen: Vec<[i64; 2]>,
 }
 
 /// Counters recorded in the time series.
@@ -226,6 +234,19 @@ pub struct Sim {
     pub costs: CostTable,
     /// Feature switches.
     pub features: Features,
+    /// The reclaim policy in force (`mm::policy`).
+    pub policy: crate::mm::policy::ReclaimPolicy,
+    /// Its hooks.
+    pub ops: &'static crate::mm::policy::PolicyOps,
+    /// MGLRU tunables.
+    pub mglru: crate::mm::lru_gen::MglruConfig,
+    /// The memcg LRU of each node (MGLRU).
+    pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,
+    /// The running reclaimer has an mm walk (kswapd, or aging ran): the rmap look-around
+    /// promotes in place (MGLRU).
+    pub lru_gen_walk_active: bool,
+    /// The running task is in a page fault on a VMA with recency (lru_gen_in_fault).
+    pub lru_gen_in_fault: bool,
     /// Virtual CPUs.
     pub cpus: Vec<Cpu>,
     /// Per-CPU pagevecs.
@@ -386,8 +407,30 @@ impl Sim {
         }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
+        let policy = features.policy.or(sc.policy).unwrap_or_default();
+        if features.era < policy.ops().since {
+            return Err(format!(
+                "policy {} exists from kernel {} on; this run follows kernel {}",
+                policy,
+                policy.ops().since,
+                features.era
+            ));
+        }
+        let memcg_lru = (0..nr_nodes)
+            .map(|_| {
+                let mut m = crate::mm::lru_gen::MemcgLru::default();
+                m.fifo[0] = (0..memcgs.len() as crate::mm::memcontrol::MemcgId).collect();
+                m
+            })
+            .collect();
         let mut sim = Sim {
             costs,
+            policy,
+            ops: policy.ops(),
+            mglru: sc.mglru.clone().unwrap_or_default(),
+            memcg_lru,
+            lru_gen_walk_active: false,
+            lru_gen_in_fault: false,
             features,
             cpus,
             pvecs: (0..nr_cpus).map(|_| CpuPagevecs::default()).collect(),
@@ -848,10 +891,16 @@ impl Sim {
         } else {
             Vec::new()
         };
+        let lru_gen = if self.lru_gen_enabled() {
+            self.lru_gen_sample()
+        } else {
+            Vec::new()
+        };
         self.samples.push(Sample {
             t_ns: t / 1_000,
             values,
             cgroups,
+            lru_gen,
         });
     }
 
@@ -894,6 +943,14 @@ impl Sim {
             func: KFunc::Schedule,
             mode: Mode::System,
         };
+        if let Some(m) = self.tasks[tid]
+            .mm
+            .and_then(|m| self.mms[m as usize].as_mut())
+        {
+            // lru_gen_use_mm: on a real CPU a running task is switched in again at every
+            // tick's and kworker's context switch; here it is at each of its steps.
+            m.lru_gen_bitmap = u64::MAX;
+        }
         if self.last_ran[c] != Some(tid) {
             if self.last_ran[c].is_some() {
                 self.charge(self.costs.context_switch_ps);

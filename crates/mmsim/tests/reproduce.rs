@@ -29,6 +29,7 @@ fn reproduce_all_small_directions() {
         jobs: 2,
         progress: false,
         kernel: None,
+        policy: None,
     };
     let summary = reproduce("all", &opts).expect("reproduce all --scale small");
     let wall = t0.elapsed().as_secs_f64();

@@ -113,6 +113,15 @@ kfuncs! {
     MemCgroupHandleOverHigh => "mem_cgroup_handle_over_high",
     TryToFreeMemCgroupPages => "try_to_free_mem_cgroup_pages",
     Idle => "[idle]",
+    LruGenShrinkNode => "lru_gen_shrink_node",
+    TryToShrinkLruvec => "try_to_shrink_lruvec",
+    EvictFolios => "evict_folios",
+    ScanFolios => "scan_folios",
+    TryToIncMaxSeq => "try_to_inc_max_seq",
+    WalkMm => "walk_pte_range",
+    IncMinSeq => "inc_min_seq",
+    LruGenLookAround => "lru_gen_look_around",
+    LruGenAgeNode => "lru_gen_age_node",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

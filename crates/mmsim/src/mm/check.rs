@@ -28,6 +28,9 @@ use crate::sim::Sim;
 /// Check every invariant; the first violation is returned as a readable message.
 pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
+    if let Some(check) = sim.ops.check {
+        check(sim)?;
+    }
     let n = sim.mem.len();
     let mut on_list = vec![false; n];
     let mut lru_totals = [0i64; 5];
@@ -92,6 +95,20 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                     ));
                 }
                 lru_totals[lru as usize] += count as i64;
+            }
+            let g = &sim.lruvec(memcg, node.id).lrugen;
+            for (i, n) in g.lru_size.iter().enumerate() {
+                lru_totals[i] += *n as i64;
+            }
+            for lists in &g.folios {
+                for head in lists {
+                    for pfn in head.iter(&sim.mem) {
+                        if on_list[pfn as usize] {
+                            return Err(format!("pfn {} is on two lists", pfn));
+                        }
+                        on_list[pfn as usize] = true;
+                    }
+                }
             }
         }
         let mut free = 0u64;

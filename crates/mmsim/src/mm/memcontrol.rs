@@ -313,7 +313,7 @@ impl Sim {
     /// hierarchical).
     pub fn lruvec_lru_size_hier(&self, m: MemcgId, node: usize, lru: LruList) -> u64 {
         self.memcg_subtree(m)
-            .map(|c| self.lruvec(c, node).lists[lru as usize].len)
+            .map(|c| self.lruvec(c, node).lru_size(lru))
             .sum()
     }
 

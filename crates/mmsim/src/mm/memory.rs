@@ -105,6 +105,11 @@ impl PageTable {
             .get_mut(&(vpn / PTRS_PER_PTE))
             .map(|t| &mut t[(vpn % PTRS_PER_PTE) as usize])
     }
+    /// True if the PTE table covering PMD index `pmd` (vpn / PTRS_PER_PTE) exists.
+    #[inline]
+    pub fn has_table(&self, pmd: u64) -> bool {
+        self.tables.contains_key(&pmd)
+    }
     /// Page-table pages allocated.
     pub fn nr_tables(&self) -> usize {
         self.tables.len()
@@ -373,7 +378,13 @@ impl Sim {
     ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
         self.fault_was_major = false;
+        // lru_gen_enter_fault: a VMA with recency (not MADV_SEQUENTIAL / MADV_RANDOM).
+        self.lru_gen_in_fault = self.lru_gen_enabled()
+            && self.mm(mm).find_vma(vpn << PAGE_SHIFT).is_some_and(|v| {
+                v.flags & (crate::mm::rmap::VM_SEQ_READ | crate::mm::rmap::VM_RAND_READ) == 0
+            });
         let r = self.__handle_mm_fault(mm, vpn, write);
+        self.lru_gen_in_fault = false;
         self.vmstat.inc(VmItem::Pgfault);
         self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
         let retry = self.tasks[tid].fault_retry == Some(vpn);

@@ -79,6 +79,11 @@ pub struct Mm {
     pub swapents: u64,
     /// Tasks using this mm.
     pub users: u32,
+    /// The memcg whose mm_list holds this mm (mm->lru_gen.memcg: the owner's at exec).
+    pub memcg: crate::mm::memcontrol::MemcgId,
+    /// mm->lru_gen.bitmap: one bit per node, set when the mm is switched in, cleared when
+    /// the MGLRU aging walks it (unused mms are skipped).
+    pub lru_gen_bitmap: u64,
 }
 
 impl Mm {
@@ -95,6 +100,8 @@ impl Mm {
             rss_anon: 0,
             swapents: 0,
             users: 1,
+            memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
+            lru_gen_bitmap: 0,
         }
     }
     /// cpumask_test_cpu(cpu, mm_cpumask(mm)).
@@ -152,8 +159,13 @@ impl Sim {
             return m;
         }
         let id = self.mms.len() as u32;
-        self.mms.push(Some(Mm::new(id, self.cpus.len())));
+        let mut m = Mm::new(id, self.cpus.len());
+        m.memcg = self.tasks[tid].memcg;
+        self.mms.push(Some(m));
         self.tasks[tid].mm = Some(id);
+        if self.lru_gen_enabled() {
+            self.lru_gen_add_mm(id);
+        }
         // exec activates the new mm on the running CPU (activate_mm): it enters the cpumask.
         if self.cur.task == Some(tid) {
             let cpu = self.cur.cpu;
@@ -175,6 +187,9 @@ impl Sim {
     /// mm's cpumask and flushes its TLB (no PCID); a kernel thread keeps the old mm lazily.
     pub fn switch_mm(&mut self, cpu: CpuId, tid: TaskId) {
         let next = self.tasks[tid].mm;
+        if let Some(m) = next.and_then(|n| self.mms[n as usize].as_mut()) {
+            m.lru_gen_bitmap = u64::MAX; // lru_gen_use_mm
+        }
         let Some(next) = next else {
             // Kernel thread: lazy TLB mode, the previous mm stays loaded.
             self.cpu_lazy[cpu] = self.cpu_active_mm[cpu].is_some();
@@ -342,6 +357,9 @@ impl Sim {
         };
         if users > 0 {
             return;
+        }
+        if self.lru_gen_enabled() {
+            self.lru_gen_del_mm(mm);
         }
         let starts: Vec<u64> = self.mm(mm).vmas.keys().copied().collect();
         for s in starts {

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod filemap;
+pub mod lru_gen;
 pub mod memcontrol;
 pub mod memory;
 pub mod mmap;
@@ -10,6 +11,7 @@ pub mod node;
 pub mod page;
 pub mod page_alloc;
 pub mod page_flags;
+pub mod policy;
 pub mod radix_tree;
 pub mod readahead;
 pub mod rmap;

@@ -183,6 +183,18 @@ pub struct Lruvec {
     /// LRUVEC_CGROUP_CONGESTED / LRUVEC_NODE_CONGESTED: every dirty page reclaim met was
     /// already under writeback (v5.16).
     pub congested: bool,
+    /// The multi-generational LRU of this lruvec (used under `policy = "mglru"`).
+    pub lrugen: crate::mm::lru_gen::LruGenFolio,
+}
+
+impl Lruvec {
+    /// lruvec_lru_size: pages counted on `lru` — the list, or under MGLRU the generations
+    /// counted as that list (lru_gen_update_size's compatibility sizes).
+    #[inline]
+    pub fn lru_size(&self, lru: LruList) -> u64 {
+        let i = lru as usize;
+        self.lists[i].len + if i < 4 { self.lrugen.lru_size[i] } else { 0 }
+    }
 }
 
 /// Watermarks of the node's zone (WMARK_MIN, WMARK_LOW, WMARK_HIGH), in pages.

@@ -51,6 +51,23 @@ pub mod pg {
     pub const ERROR: u32 = 1 << 14;
     /// The page was on the active list before (PG_workingset, v4.20).
     pub const WORKINGSET: u32 = 1 << 15;
+    /// MGLRU: the folio's generation + 1 while it is on an lrugen list (LRU_GEN_MASK;
+    /// 0 = not on one).
+    pub const LRU_GEN_SHIFT: u32 = 16;
+    /// LRU_GEN_MASK (3 bits: gen + 1 of MAX_NR_GENS = 4).
+    pub const LRU_GEN_MASK: u32 = 0x7 << LRU_GEN_SHIFT;
+    /// MGLRU: accesses through file descriptors beyond PG_referenced (LRU_REFS_MASK,
+    /// LRU_REFS_WIDTH = MAX_NR_TIERS - 2 = 2 bits).
+    pub const LRU_REFS_SHIFT: u32 = 19;
+    /// LRU_REFS_MASK.
+    pub const LRU_REFS_MASK: u32 = 0x3 << LRU_REFS_SHIFT;
+    /// Model-only: the generation whose list the folio physically sits on. The kernel's
+    /// aging (folio_update_gen) changes a folio's generation in its flags and leaves it on
+    /// the old list until the eviction sorts it; `list_del` needs no list head there, ours
+    /// does, so the list is remembered here (2 bits, valid while LRU_GEN_MASK is non-zero).
+    pub const LRU_LIST_SHIFT: u32 = 21;
+    /// See `LRU_LIST_SHIFT`.
+    pub const LRU_LIST_MASK: u32 = 0x3 << LRU_LIST_SHIFT;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),

@@ -164,7 +164,12 @@ impl Sim {
             if *p & pte::YOUNG != 0 {
                 *p &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush on x86
                 self.charge_atomic();
-                if flags & VM_SEQ_READ == 0 {
+                if self.lru_gen_enabled() {
+                    // MGLRU: every young PTE counts, and its neighbours are looked at.
+                    self.lru_gen_look_around(pfn, mm, vpn, flags);
+                    referenced += 1;
+                    vm_flags |= flags;
+                } else if flags & VM_SEQ_READ == 0 {
                     referenced += 1;
                     vm_flags |= flags;
                 }

@@ -105,6 +105,11 @@ impl Sim {
 
     /// add_page_to_lru_list (lru_lock held): head insertion and the nr_* gauge.
     pub fn add_page_to_lru_list(&mut self, pfn: Pfn, lru: LruList) {
+        if let Some(add) = self.ops.lru_add {
+            if add(self, pfn, false) {
+                return;
+            }
+        }
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].add_head(&mut self.mem, pfn);
@@ -113,6 +118,11 @@ impl Sim {
 
     /// add_page_to_lru_list_tail (lru_lock held).
     pub fn add_page_to_lru_list_tail(&mut self, pfn: Pfn, lru: LruList) {
+        if let Some(add) = self.ops.lru_add {
+            if add(self, pfn, true) {
+                return;
+            }
+        }
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].add_tail(&mut self.mem, pfn);
@@ -121,6 +131,11 @@ impl Sim {
 
     /// del_page_from_lru_list (lru_lock held).
     pub fn del_page_from_lru_list(&mut self, pfn: Pfn, lru: LruList) {
+        if let Some(del) = self.ops.lru_del {
+            if del(self, pfn) {
+                return;
+            }
+        }
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].del(&mut self.mem, pfn);
@@ -248,6 +263,11 @@ impl Sim {
     /// pagevec, holding a reference; a full pagevec is drained first (v4.2).
     pub fn lru_cache_add(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::LruCacheAdd);
+        if self.lru_gen_in_fault {
+            if let Some(f) = self.ops.add_in_fault {
+                f(self, pfn);
+            }
+        }
         self.get_page(pfn);
         let cpu = self.cur.cpu;
         if self.pvecs[cpu].lru_add.space() == 0 {
@@ -307,6 +327,11 @@ impl Sim {
     /// mark_page_accessed (see the module comment for the state machine).
     pub fn mark_page_accessed(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::MarkPageAccessed);
+        if let Some(f) = self.ops.mark_accessed {
+            f(self, pfn);
+            self.leave(prev);
+            return;
+        }
         self.charge(self.costs.mem_access_ps); // load page->flags
         let p = &self.mem[pfn as usize];
         let (active, referenced, unevictable, lru, file) = (

@@ -174,7 +174,7 @@ pub struct ReclaimState {
 impl Sim {
     /// lruvec_lru_size: pages on `lru` of `memcg`'s own lruvec on `node`.
     fn lru_size(&self, node: usize, memcg: MemcgId, lru: LruList) -> u64 {
-        self.lruvec(memcg, node).lists[lru as usize].len
+        self.lruvec(memcg, node).lru_size(lru)
     }
 
     /// Total swap pages configured (0 without a swap device).
@@ -422,6 +422,11 @@ impl Sim {
     /// on one node (shrink_node_memcgs) and prune shadow nodes, as the slab shrinkers
     /// would; then the writeback throttling decisions.
     pub fn shrink_node(&mut self, node: usize, sc: &mut ScanControl) {
+        if let (Some(f), false) = (self.ops.shrink_node, sc.cgroup_reclaim()) {
+            // Root reclaim under another policy (lru_gen_shrink_node).
+            f(self, node, sc);
+            return;
+        }
         let prev = self.enter(KFunc::ShrinkNode);
         sc.nr = ReclaimNr::default();
         if self.features.refault_deactivate {
@@ -489,6 +494,11 @@ impl Sim {
 
     /// shrink_lruvec (see the module comment).
     pub fn shrink_lruvec(&mut self, node: usize, memcg: MemcgId, sc: &mut ScanControl) {
+        if let Some(f) = self.ops.shrink_lruvec {
+            // Limit reclaim under another policy (lru_gen_shrink_lruvec).
+            f(self, node, memcg, sc);
+            return;
+        }
         let prev = self.enter(KFunc::ShrinkLruvec);
         let mut nr = self.get_scan_count(node, memcg, sc);
         let targets = nr;
@@ -862,6 +872,9 @@ impl Sim {
 
     /// page_check_references.
     pub fn page_check_references(&mut self, pfn: Pfn) -> PageReferences {
+        if let Some(f) = self.ops.check_references {
+            return f(self, pfn);
+        }
         let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
         let referenced_page = self.TestClearPageReferenced(pfn);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
@@ -891,6 +904,16 @@ impl Sim {
 
     /// shrink_page_list: decide each isolated page's fate. Freed pages are returned to the
     /// allocator; the rest stay in `list` to be put back (with PG_active if activated).
+    /// shrink_page_list for another policy's eviction (evict_folios).
+    pub(crate) fn shrink_page_list_for(
+        &mut self,
+        node: usize,
+        list: &mut Vec<Pfn>,
+        sc: &mut ScanControl,
+    ) -> ShrinkStat {
+        self.shrink_page_list(node, list, sc)
+    }
+
     fn shrink_page_list(
         &mut self,
         node: usize,
@@ -1254,6 +1277,10 @@ impl Sim {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX.max(high), true, Gfp::KERNEL);
         sc.priority = self.reclaim[node].kswapd_priority;
         sc.may_writepage = true;
+        if let Some(f) = self.ops.age_node {
+            // kswapd_age_node.
+            f(self, node, &mut sc);
+        }
         self.shrink_node(node, &mut sc);
         self.leave(pb);
         let st = &mut self.reclaim[node];
@@ -1343,16 +1370,16 @@ impl Sim {
     }
 }
 
-/// Counters from one shrink_page_list call.
+/// Counters from one shrink_page_list call (struct reclaim_stat).
 #[derive(Clone, Copy, Debug, Default)]
-struct ShrinkStat {
-    reclaimed: u64,
-    nr_writeback: u64,
-    nr_unqueued_dirty: u64,
-    nr_dirty: u64,
-    nr_congested: u64,
-    nr_immediate: u64,
-    nr_pageout: u64,
+pub(crate) struct ShrinkStat {
+    pub(crate) reclaimed: u64,
+    pub(crate) nr_writeback: u64,
+    pub(crate) nr_unqueued_dirty: u64,
+    pub(crate) nr_dirty: u64,
+    pub(crate) nr_congested: u64,
+    pub(crate) nr_immediate: u64,
+    pub(crate) nr_pageout: u64,
 }
 
 fn isolated_item(file: bool) -> VmItem {

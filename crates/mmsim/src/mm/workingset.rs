@@ -81,6 +81,9 @@ impl Sim {
             return None;
         }
         self.charge_atomic();
+        if let Some(f) = self.ops.eviction {
+            return Some(f(self, pfn));
+        }
         let p = &self.mem[pfn as usize];
         let node = p.node as usize;
         let workingset = self.features.workingset_restore && p.test(pg::WORKINGSET);
@@ -112,6 +115,9 @@ impl Sim {
         if !self.features.workingset {
             return false;
         }
+        if let Some(f) = self.ops.refault {
+            return f(self, pfn, shadow);
+        }
         let file = !self.mem[pfn as usize].test(pg::SWAPBACKED);
         let (eviction, memcg, nid, workingset) = unpack_shadow(shadow);
         if nid >= self.nodes.len() || usize::from(memcg) >= self.memcgs.len() {
@@ -122,7 +128,7 @@ impl Sim {
             if hier {
                 s.lruvec_lru_size_hier(memcg, nid, l)
             } else {
-                s.lruvec(memcg, nid).lists[l as usize].len
+                s.lruvec(memcg, nid).lru_size(l)
             }
         };
         let refault = self.lruvec(memcg, nid).inactive_age;

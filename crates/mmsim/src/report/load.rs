@@ -85,6 +85,9 @@ pub struct SampleView {
     /// memory.current of each memory cgroup, pages, in `cgroups` order (root first);
     /// empty without cgroups.
     pub cgroups: Vec<u64>,
+    /// MGLRU generation sizes, youngest first ([anon, file]); empty for classic runs.
+    #[serde(default)]
+    pub lru_gen: Vec<[i64; 2]>,
 }
 
 /// memory.events of a cgroup (`cgroups[].events`, `events_local`).
@@ -196,6 +199,8 @@ pub struct RunDoc {
     pub kernel: String,
     /// Memory cgroups, root first (empty without `[[cgroups]]` and in older documents).
     pub cgroups: Vec<CgroupView>,
+    /// The reclaim policy (`"mglru"`; empty for classic runs and older documents).
+    pub policy: String,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,

@@ -1293,6 +1293,8 @@ pub struct ReproduceOptions {
     pub progress: bool,
     /// The kernel era of every run (`--kernel`); None: each scenario's `kernel`.
     pub kernel: Option<KernelEra>,
+    /// The reclaim policy of every run (`--policy`); None: each scenario's `policy`.
+    pub policy: Option<crate::mm::policy::ReclaimPolicy>,
 }
 
 impl Default for ReproduceOptions {
@@ -1303,6 +1305,7 @@ impl Default for ReproduceOptions {
             jobs: 2,
             progress: false,
             kernel: None,
+            policy: None,
         }
     }
 }
@@ -1338,11 +1341,15 @@ pub struct Summary {
 fn features_for(
     sc: &Scenario,
     kernel: Option<KernelEra>,
+    policy: Option<crate::mm::policy::ReclaimPolicy>,
     change: &str,
     on: bool,
 ) -> Result<Features, String> {
     let mut f = resolve_features(sc.kernel, kernel, "vanilla", &sc.features, None)?;
     f.set(change, on);
+    if policy.is_some() {
+        f.policy = policy;
+    }
     Ok(f)
 }
 
@@ -1383,7 +1390,7 @@ pub fn run_experiment(
             let handles: Vec<_> = chunk
                 .iter()
                 .map(|(i, on, sc)| {
-                    let f = features_for(sc, opts.kernel, exp.change, *on);
+                    let f = features_for(sc, opts.kernel, opts.policy, exp.change, *on);
                     scope.spawn(move || {
                         let r = run_one(sc, f?)?;
                         if let Some(b) = bar {

@@ -1,0 +1,451 @@
+//! The multi-generational LRU (issue 12): generation bookkeeping, tiers from accesses
+//! through file descriptors, the page-table-walk aging, eviction order, the PID controller,
+//! workingset refaults, the policy switch and its errors, determinism, and a property test
+//! of random workloads under the invariant checker with both policies.
+
+mod common;
+
+use common::{machine_toml, mm_of, mmap_at, run_on, run_sc, touch_pages, UnitMachine};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::check::check_all;
+use mmsim::mm::lru_gen::{
+    folio_lru_gen, folio_lru_refs, lru_gen_from_seq, lru_tier_from_refs, positive_ctrl_err,
+};
+use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::memory::pte;
+use mmsim::mm::page::{pg, Pfn};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::policy::ReclaimPolicy;
+use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::scenario::parse_scenario;
+use mmsim::sim::{Features, RunEnd};
+use mmsim::workload::OpResult;
+use proptest::prelude::*;
+
+fn mglru_features() -> Features {
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    f.policy = Some(ReclaimPolicy::Mglru);
+    f
+}
+
+/// A 64 MiB machine with swap, MGLRU, and a task `t`.
+fn unit() -> UnitMachine {
+    // Root keys precede the tables.
+    let text = "kernel = \"6.18\"\npolicy = \"mglru\"\n".to_string()
+        + &machine_toml("mglru-unit", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
+        + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n";
+    let m = UnitMachine::new(&text, mglru_features());
+    assert_eq!(m.sim.policy, ReclaimPolicy::Mglru);
+    m
+}
+
+fn open(m: &mut UnitMachine, path: &str) -> u32 {
+    let mut progress = 0;
+    let fd = match m.sim.sys_open(m.tid, path, true, false, &mut progress) {
+        Ok(OpResult::Fd(fd)) => fd,
+        other => panic!("open {path}: {other:?}"),
+    };
+    m.sim.tasks[m.tid].fds[fd as usize].unwrap().ino
+}
+
+/// A clean page-cache page of `ino` at `index`, on the LRU (added outside a fault).
+fn cached(m: &mut UnitMachine, ino: u32, index: u64) -> Pfn {
+    let pfn = m
+        .sim
+        .pagecache_get_page(ino, index, mmsim::mm::filemap::fgp::CREAT, Gfp::KERNEL)
+        .expect("no wait")
+        .expect("page created");
+    m.sim.unlock_page(pfn);
+    m.sim.put_page(pfn);
+    m.sim.lru_add_drain();
+    pfn
+}
+
+fn gen_of(m: &UnitMachine, pfn: Pfn) -> Option<usize> {
+    folio_lru_gen(m.sim.mem[pfn as usize].flags)
+}
+
+#[test]
+fn tiers_follow_accesses_through_file_descriptors() {
+    assert_eq!(lru_tier_from_refs(0, false), 0);
+    assert_eq!(lru_tier_from_refs(1, false), 0);
+    assert_eq!(lru_tier_from_refs(2, false), 1);
+    assert_eq!(lru_tier_from_refs(3, false), 2);
+    assert_eq!(lru_tier_from_refs(4, false), 2);
+    assert_eq!(lru_tier_from_refs(1, true), 3);
+
+    let mut m = unit();
+    let ino = open(&mut m, "/mnt/f");
+    let pfn = cached(&mut m, ino, 0);
+    // A cold file page read outside a fault lands in the oldest generation.
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0);
+    assert_eq!(gen_of(&m, pfn), Some(lru_gen_from_seq(g.min_seq[1])));
+    let tier = |m: &UnitMachine| {
+        let f = m.sim.mem[pfn as usize].flags;
+        (
+            folio_lru_refs(f),
+            lru_tier_from_refs(folio_lru_refs(f), f & pg::WORKINGSET != 0),
+        )
+    };
+    assert_eq!(tier(&m), (0, 0));
+    let want = [(1, 0), (2, 1), (3, 2), (4, 2)];
+    for w in want {
+        m.sim.mark_page_accessed(pfn);
+        assert_eq!(tier(&m), w);
+    }
+    m.sim.mark_page_accessed(pfn);
+    assert!(
+        m.sim.mem[pfn as usize].test(pg::WORKINGSET),
+        "fifth access: PG_workingset"
+    );
+    assert_eq!(tier(&m).1, 3);
+    // Accesses move tiers, never lists.
+    assert_eq!(gen_of(&m, pfn), Some(lru_gen_from_seq(0)));
+    m.check();
+}
+
+#[test]
+fn the_aging_promotes_folios_with_young_ptes_and_not_old_ones() {
+    let mut m = unit();
+    let tid = m.tid;
+    run_on(&mut m.sim, 0, tid);
+    let addr = mmap_at(&mut m.sim, tid, None, 64 * 4096, 0, 3, false);
+    touch_pages(&mut m.sim, 0, tid, addr, 64, true).expect("touched");
+    m.sim.lru_add_drain();
+    let mm = mm_of(&m.sim, tid);
+    let vpn0 = addr >> 12;
+    let pfns: Vec<Pfn> = (0..64)
+        .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get(vpn0 + i)))
+        .collect();
+    let max0 = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+    // Faulted in: PG_active at add → max_seq − 1, without PG_workingset.
+    for &p in &pfns {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(max0 - 1)));
+    }
+    // The second half is not accessed again: its PTEs are old.
+    let clear_young = |m: &mut UnitMachine, range: std::ops::Range<u64>| {
+        for i in range {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+        }
+    };
+    let set_young = |m: &mut UnitMachine, range: std::ops::Range<u64>| {
+        for i in range {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() |= pte::YOUNG;
+        }
+    };
+    clear_young(&mut m, 32..64);
+    assert!(m.sim.try_to_inc_max_seq(0, max0, 60, false));
+    // First sighting of a young PTE: PG_referenced only, no promotion yet (second chance).
+    for (i, &p) in pfns.iter().enumerate() {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(max0 - 1)), "page {i}");
+        assert_eq!(
+            m.sim.mem[p as usize].test(pg::REFERENCED),
+            i < 32,
+            "page {i}"
+        );
+    }
+    // Accessed again, then aged again: the young ones move to the new max_seq.
+    set_young(&mut m, 0..32);
+    run_on(&mut m.sim, 0, tid);
+    let max1 = max0 + 1;
+    assert_eq!(m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq, max1);
+    assert!(m.sim.try_to_inc_max_seq(0, max1, 60, false));
+    for (i, &p) in pfns.iter().enumerate() {
+        let want = if i < 32 { max1 } else { max0 - 1 };
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(want)), "page {i}");
+        assert_eq!(m.sim.mem[p as usize].test(pg::WORKINGSET), i < 32);
+        // The aging cleared every young bit it used, with no TLB flush.
+        assert_eq!(m.sim.mm(mm).pgtable.get(vpn0 + i as u64) & pte::YOUNG, 0);
+    }
+    let stats = m.sim.lru_gen_view()[0].mm_walk;
+    assert_eq!(
+        stats.leaf_young, 64,
+        "32 young PTEs in each of the two walks"
+    );
+    assert!(stats.leaf_old >= 64);
+    assert!(m.sim.profile.get(mmsim::machine::profile::KFunc::WalkMm) > 0);
+    m.check();
+}
+
+#[test]
+fn eviction_takes_the_oldest_generation_first() {
+    let mut m = unit();
+    let ino = open(&mut m, "/mnt/f");
+    let cold: Vec<Pfn> = (0..64).map(|i| cached(&mut m, ino, i)).collect();
+    let hot: Vec<Pfn> = (64..128).map(|i| cached(&mut m, ino, i)).collect();
+    for &p in &hot {
+        m.sim.activate_page(p); // folio_activate → max_seq − 1
+    }
+    m.sim.lru_add_drain();
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    for &p in &hot {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(g.max_seq - 1)));
+    }
+    for &p in &cold {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(g.min_seq[1])));
+    }
+    m.check();
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    sc.may_swap = false;
+    m.sim.try_to_shrink_lruvec(0, ROOT_MEM_CGROUP, &mut sc);
+    assert_eq!(sc.nr_reclaimed, 64, "the batch of the oldest generation");
+    for i in 0..64 {
+        assert!(
+            matches!(m.entry(ino, i), Entry::Shadow(_)),
+            "cold page {i} evicted with a shadow"
+        );
+    }
+    for i in 64..128 {
+        assert!(
+            matches!(m.entry(ino, i), Entry::Page(_)),
+            "hot page {i} kept"
+        );
+    }
+    let view = &m.sim.lru_gen_view()[0];
+    let evicted_tier0: u64 = view.tiers[0][1][1];
+    assert_eq!(evicted_tier0, 64, "file tier 0 evictions");
+    m.check();
+
+    // A refault within MAX_NR_GENS generations counts in its tier.
+    let before = m
+        .sim
+        .vmstat
+        .get(mmsim::mm::vmstat::VmItem::WorkingsetRefaultFile);
+    cached(&mut m, ino, 0);
+    assert_eq!(
+        m.sim
+            .vmstat
+            .get(mmsim::mm::vmstat::VmItem::WorkingsetRefaultFile),
+        before + 1
+    );
+    assert_eq!(
+        m.sim.lru_gen_view()[0].tiers[0][1][0],
+        1,
+        "tier 0 refaulted"
+    );
+    m.check();
+}
+
+#[test]
+fn the_pid_controller_protects_a_tier_that_refaults_more_than_tier_0() {
+    // Hand-computed: SP = tier 0 with 100 refaults of 1000 (10 %), gain 2; PV = tier 1.
+    // 50 % of 1000: 500·(1000+64)·2 = 1,064,000 > 101·1000·3 = 303,000 → not positive.
+    assert!(!positive_ctrl_err((100, 1000, 2), (500, 1000, 3)));
+    // 10 %: 100·1064·2 = 212,800 ≤ 303,000 → positive (no protection needed).
+    assert!(positive_ctrl_err((100, 1000, 2), (100, 1000, 3)));
+    // Fewer than MIN_LRU_BATCH refaults: positive whatever the rate.
+    assert!(positive_ctrl_err((0, 1000, 2), (63, 63, 3)));
+
+    let mut m = unit();
+    {
+        let g = &mut m.sim.lruvecs[0].lrugen;
+        g.avg_refaulted[1] = [100, 500, 0, 0];
+        g.avg_total[1] = [1000, 1000, 0, 0];
+    }
+    assert_eq!(m.sim.get_tier_idx(0, 1), 0, "tiers 1.. are protected");
+    {
+        let g = &mut m.sim.lruvecs[0].lrugen;
+        g.avg_refaulted[1] = [100, 100, 0, 600];
+        g.avg_total[1] = [1000, 1000, 0, 1000];
+    }
+    assert_eq!(m.sim.get_tier_idx(0, 1), 2, "only tier 3 is protected");
+    {
+        let g = &mut m.sim.lruvecs[0].lrugen;
+        g.avg_refaulted[1] = [100, 100, 0, 0];
+    }
+    assert_eq!(m.sim.get_tier_idx(0, 1), 3, "nothing is protected");
+}
+
+const SMALL: &str = r#"
+name = "mglru-small"
+kernel = "6.18"
+policy = "mglru"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[swap]
+size = "128MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+[[files]]
+path = "/data/big"
+size = "160MiB"
+[[tasks]]
+name = "anon"
+cpu = 0
+program = "anon"
+size = "24MiB"
+passes = 6
+[[tasks]]
+name = "stream"
+cpu = 1
+program = "read"
+path = "/data/big"
+block_size = "256KiB"
+passes = 1
+"#;
+
+#[test]
+fn an_mglru_run_is_checked_and_deterministic() {
+    let sc = parse_scenario(SMALL, "mglru-small.toml", &[]).expect("parses");
+    assert_eq!(sc.policy, Some(ReclaimPolicy::Mglru));
+    let f = KernelEra::V6_18.features("patched").unwrap();
+    let a = run_sc(&sc, f.clone(), true, 20_000_000);
+    assert_eq!(a.end, RunEnd::Completed);
+    assert!(a.oracle_violations.is_empty(), "{:?}", a.oracle_violations);
+    assert_eq!(a.policy, ReclaimPolicy::Mglru);
+    assert!(a.vmstat["pgscan_file"] > 0, "the stream was reclaimed");
+    assert!(!a.lru_gen.is_empty(), "the lru_gen view is reported");
+    assert!(a.series.iter().any(|s| !s.lru_gen.is_empty()));
+    let b = run_sc(&sc, f, false, 20_000_000);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap(),
+        "same input, same JSON"
+    );
+    // The same scenario under the classic policy differs and has no lru_gen view.
+    let mut f = KernelEra::V6_18.features("patched").unwrap();
+    f.policy = Some(ReclaimPolicy::Classic);
+    let c = run_sc(&sc, f, false, 20_000_000);
+    assert_eq!(c.end, RunEnd::Completed);
+    assert!(c.lru_gen.is_empty());
+    assert_ne!(c.event_hash, a.event_hash);
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(
+        !json.contains("\"policy\""),
+        "classic documents are unchanged"
+    );
+}
+
+#[test]
+fn policy_errors_name_the_file_line_and_field() {
+    let bad = SMALL.replace("policy = \"mglru\"", "policy = \"lru2q\"");
+    let e = parse_scenario(&bad, "p.toml", &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("p.toml") && e.contains("policy") && e.contains("lru2q"),
+        "{e}"
+    );
+    assert!(e.contains("line 4") || e.contains(":4"), "{e}");
+    let old = SMALL.replace("kernel = \"6.18\"", "kernel = \"4.2\"");
+    let e = parse_scenario(&old, "p.toml", &[]).unwrap_err().to_string();
+    assert!(e.contains("6.1") && e.contains("policy"), "{e}");
+    let classic =
+        SMALL.replace("policy = \"mglru\"", "policy = \"classic\"") + "[mglru]\nmin_ttl = \"1s\"\n";
+    let e = parse_scenario(&classic, "p.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mglru") && e.contains("classic"), "{e}");
+    let unknown = SMALL.to_string() + "[mglru]\nmin_tll = \"1s\"\n";
+    let e = parse_scenario(&unknown, "p.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("min_tll"), "{e}");
+    let ok = SMALL.to_string() + "[mglru]\nmin_ttl = \"1s\"\nwalk_mmu = false\n";
+    let sc = parse_scenario(&ok, "p.toml", &[]).expect("valid [mglru]");
+    let cfg = sc.mglru.unwrap();
+    assert_eq!((cfg.min_ttl_ms, cfg.walk_mmu), (1000, false));
+}
+
+#[test]
+fn the_cli_rejects_a_bad_policy_with_status_2() {
+    let bin = env!("CARGO_BIN_EXE_mmsim");
+    let out = std::process::Command::new(bin)
+        .args(["run", "stream-read", "--policy", "lru2q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--policy") && err.contains("mglru"), "{err}");
+    // stream-read pins kernel 4.2: MGLRU needs 6.1.
+    let out = std::process::Command::new(bin)
+        .args(["run", "stream-read", "--policy", "mglru"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("6.1"), "{err}");
+}
+
+fn random_scenario(
+    policy: &str,
+    anon_mib: u64,
+    file_mib: u64,
+    passes: u32,
+    fd_passes: u32,
+) -> String {
+    format!(
+        r#"
+name = "mglru-prop"
+kernel = "6.18"
+policy = "{policy}"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "32MiB"
+[swap]
+size = "64MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+[[files]]
+path = "/data/f"
+size = "{file_mib}MiB"
+[[tasks]]
+name = "anon"
+cpu = 0
+program = "anon"
+size = "{anon_mib}MiB"
+passes = {passes}
+[[tasks]]
+name = "reader"
+cpu = 1
+program = "read"
+path = "/data/f"
+block_size = "64KiB"
+passes = {fd_passes}
+"#
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    /// Random anon and file pressure under both policies, the invariant checker after
+    /// every step (MGLRU's generation bookkeeping included).
+    #[test]
+    fn random_workloads_keep_every_invariant_under_both_policies(
+        anon in 4u64..24, file in 8u64..48, passes in 1u32..4, fd_passes in 1u32..3,
+        mglru in any::<bool>(),
+    ) {
+        let policy = if mglru { "mglru" } else { "classic" };
+        let text = random_scenario(policy, anon, file, passes, fd_passes);
+        let sc = parse_scenario(&text, "prop.toml", &[]).expect("parses");
+        let r = run_sc(&sc, KernelEra::V6_18.features("patched").unwrap(), true, 3_000_000);
+        prop_assert!(r.end == RunEnd::Completed || r.end == RunEnd::StepLimit, "{:?}", r.end);
+        prop_assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    }
+}
+
+#[test]
+fn check_all_catches_a_corrupted_generation_count() {
+    let mut m = unit();
+    let ino = open(&mut m, "/mnt/f");
+    cached(&mut m, ino, 0);
+    assert!(check_all(&m.sim).is_ok());
+    m.sim.lruvecs[0].lrugen.nr_pages[0][1] += 1;
+    let e = check_all(&m.sim).unwrap_err();
+    assert!(e.contains("nr_pages"), "{e}");
+}

@@ -222,8 +222,8 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
 pub struct Pending {
     /// Request sequence number.
     pub seq: u64,
-    /// Descriptor of its file.
-    pub fd: u32,
+    /// Its file (index into `Layout::files`).
+    pub file: usize,
     /// First page.
     pub first_page: u64,
     /// Pages.
@@ -337,12 +337,15 @@ pub struct Replay {
     cur_resident: Vec<bool>,
     /// Requests read from the trace so far.
     read_count: u64,
+    /// Close this file after the request in flight (object files read with pread).
+    close_after: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Await {
     Open(usize),
     Map(usize),
+    Close,
 }
 
 /// A request placed on a file.
@@ -408,6 +411,7 @@ impl Replay {
             cur_observed: false,
             cur_resident: Vec::new(),
             read_count: 0,
+            close_after: None,
         }
     }
 
@@ -475,26 +479,22 @@ impl Replay {
     /// Publish `self.next` for the observer (when its file is open).
     fn publish_next(&mut self) {
         let mut s = self.shared.borrow_mut();
-        s.pending = self.next.and_then(|(_, p)| {
-            self.open[p.file].fd.map(|fd| Pending {
-                seq: self.seq + 1,
-                fd,
-                first_page: p.first_page,
-                pages: p.pages,
-            })
+        s.pending = self.next.map(|(_, p)| Pending {
+            seq: self.seq + 1,
+            file: p.file,
+            first_page: p.first_page,
+            pages: p.pages,
         });
     }
 
     /// Publish the current (not yet issued) request for the observer.
     fn publish_cur(&mut self) {
         let mut s = self.shared.borrow_mut();
-        s.pending = self.cur.and_then(|(_, p)| {
-            self.open[p.file].fd.map(|fd| Pending {
-                seq: self.seq + 1,
-                fd,
-                first_page: p.first_page,
-                pages: p.pages,
-            })
+        s.pending = self.cur.map(|(_, p)| Pending {
+            seq: self.seq + 1,
+            file: p.file,
+            first_page: p.first_page,
+            pages: p.pages,
         });
     }
 
@@ -596,7 +596,7 @@ impl Replay {
                     return self.fail(format!("mmap {}: {other:?}", self.spec.layout.files[f].0))
                 }
             },
-            None => {}
+            Some(Await::Close) | None => {}
         }
         let upfront = self.kind == TraceKind::Block || self.spec.object_map == ObjectMap::Range;
         if upfront && self.setup_file < self.open.len() {
@@ -633,14 +633,12 @@ impl Replay {
         // The result of an open or mmap of an object's file.
         match self.awaiting.take() {
             Some(Await::Open(f)) => match last {
-                OpResult::Fd(fd) => {
-                    self.open[f].fd = Some(*fd);
-                    self.publish_cur();
-                }
+                OpResult::Fd(fd) => self.open[f].fd = Some(*fd),
                 other => {
                     return self.fail(format!("open {}: {other:?}", self.spec.layout.files[f].0))
                 }
             },
+            Some(Await::Close) => {}
             Some(Await::Map(f)) => match last {
                 OpResult::Addr(a) => self.open[f].addr = Some(*a),
                 other => {
@@ -656,6 +654,11 @@ impl Replay {
                     }
                     let (r, p) = self.cur.take().expect("a request in flight");
                     self.account(r, p);
+                    if let Some(f) = self.close_after.take() {
+                        let fd = self.open[f].fd.take().expect("open");
+                        self.awaiting = Some(Await::Close);
+                        return Op::Close { fd };
+                    }
                 }
             }
         }
@@ -726,6 +729,13 @@ impl Replay {
                 write: r.write,
             }
         } else {
+            if p.obj.is_some() && self.open[p.file].addr.is_none() {
+                // An object file is opened, read and closed per request, as a server
+                // does: a new struct file each time, so a re-read of the same page is
+                // marked accessed (a re-read through one open file at the same position
+                // is not: do_generic_file_read's prev_pos rule).
+                self.close_after = Some(p.file);
+            }
             Op::Pread {
                 fd,
                 len: p.len,
@@ -757,6 +767,8 @@ pub struct ReplayDriver {
     /// The largest page cache seen (nr_file_pages), pages.
     pub cache_pages_max: u64,
     specs: Vec<ReplaySpec>,
+    /// Per task, the inode of each of its files (resolved once, at attach).
+    inos: Vec<Vec<Option<u32>>>,
 }
 
 /// Forget the shared cells of programs built on this thread (before `Sim::new`).
@@ -788,7 +800,21 @@ impl ReplayDriver {
             probe.borrow_mut().attached = true;
             tasks.push((tid, probe.clone()));
         }
+        let inos = replay_tasks
+            .iter()
+            .map(|(_, spec)| {
+                spec.layout
+                    .files
+                    .iter()
+                    .map(|(path, _)| {
+                        let fs = sim.resolve_fs(path)?;
+                        sim.fss[fs].names.get(path).copied()
+                    })
+                    .collect()
+            })
+            .collect();
         Some(ReplayDriver {
+            inos,
             tasks,
             host_start: std::time::Instant::now(),
             cache_pages_max: 0,
@@ -804,7 +830,7 @@ impl ReplayDriver {
             .get(crate::mm::vmstat::VmItem::NrFilePages)
             .max(0) as u64;
         self.cache_pages_max = self.cache_pages_max.max(file_pages);
-        for (tid, probe) in &self.tasks {
+        for (k, (tid, probe)) in self.tasks.iter().enumerate() {
             let t = &sim.tasks[*tid];
             if t.state != crate::sched::TaskState::Runnable || t.cur_op.is_some() {
                 continue;
@@ -814,10 +840,12 @@ impl ReplayDriver {
             let Some(p) = s.pending else {
                 continue;
             };
-            let Some(Some(of)) = t.fds.get(p.fd as usize) else {
-                continue;
-            };
-            let Some(Some(inode)) = sim.inodes.get(of.ino as usize) else {
+            let Some(Some(inode)) = self.inos[k]
+                .get(p.file)
+                .copied()
+                .flatten()
+                .and_then(|ino| sim.inodes.get(ino as usize))
+            else {
                 continue;
             };
             let tree = &inode.mapping.tree;

@@ -1,0 +1,327 @@
+//! Trace replay: miss ratios on traces whose answer is known by construction, and bad
+//! traces through the CLI (one clear error naming file and record, exit status 2, no panic).
+//!
+//! "Readahead off": every trace here is an object trace of one-page objects, each object
+//! its own file of one page, so neither readahead nor read-around can bring in a page the
+//! trace did not ask for (they stop at the end of the file). The misses are then exactly
+//! the pages not in the page cache when asked for.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use mmsim::run::{run_scenario, RunOptions, RunReport};
+use mmsim::scenario::parse_scenario;
+use mmsim::trace::oracle;
+
+fn dir() -> PathBuf {
+    let d =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("replay-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn txt(ids: impl Iterator<Item = u64>) -> Vec<u8> {
+    let mut s = String::new();
+    for i in ids {
+        s += &format!("{i}\n");
+    }
+    s.into_bytes()
+}
+
+/// Replay `trace` on a 16 MiB machine (4096 pages) with `extra` task keys.
+fn replay(trace: &PathBuf, ram: &str, extra: &str) -> RunReport {
+    let text = format!(
+        "name = \"t\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"{ram}\"\n\
+         [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\n\
+         [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\n{extra}\n",
+        trace.display().to_string()
+    );
+    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
+    let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {}).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty());
+    r
+}
+
+fn task(r: &RunReport) -> &mmsim::workload::replay::ReplayTaskReport {
+    &r.replay.as_ref().expect("replay section").tasks[0]
+}
+
+#[test]
+fn every_request_is_observed_and_a_small_loop_hits_after_its_first_pass() {
+    // 300 objects, 10 passes, all fit: 300 compulsory misses of 3000.
+    let p = write("loop.txt", &txt((0..3000).map(|i| i % 300)));
+    let r = replay(&p, "16MiB", "");
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 3000);
+    assert_eq!(t.counters.page_misses, 300);
+    assert_eq!(t.page_miss_ratio, 0.1);
+    assert_eq!(t.request_miss_ratio, 0.1);
+    assert_eq!(t.readahead_pages, 0);
+    assert_eq!(r.replay.as_ref().unwrap().io_pages_read, 300);
+}
+
+#[test]
+fn cyclic_scan_over_more_pages_than_ram_misses_every_time() {
+    // 6000 one-page objects on 4096 pages of RAM, 3 passes: by construction (the page
+    // asked for is always the one used longest ago, and no refault distance fits in
+    // memory) every request misses: the first pass is compulsory, the others are not.
+    let n = 6000;
+    let p = write("cyclic.txt", &txt((0..3 * n).map(|i| i % n)));
+    let r = replay(&p, "16MiB", "");
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 3 * n);
+    assert_eq!(
+        t.counters.page_misses,
+        3 * n,
+        "after warm-up every request misses"
+    );
+    assert_eq!(t.page_miss_ratio, 1.0);
+    // The windows after the first pass all miss.
+    assert!(t.counters.windows.iter().all(|w| w.1 == 1.0));
+}
+
+#[test]
+fn hot_set_smaller_than_ram_survives_a_one_time_scan() {
+    // 200 hot objects, each asked for 50 times, interleaved with a scan of 10000
+    // objects asked for once each (2.4× RAM). Hand-derived: the scan misses 10000 times,
+    // the hot set only on its first 200 requests; 10200 misses of 20000 requests.
+    let hot = 200u64;
+    let scan = 10_000u64;
+    let ids = (0..scan).flat_map(|i| [1_000_000 + i, i % hot]);
+    let p = write("hot.txt", &txt(ids));
+    let r = replay(&p, "16MiB", "");
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 2 * scan);
+    assert_eq!(t.counters.page_misses, scan + hot);
+    assert_eq!(t.page_miss_ratio, (scan + hot) as f64 / (2 * scan) as f64);
+    // The hot pages were promoted to the active list on their second access.
+    assert!(r.replay.as_ref().unwrap().activations >= hot);
+}
+
+#[test]
+fn oracle_general_with_sizes_and_the_range_layout() {
+    // Objects of 1 and 3 pages, each twice; the range layout puts them in one file.
+    let mut t = Vec::new();
+    for (i, (id, size)) in [(1u64, 4096u32), (2, 3 * 4096), (1, 4096), (2, 3 * 4096)]
+        .iter()
+        .enumerate()
+    {
+        t.extend_from_slice(&oracle::encode(i as u32, *id, *size, -1));
+    }
+    let p = write("obj.oracleGeneral.bin", &t);
+    for map in ["file", "range"] {
+        let r = replay(&p, "16MiB", &format!("object_map = \"{map}\""));
+        let t = task(&r);
+        assert_eq!(t.counters.pages, 8, "{map}");
+        assert_eq!(t.counters.requests, 4);
+        // One file per object: each object misses once. One range per object: the read
+        // of object 1 at offset 0 starts a readahead window that brings object 2 in too.
+        let want = if map == "file" { 0.5 } else { 0.25 };
+        assert_eq!(t.request_miss_ratio, want, "{map}");
+        assert_eq!(t.files, if map == "file" { 2 } else { 1 });
+    }
+}
+
+#[test]
+fn block_trace_sequential_reads_are_read_ahead() {
+    // An MSR trace reading 2 MiB sequentially in 4 KiB requests: after the first few,
+    // readahead has the pages in before they are asked for.
+    let mut s = String::new();
+    for i in 0..512u64 {
+        s += &format!(
+            "{},hm,0,Read,{},4096,10\n",
+            128166372003061629u64 + i * 1000,
+            i * 4096
+        );
+    }
+    let p = write("seq_msr.csv", s.as_bytes());
+    let r = replay(&p, "16MiB", "format = \"msr\"");
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 512);
+    assert!(
+        t.page_miss_ratio < 0.05,
+        "readahead hides the misses: {}",
+        t.page_miss_ratio
+    );
+    assert!(
+        t.counters.readahead_used > 400,
+        "{}",
+        t.counters.readahead_used
+    );
+    // Through mappings too (read-around).
+    let r = replay(&p, "16MiB", "format = \"msr\"\nmmap = true");
+    assert!(task(&r).page_miss_ratio < 0.2);
+    // Paced by the timestamps: 512 requests 100 us apart take at least 51 ms.
+    let r = replay(&p, "16MiB", "format = \"msr\"\npace = true");
+    assert!(
+        task(&r).elapsed_ns >= 511 * 100_000,
+        "{}",
+        task(&r).elapsed_ns
+    );
+}
+
+#[test]
+fn writes_go_through_the_page_cache_and_are_written_back() {
+    let mut s = String::new();
+    for i in 0..64u64 {
+        s += &format!("{},hm,0,Write,{},4096,10\n", i, i * 4096);
+    }
+    for i in 0..64u64 {
+        s += &format!("{},hm,0,Read,{},4096,10\n", 100 + i, i * 4096);
+    }
+    let p = write("w_msr.csv", s.as_bytes());
+    let r = replay(&p, "16MiB", "format = \"msr\"");
+    let t = task(&r);
+    assert_eq!(t.counters.writes, 64);
+    // The reads hit the written pages.
+    assert!(t.counters.page_misses <= 64, "{}", t.counters.page_misses);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let p = write("det.txt", &txt((0..5000).map(|i| (i * 7919) % 5000)));
+    let a = replay(&p, "16MiB", "");
+    let b = replay(&p, "16MiB", "");
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(task(&a).counters.page_misses, task(&b).counters.page_misses);
+}
+
+// ---- the CLI -------------------------------------------------------------------------
+
+fn mmsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .args(args)
+        .output()
+        .expect("mmsim runs")
+}
+
+fn assert_usage_error(o: &Output, file: &str, record: Option<u64>, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains(file), "names the file: {err}");
+    if let Some(r) = record {
+        assert!(
+            err.contains(&format!("record {r}")),
+            "names record {r}: {err}"
+        );
+    }
+    assert!(err.contains(what), "says {what}: {err}");
+}
+
+#[test]
+fn cli_replays_and_writes_json() {
+    let p = write("cli.txt", &txt((0..2000).map(|i| i % 100)));
+    let json = dir().join("cli.json");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--ram",
+        "16MiB",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("page miss ratio    0.0500"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["replay"]["tasks"][0]["page_misses"], 100);
+    // A miss-ratio curve: two sizes at once.
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--ram",
+        "16MiB,32MiB",
+        "--jobs",
+        "2",
+    ]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("miss-ratio curve"));
+    // compare reads replay documents.
+    let json2 = dir().join("cli2.json");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--ram",
+        "16MiB",
+        "--preset",
+        "vanilla",
+        "--json",
+        json2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let o = mmsim(&["compare", json.to_str().unwrap(), json2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn cli_bad_traces_are_clear_errors() {
+    // Truncated oracleGeneral record.
+    let mut t = oracle::encode(1, 1, 4096, -1).to_vec();
+    t.extend_from_slice(&oracle::encode(2, 2, 4096, -1)[..20]);
+    let p = write("trunc.oracleGeneral.bin", &t);
+    assert_usage_error(
+        &mmsim(&["replay", p.to_str().unwrap()]),
+        "trunc.oracleGeneral.bin",
+        Some(2),
+        "truncated",
+    );
+    // A bad header.
+    let p = write("hdr.csv", b"id;size\n1;4096\n");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--format",
+        "csv:obj-id-col=1,obj-size-col=2,has-header=true",
+    ]);
+    assert_usage_error(&o, "hdr.csv", Some(1), "bad header");
+    // A wrong column count.
+    let p = write("cols.csv", b"1,4096\n2\n");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--format",
+        "csv:obj-id-col=1,obj-size-col=2",
+    ]);
+    assert_usage_error(&o, "cols.csv", Some(2), "wrong column count");
+    // A corrupt zstd stream.
+    let mut z = zstd::stream::encode_all(&txt(0..10000)[..], 3).unwrap();
+    let n = z.len();
+    for b in &mut z[8..n - 4] {
+        *b = b.wrapping_mul(31).wrapping_add(7);
+    }
+    let p = write("bad.txt.zst", &z);
+    let o = mmsim(&["replay", p.to_str().unwrap()]);
+    assert_usage_error(&o, "bad.txt.zst", None, "zstd");
+    // A vscsi file that is not one.
+    let p = write("junk.vscsi", &[7u8; 100]);
+    assert_usage_error(
+        &mmsim(&["replay", p.to_str().unwrap()]),
+        "junk.vscsi",
+        Some(1),
+        "not a vscsi trace",
+    );
+    // An unknown format, a missing file.
+    let p = write("x.bin", b"1\n");
+    assert_usage_error(
+        &mmsim(&["replay", p.to_str().unwrap()]),
+        "x.bin",
+        None,
+        "format",
+    );
+    assert_usage_error(
+        &mmsim(&["replay", "/nonexistent/t.txt"]),
+        "/nonexistent/t.txt",
+        None,
+        "cannot open",
+    );
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Replay one trace under libCacheSim's textbook policies (LRU, 2Q, ARC, SIEVE, S3-FIFO)
+and under mmsim's Linux page cache, at the same cache size in pages, and print the miss
+ratios and the throughput side by side (measured in this run). docs/replay.md.
+
+    scripts/libcachesim_compare.py TRACE [--format oracleGeneral] [--ram 64MiB]
+                                         [--cache-pages N] [--mmsim PATH] [--limit N]
+
+The script creates its own virtual environment (scripts/.venv-libcachesim, or --venv)
+and pip-installs `libcachesim` from PyPI into it on first use. mmsim runs first at --ram;
+libCacheSim's cache is then the largest page cache mmsim had (nr_file_pages), unless
+--cache-pages is given, so both hold the same number of pages. Objects are pages: give
+one-page objects (the generator scripts/gen_trace.py writes such traces).
+"""
+import argparse, json, os, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def ensure_venv(venv):
+    py = os.path.join(venv, "bin", "python")
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
+        return
+    if not os.path.exists(py):
+        print(f"creating {venv} and installing libcachesim (once)", file=sys.stderr)
+        subprocess.check_call([sys.executable, "-m", "venv", venv])
+        subprocess.check_call([py, "-m", "pip", "install", "-q", "libcachesim"])
+    os.execv(py, [py] + sys.argv)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace")
+    ap.add_argument("--format", default="oracleGeneral",
+                    help="oracleGeneral, vscsi, txt or csv (csv: libCacheSim defaults)")
+    ap.add_argument("--ram", default="64MiB", help="mmsim's RAM")
+    ap.add_argument("--cache-pages", type=int, help="cache size in pages (default: mmsim's page cache)")
+    ap.add_argument("--mmsim", default=os.path.join(ROOT, "target", "release", "mmsim"))
+    ap.add_argument("--venv", default=os.path.join(HERE, ".venv-libcachesim"))
+    ap.add_argument("--limit", type=int, help="replay at most N requests")
+    ap.add_argument("--mmsim-args", default="", help="extra mmsim replay arguments (quoted)")
+    a = ap.parse_args()
+    ensure_venv(a.venv)
+    import libcachesim as lcs
+
+    if not os.path.exists(a.mmsim):
+        subprocess.check_call(["cargo", "build", "--release", "-q"], cwd=ROOT)
+
+    rows = []
+    # mmsim: the Linux page cache.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--ram", a.ram, "--json", out]
+        if a.limit:
+            cmd += ["--limit", str(a.limit)]
+        cmd += a.mmsim_args.split()
+        t0 = time.time()
+        subprocess.check_call(cmd, stdout=subprocess.DEVNULL)
+        wall = time.time() - t0
+        r = json.load(open(out))
+    rp = r["replay"]
+    t = rp["tasks"][0]
+    pages = a.cache_pages or rp["cache_pages_max"]
+    n = t["requests"]
+    rows.append((f"mmsim {r['kernel']} (Linux page cache)", t["request_miss_ratio"], t["byte_miss_ratio"],
+                 n / rp["host_seconds"], n / wall))
+
+    types = {
+        "oraclegeneral": lcs.TraceType.ORACLE_GENERAL_TRACE,
+        "vscsi": lcs.TraceType.VSCSI_TRACE,
+        "txt": lcs.TraceType.PLAIN_TXT_TRACE,
+        "csv": lcs.TraceType.CSV_TRACE,
+    }
+    tt = types[a.format.split(":")[0].lower()]
+    policies = [("LRU", lcs.LRU), ("2Q", lcs.TwoQ), ("ARC", lcs.ARC), ("SIEVE", lcs.Sieve),
+                ("S3-FIFO", lcs.S3FIFO)]
+    for name, cls in policies:
+        reader = lcs.TraceReader(trace=a.trace, trace_type=tt)
+        cache = cls(cache_size=pages * 4096)
+        t0 = time.time()
+        obj_mr, byte_mr = cache.process_trace(reader, max_req=a.limit or -1)
+        dt = time.time() - t0
+        rows.append((f"libCacheSim {name}", obj_mr, byte_mr, n / dt, n / dt))
+
+    lru_rate = rows[1][3]
+    print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), mmsim RAM {a.ram}")
+    print(f"{'policy':34} {'miss ratio':>10} {'byte miss':>10} {'req/s':>12} {'vs LRU':>7}")
+    for name, mr, bmr, rate, _ in rows:
+        print(f"{name:34} {mr:10.4f} {bmr:10.4f} {rate:12.0f} {rate / lru_rate:6.2f}x")
+    print("(mmsim req/s: the replay's own host time, without loading the trace; "
+          f"with process start and the first pass: {rows[0][4]:.0f}/s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -35,7 +35,7 @@ fn txt(ids: impl Iterator<Item = u64>) -> Vec<u8> {
 }
 
 /// Replay `trace` on a 16 MiB machine (4096 pages) with `extra` task keys.
-fn replay(trace: &PathBuf, ram: &str, extra: &str) -> RunReport {
+fn replay(trace: &std::path::Path, ram: &str, extra: &str) -> RunReport {
     let text = format!(
         "name = \"t\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"{ram}\"\n\
          [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\n\

@@ -594,6 +594,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "a 128 MiB cgroup streams 1 GiB beside a hot-file cgroup (limit reclaim stays inside), kernel 6.18",
         include_str!("../scenarios/memcg-stream.toml"),
     ),
+    (
+        "mglru-anon-stream",
+        "a mapped anon working set (RAM/2) re-touched while a 4xRAM file streams through a mapping, kernel 6.18, MGLRU (page-table-walk aging)",
+        include_str!("../scenarios/mglru-anon-stream.toml"),
+    ),
 ];
 
 /// The built-in scenarios: (name, one-line description, TOML text).

@@ -23,6 +23,8 @@
 //!   RAM/16 and RAM (or `"max"`), sometimes memory.high, memory.low and memory.min below
 //!   the max, and with swap sometimes swap_max; each task then runs in a random one of
 //!   them or in the root. The limits always pass the scenario's validation.
+//! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
+//!   it (6.1 and later).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -383,6 +385,12 @@ pub fn generate(seed: u64) -> SwarmCase {
             }
         }
     }
+    // The reclaim policy, drawn last so a case that keeps the classic policy is the case of
+    // the same seed before MGLRU existed: MGLRU in half of the cases of eras that have it.
+    if era >= crate::mm::policy::ReclaimPolicy::Mglru.ops().since && rng.gen_bool(0.5) {
+        t.insert_str(kernel_at, "policy = \"mglru\"\n");
+        sum.push_str("; policy mglru");
+    }
     t.push_str(&files);
     t.push_str(&tasks);
     let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
@@ -527,7 +535,7 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
         io_errors: 0,
         replay: opts.replay_command(seed),
     };
-    let sc = match parse_scenario(&case.toml, &format!("swarm:{seed}"), &[]) {
+    let mut sc = match parse_scenario(&case.toml, &format!("swarm:{seed}"), &[]) {
         Ok(sc) => sc,
         Err(e) => {
             res.verdict = Verdict::Fail(format!("generated scenario rejected: {e}"));
@@ -543,6 +551,12 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
     };
     if let Some(k) = opts.kernel {
         let _ = write!(res.summary, " (--kernel {k})");
+        if sc.policy.is_some_and(|p| k < p.ops().since) {
+            // --kernel older than the drawn policy: the case runs the classic policy.
+            sc.policy = None;
+            sc.mglru = None;
+            res.summary.push_str(" (classic policy: the era has no MGLRU)");
+        }
     }
     let mut checks = 0u64;
     let mut steps = 0u64;

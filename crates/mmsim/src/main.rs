@@ -78,6 +78,9 @@ enum Cmd {
         /// Write every run's JSON, the plots and summary.md into DIR.
         #[arg(long, value_name = "DIR")]
         out: Option<std::path::PathBuf>,
+        /// With --out DIR: also write DIR/index.html, the whole study as one page.
+        #[arg(long, requires = "out")]
+        html: bool,
         /// Print a machine-readable summary (JSON) instead of the tables.
         #[arg(long)]
         json: bool,
@@ -107,7 +110,29 @@ enum Cmd {
         /// Also write SVG and PNG plots (time series, sample CDFs) into DIR.
         #[arg(long, value_name = "DIR")]
         plot: Option<std::path::PathBuf>,
+        /// Also write the comparison as one self-contained HTML page (docs/html-report.md).
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<std::path::PathBuf>,
     },
+    /// Write run documents (files, or directories searched for *.json) as one
+    /// self-contained HTML page: runs grouped by directory and scenario, each group compared.
+    Report {
+        /// Run documents (`run --json`) or directories holding them (e.g. `reproduce --out`).
+        #[arg(required = true)]
+        inputs: Vec<String>,
+        /// The page to write.
+        #[arg(long, value_name = "OUT.html", required = true)]
+        html: std::path::PathBuf,
+    },
+}
+
+/// The command line as typed, for the HTML pages (`mmsim` and its arguments, quoted).
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .map(|a| mmsim::report::html::shell_word(&a))
+        .collect();
+    format!("mmsim {}", args.join(" "))
 }
 
 /// A user error: printed as `mmsim: error: …`, exit status 2.
@@ -377,6 +402,7 @@ fn cmd_compare(
     names: Option<&str>,
     force: bool,
     plot: Option<&std::path::Path>,
+    html: Option<&std::path::Path>,
 ) -> Result<ExitCode, UsageError> {
     use mmsim::report::{load, plot as plots, tables};
     let docs = load::load_runs(files, force).map_err(|e| UsageError(e.to_string()))?;
@@ -407,9 +433,39 @@ fn cmd_compare(
             dir.display()
         );
     }
+    if let Some(path) = html {
+        let page = mmsim::report::html::compare_page(&[(docs, names)], &command_line());
+        mmsim::report::html::write_page(path, &page)
+            .map_err(|e| UsageError(format!("--html {e}")))?;
+        let _ = writeln!(stdout, "\nhtml: {}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_report(inputs: &[String], html: &std::path::Path) -> Result<ExitCode, UsageError> {
+    use mmsim::report::{html as page, tables};
+    let docs = page::collect_runs(inputs).map_err(UsageError)?;
+    let groups: Vec<_> = page::group_runs(docs)
+        .into_iter()
+        .map(|g| {
+            let names = tables::default_names(&g);
+            (g, names)
+        })
+        .collect();
+    let text = page::compare_page(&groups, &command_line());
+    page::write_page(html, &text).map_err(|e| UsageError(format!("--html {e}")))?;
+    let runs: usize = groups.iter().map(|(g, _)| g.len()).sum();
+    println!(
+        "html: {} ({} runs in {} comparisons, {} bytes)",
+        html.display(),
+        runs,
+        groups.len(),
+        text.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn cmd_reproduce(
     change: &str,
     scale: &str,
@@ -418,8 +474,10 @@ fn cmd_reproduce(
     jobs: usize,
     kernel: Option<&str>,
     policy: Option<&str>,
+    html: bool,
 ) -> Result<ExitCode, UsageError> {
     use mmsim::report::reproduce::{reproduce, ReproduceOptions, Scale};
+    let html_dir = out.clone().filter(|_| html);
     let scale = Scale::parse(scale)
         .ok_or_else(|| UsageError(format!("--scale: `{scale}` (known: small, full)")))?;
     let opts = ReproduceOptions {
@@ -437,6 +495,16 @@ fn cmd_reproduce(
         let _ = writeln!(stdout);
     } else {
         let _ = stdout.write_all(summary.render().as_bytes());
+    }
+    if let Some(dir) = html_dir {
+        let path = dir.join("index.html");
+        let page = mmsim::report::html::reproduce_page(&summary, &dir, &command_line())
+            .map_err(UsageError)?;
+        mmsim::report::html::write_page(&path, &page)
+            .map_err(|e| UsageError(format!("--html {e}")))?;
+        if !json {
+            let _ = writeln!(stdout, "\nhtml: {} ({} bytes)", path.display(), page.len());
+        }
     }
     Ok(if summary.all_required_passed() {
         ExitCode::SUCCESS
@@ -496,6 +564,7 @@ fn main() -> ExitCode {
             jobs,
             kernel,
             policy,
+            html,
         } => cmd_reproduce(
             &change,
             &scale,
@@ -504,13 +573,22 @@ fn main() -> ExitCode {
             jobs,
             kernel.as_deref(),
             policy.as_deref(),
+            html,
         ),
         Cmd::Compare {
             files,
             names,
             force,
             plot,
-        } => cmd_compare(&files, names.as_deref(), force, plot.as_deref()),
+            html,
+        } => cmd_compare(
+            &files,
+            names.as_deref(),
+            force,
+            plot.as_deref(),
+            html.as_deref(),
+        ),
+        Cmd::Report { inputs, html } => cmd_report(&inputs, &html),
     };
     match r {
         Ok(c) => c,

@@ -84,6 +84,18 @@ impl CompareRow {
             pct_change(base, new, self.effective_direction())
         }
     }
+
+    /// The published change of the new value against the published base (positive is
+    /// better; for a [`neutral`](CompareRow::neutral) row, positive is larger); `None`
+    /// without a published pair or when the base is 0.
+    pub fn published_pct(&self) -> Option<f64> {
+        let (b, n) = self.published?;
+        if self.neutral {
+            pct_change(b, n, Direction::HigherIsBetter)
+        } else {
+            pct_change(b, n, self.effective_direction())
+        }
+    }
 }
 
 /// A compare table: title, column headers and rows.
@@ -181,14 +193,13 @@ impl CompareTable {
         table
     }
 
-    /// Renders the table as plain text: `Stat Name  base (  0.00%)  new ( x.xx%) ...`,
-    /// numbers right-aligned with 2 decimals, then the published pair if enabled.
-    pub fn render(&self) -> String {
+    /// The formatted cells of every row, as [`CompareTable::render`] prints them: per row,
+    /// one `(value, percentage)` pair per column of ours, then the published pair when
+    /// [`CompareTable::published_columns`] is set. The HTML report shows the same strings.
+    pub fn cells(&self) -> Vec<Vec<(String, String)>> {
         let ncols = self.columns.len();
         let show_pub = self.published_columns.is_some();
-        // Cells per row: (value, pct) strings; ours first, then the published pair.
-        let cells: Vec<Vec<(String, String)>> = self
-            .rows
+        self.rows
             .iter()
             .map(|r| {
                 let mut c: Vec<_> = (0..ncols)
@@ -208,12 +219,7 @@ impl CompareTable {
                         Some((b, n)) => (Some(b), Some(n)),
                         None => (None, None),
                     };
-                    let d = if r.neutral {
-                        Direction::HigherIsBetter
-                    } else {
-                        r.effective_direction()
-                    };
-                    let pn = b.zip(n).and_then(|(b, n)| pct_change(b, n, d));
+                    let pn = r.published_pct();
                     let pn = if r.neutral {
                         fmt_change(pn)
                     } else {
@@ -224,7 +230,15 @@ impl CompareTable {
                 }
                 c
             })
-            .collect();
+            .collect()
+    }
+
+    /// Renders the table as plain text: `Stat Name  base (  0.00%)  new ( x.xx%) ...`,
+    /// numbers right-aligned with 2 decimals, then the published pair if enabled.
+    pub fn render(&self) -> String {
+        let ncols = self.columns.len();
+        // Cells per row: (value, pct) strings; ours first, then the published pair.
+        let cells = self.cells();
         let mut headers: Vec<&str> = self.columns.iter().map(String::as_str).collect();
         if let Some((b, n)) = &self.published_columns {
             headers.extend([b.as_str(), n.as_str()]);

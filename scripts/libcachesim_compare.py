@@ -48,23 +48,29 @@ def main():
         subprocess.check_call(["cargo", "build", "--release", "-q"], cwd=ROOT)
 
     rows = []
-    # mmsim: the Linux page cache.
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "r.json")
-        cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--ram", a.ram, "--json", out]
-        if a.limit:
-            cmd += ["--limit", str(a.limit)]
-        cmd += a.mmsim_args.split()
-        t0 = time.time()
-        subprocess.check_call(cmd, stdout=subprocess.DEVNULL)
-        wall = time.time() - t0
-        r = json.load(open(out))
-    rp = r["replay"]
-    t = rp["tasks"][0]
-    pages = a.cache_pages or rp["cache_pages_max"]
-    n = t["requests"]
-    rows.append((f"mmsim {r['kernel']} (Linux page cache)", t["request_miss_ratio"], t["byte_miss_ratio"],
-                 n / rp["host_seconds"], n / wall))
+    # mmsim: the Linux page cache, classic two-list LRU and MGLRU.
+    pages = a.cache_pages
+    n = 0
+    for policy in ("classic", "mglru"):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--ram", a.ram, "--json", out,
+                   "--set", f"policy={policy}"]
+            if a.limit:
+                cmd += ["--limit", str(a.limit)]
+            cmd += a.mmsim_args.split()
+            t0 = time.time()
+            if subprocess.call(cmd, stdout=subprocess.DEVNULL) != 0:
+                print(f"mmsim {policy}: failed (skipped)", file=sys.stderr)
+                continue
+            wall = time.time() - t0
+            r = json.load(open(out))
+        rp = r["replay"]
+        t = rp["tasks"][0]
+        pages = pages or rp["cache_pages_max"]
+        n = t["requests"]
+        rows.append((f"mmsim {r['kernel']} {policy}", t["request_miss_ratio"], t["byte_miss_ratio"],
+                     n / rp["host_seconds"], n / wall))
 
     types = {
         "oraclegeneral": lcs.TraceType.ORACLE_GENERAL_TRACE,
@@ -83,7 +89,7 @@ def main():
         dt = time.time() - t0
         rows.append((f"libCacheSim {name}", obj_mr, byte_mr, n / dt, n / dt))
 
-    lru_rate = rows[1][3]
+    lru_rate = next(r[3] for r in rows if r[0] == "libCacheSim LRU")
     print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), mmsim RAM {a.ram}")
     print(f"{'policy':34} {'miss ratio':>10} {'byte miss':>10} {'req/s':>12} {'vs LRU':>7}")
     for name, mr, bmr, rate, _ in rows:

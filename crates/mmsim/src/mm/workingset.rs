@@ -262,7 +262,7 @@ impl Sim {
             return;
         }
         let lv = self.lruvec(memcg, node);
-        let lru_pages: u64 = lv.lists.iter().map(|l| l.len).sum();
+        let lru_pages: u64 = LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum();
         let slab_pages =
             nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE;
         let max_nodes = (lru_pages + slab_pages) >> 3;

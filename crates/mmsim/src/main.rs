@@ -173,6 +173,9 @@ fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io:
     let s = |ns: u64| ns as f64 / 1e9;
     writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
     writeln!(out, "kernel     {era}")?;
+    if r.policy != mmsim::mm::policy::ReclaimPolicy::Classic {
+        writeln!(out, "policy     {}", r.policy)?;
+    }
     let on: Vec<&str> = r
         .features
         .iter()
@@ -198,6 +201,23 @@ fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io:
     )?;
     writeln!(out, "end        {:?}", r.end)?;
     writeln!(out, "elapsed    {:.6} s", s(r.elapsed_ns))?;
+    if !r.lru_gen.is_empty() {
+        // The lru_gen debugfs view, summed over lruvecs.
+        let w = r.lru_gen.iter().fold([0u64; 4], |a, v| {
+            [
+                a[0] + v.mm_walk.leaf_total,
+                a[1] + v.mm_walk.leaf_young,
+                a[2] + v.mm_walk.nonleaf_found,
+                a[3] + v.mm_walk.nonleaf_total,
+            ]
+        });
+        let gens: u64 = r.lru_gen.iter().map(|v| v.max_seq).max().unwrap_or(0);
+        writeln!(
+            out,
+            "lru_gen    max_seq {gens}; aging walks: {} PTEs looked at, {} young cleared, {} of {} PTE tables walked (Bloom filter)",
+            w[0], w[1], w[2], w[3]
+        )?;
+    }
     writeln!(
         out,
         "cpu time   user {:.6} s  system {:.6} s  interrupt {:.6} s  idle {:.6} s",

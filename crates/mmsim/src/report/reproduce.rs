@@ -1424,7 +1424,19 @@ pub fn run_experiment(
             patched,
         });
     }
-    let analysis = (exp.analyse)(opts.scale, &pairs);
+    let mut analysis = (exp.analyse)(opts.scale, &pairs);
+    if exp.change == "exec-protect"
+        && pairs
+            .iter()
+            .any(|p| p.patched.policy == crate::mm::policy::ReclaimPolicy::Mglru)
+    {
+        analysis.notes.push(
+            "policy mglru: exec-protect (seed 001) changes shrink_active_list, which belongs \
+             to the classic policy; MGLRU has no active list to scan, so the switch has no \
+             effect and vanilla and patched differ only where other switches do"
+                .to_string(),
+        );
+    }
     if let Some(dir) = &opts.out {
         write_runs(exp, &pairs, dir)?;
     }

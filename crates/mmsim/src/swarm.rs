@@ -25,6 +25,9 @@
 //!   them or in the root. The limits always pass the scenario's validation.
 //! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
 //!   it (6.1 and later).
+//! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
+//!   `[swap] read_error_rate` (0.01 %, 0.1 % or 1 % per page); the task that faults on a
+//!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -53,6 +56,8 @@ pub struct SwarmOptions {
     pub debug_skip_lru_del_on_free: bool,
     /// The kernel era of every case (`--kernel`); None: each case's drawn era.
     pub kernel: Option<KernelEra>,
+    /// The reclaim policy of every case (`--policy`); None: each case's drawn policy.
+    pub policy: Option<crate::mm::policy::ReclaimPolicy>,
 }
 
 /// Default step limit of a swarm case.
@@ -67,6 +72,7 @@ impl Default for SwarmOptions {
             check_every: DEFAULT_CHECK_EVERY,
             debug_skip_lru_del_on_free: false,
             kernel: None,
+            policy: None,
         }
     }
 }
@@ -86,6 +92,9 @@ impl SwarmOptions {
         }
         if let Some(k) = self.kernel {
             let _ = write!(c, " --kernel {k}");
+        }
+        if let Some(p) = self.policy {
+            let _ = write!(c, " --policy {p}");
         }
         c
     }
@@ -391,6 +400,16 @@ pub fn generate(seed: u64) -> SwarmCase {
         t.insert_str(kernel_at, "policy = \"mglru\"\n");
         sum.push_str("; policy mglru");
     }
+    // Swap-in errors, drawn after everything else (a case without them is the case of the
+    // same seed before they existed): in a quarter of the cases with swap, a failed swap
+    // read SIGBUSes the task that faults on it.
+    if swap_mib.is_some() && rng.gen_bool(0.25) {
+        let r = *pick(&mut rng, &["0.0001", "0.001", "0.01"]);
+        if let Some(at) = t.find("\n[swap]\n") {
+            t.insert_str(at + "\n[swap]\n".len(), &format!("read_error_rate = {r}\n"));
+            let _ = write!(sum, "; swap-in errors {r}");
+        }
+    }
     t.push_str(&files);
     t.push_str(&tasks);
     let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
@@ -555,7 +574,18 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             // --kernel older than the drawn policy: the case runs the classic policy.
             sc.policy = None;
             sc.mglru = None;
-            res.summary.push_str(" (classic policy: the era has no MGLRU)");
+            res.summary
+                .push_str(" (classic policy: the era has no MGLRU)");
+        }
+    }
+    if let Some(p) = opts.policy {
+        let era = opts.kernel.or(sc.kernel).unwrap_or(KernelEra::V6_18);
+        if era >= p.ops().since {
+            sc.policy = Some(p);
+            if p != crate::mm::policy::ReclaimPolicy::Mglru {
+                sc.mglru = None;
+            }
+            let _ = write!(res.summary, " (--policy {p})");
         }
     }
     let mut checks = 0u64;
@@ -716,6 +746,10 @@ pub mod cli {
         /// one each seed draws.
         #[arg(long, value_name = "VERSION")]
         pub kernel: Option<String>,
+        /// Reclaim policy of every case (`classic` or `mglru`) instead of the one each seed
+        /// draws; a case whose era is older than the policy keeps the classic policy.
+        #[arg(long, value_name = "POLICY")]
+        pub policy: Option<String>,
     }
 
     static CTRLC_INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -743,8 +777,16 @@ pub mod cli {
             .as_deref()
             .map(|v| KernelEra::parse(v).map_err(|e| format!("--kernel: {e}")))
             .transpose()?;
+        let policy = a
+            .policy
+            .as_deref()
+            .map(|p| {
+                crate::mm::policy::ReclaimPolicy::parse(p).map_err(|e| format!("--policy: {e}"))
+            })
+            .transpose()?;
         install_ctrlc();
         let opts = SwarmOptions {
+            policy,
             max_steps: a.max_steps,
             check_every: a.check_every.max(1),
             debug_skip_lru_del_on_free: a.debug_skip_lru_del_on_free,

@@ -7,6 +7,8 @@
 //! - `cgroup-<name>-usage.{svg,png}` — memory.current of each memory cgroup but the root
 //!   (MiB) against virtual time, when the runs have `[[cgroups]]`; a nested cgroup's `/`
 //!   becomes `.` (`cgroup-a.b-usage`: dots cannot appear in cgroup names);
+//! - `lru-gen-<run>.{svg,png}` — MGLRU runs: the size of each generation (youngest =
+//!   max_seq), anon and file, against virtual time;
 //! - `samples-<task>-<label>.{svg,png}` — the empirical CDF of each task's timed samples.
 //!
 //! Names are sanitized to `[A-Za-z0-9_.-]`. Rendering needs no system fonts: plotters is
@@ -155,6 +157,43 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             title: format!("cgroup {cg}: memory.current"),
             x_desc: "virtual time (s)".into(),
             y_desc: "memory.current (MiB)".into(),
+            lines,
+            cdf: false,
+        });
+    }
+    // MGLRU: generation sizes over time, one plot per run that has them.
+    for (d, n) in docs.iter().zip(names) {
+        let ranks = d.series.iter().map(|s| s.lru_gen.len()).max().unwrap_or(0);
+        if ranks == 0 {
+            continue;
+        }
+        let mut lines = Vec::new();
+        for rank in 0..ranks {
+            for (t, kind) in [(0, "anon"), (1, "file")] {
+                let pts: Vec<(f64, f64)> = d
+                    .series
+                    .iter()
+                    .map(|s| {
+                        let v = s.lru_gen.get(rank).map_or(0, |g| g[t]);
+                        (s.t_ns as f64 / 1e9, v as f64)
+                    })
+                    .collect();
+                if pts.iter().all(|&(_, v)| v == 0.0) {
+                    continue;
+                }
+                let age = if rank == 0 {
+                    "max_seq".to_string()
+                } else {
+                    format!("max_seq-{rank}")
+                };
+                lines.push((format!("{age} {kind}"), pts));
+            }
+        }
+        out.push(Plot {
+            stem: format!("lru-gen-{}", sanitize(n)),
+            title: format!("{n}: MGLRU generation sizes (youngest = max_seq)"),
+            x_desc: "virtual time (s)".into(),
+            y_desc: "folios (pages)".into(),
             lines,
             cdf: false,
         });

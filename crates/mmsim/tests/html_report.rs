@@ -138,7 +138,7 @@ fn html_report_end_to_end() {
     let runs = dir.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let p = |n: &str| runs.join(n);
-    // Memory cgroups on two kernels (cgroup tables and usage plots), and dd vanilla/patched.
+    // Memory cgroups on two kernels (cgroup tables and usage plots), dd vanilla and patched.
     ok(&[
         "run",
         "memcg-stream",
@@ -171,6 +171,8 @@ fn html_report_end_to_end() {
         "--json",
         s(&p("dd-patched.json")),
     ]);
+    // MGLRU: the generation series.
+    ok(&["run", "mglru-anon-stream", "--json", s(&p("mglru.json"))]);
 
     // compare --html: the same numbers as the text.
     let cmp = dir.join("compare.html");
@@ -196,10 +198,17 @@ fn html_report_end_to_end() {
     // report DIR: one comparison per scenario.
     let rep = dir.join("report.html");
     let out = ok(&["report", s(&runs), "--html", s(&rep)]);
-    assert!(out.contains("4 runs in 2 comparisons"), "{out}");
+    assert!(out.contains("5 runs in 3 comparisons"), "{out}");
     let html = std::fs::read_to_string(&rep).unwrap();
     check_static(&html);
     assert!(html.contains("dd-tmpfs: vanilla vs patched") && html.contains("memcg-stream: "));
+    // Every plot `compare --plot` draws for each group is on the page.
+    let docs = mmsim::report::html::collect_runs(&[s(&runs).to_string()]).unwrap();
+    let want: usize = mmsim::report::html::group_runs(docs)
+        .iter()
+        .map(|g| mmsim::report::plot::plots(g, &mmsim::report::tables::default_names(g)).len())
+        .sum();
+    assert_eq!(html.matches("<figure class=\"plot\"").count(), want);
 
     // reproduce --out DIR --html: DIR/index.html with the summary and the experiment.
     let rdir = dir.join("reproduce");

@@ -566,29 +566,42 @@ fn inputs(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Vec<String
     page.raw(&h);
 }
 
-/// The plots of the runs, grouped: counters over time, cgroup usage, sample CDFs.
+/// The plots of the runs ([`plots`], what `compare --plot` draws), grouped: counters over
+/// time, cgroup usage, MGLRU generations, sample CDFs, then any other.
 fn plot_grid(page: &mut Page, docs: &[RunDoc], names: &[String]) {
     let all = plots(docs, names);
     type Keep = fn(&Plot) -> bool;
-    let groups: [(&str, Keep); 3] = [
+    let groups: [(&str, Keep); 4] = [
         ("Counters over time", |p| p.stem.starts_with("series-")),
         ("Memory cgroups: memory.current over time", |p| {
             p.stem.starts_with("cgroup-")
         }),
+        ("MGLRU generations over time", |p| {
+            p.stem.starts_with("lru-gen-")
+        }),
         ("Sample distributions (empirical CDFs)", |p| p.cdf),
     ];
-    for (title, keep) in groups {
-        let ps: Vec<&Plot> = all.iter().filter(|p| keep(p)).collect();
+    let mut shown = vec![false; all.len()];
+    let mut section = |page: &mut Page, title: &str, keep: &dyn Fn(&Plot) -> bool| {
+        let ps: Vec<usize> = (0..all.len())
+            .filter(|&i| !shown[i] && keep(&all[i]))
+            .collect();
         if ps.is_empty() {
-            continue;
+            return;
         }
         page.h3(title);
         page.raw("<div class=\"grid\">\n");
-        for p in ps {
-            page.plot(p);
+        for i in ps {
+            shown[i] = true;
+            page.plot(&all[i]);
         }
         page.raw("</div>\n");
+    };
+    for (title, keep) in groups {
+        section(page, title, &keep);
     }
+    // Any other plot `compare --plot` draws is shown too.
+    section(page, "Other plots", &|_| true);
 }
 
 /// One comparison (runs of one scenario, the first the baseline): the runs' inputs, the

@@ -1920,6 +1920,8 @@ impl Sim {
 
     /// Generation sizes for the time series: [anon, file] per age rank, youngest first,
     /// summed over lruvecs.
+    // Parallel [gen][type] arrays are indexed together.
+    #[allow(clippy::needless_range_loop)]
     pub fn lru_gen_sample(&self) -> Vec<[i64; 2]> {
         let mut out = vec![[0i64; 2]; MAX_NR_GENS as usize];
         for l in &self.lruvecs {
@@ -1943,6 +1945,8 @@ impl Sim {
     /// on the list its flags name with PG_lru and a generation in the window, per-gen
     /// counts equal to the folios whose flags name the generation, the compatibility
     /// sizes.
+    // Parallel [gen][type] arrays are indexed together.
+    #[allow(clippy::needless_range_loop)]
     pub fn check_lru_gen(&self) -> Result<(), String> {
         let mut counts = vec![[[0i64; 2]; MAX_NR_GENS as usize]; self.lruvecs.len()];
         for (lv, l) in self.lruvecs.iter().enumerate() {

@@ -27,6 +27,9 @@ pub enum ReclaimPolicy {
     Mglru,
 }
 
+/// A policy's invariant checker: the first violation as a message.
+pub type CheckFn = fn(&Sim) -> Result<(), String>;
+
 /// The hooks of one policy (see the module comment). `None` = the classic code path.
 pub struct PolicyOps {
     /// The policy.
@@ -58,7 +61,7 @@ pub struct PolicyOps {
     /// kswapd_age_node before each balance_pgdat pass.
     pub age_node: Option<fn(&mut Sim, usize, &mut ScanControl)>,
     /// The policy's invariant checks.
-    pub check: Option<fn(&Sim) -> Result<(), String>>,
+    pub check: Option<CheckFn>,
 }
 
 /// The classic active/inactive LRU: every hook is the classic code.

@@ -349,6 +349,12 @@ pub struct Sim {
     /// or writeback where the caller could not sleep (task exit, the last mapping's fput);
     /// `evict_orphans` finishes them as IO completes.
     pub orphans: Vec<u32>,
+    /// CPUs in the middle of an engine step, outermost first. A step that waits for IPI
+    /// acknowledgements runs the rest of the machine up to the IPIs' arrival
+    /// ([`Sim::run_others_until`]), which nests the steps of other CPUs inside it.
+    pub stepping: Vec<CpuId>,
+    /// The step limit of the run in progress (nested steps stop at it too).
+    pub step_limit: u64,
 }
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
@@ -488,6 +494,8 @@ impl Sim {
             completing_version: None,
             truncate_stats: Default::default(),
             orphans: Vec::new(),
+            stepping: Vec::new(),
+            step_limit: u64::MAX,
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -726,6 +734,18 @@ impl Sim {
         match w {
             Wait::Until(at) => self.events.push(at, Event::Wake(t as u32)),
             Wait::PageLocked(pfn) | Wait::PageWriteback(pfn) => {
+                let bit = match w {
+                    Wait::PageLocked(_) => pg::LOCKED,
+                    _ => pg::WRITEBACK,
+                };
+                if !self.mem[pfn as usize].test(bit) {
+                    // wait_on_page_bit tests the bit again after queueing itself: it was
+                    // cleared since the step looked (by a step nested in this one while it
+                    // waited for IPI acknowledgements), so the task runs on at once.
+                    let now = self.now();
+                    self.wake_up(t, now);
+                    return;
+                }
                 self.mem[pfn as usize].flags |= pg::WAITERS;
                 self.page_waiters.push((pfn, t));
             }
@@ -790,8 +810,32 @@ impl Sim {
         self.run_with_progress(max_steps, &mut |_| {})
     }
 
+    /// The engine's next action: the earliest pending event (`None`) or the step of the
+    /// runnable CPU with the earliest time (`Some(cpu)`), among the CPUs not in the middle of
+    /// a step; an event wins a tie, CPUs tie by id.
+    fn next_action(&self) -> Option<(Ps, Option<CpuId>)> {
+        let mut best: Option<(Ps, CpuId)> = None;
+        for c in 0..self.cpus.len() {
+            if self.stepping.contains(&c) {
+                continue;
+            }
+            if let Some(t) = self.cpu_next_time(c) {
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, c));
+                }
+            }
+        }
+        match (self.events.peek_time(), best) {
+            (Some(et), Some((ct, _))) if et <= ct => Some((et, None)),
+            (_, Some((ct, c))) => Some((ct, Some(c))),
+            (Some(et), None) => Some((et, None)),
+            (None, None) => None,
+        }
+    }
+
     /// `run`, calling `progress` with the virtual time every few thousand steps.
     pub fn run_with_progress(&mut self, max_steps: u64, progress: &mut dyn FnMut(Ps)) -> RunEnd {
+        self.step_limit = max_steps;
         while self.user_tasks_alive() {
             if self.steps >= max_steps {
                 return RunEnd::StepLimit;
@@ -800,39 +844,24 @@ impl Sim {
             if self.steps.is_multiple_of(4096) {
                 progress(self.max_clock());
             }
-            // Earliest runnable CPU, ties by CPU id.
-            let mut best: Option<(Ps, CpuId)> = None;
-            for c in 0..self.cpus.len() {
-                if let Some(t) = self.cpu_next_time(c) {
-                    if best.is_none_or(|(bt, _)| t < bt) {
-                        best = Some((t, c));
+            match self.next_action() {
+                None => return RunEnd::Stalled(self.describe_stall()),
+                Some((t, None)) => {
+                    if t > self.last_user_step_ps.saturating_add(STALL_LIMIT_PS) {
+                        return RunEnd::Stalled(format!(
+                            "no user task ran for {} s of virtual time; {}",
+                            STALL_LIMIT_PS / 1_000_000_000_000,
+                            self.describe_stall()
+                        ));
                     }
+                    let (t, ev) = self.events.pop().expect("peeked");
+                    self.take_samples(t);
+                    self.handle_event(t, ev);
                 }
-            }
-            let ev_t = self.events.peek_time();
-            let take_event = match (ev_t, best) {
-                (Some(et), Some((ct, _))) => et <= ct,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => {
-                    return RunEnd::Stalled(self.describe_stall());
+                Some((t, Some(c))) => {
+                    self.take_samples(t);
+                    self.run_cpu_step(c, t);
                 }
-            };
-            if take_event {
-                let (t, ev) = self.events.pop().expect("peeked");
-                if t > self.last_user_step_ps + STALL_LIMIT_PS {
-                    return RunEnd::Stalled(format!(
-                        "no user task ran for {} s of virtual time; {}",
-                        STALL_LIMIT_PS / 1_000_000_000_000,
-                        self.describe_stall()
-                    ));
-                }
-                self.take_samples(t);
-                self.handle_event(t, ev);
-            } else {
-                let (t, c) = best.expect("some cpu");
-                self.take_samples(t);
-                self.run_cpu_step(c, t);
             }
             if self.check {
                 if let Err(e) = crate::mm::check::check_all(self) {
@@ -844,6 +873,47 @@ impl Sim {
         let end = self.max_clock();
         self.record_sample(end);
         RunEnd::Completed
+    }
+
+    /// The running step waits until `until` (a flush IPI's sender spinning for the
+    /// acknowledgements of IPIs that arrive by then): the rest of the machine runs up to that
+    /// point first — every pending event at or before `until` and every step that another
+    /// CPU, not itself in the middle of a step, starts before `until`, in the engine's order.
+    ///
+    /// This is the kernel's causality: smp_call_function_many returns only after every
+    /// target ran the handler, so whatever a target does before the IPI reaches it — writes
+    /// through the translation being flushed included — happens before the sender goes on
+    /// to free the page or write it out. Without it a target whose clock is behind the
+    /// sender's ran those steps after the sender's whole step (after the IO had captured
+    /// the page). The sender's clock and the interrupt accounting do not change: the target
+    /// takes the interrupt at the arrival time, the sender spins until the acknowledgement.
+    ///
+    /// Outside an engine step (tests that call kernel functions and deliver the IPIs
+    /// themselves) it does nothing. Nested steps may nest again (at most one level per
+    /// CPU); they stop at the run's step limit; the invariant checker runs only between
+    /// top-level steps, where no kernel function is half done.
+    pub fn run_others_until(&mut self, until: Ps) {
+        if self.stepping.last() != Some(&self.cur.cpu) {
+            return;
+        }
+        let saved = (self.cur, self.fault_was_major, self.completing_version);
+        while self.steps < self.step_limit {
+            match self.next_action() {
+                Some((t, None)) if t <= until => {
+                    self.steps += 1;
+                    let (t, ev) = self.events.pop().expect("peeked");
+                    self.take_samples(t);
+                    self.handle_event(t, ev);
+                }
+                Some((t, Some(c))) if t < until => {
+                    self.steps += 1;
+                    self.take_samples(t);
+                    self.run_cpu_step(c, t);
+                }
+                _ => break,
+            }
+        }
+        (self.cur, self.fault_was_major, self.completing_version) = saved;
     }
 
     fn describe_stall(&self) -> String {
@@ -928,6 +998,7 @@ impl Sim {
     }
 
     fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
+        self.stepping.push(c);
         // Idle up to the time the task can run.
         self.cpus[c].idle_until(t);
         let now = self.cpus[c].clock_ps;
@@ -960,7 +1031,7 @@ impl Sim {
         }
         self.hash_event(3, tid as u64);
         if !self.tasks[tid].is_kthread() {
-            self.last_user_step_ps = now;
+            self.last_user_step_ps = self.last_user_step_ps.max(now);
         }
         let still_runnable = match self.tasks[tid].body {
             TaskBody::Kthread(k) => self.kthread_step(tid, k),
@@ -972,6 +1043,7 @@ impl Sim {
         }
         self.cur.task = None;
         self.cur.func = KFunc::Idle;
+        self.stepping.pop();
     }
 
     /// One step of a user task: fetch the next op if none is in progress, execute it.

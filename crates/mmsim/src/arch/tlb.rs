@@ -18,7 +18,12 @@
 //! IPIs are events: each target keeps running with its TLB until the IPI arrives
 //! (send time + latency), then takes the interrupt (handler cost stolen from its timeline,
 //! "TLB shootdowns" in /proc/interrupts); a waiting sender spins until the last target has
-//! acknowledged — send + latency + handler, whatever the target's own clock.
+//! acknowledged — send + latency + handler, whatever the target's own clock. Before the
+//! waiting sender goes on, the engine runs every other CPU up to the IPIs' arrival and
+//! delivers them (`Sim::run_others_until`): a target whose clock is behind the sender's
+//! does everything it does before the IPI reaches it — through the translation being
+//! flushed — before the sender frees the page or writes it out, as in the kernel, where
+//! the sender waits for the acknowledgements.
 
 use crate::machine::profile::KFunc;
 use crate::machine::{CpuId, Event, Mode, Ps};
@@ -158,6 +163,7 @@ impl Sim {
         self.charge(send);
         let now = self.now();
         let mut last_ack = now;
+        let mut last_arrival = now;
         let my_node = self.cur_node();
         for &c in targets {
             // Across nodes the interrupt message and the flush request's cache lines travel
@@ -174,6 +180,7 @@ impl Sim {
             // from its timeline when the event is processed; its acknowledgement still
             // counts from `arrival`, so the sender does not inherit the target's clock skew.
             last_ack = last_ack.max(arrival + self.costs.ipi_receive_ps + far);
+            last_arrival = last_arrival.max(arrival);
             let id = match self.ipi_free.pop() {
                 Some(id) => {
                     self.ipis[id as usize] = Some((c, kind, far));
@@ -186,9 +193,15 @@ impl Sim {
             };
             self.events.push(arrival, Event::Ipi(id));
         }
-        if wait && last_ack > self.now() {
-            let spin = last_ack - self.now();
-            self.charge(spin);
+        if wait {
+            // While the sender spins, the targets (and the rest of the machine) run up to
+            // the IPIs' arrival and take them: a target whose clock is behind uses the
+            // translation until then, and not after the sender goes on (`run_others_until`).
+            self.run_others_until(last_arrival);
+            if last_ack > self.now() {
+                let spin = last_ack - self.now();
+                self.charge(spin);
+            }
         }
         self.leave(prev);
     }
@@ -203,7 +216,12 @@ impl Sim {
         self.cur.cpu = c;
         self.cur.mode = Mode::Irq;
         self.cur.func = KFunc::FlushTlbFunc;
-        self.cpus[c].idle_until(t);
+        // A CPU in the middle of a step (a sender spinning for acknowledgements while the
+        // engine runs the others up to its IPIs' arrival) takes the interrupt within that
+        // step: its clock goes on from where the step is, not to `t`.
+        if !self.stepping.contains(&c) {
+            self.cpus[c].idle_until(t);
+        }
         self.cpus[c].interrupts += 1;
         self.cpus[c].tlb_shootdowns += 1;
         self.charge(self.costs.ipi_receive_ps + far);

@@ -421,7 +421,10 @@ impl Sim {
         let saved = self.cur;
         self.cur.cpu = req.cpu;
         self.cur.mode = Mode::Irq;
-        self.cpus[req.cpu].idle_until(t);
+        if !self.stepping.contains(&req.cpu) {
+            // (A CPU in the middle of a step takes the interrupt within it, see ipi_arrive.)
+            self.cpus[req.cpu].idle_until(t);
+        }
         self.cpus[req.cpu].interrupts += 1;
         match req.kind {
             IoKind::Read => {

@@ -302,6 +302,13 @@ impl Sim {
     pub fn free_hot_cold_page(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::FreeHotColdPage);
         self.charge(self.costs.page_free_ps);
+        if self.mem[pfn as usize].test(pg::WAITERS) {
+            // A task went to sleep on this page while the reclaimer held it locked: a step
+            // nested in the reclaimer's wait for IPI acknowledgements (Sim::run_others_until)
+            // looked it up. In the kernel that task holds a reference and the reclaimer's
+            // page_ref_freeze fails; here it holds none, and retries its lookup.
+            self.wake_up_page(pfn);
+        }
         self.mem_cgroup_uncharge(pfn);
         let node = self.mem[pfn as usize].node as usize;
         {

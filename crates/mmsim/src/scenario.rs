@@ -735,7 +735,11 @@ fn expand_replicas(ctx: &Ctx<'_>, root: &mut Table) -> Result<(), ScenarioError>
                     match copy.entries.iter_mut().find(|e| e.key == "cpu") {
                         Some(e) => {
                             if let Value::Int(c) = &mut e.item.value {
-                                *c = (*c + i) % total_cpus;
+                                // (cpu mod n + i) mod n: no overflow for any cpu; a
+                                // negative cpu stays as it is, for validation to refuse.
+                                if *c >= 0 {
+                                    *c = (*c % total_cpus + i) % total_cpus;
+                                }
                             }
                         }
                         None => {
@@ -1450,17 +1454,29 @@ fn want_size(item: &Item, loc: &Loc, ram_bytes: Option<u64>) -> Result<u64, Scen
     }
 }
 
+/// The longest duration a scenario may give (1 day): time is counted in picoseconds in a
+/// u64, and the engine stops a run whose virtual time passes `sim::MAX_VIRTUAL_PS`.
+pub const MAX_DURATION_NS: u64 = 86_400 * 1_000_000_000;
+
 fn want_duration(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
-    match &item.value {
-        Value::Int(_) => want_u64(item, loc),
+    let ns = match &item.value {
+        Value::Int(_) => want_u64(item, loc)?,
         Value::Str(s) => parse_duration_ns(s)
-            .map_err(|why| loc.err(format!("invalid duration \"{s}\": {why}; {DURATION_FORMS}"))),
-        _ => Err(type_error(
-            loc,
-            &format!("a duration ({DURATION_FORMS})"),
-            item,
-        )),
+            .map_err(|why| loc.err(format!("invalid duration \"{s}\": {why}; {DURATION_FORMS}")))?,
+        _ => {
+            return Err(type_error(
+                loc,
+                &format!("a duration ({DURATION_FORMS})"),
+                item,
+            ))
+        }
+    };
+    if ns > MAX_DURATION_NS {
+        return Err(loc.err(format!(
+            "duration too long: {ns} ns; at most 1 day ({MAX_DURATION_NS} ns)"
+        )));
     }
+    Ok(ns)
 }
 
 fn want_bandwidth(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
@@ -2392,7 +2408,13 @@ const ROOT_KEYS: &[&str] = &[
     "policy",
     "mglru",
 ];
-const SWAP_KEYS: &[&str] = &["size", "preset", "write_error_rate", "page_cluster"];
+const SWAP_KEYS: &[&str] = &[
+    "size",
+    "preset",
+    "read_error_rate",
+    "write_error_rate",
+    "page_cluster",
+];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
 pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
 /// The largest `page_cluster` accepted (a 1024-slot window).
@@ -2427,6 +2449,7 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
             })?,
     };
     let faults = FaultSpec {
+        read_error_ppb: read_rate(&s, "read_error_rate")?,
         write_error_ppb: read_rate(&s, "write_error_rate")?,
         ..FaultSpec::default()
     };

@@ -353,13 +353,20 @@ pub struct Sim {
     /// acknowledgements runs the rest of the machine up to the IPIs' arrival
     /// ([`Sim::run_others_until`]), which nests the steps of other CPUs inside it.
     pub stepping: Vec<CpuId>,
-    /// The step limit of the run in progress (nested steps stop at it too).
-    pub step_limit: u64,
 }
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
 /// task sleeps on something that will never happen (a simulator bug, reported, never a hang).
 pub const STALL_LIMIT_PS: Ps = 24 * 3600 * 1_000_000_000_000;
+
+/// The engine stops a run whose virtual time passes 30 days (reported as a stall naming
+/// the limit): clocks count picoseconds in a u64 (213 days), and no step or duration a
+/// scenario can give (durations at most 1 day) then overflows one.
+pub const MAX_VIRTUAL_PS: Ps = 30 * 24 * 3600 * 1_000_000_000_000;
+
+/// A bound on the steps and events one wait for IPI acknowledgements runs (each is before
+/// the IPIs' arrival, so time bounds them already; this bounds a bug).
+pub const NESTED_STEPS_MAX: u32 = 1 << 24;
 
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -470,7 +477,7 @@ impl Sim {
             next_version: 1,
             oracle_violations: Vec::new(),
             samples: Vec::new(),
-            sample_interval_ps: sc.sample_interval_ns.max(1) * 1_000,
+            sample_interval_ps: sc.sample_interval_ns.max(1).saturating_mul(1_000),
             next_sample_ps: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
             reclaim: vec![Default::default(); nr_nodes],
@@ -495,7 +502,6 @@ impl Sim {
             truncate_stats: Default::default(),
             orphans: Vec::new(),
             stepping: Vec::new(),
-            step_limit: u64::MAX,
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -616,7 +622,7 @@ impl Sim {
                     .ok_or_else(|| format!("task {} names unknown cgroup {}", t.name, name))?
                     as crate::mm::memcontrol::MemcgId,
             };
-            let start = t.start_ns * 1_000;
+            let start = t.start_ns.saturating_mul(1_000);
             sim.tasks.push(Task {
                 id,
                 name: t.name.clone(),
@@ -835,7 +841,6 @@ impl Sim {
 
     /// `run`, calling `progress` with the virtual time every few thousand steps.
     pub fn run_with_progress(&mut self, max_steps: u64, progress: &mut dyn FnMut(Ps)) -> RunEnd {
-        self.step_limit = max_steps;
         while self.user_tasks_alive() {
             if self.steps >= max_steps {
                 return RunEnd::StepLimit;
@@ -846,6 +851,12 @@ impl Sim {
             }
             match self.next_action() {
                 None => return RunEnd::Stalled(self.describe_stall()),
+                Some((t, _)) if t > MAX_VIRTUAL_PS => {
+                    return RunEnd::Stalled(format!(
+                        "virtual time passed the engine's limit of {} days",
+                        MAX_VIRTUAL_PS / (24 * 3600 * 1_000_000_000_000)
+                    ));
+                }
                 Some((t, None)) => {
                     if t > self.last_user_step_ps.saturating_add(STALL_LIMIT_PS) {
                         return RunEnd::Stalled(format!(
@@ -890,14 +901,17 @@ impl Sim {
     ///
     /// Outside an engine step (tests that call kernel functions and deliver the IPIs
     /// themselves) it does nothing. Nested steps may nest again (at most one level per
-    /// CPU); they stop at the run's step limit; the invariant checker runs only between
-    /// top-level steps, where no kernel function is half done.
+    /// CPU). They count in `steps` but do not stop at the run's step limit — a run cut
+    /// into chunks (`run::run_chunked`, the swarm's checks every 25 steps) must be the run
+    /// in one piece — and are bounded by time (every step and event is before `until`) and
+    /// by `NESTED_STEPS_MAX`. The invariant checker runs only between top-level steps,
+    /// where no kernel function is half done.
     pub fn run_others_until(&mut self, until: Ps) {
         if self.stepping.last() != Some(&self.cur.cpu) {
             return;
         }
         let saved = (self.cur, self.fault_was_major, self.completing_version);
-        while self.steps < self.step_limit {
+        for _ in 0..NESTED_STEPS_MAX {
             match self.next_action() {
                 Some((t, None)) if t <= until => {
                     self.steps += 1;

@@ -25,6 +25,9 @@
 //!   them or in the root. The limits always pass the scenario's validation.
 //! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
 //!   it (6.1 and later).
+//! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
+//!   `[swap] read_error_rate` (0.01 %, 0.1 % or 1 % per page); the task that faults on a
+//!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -396,6 +399,16 @@ pub fn generate(seed: u64) -> SwarmCase {
     if era >= crate::mm::policy::ReclaimPolicy::Mglru.ops().since && rng.gen_bool(0.5) {
         t.insert_str(kernel_at, "policy = \"mglru\"\n");
         sum.push_str("; policy mglru");
+    }
+    // Swap-in errors, drawn after everything else (a case without them is the case of the
+    // same seed before they existed): in a quarter of the cases with swap, a failed swap
+    // read SIGBUSes the task that faults on it.
+    if swap_mib.is_some() && rng.gen_bool(0.25) {
+        let r = *pick(&mut rng, &["0.0001", "0.001", "0.01"]);
+        if let Some(at) = t.find("\n[swap]\n") {
+            t.insert_str(at + "\n[swap]\n".len(), &format!("read_error_rate = {r}\n"));
+            let _ = write!(sum, "; swap-in errors {r}");
+        }
     }
     t.push_str(&files);
     t.push_str(&tasks);

@@ -243,7 +243,7 @@ fn truncate_range_at_every_boundary_with_and_without_shadows() {
                 };
                 let partial: Vec<u64> = [
                     (lstart % P != 0).then_some(lstart / P),
-                    (lend != u64::MAX && (lend + 1) % P != 0).then_some((lend + 1) / P),
+                    (lend != u64::MAX && (lend + 1) % P != 0).then(|| (lend + 1) / P),
                 ]
                 .into_iter()
                 .flatten()

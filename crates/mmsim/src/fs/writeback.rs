@@ -439,13 +439,12 @@ impl Sim {
                     };
                     if self.io_fault(req.dev, IoKind::Read, req.ino, index) {
                         // The read failed: PG_error, not uptodate; waiters see it.
-                        self.record_io_error(
-                            req.dev,
-                            "read",
-                            req.ino,
-                            index,
-                            "PG_error, not uptodate: EIO to read(2); a page fault reads again",
-                        );
+                        let how = if req.ino == crate::mm::swapfile::SWAP_INO {
+                            "swap-in: PG_error, not uptodate: SIGBUS to the faulting task"
+                        } else {
+                            "PG_error, not uptodate: EIO to read(2); a page fault reads again"
+                        };
+                        self.record_io_error(req.dev, "read", req.ino, index, how);
                         self.SetPageError(pfn);
                         self.unlock_page(pfn);
                         continue;

@@ -154,8 +154,8 @@ enum Access {
 pub enum FaultResult {
     /// The fault was handled: retry the access.
     Handled,
-    /// VM_FAULT_SIGBUS: a file page at or beyond the end of the file (filemap_fault); the
-    /// task gets SIGBUS.
+    /// VM_FAULT_SIGBUS: a file page at or beyond the end of the file (filemap_fault), or a
+    /// swap-in whose read failed (do_swap_page); the task gets SIGBUS.
     Sigbus,
 }
 
@@ -411,7 +411,9 @@ impl Sim {
             // Write to a present read-only PTE: do_wp_page.
             self.do_wp_page(mm, &vma, vpn, p)?;
         } else if p & pte::SWAP != 0 {
-            self.do_swap_page(mm, &vma, vpn, p, write)?;
+            if self.do_swap_page(mm, &vma, vpn, p, write)? == FaultResult::Sigbus {
+                return Ok(FaultResult::Sigbus);
+            }
         } else if let Some(ino) = vma.file {
             return self.do_file_fault(mm, &vma, ino, vpn, write);
         } else {
@@ -845,7 +847,7 @@ impl Sim {
                     }
                     self.mm_mut(mm).swapents -= 1;
                     self.mm_mut(mm).anon_expected.remove(&v);
-                    self.swap_free(pte::pfn(p));
+                    self.free_swap_and_cache(pte::pfn(p));
                 }
             }
             vpn = stop;

@@ -35,14 +35,20 @@
 //!   faulting page and readahead pages alike) restores it when the read completes
 //!   (`io_complete`).
 //!
+//! - Swap-in errors (`[swap] read_error_rate`): a failed read leaves the page in the swap
+//!   cache unlocked and not uptodate (PG_error); the fault that waited for it, and any
+//!   later fault on the slot, is VM_FAULT_SIGBUS and the task is killed with SIGBUS
+//!   (do_swap_page's `!folio_test_uptodate` check).
+//! - free_swap_and_cache: zapping a swap PTE (munmap, exit) frees the slot and, when the
+//!   swap cache was its last user, drops the cached page at once.
+//!
 //! Not modelled: shmem/tmpfs pages going to swap (tmpfs pages stay resident:
-//! shrink_page_list keeps them), swap priorities and clusters, SIGBUS on a failed swap read
-//! (swap devices take only `write_error_rate`, so reads do not fail).
+//! shrink_page_list keeps them), swap priorities and clusters.
 
 use crate::fs::{IoKind, IoRequest};
 use crate::machine::profile::KFunc;
 use crate::mm::memcontrol::MemcgId;
-use crate::mm::memory::pte;
+use crate::mm::memory::{pte, FaultResult};
 use crate::mm::mmap::Vma;
 use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
@@ -304,7 +310,9 @@ impl Sim {
         }
     }
 
-    /// do_swap_page: fault in a page from swap. Returns whether the fault was major.
+    /// do_swap_page: fault in a page from swap (the fault's majorness is left in
+    /// `fault_was_major`). A page whose swap read failed (unlocked, not uptodate) is
+    /// VM_FAULT_SIGBUS, as in the kernel: the task gets SIGBUS.
     pub fn do_swap_page(
         &mut self,
         mm: u32,
@@ -312,7 +320,7 @@ impl Sim {
         vpn: u64,
         p: u64,
         write: bool,
-    ) -> Result<bool, Wait> {
+    ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::DoSwapPage);
         let r = self.__do_swap_page(mm, vma, vpn, p, write);
         self.leave(prev);
@@ -326,7 +334,7 @@ impl Sim {
         vpn: u64,
         p: u64,
         write: bool,
-    ) -> Result<bool, Wait> {
+    ) -> Result<FaultResult, Wait> {
         let off = pte::pfn(p);
         let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
         if cached == NIL {
@@ -386,8 +394,15 @@ impl Sim {
         if self.features.adaptive_swap_readahead && self.TestClearPageReadahead(pfn) {
             self.swap.as_mut().expect("swap").readahead_hits += 1;
         }
-        if self.PageLocked(pfn) || !self.PageUptodate(pfn) {
+        if self.PageLocked(pfn) {
             return Err(Wait::PageLocked(pfn));
+        }
+        if !self.PageUptodate(pfn) {
+            // The read ended unlocked and not uptodate: it failed (end_swap_bio_read,
+            // PG_error). do_swap_page: `if (!folio_test_uptodate(folio)) ret =
+            // VM_FAULT_SIGBUS` — the PTE keeps its swap entry, the page stays in the swap
+            // cache until reclaim or free_swap_and_cache drops it.
+            return Ok(FaultResult::Sigbus);
         }
         if self.PageWriteback(pfn) {
             // Mapping a page under writeback is fine; the PTE stays clean.
@@ -426,7 +441,31 @@ impl Sim {
             dirty = true;
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
-        Ok(false)
+        Ok(FaultResult::Handled)
+    }
+
+    /// free_swap_and_cache: a PTE's reference to slot `off` goes (zap_pte_range: munmap,
+    /// exit, truncate of a private mapping). When only the swap cache still holds the slot
+    /// and its page is unmapped, not locked and not under writeback, the page leaves the
+    /// swap cache at once and the slot is free (__try_to_reclaim_swap with TTRS_UNMAPPED |
+    /// TTRS_FULL), instead of waiting for reclaim to find the page. (The kernel also sets
+    /// the page dirty, for a user that still holds it; here nobody can map it again, and
+    /// its last reference frees it.)
+    pub fn free_swap_and_cache(&mut self, off: u32) {
+        self.swap_free(off);
+        let Some(s) = self.swap.as_ref() else {
+            return;
+        };
+        let pfn = s.cache[off as usize];
+        if s.swap_map[off as usize] != 0 || pfn == NIL {
+            return;
+        }
+        if self.mem[pfn as usize].mapped() || self.PageWriteback(pfn) || !self.trylock_page(pfn) {
+            return;
+        }
+        self.delete_from_swap_cache(pfn);
+        self.unlock_page(pfn);
+        self.put_page(pfn); // the swap cache's reference
     }
 
     /// Add a new page (locked, one allocation reference) to the swap cache for slot `off`

@@ -911,6 +911,8 @@ impl Sim {
             return;
         }
         let saved = (self.cur, self.fault_was_major, self.completing_version);
+        // The running task's MGLRU context (in a fault; reclaim with an mm walk).
+        let saved_lru_gen = (self.lru_gen_in_fault, self.lru_gen_walk_active);
         for _ in 0..NESTED_STEPS_MAX {
             match self.next_action() {
                 Some((t, None)) if t <= until => {
@@ -928,6 +930,7 @@ impl Sim {
             }
         }
         (self.cur, self.fault_was_major, self.completing_version) = saved;
+        (self.lru_gen_in_fault, self.lru_gen_walk_active) = saved_lru_gen;
     }
 
     fn describe_stall(&self) -> String {

@@ -980,24 +980,41 @@ impl Sim {
                 walk.stats.leaf_old += 1;
                 continue;
             }
-            let pfn = pte::pfn(p);
-            // get_pfn_folio: on an lrugen list, of this node and memcg.
-            let page = &self.mem[pfn as usize];
-            if folio_lru_gen(page.flags).is_none()
-                || page.node as usize != node
-                || self.page_lruvec_idx(pfn) != lv
-            {
+            let Some(pfn) = self.clear_young_of_lruvec_folio(lv, node, mm, vpn, p) else {
                 continue;
-            }
-            if let Some(e) = self.mm_mut(mm).pgtable.get_mut(vpn) {
-                *e &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush
-            }
-            self.charge_atomic();
+            };
             young += 1;
             walk.stats.leaf_young += 1;
             self.walk_update_folio(Some(lv), pfn, new_gen, p & pte::DIRTY != 0);
         }
         (total, young)
+    }
+
+    /// get_pfn_folio + ptep_clear_young_notify: if the young PTE `p` at (mm, vpn) maps a
+    /// folio on an lrugen list of lruvec `lv` (node `node`), clear its young bit (no TLB
+    /// flush) and return the folio.
+    fn clear_young_of_lruvec_folio(
+        &mut self,
+        lv: usize,
+        node: usize,
+        mm: u32,
+        vpn: u64,
+        p: u64,
+    ) -> Option<Pfn> {
+        use crate::mm::memory::pte;
+        let pfn = pte::pfn(p);
+        let page = &self.mem[pfn as usize];
+        if folio_lru_gen(page.flags).is_none()
+            || page.node as usize != node
+            || self.page_lruvec_idx(pfn) != lv
+        {
+            return None;
+        }
+        if let Some(e) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+            *e &= !pte::YOUNG;
+        }
+        self.charge_atomic();
+        Some(pfn)
     }
 
     /// walk_update_folio: move the PTE's dirty bit to the folio and promote it — in place
@@ -1157,18 +1174,9 @@ impl Sim {
             if p & pte::PRESENT == 0 || p & pte::YOUNG == 0 {
                 continue;
             }
-            let q = pte::pfn(p);
-            let page = &self.mem[q as usize];
-            if folio_lru_gen(page.flags).is_none()
-                || page.node as usize != node
-                || self.page_lruvec_idx(q) != lv
-            {
+            let Some(q) = self.clear_young_of_lruvec_folio(lv, node, mm, a, p) else {
                 continue;
-            }
-            if let Some(e) = self.mm_mut(mm).pgtable.get_mut(a) {
-                *e &= !pte::YOUNG;
-            }
-            self.charge_atomic();
+            };
             young += 1;
             self.walk_update_folio(walk_lv, q, gen, p & pte::DIRTY != 0);
         }
@@ -1415,7 +1423,7 @@ impl Sim {
             self.lru_lock(node);
             let mut to_free = Vec::new();
             for pfn in back {
-                self.putback_folio(pfn, &mut to_free);
+                self.putback_one(pfn, &mut to_free);
             }
             let (_, steal_item) = reclaim_items(sc.is_kswapd);
             if !sc.cgroup_reclaim() {
@@ -1708,22 +1716,6 @@ impl Sim {
             self.out_of_memory();
         }
         self.leave(prev);
-    }
-
-    /// Put an isolated folio back (move_folios_to_lru), dropping the isolation reference.
-    fn putback_folio(&mut self, pfn: Pfn, to_free: &mut Vec<Pfn>) {
-        self.SetPageLRU(pfn);
-        let lru = self.page_lru(pfn);
-        self.add_page_to_lru_list(pfn, lru);
-        self.charge_atomic();
-        let p = &mut self.mem[pfn as usize];
-        p.refcount -= 1;
-        if p.refcount == 0 {
-            self.del_page_from_lru_list(pfn, lru);
-            self.__ClearPageLRU(pfn);
-            self.__ClearPageActive(pfn);
-            to_free.push(pfn);
-        }
     }
 }
 

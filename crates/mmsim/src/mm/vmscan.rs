@@ -750,7 +750,7 @@ impl Sim {
     /// Put an isolated page back on the list its flags name (lru_lock held) and drop the
     /// isolation reference; a page whose last reference that was is queued for freeing.
     /// Returns true if it went back on a list.
-    fn putback_one(&mut self, pfn: Pfn, to_free: &mut Vec<Pfn>) -> bool {
+    pub(crate) fn putback_one(&mut self, pfn: Pfn, to_free: &mut Vec<Pfn>) -> bool {
         self.SetPageLRU(pfn);
         let lru = self.page_lru(pfn);
         self.add_page_to_lru_list(pfn, lru);

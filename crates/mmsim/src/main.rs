@@ -24,7 +24,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// List the built-in scenarios.
-    Scenarios,
+    Scenarios {
+        /// Also show the programs each one runs (loads every built-in).
+        #[arg(long, short)]
+        verbose: bool,
+        /// Print the table of docs/scenarios.md (markdown).
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// List the workload programs, or show one: its parameters, samples and an example.
+    Programs {
+        /// A program name (dd, read, bonnie, …).
+        name: Option<String>,
+        /// Print only the program's example scenario (TOML), ready for `mmsim run`.
+        #[arg(long, requires = "name")]
+        example: bool,
+        /// Print the whole program reference of docs/scenarios.md (markdown).
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
+    },
     /// Run a scenario (a built-in name or a .toml file).
     Run {
         /// Built-in scenario name or path to a scenario TOML file.
@@ -543,12 +561,28 @@ fn main() -> ExitCode {
         }
     };
     let r = match cli.cmd {
-        Cmd::Scenarios => {
-            for (name, desc, _) in builtin_scenarios() {
-                println!("{:<24} {}", name, desc);
+        Cmd::Scenarios { verbose, markdown } => {
+            if markdown {
+                print!("{}", mmsim::scenario::builtins_markdown());
+            } else if verbose {
+                print!("{}", mmsim::scenario::builtins_text());
+            } else {
+                for (name, desc, _) in builtin_scenarios() {
+                    println!("{:<24} {}", name, desc);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Programs {
+            name,
+            example,
+            markdown,
+        } => mmsim::workload::programs_command(name.as_deref(), example, markdown)
+            .map(|text| {
+                print!("{text}");
+                ExitCode::SUCCESS
+            })
+            .map_err(UsageError),
         Cmd::Run {
             scenario,
             preset,

@@ -416,50 +416,16 @@ impl HostMemEstimate {
 /// and the time series (its sample count estimated from the data moved at ≥ 200 MB/s of
 /// virtual time, bounded at 1,000,000 samples). It errs on the high side.
 pub fn estimate_host_memory(sc: &Scenario) -> HostMemEstimate {
-    use crate::scenario::ProgramSpec as P;
     const PAGE: u64 = crate::mm::page::PAGE_SIZE;
     let frames = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes / PAGE;
     let mut file_pages: u64 = sc.files.iter().map(|f| f.size_bytes.div_ceil(PAGE)).sum();
     let mut mapped_pages = 0u64;
     let mut moved_bytes: u64 = 0;
     for t in &sc.tasks {
-        match &t.program {
-            P::Dd(d) => {
-                file_pages += d.size_bytes.div_ceil(PAGE);
-                moved_bytes = moved_bytes
-                    .saturating_add(d.size_bytes.saturating_mul(u64::from(d.iterations)));
-            }
-            P::Sparsetruncate(s) => {
-                let b = s.files.saturating_mul(s.file_size_bytes);
-                file_pages = file_pages.saturating_add(b.div_ceil(PAGE));
-                moved_bytes = moved_bytes.saturating_add(b);
-            }
-            P::Bonnie(b) => {
-                let bytes = b.files.saturating_mul(b.file_size_bytes);
-                file_pages = file_pages.saturating_add(bytes.div_ceil(PAGE));
-                moved_bytes =
-                    moved_bytes.saturating_add(bytes.saturating_mul(2 * u64::from(b.iterations)));
-            }
-            P::Anon(a) => {
-                mapped_pages = mapped_pages.saturating_add(a.size_bytes.div_ceil(PAGE));
-                moved_bytes =
-                    moved_bytes.saturating_add(a.size_bytes.saturating_mul(u64::from(a.passes)));
-            }
-            P::MmapRead(m) => {
-                mapped_pages = mapped_pages.saturating_add(m.size_bytes.div_ceil(PAGE));
-                moved_bytes =
-                    moved_bytes.saturating_add(m.size_bytes.saturating_mul(u64::from(m.passes)));
-            }
-            P::Read(r) => {
-                let size = sc
-                    .files
-                    .iter()
-                    .find(|f| f.path == r.path)
-                    .map_or(0, |f| f.size_bytes);
-                moved_bytes = moved_bytes.saturating_add(size.saturating_mul(u64::from(r.passes)));
-            }
-            _ => moved_bytes = moved_bytes.saturating_add(sc.total_memory_bytes()),
-        }
+        let f = t.program.footprint(sc);
+        file_pages = file_pages.saturating_add(f.file_pages);
+        mapped_pages = mapped_pages.saturating_add(f.mapped_pages);
+        moved_bytes = moved_bytes.saturating_add(f.moved_bytes);
     }
     let swap_pages = sc.swap.as_ref().map_or(0, |s| s.size_bytes / PAGE);
     let virtual_ns = moved_bytes / 200 * 5; // 200 MB/s = 5 ns per byte

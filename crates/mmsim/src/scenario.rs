@@ -21,7 +21,10 @@
 //!
 //! Built-in scenarios live in `crates/mmsim/scenarios/*.toml` and are registered in one
 //! table, [`builtin_scenarios`]: adding one is one file and one line. Workload programs
-//! register in one table too (`PROGRAMS`).
+//! register in one table too ([`crate::workload::PROGRAMS`]): each program's file under
+//! `workload/` holds its parameters' schema, their validation and their documentation,
+//! and reads them with the helpers here (`View`, `want_*`), so its errors name the file,
+//! line and field like every other.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -277,200 +280,8 @@ pub struct TaskSpec {
     pub program: ProgramSpec,
 }
 
-/// A workload program with its parameters (TOML: `program = "<name>"` plus the
-/// program's keys in the same `[[tasks]]` table).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "program", rename_all = "lowercase")]
-pub enum ProgramSpec {
-    /// `dd`: write a file sequentially in fixed-size blocks, then delete it, N times.
-    Dd(DdSpec),
-    /// `read`: read a file sequentially in blocks, several passes with think time between.
-    Read(ReadSpec),
-    /// `sparsetruncate`: sparse files in directories, a small read in every page, each
-    /// file's unlink timed (seed 003).
-    Sparsetruncate(SparsetruncateSpec),
-    /// `bonnie`: bonnie++'s file creation tests, sequential and random (seed 003).
-    Bonnie(BonnieSpec),
-    /// `anon`: map anonymous memory and touch it, several passes.
-    Anon(AnonSpec),
-    /// `pread-stride`: preads of N pages every M pages through a file.
-    #[serde(rename = "pread-stride")]
-    PreadStride(PreadStrideSpec),
-    /// `mmap-read`: map a file and read it through the mapping, several passes.
-    #[serde(rename = "mmap-read")]
-    MmapRead(MmapReadSpec),
-    /// `desktop`: applications started one after another, a pass over all open windows
-    /// after each start (seed 001 §1).
-    Desktop(DesktopSpec),
-    /// `replay`: a block or object trace replayed through the page cache (`docs/replay.md`).
-    Replay(crate::workload::replay::ReplaySpec),
-}
-
-/// Parameters of the `anon` program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AnonSpec {
-    /// Bytes of anonymous memory to map.
-    pub size_bytes: u64,
-    /// Passes over the memory (≥ 1).
-    pub passes: u32,
-    /// Write (else only read) on every access.
-    pub write: bool,
-    /// Visit the memory in a random order of 64-page chunks (else sequentially).
-    pub random: bool,
-    /// Sleep between passes, ns.
-    pub think_ns: u64,
-    /// Seed of the random order.
-    pub seed: u64,
-}
-
-/// Parameters of the `pread-stride` program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PreadStrideSpec {
-    /// Absolute path of an existing file.
-    pub path: String,
-    /// Number of preads.
-    pub count: u64,
-    /// Pages per pread.
-    pub read_pages: u64,
-    /// Pages between the starts of consecutive preads.
-    pub step_pages: u64,
-}
-
-/// Parameters of the `mmap-read` program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MmapReadSpec {
-    /// Absolute path of an existing file (see `[[files]]`).
-    pub path: String,
-    /// The file's size (from `[[files]]`): the mapping's length.
-    pub size_bytes: u64,
-    /// Passes over the mapping (≥ 1).
-    pub passes: u32,
-    /// Distance between reads in bytes (8 = every word, vm-scalability's reader).
-    pub stride_bytes: u64,
-    /// PROT_EXEC mapping (executable text).
-    pub exec: bool,
-    /// Sleep between passes, ns.
-    pub think_ns: u64,
-}
-
-/// One application of the `desktop` program (sizes drawn from the scenario seed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DesktopApp {
-    /// Executable file, mapped PROT_READ|PROT_EXEC from offset 0.
-    pub text_path: String,
-    /// Bytes of text mapped and touched at start.
-    pub text_bytes: u64,
-    /// Bytes of anonymous memory mapped and written at start.
-    pub anon_bytes: u64,
-    /// Data file read at start.
-    pub data_path: String,
-    /// Bytes of the data file read at start.
-    pub data_bytes: u64,
-}
-
-/// A shared library of the `desktop` program: mapped PROT_READ|PROT_EXEC whole by every
-/// application.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DesktopLib {
-    /// The library file.
-    pub path: String,
-    /// Its size (the whole file is mapped), bytes.
-    pub bytes: u64,
-}
-
-/// Parameters of the `desktop` program (seed 001 §1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DesktopSpec {
-    /// The applications, in start order.
-    pub apps: Vec<DesktopApp>,
-    /// Shared libraries every application maps.
-    pub libs: Vec<DesktopLib>,
-    /// Percent of each library read by an application's start and by each window switch.
-    pub hot_lib_percent: u32,
-    /// Anonymous memory of the session (X server, window manager, panel), bytes: written
-    /// before the first start; `hot_anon_percent` % of it written again at each pass over
-    /// the windows.
-    pub session_bytes: u64,
-    /// Percent of each application's text read again by a window switch.
-    pub hot_text_percent: u32,
-    /// Percent of each application's anonymous memory touched again by a window switch.
-    pub hot_anon_percent: u32,
-    /// Percent of that hot part written (the rest is read).
-    pub hot_anon_write_percent: u32,
-    /// Hot code is spread through each text and library (every ⌊100/p⌋-th page) rather
-    /// than its first p %.
-    pub spread_code: bool,
-    /// Size of each read of a data file, bytes.
-    pub read_block_bytes: u64,
-}
-
-/// Parameters of the `sparsetruncate` program (mmtests' sparsetruncate).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SparsetruncateSpec {
-    /// Working directory; the program creates it unless it is the mount point.
-    pub path: String,
-    /// The program must create `path` (false when it is the mount point).
-    pub make_path: bool,
-    /// Size class: `tiny`, `small` or `large`.
-    pub size_class: String,
-    /// Number of files (from the size class, or `files`).
-    pub files: u64,
-    /// Number of directories the files are spread over, round robin.
-    pub dirs: u32,
-    /// Size each file is ftruncated to, bytes.
-    pub file_size_bytes: u64,
-    /// Bytes of each pread.
-    pub read_bytes: u64,
-    /// Distance between preads, bytes.
-    pub read_stride_bytes: u64,
-}
-
-/// Parameters of the `bonnie` program (bonnie++'s file creation tests).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BonnieSpec {
-    /// Directory holding the files; the program creates it unless it is the mount point.
-    pub path: String,
-    /// The program must create `path` (false when it is the mount point).
-    pub make_path: bool,
-    /// Files per test.
-    pub files: u64,
-    /// Bytes written to (and read from) each file.
-    pub file_size_bytes: u64,
-    /// Size of each write and read, bytes.
-    pub block_size_bytes: u64,
-    /// Iterations of the SeqCreate + RandCreate pair.
-    pub iterations: u32,
-    /// Seed of the random orders (the scenario's `seed`).
-    pub seed: u64,
-}
-
-/// Parameters of the `read` program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReadSpec {
-    /// Absolute path of an existing file (see `[[files]]`).
-    pub path: String,
-    /// Size of each read in bytes (1 ..= 1 GiB).
-    pub block_size_bytes: u64,
-    /// Passes over the whole file (≥ 1).
-    pub passes: u32,
-    /// Sleep between passes, ns.
-    pub think_ns: u64,
-}
-
-/// Parameters of the `dd` program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DdSpec {
-    /// Absolute path of the file, under a mounted filesystem.
-    pub path: String,
-    /// File size in bytes (≥ 1).
-    pub size_bytes: u64,
-    /// Size of each write in bytes (1 ..= 1 GiB).
-    pub block_size_bytes: u64,
-    /// How many times the file is written and deleted (≥ 1).
-    pub iterations: u32,
-    /// `fdatasync` before close (conv=fdatasync).
-    pub sync: bool,
-}
+pub use crate::workload::ProgramSpec;
+use crate::workload::PROGRAMS;
 
 /// A scenario that could not be loaded: where, which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -600,6 +411,52 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../scenarios/mglru-anon-stream.toml"),
     ),
 ];
+
+/// The table of built-in scenarios in `docs/scenarios.md` (`mmsim scenarios --markdown`):
+/// name, description, and the programs its tasks run.
+pub fn builtins_markdown() -> String {
+    let mut s = String::from("| name | programs | description |\n|---|---|---|\n");
+    for (name, desc, _) in BUILTINS {
+        let programs = match load_scenario(name, &[]) {
+            Ok(sc) => {
+                let mut p: Vec<&str> = sc.tasks.iter().map(|t| t.program.name()).collect();
+                p.dedup();
+                p.iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+            Err(e) => format!("(does not load: {e})"),
+        };
+        s += &format!("| `{name}` | {programs} | {desc} |\n");
+    }
+    s
+}
+
+/// `mmsim scenarios --verbose`: each built-in with the programs it runs, its kernel era
+/// and machine, then its description.
+pub fn builtins_text() -> String {
+    let mut s = String::new();
+    for (name, desc, _) in BUILTINS {
+        match load_scenario(name, &[]) {
+            Ok(sc) => {
+                let mut p: Vec<&str> = sc.tasks.iter().map(|t| t.program.name()).collect();
+                p.dedup();
+                s += &format!(
+                    "{name:<24} programs {}; kernel {}; {} CPUs, {} RAM; {} task(s)\n",
+                    p.join(", "),
+                    sc.kernel.unwrap_or(crate::kernel::DEFAULT_ERA),
+                    sc.total_cpus(),
+                    fmt_bytes(sc.total_memory_bytes()),
+                    sc.tasks.len()
+                );
+            }
+            Err(e) => s += &format!("{name:<24} does not load: {e}\n"),
+        }
+        s += &format!("{:<24} {desc}\n", "");
+    }
+    s
+}
 
 /// The built-in scenarios: (name, one-line description, TOML text).
 pub fn builtin_scenarios() -> &'static [(&'static str, &'static str, &'static str)] {
@@ -787,7 +644,7 @@ enum Origin {
 
 /// A TOML value with its span in the text and its origin.
 #[derive(Debug, Clone, PartialEq)]
-struct Item {
+pub(crate) struct Item {
     value: Value,
     span: Option<Range<usize>>,
     origin: Origin,
@@ -1247,14 +1104,15 @@ fn apply_set(root: &mut Table, set: &str) -> Result<(), ScenarioError> {
 
 /// Where a field is: file, line and dotted path.
 #[derive(Debug, Clone)]
-struct Loc {
+pub(crate) struct Loc {
     file: String,
     line: Option<usize>,
     field: String,
 }
 
 impl Loc {
-    fn err(&self, message: impl Into<String>) -> ScenarioError {
+    /// An error at this location.
+    pub(crate) fn err(&self, message: impl Into<String>) -> ScenarioError {
         ScenarioError {
             file: self.file.clone(),
             line: self.line,
@@ -1265,11 +1123,14 @@ impl Loc {
 }
 
 /// A table being read: its entries, its dotted path and its own location.
-struct View<'a> {
+pub(crate) struct View<'a> {
     ctx: &'a Ctx<'a>,
     table: &'a Table,
     path: String,
-    loc: Loc,
+    pub(crate) loc: Loc,
+    /// The keys a program's parser may read (its documented parameters and the task's
+    /// common keys); checked in debug builds so that no parameter goes undocumented.
+    declared: Option<Vec<&'static str>>,
 }
 
 impl<'a> View<'a> {
@@ -1314,7 +1175,12 @@ impl<'a> View<'a> {
         Ok(())
     }
 
-    fn get(&self, key: &str) -> Option<(&'a Item, Loc)> {
+    pub(crate) fn get(&self, key: &str) -> Option<(&'a Item, Loc)> {
+        debug_assert!(
+            self.declared.as_ref().is_none_or(|d| d.contains(&key)),
+            "{}: the program reads `{key}`, which its PARAMS do not declare",
+            self.path
+        );
         self.table.get(key).map(|e| (&e.item, self.loc_of(e)))
     }
 
@@ -1327,7 +1193,7 @@ impl<'a> View<'a> {
     }
 
     /// An optional field read with `f`.
-    fn opt<T>(
+    pub(crate) fn opt<T>(
         &self,
         key: &str,
         f: impl FnOnce(&'a Item, &Loc) -> Result<T, ScenarioError>,
@@ -1339,7 +1205,7 @@ impl<'a> View<'a> {
     }
 
     /// A required field read with `f`; `what` describes it in the "missing" message.
-    fn req<T>(
+    pub(crate) fn req<T>(
         &self,
         key: &str,
         what: &str,
@@ -1355,6 +1221,7 @@ impl<'a> View<'a> {
             table,
             path,
             loc,
+            declared: None,
         }
     }
 
@@ -1403,28 +1270,28 @@ fn type_error(loc: &Loc, expected: &str, item: &Item) -> ScenarioError {
     loc.err(format!("expected {expected}, found {}", item.value.kind()))
 }
 
-fn want_str<'a>(item: &'a Item, loc: &Loc) -> Result<&'a str, ScenarioError> {
+pub(crate) fn want_str<'a>(item: &'a Item, loc: &Loc) -> Result<&'a str, ScenarioError> {
     match &item.value {
         Value::Str(s) => Ok(s),
         _ => Err(type_error(loc, "a string", item)),
     }
 }
 
-fn want_bool(item: &Item, loc: &Loc) -> Result<bool, ScenarioError> {
+pub(crate) fn want_bool(item: &Item, loc: &Loc) -> Result<bool, ScenarioError> {
     match item.value {
         Value::Bool(b) => Ok(b),
         _ => Err(type_error(loc, "a boolean (true or false)", item)),
     }
 }
 
-fn want_u64(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+pub(crate) fn want_u64(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     match item.value {
         Value::Int(v) => u64::try_from(v).map_err(|_| loc.err(format!("must be ≥ 0, got {v}"))),
         _ => Err(type_error(loc, "an integer", item)),
     }
 }
 
-fn want_u32(item: &Item, loc: &Loc) -> Result<u32, ScenarioError> {
+pub(crate) fn want_u32(item: &Item, loc: &Loc) -> Result<u32, ScenarioError> {
     let v = want_u64(item, loc)?;
     u32::try_from(v).map_err(|_| loc.err(format!("must be ≤ {}, got {v}", u32::MAX)))
 }
@@ -1445,7 +1312,11 @@ const BANDWIDTH_FORMS: &str = "accepted: an integer number of bytes per second, 
      such as \"500MB/s\", \"2GB/s\" (decimal) or \"400MiB/s\" (binary)";
 
 /// A size in bytes; `ram_bytes` is the total RAM for `ram` expressions (None: not allowed).
-fn want_size(item: &Item, loc: &Loc, ram_bytes: Option<u64>) -> Result<u64, ScenarioError> {
+pub(crate) fn want_size(
+    item: &Item,
+    loc: &Loc,
+    ram_bytes: Option<u64>,
+) -> Result<u64, ScenarioError> {
     match &item.value {
         Value::Int(_) => want_u64(item, loc),
         Value::Str(s) => parse_size(s, ram_bytes)
@@ -1458,7 +1329,7 @@ fn want_size(item: &Item, loc: &Loc, ram_bytes: Option<u64>) -> Result<u64, Scen
 /// u64, and the engine stops a run whose virtual time passes `sim::MAX_VIRTUAL_PS`.
 pub const MAX_DURATION_NS: u64 = 86_400 * 1_000_000_000;
 
-fn want_duration(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+pub(crate) fn want_duration(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     let ns = match &item.value {
         Value::Int(_) => want_u64(item, loc)?,
         Value::Str(s) => parse_duration_ns(s)
@@ -1526,7 +1397,7 @@ fn valid_cgroup_path(s: &str) -> bool {
 }
 
 /// An absolute path without trailing slash, empty, `.` or `..` components.
-fn check_abs_path(p: &str) -> Result<(), String> {
+pub(crate) fn check_abs_path(p: &str) -> Result<(), String> {
     if !p.starts_with('/') {
         return Err(format!(
             "\"{p}\" is not an absolute path (it must start with '/')"
@@ -1547,7 +1418,10 @@ fn check_abs_path(p: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn resolve_mount_in<'a>(filesystems: &'a [FsSpec], path: &str) -> Option<(usize, &'a FsSpec)> {
+pub(crate) fn resolve_mount_in<'a>(
+    filesystems: &'a [FsSpec],
+    path: &str,
+) -> Option<(usize, &'a FsSpec)> {
     if !path.starts_with('/') {
         return None;
     }
@@ -1564,408 +1438,30 @@ fn resolve_mount_in<'a>(filesystems: &'a [FsSpec], path: &str) -> Option<(usize,
 }
 
 /// What a program parser may look at: the parts of the scenario read before the tasks.
-struct Env<'a> {
-    total_memory_bytes: u64,
-    seed: u64,
-    devices: &'a [DeviceSpec],
-    filesystems: &'a [FsSpec],
-    files: &'a [FileSpec],
+pub(crate) struct Env<'a> {
+    /// RAM on all nodes, bytes (`ram` in sizes).
+    pub(crate) total_memory_bytes: u64,
+    /// The scenario's seed.
+    pub(crate) seed: u64,
+    /// The block devices.
+    pub(crate) devices: &'a [DeviceSpec],
+    /// The mounted filesystems.
+    pub(crate) filesystems: &'a [FsSpec],
+    /// The `[[files]]`.
+    pub(crate) files: &'a [FileSpec],
 }
 
-/// A workload program: its `program` name, its keys in the `[[tasks]]` table, its parser.
-struct ProgramEntry {
-    name: &'static str,
-    keys: &'static [&'static str],
-    parse: fn(&View<'_>, &Env<'_>) -> Result<ProgramSpec, ScenarioError>,
-}
-
-/// Workload programs. One line per program.
-const PROGRAMS: &[ProgramEntry] = &[
-    ProgramEntry {
-        name: "dd",
-        keys: &["path", "size", "block_size", "iterations", "sync"],
-        parse: parse_dd,
-    },
-    ProgramEntry {
-        name: "read",
-        keys: &["path", "block_size", "passes", "think"],
-        parse: parse_read,
-    },
-    ProgramEntry {
-        name: "sparsetruncate",
-        keys: &[
-            "path",
-            "size",
-            "files",
-            "dirs",
-            "file_size",
-            "read_size",
-            "read_stride",
-        ],
-        parse: parse_sparsetruncate,
-    },
-    ProgramEntry {
-        name: "bonnie",
-        keys: &["path", "files", "file_size", "block_size", "iterations"],
-        parse: parse_bonnie,
-    },
-    ProgramEntry {
-        name: "anon",
-        keys: &["size", "passes", "write", "pattern", "think", "seed"],
-        parse: parse_anon,
-    },
-    ProgramEntry {
-        name: "pread-stride",
-        keys: &["path", "count", "read_pages", "step_pages"],
-        parse: parse_pread_stride,
-    },
-    ProgramEntry {
-        name: "mmap-read",
-        keys: &["path", "passes", "stride", "exec", "think"],
-        parse: parse_mmap_read,
-    },
-    ProgramEntry {
-        name: "desktop",
-        keys: DESKTOP_KEYS,
-        parse: parse_desktop,
-    },
-    ProgramEntry {
-        name: "replay",
-        keys: crate::workload::replay::KEYS,
-        parse: parse_replay,
-    },
-];
-
-const DESKTOP_KEYS: &[&str] = &[
-    "apps",
-    "office_apps",
-    "text_path",
-    "data_path",
-    "text_min",
-    "text_max",
-    "anon_min",
-    "anon_max",
-    "data_min",
-    "data_max",
-    "office_scale",
-    "hot_text",
-    "hot_anon",
-    "session",
-    "read_block",
-    "libs",
-    "lib_path",
-    "hot_lib",
-    "noop_apps",
-    "hot_anon_write",
-    "hot_code",
-];
-
-/// `desktop`: application sizes are drawn uniformly (whole pages) from
-/// [`*_min`, `*_max`] by a PCG-64 seeded with the scenario seed, in order text, anon, data
-/// for each application; the last `noop_apps` applications are no-op starts (nothing mapped
-/// or read: the seed's commented-out `: oocalc` rows), and the `office_apps` before them have
-/// every size multiplied by `office_scale`. `{i}` in `text_path` / `data_path` is the application's index; each
-/// file must be declared in `[[files]]` and be at least as large as what is read of it.
-fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    use rand::{Rng, SeedableRng};
-    let ram = env.total_memory_bytes;
-    let apps = match task.opt("apps", want_u32)? {
-        Some((n, loc)) if n == 0 || n > 4096 => {
-            return Err(loc.err(format!("apps must be from 1 to 4096, got {n}")))
-        }
-        Some((n, _)) => n,
-        None => 50,
-    };
-    let office = match task.opt("office_apps", want_u32)? {
-        Some((n, loc)) if n > apps => {
-            return Err(loc.err(format!("office_apps ({n}) is more than apps ({apps})")))
-        }
-        Some((n, _)) => n,
-        None => 0,
-    };
-    let noop = match task.opt("noop_apps", want_u32)? {
-        Some((n, loc)) if n > apps => {
-            return Err(loc.err(format!("noop_apps ({n}) is more than apps ({apps})")))
-        }
-        Some((n, _)) => n,
-        None => 0,
-    };
-    let office_scale = match task.opt("office_scale", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("office_scale must be at least 1")),
-        Some((n, _)) => n,
-        None => 1,
-    };
-    let range = |lo_key: &str, hi_key: &str, lo: u64, hi: u64| {
-        let (lo, lo_loc) = match task.opt(lo_key, |i, l| want_size(i, l, Some(ram)))? {
-            Some((v, l)) => (v, Some(l)),
-            None => (lo, None),
-        };
-        let (hi, hi_loc) = match task.opt(hi_key, |i, l| want_size(i, l, Some(ram)))? {
-            Some((v, l)) => (v, Some(l)),
-            None => (hi, None),
-        };
-        if lo < PAGE_SIZE {
-            let loc = lo_loc.unwrap_or_else(|| task.loc.clone());
-            return Err(loc.err(format!("{lo_key} must be at least one page (4 KiB)")));
-        }
-        if hi < lo {
-            let loc = hi_loc.or(lo_loc).unwrap_or_else(|| task.loc.clone());
-            return Err(loc.err(format!(
-                "{hi_key} ({}) is less than {lo_key} ({})",
-                fmt_bytes(hi),
-                fmt_bytes(lo)
-            )));
-        }
-        Ok::<_, ScenarioError>((lo / PAGE_SIZE, hi / PAGE_SIZE))
-    };
-    let text = range("text_min", "text_max", ram / 512, ram / 64)?;
-    let anon = range("anon_min", "anon_max", ram / 256, ram / 32)?;
-    let data = range("data_min", "data_max", ram / 512, ram / 128)?;
-    let percent = |key: &str, default: u32| -> Result<u32, ScenarioError> {
-        match task.opt(key, want_u32)? {
-            Some((n, loc)) if n > 100 => {
-                Err(loc.err(format!("{key} is a percentage from 0 to 100, got {n}")))
-            }
-            Some((n, _)) => Ok(n),
-            None => Ok(default),
-        }
-    };
-    let session_bytes = match task.opt("session", |i, l| want_size(i, l, Some(ram)))? {
-        Some((v, loc)) if v > ram => {
-            return Err(loc.err(format!(
-                "session memory ({}) is more than RAM ({})",
-                fmt_bytes(v),
-                fmt_bytes(ram)
-            )))
-        }
-        Some((v, _)) => v / PAGE_SIZE * PAGE_SIZE,
-        None => 0,
-    };
-    let hot_text_percent = percent("hot_text", 25)?;
-    let hot_anon_percent = percent("hot_anon", 50)?;
-    let read_block_bytes = match task.opt("read_block", |i, l| want_size(i, l, Some(ram)))? {
-        Some((bs, loc)) if bs == 0 || bs > GIB => {
-            return Err(loc.err("read_block must be between 1 byte and 1 GiB"))
-        }
-        Some((bs, _)) => bs,
-        None => 128 << 10,
-    };
-    let pattern = |key: &str| -> Result<(String, Loc), ScenarioError> {
-        let (p, loc) = task.req(
-            key,
-            "file path with {i}, e.g. \"/usr/bin/app{i}\"",
-            want_str,
-        )?;
-        check_abs_path(p).map_err(|why| loc.err(why))?;
-        Ok((p.to_string(), loc))
-    };
-    let (text_pat, text_loc) = pattern("text_path")?;
-    let (data_pat, data_loc) = pattern("data_path")?;
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(env.seed);
-    let mut out = Vec::with_capacity(apps as usize);
-    for i in 0..apps {
-        if i >= apps - noop {
-            // A commented-out command (the seed's `: oocalc`): the start does nothing; the
-            // pass over the windows before it is all there is.
-            out.push(DesktopApp {
-                text_path: String::new(),
-                text_bytes: 0,
-                anon_bytes: 0,
-                data_path: String::new(),
-                data_bytes: 0,
-            });
-            continue;
-        }
-        let scale = if i + noop >= apps - office {
-            u64::from(office_scale)
-        } else {
-            1
-        };
-        let mut draw = |(lo, hi): (u64, u64)| rng.gen_range(lo..=hi) * PAGE_SIZE * scale;
-        let (t, a, d) = (draw(text), draw(anon), draw(data));
-        let file = |pat: &str, loc: &Loc, need: u64| -> Result<String, ScenarioError> {
-            let path = pat.replace("{i}", &i.to_string());
-            match env.files.iter().find(|f| f.path == path) {
-                None => Err(loc.err(format!(
-                    "\"{path}\" (application {i}) is not a file of the scenario; declare it in [[files]]"
-                ))),
-                Some(f) if f.size_bytes < need => Err(loc.err(format!(
-                    "\"{path}\" is {} but application {i} reads {}",
-                    fmt_bytes(f.size_bytes),
-                    fmt_bytes(need)
-                ))),
-                Some(_) => Ok(path),
-            }
-        };
-        out.push(DesktopApp {
-            text_path: file(&text_pat, &text_loc, t)?,
-            text_bytes: t,
-            anon_bytes: a,
-            data_path: file(&data_pat, &data_loc, d)?,
-            data_bytes: d,
-        });
-    }
-    let nlibs = match task.opt("libs", want_u32)? {
-        Some((n, loc)) if n > 256 => {
-            return Err(loc.err(format!("libs must be from 0 to 256, got {n}")))
-        }
-        Some((n, _)) => n,
-        None => 0,
-    };
-    let hot_lib_percent = percent("hot_lib", 25)?;
-    let hot_anon_write_percent = percent("hot_anon_write", 100)?;
-    let spread_code = match task.opt("hot_code", want_str)? {
-        None => false,
-        Some(("first", _)) => false,
-        Some(("spread", _)) => true,
-        Some((other, loc)) => {
-            return Err(loc.err(format!(
-                "hot_code is \"first\" (the first hot_text % of each text) or \"spread\" (every (100/hot_text)-th page), got \"{other}\""
-            )))
-        }
-    };
-    let mut libs = Vec::with_capacity(nlibs as usize);
-    if nlibs > 0 {
-        let (lib_pat, lib_loc) = pattern("lib_path")?;
-        for k in 0..nlibs {
-            let path = lib_pat.replace("{i}", &k.to_string());
-            match env.files.iter().find(|f| f.path == path) {
-                None => {
-                    return Err(lib_loc.err(format!(
-                        "\"{path}\" (library {k}) is not a file of the scenario; declare it in [[files]]"
-                    )))
-                }
-                Some(f) if f.size_bytes < PAGE_SIZE => {
-                    return Err(lib_loc.err(format!(
-                        "\"{path}\" (library {k}) is smaller than a page"
-                    )))
-                }
-                Some(f) => libs.push(DesktopLib {
-                    path,
-                    bytes: f.size_bytes / PAGE_SIZE * PAGE_SIZE,
-                }),
-            }
-        }
-    }
-    Ok(ProgramSpec::Desktop(DesktopSpec {
-        apps: out,
-        libs,
-        hot_lib_percent,
-        hot_anon_write_percent,
-        spread_code,
-        session_bytes,
-        hot_text_percent,
-        hot_anon_percent,
-        read_block_bytes,
-    }))
-}
-
-fn parse_passes(task: &View<'_>) -> Result<u32, ScenarioError> {
-    Ok(match task.opt("passes", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
-        Some((n, _)) => n,
-        None => 1,
-    })
-}
-
-fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let ram = env.total_memory_bytes;
-    let (size_bytes, size_loc) = task.req(
-        "size",
-        "bytes of anonymous memory, e.g. \"ram/2\"",
-        |i, l| want_size(i, l, Some(ram)),
-    )?;
-    if size_bytes == 0 {
-        return Err(size_loc.err("the size must be at least 1 byte"));
-    }
-    let passes = parse_passes(task)?;
-    let write = task.opt("write", want_bool)?.is_none_or(|(b, _)| b);
-    let random = match task.opt("pattern", want_str)? {
-        None => false,
-        Some(("sequential", _)) => false,
-        Some(("random", _)) => true,
-        Some((other, loc)) => {
-            return Err(loc.err(format!(
-                "unknown pattern \"{other}\"; patterns: sequential, random"
-            )))
-        }
-    };
-    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
-    let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
-    Ok(ProgramSpec::Anon(AnonSpec {
-        size_bytes,
-        passes,
-        write,
-        random,
-        think_ns,
-        seed,
-    }))
-}
-
-fn parse_pread_stride(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
-    check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    if !env.files.iter().any(|f| f.path == path) {
-        return Err(path_loc.err(format!(
-            "\"{path}\" is not a file of the scenario; declare it in [[files]]"
-        )));
-    }
-    let get = |key: &str, what: &str| -> Result<u64, ScenarioError> {
-        let (v, loc) = task.req(key, what, want_u64)?;
-        if v == 0 {
-            return Err(loc.err(format!("{key} must be at least 1")));
-        }
-        Ok(v)
-    };
-    let count = get("count", "number of preads")?;
-    let read_pages = get("read_pages", "pages per pread")?;
-    let step_pages = get("step_pages", "pages between pread starts")?;
-    Ok(ProgramSpec::PreadStride(PreadStrideSpec {
-        path: path.to_string(),
-        count,
-        read_pages,
-        step_pages,
-    }))
-}
-
-fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
-    check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    let Some(file) = env.files.iter().find(|f| f.path == path) else {
-        return Err(path_loc.err(format!(
-            "\"{path}\" is not a file of the scenario; declare it in [[files]]"
-        )));
-    };
-    if file.size_bytes == 0 {
-        return Err(path_loc.err(format!("\"{path}\" is empty: nothing to map")));
-    }
-    let size_bytes = file.size_bytes;
-    let passes = parse_passes(task)?;
-    let stride_bytes = match task.opt("stride", |i, l| want_size(i, l, None))? {
-        Some((0, loc)) => return Err(loc.err("the stride must be at least 1 byte")),
-        Some((s, _)) => s,
-        None => PAGE_SIZE,
-    };
-    let exec = task.opt("exec", want_bool)?.is_some_and(|(b, _)| b);
-    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
-    Ok(ProgramSpec::MmapRead(MmapReadSpec {
-        path: path.to_string(),
-        size_bytes,
-        passes,
-        stride_bytes,
-        exec,
-        think_ns,
-    }))
-}
-
-/// A working directory of a program: absolute, under a mount. Returns (path, the program
-/// must create it).
-fn want_work_dir<'a>(task: &View<'a>, env: &Env<'_>) -> Result<(&'a str, bool), ScenarioError> {
-    let (path, path_loc) = task.req("path", "absolute path of the working directory", want_str)?;
-    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+/// The filesystem holding the absolute path `path` (read at `loc`), or an error naming
+/// the mounts.
+pub(crate) fn mounted<'e>(
+    path: &str,
+    loc: &Loc,
+    env: &Env<'e>,
+) -> Result<&'e FsSpec, ScenarioError> {
+    check_abs_path(path).map_err(|why| loc.err(why))?;
     let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
         let mounts: Vec<&str> = env.filesystems.iter().map(|f| f.mount.as_str()).collect();
-        return Err(path_loc.err(format!(
+        return Err(loc.err(format!(
             "\"{path}\" is not under any mounted filesystem (mounts: {})",
             if mounts.is_empty() {
                 "none".to_string()
@@ -1974,6 +1470,17 @@ fn want_work_dir<'a>(task: &View<'a>, env: &Env<'_>) -> Result<(&'a str, bool), 
             }
         )));
     };
+    Ok(fs)
+}
+
+/// A working directory of a program: absolute, under a mount. Returns (path, the program
+/// must create it).
+pub(crate) fn want_work_dir<'a>(
+    task: &View<'a>,
+    env: &Env<'_>,
+) -> Result<(&'a str, bool), ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of the working directory", want_str)?;
+    let fs = mounted(path, &path_loc, env)?;
     if env.files.iter().any(|f| f.path == path) {
         return Err(path_loc.err(format!(
             "\"{path}\" is a file of the scenario; name a directory"
@@ -1984,7 +1491,7 @@ fn want_work_dir<'a>(task: &View<'a>, env: &Env<'_>) -> Result<(&'a str, bool), 
 
 /// Capacity left for a program's files on the filesystem holding `path`: the device's
 /// size for blockfs, RAM for tmpfs.
-fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
+pub(crate) fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
     match resolve_mount_in(env.filesystems, path) {
         Some((_, fs)) if fs.kind == FsKind::Blockfs => {
             let dev = fs
@@ -2001,232 +1508,11 @@ fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
 }
 
 /// Where a "files do not fit" error points: `file_size`, else `files`, else `path`.
-fn capacity_loc(task: &View<'_>) -> Loc {
+pub(crate) fn capacity_loc(task: &View<'_>) -> Loc {
     ["file_size", "files", "path"]
         .iter()
         .find_map(|k| task.get(k).map(|(_, l)| l))
         .expect("path is required")
-}
-
-fn parse_sparsetruncate(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, make_path) = want_work_dir(task, env)?;
-    let ram = env.total_memory_bytes;
-    let size_class = match task.opt("size", want_str)? {
-        Some((s, loc)) if !["tiny", "small", "large"].contains(&s) => {
-            return Err(loc.err(format!(
-                "unknown size \"{s}\"; sizes: tiny (16 files), small (files totalling 60% \
-                 of RAM), large (2×RAM)"
-            )));
-        }
-        Some((s, _)) => s,
-        None => "large",
-    };
-    let file_size_bytes = match task.opt("file_size", |i, l| want_size(i, l, Some(ram)))? {
-        Some((0, loc)) => return Err(loc.err("the file size must be at least 1 byte")),
-        Some((v, _)) => v,
-        None => 4 * MIB,
-    };
-    let files = match task.opt("files", want_u64)? {
-        Some((0, loc)) => return Err(loc.err("files must be at least 1")),
-        Some((n, _)) => n,
-        None => match size_class {
-            "tiny" => 16,
-            "small" => (ram / 10 * 6 / file_size_bytes).max(1),
-            _ => (ram * 2 / file_size_bytes).max(1),
-        },
-    };
-    let dirs = match task.opt("dirs", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("dirs must be at least 1")),
-        Some((n, _)) => n,
-        None => 16,
-    };
-    let read_bytes = match task.opt("read_size", |i, l| want_size(i, l, None))? {
-        Some((0, loc)) => return Err(loc.err("read_size must be at least 1 byte")),
-        Some((v, _)) => v,
-        None => 16,
-    };
-    let read_stride_bytes = match task.opt("read_stride", |i, l| want_size(i, l, None))? {
-        Some((0, loc)) => return Err(loc.err("read_stride must be at least 1 byte")),
-        Some((v, _)) => v,
-        None => PAGE_SIZE,
-    };
-    let (cap, what) = fs_capacity(path, env);
-    if u128::from(files) * u128::from(file_size_bytes) > u128::from(cap) {
-        return Err(capacity_loc(task).err(format!(
-            "{files} files of {} do not fit in {what} ({})",
-            fmt_bytes(file_size_bytes),
-            fmt_bytes(cap)
-        )));
-    }
-    Ok(ProgramSpec::Sparsetruncate(SparsetruncateSpec {
-        path: path.to_string(),
-        make_path,
-        size_class: size_class.to_string(),
-        files,
-        dirs,
-        file_size_bytes,
-        read_bytes,
-        read_stride_bytes,
-    }))
-}
-
-fn parse_bonnie(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, make_path) = want_work_dir(task, env)?;
-    let ram = env.total_memory_bytes;
-    let files = match task.opt("files", want_u64)? {
-        Some((0, loc)) => return Err(loc.err("files must be at least 1")),
-        Some((n, _)) => n,
-        None => 1024,
-    };
-    let file_size_bytes = match task.opt("file_size", |i, l| want_size(i, l, Some(ram)))? {
-        Some((v, _)) => v,
-        None => ram * 2 / 1024,
-    };
-    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
-        Some((bs, loc)) if bs == 0 || bs > GIB => {
-            return Err(loc.err(format!(
-                "block size must be between 1 byte and 1 GiB, got {}",
-                fmt_bytes(bs)
-            )));
-        }
-        Some((bs, _)) => bs,
-        None => 8 << 10,
-    };
-    let iterations = match task.opt("iterations", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
-        Some((n, _)) => n,
-        None => 3,
-    };
-    let (cap, what) = fs_capacity(path, env);
-    if u128::from(files) * u128::from(file_size_bytes) > u128::from(cap) {
-        return Err(capacity_loc(task).err(format!(
-            "{files} files of {} do not fit in {what} ({})",
-            fmt_bytes(file_size_bytes),
-            fmt_bytes(cap)
-        )));
-    }
-    Ok(ProgramSpec::Bonnie(BonnieSpec {
-        path: path.to_string(),
-        make_path,
-        files,
-        file_size_bytes,
-        block_size_bytes,
-        iterations,
-        seed: env.seed,
-    }))
-}
-
-fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
-    check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    if !env.files.iter().any(|f| f.path == path) {
-        let names: Vec<&str> = env.files.iter().map(|f| f.path.as_str()).collect();
-        return Err(path_loc.err(format!(
-            "\"{path}\" is not a file of the scenario; declare it in [[files]] (files: {})",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        )));
-    }
-    let ram = env.total_memory_bytes;
-    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
-        Some((bs, loc)) => {
-            if bs == 0 || bs > GIB {
-                return Err(loc.err(format!(
-                    "block size must be between 1 byte and 1 GiB, got {}",
-                    fmt_bytes(bs)
-                )));
-            }
-            bs
-        }
-        None => 128 << 10,
-    };
-    let passes = match task.opt("passes", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
-        Some((n, _)) => n,
-        None => 1,
-    };
-    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
-    Ok(ProgramSpec::Read(ReadSpec {
-        path: path.to_string(),
-        block_size_bytes,
-        passes,
-        think_ns,
-    }))
-}
-
-/// `replay`: the keys are read here, checked and the trace planned (its first pass) by
-/// `workload::replay::build_spec`; the replay's files are added to the scenario's files.
-fn parse_replay(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    use crate::workload::replay::{build_spec, RawParams};
-    let (trace, trace_loc) = task.req("trace", "path of the trace file on the host", want_str)?;
-    let dir = match task.opt("dir", want_str)? {
-        Some((d, loc)) => {
-            check_abs_path(d).map_err(|why| loc.err(why))?;
-            match resolve_mount_in(env.filesystems, d) {
-                Some((_, fs)) if fs.kind == FsKind::Blockfs => d.to_string(),
-                _ => return Err(loc.err(format!("\"{d}\" is not under a blockfs mount"))),
-            }
-        }
-        None => match env.filesystems.iter().find(|f| f.kind == FsKind::Blockfs) {
-            Some(fs) if fs.mount == "/" => "/replay".to_string(),
-            Some(fs) => format!("{}/replay", fs.mount),
-            None => {
-                return Err(trace_loc.err(
-                    "a replay needs a blockfs filesystem for its files; declare one or set dir",
-                ))
-            }
-        },
-    };
-    let size_of = |k: &str| task.opt(k, |i, l| want_size(i, l, Some(env.total_memory_bytes)));
-    let raw = RawParams {
-        trace: trace.to_string(),
-        format: task.opt("format", want_str)?.map(|(f, _)| f.to_string()),
-        dir: dir.clone(),
-        mmap: task.opt("mmap", want_bool)?.is_some_and(|(b, _)| b),
-        pace: task.opt("pace", want_bool)?.is_some_and(|(b, _)| b),
-        object_map: task
-            .opt("object_map", want_str)?
-            .map(|(f, _)| f.to_string()),
-        object_size: size_of("object_size")?.map(|(v, _)| v),
-        size: size_of("size")?.map(|(v, _)| v),
-        limit: task.opt("limit", want_u64)?.map(|(v, _)| v),
-        window: task.opt("window", want_u64)?.map(|(v, _)| v),
-    };
-    let spec = build_spec(raw).map_err(|(key, msg)| {
-        task.get(key)
-            .map(|(_, l)| l)
-            .unwrap_or_else(|| trace_loc.clone())
-            .err(msg)
-    })?;
-    let total: u64 = spec.layout.files.iter().map(|f| f.1).sum();
-    let (cap, what) = fs_capacity(&dir, env);
-    let used: u64 = env
-        .files
-        .iter()
-        .filter(|f| f.data)
-        .map(|f| f.size_bytes)
-        .sum();
-    if total.saturating_add(used) > cap {
-        return Err(trace_loc.err(format!(
-            "the trace's files ({}) do not fit in {what} ({})",
-            fmt_bytes(total),
-            fmt_bytes(cap)
-        )));
-    }
-    if let Some((path, _)) = spec
-        .layout
-        .files
-        .iter()
-        .find(|(p, _)| env.files.iter().any(|f| &f.path == p))
-    {
-        return Err(trace_loc.err(format!(
-            "the replay file {path} is also a [[files]] entry; set another dir"
-        )));
-    }
-    Ok(ProgramSpec::Replay(spec))
 }
 
 const FILE_KEYS: &[&str] = &["path", "size", "data", "replicas"];
@@ -2295,100 +1581,18 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
 
 const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program", "replicas", "cgroup"];
 
-const MIB: u64 = 1 << 20;
-const GIB: u64 = 1 << 30;
+pub(crate) const MIB: u64 = 1 << 20;
+pub(crate) const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
 
 /// Bytes as "64 GiB" when exact, else "N bytes".
-fn fmt_bytes(b: u64) -> String {
+pub(crate) fn fmt_bytes(b: u64) -> String {
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (1 << 10, "KiB")] {
         if b >= unit && b.is_multiple_of(unit) {
             return format!("{} {name}", b / unit);
         }
     }
     format!("{b} bytes")
-}
-
-fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (path, path_loc) = task.req("path", "absolute path of the file", want_str)?;
-    check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
-        let mounts: Vec<&str> = env.filesystems.iter().map(|f| f.mount.as_str()).collect();
-        return Err(path_loc.err(format!(
-            "\"{path}\" is not under any mounted filesystem (mounts: {})",
-            if mounts.is_empty() {
-                "none".to_string()
-            } else {
-                mounts.join(", ")
-            }
-        )));
-    };
-    if fs.mount == path {
-        return Err(path_loc.err(format!(
-            "\"{path}\" is the mount point itself; name a file under it"
-        )));
-    }
-    let ram = env.total_memory_bytes;
-    let (size_bytes, size_loc) = task.req("size", "file size, e.g. \"ram/10\"", |i, l| {
-        want_size(i, l, Some(ram))
-    })?;
-    if size_bytes == 0 {
-        return Err(size_loc.err("the file size must be at least 1 byte"));
-    }
-    match fs.kind {
-        FsKind::Blockfs => {
-            let dev = fs
-                .device
-                .as_deref()
-                .and_then(|d| env.devices.iter().find(|x| x.name == d));
-            if let Some(dev) = dev {
-                if size_bytes > dev.size_bytes {
-                    return Err(size_loc.err(format!(
-                        "file larger than the device: {} > {} ({} on {})",
-                        fmt_bytes(size_bytes),
-                        fmt_bytes(dev.size_bytes),
-                        dev.name,
-                        fs.mount
-                    )));
-                }
-            }
-        }
-        FsKind::Tmpfs => {
-            if size_bytes > ram {
-                return Err(size_loc.err(format!(
-                    "file larger than RAM (tmpfs {} lives in memory): {} > {}",
-                    fs.mount,
-                    fmt_bytes(size_bytes),
-                    fmt_bytes(ram)
-                )));
-            }
-        }
-    }
-    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
-        Some((bs, loc)) => {
-            if bs == 0 || bs > GIB {
-                return Err(loc.err(format!(
-                    "block size must be between 1 byte and 1 GiB, got {}",
-                    fmt_bytes(bs)
-                )));
-            }
-            bs
-        }
-        None => MIB,
-    };
-    let iterations = match task.opt("iterations", want_u32)? {
-        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
-        Some((n, _)) => n,
-        None => 1,
-    };
-    let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
-    Ok(ProgramSpec::Dd(DdSpec {
-        path: path.to_string(),
-        size_bytes,
-        block_size_bytes,
-        iterations,
-        sync,
-    }))
 }
 
 const ROOT_KEYS: &[&str] = &[
@@ -2703,7 +1907,7 @@ const COST_PROFILES: &[&str] = &["default"];
 const MAX_CPUS: u64 = 1024;
 const MIN_NODE_MEMORY: u64 = 16 * MIB;
 const MAX_NODE_MEMORY: u64 = 16 * TIB;
-const PAGE_SIZE: u64 = 4096;
+pub(crate) const PAGE_SIZE: u64 = 4096;
 
 fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, ScenarioError> {
     let root = View {
@@ -2715,6 +1919,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
             line: None,
             field: String::new(),
         },
+        declared: None,
     };
     root.deny_unknown(ROOT_KEYS)?;
 
@@ -2758,13 +1963,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     // The files a replay lays its trace on exist before the run, with data.
     let mut files = files;
     for t in &tasks {
-        if let ProgramSpec::Replay(r) = &t.program {
-            files.extend(r.layout.files.iter().map(|(path, size)| FileSpec {
-                path: path.clone(),
-                size_bytes: *size,
-                data: true,
-            }));
-        }
+        files.extend(t.program.files());
     }
 
     Ok(Scenario {
@@ -3045,7 +2244,7 @@ fn read_tasks(
         let program = match t.get("program") {
             Some((item, loc)) => {
                 let name = want_str(item, &loc)?;
-                let Some(p) = PROGRAMS.iter().find(|p| p.name == name) else {
+                let Some(p) = crate::workload::program(name) else {
                     let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
                     return Err(loc.err(format!(
                         "unknown program \"{name}\"; programs: {}",
@@ -3056,15 +2255,19 @@ fn read_tasks(
             }
             None => {
                 let mut all: Vec<&str> = TASK_KEYS.to_vec();
-                PROGRAMS.iter().for_each(|p| all.extend_from_slice(p.keys));
+                PROGRAMS.iter().for_each(|p| all.extend(p.keys()));
                 t.deny_unknown(&all)?;
                 let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
                 return Err(t.missing("program", &format!("programs: {}", names.join(", "))));
             }
         };
         let mut allowed: Vec<&str> = TASK_KEYS.to_vec();
-        allowed.extend_from_slice(program.keys);
+        allowed.extend(program.keys());
         t.deny_unknown(&allowed)?;
+        let t = View {
+            declared: Some(allowed),
+            ..t
+        };
 
         let (name, name_loc) = t.req("name", "the task's name", want_name)?;
         if tasks.iter().any(|x| x.name == name) {

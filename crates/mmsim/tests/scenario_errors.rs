@@ -3,8 +3,8 @@
 
 use mmsim::kernel::{resolve_features, KernelEra};
 use mmsim::scenario::{
-    builtin_scenarios, load_scenario, parse_scenario, CgroupSpec, DevicePreset, FsKind,
-    ProgramSpec, Scenario, ScenarioError, KNOWN_FEATURES,
+    builtin_scenarios, load_scenario, parse_scenario, CgroupSpec, DevicePreset, FsKind, Scenario,
+    ScenarioError, KNOWN_FEATURES,
 };
 
 const GIB: u64 = 1 << 30;
@@ -73,15 +73,15 @@ fn expect_err(text: &str, line: usize, field: &str) -> String {
     err.message
 }
 
-fn dd(s: &Scenario, task: &str) -> mmsim::scenario::DdSpec {
+fn dd(s: &Scenario, task: &str) -> mmsim::workload::dd::DdSpec {
     let t = s
         .tasks
         .iter()
         .find(|t| t.name == task)
         .expect("task exists");
-    match &t.program {
-        ProgramSpec::Dd(d) => d.clone(),
-        other => panic!("task {task} runs {other:?}, not dd"),
+    match t.program.get::<mmsim::workload::dd::DdSpec>() {
+        Some(d) => d.clone(),
+        None => panic!("task {task} runs {:?}, not dd", t.program),
     }
 }
 

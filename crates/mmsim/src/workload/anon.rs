@@ -6,7 +6,162 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use super::{Op, OpResult, Program};
-use crate::scenario::AnonSpec;
+
+use serde::Serialize;
+
+use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    want_bool, want_duration, want_size, want_str, want_u64, Env, Scenario, ScenarioError, View,
+};
+
+/// Parameters of the `anon` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AnonSpec {
+    /// Bytes of anonymous memory to map.
+    pub size_bytes: u64,
+    /// Passes over the memory (≥ 1).
+    pub passes: u32,
+    /// Write (else only read) on every access.
+    pub write: bool,
+    /// Visit the memory in a random order of 64-page chunks (else sequentially).
+    pub random: bool,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
+    /// Seed of the random order.
+    pub seed: u64,
+}
+
+impl Params for AnonSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Anon::new(self.clone()))
+    }
+    fn footprint(&self, _: &Scenario) -> Footprint {
+        Footprint::mapping(self.size_bytes, u64::from(self.passes))
+    }
+}
+
+/// `program = "anon"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "anon",
+    summary: "map anonymous memory and touch every page of it, several passes",
+    doc: "Maps `size` bytes of private anonymous memory (`mmap(MAP_PRIVATE|MAP_ANONYMOUS)`, \
+          read and write) and touches one byte of every page, `passes` times: sequentially, \
+          or with `pattern = \"random\"` in a random order of 64-page (256 KiB) chunks drawn \
+          from `seed`, sleeping `think` between passes; then unmaps it and exits. The first \
+          pass faults every page in (zero-filled); with more anonymous memory than RAM, later \
+          passes swap in what reclaim swapped out — declare a `[swap]` area, or anonymous \
+          memory is never reclaimed and the OOM killer ends the task.",
+    params: &[
+        Param {
+            key: "size",
+            ty: "size (bytes)",
+            default: "required",
+            rules: "≥ 1 byte; `ram` expressions allowed",
+        },
+        Param {
+            key: "passes",
+            ty: "integer",
+            default: "`1`",
+            rules: "≥ 1",
+        },
+        Param {
+            key: "write",
+            ty: "boolean",
+            default: "`true`",
+            rules: "`true`: every access writes (dirty pages, written to swap when \
+                    reclaimed); `false`: every access only reads",
+        },
+        Param {
+            key: "pattern",
+            ty: "string",
+            default: "`\"sequential\"`",
+            rules: "`\"sequential\"` or `\"random\"` (64-page chunks in a seeded random order, \
+                    a new order each pass)",
+        },
+        Param {
+            key: "think",
+            ty: "duration",
+            default: "`\"0s\"`",
+            rules: "sleep between passes",
+        },
+        Param {
+            key: "seed",
+            ty: "integer",
+            default: "`1`",
+            rules: "seed of the random order (not the scenario's `seed`)",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "pass",
+        kind: SampleKind::Time,
+        doc: "one pass over the whole mapping",
+    }],
+    example: r#"name = "anon-example"
+kernel = "4.2"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[swap]
+size = "256MiB"
+preset = "ssd"
+
+[[tasks]]
+name = "seq"
+cpu = 0
+program = "anon"
+size = "ram*3/4"
+passes = 2
+
+[[tasks]]
+name = "rand"
+cpu = 1
+program = "anon"
+size = "ram/2"
+passes = 2
+pattern = "random"
+seed = 7
+"#,
+    parse: parse_anon,
+};
+
+fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let ram = env.total_memory_bytes;
+    let (size_bytes, size_loc) = task.req(
+        "size",
+        "bytes of anonymous memory, e.g. \"ram/2\"",
+        |i, l| want_size(i, l, Some(ram)),
+    )?;
+    if size_bytes == 0 {
+        return Err(size_loc.err("the size must be at least 1 byte"));
+    }
+    let passes = super::parse_passes(task)?;
+    let write = task.opt("write", want_bool)?.is_none_or(|(b, _)| b);
+    let random = match task.opt("pattern", want_str)? {
+        None => false,
+        Some(("sequential", _)) => false,
+        Some(("random", _)) => true,
+        Some((other, loc)) => {
+            return Err(loc.err(format!(
+                "unknown pattern \"{other}\"; patterns: sequential, random"
+            )))
+        }
+    };
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        AnonSpec {
+            size_bytes,
+            passes,
+            write,
+            random,
+            think_ns,
+            seed,
+        },
+    ))
+}
 
 const CHUNK: u64 = 64 * 4096;
 

@@ -21,7 +21,201 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 use super::{Op, OpResult, Program};
-use crate::scenario::BonnieSpec;
+
+use serde::Serialize;
+
+use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    capacity_loc, fmt_bytes, fs_capacity, want_size, want_u32, want_u64, want_work_dir, Env,
+    Scenario, ScenarioError, View, GIB,
+};
+
+/// Parameters of the `bonnie` program (bonnie++'s file creation tests).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BonnieSpec {
+    /// Directory holding the files; the program creates it unless it is the mount point.
+    pub path: String,
+    /// The program must create `path` (false when it is the mount point).
+    pub make_path: bool,
+    /// Files per test.
+    pub files: u64,
+    /// Bytes written to (and read from) each file.
+    pub file_size_bytes: u64,
+    /// Size of each write and read, bytes.
+    pub block_size_bytes: u64,
+    /// Iterations of the SeqCreate + RandCreate pair.
+    pub iterations: u32,
+    /// Seed of the random orders (the scenario's `seed`).
+    pub seed: u64,
+}
+
+impl Params for BonnieSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Bonnie::new(self.clone()))
+    }
+    fn footprint(&self, _: &Scenario) -> Footprint {
+        let bytes = self.files.saturating_mul(self.file_size_bytes);
+        Footprint::files(bytes, 2 * u64::from(self.iterations))
+    }
+}
+
+/// A bonnie phase: a rate in files per second, higher is better.
+const fn rate(label: &'static str, doc: &'static str) -> SampleDef {
+    SampleDef {
+        label,
+        kind: SampleKind::Rate("files/s"),
+        doc,
+    }
+}
+
+/// `program = "bonnie"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "bonnie",
+    summary: "bonnie++'s file creation tests, sequential and random (seed 003)",
+    doc: "bonnie++'s file creation tests (seed 003). Each iteration runs SeqCreate then \
+          RandCreate on `files` files in the directory `path` (created by the program unless \
+          it is the mount point, removed at the end):\n\n\
+          - SeqCreate: create the files in order (open `O_CREAT`, write `file_size` bytes in \
+          `block_size` writes, close); read: one `readdir`, then for each name in readdir \
+          order `stat` it and read its data (open, reads, close); delete: `unlink` in readdir \
+          order.\n\
+          - RandCreate: random names, created in a random order; stat + read in another \
+          random order; delete in another random order. The orders come from \
+          `rand_pcg::Pcg64` seeded with the scenario's `seed`.\n\n\
+          Each phase is one rate sample per iteration, in files per second (higher is \
+          better) — the rows of mmtests' bonnie report.",
+    params: &[
+        Param {
+            key: "path",
+            ty: "string",
+            default: "required",
+            rules: "absolute, under a mounted filesystem, not a `[[files]]` entry; the \
+                    directory of the files",
+        },
+        Param {
+            key: "files",
+            ty: "integer",
+            default: "`1024`",
+            rules: "≥ 1",
+        },
+        Param {
+            key: "file_size",
+            ty: "size (bytes)",
+            default: "`\"ram*2/1024\"`",
+            rules: "`files × file_size` ≤ the device (blockfs) or RAM (tmpfs); 0 = empty files",
+        },
+        Param {
+            key: "block_size",
+            ty: "size (bytes)",
+            default: "`\"8KiB\"`",
+            rules: "1 byte ..= 1 GiB; bonnie++'s chunk size",
+        },
+        Param {
+            key: "iterations",
+            ty: "integer",
+            default: "`3`",
+            rules: "≥ 1",
+        },
+    ],
+    samples: &[
+        rate("SeqCreate ops", "files created per second, in order"),
+        rate(
+            "SeqCreate read",
+            "files stat-ed and read per second, in readdir order",
+        ),
+        rate(
+            "SeqCreate del",
+            "files deleted per second, in readdir order",
+        ),
+        rate(
+            "RandCreate ops",
+            "files created per second, in a random order",
+        ),
+        rate(
+            "RandCreate read",
+            "files stat-ed and read per second, in a random order",
+        ),
+        rate(
+            "RandCreate del",
+            "files deleted per second, in a random order",
+        ),
+    ],
+    example: r#"name = "bonnie-example"
+kernel = "4.2"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[[devices]]
+name = "nvme0"
+preset = "nvme"
+size = "4GiB"
+
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "nvme0"
+
+[[tasks]]
+name = "bonnie"
+program = "bonnie"
+path = "/mnt/bonnie"
+files = 128
+file_size = "ram/128"
+iterations = 2
+"#,
+    parse: parse_bonnie,
+};
+
+fn parse_bonnie(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, make_path) = want_work_dir(task, env)?;
+    let ram = env.total_memory_bytes;
+    let files = match task.opt("files", want_u64)? {
+        Some((0, loc)) => return Err(loc.err("files must be at least 1")),
+        Some((n, _)) => n,
+        None => 1024,
+    };
+    let file_size_bytes = match task.opt("file_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((v, _)) => v,
+        None => ram * 2 / 1024,
+    };
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) if bs == 0 || bs > GIB => {
+            return Err(loc.err(format!(
+                "block size must be between 1 byte and 1 GiB, got {}",
+                fmt_bytes(bs)
+            )));
+        }
+        Some((bs, _)) => bs,
+        None => 8 << 10,
+    };
+    let iterations = match task.opt("iterations", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
+        Some((n, _)) => n,
+        None => 3,
+    };
+    let (cap, what) = fs_capacity(path, env);
+    if u128::from(files) * u128::from(file_size_bytes) > u128::from(cap) {
+        return Err(capacity_loc(task).err(format!(
+            "{files} files of {} do not fit in {what} ({})",
+            fmt_bytes(file_size_bytes),
+            fmt_bytes(cap)
+        )));
+    }
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        BonnieSpec {
+            path: path.to_string(),
+            make_path,
+            files,
+            file_size_bytes,
+            block_size_bytes,
+            iterations,
+            seed: env.seed,
+        },
+    ))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {

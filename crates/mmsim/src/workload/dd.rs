@@ -4,7 +4,180 @@
 //! under the label "iteration".
 
 use super::{Op, OpResult, Program};
-use crate::scenario::DdSpec;
+
+use serde::Serialize;
+
+use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    fmt_bytes, mounted, want_bool, want_size, want_str, want_u32, Env, FsKind, Scenario,
+    ScenarioError, View, GIB, MIB,
+};
+
+/// Parameters of the `dd` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DdSpec {
+    /// Absolute path of the file, under a mounted filesystem.
+    pub path: String,
+    /// File size in bytes (≥ 1).
+    pub size_bytes: u64,
+    /// Size of each write in bytes (1 ..= 1 GiB).
+    pub block_size_bytes: u64,
+    /// How many times the file is written and deleted (≥ 1).
+    pub iterations: u32,
+    /// `fdatasync` before close (conv=fdatasync).
+    pub sync: bool,
+}
+
+impl Params for DdSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Dd::new(self.clone()))
+    }
+    fn footprint(&self, _: &Scenario) -> Footprint {
+        Footprint::files(self.size_bytes, u64::from(self.iterations))
+    }
+}
+
+/// `program = "dd"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "dd",
+    summary: "write a file sequentially in blocks, then delete it, N times (seed 000)",
+    doc: "Writes `path` sequentially with `block_size`-byte writes (the data read from \
+          `/dev/zero` first, as `dd if=/dev/zero` does) until it holds `size` bytes, \
+          optionally `fdatasync`s, closes and deletes it; `iterations` times. This is the \
+          benchmark of seed 000 (`accessed-init`): a file of RAM/10, to stay clear of dirty \
+          page balancing, written with a large block size.",
+    params: &[
+        Param {
+            key: "path",
+            ty: "string",
+            default: "required",
+            rules: "absolute, under a mounted filesystem, not the mount point itself",
+        },
+        Param {
+            key: "size",
+            ty: "size (bytes)",
+            default: "required",
+            rules: "≥ 1 byte; on a `blockfs` ≤ the device's size; on a `tmpfs` ≤ total RAM",
+        },
+        Param {
+            key: "block_size",
+            ty: "size (bytes)",
+            default: "`\"1MiB\"`",
+            rules: "1 byte ..= 1 GiB: the size of each write",
+        },
+        Param {
+            key: "iterations",
+            ty: "integer",
+            default: "`1`",
+            rules: "≥ 1",
+        },
+        Param {
+            key: "sync",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: `fdatasync` before close (`conv=fdatasync`)",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "iteration",
+        kind: SampleKind::Time,
+        doc: "one iteration: open to close, the `fdatasync` included, not the unlink",
+    }],
+    example: r#"name = "dd-example"
+kernel = "3.15"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "256MiB"
+
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+
+[[tasks]]
+name = "dd"
+program = "dd"
+path = "/tmp/ddfile"
+size = "ram/10"
+block_size = "1MiB"
+iterations = 3
+"#,
+    parse: parse_dd,
+};
+
+fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of the file", want_str)?;
+    let fs = mounted(path, &path_loc, env)?;
+    if fs.mount == path {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is the mount point itself; name a file under it"
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let (size_bytes, size_loc) = task.req("size", "file size, e.g. \"ram/10\"", |i, l| {
+        want_size(i, l, Some(ram))
+    })?;
+    if size_bytes == 0 {
+        return Err(size_loc.err("the file size must be at least 1 byte"));
+    }
+    match fs.kind {
+        FsKind::Blockfs => {
+            let dev = fs
+                .device
+                .as_deref()
+                .and_then(|d| env.devices.iter().find(|x| x.name == d));
+            if let Some(dev) = dev {
+                if size_bytes > dev.size_bytes {
+                    return Err(size_loc.err(format!(
+                        "file larger than the device: {} > {} ({} on {})",
+                        fmt_bytes(size_bytes),
+                        fmt_bytes(dev.size_bytes),
+                        dev.name,
+                        fs.mount
+                    )));
+                }
+            }
+        }
+        FsKind::Tmpfs => {
+            if size_bytes > ram {
+                return Err(size_loc.err(format!(
+                    "file larger than RAM (tmpfs {} lives in memory): {} > {}",
+                    fs.mount,
+                    fmt_bytes(size_bytes),
+                    fmt_bytes(ram)
+                )));
+            }
+        }
+    }
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) => {
+            if bs == 0 || bs > GIB {
+                return Err(loc.err(format!(
+                    "block size must be between 1 byte and 1 GiB, got {}",
+                    fmt_bytes(bs)
+                )));
+            }
+            bs
+        }
+        None => MIB,
+    };
+    let iterations = match task.opt("iterations", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("iterations must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        DdSpec {
+            path: path.to_string(),
+            size_bytes,
+            block_size_bytes,
+            iterations,
+            sync,
+        },
+    ))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

@@ -32,7 +32,475 @@
 use std::collections::VecDeque;
 
 use super::{Op, OpResult, Program};
-use crate::scenario::DesktopSpec;
+
+use serde::Serialize;
+
+use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    check_abs_path, fmt_bytes, want_size, want_str, want_u32, Env, Loc, ScenarioError, View, GIB,
+    PAGE_SIZE,
+};
+
+/// One application of the `desktop` program (sizes drawn from the scenario seed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopApp {
+    /// Executable file, mapped PROT_READ|PROT_EXEC from offset 0.
+    pub text_path: String,
+    /// Bytes of text mapped and touched at start.
+    pub text_bytes: u64,
+    /// Bytes of anonymous memory mapped and written at start.
+    pub anon_bytes: u64,
+    /// Data file read at start.
+    pub data_path: String,
+    /// Bytes of the data file read at start.
+    pub data_bytes: u64,
+}
+
+/// A shared library of the `desktop` program: mapped PROT_READ|PROT_EXEC whole by every
+/// application.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopLib {
+    /// The library file.
+    pub path: String,
+    /// Its size (the whole file is mapped), bytes.
+    pub bytes: u64,
+}
+
+/// Parameters of the `desktop` program (seed 001 §1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DesktopSpec {
+    /// The applications, in start order.
+    pub apps: Vec<DesktopApp>,
+    /// Shared libraries every application maps.
+    pub libs: Vec<DesktopLib>,
+    /// Percent of each library read by an application's start and by each window switch.
+    pub hot_lib_percent: u32,
+    /// Anonymous memory of the session (X server, window manager, panel), bytes: written
+    /// before the first start; `hot_anon_percent` % of it written again at each pass over
+    /// the windows.
+    pub session_bytes: u64,
+    /// Percent of each application's text read again by a window switch.
+    pub hot_text_percent: u32,
+    /// Percent of each application's anonymous memory touched again by a window switch.
+    pub hot_anon_percent: u32,
+    /// Percent of that hot part written (the rest is read).
+    pub hot_anon_write_percent: u32,
+    /// Hot code is spread through each text and library (every ⌊100/p⌋-th page) rather
+    /// than its first p %.
+    pub spread_code: bool,
+    /// Size of each read of a data file, bytes.
+    pub read_block_bytes: u64,
+}
+
+impl Params for DesktopSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Desktop::new(self.clone()))
+    }
+}
+
+/// `program = "desktop"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "desktop",
+    summary: "applications started one after another, windows switched after each (seed 001)",
+    doc: "A desktop under memory pressure (seed 001 §1, `exec-protect`). `apps` applications \
+          are started one after another; after each start but the last the user switches \
+          through every window opened so far. Starting an application maps its text \
+          (`text_path`, PROT_READ|PROT_EXEC) and reads all of it, maps every shared library \
+          (`lib_path`, PROT_EXEC; the same page-cache pages in every application) and reads \
+          its hot code, maps and writes its anonymous memory, and reads its data file in \
+          `read_block` preads. A window switch reads the hot code of the application's text \
+          and of every library again (through that application's mappings) and touches its \
+          hot anonymous memory. `session` bytes of anonymous memory (X server, window \
+          manager) are written before the first start and touched like a window at the start \
+          of every pass.\n\n\
+          Sizes are drawn uniformly in whole pages by `rand_pcg::Pcg64` seeded with the \
+          scenario's `seed` (so `--seed N` draws another desktop), in the order text, anon, \
+          data per application.",
+    params: &[
+        Param {
+            key: "apps",
+            ty: "integer",
+            default: "`50`",
+            rules: "1 ..= 4096 applications",
+        },
+        Param {
+            key: "office_apps",
+            ty: "integer",
+            default: "`0`",
+            rules: "≤ `apps`: the `office_apps` applications before the no-op ones have every size × `office_scale`",
+        },
+        Param {
+            key: "text_path",
+            ty: "string with `{i}`",
+            default: "required",
+            rules: "application `i`'s executable; each must be a `[[files]]` entry at least as large as what is read of it",
+        },
+        Param {
+            key: "data_path",
+            ty: "string with `{i}`",
+            default: "required",
+            rules: "application `i`'s data file; each must be a `[[files]]` entry at least as large as what is read of it",
+        },
+        Param {
+            key: "text_min",
+            ty: "size (bytes)",
+            default: "RAM/512",
+            rules: "≥ 4 KiB; ≤ `text_max`",
+        },
+        Param {
+            key: "text_max",
+            ty: "size (bytes)",
+            default: "RAM/64",
+            rules: "≥ `text_min`",
+        },
+        Param {
+            key: "anon_min",
+            ty: "size (bytes)",
+            default: "RAM/256",
+            rules: "≥ 4 KiB; ≤ `anon_max`",
+        },
+        Param {
+            key: "anon_max",
+            ty: "size (bytes)",
+            default: "RAM/32",
+            rules: "≥ `anon_min`",
+        },
+        Param {
+            key: "data_min",
+            ty: "size (bytes)",
+            default: "RAM/512",
+            rules: "≥ 4 KiB; ≤ `data_max`",
+        },
+        Param {
+            key: "data_max",
+            ty: "size (bytes)",
+            default: "RAM/128",
+            rules: "≥ `data_min`",
+        },
+        Param {
+            key: "office_scale",
+            ty: "integer",
+            default: "`1`",
+            rules: "≥ 1: the size multiplier of the office applications",
+        },
+        Param {
+            key: "hot_text",
+            ty: "percent",
+            default: "`25`",
+            rules: "share of each text read again by a window switch",
+        },
+        Param {
+            key: "hot_anon",
+            ty: "percent",
+            default: "`50`",
+            rules: "share of each application's (and the session's) anonymous memory touched by a window switch",
+        },
+        Param {
+            key: "session",
+            ty: "size (bytes)",
+            default: "`0`",
+            rules: "≤ RAM: anonymous memory of the session (X server, window manager), written before the first start and touched like a window at the start of every pass",
+        },
+        Param {
+            key: "read_block",
+            ty: "size (bytes)",
+            default: "`\"128KiB\"`",
+            rules: "1 byte ..= 1 GiB: the size of each `pread` of a data file",
+        },
+        Param {
+            key: "libs",
+            ty: "integer",
+            default: "`0`",
+            rules: "0 ..= 256 shared libraries",
+        },
+        Param {
+            key: "lib_path",
+            ty: "string with `{i}`",
+            default: "required when `libs` > 0",
+            rules: "library `k`'s file (a `[[files]]` entry, mapped whole)",
+        },
+        Param {
+            key: "hot_lib",
+            ty: "percent",
+            default: "`25`",
+            rules: "share of each library read by a start and again by a window switch",
+        },
+        Param {
+            key: "noop_apps",
+            ty: "integer",
+            default: "`0`",
+            rules: "≤ `apps`: the last ones start nothing (the seed's commented-out `: oocalc` rows): their sample is the pass over the windows only",
+        },
+        Param {
+            key: "hot_anon_write",
+            ty: "percent",
+            default: "`100`",
+            rules: "share of the hot anonymous memory written; the rest is read (a clean page swapped in stays in the swap cache and is dropped again without IO)",
+        },
+        Param {
+            key: "hot_code",
+            ty: "string",
+            default: "`\"first\"`",
+            rules: "`\"first\"`: the hot code is the first p % of each text and library; `\"spread\"`: every ⌊100/p⌋-th page of it (hot code scattered through a binary, so a fault's read-around brings in cold neighbours)",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "start",
+        kind: SampleKind::Time,
+        doc: "one application's start: the time since the previous start completed (its \
+              pass over the windows included); prefix sums are the seed's progress timing",
+    }],
+    example: r#"name = "desktop-example"
+kernel = "2.6.30"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[swap]
+size = "ram*2"
+preset = "hdd"
+
+[[devices]]
+name = "disk"
+preset = "hdd"
+size = "4GiB"
+
+[[filesystems]]
+mount = "/"
+type = "blockfs"
+device = "disk"
+
+[[files]]
+replicas = 12
+path = "/usr/bin/app{i}"
+size = "ram/64"
+
+[[files]]
+replicas = 12
+path = "/home/user/doc{i}"
+size = "ram/128"
+
+[[files]]
+replicas = 2
+path = "/usr/lib/lib{i}.so"
+size = "ram/256"
+
+[[tasks]]
+name = "desktop"
+program = "desktop"
+apps = 12
+text_path = "/usr/bin/app{i}"
+data_path = "/home/user/doc{i}"
+libs = 2
+lib_path = "/usr/lib/lib{i}.so"
+session = "ram/8"
+"#,
+    parse: parse_desktop,
+};
+
+/// `desktop`: application sizes are drawn uniformly (whole pages) from
+/// [`*_min`, `*_max`] by a PCG-64 seeded with the scenario seed, in order text, anon, data
+/// for each application; the last `noop_apps` applications are no-op starts (nothing mapped
+/// or read: the seed's commented-out `: oocalc` rows), and the `office_apps` before them have
+/// every size multiplied by `office_scale`. `{i}` in `text_path` / `data_path` is the application's index; each
+/// file must be declared in `[[files]]` and be at least as large as what is read of it.
+fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    use rand::{Rng, SeedableRng};
+    let ram = env.total_memory_bytes;
+    let apps = match task.opt("apps", want_u32)? {
+        Some((n, loc)) if n == 0 || n > 4096 => {
+            return Err(loc.err(format!("apps must be from 1 to 4096, got {n}")))
+        }
+        Some((n, _)) => n,
+        None => 50,
+    };
+    let office = match task.opt("office_apps", want_u32)? {
+        Some((n, loc)) if n > apps => {
+            return Err(loc.err(format!("office_apps ({n}) is more than apps ({apps})")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let noop = match task.opt("noop_apps", want_u32)? {
+        Some((n, loc)) if n > apps => {
+            return Err(loc.err(format!("noop_apps ({n}) is more than apps ({apps})")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let office_scale = match task.opt("office_scale", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("office_scale must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let range = |lo_key: &str, hi_key: &str, lo: u64, hi: u64| {
+        let (lo, lo_loc) = match task.opt(lo_key, |i, l| want_size(i, l, Some(ram)))? {
+            Some((v, l)) => (v, Some(l)),
+            None => (lo, None),
+        };
+        let (hi, hi_loc) = match task.opt(hi_key, |i, l| want_size(i, l, Some(ram)))? {
+            Some((v, l)) => (v, Some(l)),
+            None => (hi, None),
+        };
+        if lo < PAGE_SIZE {
+            let loc = lo_loc.unwrap_or_else(|| task.loc.clone());
+            return Err(loc.err(format!("{lo_key} must be at least one page (4 KiB)")));
+        }
+        if hi < lo {
+            let loc = hi_loc.or(lo_loc).unwrap_or_else(|| task.loc.clone());
+            return Err(loc.err(format!(
+                "{hi_key} ({}) is less than {lo_key} ({})",
+                fmt_bytes(hi),
+                fmt_bytes(lo)
+            )));
+        }
+        Ok::<_, ScenarioError>((lo / PAGE_SIZE, hi / PAGE_SIZE))
+    };
+    let text = range("text_min", "text_max", ram / 512, ram / 64)?;
+    let anon = range("anon_min", "anon_max", ram / 256, ram / 32)?;
+    let data = range("data_min", "data_max", ram / 512, ram / 128)?;
+    let percent = |key: &str, default: u32| -> Result<u32, ScenarioError> {
+        match task.opt(key, want_u32)? {
+            Some((n, loc)) if n > 100 => {
+                Err(loc.err(format!("{key} is a percentage from 0 to 100, got {n}")))
+            }
+            Some((n, _)) => Ok(n),
+            None => Ok(default),
+        }
+    };
+    let session_bytes = match task.opt("session", |i, l| want_size(i, l, Some(ram)))? {
+        Some((v, loc)) if v > ram => {
+            return Err(loc.err(format!(
+                "session memory ({}) is more than RAM ({})",
+                fmt_bytes(v),
+                fmt_bytes(ram)
+            )))
+        }
+        Some((v, _)) => v / PAGE_SIZE * PAGE_SIZE,
+        None => 0,
+    };
+    let hot_text_percent = percent("hot_text", 25)?;
+    let hot_anon_percent = percent("hot_anon", 50)?;
+    let read_block_bytes = match task.opt("read_block", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) if bs == 0 || bs > GIB => {
+            return Err(loc.err("read_block must be between 1 byte and 1 GiB"))
+        }
+        Some((bs, _)) => bs,
+        None => 128 << 10,
+    };
+    let pattern = |key: &str| -> Result<(String, Loc), ScenarioError> {
+        let (p, loc) = task.req(
+            key,
+            "file path with {i}, e.g. \"/usr/bin/app{i}\"",
+            want_str,
+        )?;
+        check_abs_path(p).map_err(|why| loc.err(why))?;
+        Ok((p.to_string(), loc))
+    };
+    let (text_pat, text_loc) = pattern("text_path")?;
+    let (data_pat, data_loc) = pattern("data_path")?;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(env.seed);
+    let mut out = Vec::with_capacity(apps as usize);
+    for i in 0..apps {
+        if i >= apps - noop {
+            // A commented-out command (the seed's `: oocalc`): the start does nothing; the
+            // pass over the windows before it is all there is.
+            out.push(DesktopApp {
+                text_path: String::new(),
+                text_bytes: 0,
+                anon_bytes: 0,
+                data_path: String::new(),
+                data_bytes: 0,
+            });
+            continue;
+        }
+        let scale = if i + noop >= apps - office {
+            u64::from(office_scale)
+        } else {
+            1
+        };
+        let mut draw = |(lo, hi): (u64, u64)| rng.gen_range(lo..=hi) * PAGE_SIZE * scale;
+        let (t, a, d) = (draw(text), draw(anon), draw(data));
+        let file = |pat: &str, loc: &Loc, need: u64| -> Result<String, ScenarioError> {
+            let path = pat.replace("{i}", &i.to_string());
+            match env.files.iter().find(|f| f.path == path) {
+                None => Err(loc.err(format!(
+                    "\"{path}\" (application {i}) is not a file of the scenario; declare it in [[files]]"
+                ))),
+                Some(f) if f.size_bytes < need => Err(loc.err(format!(
+                    "\"{path}\" is {} but application {i} reads {}",
+                    fmt_bytes(f.size_bytes),
+                    fmt_bytes(need)
+                ))),
+                Some(_) => Ok(path),
+            }
+        };
+        out.push(DesktopApp {
+            text_path: file(&text_pat, &text_loc, t)?,
+            text_bytes: t,
+            anon_bytes: a,
+            data_path: file(&data_pat, &data_loc, d)?,
+            data_bytes: d,
+        });
+    }
+    let nlibs = match task.opt("libs", want_u32)? {
+        Some((n, loc)) if n > 256 => {
+            return Err(loc.err(format!("libs must be from 0 to 256, got {n}")))
+        }
+        Some((n, _)) => n,
+        None => 0,
+    };
+    let hot_lib_percent = percent("hot_lib", 25)?;
+    let hot_anon_write_percent = percent("hot_anon_write", 100)?;
+    let spread_code = match task.opt("hot_code", want_str)? {
+        None => false,
+        Some(("first", _)) => false,
+        Some(("spread", _)) => true,
+        Some((other, loc)) => {
+            return Err(loc.err(format!(
+                "hot_code is \"first\" (the first hot_text % of each text) or \"spread\" (every (100/hot_text)-th page), got \"{other}\""
+            )))
+        }
+    };
+    let mut libs = Vec::with_capacity(nlibs as usize);
+    if nlibs > 0 {
+        let (lib_pat, lib_loc) = pattern("lib_path")?;
+        for k in 0..nlibs {
+            let path = lib_pat.replace("{i}", &k.to_string());
+            match env.files.iter().find(|f| f.path == path) {
+                None => {
+                    return Err(lib_loc.err(format!(
+                        "\"{path}\" (library {k}) is not a file of the scenario; declare it in [[files]]"
+                    )))
+                }
+                Some(f) if f.size_bytes < PAGE_SIZE => {
+                    return Err(lib_loc.err(format!(
+                        "\"{path}\" (library {k}) is smaller than a page"
+                    )))
+                }
+                Some(f) => libs.push(DesktopLib {
+                    path,
+                    bytes: f.size_bytes / PAGE_SIZE * PAGE_SIZE,
+                }),
+            }
+        }
+    }
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        DesktopSpec {
+            apps: out,
+            libs,
+            hot_lib_percent,
+            hot_anon_write_percent,
+            spread_code,
+            session_bytes,
+            hot_text_percent,
+            hot_anon_percent,
+            read_block_bytes,
+        },
+    ))
+}
 
 const PAGE: u64 = 4096;
 
@@ -190,7 +658,7 @@ impl Desktop {
     }
 
     /// An application that starts nothing (the seed's `: oocalc`) and has no window.
-    fn is_noop(app: &crate::scenario::DesktopApp) -> bool {
+    fn is_noop(app: &DesktopApp) -> bool {
         app.text_bytes == 0 && app.anon_bytes == 0 && app.data_bytes == 0
     }
 
@@ -371,7 +839,6 @@ impl Program for Desktop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::DesktopApp;
 
     fn spec(n: usize) -> DesktopSpec {
         DesktopSpec {
@@ -452,7 +919,6 @@ mod tests {
     /// window's application's own mapping.
     #[test]
     fn libraries_are_mapped_by_every_application() {
-        use crate::scenario::DesktopLib;
         let mut s = spec(3);
         s.libs = vec![
             DesktopLib {
@@ -511,7 +977,7 @@ mod tests {
     #[test]
     fn noop_start_only_switches() {
         let mut s = spec(3);
-        s.apps[2] = crate::scenario::DesktopApp {
+        s.apps[2] = DesktopApp {
             text_path: String::new(),
             text_bytes: 0,
             anon_bytes: 0,
@@ -577,7 +1043,8 @@ mod tests {
 
 #[cfg(test)]
 mod builtin_tests {
-    use crate::scenario::{load_scenario, ProgramSpec};
+    use super::{DesktopApp, DesktopSpec};
+    use crate::scenario::load_scenario;
 
     /// The built-in `desktop`: 51 applications (the seed's 51 rows), sizes in the
     /// documented ranges, the last 6 no-op starts (the seed's commented-out `: oo*` rows),
@@ -586,10 +1053,10 @@ mod builtin_tests {
     fn builtin_sizes() {
         let spec = |sets: &[String]| {
             let sc = load_scenario("desktop", sets).unwrap();
-            match &sc.tasks[0].program {
-                ProgramSpec::Desktop(d) => d.clone(),
-                p => panic!("{p:?}"),
-            }
+            let p = &sc.tasks[0].program;
+            p.get::<DesktopSpec>()
+                .cloned()
+                .unwrap_or_else(|| panic!("{p:?}"))
         };
         let d = spec(&[]);
         assert_eq!(d.apps.len(), 51);
@@ -607,8 +1074,7 @@ mod builtin_tests {
         assert_eq!(d.libs.len(), 8);
         assert!(d.libs.iter().all(|l| l.bytes == 2 * MIB));
         assert!(d.spread_code);
-        let total =
-            |f: fn(&crate::scenario::DesktopApp) -> u64| d.apps.iter().map(f).sum::<u64>() / MIB;
+        let total = |f: fn(&DesktopApp) -> u64| d.apps.iter().map(f).sum::<u64>() / MIB;
         eprintln!(
             "desktop totals: text {} MiB, anon {} MiB, data {} MiB",
             total(|a| a.text_bytes),

@@ -4,7 +4,156 @@
 //! is one pass with an 8-byte stride. Each pass is timed under the label "pass".
 
 use super::{Op, OpResult, Program};
-use crate::scenario::MmapReadSpec;
+
+use serde::Serialize;
+
+use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    check_abs_path, want_bool, want_duration, want_size, want_str, Env, Scenario, ScenarioError,
+    View, PAGE_SIZE,
+};
+
+/// Parameters of the `mmap-read` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MmapReadSpec {
+    /// Absolute path of an existing file (see `[[files]]`).
+    pub path: String,
+    /// The file's size (from `[[files]]`): the mapping's length.
+    pub size_bytes: u64,
+    /// Passes over the mapping (≥ 1).
+    pub passes: u32,
+    /// Distance between reads in bytes (8 = every word, vm-scalability's reader).
+    pub stride_bytes: u64,
+    /// PROT_EXEC mapping (executable text).
+    pub exec: bool,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
+}
+
+impl Params for MmapReadSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(MmapRead::new(self.clone()))
+    }
+    fn footprint(&self, _: &Scenario) -> Footprint {
+        Footprint::mapping(self.size_bytes, u64::from(self.passes))
+    }
+}
+
+/// `program = "mmap-read"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "mmap-read",
+    summary: "map a file and read it through the mapping, several passes",
+    doc: "Maps the whole of `path` (a `[[files]]` entry) `MAP_PRIVATE`, `PROT_READ` (plus \
+          `PROT_EXEC` with `exec = true`, as the loader maps a program's text), reads one \
+          word every `stride` bytes through the mapping, `passes` times with `think` between \
+          passes, then unmaps it and exits. Page faults bring the file in (`filemap_fault`, \
+          with read-around); the pages are mapped, so reclaim must unmap them (rmap, TLB \
+          flushes) and a referenced mapped page gets a second trip around the inactive list. \
+          vm-scalability's lru-file-mmap-read reader is one pass with `stride = 8`; \
+          `fileserver-hot10`'s applications are `exec = true` mappings re-read at user pace.",
+    params: &[
+        Param {
+            key: "path",
+            ty: "string",
+            default: "required",
+            rules: "absolute; a `[[files]]` entry, not empty: the whole file is mapped",
+        },
+        Param {
+            key: "passes",
+            ty: "integer",
+            default: "`1`",
+            rules: "≥ 1",
+        },
+        Param {
+            key: "stride",
+            ty: "size (bytes)",
+            default: "`\"4KiB\"`",
+            rules: "≥ 1 byte: the distance between reads (8 reads every word; a page or more \
+                    reads one word per page)",
+        },
+        Param {
+            key: "exec",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: a `PROT_EXEC` mapping (executable text, `VM_EXEC`)",
+        },
+        Param {
+            key: "think",
+            ty: "duration",
+            default: "`\"0s\"`",
+            rules: "sleep between passes",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "pass",
+        kind: SampleKind::Time,
+        doc: "one pass over the whole mapping",
+    }],
+    example: r#"name = "mmap-read-example"
+kernel = "4.2"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+replicas = "cpus"
+path = "/data/file{i}"
+size = "ram*2/{n}"
+data = false
+
+[[tasks]]
+replicas = "cpus"
+name = "reader"
+program = "mmap-read"
+path = "/data/file{i}"
+stride = 8
+"#,
+    parse: parse_mmap_read,
+};
+
+fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    let Some(file) = env.files.iter().find(|f| f.path == path) else {
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not a file of the scenario; declare it in [[files]]"
+        )));
+    };
+    if file.size_bytes == 0 {
+        return Err(path_loc.err(format!("\"{path}\" is empty: nothing to map")));
+    }
+    let size_bytes = file.size_bytes;
+    let passes = super::parse_passes(task)?;
+    let stride_bytes = match task.opt("stride", |i, l| want_size(i, l, None))? {
+        Some((0, loc)) => return Err(loc.err("the stride must be at least 1 byte")),
+        Some((s, _)) => s,
+        None => PAGE_SIZE,
+    };
+    let exec = task.opt("exec", want_bool)?.is_some_and(|(b, _)| b);
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        MmapReadSpec {
+            path: path.to_string(),
+            size_bytes,
+            passes,
+            stride_bytes,
+            exec,
+            think_ns,
+        },
+    ))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

@@ -1,7 +1,24 @@
 //! Workload programs: each is a small state machine that produces operations (syscalls,
 //! sleeps, timers) one at a time. Programs never touch kernel state; the kernel executes
-//! their operations (`Sim::exec_op`). Adding a program is one new file and one line in
-//! `build_program`.
+//! their operations (`Sim::exec_op`).
+//!
+//! # Adding a program
+//!
+//! A program is one file here and one line in [`PROGRAMS`]. The file holds, beside the
+//! state machine:
+//!
+//! - its parameters' type (a struct implementing [`Params`]: how to build the program,
+//!   and what it costs the host, for `--max-host-mem`);
+//! - `pub const PROGRAM: ProgramDef`: its name, its documentation, every `[[tasks]]` key
+//!   it reads with its type, default and rules ([`Param`]), the samples it records with
+//!   their unit ([`SampleDef`]), a complete example scenario, and its parser, which reads
+//!   the keys with the scenario reader's helpers (`crate::scenario::View`) so that errors
+//!   name the file, line and field.
+//!
+//! The keys a task may carry are exactly the documented ones (others are rejected), and a
+//! parser that reads an undocumented key fails a debug assertion. `docs/scenarios.md`'s
+//! program reference and `mmsim programs` are generated from these definitions
+//! ([`reference_markdown`]); the `program_docs` test fails when they drift.
 
 pub mod anon;
 pub mod bonnie;
@@ -13,7 +30,267 @@ pub mod read;
 pub mod replay;
 pub mod sparsetruncate;
 
-use crate::scenario::ProgramSpec;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::scenario::{want_u32, Env, FileSpec, Scenario, ScenarioError, View};
+
+/// Every workload program, in the order the documentation lists them. One line each.
+pub const PROGRAMS: &[&ProgramDef] = &[
+    &dd::PROGRAM,
+    &read::PROGRAM,
+    &pread_stride::PROGRAM,
+    &mmap_read::PROGRAM,
+    &anon::PROGRAM,
+    &sparsetruncate::PROGRAM,
+    &bonnie::PROGRAM,
+    &desktop::PROGRAM,
+    &replay::PROGRAM,
+];
+
+/// The program named `name` (the `program` key of a task).
+pub fn program(name: &str) -> Option<&'static ProgramDef> {
+    PROGRAMS.iter().copied().find(|p| p.name == name)
+}
+
+/// A program's parser: reads the task's keys (`View`) given what the scenario declared
+/// before the tasks (`Env`).
+pub(crate) type ParseFn = fn(&View<'_>, &Env<'_>) -> Result<ProgramSpec, ScenarioError>;
+
+/// One workload program: its name, documentation, parameters, samples and parser.
+pub struct ProgramDef {
+    /// The `program = "…"` value.
+    pub name: &'static str,
+    /// One line: what the program does.
+    pub summary: &'static str,
+    /// Markdown paragraphs: what the program does, step by step, and what it models.
+    pub doc: &'static str,
+    /// Its keys in the `[[tasks]]` table, in the order the errors list them.
+    pub params: &'static [Param],
+    /// The samples it records (per task, by label).
+    pub samples: &'static [SampleDef],
+    /// A complete scenario running the program (loaded by the `program_docs` test).
+    pub example: &'static str,
+    /// Reads and validates the parameters.
+    pub(crate) parse: ParseFn,
+}
+
+impl ProgramDef {
+    /// The program's keys in the `[[tasks]]` table.
+    pub fn keys(&self) -> impl Iterator<Item = &'static str> {
+        self.params.iter().map(|p| p.key)
+    }
+}
+
+/// One parameter of a program (a key of its `[[tasks]]` table), as documented.
+pub struct Param {
+    /// The key.
+    pub key: &'static str,
+    /// Its type and unit: `size (bytes)`, `duration`, `integer`, `boolean`, `string`.
+    pub ty: &'static str,
+    /// Its default (markdown), or `required`.
+    pub default: &'static str,
+    /// Its range, rules and meaning (markdown).
+    pub rules: &'static str,
+}
+
+/// What a sample measures: the unit it is recorded in and which way is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleKind {
+    /// A time, recorded in ns; lower is better.
+    Time,
+    /// A rate in the named unit (`files/s`), recorded as a whole number; higher is better.
+    Rate(&'static str),
+}
+
+impl SampleKind {
+    /// The unit the samples are recorded in: `ns` for times, the rate's unit otherwise.
+    pub fn unit(self) -> &'static str {
+        match self {
+            SampleKind::Time => "ns",
+            SampleKind::Rate(u) => u,
+        }
+    }
+
+    /// True when a larger sample is better (rates).
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, SampleKind::Rate(_))
+    }
+}
+
+/// One sample label a program records, as documented.
+pub struct SampleDef {
+    /// The label (`Op::TimerStart`/`TimerStop` or `TimerStopRate`).
+    pub label: &'static str,
+    /// Its unit and direction.
+    pub kind: SampleKind,
+    /// What one sample is.
+    pub doc: &'static str,
+}
+
+/// The unit and direction of the samples labelled `label` of a task running `program`
+/// (None when the program does not declare the label).
+pub fn sample_kind(program: &str, label: &str) -> Option<SampleKind> {
+    self::program(program)?
+        .samples
+        .iter()
+        .find(|s| s.label == label)
+        .map(|s| s.kind)
+}
+
+/// What a program's parameters say about the host memory a run needs
+/// (`crate::run::estimate_host_memory`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// File pages the program creates (besides the scenario's `[[files]]`).
+    pub file_pages: u64,
+    /// Pages it maps.
+    pub mapped_pages: u64,
+    /// Bytes it moves (reads, writes, touches), which bounds the run's virtual time.
+    pub moved_bytes: u64,
+}
+
+impl Footprint {
+    /// `bytes` of files the program creates, each byte moved `times` times.
+    pub fn files(bytes: u64, times: u64) -> Footprint {
+        Footprint {
+            file_pages: bytes.div_ceil(4096),
+            mapped_pages: 0,
+            moved_bytes: bytes.saturating_mul(times),
+        }
+    }
+
+    /// A mapping of `bytes`, touched `passes` times.
+    pub fn mapping(bytes: u64, passes: u64) -> Footprint {
+        Footprint {
+            file_pages: 0,
+            mapped_pages: bytes.div_ceil(4096),
+            moved_bytes: bytes.saturating_mul(passes),
+        }
+    }
+}
+
+/// A program's validated parameters: what a task runs.
+pub trait Params:
+    Clone + fmt::Debug + PartialEq + serde::Serialize + Send + Sync + 'static
+{
+    /// The program, ready to run.
+    fn build(&self) -> Box<dyn Program>;
+
+    /// What the run needs of the host for this task; by default one RAM's worth of data
+    /// moved.
+    fn footprint(&self, sc: &Scenario) -> Footprint {
+        Footprint {
+            moved_bytes: sc.total_memory_bytes(),
+            ..Footprint::default()
+        }
+    }
+
+    /// Files the program lays out before the run, with data on the device (the replay's).
+    fn files(&self) -> Vec<FileSpec> {
+        Vec::new()
+    }
+}
+
+/// The object-safe side of [`Params`].
+trait DynParams: fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn build(&self) -> Box<dyn Program>;
+    fn footprint(&self, sc: &Scenario) -> Footprint;
+    fn files(&self) -> Vec<FileSpec>;
+    fn json(&self) -> serde_json::Value;
+    fn same(&self, other: &dyn Any) -> bool;
+}
+
+impl<T: Params> DynParams for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn build(&self) -> Box<dyn Program> {
+        Params::build(self)
+    }
+    fn footprint(&self, sc: &Scenario) -> Footprint {
+        Params::footprint(self, sc)
+    }
+    fn files(&self) -> Vec<FileSpec> {
+        Params::files(self)
+    }
+    fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+    fn same(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<T>() == Some(self)
+    }
+}
+
+/// A task's program with its parameters (TOML: `program = "<name>"` plus the program's
+/// keys in the same `[[tasks]]` table).
+#[derive(Clone)]
+pub struct ProgramSpec {
+    name: &'static str,
+    params: Arc<dyn DynParams>,
+}
+
+impl ProgramSpec {
+    /// The parameters `params` of the program `name`.
+    pub fn new<T: Params>(name: &'static str, params: T) -> ProgramSpec {
+        ProgramSpec {
+            name,
+            params: Arc::new(params),
+        }
+    }
+
+    /// The program's name (`dd`, `read`, …).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The parameters, when they are a `T` (`spec.get::<dd::DdSpec>()`).
+    pub fn get<T: Params>(&self) -> Option<&T> {
+        self.params.as_any().downcast_ref()
+    }
+
+    /// The program, ready to run.
+    pub fn build(&self) -> Box<dyn Program> {
+        self.params.build()
+    }
+
+    /// What the run needs of the host for this task.
+    pub fn footprint(&self, sc: &Scenario) -> Footprint {
+        self.params.footprint(sc)
+    }
+
+    /// Files the program lays out before the run.
+    pub fn files(&self) -> Vec<FileSpec> {
+        self.params.files()
+    }
+}
+
+impl fmt::Debug for ProgramSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {:?}", self.name, self.params)
+    }
+}
+
+impl PartialEq for ProgramSpec {
+    fn eq(&self, other: &ProgramSpec) -> bool {
+        self.name == other.name && self.params.same(other.params.as_any())
+    }
+}
+
+impl Eq for ProgramSpec {}
+
+impl serde::Serialize for ProgramSpec {
+    /// `{"program": "<name>", <the parameters>…}`, as the TOML task table.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = self.params.json();
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("program".into(), self.name.into());
+        }
+        v.serialize(s)
+    }
+}
 
 /// An errno returned to a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,17 +521,292 @@ pub trait Program {
     fn next_op(&mut self, last: &OpResult) -> Op;
 }
 
+/// One program's reference, in markdown: its documentation, parameters, samples and
+/// example (a section of `docs/scenarios.md`; `mmsim programs NAME`).
+pub fn program_markdown(p: &ProgramDef) -> String {
+    let mut s = format!("#### `program = \"{}\"`\n\n{}\n\n", p.name, p.doc);
+    s += "| key | type, unit | default | range / rules |\n|---|---|---|---|\n";
+    for q in p.params {
+        s += &format!("| `{}` | {} | {} | {} |\n", q.key, q.ty, q.default, q.rules);
+    }
+    s += "\nSamples (the task's `samples` in the JSON report; summaries and `compare` show \
+          times in s, ms or µs):\n\n| label | unit | better | one sample is |\n|---|---|---|---|\n";
+    for d in p.samples {
+        let better = if d.kind.higher_is_better() {
+            "higher"
+        } else {
+            "lower"
+        };
+        s += &format!(
+            "| `{}` | {} | {} | {} |\n",
+            d.label,
+            d.kind.unit(),
+            better,
+            d.doc
+        );
+    }
+    s += &format!(
+        "\nExample (`mmsim programs {} --example > {}.toml`, then `mmsim run {}.toml`):\n\n\
+         ```toml\n{}```\n",
+        p.name, p.name, p.name, p.example
+    );
+    s
+}
+
+/// The program reference of `docs/scenarios.md`, generated from [`PROGRAMS`]
+/// (`mmsim programs --markdown`).
+pub fn reference_markdown() -> String {
+    let mut s = String::from("| program | what it does |\n|---|---|\n");
+    for p in PROGRAMS {
+        s += &format!(
+            "| [`{}`](#program--{}) | {} |\n",
+            p.name,
+            anchor(p.name),
+            p.summary
+        );
+    }
+    for p in PROGRAMS {
+        s += "\n";
+        s += &program_markdown(p);
+    }
+    s
+}
+
+/// The GitHub anchor of a `program = "name"` heading, after `#program--`.
+fn anchor(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+/// What `mmsim programs [NAME] [--example] [--markdown]` prints.
+pub fn programs_command(
+    name: Option<&str>,
+    example: bool,
+    markdown: bool,
+) -> Result<String, String> {
+    if markdown {
+        return Ok(reference_markdown());
+    }
+    let Some(name) = name else {
+        return Ok(programs_list());
+    };
+    let p = program(name).ok_or_else(|| {
+        let names: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
+        format!("unknown program `{name}`; programs: {}", names.join(", "))
+    })?;
+    Ok(if example {
+        p.example.to_string()
+    } else {
+        program_markdown(p)
+    })
+}
+
+/// The list `mmsim programs` prints: each program's name and summary.
+pub fn programs_list() -> String {
+    let mut s = String::new();
+    for p in PROGRAMS {
+        s += &format!("{:<16} {}\n", p.name, p.summary);
+    }
+    s += "\n`mmsim programs NAME` prints a program's parameters, samples and an example \
+          scenario;\n`mmsim programs NAME --example` the example alone.\n";
+    s
+}
+
+/// `passes`: an integer ≥ 1, default 1 (`read`, `anon`, `mmap-read`).
+pub(crate) fn parse_passes(task: &View<'_>) -> Result<u32, ScenarioError> {
+    Ok(match task.opt("passes", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    })
+}
+
 /// Build the program a scenario task runs.
 pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
-    match spec {
-        ProgramSpec::Dd(d) => Box::new(dd::Dd::new(d.clone())),
-        ProgramSpec::Read(r) => Box::new(read::Read::new(r.clone())),
-        ProgramSpec::Sparsetruncate(s) => Box::new(sparsetruncate::Sparsetruncate::new(s.clone())),
-        ProgramSpec::Bonnie(b) => Box::new(bonnie::Bonnie::new(b.clone())),
-        ProgramSpec::Anon(a) => Box::new(anon::Anon::new(a.clone())),
-        ProgramSpec::MmapRead(m) => Box::new(mmap_read::MmapRead::new(m.clone())),
-        ProgramSpec::PreadStride(p) => Box::new(pread_stride::PreadStride::new(p.clone())),
-        ProgramSpec::Desktop(d) => Box::new(desktop::Desktop::new(d.clone())),
-        ProgramSpec::Replay(r) => Box::new(replay::Replay::new(r.clone())),
+    spec.build()
+}
+
+#[cfg(test)]
+mod docs_tests {
+    //! `docs/scenarios.md` is generated from the registries and its examples work.
+
+    use super::*;
+    use crate::run::{run_scenario, RunOptions};
+    use crate::scenario::parse_scenario;
+
+    const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+    fn doc_path() -> String {
+        format!("{ROOT}/docs/scenarios.md")
+    }
+
+    /// The text between `<!-- generated: WHAT … -->` and `<!-- end generated: WHAT -->`
+    /// must be `want`; with MMSIM_UPDATE_DOCS=1 the file is rewritten instead.
+    fn check_generated(what: &str, want: &str) {
+        let path = doc_path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let begin = text
+            .find(&format!("<!-- generated: {what} "))
+            .unwrap_or_else(|| panic!("docs/scenarios.md has no `generated: {what}` marker"));
+        let begin = begin + text[begin..].find("-->\n").unwrap() + 4;
+        let end = text
+            .find(&format!("<!-- end generated: {what} -->"))
+            .expect("end marker");
+        let have = &text[begin..end];
+        let want = format!("\n{want}\n");
+        if have != want {
+            if std::env::var_os("MMSIM_UPDATE_DOCS").is_some() {
+                let new = format!("{}{}{}", &text[..begin], want, &text[end..]);
+                std::fs::write(&path, new).unwrap();
+                return;
+            }
+            panic!(
+                "docs/scenarios.md: the generated `{what}` section differs from the code; \
+                 regenerate it with `MMSIM_UPDATE_DOCS=1 cargo test -p mmsim --lib docs_`"
+            );
+        }
+    }
+
+    #[test]
+    fn docs_reference_every_program() {
+        check_generated("programs", &reference_markdown());
+    }
+
+    #[test]
+    fn docs_list_every_builtin() {
+        check_generated("builtins", &crate::scenario::builtins_markdown());
+    }
+
+    /// Every program has a summary, documentation, samples and an example, and every
+    /// parameter a type, a default and rules.
+    #[test]
+    fn docs_every_program_and_parameter_is_documented() {
+        let mut names = std::collections::BTreeSet::new();
+        for p in PROGRAMS {
+            assert!(names.insert(p.name), "{}: registered twice", p.name);
+            assert!(
+                !p.summary.is_empty() && !p.doc.is_empty(),
+                "{}: no doc",
+                p.name
+            );
+            assert!(!p.samples.is_empty(), "{}: no samples documented", p.name);
+            let mut keys = std::collections::BTreeSet::new();
+            for q in p.params {
+                assert!(keys.insert(q.key), "{}: `{}` twice", p.name, q.key);
+                assert!(
+                    !q.ty.is_empty() && !q.default.is_empty() && !q.rules.is_empty(),
+                    "{}: parameter `{}` is not documented",
+                    p.name,
+                    q.key
+                );
+            }
+            assert!(
+                p.example.contains(&format!("program = \"{}\"", p.name)),
+                "{}: the example does not run the program",
+                p.name
+            );
+        }
+    }
+
+    /// The scenarios of `docs/scenarios.md`: every ```toml block that begins with `name`.
+    fn doc_scenarios() -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(doc_path()).unwrap();
+        let mut out = Vec::new();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("```toml\n") {
+            let body = &rest[i + 8..];
+            let end = body.find("```").unwrap();
+            let block = &body[..end];
+            let first = block
+                .lines()
+                .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+                .unwrap_or("");
+            if first.starts_with("name") {
+                // Paths of the repository (the replay's trace) from its root.
+                let block = block.replace("trace = \"docs/", &format!("trace = \"{ROOT}/docs/"));
+                let name = first.to_string();
+                out.push((name, block));
+            }
+            rest = &body[end + 3..];
+        }
+        out
+    }
+
+    /// Every example scenario of the documentation loads and runs to completion, one per
+    /// program at least.
+    #[test]
+    fn docs_every_example_loads_and_runs() {
+        let examples = doc_scenarios();
+        for p in PROGRAMS {
+            assert!(
+                examples
+                    .iter()
+                    .any(|(_, t)| t.contains(&format!("program = \"{}\"", p.name))),
+                "docs/scenarios.md has no example running `{}`",
+                p.name
+            );
+        }
+        for (name, text) in &examples {
+            let sc = parse_scenario(text, name, &[])
+                .unwrap_or_else(|e| panic!("docs/scenarios.md example `{name}`: {e}"));
+            if sc.total_memory_bytes() > 1 << 30 {
+                continue; // the full example: loaded, not run
+            }
+            let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {})
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.complete, "{name}: {:?}", r.end);
+            assert!(
+                r.tasks.iter().all(|t| t.errors.is_empty()),
+                "{name}: a task failed: {:?}",
+                r.tasks.iter().map(|t| &t.errors).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    /// Each `# studied change: X` example runs differently with X on and off.
+    #[test]
+    fn docs_change_examples_differ() {
+        let mut seen = Vec::new();
+        for (name, text) in doc_scenarios() {
+            let Some(change) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("# studied change: "))
+            else {
+                continue;
+            };
+            let sc = parse_scenario(&text, &name, &[]).unwrap();
+            let run = |on: bool| {
+                let f = crate::kernel::resolve_features(
+                    sc.kernel,
+                    None,
+                    "vanilla",
+                    &sc.features,
+                    Some(&format!("{}{change}", if on { "+" } else { "-" })),
+                )
+                .unwrap();
+                let opts = RunOptions {
+                    features: f,
+                    ..RunOptions::default()
+                };
+                run_scenario(&sc, &opts, &mut |_| {}).unwrap()
+            };
+            let (off, on) = (run(false), run(true));
+            assert!(
+                off.elapsed_ns != on.elapsed_ns || off.vmstat != on.vmstat,
+                "{name}: {change} changes nothing in its example"
+            );
+            seen.push(change.to_string());
+        }
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                "accessed-init",
+                "batch-tlb-flush",
+                "exec-protect",
+                "truncate-batch-shadow"
+            ]
+        );
     }
 }

@@ -2,7 +2,161 @@
 //! sleeping `think` between passes. Each pass is timed under the label "pass".
 
 use super::{Op, OpResult, Program};
-use crate::scenario::ReadSpec;
+
+use serde::Serialize;
+
+use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    check_abs_path, fmt_bytes, want_duration, want_size, want_str, want_u32, Env, Scenario,
+    ScenarioError, View, GIB,
+};
+
+/// Parameters of the `read` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadSpec {
+    /// Absolute path of an existing file (see `[[files]]`).
+    pub path: String,
+    /// Size of each read in bytes (1 ..= 1 GiB).
+    pub block_size_bytes: u64,
+    /// Passes over the whole file (≥ 1).
+    pub passes: u32,
+    /// Sleep between passes, ns.
+    pub think_ns: u64,
+}
+
+impl Params for ReadSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Read::new(self.clone()))
+    }
+    fn footprint(&self, sc: &Scenario) -> Footprint {
+        let size = sc
+            .files
+            .iter()
+            .find(|f| f.path == self.path)
+            .map_or(0, |f| f.size_bytes);
+        Footprint {
+            moved_bytes: size.saturating_mul(u64::from(self.passes)),
+            ..Footprint::default()
+        }
+    }
+}
+
+/// `program = "read"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "read",
+    summary: "read an existing file sequentially in blocks, several passes",
+    doc: "Opens `path` (a `[[files]]` entry) and reads it from start to end with \
+          `block_size`-byte `pread`s (sequential, so readahead grows its window), `passes` \
+          times, sleeping `think` between passes, then exits. A file larger than RAM read \
+          twice streams through the page cache: kswapd reclaims the first pages while the \
+          last are read, and the second pass refaults them (`workingset_refault_file`).",
+    params: &[
+        Param {
+            key: "path",
+            ty: "string",
+            default: "required",
+            rules: "absolute; a `[[files]]` entry",
+        },
+        Param {
+            key: "block_size",
+            ty: "size (bytes)",
+            default: "`\"128KiB\"`",
+            rules: "1 byte ..= 1 GiB: the size of each `pread`",
+        },
+        Param {
+            key: "passes",
+            ty: "integer",
+            default: "`1`",
+            rules: "≥ 1",
+        },
+        Param {
+            key: "think",
+            ty: "duration",
+            default: "`\"0s\"`",
+            rules: "sleep between passes (user think time)",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "pass",
+        kind: SampleKind::Time,
+        doc: "one pass over the whole file",
+    }],
+    example: r#"name = "read-example"
+kernel = "4.2"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[[devices]]
+name = "sda"
+preset = "nvme"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/data/stream"
+size = "ram*2"
+data = true
+
+[[tasks]]
+name = "reader"
+program = "read"
+path = "/data/stream"
+block_size = "1MiB"
+passes = 2
+think = "10ms"
+"#,
+    parse: parse_read,
+};
+
+fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
+    check_abs_path(path).map_err(|why| path_loc.err(why))?;
+    if !env.files.iter().any(|f| f.path == path) {
+        let names: Vec<&str> = env.files.iter().map(|f| f.path.as_str()).collect();
+        return Err(path_loc.err(format!(
+            "\"{path}\" is not a file of the scenario; declare it in [[files]] (files: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let block_size_bytes = match task.opt("block_size", |i, l| want_size(i, l, Some(ram)))? {
+        Some((bs, loc)) => {
+            if bs == 0 || bs > GIB {
+                return Err(loc.err(format!(
+                    "block size must be between 1 byte and 1 GiB, got {}",
+                    fmt_bytes(bs)
+                )));
+            }
+            bs
+        }
+        None => 128 << 10,
+    };
+    let passes = match task.opt("passes", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("passes must be at least 1")),
+        Some((n, _)) => n,
+        None => 1,
+    };
+    let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        ReadSpec {
+            path: path.to_string(),
+            block_size_bytes,
+            passes,
+            think_ns,
+        },
+    ))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

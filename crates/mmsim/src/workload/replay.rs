@@ -785,10 +785,7 @@ impl ReplayDriver {
         let replay_tasks: Vec<(&str, &ReplaySpec)> = sc
             .tasks
             .iter()
-            .filter_map(|t| match &t.program {
-                crate::scenario::ProgramSpec::Replay(r) => Some((t.name.as_str(), r)),
-                _ => None,
-            })
+            .filter_map(|t| t.program.get::<ReplaySpec>().map(|r| (t.name.as_str(), r)))
             .collect();
         if replay_tasks.is_empty() || probes.len() < replay_tasks.len() {
             return None;
@@ -1008,19 +1005,126 @@ pub struct ReplayTaskReport {
 // Parameters (called from scenario.rs)
 // ---------------------------------------------------------------------------------------
 
-/// The keys of a `replay` task.
-pub const KEYS: &[&str] = &[
-    "trace",
-    "format",
-    "dir",
-    "mmap",
-    "pace",
-    "object_map",
-    "object_size",
-    "size",
-    "limit",
-    "window",
-];
+/// `program = "replay"`.
+pub const PROGRAM: super::ProgramDef = super::ProgramDef {
+    name: "replay",
+    summary: "a block or object trace replayed through the page cache (docs/replay.md)",
+    doc: "Replays an I/O trace through the page cache (`docs/replay.md`). The trace is read \
+          once when the scenario is loaded (every record checked; an error names the trace \
+          file, the record and the field) and laid out on files that then exist with data on \
+          the device; they must fit on it beside the scenario's other data files. Each \
+          request is one `pread` (or a touch of a shared mapping with `mmap = true`; writes \
+          always go through mappings). The run's JSON has a `replay` section: hits, misses \
+          and the miss ratio per window.",
+    params: &[
+        super::Param {
+            key: "trace",
+            ty: "string",
+            default: "required",
+            rules: "path of the trace on the host (relative to the working directory); zstd-compressed traces (`.zst`) are read directly",
+        },
+        super::Param {
+            key: "format",
+            ty: "string",
+            default: "from the file name",
+            rules: "`csv[:options]`, `txt`, `oracleGeneral`, `vscsi`, `msr`, `blkparse[:action=Q]` (`docs/replay.md`)",
+        },
+        super::Param {
+            key: "dir",
+            ty: "string",
+            default: "`<first blockfs mount>/replay`",
+            rules: "absolute, under a blockfs: where the replay's files go",
+        },
+        super::Param {
+            key: "mmap",
+            ty: "boolean",
+            default: "`false`",
+            rules: "read through shared mappings instead of `pread`",
+        },
+        super::Param {
+            key: "pace",
+            ty: "boolean",
+            default: "`false`",
+            rules: "sleep until each request's timestamp (virtual time)",
+        },
+        super::Param {
+            key: "object_map",
+            ty: "string",
+            default: "`\"file\"`",
+            rules: "object traces: `file` (one file per object) or `range` (one page range per object in one file)",
+        },
+        super::Param {
+            key: "object_size",
+            ty: "size (bytes)",
+            default: "`\"4KiB\"`",
+            rules: "≥ 1: the size of objects the trace gives none (txt) or 0",
+        },
+        super::Param {
+            key: "size",
+            ty: "size (bytes)",
+            default: "`0`",
+            rules: "block traces: the minimum size of each device's file",
+        },
+        super::Param {
+            key: "limit",
+            ty: "integer",
+            default: "all",
+            rules: "≥ 1: replay the first N requests",
+        },
+        super::Param {
+            key: "window",
+            ty: "integer",
+            default: "requests/100",
+            rules: "requests per miss-ratio window",
+        },
+    ],
+    samples: &[super::SampleDef {
+        label: "replay",
+        kind: super::SampleKind::Time,
+        doc: "the whole replay, first to last request",
+    }],
+    example: r#"name = "replay-example"
+kernel = "6.18"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "16MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/mnt"
+type = "blockfs"
+device = "sda"
+
+[[tasks]]
+name = "replay"
+program = "replay"
+trace = "docs/traces/loop.txt"
+"#,
+    parse: parse_replay,
+};
+
+impl super::Params for ReplaySpec {
+    fn build(&self) -> Box<dyn Program> {
+        Box::new(Replay::new(self.clone()))
+    }
+    fn files(&self) -> Vec<crate::scenario::FileSpec> {
+        // The files a replay lays its trace on exist before the run, with data.
+        self.layout
+            .files
+            .iter()
+            .map(|(path, size)| crate::scenario::FileSpec {
+                path: path.clone(),
+                size_bytes: *size,
+                data: true,
+            })
+            .collect()
+    }
+}
 
 /// Raw parameters as read from the task table (the scenario reader checks types).
 #[derive(Clone, Debug, Default)]
@@ -1106,4 +1210,82 @@ pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
         window: p.window.unwrap_or(0),
         layout: Arc::new(layout),
     })
+}
+
+/// `replay`: the keys are read here, checked and the trace planned (its first pass) by
+/// `workload::replay::build_spec`; the replay's files are added to the scenario's files.
+fn parse_replay(
+    task: &crate::scenario::View<'_>,
+    env: &crate::scenario::Env<'_>,
+) -> Result<super::ProgramSpec, crate::scenario::ScenarioError> {
+    use crate::scenario::{
+        check_abs_path, fmt_bytes, fs_capacity, resolve_mount_in, want_bool, want_size, want_str,
+        want_u64, FsKind,
+    };
+    let (trace, trace_loc) = task.req("trace", "path of the trace file on the host", want_str)?;
+    let dir = match task.opt("dir", want_str)? {
+        Some((d, loc)) => {
+            check_abs_path(d).map_err(|why| loc.err(why))?;
+            match resolve_mount_in(env.filesystems, d) {
+                Some((_, fs)) if fs.kind == FsKind::Blockfs => d.to_string(),
+                _ => return Err(loc.err(format!("\"{d}\" is not under a blockfs mount"))),
+            }
+        }
+        None => match env.filesystems.iter().find(|f| f.kind == FsKind::Blockfs) {
+            Some(fs) if fs.mount == "/" => "/replay".to_string(),
+            Some(fs) => format!("{}/replay", fs.mount),
+            None => {
+                return Err(trace_loc.err(
+                    "a replay needs a blockfs filesystem for its files; declare one or set dir",
+                ))
+            }
+        },
+    };
+    let size_of = |k: &str| task.opt(k, |i, l| want_size(i, l, Some(env.total_memory_bytes)));
+    let raw = RawParams {
+        trace: trace.to_string(),
+        format: task.opt("format", want_str)?.map(|(f, _)| f.to_string()),
+        dir: dir.clone(),
+        mmap: task.opt("mmap", want_bool)?.is_some_and(|(b, _)| b),
+        pace: task.opt("pace", want_bool)?.is_some_and(|(b, _)| b),
+        object_map: task
+            .opt("object_map", want_str)?
+            .map(|(f, _)| f.to_string()),
+        object_size: size_of("object_size")?.map(|(v, _)| v),
+        size: size_of("size")?.map(|(v, _)| v),
+        limit: task.opt("limit", want_u64)?.map(|(v, _)| v),
+        window: task.opt("window", want_u64)?.map(|(v, _)| v),
+    };
+    let spec = build_spec(raw).map_err(|(key, msg)| {
+        task.get(key)
+            .map(|(_, l)| l)
+            .unwrap_or_else(|| trace_loc.clone())
+            .err(msg)
+    })?;
+    let total: u64 = spec.layout.files.iter().map(|f| f.1).sum();
+    let (cap, what) = fs_capacity(&dir, env);
+    let used: u64 = env
+        .files
+        .iter()
+        .filter(|f| f.data)
+        .map(|f| f.size_bytes)
+        .sum();
+    if total.saturating_add(used) > cap {
+        return Err(trace_loc.err(format!(
+            "the trace's files ({}) do not fit in {what} ({})",
+            fmt_bytes(total),
+            fmt_bytes(cap)
+        )));
+    }
+    if let Some((path, _)) = spec
+        .layout
+        .files
+        .iter()
+        .find(|(p, _)| env.files.iter().any(|f| &f.path == p))
+    {
+        return Err(trace_loc.err(format!(
+            "the replay file {path} is also a [[files]] entry; set another dir"
+        )));
+    }
+    Ok(super::ProgramSpec::new(PROGRAM.name, spec))
 }

@@ -170,23 +170,6 @@ fn parse_policy(p: Option<&str>) -> Result<Option<mmsim::mm::policy::ReclaimPoli
     .transpose()
 }
 
-/// The run's policy must exist in its kernel era (MGLRU from 6.1).
-fn check_policy_era(
-    sc: &mmsim::scenario::Scenario,
-    f: &mmsim::sim::Features,
-) -> Result<(), String> {
-    let policy = f.policy.or(sc.policy).unwrap_or_default();
-    let since = policy.ops().since;
-    if f.era < since {
-        return Err(format!(
-            "policy {policy} exists from kernel {since} on, but {} runs on kernel {} (add \
-             --kernel {since} or later)",
-            sc.name, f.era
-        ));
-    }
-    Ok(())
-}
-
 fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io::Result<()> {
     let s = |ns: u64| ns as f64 / 1e9;
     writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
@@ -377,7 +360,7 @@ fn cmd_run(
     if policy.is_some() {
         f.policy = policy;
     }
-    check_policy_era(&sc, &f).map_err(UsageError)?;
+    mmsim::mm::policy::check_policy_era(&sc, &f).map_err(UsageError)?;
     let era = f.era;
     let opts = RunOptions {
         features: f,

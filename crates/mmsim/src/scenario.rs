@@ -196,6 +196,10 @@ pub struct DeviceSpec {
     pub latency_ns: Option<u64>,
     /// Override of the preset's bandwidth, in bytes per second (≥ 1).
     pub bandwidth_bytes_per_s: Option<u64>,
+    /// queue/read_ahead_kb of the device's bdi: the readahead window ceiling of its files,
+    /// KiB, a multiple of 4 (default 128; 0 turns readahead off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
     /// Fault injection (`read_error_rate`, `write_error_rate`, `fail`); none by default.
     pub faults: FaultSpec,
 }
@@ -1372,6 +1376,22 @@ fn want_bandwidth(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     Ok(v)
 }
 
+/// `read_ahead_kb`: KiB, a multiple of the 4 KiB page, at most 1 GiB (queue/read_ahead_kb).
+fn want_read_ahead_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    let v = want_u64(item, loc)?;
+    if v % 4 != 0 {
+        return Err(loc.err(format!(
+            "read_ahead_kb must be a multiple of 4 (whole 4 KiB pages), got {v}"
+        )));
+    }
+    if v > 1 << 20 {
+        return Err(loc.err(format!(
+            "read_ahead_kb must be at most 1048576 (1 GiB), got {v}"
+        )));
+    }
+    Ok(v)
+}
+
 /// Names of devices and tasks: used in `--set` paths, so no dots and not an index.
 fn valid_name(s: &str) -> bool {
     let mut chars = s.chars();
@@ -1897,6 +1917,7 @@ const DEVICE_KEYS: &[&str] = &[
     "size",
     "latency",
     "bandwidth",
+    "read_ahead_kb",
     "read_error_rate",
     "write_error_rate",
     "fail",
@@ -2076,6 +2097,7 @@ fn read_devices(
         }
         let latency_ns = d.opt("latency", want_duration)?.map(|(v, _)| v);
         let bandwidth_bytes_per_s = d.opt("bandwidth", want_bandwidth)?.map(|(v, _)| v);
+        let read_ahead_kb = d.opt("read_ahead_kb", want_read_ahead_kb)?.map(|(v, _)| v);
         let mut faults = FaultSpec {
             read_error_ppb: read_rate(&d, "read_error_rate")?,
             write_error_ppb: read_rate(&d, "write_error_rate")?,
@@ -2110,6 +2132,7 @@ fn read_devices(
             size_bytes,
             latency_ns,
             bandwidth_bytes_per_s,
+            read_ahead_kb,
             faults,
         });
     }

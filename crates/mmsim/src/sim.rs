@@ -529,6 +529,7 @@ impl Sim {
                     size_bytes: sw.size_bytes,
                     latency_ns: None,
                     bandwidth_bytes_per_s: None,
+                    read_ahead_kb: None,
                     faults: sw.faults.clone(),
                 },
                 &sim.costs,

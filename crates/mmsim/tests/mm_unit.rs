@@ -66,10 +66,17 @@ impl M {
 
     fn write(&mut self, fd: u32, len: u64) -> u64 {
         let mut progress = 0;
-        match self.sim.sys_write(self.tid, fd, len, &mut progress) {
+        match self.sim.sys_write(self.tid, fd, len, None, &mut progress) {
             Ok(OpResult::Bytes(n)) => n,
             other => panic!("write fd {fd} len {len}: {other:?}"),
         }
+    }
+
+    fn pwrite(&mut self, fd: u32, len: u64, pos: u64) -> OpResult {
+        let mut progress = 0;
+        self.sim
+            .sys_write(self.tid, fd, len, Some(pos), &mut progress)
+            .unwrap_or_else(|w| panic!("pwrite must not sleep here: {w:?}"))
     }
 
     fn read(&mut self, fd: u32, len: u64) -> u64 {
@@ -1548,4 +1555,36 @@ proptest! {
         let f = if patched { Features::patched() } else { Features::vanilla() };
         run_engine(acts, f)?;
     }
+}
+
+#[test]
+fn pwrite_writes_at_its_offset_and_leaves_the_file_position() {
+    let mut m = machine(Features::patched());
+    let (fd, ino) = m.open("/tmp/pw");
+    assert_eq!(m.write(fd, 100), 100);
+    // pwrite of two pages at 1 MiB: the file grows, f_pos stays at 100.
+    assert_eq!(
+        m.pwrite(fd, 2 * PAGE_SIZE, 1 << 20),
+        OpResult::Bytes(2 * PAGE_SIZE)
+    );
+    assert_eq!(m.sim.inode(ino).size, (1 << 20) + 2 * PAGE_SIZE);
+    assert_eq!(m.sim.tasks[m.tid].fds[fd as usize].unwrap().pos, 100);
+    let idx = (1u64 << 20) / PAGE_SIZE;
+    for i in [idx, idx + 1] {
+        assert!(matches!(
+            m.sim.inode(ino).mapping.tree.lookup(i),
+            Entry::Page(_)
+        ));
+    }
+    // Beyond s_maxbytes (MAX_LFS_FILESIZE): EFBIG, nothing written, no wraparound.
+    let max = mmsim::fs::syscalls::MAX_LFS_FILESIZE;
+    assert_eq!(m.pwrite(fd, 1, max), OpResult::Err(Errno::EFBIG));
+    assert_eq!(
+        m.pwrite(fd, PAGE_SIZE, u64::MAX - 10),
+        OpResult::Err(Errno::EFBIG)
+    );
+    assert_eq!(m.sim.inode(ino).size, (1 << 20) + 2 * PAGE_SIZE);
+    // The write path did the work: a further write goes on at f_pos.
+    assert_eq!(m.write(fd, 10), 10);
+    assert_eq!(m.sim.tasks[m.tid].fds[fd as usize].unwrap().pos, 110);
 }

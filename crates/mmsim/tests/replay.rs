@@ -325,3 +325,165 @@ fn cli_bad_traces_are_clear_errors() {
         "cannot open",
     );
 }
+
+// ---- readahead off, pwrite, --policy, --readahead -----------------------------------
+
+/// An MSR block trace of 4 KiB reads of the pages `pages` of disk 0.
+fn msr_reads(name: &str, pages: impl Iterator<Item = u64>) -> PathBuf {
+    let mut s = String::new();
+    for (i, p) in pages.enumerate() {
+        s += &format!("{},hm,0,Read,{},4096,10\n", i as u64 * 1000, p * 4096);
+    }
+    write(name, s.as_bytes())
+}
+
+/// The replay's device with `read_ahead_kb = kb`.
+fn replay_ra(trace: &std::path::Path, kb: u64, extra: &str) -> RunReport {
+    let text = format!(
+        "name = \"t\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"16MiB\"\n\
+         [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\nread_ahead_kb = {kb}\n\
+         [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\nformat = \"msr\"\n{extra}\n",
+        trace.display().to_string()
+    );
+    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
+    let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {}).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty());
+    r
+}
+
+#[test]
+fn block_trace_with_readahead_off_misses_every_new_page() {
+    // A sequential read of 512 pages: with read_ahead_kb = 0 nothing is read before it
+    // is asked for, through read() and through mappings (no read-around either): 512
+    // misses, every one a demand miss, no readahead pages.
+    let p = msr_reads("seq_off.csv", 0..512);
+    for extra in ["", "mmap = true"] {
+        let r = replay_ra(&p, 0, extra);
+        let t = task(&r);
+        assert_eq!(t.counters.requests, 512, "{extra}");
+        assert_eq!(t.counters.page_misses, 512, "{extra}");
+        assert_eq!(t.readahead_pages, 0, "{extra}");
+        assert_eq!(r.replay.as_ref().unwrap().io_pages_read, 512, "{extra}");
+    }
+    // The same trace with the default window: readahead hides nearly all of them.
+    let t = replay_ra(&p, 128, "");
+    assert!(task(&t).counters.page_misses < 16);
+}
+
+#[test]
+fn block_cyclic_scan_with_readahead_off_misses_every_time() {
+    // 6000 pages of one disk read cyclically 3 times on 4096 pages of RAM (minus the
+    // kernel's): each page asked for is the one used longest ago, no refault distance
+    // fits, so every request misses — 18000 of 18000.
+    let n = 6000u64;
+    let p = msr_reads("cyc_off.csv", (0..3 * n).map(|i| i % n));
+    let r = replay_ra(&p, 0, "");
+    let t = task(&r);
+    assert_eq!(t.counters.page_misses, 3 * n);
+    assert_eq!(t.page_miss_ratio, 1.0);
+}
+
+#[test]
+fn block_hot_set_with_readahead_off_survives_a_scan() {
+    // 200 hot pages each read 50 times, interleaved with a one-time scan of 10000 other
+    // pages of the same disk: the scan misses 10000 times, the hot set 200 times.
+    let hot = 200u64;
+    let scan = 10_000u64;
+    let p = msr_reads("hot_off.csv", (0..scan).flat_map(|i| [1_000 + i, i % hot]));
+    let r = replay_ra(&p, 0, "");
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 2 * scan);
+    assert_eq!(t.counters.page_misses, scan + hot);
+}
+
+#[test]
+fn block_writes_are_pwrites_through_the_page_cache() {
+    // Whole-page writes of pages not cached: pwrite (generic_perform_write) fills them
+    // without reading them first; then a read of each hits. Through a mapping the page
+    // must be read before it is dirtied.
+    let mut s = String::new();
+    for i in 0..64u64 {
+        s += &format!("{},hm,0,Write,{},4096,10\n", i, i * 4096);
+    }
+    for i in 0..64u64 {
+        s += &format!("{},hm,0,Read,{},4096,10\n", 100 + i, i * 4096);
+    }
+    let p = write("pw_msr.csv", s.as_bytes());
+    let r = replay_ra(&p, 0, "");
+    let t = task(&r);
+    assert_eq!(t.counters.writes, 64);
+    assert_eq!(t.counters.page_misses, 64, "the writes miss, the reads hit");
+    let rep = r.replay.as_ref().unwrap();
+    assert_eq!(rep.io_pages_read, 0, "no read before a whole-page write");
+    assert!(
+        r.vmstat["nr_dirtied"] >= 64,
+        "{:?}",
+        r.vmstat.get("nr_dirtied")
+    );
+    let r = replay_ra(&p, 0, "mmap = true");
+    assert_eq!(r.replay.as_ref().unwrap().io_pages_read, 64);
+    // A partial-page write of a page not cached reads it first (inside i_size).
+    let p = write(
+        "pw_part.csv",
+        b"1,hm,0,Write,8192,100,10\n2,hm,0,Read,65536,4096,10\n",
+    );
+    let r = replay_ra(&p, 0, "");
+    assert_eq!(r.replay.as_ref().unwrap().io_pages_read, 2);
+}
+
+#[test]
+fn cli_policy_and_readahead_options() {
+    let p = msr_reads("cli_ra.csv", 0..256);
+    let pp = p.to_str().unwrap();
+    let json = dir().join("cli_ra.json");
+    let o = mmsim(&[
+        "replay",
+        pp,
+        "--ram",
+        "16MiB",
+        "--readahead",
+        "off",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["replay"]["tasks"][0]["page_misses"], 256);
+    // MGLRU on a 6.x era.
+    let o = mmsim(&[
+        "replay",
+        pp,
+        "--ram",
+        "16MiB",
+        "--kernel",
+        "6.18",
+        "--policy",
+        "mglru",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["replay"]["tasks"][0]["requests"], 256);
+    assert_eq!(v["policy"], "mglru");
+    // Errors: a policy the era lacks, bad readahead sizes, an unknown policy.
+    for (args, what) in [
+        (vec!["--kernel", "4.14", "--policy", "mglru"], "6.1"),
+        (vec!["--readahead", "6KiB"], "--readahead"),
+        (vec!["--readahead", "lots"], "--readahead"),
+        (vec!["--readahead", "2GiB"], "--readahead"),
+        (vec!["--policy", "clock"], "--policy"),
+    ] {
+        let mut a = vec!["replay", pp];
+        a.extend(args.iter());
+        let o = mmsim(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(err.contains(what), "{args:?} says {what}: {err}");
+    }
+}

@@ -125,7 +125,7 @@ impl M {
             .as_mut()
             .unwrap()
             .pos = pos;
-        let r = self.finish(|s, t, pr| s.sys_write(t, fd, len, pr));
+        let r = self.finish(|s, t, pr| s.sys_write(t, fd, len, None, pr));
         assert_eq!(
             r,
             OpResult::Bytes(len),

@@ -53,6 +53,8 @@ pub struct BlockDevice {
     pub timing: DeviceTiming,
     /// Capacity in pages.
     pub capacity_pages: u64,
+    /// The bdi's readahead ceiling in pages (queue/read_ahead_kb / 4).
+    pub ra_pages: u64,
     /// When the queue is free.
     pub busy_until_ps: Ps,
     /// Sector (in pages) after the last request, for sequential detection.
@@ -135,6 +137,9 @@ impl BlockDevice {
             name: spec.name.clone(),
             timing,
             capacity_pages: spec.size_bytes / PAGE_SIZE,
+            ra_pages: spec
+                .read_ahead_kb
+                .map_or(crate::mm::readahead::RA_PAGES, |kb| kb * 1024 / PAGE_SIZE),
             busy_until_ps: 0,
             next_sector: u64::MAX,
             flusher: None,

@@ -6,11 +6,13 @@ use crate::fs::{AddressSpace, Inode};
 use crate::machine::profile::KFunc;
 use crate::machine::Mode;
 use crate::mm::page::PAGE_SIZE;
-use crate::mm::readahead::RaState;
 use crate::scenario::FsKind;
 use crate::sched::{OpenFile, TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, Op, OpResult};
+
+/// MAX_LFS_FILESIZE on 64-bit: the largest file offset (LLONG_MAX).
+pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
 
 impl Sim {
     /// Find the filesystem holding `path` (longest mount prefix on path components).
@@ -87,7 +89,10 @@ impl Sim {
                 truncate,
             } => self.sys_open(tid, path, *create, *truncate, &mut progress),
             Op::Close { fd } => self.sys_close_resume(tid, *fd, &mut progress),
-            Op::Write { fd, len } => self.sys_write(tid, *fd, *len, &mut progress),
+            Op::Write { fd, len } => self.sys_write(tid, *fd, *len, None, &mut progress),
+            Op::Pwrite { fd, len, pos } => {
+                self.sys_write(tid, *fd, *len, Some(*pos), &mut progress)
+            }
             Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
             Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), &mut progress),
             Op::ReadZero { len } => {
@@ -235,7 +240,7 @@ impl Sim {
         let file = OpenFile {
             ino,
             pos: 0,
-            ra: RaState::new(),
+            ra: self.file_ra_state_init(ino),
         };
         let fds = &mut self.tasks[tid].fds;
         let fd = match fds.iter().position(|f| f.is_none()) {
@@ -388,12 +393,14 @@ impl Sim {
         Ok(OpResult::None)
     }
 
-    /// write(2) at the file position.
+    /// write(2) at the file position, or pwrite(2) at `at`. A write ending beyond
+    /// MAX_LFS_FILESIZE fails with EFBIG (generic_write_check_limits).
     pub fn sys_write(
         &mut self,
         tid: TaskId,
         fd: u32,
         len: u64,
+        at: Option<u64>,
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
         let Some(f) = self.fd_file(tid, fd) else {
@@ -402,8 +409,14 @@ impl Sim {
         let prev = self.enter(KFunc::VfsWrite);
         // ENOSPC: blocks this write would add beyond the device's capacity.
         let fs = self.inode(f.ino).fs;
+        let base = at.unwrap_or(f.pos);
+        let Some(end) = base.checked_add(len).filter(|&e| e <= MAX_LFS_FILESIZE) else {
+            // Beyond s_maxbytes (generic_write_check_limits).
+            self.leave(prev);
+            return Ok(OpResult::Err(Errno::EFBIG));
+        };
         if let Some(dev) = self.fss[fs].device {
-            let end_page = (f.pos + len).div_ceil(PAGE_SIZE);
+            let end_page = end.div_ceil(PAGE_SIZE);
             let have = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
             let add = end_page.saturating_sub(have);
             if *progress == 0 && self.fss[fs].used_blocks + add > self.devices[dev].capacity_pages {
@@ -411,7 +424,7 @@ impl Sim {
                 return Ok(OpResult::Err(Errno::ENOSPC));
             }
         }
-        let pos = f.pos + *progress;
+        let pos = base + *progress;
         let old_pages = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
         let (done, wait, err) = self.generic_perform_write(f.ino, pos, len - *progress);
         let new_pages = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
@@ -420,7 +433,9 @@ impl Sim {
         self.tasks[tid].stats.write_bytes += done;
         self.leave(prev);
         if let Some(e) = err {
-            self.advance_pos(tid, fd, *progress);
+            if at.is_none() {
+                self.advance_pos(tid, fd, *progress);
+            }
             return Ok(if *progress > 0 {
                 OpResult::Bytes(*progress)
             } else {
@@ -430,7 +445,9 @@ impl Sim {
         if let Some(w) = wait {
             return Err(w);
         }
-        self.advance_pos(tid, fd, *progress);
+        if at.is_none() {
+            self.advance_pos(tid, fd, *progress);
+        }
         Ok(OpResult::Bytes(*progress))
     }
 

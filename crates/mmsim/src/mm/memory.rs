@@ -606,29 +606,20 @@ impl Sim {
             Some(p) => {
                 if self.PageReadahead(p) {
                     // do_async_mmap_readahead
-                    self.page_cache_async_readahead(
-                        ino,
-                        &mut ra,
-                        p,
-                        index,
-                        crate::mm::readahead::RA_PAGES,
-                    );
+                    let req = ra.ra_pages;
+                    self.page_cache_async_readahead(ino, &mut ra, p, index, req);
                 }
                 miss = miss.saturating_sub(1);
             }
             None => {
-                // do_sync_mmap_readahead
-                if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
-                    self.page_cache_sync_readahead(
-                        ino,
-                        &mut ra,
-                        index,
-                        crate::mm::readahead::RA_PAGES,
-                    );
+                // do_sync_mmap_readahead (nothing when the file's ra_pages is 0)
+                let rap = ra.ra_pages;
+                if rap == 0 {
+                } else if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
+                    self.page_cache_sync_readahead(ino, &mut ra, index, rap);
                 } else if vflags & crate::mm::rmap::VM_RAND_READ == 0 {
                     miss = (miss + 1).min(1000);
                     if miss <= 100 {
-                        let rap = crate::mm::readahead::RA_PAGES;
                         ra.start = index.saturating_sub(rap / 2);
                         ra.size = rap;
                         ra.async_size = rap / 4;

@@ -247,6 +247,7 @@ impl Sim {
         };
         let mm = self.task_mm(tid);
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        let ra = file.map_or_else(RaState::new, |ino| self.file_ra_state_init(ino));
         let m = self.mm_mut(mm);
         let start = m.mmap_next;
         // A guard page between mappings keeps them apart.
@@ -257,7 +258,7 @@ impl Sim {
             flags: prot_to_vm_flags(prot, shared),
             file,
             pgoff: offset / PAGE_SIZE,
-            ra: RaState::new(),
+            ra,
             mmap_miss: 0,
         };
         m.vmas.insert(start, vma);

@@ -122,3 +122,21 @@ impl std::fmt::Display for ReclaimPolicy {
         f.write_str(self.name())
     }
 }
+
+/// The run's policy must exist in its kernel era (MGLRU from 6.1): the error names the
+/// scenario, its era and the first era that has the policy.
+pub fn check_policy_era(
+    sc: &crate::scenario::Scenario,
+    f: &crate::sim::Features,
+) -> Result<(), String> {
+    let policy = f.policy.or(sc.policy).unwrap_or_default();
+    let since = policy.ops().since;
+    if f.era < since {
+        return Err(format!(
+            "policy {policy} exists from kernel {since} on, but {} runs on kernel {} (add \
+             --kernel {since} or later)",
+            sc.name, f.era
+        ));
+    }
+    Ok(())
+}

@@ -6,6 +6,12 @@
 //! × 2 if ≤ max/4, else max; next(s) = 4s if s < max/16 else 2s, capped at max. Sequential
 //! hits on the marker move the window forward; a miss next to the previous read starts a new
 //! window; anything else reads just the request.
+//!
+//! The window's ceiling is the file's `ra_pages` (file_ra_state.ra_pages), initialised at
+//! open or mmap from its device's bdi (`read_ahead_kb` of `[[devices]]`, default 128 KiB).
+//! `read_ahead_kb = 0` turns readahead off as in the kernel: page_cache_sync_ra reads the
+//! one page asked for (force_page_cache_ra of 1 page), page_cache_async_ra and the mmap
+//! read-around do nothing.
 
 use crate::fs::{BlockDevice, IoKind, IoRequest};
 use crate::machine::profile::KFunc;
@@ -29,13 +35,21 @@ pub struct RaState {
     pub async_size: u64,
     /// Byte position of the previous read's end (prev_pos); u64::MAX = none.
     pub prev_pos: u64,
+    /// Largest window, pages (ra_pages; 0 = readahead off).
+    pub ra_pages: u64,
 }
 
 impl RaState {
-    /// file_ra_state_init.
+    /// file_ra_state_init with the default bdi (VM_READAHEAD_PAGES).
     pub fn new() -> RaState {
+        RaState::with_pages(RA_PAGES)
+    }
+
+    /// file_ra_state_init: a file whose bdi's ra_pages is `ra_pages`.
+    pub fn with_pages(ra_pages: u64) -> RaState {
         RaState {
             prev_pos: u64::MAX,
+            ra_pages,
             ..Default::default()
         }
     }
@@ -60,6 +74,16 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 }
 
 impl Sim {
+    /// file_ra_state_init for inode `ino`: the window ceiling of its device's bdi
+    /// (`read_ahead_kb`); files without a device (tmpfs, ramfs) get the default.
+    pub fn file_ra_state_init(&self, ino: u32) -> RaState {
+        let fs = self.inode(ino).fs;
+        match self.fss[fs].device {
+            Some(dev) => RaState::with_pages(self.devices[dev].ra_pages),
+            None => RaState::new(),
+        }
+    }
+
     /// ondemand_readahead: decide the window and submit it. Returns pages submitted.
     pub fn ondemand_readahead(
         &mut self,
@@ -69,7 +93,15 @@ impl Sim {
         offset: u64,
         req: u64,
     ) -> u64 {
-        let max = RA_PAGES;
+        let max = ra.ra_pages;
+        if max == 0 {
+            // Readahead off (page_cache_sync_ra with !ra_pages): force_page_cache_ra of the
+            // one page asked for; page_cache_async_ra returns at once.
+            if hit_marker {
+                return 0;
+            }
+            return self.__do_page_cache_readahead(ino, offset, 1, 0);
+        }
         let sequential_hit =
             offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
         if offset != 0 && sequential_hit && ra.size > 0 {

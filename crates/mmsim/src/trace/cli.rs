@@ -36,6 +36,14 @@ pub struct ReplayArgs {
     /// Kernel era (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18).
     #[arg(long, value_name = "VERSION")]
     pub kernel: Option<String>,
+    /// Reclaim policy: `classic` or `mglru` (MGLRU needs kernel 6.1 or later); default:
+    /// the scenario's, else classic.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Readahead window ceiling of the replay's device(s) (queue/read_ahead_kb), e.g.
+    /// `128KiB` (the kernel's default) or `off` (0: each missing page read on its own).
+    #[arg(long, value_name = "SIZE|off")]
+    pub readahead: Option<String>,
     /// Scenario overrides, `key=value`, repeatable (the task is `tasks.replay.*`).
     #[arg(long = "set")]
     pub sets: Vec<String>,
@@ -156,6 +164,23 @@ fn task_toml(a: &ReplayArgs, trace: &str) -> String {
     t
 }
 
+/// `--readahead SIZE|off`: the device's read_ahead_kb.
+pub fn parse_readahead(s: &str) -> Result<u64, String> {
+    if s.trim() == "off" {
+        return Ok(0);
+    }
+    let b = parse_size_arg(s.trim()).map_err(|e| format!("--readahead {s}: {e}"))?;
+    if b % 4096 != 0 {
+        return Err(format!(
+            "--readahead {s}: must be whole 4 KiB pages (or `off`)"
+        ));
+    }
+    if b > 1 << 30 {
+        return Err(format!("--readahead {s}: at most 1GiB"));
+    }
+    Ok(b / 1024)
+}
+
 /// The scenario of one run at `ram` bytes (0: the given scenario's own RAM).
 pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
     let trace = a.trace.display().to_string();
@@ -183,19 +208,42 @@ pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
             (text, "replay".to_string())
         }
     };
-    parse_scenario(&text, &source, &sets).map_err(|e| e.to_string())
+    let mut sc = parse_scenario(&text, &source, &sets).map_err(|e| e.to_string())?;
+    if let Some(r) = &a.readahead {
+        let kb = parse_readahead(r)?;
+        for d in &mut sc.devices {
+            d.read_ahead_kb = Some(kb);
+        }
+    }
+    Ok(sc)
 }
 
-/// Run one scenario with the options' features.
-fn run_one(a: &ReplayArgs, ram: u64, kernel: Option<KernelEra>) -> Result<RunReport, String> {
-    let sc = build_scenario(a, ram)?;
-    let f = resolve_features(
+/// The features of a run of `sc`: preset, era, overrides and `--policy`, checked against
+/// the era (MGLRU from 6.1).
+fn features_of(
+    a: &ReplayArgs,
+    sc: &Scenario,
+    kernel: Option<KernelEra>,
+) -> Result<crate::sim::Features, String> {
+    let mut f = resolve_features(
         sc.kernel,
         kernel,
         &a.preset,
         &sc.features,
         a.features.as_deref(),
     )?;
+    if let Some(p) = &a.policy {
+        f.policy =
+            Some(crate::mm::policy::ReclaimPolicy::parse(p).map_err(|e| format!("--policy: {e}"))?);
+    }
+    crate::mm::policy::check_policy_era(sc, &f)?;
+    Ok(f)
+}
+
+/// Run one scenario with the options' features.
+fn run_one(a: &ReplayArgs, ram: u64, kernel: Option<KernelEra>) -> Result<RunReport, String> {
+    let sc = build_scenario(a, ram)?;
+    let f = features_of(a, &sc, kernel)?;
     let opts = RunOptions {
         features: f,
         check: false,
@@ -318,8 +366,9 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         (None, Some(_)) => vec![0],
         (None, None) => vec![256 << 20],
     };
-    // Bad input (the trace, the options) is reported before anything runs.
-    build_scenario(a, rams[0])?;
+    // Bad input (the trace, the options, a policy its era lacks) is reported before
+    // anything runs.
+    features_of(a, &build_scenario(a, rams[0])?, kernel)?;
     crate::swarm::cli::install_ctrlc();
     let jobs = a.jobs.max(1).min(rams.len());
     let next = std::sync::atomic::AtomicUsize::new(0);

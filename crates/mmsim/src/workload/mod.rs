@@ -322,6 +322,8 @@ pub enum Errno {
     ENOTEMPTY,
     /// Device or resource busy (rmdir of a mount point).
     EBUSY,
+    /// File too large (a write ending beyond MAX_LFS_FILESIZE).
+    EFBIG,
 }
 
 impl Errno {
@@ -341,6 +343,7 @@ impl Errno {
             Errno::ENOTDIR => "ENOTDIR",
             Errno::ENOTEMPTY => "ENOTEMPTY",
             Errno::EBUSY => "EBUSY",
+            Errno::EFBIG => "EFBIG",
         }
     }
 }
@@ -378,6 +381,15 @@ pub enum Op {
     },
     /// pread(2): read `len` bytes at `pos` (file position unchanged).
     Pread {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+        /// Offset.
+        pos: u64,
+    },
+    /// pwrite(2): write `len` bytes at `pos` (file position unchanged).
+    Pwrite {
         /// Descriptor.
         fd: u32,
         /// Bytes.

@@ -1,7 +1,7 @@
 //! `replay`: a trace (`crate::trace`) replayed through the page cache — block traces on
 //! one file per device, object traces on one file per object (or one range of pages per
-//! object in a single file), read with `pread` (readahead included) or through shared
-//! mappings, written through shared mappings (mmsim has no pwrite yet). `docs/replay.md`
+//! object in a single file), read with `pread` (readahead included) and written with
+//! `pwrite`, or both through shared mappings (`mmap = true`). `docs/replay.md`
 //! has the mapping rules, the options and what the figures mean.
 //!
 //! # Plan, program, observer
@@ -84,7 +84,7 @@ pub struct ReplaySpec {
     pub format: String,
     /// Directory (under a blockfs mount) holding the replay's files.
     pub dir: String,
-    /// Access through shared mappings (else pread; writes always go through mappings).
+    /// Access through shared mappings (else pread and pwrite).
     pub mmap: bool,
     /// Sleep until each request's timestamp (virtual time), else back to back.
     pub pace: bool,
@@ -420,8 +420,9 @@ impl Replay {
         self.shared.clone()
     }
 
-    fn needs_map(&self, write: bool) -> bool {
-        self.spec.mmap || write
+    /// Requests go through a shared mapping (`mmap = true`) instead of pread / pwrite.
+    fn needs_map(&self) -> bool {
+        self.spec.mmap
     }
 
     fn fail(&mut self, msg: String) -> Op {
@@ -577,7 +578,7 @@ impl Replay {
             Some(Await::Open(f)) => match last {
                 OpResult::Fd(fd) => {
                     self.open[f].fd = Some(*fd);
-                    if self.needs_map(self.spec.layout.writes > 0) {
+                    if self.needs_map() {
                         self.awaiting = Some(Await::Map(f));
                         return self.map_op(f);
                     }
@@ -687,7 +688,7 @@ impl Replay {
                 truncate: false,
             };
         }
-        if self.needs_map(r.write) && self.open[p.file].addr.is_none() {
+        if self.needs_map() && self.open[p.file].addr.is_none() {
             self.awaiting = Some(Await::Map(p.file));
             return self.map_op(p.file);
         }
@@ -720,7 +721,7 @@ impl Replay {
         };
         self.publish_next();
         let fd = self.open[p.file].fd.expect("open");
-        if self.needs_map(r.write) {
+        if self.needs_map() {
             let addr = self.open[p.file].addr.expect("mapped");
             Op::Touch {
                 addr: addr + p.first_page * PAGE_SIZE,
@@ -736,10 +737,18 @@ impl Replay {
                 // is not: do_generic_file_read's prev_pos rule).
                 self.close_after = Some(p.file);
             }
-            Op::Pread {
-                fd,
-                len: p.len,
-                pos: p.pos,
+            if r.write {
+                Op::Pwrite {
+                    fd,
+                    len: p.len,
+                    pos: p.pos,
+                }
+            } else {
+                Op::Pread {
+                    fd,
+                    len: p.len,
+                    pos: p.pos,
+                }
             }
         }
     }
@@ -1013,8 +1022,8 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
           once when the scenario is loaded (every record checked; an error names the trace \
           file, the record and the field) and laid out on files that then exist with data on \
           the device; they must fit on it beside the scenario's other data files. Each \
-          request is one `pread` (or a touch of a shared mapping with `mmap = true`; writes \
-          always go through mappings). The run's JSON has a `replay` section: hits, misses \
+          request is one `pread` or `pwrite` (or a load or store through a shared mapping with \
+          `mmap = true`). The run's JSON has a `replay` section: hits, misses \
           and the miss ratio per window.",
     params: &[
         super::Param {
@@ -1039,7 +1048,7 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
             key: "mmap",
             ty: "boolean",
             default: "`false`",
-            rules: "read through shared mappings instead of `pread`",
+            rules: "read and write through shared mappings instead of `pread` and `pwrite`",
         },
         super::Param {
             key: "pace",

@@ -5,6 +5,7 @@ ratios and the throughput side by side (measured in this run). docs/replay.md.
 
     scripts/libcachesim_compare.py TRACE [--format oracleGeneral] [--ram 64MiB]
                                          [--cache-pages N] [--mmsim PATH] [--limit N]
+                                         [--policies LRU,2Q,...] [--mmsim-policies classic,...]
 
 The script creates its own virtual environment (scripts/.venv-libcachesim, or --venv)
 and pip-installs `libcachesim` from PyPI into it on first use. mmsim runs first at --ram;
@@ -40,6 +41,10 @@ def main():
     ap.add_argument("--venv", default=os.path.join(HERE, ".venv-libcachesim"))
     ap.add_argument("--limit", type=int, help="replay at most N requests")
     ap.add_argument("--mmsim-args", default="", help="extra mmsim replay arguments (quoted)")
+    ap.add_argument("--policies", default="LRU,2Q,ARC,SIEVE,S3-FIFO",
+                    help="libCacheSim policies, comma-separated (default: all five)")
+    ap.add_argument("--mmsim-policies", default="classic,mglru",
+                    help="mmsim reclaim policies, comma-separated (mglru needs kernel 6.1+)")
     a = ap.parse_args()
     ensure_venv(a.venv)
     import libcachesim as lcs
@@ -51,11 +56,11 @@ def main():
     # mmsim: the Linux page cache, classic two-list LRU and MGLRU.
     pages = a.cache_pages
     n = 0
-    for policy in ("classic", "mglru"):
+    for policy in a.mmsim_policies.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
             cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--ram", a.ram, "--json", out,
-                   "--set", f"policy={policy}"]
+                   "--policy", policy]
             if a.limit:
                 cmd += ["--limit", str(a.limit)]
             cmd += a.mmsim_args.split()
@@ -79,17 +84,24 @@ def main():
         "csv": lcs.TraceType.CSV_TRACE,
     }
     tt = types[a.format.split(":")[0].lower()]
-    policies = [("LRU", lcs.LRU), ("2Q", lcs.TwoQ), ("ARC", lcs.ARC), ("SIEVE", lcs.Sieve),
-                ("S3-FIFO", lcs.S3FIFO)]
+    known = {"LRU": lcs.LRU, "2Q": lcs.TwoQ, "ARC": lcs.ARC, "SIEVE": lcs.Sieve, "S3-FIFO": lcs.S3FIFO}
+    policies = []
+    for name in a.policies.split(","):
+        if name not in known:
+            sys.exit(f"--policies: unknown policy {name!r} (one of {', '.join(known)})")
+        policies.append((name, known[name]))
     for name, cls in policies:
         reader = lcs.TraceReader(trace=a.trace, trace_type=tt)
-        cache = cls(cache_size=pages * 4096)
+        # libCacheSim's txt traces (and csv without a size column) have objects of size
+        # 1: the cache size is then a number of objects, one per page.
+        sized = tt in (lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.TraceType.VSCSI_TRACE) or "obj-size-col" in a.format
+        cache = cls(cache_size=pages * 4096 if sized else pages)
         t0 = time.time()
         obj_mr, byte_mr = cache.process_trace(reader, max_req=a.limit or -1)
         dt = time.time() - t0
         rows.append((f"libCacheSim {name}", obj_mr, byte_mr, n / dt, n / dt))
 
-    lru_rate = next(r[3] for r in rows if r[0] == "libCacheSim LRU")
+    lru_rate = next((r[3] for r in rows if r[0] == "libCacheSim LRU"), rows[-1][3])
     print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), mmsim RAM {a.ram}")
     print(f"{'policy':34} {'miss ratio':>10} {'byte miss':>10} {'req/s':>12} {'vs LRU':>7}")
     for name, mr, bmr, rate, _ in rows:

@@ -2,8 +2,11 @@
 //! that fits) and on a miss-heavy one (a cyclic scan over twice RAM), one-page objects.
 //!
 //! Besides criterion's timing it prints requests per host second, the miss ratio and the
-//! event hash of each (a semantics change shows). The ratio to libCacheSim's LRU on the
-//! same trace is measured by `scripts/libcachesim_compare.py` (docs/replay.md).
+//! event hash of each (a semantics change shows), and then the ratio to libCacheSim's LRU
+//! on the same trace at the same cache size, measured in the same run by
+//! `scripts/libcachesim_compare.py` (docs/replay.md) — when its virtual environment
+//! (`scripts/.venv-libcachesim`) exists or `MMSIM_BENCH_LIBCACHESIM=1` lets the script
+//! create it (pip-installs `libcachesim`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mmsim::run::{run_scenario, RunOptions};
@@ -11,10 +14,16 @@ use mmsim::scenario::{parse_scenario, Scenario};
 
 const REQUESTS: u64 = 100_000;
 
+/// The trace file of case `name`.
+fn trace_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir()
+        .join(format!("mmsim-bench-replay-{}", std::process::id()))
+        .join(format!("{name}.txt"))
+}
+
 fn scenario(name: &str, ids: impl Iterator<Item = u64>) -> Scenario {
-    let dir = std::env::temp_dir().join(format!("mmsim-bench-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.txt"));
+    let p = trace_path(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let text: String = ids.map(|i| format!("{i}\n")).collect();
     std::fs::write(&p, text).unwrap();
     let toml = format!(
@@ -60,6 +69,46 @@ fn bench_replay(c: &mut Criterion) {
         });
     }
     g.finish();
+    for (name, _) in &cases {
+        versus_libcachesim(name);
+    }
+}
+
+/// mmsim (classic) and libCacheSim's LRU on the trace of case `name`, one run of the
+/// comparison script: both throughputs measured side by side.
+fn versus_libcachesim(name: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("scripts/libcachesim_compare.py");
+    let have_venv = root.join("scripts/.venv-libcachesim/bin/python").exists();
+    if !have_venv && std::env::var_os("MMSIM_BENCH_LIBCACHESIM").is_none() {
+        println!(
+            "replay {name} vs libCacheSim LRU: skipped (set MMSIM_BENCH_LIBCACHESIM=1 to let \
+             scripts/libcachesim_compare.py install libcachesim into its venv)"
+        );
+        return;
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(trace_path(name))
+        .args(["--format", "txt", "--ram", "32MiB", "--policies", "LRU"])
+        .args([
+            "--mmsim-policies",
+            "classic",
+            "--mmsim",
+            env!("CARGO_BIN_EXE_mmsim"),
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            println!("replay {name} vs libCacheSim LRU (same trace, same cache size, one run):");
+            print!("{}", String::from_utf8_lossy(&o.stdout));
+        }
+        Ok(o) => println!(
+            "replay {name} vs libCacheSim LRU: the script failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => println!("replay {name} vs libCacheSim LRU: cannot run python3: {e}"),
+    }
 }
 
 criterion_group!(benches, bench_replay);

@@ -95,7 +95,7 @@ pub struct FileSystem {
     /// Backing device (blockfs).
     pub device: Option<usize>,
     /// Namespace: path → inode.
-    pub names: BTreeMap<String, u32>,
+    pub names: rustc_hash::FxHashMap<String, u32>,
     /// Directories by full path (the mount point is the root), entries in creation order.
     pub dirs: BTreeMap<String, namei::Directory>,
     /// Pages allocated on the device.
@@ -109,7 +109,7 @@ impl FileSystem {
             mount: spec.mount.clone(),
             kind: spec.kind,
             device,
-            names: BTreeMap::new(),
+            names: rustc_hash::FxHashMap::default(),
             dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
         }

@@ -489,6 +489,10 @@ impl RadixTree {
             .ok()
             .filter(|&id| id != NONE);
         let id = id.expect("radix tree node arena full");
+        if self.nodes.is_empty() {
+            // Most files are small: one node, not the four a first push would reserve.
+            self.nodes.reserve_exact(1);
+        }
         self.nodes.push(Node {
             slots: [0; RADIX_TREE_MAP_SIZE],
             occupied: 0,

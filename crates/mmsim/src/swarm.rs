@@ -28,6 +28,13 @@
 //! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
 //!   `[swap] read_error_rate` (0.01 %, 0.1 % or 1 % per page); the task that faults on a
 //!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
+//! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
+//!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
+//!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`) and in 30 % of
+//!   those a device `read_ahead_kb` (0, 16, 128, 512). The trace is written to
+//!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content). Besides the checks
+//!   below, a replay that was not killed must end without an error and, in a completed
+//!   case without injected IO errors, have issued every request (`replay_problem`).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -410,6 +417,20 @@ pub fn generate(seed: u64) -> SwarmCase {
             let _ = write!(sum, "; swap-in errors {r}");
         }
     }
+    // A trace replay task, drawn after everything else (a case without one is the case of
+    // the same seed before replay existed): in a fifth of the cases.
+    if rng.gen_bool(0.2) {
+        let r = draw_replay(&mut rng, seed, total_cpus);
+        if let Some(ra) = r.read_ahead_kb {
+            let dev = "size = \"4GiB\"\n";
+            if let Some(at) = t.find(dev) {
+                t.insert_str(at + dev.len(), &format!("read_ahead_kb = {ra}\n"));
+                let _ = write!(sum, "; read_ahead_kb {ra}");
+            }
+        }
+        tasks.push_str(&r.toml);
+        descr.push(r.descr);
+    }
     t.push_str(&files);
     t.push_str(&tasks);
     let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
@@ -418,6 +439,145 @@ pub fn generate(seed: u64) -> SwarmCase {
         seed,
         toml: t,
         summary: sum,
+    }
+}
+
+/// A case's replay task.
+struct CaseReplay {
+    /// The `[[tasks]]` table.
+    toml: String,
+    /// (who, what) for the summary.
+    descr: (String, String),
+    /// The device's `read_ahead_kb`, when drawn.
+    read_ahead_kb: Option<u64>,
+}
+
+/// Where the trace of `seed`'s case lives: one file per seed and content, written
+/// atomically (a rename), so concurrent generations of the same seed agree and a case
+/// prints as a scenario `mmsim run` can replay.
+fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join("mmsim-swarm-traces");
+    let p = dir.join(format!(
+        "seed-{seed}-{:016x}.{ext}",
+        crate::trace::fnv1a(bytes)
+    ));
+    if !p.exists() {
+        let tmp = dir.join(format!(
+            "seed-{seed}.{}.{:?}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let ok = std::fs::create_dir_all(&dir).is_ok()
+            && std::fs::write(&tmp, bytes).is_ok()
+            && std::fs::rename(&tmp, &p).is_ok();
+        if !ok {
+            // The scenario's loader then names the missing trace: a failure, not a hang.
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    p
+}
+
+/// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
+/// four formats — libCacheSim txt or oracleGeneral (objects of 0–4 pages over a set of
+/// up to twice RAM), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
+/// 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB) — read through
+/// `pread`/`pwrite` or through mappings (a quarter), one file or one range per object,
+/// paced by the timestamps (a fifth), sometimes cut by `limit`, and in 30 % of the cases
+/// a device `read_ahead_kb` of 0 (off), 16, 128 or 512.
+fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
+    let cpu = rng.gen_range(0..total_cpus);
+    let n: u64 = rng.gen_range(50..=500);
+    let format = *pick(rng, &["txt", "oracleGeneral", "msr", "vscsi"]);
+    let mut toml = format!("\n[[tasks]]\nname = \"replay\"\ncpu = {cpu}\nprogram = \"replay\"\n");
+    let mut what = format!("replay {format} {n} requests");
+    let object = matches!(format, "txt" | "oracleGeneral");
+    let bytes: Vec<u8> = if object {
+        let objects: u64 = rng.gen_range(8..=4096);
+        let mut b = Vec::new();
+        for i in 0..n {
+            let id = rng.gen_range(0..objects);
+            if format == "txt" {
+                b.extend_from_slice(format!("{id}\n").as_bytes());
+            } else {
+                // Sizes from the id, so an object keeps its size: 0 (object_size) to 4 pages.
+                let size = (crate::trace::fnv1a(&id.to_le_bytes()) % 5) as u32 * 4096;
+                b.extend_from_slice(&crate::trace::oracle::encode(i as u32 / 100, id, size, -1));
+            }
+        }
+        if rng.gen_bool(0.3) {
+            toml.push_str("object_map = \"range\"\n");
+            what.push_str(", ranges");
+        }
+        b
+    } else {
+        let disk: u64 = rng.gen_range(1..=64) << 20;
+        let sequential = rng.gen_bool(0.5);
+        let mut b = Vec::new();
+        let mut off = 0u64;
+        for i in 0..n {
+            let len: u64 = *pick(rng, &[512, 4096, 8192, 16384, 65536, 3000]);
+            off = if sequential && off + len <= disk {
+                off
+            } else {
+                rng.gen_range(0..disk / 512) * 512
+            };
+            let write = rng.gen_bool(0.3);
+            if format == "msr" {
+                let op = if write { "Write" } else { "Read" };
+                b.extend_from_slice(
+                    format!(
+                        "{},hm,0,{op},{off},{len},10\n",
+                        128166372000000000 + i * 5000
+                    )
+                    .as_bytes(),
+                );
+            } else {
+                let cmd = if write { 0x2a } else { 0x28 };
+                b.extend_from_slice(&crate::trace::vscsi::encode_v2(
+                    cmd,
+                    off / 512,
+                    len as u32,
+                    i * 500,
+                ));
+            }
+            off += len;
+        }
+        if sequential {
+            what.push_str(", sequential");
+        }
+        b
+    };
+    let ext = match format {
+        "txt" => "txt",
+        "oracleGeneral" => "oracleGeneral.bin",
+        "msr" => "msr.csv",
+        _ => "vscsi",
+    };
+    let path = trace_file(seed, ext, &bytes);
+    let _ = writeln!(
+        toml,
+        "trace = {:?}\nformat = \"{format}\"",
+        path.display().to_string()
+    );
+    if rng.gen_bool(0.25) {
+        toml.push_str("mmap = true\n");
+        what.push_str(", mmap");
+    }
+    if rng.gen_bool(0.2) {
+        toml.push_str("pace = true\n");
+        what.push_str(", paced");
+    }
+    if rng.gen_bool(0.2) {
+        let limit = rng.gen_range(1..=n);
+        let _ = writeln!(toml, "limit = {limit}");
+        let _ = write!(what, ", limit {limit}");
+    }
+    let read_ahead_kb = rng.gen_bool(0.3).then(|| *pick(rng, &[0u64, 16, 128, 512]));
+    CaseReplay {
+        toml,
+        descr: (format!("replay@cpu{cpu}"), what),
+        read_ahead_kb,
     }
 }
 
@@ -591,7 +751,9 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
     let mut checks = 0u64;
     let mut steps = 0u64;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        crate::workload::replay::clear_probes();
         let mut sim = Sim::new(&sc, features)?;
+        let probes = crate::workload::replay::take_probes();
         sim.seed_faults(sc.seed);
         sim.debug_skip_lru_del_on_free = opts.debug_skip_lru_del_on_free;
         let mut between = |s: &Sim| {
@@ -614,7 +776,13 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
                 end = RunEnd::CheckFailed(e);
             }
         }
-        Ok::<_, String>((end, io_errors_report(&sim)))
+        let io = io_errors_report(&sim);
+        if io.total == 0 && !matches!(end, RunEnd::CheckFailed(_) | RunEnd::Stalled(_)) {
+            if let Some(e) = replay_problem(&sc, &sim, &probes, &end) {
+                end = RunEnd::CheckFailed(e);
+            }
+        }
+        Ok::<_, String>((end, io))
     }));
     res.steps = steps;
     res.checks = checks;
@@ -638,6 +806,43 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
         }
     }
     res
+}
+
+/// The replay tasks' own check (cases without injected IO errors): a replay that was
+/// not killed stops with no error (EFBIG, ENOSPC, EBADF, a failed open or mmap of its
+/// files) and, when the case completed, has issued every request of its trace.
+pub fn replay_problem(
+    sc: &Scenario,
+    sim: &Sim,
+    probes: &[std::rc::Rc<std::cell::RefCell<crate::workload::replay::Shared>>],
+    end: &RunEnd,
+) -> Option<String> {
+    use crate::workload::replay::ReplaySpec;
+    let specs = sc
+        .tasks
+        .iter()
+        .filter_map(|t| t.program.get::<ReplaySpec>().map(|r| (t.name.as_str(), r)));
+    for ((name, spec), probe) in specs.zip(probes) {
+        let killed = sim
+            .tasks
+            .iter()
+            .any(|t| t.name == name && (t.oom_killed || !t.stats.errors.is_empty()));
+        if killed {
+            continue;
+        }
+        let c = &probe.borrow().counters;
+        if let Some(e) = &c.error {
+            return Some(format!("replay task {name} stopped: {e}"));
+        }
+        let want = spec.limit.min(spec.layout.requests);
+        if *end == RunEnd::Completed && c.requests != want {
+            return Some(format!(
+                "replay task {name} issued {} of its {want} requests",
+                c.requests
+            ));
+        }
+    }
+    None
 }
 
 /// Process CPU time so far (user + system), seconds; 0 where /proc is unavailable.

@@ -445,3 +445,52 @@ fn ctrl_c_ends_a_run_with_partial_results() {
     assert_eq!(v["complete"], false);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn swarm_replay_cases_are_valid_varied_and_checked() {
+    use mmsim::workload::replay::{clear_probes, take_probes, ReplaySpec};
+    let (mut cases, mut formats, mut ra, mut mmap) = (0, std::collections::BTreeSet::new(), 0, 0);
+    let mut first = None;
+    for seed in 0..400u64 {
+        let case = mmsim::swarm::generate(seed);
+        let sc = parse_scenario(&case.toml, "swarm", &[])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
+        let Some(spec) = sc.tasks.iter().find_map(|t| t.program.get::<ReplaySpec>()) else {
+            assert!(!case.summary.contains("replay@"), "{}", case.summary);
+            continue;
+        };
+        cases += 1;
+        assert!(case.summary.contains("replay@cpu"), "{}", case.summary);
+        assert!(std::path::Path::new(&spec.trace).exists());
+        assert!((1..=500).contains(&spec.layout.requests), "seed {seed}");
+        formats.insert(spec.format.clone());
+        ra += usize::from(sc.devices[0].read_ahead_kb.is_some());
+        mmap += usize::from(spec.mmap);
+        first.get_or_insert(seed);
+    }
+    assert!((40..=130).contains(&cases), "about a fifth of 400: {cases}");
+    assert_eq!(formats.len(), 4, "{formats:?}");
+    assert!(ra > 0 && mmap > 0);
+    // The replay check: a case stopped after a few steps has not issued its requests,
+    // and the check says so; run to its end, it passes.
+    let seed = first.unwrap();
+    let case = mmsim::swarm::generate(seed);
+    let sc = parse_scenario(&case.toml, "swarm", &[]).unwrap();
+    let f = mmsim::swarm::case_features(&sc, None).unwrap();
+    clear_probes();
+    let mut sim = mmsim::sim::Sim::new(&sc, f.clone()).unwrap();
+    let probes = take_probes();
+    assert_eq!(probes.len(), 1);
+    sim.run_with_progress(20, &mut |_| {});
+    let e = mmsim::swarm::replay_problem(&sc, &sim, &probes, &RunEnd::Completed)
+        .expect("a replay cut short is caught");
+    assert!(e.contains("requests"), "{e}");
+    let end = sim.run_with_progress(u64::MAX, &mut |_| {});
+    if end == RunEnd::Completed && mmsim::run::io_errors_report(&sim).total == 0 {
+        assert_eq!(mmsim::swarm::replay_problem(&sc, &sim, &probes, &end), None);
+    }
+    assert_eq!(
+        run_seed(seed, &SwarmOptions::default()).verdict,
+        Verdict::Pass
+    );
+}

@@ -780,6 +780,12 @@ pub struct ReplayDriver {
     inos: Vec<Vec<Option<u32>>>,
 }
 
+/// The shared cells of the replay programs built on this thread since `clear_probes`,
+/// in task order (for a caller that runs the simulation without a `ReplayDriver`).
+pub fn take_probes() -> Vec<Rc<RefCell<Shared>>> {
+    PROBES.with(|p| std::mem::take(&mut *p.borrow_mut()))
+}
+
 /// Forget the shared cells of programs built on this thread (before `Sim::new`).
 pub fn clear_probes() {
     PROBES.with(|p| p.borrow_mut().clear());

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use mmsim::kernel::{resolve_features, KernelEra};
-use mmsim::run::{run_scenario, RunOptions, RunReport};
+use mmsim::run::{run_scenario, RunOptions};
 use mmsim::scenario::{builtin_scenarios, load_scenario};
 use mmsim::sim::RunEnd;
 
@@ -170,155 +170,6 @@ fn parse_policy(p: Option<&str>) -> Result<Option<mmsim::mm::policy::ReclaimPoli
     .transpose()
 }
 
-fn print_summary(r: &RunReport, era: KernelEra, out: &mut dyn Write) -> std::io::Result<()> {
-    let s = |ns: u64| ns as f64 / 1e9;
-    writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
-    writeln!(out, "kernel     {era}")?;
-    if r.policy != mmsim::mm::policy::ReclaimPolicy::Classic {
-        writeln!(out, "policy     {}", r.policy)?;
-    }
-    let on: Vec<&str> = r
-        .features
-        .iter()
-        .filter(|(_, v)| **v)
-        .map(|(k, _)| k.as_str())
-        .collect();
-    writeln!(
-        out,
-        "features   {}",
-        if on.is_empty() {
-            "(none)".to_string()
-        } else {
-            on.join(", ")
-        }
-    )?;
-    writeln!(
-        out,
-        "machine    {} node(s) x {} CPUs, {} MiB per node, cost profile {}",
-        r.machine.nodes,
-        r.machine.cpus_per_node,
-        r.machine.memory_per_node_bytes >> 20,
-        r.cost_profile.name
-    )?;
-    writeln!(out, "end        {:?}", r.end)?;
-    writeln!(out, "elapsed    {:.6} s", s(r.elapsed_ns))?;
-    if !r.lru_gen.is_empty() {
-        // The lru_gen debugfs view, summed over lruvecs.
-        let w = r.lru_gen.iter().fold([0u64; 4], |a, v| {
-            [
-                a[0] + v.mm_walk.leaf_total,
-                a[1] + v.mm_walk.leaf_young,
-                a[2] + v.mm_walk.nonleaf_found,
-                a[3] + v.mm_walk.nonleaf_total,
-            ]
-        });
-        let gens: u64 = r.lru_gen.iter().map(|v| v.max_seq).max().unwrap_or(0);
-        writeln!(
-            out,
-            "lru_gen    max_seq {gens}; aging walks: {} PTEs looked at, {} young cleared, {} of {} PTE tables walked (Bloom filter)",
-            w[0], w[1], w[2], w[3]
-        )?;
-    }
-    writeln!(
-        out,
-        "cpu time   user {:.6} s  system {:.6} s  interrupt {:.6} s  idle {:.6} s",
-        s(r.cpu_time.user_ns),
-        s(r.cpu_time.system_ns),
-        s(r.cpu_time.interrupt_ns),
-        s(r.cpu_time.idle_ns)
-    )?;
-    writeln!(out, "\ntasks")?;
-    for t in r.tasks.iter().filter(|t| !t.kthread) {
-        write!(
-            out,
-            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}  cache misses {}",
-            t.name,
-            t.cpu,
-            s(t.elapsed_ns),
-            t.majflt,
-            t.minflt,
-            t.cache_misses
-        )?;
-        for (label, v) in &t.samples {
-            let max = v.iter().max().copied().unwrap_or(0);
-            let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
-            write!(
-                out,
-                "  {}: n={} mean {:.6} s max {:.6} s",
-                label,
-                v.len(),
-                mean / 1e9,
-                s(max)
-            )?;
-        }
-        for (e, n) in &t.errors {
-            write!(out, "  {}x{}", e, n)?;
-        }
-        writeln!(out)?;
-    }
-    if !r.cgroups.is_empty() {
-        writeln!(out, "\ncgroups (memory.current / memory.peak / memory.max, MiB; memory.events; pgscan, pgsteal, refaults)")?;
-        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-        for c in &r.cgroups {
-            let max = c
-                .memory_max
-                .map_or("max".to_string(), |m| format!("{:.0}", mib(m)));
-            let e = &c.events;
-            writeln!(
-                out,
-                "  {:<12} {:>8.1} {:>8.1} {:>6}  low {} high {} max {} oom {} oom_kill {}  pgscan {} pgsteal {} workingset_refault {}",
-                c.name,
-                mib(c.current),
-                mib(c.peak),
-                max,
-                e.low,
-                e.high,
-                e.max,
-                e.oom,
-                e.oom_kill,
-                c.stat["pgscan"],
-                c.stat["pgsteal"],
-                c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
-            )?;
-        }
-    }
-    writeln!(out, "\nvmstat (non-zero)")?;
-    for (k, v) in r.vmstat.iter().filter(|(_, v)| **v != 0) {
-        writeln!(out, "  {:<32} {}", k, v)?;
-    }
-    writeln!(out, "\nprofile (top 12 of busy CPU time)")?;
-    for row in r.profile_top.iter().take(12) {
-        writeln!(
-            out,
-            "  {:>8.4}%  {:>14} ns  {}",
-            row.percent, row.ns, row.function
-        )?;
-    }
-    for f in ["mark_page_accessed", "init_page_accessed"] {
-        if let Some(row) = r.profile_top.iter().find(|p| p.function == f) {
-            writeln!(out, "  share of {}: {:.4}%", f, row.percent)?;
-        }
-    }
-    mmsim::run::write_io_errors(r, out)?;
-    if !r.oracle_violations.is_empty() {
-        writeln!(
-            out,
-            "\ncontent oracle: {} violation(s)",
-            r.oracle_violations.len()
-        )?;
-        for v in r.oracle_violations.iter().take(5) {
-            writeln!(out, "  {}", v)?;
-        }
-    }
-    if !r.oom.is_empty() {
-        writeln!(out, "\nOOM killer: {} report(s)", r.oom.len())?;
-        for v in r.oom.iter().take(5) {
-            writeln!(out, "  {}", v)?;
-        }
-    }
-    Ok(())
-}
-
 #[allow(clippy::too_many_arguments)]
 fn cmd_run(
     scenario: &str,
@@ -375,7 +226,12 @@ fn cmd_run(
             eprint!("\r  simulated {:.3} s ...", t_ps as f64 / 1e12);
         }
     };
+    let host_start = std::time::Instant::now();
     let report = run_scenario(&sc, &opts, &mut progress).map_err(UsageError)?;
+    let host = mmsim::run::HostTime {
+        elapsed: host_start.elapsed(),
+        checked: check,
+    };
     if tty {
         eprint!("\r                                   \r");
     }
@@ -396,10 +252,10 @@ fn cmd_run(
                 serde_json::to_string_pretty(&report).map_err(|e| UsageError(e.to_string()))?;
             std::fs::write(path, text + "\n")
                 .map_err(|e| UsageError(format!("--json {}: {}", path, e)))?;
-            let _ = print_summary(&report, era, &mut stdout);
+            let _ = mmsim::run::write_summary(&report, era, Some(&host), &mut stdout);
         }
         None => {
-            let _ = print_summary(&report, era, &mut stdout);
+            let _ = mmsim::run::write_summary(&report, era, Some(&host), &mut stdout);
         }
     }
     Ok(match report.end {

@@ -52,8 +52,11 @@ pub struct TaskReport {
     pub read_bytes: u64,
     /// Bytes written.
     pub write_bytes: u64,
-    /// Timed samples by label, ns.
+    /// Timed samples by label: times in ns, rates in their unit (`sample_units`).
     pub samples: BTreeMap<String, Vec<u64>>,
+    /// What each label's samples measure: their unit and which way is better (from the
+    /// program's declared samples, `workload::ProgramDef::samples`).
+    pub sample_units: BTreeMap<String, crate::workload::SampleUnit>,
     /// Major faults inside each timed region, by label.
     pub region_majflt: BTreeMap<String, Vec<u64>>,
     /// Errors returned, by errno.
@@ -579,6 +582,21 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             samples: t.stats.samples.clone(),
+            sample_units: {
+                let program = sc
+                    .tasks
+                    .iter()
+                    .find(|s| s.name == t.name)
+                    .map(|s| s.program.name());
+                t.stats
+                    .samples
+                    .keys()
+                    .map(|l| {
+                        let k = program.and_then(|p| crate::workload::sample_kind(p, l));
+                        (l.clone(), crate::workload::SampleUnit::of(l, k))
+                    })
+                    .collect()
+            },
             region_majflt: t.stats.region_majflt.clone(),
             errors: t.stats.errors.clone(),
         })
@@ -693,4 +711,322 @@ pub fn write_io_errors(r: &RunReport, out: &mut dyn std::io::Write) -> std::io::
 
 fn is_classic(p: &crate::mm::policy::ReclaimPolicy) -> bool {
     *p == crate::mm::policy::ReclaimPolicy::Classic
+}
+
+/// How the host ran a run: its wall time, and whether the invariant checker ran after every
+/// step (`run --check`). Not part of the report, which must not depend on the host.
+#[derive(Clone, Copy, Debug)]
+pub struct HostTime {
+    /// Wall time of `run_scenario`.
+    pub elapsed: std::time::Duration,
+    /// The invariant checker ran after every step.
+    pub checked: bool,
+}
+
+/// The mean of `v` as a string in `unit`: times (ns) in s, ms or µs as their size says,
+/// rates as recorded with their unit and direction.
+fn fmt_samples(v: &[u64], unit: &crate::workload::SampleUnit) -> String {
+    use crate::report::tables::TimeUnit;
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<u64>() as f64 / n;
+    let (min, max) = (
+        v.iter().min().copied().unwrap_or(0),
+        v.iter().max().copied().unwrap_or(0),
+    );
+    if unit.is_time() {
+        let t = TimeUnit::for_min_ns(min);
+        let u = match t {
+            TimeUnit::Micros => "µs",
+            other => other.suffix(),
+        };
+        let f = |x: f64| match t {
+            TimeUnit::Seconds => x / 1e9,
+            TimeUnit::Millis => x / 1e6,
+            TimeUnit::Micros => x / 1e3,
+        };
+        format!(
+            "n={} mean {:.3} {u} min {:.3} {u} max {:.3} {u}",
+            v.len(),
+            f(mean),
+            f(min as f64),
+            f(max as f64)
+        )
+    } else {
+        format!(
+            "n={} mean {} {u} min {} {u} max {} {u} (higher is better)",
+            v.len(),
+            crate::report::tables::thousands(mean.round() as u64),
+            crate::report::tables::thousands(min),
+            crate::report::tables::thousands(max),
+            u = unit.unit
+        )
+    }
+}
+
+/// The summary `mmsim run` prints: the run, each task with its samples in their units, the
+/// non-zero vmstat counters, the profile, errors; with `host`, the host time it took.
+pub fn write_summary(
+    r: &RunReport,
+    era: crate::kernel::KernelEra,
+    host: Option<&HostTime>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let s = |ns: u64| ns as f64 / 1e9;
+    writeln!(out, "scenario   {} ({})", r.scenario, r.source)?;
+    writeln!(out, "kernel     {era}")?;
+    if r.policy != crate::mm::policy::ReclaimPolicy::Classic {
+        writeln!(out, "policy     {}", r.policy)?;
+    }
+    let on: Vec<&str> = r
+        .features
+        .iter()
+        .filter(|(_, v)| **v)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    writeln!(
+        out,
+        "features   {}",
+        if on.is_empty() {
+            "(none)".to_string()
+        } else {
+            on.join(", ")
+        }
+    )?;
+    writeln!(
+        out,
+        "machine    {} node(s) x {} CPUs, {} MiB per node, cost profile {}",
+        r.machine.nodes,
+        r.machine.cpus_per_node,
+        r.machine.memory_per_node_bytes >> 20,
+        r.cost_profile.name
+    )?;
+    writeln!(out, "end        {:?}", r.end)?;
+    writeln!(out, "elapsed    {:.6} s", s(r.elapsed_ns))?;
+    if !r.lru_gen.is_empty() {
+        // The lru_gen debugfs view, summed over lruvecs.
+        let w = r.lru_gen.iter().fold([0u64; 4], |a, v| {
+            [
+                a[0] + v.mm_walk.leaf_total,
+                a[1] + v.mm_walk.leaf_young,
+                a[2] + v.mm_walk.nonleaf_found,
+                a[3] + v.mm_walk.nonleaf_total,
+            ]
+        });
+        let gens: u64 = r.lru_gen.iter().map(|v| v.max_seq).max().unwrap_or(0);
+        writeln!(
+            out,
+            "lru_gen    max_seq {gens}; aging walks: {} PTEs looked at, {} young cleared, {} of {} PTE tables walked (Bloom filter)",
+            w[0], w[1], w[2], w[3]
+        )?;
+    }
+    writeln!(
+        out,
+        "cpu time   user {:.6} s  system {:.6} s  interrupt {:.6} s  idle {:.6} s",
+        s(r.cpu_time.user_ns),
+        s(r.cpu_time.system_ns),
+        s(r.cpu_time.interrupt_ns),
+        s(r.cpu_time.idle_ns)
+    )?;
+    if let Some(h) = host {
+        let secs = h.elapsed.as_secs_f64();
+        let pages: i64 = r
+            .vmstat
+            .iter()
+            .filter(|(k, _)| k.starts_with("pgalloc_"))
+            .map(|(_, v)| *v)
+            .sum();
+        writeln!(
+            out,
+            "host       {:.2} s to simulate {:.3} s; {} pages allocated per host second",
+            secs,
+            s(r.elapsed_ns),
+            crate::report::tables::thousands((pages.max(0) as f64 / secs.max(1e-9)) as u64),
+        )?;
+        if h.checked {
+            writeln!(
+                out,
+                "checks     the invariant checker ran after each of the {} steps ({} checks){}",
+                crate::report::tables::thousands(r.steps),
+                crate::report::tables::thousands(r.steps),
+                match r.end {
+                    RunEnd::CheckFailed(_) => ": it failed (see end)",
+                    _ => ": no violation",
+                }
+            )?;
+        }
+    }
+    writeln!(out, "\ntasks")?;
+    for t in r.tasks.iter().filter(|t| !t.kthread) {
+        write!(
+            out,
+            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}  page-cache misses {}",
+            t.name,
+            t.cpu,
+            s(t.elapsed_ns),
+            t.majflt,
+            t.minflt,
+            t.cache_misses
+        )?;
+        // In the order the programs declare their samples (bonnie's SeqCreate before
+        // RandCreate, as mmtests prints them), undeclared labels last.
+        let declared = |l: &str| {
+            crate::workload::PROGRAMS
+                .iter()
+                .flat_map(|p| p.samples)
+                .position(|s| s.label == l)
+                .unwrap_or(usize::MAX)
+        };
+        let mut labels: Vec<(&String, &Vec<u64>)> = t.samples.iter().collect();
+        labels.sort_by_key(|(l, _)| declared(l));
+        for (label, v) in labels {
+            let unit = t
+                .sample_units
+                .get(label)
+                .cloned()
+                .unwrap_or_else(|| crate::workload::SampleUnit::of(label, None));
+            write!(out, "\n    {}: {}", label, fmt_samples(v, &unit))?;
+        }
+        if !t.errors.is_empty() {
+            write!(out, "\n    errors:")?;
+        }
+        for (e, n) in &t.errors {
+            write!(out, " {}x{}", e, n)?;
+        }
+        writeln!(out)?;
+    }
+    if !r.cgroups.is_empty() {
+        writeln!(out, "\ncgroups (memory.current / memory.peak / memory.max, MiB; memory.events; pgscan, pgsteal, refaults)")?;
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        for c in &r.cgroups {
+            let max = c
+                .memory_max
+                .map_or("max".to_string(), |m| format!("{:.0}", mib(m)));
+            let e = &c.events;
+            writeln!(
+                out,
+                "  {:<12} {:>8.1} {:>8.1} {:>6}  low {} high {} max {} oom {} oom_kill {}  pgscan {} pgsteal {} workingset_refault {}",
+                c.name,
+                mib(c.current),
+                mib(c.peak),
+                max,
+                e.low,
+                e.high,
+                e.max,
+                e.oom,
+                e.oom_kill,
+                c.stat["pgscan"],
+                c.stat["pgsteal"],
+                c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
+            )?;
+        }
+    }
+    writeln!(out, "\nvmstat (non-zero)")?;
+    for (k, v) in r.vmstat.iter().filter(|(_, v)| **v != 0) {
+        writeln!(out, "  {:<32} {}", k, v)?;
+    }
+    writeln!(out, "\nprofile (top 12 of busy CPU time)")?;
+    for row in r.profile_top.iter().take(12) {
+        writeln!(
+            out,
+            "  {:>8.4}%  {:>14} ns  {}",
+            row.percent, row.ns, row.function
+        )?;
+    }
+    // accessed-init (seed 000) moves the cost of marking new page-cache pages accessed on
+    // the write path: its share means something only when a task wrote to files.
+    if r.tasks.iter().any(|t| !t.kthread && t.write_bytes > 0) {
+        for f in ["mark_page_accessed", "init_page_accessed"] {
+            if let Some(row) = r.profile_top.iter().find(|p| p.function == f) {
+                writeln!(
+                    out,
+                    "  share of {f} (the write path accessed-init changes): {:.4}%",
+                    row.percent
+                )?;
+            }
+        }
+    }
+    write_io_errors(r, out)?;
+    if !r.oracle_violations.is_empty() {
+        writeln!(
+            out,
+            "\ncontent oracle: {} violation(s)",
+            r.oracle_violations.len()
+        )?;
+        for v in r.oracle_violations.iter().take(5) {
+            writeln!(out, "  {}", v)?;
+        }
+    }
+    if !r.oom.is_empty() {
+        writeln!(out, "\nOOM killer: {} report(s)", r.oom.len())?;
+        for v in r.oom.iter().take(5) {
+            writeln!(out, "  {}", v)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    /// A program example run with the default options, and its summary.
+    fn summary_of(program: &str) -> String {
+        let p = crate::workload::program(program).unwrap();
+        let sc = crate::scenario::parse_scenario(p.example, program, &[]).unwrap();
+        let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {}).unwrap();
+        let host = HostTime {
+            elapsed: std::time::Duration::from_millis(1500),
+            checked: false,
+        };
+        let mut out = Vec::new();
+        write_summary(&r, crate::kernel::DEFAULT_ERA, Some(&host), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Summaries say what they measure: bonnie's phases are rates in files/s, higher is
+    /// better (not "mean 0.000001 s"); dd's iterations are times in a unit that shows them;
+    /// the JSON report carries the unit of every sample.
+    #[test]
+    fn summary_units_are_pinned() {
+        let b = summary_of("bonnie");
+        for phase in ["SeqCreate ops", "SeqCreate read", "RandCreate del"] {
+            let line = b
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{phase}:")))
+                .unwrap_or_else(|| panic!("no {phase} line in\n{b}"));
+            assert!(
+                line.contains(" files/s") && line.contains("(higher is better)"),
+                "{line}"
+            );
+            assert!(!line.contains(" s ") && !line.contains("0.000"), "{line}");
+        }
+        assert!(b.contains("page-cache misses"), "{b}");
+        assert!(!b.contains(" cache misses"), "{b}");
+        assert!(b.contains("host       1.50 s to simulate"), "{b}");
+        // bonnie writes files: the accessed-init share line belongs.
+        assert!(
+            b.contains("share of mark_page_accessed") || b.contains("share of init_page_accessed")
+        );
+
+        let d = summary_of("dd");
+        let it = d.lines().find(|l| l.contains("iteration:")).unwrap();
+        assert!(it.contains(" ms ") && it.contains("mean"), "{it}");
+
+        // A reader writes nothing: no accessed-init share line.
+        let r = summary_of("mmap-read");
+        assert!(!r.contains("share of"), "{r}");
+
+        let p = crate::workload::program("bonnie").unwrap();
+        let sc = crate::scenario::parse_scenario(p.example, "bonnie", &[]).unwrap();
+        let rep = run_scenario(&sc, &RunOptions::default(), &mut |_| {}).unwrap();
+        let json = serde_json::to_value(&rep).unwrap();
+        let units = &json["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "bonnie")
+            .unwrap()["sample_units"];
+        assert_eq!(units["SeqCreate ops"]["unit"], "files/s");
+        assert_eq!(units["SeqCreate ops"]["higher_is_better"], true);
+    }
 }

@@ -72,6 +72,9 @@ pub struct TaskView {
     pub minflt: u64,
     /// Timed samples by label, ns.
     pub samples: BTreeMap<String, Vec<u64>>,
+    /// The unit and direction of each label's samples (absent in documents written before
+    /// they were recorded: then the programs' declarations apply).
+    pub sample_units: BTreeMap<String, crate::workload::SampleUnit>,
 }
 
 /// One time-series sample (`series[]`).

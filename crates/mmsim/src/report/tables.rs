@@ -4,7 +4,7 @@
 //! - per task and sample label: the [`super::stats::summarize`] rows of the samples. Most
 //!   samples are times (lower is better), shown in s, ms or µs (`us`) as the row name says:
 //!   the largest unit in which the smallest sample is at least 1, so 2 decimals keep 3
-//!   digits. The labels of [`RATE_LABELS`] are rates (bonnie's files/s, higher is better):
+//!   digits. Rates (bonnie's files/s, higher is better: the unit and direction each sample carries, `sample_units`):
 //!   shown as recorded, with Hmean and without BestN% rows (see [`sample_unit`]);
 //! - "Ops": whole-run and per-task elapsed time, interrupts, TLB shootdowns;
 //! - "time": User / System / Interrupt / Elapsed, seconds (like mmtests' time table);
@@ -75,17 +75,18 @@ impl TimeUnit {
     }
 }
 
-/// Sample labels whose samples are rates, higher is better, with their unit: the samples
-/// `Op::TimerStopRate` records (bonnie's six phases, in files per second). Every other
-/// label is a time in ns, lower is better.
-pub const RATE_LABELS: &[(&str, &str)] = &[
-    ("SeqCreate ops", "files/s"),
-    ("SeqCreate read", "files/s"),
-    ("SeqCreate del", "files/s"),
-    ("RandCreate ops", "files/s"),
-    ("RandCreate read", "files/s"),
-    ("RandCreate del", "files/s"),
-];
+/// `n` with a comma every three digits: `1,274`.
+pub fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::with_capacity(d.len() + d.len() / 3);
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// What the samples of a label measure and the unit a table shows them in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,9 +123,10 @@ impl SampleUnit {
     }
 }
 
-/// The direction of a sample label: higher is better for [`RATE_LABELS`], lower otherwise.
+/// The direction of a sample label as the programs declare it (`workload::ProgramDef`):
+/// higher is better for rates, lower for times.
 pub fn sample_direction(label: &str) -> Direction {
-    if RATE_LABELS.iter().any(|(l, _)| *l == label) {
+    if crate::workload::SampleUnit::of(label, None).higher_is_better {
         Direction::HigherIsBetter
     } else {
         LowerIsBetter
@@ -258,12 +260,30 @@ pub fn samples_ns<'a>(doc: &'a RunDoc, task: &str, label: &str) -> &'a [u64] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// The unit for the samples of `task`/`label` over all runs: the rate unit for
-/// [`RATE_LABELS`], else a time unit ([`TimeUnit::for_min_ns`] of the smallest sample;
-/// seconds if there is none).
+/// The unit for the samples of `task`/`label` over all runs: the unit the samples carry
+/// (`sample_units` of the first run that has them, else the programs' declaration) — a
+/// rate as recorded, or a time shown in the unit of [`TimeUnit::for_min_ns`] of the smallest
+/// sample (seconds if there is none).
 pub fn sample_unit(docs: &[RunDoc], task: &str, label: &str) -> SampleUnit {
-    if let Some((_, unit)) = RATE_LABELS.iter().find(|(l, _)| *l == label) {
-        return SampleUnit::Rate(unit);
+    let carried = docs
+        .iter()
+        .find_map(|d| {
+            d.task(task)
+                .and_then(|t| t.sample_units.get(label))
+                .cloned()
+        })
+        .unwrap_or_else(|| crate::workload::SampleUnit::of(label, None));
+    if !carried.is_time() {
+        // The unit's name as a program declares it (a static string), else a plain rate.
+        let name = crate::workload::PROGRAMS
+            .iter()
+            .flat_map(|p| p.samples)
+            .find_map(|s| match s.kind {
+                crate::workload::SampleKind::Rate(u) if u == carried.unit => Some(u),
+                _ => None,
+            })
+            .unwrap_or("per s");
+        return SampleUnit::Rate(name);
     }
     let min = docs
         .iter()

@@ -119,6 +119,40 @@ impl SampleKind {
     }
 }
 
+/// The unit and direction of a task's samples, as the JSON report carries them.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SampleUnit {
+    /// `ns` for times, else the rate's unit (`files/s`).
+    pub unit: String,
+    /// True when a larger sample is better (rates).
+    pub higher_is_better: bool,
+}
+
+impl SampleUnit {
+    /// The unit of `label`'s samples: its declared kind, else (a label no program declares)
+    /// what any program declares for it, else a time.
+    pub fn of(label: &str, kind: Option<SampleKind>) -> SampleUnit {
+        let kind = kind
+            .or_else(|| {
+                PROGRAMS
+                    .iter()
+                    .flat_map(|p| p.samples)
+                    .find(|s| s.label == label)
+                    .map(|s| s.kind)
+            })
+            .unwrap_or(SampleKind::Time);
+        SampleUnit {
+            unit: kind.unit().to_string(),
+            higher_is_better: kind.higher_is_better(),
+        }
+    }
+
+    /// True for times (recorded in ns).
+    pub fn is_time(&self) -> bool {
+        self.unit == "ns"
+    }
+}
+
 /// One sample label a program records, as documented.
 pub struct SampleDef {
     /// The label (`Op::TimerStart`/`TimerStop` or `TimerStopRate`).

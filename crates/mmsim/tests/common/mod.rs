@@ -3,7 +3,8 @@
 //! delivering queued IO completions and IPIs, touching and mapping pages), checks, and
 //! end-to-end runs of scenarios.
 //!
-//! Each test binary compiles this module on its own (`mod common;`) and uses a part of it.
+//! The test binary `tests/all` includes it (`mod common;` in `all/main.rs`), as can a test
+//! file of its own; each module uses a part of it.
 #![allow(dead_code)]
 
 use mmsim::machine::Event;

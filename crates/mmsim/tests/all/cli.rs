@@ -425,3 +425,33 @@ fn kernel_flag_overrides_the_scenario_era() {
     );
     assert_eq!(v["features"]["file-only-when-plenty"], false);
 }
+
+#[test]
+fn run_help_lists_features_builtins_and_the_json_path() {
+    let o = mmsim(&["run", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("--json <PATH>"), "{out}");
+    for f in mmsim::scenario::KNOWN_FEATURES {
+        assert!(out.contains(f), "run --help lacks feature {f}:\n{out}");
+    }
+    for (name, _, _) in mmsim::scenario::builtin_scenarios() {
+        assert!(out.contains(name), "run --help lacks built-in {name}:\n{out}");
+    }
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = mmsim(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("reproduce") && out.contains("compare") && out.len() > 1000,
+            "{shell}: {out}"
+        );
+    }
+    let o = mmsim(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
+}

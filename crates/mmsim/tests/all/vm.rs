@@ -8,7 +8,7 @@
 //! `switch_mm` where the engine would, and delivers IPI events itself, so every count is
 //! exact. The files are sparse (holes) on a block filesystem: faults never wait for IO.
 
-mod common;
+use crate::common;
 
 use common::{
     batch_tlb_features, build_sim, complete_io, dd_task_toml, deliver_ipis, file_toml,

@@ -11,7 +11,7 @@
 //! The unit tests drive kernel functions directly on a one-CPU machine, as
 //! `tests/swap_readahead.rs` does.
 
-mod common;
+use crate::common;
 
 use common::{
     build_sim, complete_io_and_ipis, mm_of, mmap_at, run_on, task_id, touch_pages, vmstat,

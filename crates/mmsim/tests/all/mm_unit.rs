@@ -3,7 +3,7 @@
 //! every FGP flag of pagecache_get_page and its wrappers, the write and read paths, unlink,
 //! the invariant checker, and random syscall sequences (proptest).
 
-mod common;
+use crate::common;
 
 use common::{complete_io, on_lru_list, unit_machine_toml, UnitMachine as M};
 use mmsim::fs::writeback::SyncMode;

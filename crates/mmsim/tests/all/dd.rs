@@ -1,7 +1,7 @@
 //! Integration tests: the dd scenarios end to end at small scale, determinism, and the
 //! accessed-init effect (seed 000).
 
-mod common;
+use crate::common;
 
 use common::{load_builtin, run_sc};
 use mmsim::run::RunReport;

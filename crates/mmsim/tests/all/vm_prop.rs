@@ -5,7 +5,7 @@
 //! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
 //! its page table.
 
-mod common;
+use crate::common;
 
 use common::{
     batch_tlb_features, build_sim, complete_io_and_ipis, dd_task_toml, file_toml, machine_toml,

@@ -3,7 +3,7 @@
 //! and batched shadow clearing (tree_lock counts), ftruncate shrink/grow and the content
 //! oracle, directories, bad input, and a property test against a model of file contents.
 
-mod common;
+use crate::common;
 
 use common::{
     build_sim, complete_io_and_ipis, dd_task_toml, deliver_ipis, file_toml, load_builtin,

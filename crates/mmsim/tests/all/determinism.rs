@@ -1,7 +1,7 @@
 //! Determinism: every built-in scenario, run twice at small scale, gives the same event
 //! hash and the same JSON document, byte for byte.
 
-mod common;
+use crate::common;
 
 use common::run_sc;
 use mmsim::scenario::{builtin_scenarios, load_scenario};

@@ -2,7 +2,7 @@
 //! activation of refaults, anonymous memory and swap, the OOM killer, and a property test of
 //! random workloads under memory pressure with the invariant checker on.
 
-mod common;
+use crate::common;
 
 use common::{load_builtin, run_sc, task_report};
 use mmsim::run::RunReport;

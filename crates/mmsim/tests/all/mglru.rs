@@ -3,7 +3,7 @@
 //! workingset refaults, the policy switch and its errors, determinism, and a property test
 //! of random workloads under the invariant checker with both policies.
 
-mod common;
+use crate::common;
 
 use common::{machine_toml, mm_of, mmap_at, run_on, run_sc, touch_pages, UnitMachine};
 use mmsim::kernel::KernelEra;

@@ -404,3 +404,34 @@ fn old_document_without_kernel_or_cgroups_still_loads() {
     let out = text(&o.stdout);
     assert!(out.contains("cgroups: the baseline run has none"), "{out}");
 }
+
+#[test]
+fn csv_output() {
+    let (v, p) = runs();
+    let o = mmsim(&["compare", path_str(v), path_str(p), "--csv"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("table,stat,metric,run,value,change_pct,better")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() > 20, "{out}");
+    // Every row has the 7 fields (no field of dd-tmpfs needs quoting), both runs appear,
+    // and the baseline has no change.
+    assert!(rows.iter().all(|r| r.len() == 7), "{out}");
+    assert!(rows.iter().any(|r| r[3] == "vanilla") && rows.iter().any(|r| r[3] == "patched"));
+    assert!(rows.iter().filter(|r| r[3] == "vanilla").all(|r| r[5].is_empty()));
+    // The profile rows carry mark_page_accessed's share, lower is better.
+    assert!(
+        rows.iter()
+            .any(|r| r[0].starts_with("profile") && r[2].contains("mark_page_accessed") && r[6] == "lower"),
+        "{out}"
+    );
+    // Values parse as numbers.
+    assert!(rows
+        .iter()
+        .filter(|r| !r[4].is_empty())
+        .all(|r| r[4].parse::<f64>().is_ok()));
+}

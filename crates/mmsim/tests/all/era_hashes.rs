@@ -6,7 +6,7 @@
 //! fileserver-hot10 vanilla, lru-file-mmap-read, desktop). A change that moves one of these
 //! must say why in its commit and re-bless the table on purpose.
 
-mod common;
+use crate::common;
 
 use common::{load_builtin, run_sc};
 use mmsim::kernel::resolve_features;

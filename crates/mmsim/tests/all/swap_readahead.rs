@@ -10,7 +10,7 @@
 //! does): the test sets the running context, swaps pages out by calling shrink_node at
 //! priority 0, and completes IO requests itself, so every count is exact.
 
-mod common;
+use crate::common;
 
 use common::{
     build_sim, complete_io_and_ipis, load_builtin, mm_of, mmap_at, on_lru_list, run_on, task_id,

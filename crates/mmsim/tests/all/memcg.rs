@@ -3,7 +3,7 @@
 //! test of random cgroup workloads under the invariant checker. Cgroups are attached to
 //! parsed scenarios directly, so these tests do not depend on the TOML reader.
 
-mod common;
+use crate::common;
 
 use common::{run_sc, task_report};
 use mmsim::kernel::KernelEra;

@@ -1,0 +1,30 @@
+//! The integration tests, one module per area (see the README's "Tests"), compiled into
+//! one test binary: one link of the simulator instead of one per file, which is most of a
+//! first `cargo test`'s build time. Select an area by its module path, e.g.
+//! `cargo test --profile ci --test all -- era_hashes::` or `mglru::refault`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod compare_cli;
+mod dd;
+mod determinism;
+mod era_hashes;
+mod fuzz_parser;
+mod html_report;
+mod memcg;
+mod mglru;
+mod mm_unit;
+mod radix_tree_prop;
+mod reclaim;
+mod reliability;
+mod replay;
+mod reproduce;
+mod scenario_errors;
+mod scenario_mutation;
+mod swap_errors;
+mod swap_readahead;
+mod truncate;
+mod vm;
+mod vm_prop;

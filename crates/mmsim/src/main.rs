@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use mmsim::kernel::{resolve_features, KernelEra};
 use mmsim::run::{run_scenario, RunOptions};
@@ -48,10 +48,10 @@ enum Cmd {
         /// Built-in scenario name or path to a scenario TOML file.
         scenario: String,
         /// Feature preset: `vanilla` (every studied change off) or `patched` (on).
-        #[arg(long, default_value = "patched")]
+        #[arg(long, default_value = "patched", value_name = "PRESET")]
         preset: String,
-        /// Feature overrides, e.g. `+accessed-init,-workingset`.
-        #[arg(long, allow_hyphen_values = true)]
+        /// Feature overrides, e.g. `+accessed-init,-workingset` (names below).
+        #[arg(long, allow_hyphen_values = true, value_name = "+NAME,-NAME")]
         features: Option<String>,
         /// Kernel era whose rules the run follows (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18);
         /// overrides the scenario's `kernel` (default 6.18).
@@ -68,7 +68,7 @@ enum Cmd {
         #[arg(long)]
         seed: Option<u64>,
         /// Write the JSON report to PATH (`-` for standard output).
-        #[arg(long)]
+        #[arg(long, value_name = "PATH")]
         json: Option<String>,
         /// Run the invariant checker after every step (slow).
         #[arg(long)]
@@ -131,6 +131,10 @@ enum Cmd {
         /// Also write the comparison as one self-contained HTML page (docs/html-report.md).
         #[arg(long, value_name = "OUT.html")]
         html: Option<std::path::PathBuf>,
+        /// Print the tables as CSV (one row per table, statistic, metric and run: the
+        /// value and its change against the baseline) instead of text.
+        #[arg(long)]
+        csv: bool,
     },
     /// Write run documents (files, or directories searched for *.json) as one
     /// self-contained HTML page: runs grouped by directory and scenario, each group compared.
@@ -142,6 +146,53 @@ enum Cmd {
         #[arg(long, value_name = "OUT.html", required = true)]
         html: std::path::PathBuf,
     },
+    /// Print a shell completion script, e.g. `mmsim completions bash >
+    /// ~/.local/share/bash-completion/completions/mmsim`.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The text after `mmsim run --help`: the names `--features` and a scenario argument take.
+fn run_after_help() -> String {
+    let mut studied = Vec::new();
+    let mut rules = Vec::new();
+    for f in mmsim::scenario::KNOWN_FEATURES {
+        if mmsim::kernel::RULES.iter().any(|r| r.feature == *f) {
+            rules.push(*f);
+        } else {
+            studied.push(*f);
+        }
+    }
+    let names: Vec<&str> = builtin_scenarios().iter().map(|(n, _, _)| *n).collect();
+    let wrap = |items: &[&str]| {
+        let mut out = String::new();
+        let mut line = String::from(" ");
+        for (i, item) in items.iter().enumerate() {
+            let word = if i + 1 < items.len() {
+                format!(" {item},")
+            } else {
+                format!(" {item}")
+            };
+            if line.len() + word.len() > 88 {
+                out.push_str(&line);
+                out.push('\n');
+                line = String::from(" ");
+            }
+            line.push_str(&word);
+        }
+        out.push_str(&line);
+        out
+    };
+    format!(
+        "Features (--features, [features]): the studied changes, set by the presets\n{}\n\
+         and the reclaim and workingset rules of the kernel eras (docs/kernel-eras.md)\n{}\n\n\
+         Built-in scenarios (`mmsim scenarios` describes them):\n{}",
+        wrap(&studied),
+        wrap(&rules),
+        wrap(&names)
+    )
 }
 
 /// The command line as typed, for the HTML pages (`mmsim` and its arguments, quoted).
@@ -280,6 +331,7 @@ fn cmd_compare(
     force: bool,
     plot: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
+    csv: bool,
 ) -> Result<ExitCode, UsageError> {
     use mmsim::report::{load, plot as plots, tables};
     let docs = load::load_runs(files, force).map_err(|e| UsageError(e.to_string()))?;
@@ -297,24 +349,32 @@ fn cmd_compare(
             n
         }
     };
-    let text = tables::render_all(&docs, &names);
+    let text = if csv {
+        mmsim::report::csv::render_csv(&docs, &names)
+    } else {
+        tables::render_all(&docs, &names)
+    };
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     if let Some(dir) = plot {
         let written = plots::write_plots(&docs, &names, dir)
             .map_err(|e| UsageError(format!("--plot {}", e)))?;
-        let _ = writeln!(
-            stdout,
-            "\nplots: {} files in {}",
-            written.len(),
-            dir.display()
-        );
+        let note = format!("plots: {} files in {}", written.len(), dir.display());
+        if csv {
+            eprintln!("{note}");
+        } else {
+            let _ = writeln!(stdout, "\n{note}");
+        }
     }
     if let Some(path) = html {
         let page = mmsim::report::html::compare_page(&[(docs, names)], &command_line());
         mmsim::report::html::write_page(path, &page)
             .map_err(|e| UsageError(format!("--html {e}")))?;
-        let _ = writeln!(stdout, "\nhtml: {}", path.display());
+        if csv {
+            eprintln!("html: {}", path.display());
+        } else {
+            let _ = writeln!(stdout, "\nhtml: {}", path.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -391,7 +451,11 @@ fn cmd_reproduce(
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let command = Cli::command().mut_subcommand("run", |c| c.after_help(run_after_help()));
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -474,14 +538,22 @@ fn main() -> ExitCode {
             force,
             plot,
             html,
+            csv,
         } => cmd_compare(
             &files,
             names.as_deref(),
             force,
             plot.as_deref(),
             html.as_deref(),
+            csv,
         ),
         Cmd::Report { inputs, html } => cmd_report(&inputs, &html),
+        Cmd::Completions { shell } => {
+            let mut command =
+                Cli::command().mut_subcommand("run", |c| c.after_help(run_after_help()));
+            clap_complete::generate(shell, &mut command, "mmsim", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match r {
         Ok(c) => c,

@@ -749,10 +749,12 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
         }
     }
     let mut checks = 0u64;
-    let mut steps = 0u64;
+    // The machine lives outside the unwinding closure so that a panic mid-run still
+    // reports the step it happened in (`sim.steps` counts the step being run).
+    let mut machine: Option<Sim> = None;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         crate::workload::replay::clear_probes();
-        let mut sim = Sim::new(&sc, features)?;
+        let sim = machine.insert(Sim::new(&sc, features)?);
         let probes = crate::workload::replay::take_probes();
         sim.seed_faults(sc.seed);
         sim.debug_skip_lru_del_on_free = opts.debug_skip_lru_del_on_free;
@@ -763,28 +765,27 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
                 .map(RunEnd::CheckFailed)
         };
         let mut end = run_chunked(
-            &mut sim,
+            sim,
             opts.max_steps,
             opts.check_every,
             &mut |_| {},
             &mut between,
         );
-        steps = sim.steps;
         if matches!(end, RunEnd::Completed | RunEnd::StepLimit) {
             checks += 1;
-            if let Err(e) = crate::mm::check::check_all(&sim) {
+            if let Err(e) = crate::mm::check::check_all(sim) {
                 end = RunEnd::CheckFailed(e);
             }
         }
-        let io = io_errors_report(&sim);
+        let io = io_errors_report(sim);
         if io.total == 0 && !matches!(end, RunEnd::CheckFailed(_) | RunEnd::Stalled(_)) {
-            if let Some(e) = replay_problem(&sc, &sim, &probes, &end) {
+            if let Some(e) = replay_problem(&sc, sim, &probes, &end) {
                 end = RunEnd::CheckFailed(e);
             }
         }
         Ok::<_, String>((end, io))
     }));
-    res.steps = steps;
+    res.steps = machine.as_ref().map_or(0, |s| s.steps);
     res.checks = checks;
     match outcome {
         Err(p) => {

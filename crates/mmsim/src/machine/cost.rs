@@ -3,7 +3,7 @@
 //! Every figure is in picoseconds so that sub-nanosecond primitives (a plain read-modify-write
 //! of a cached word) are not rounded away. The `default` profile represents a single-socket
 //! Intel Haswell/Skylake-class server of the seeds' era (2014–2017); each value cites the range
-//! given in `shared/reference/costs.md` and says which point of the range we chose. A result in
+//! such parts typically measure (`docs/costs.md`) and says which point of it we chose. A result in
 //! mmsim is always "under cost profile X".
 
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! Report layer: statistics, tables, JSON, plots. Never mutates the simulation.
 
 pub mod compare;
+pub mod csv;
 pub mod html;
 pub mod load;
 pub mod plot;

@@ -3,33 +3,59 @@
 //!
 //! - `series-<column>.{svg,png}` — the time series of each `series_columns` counter
 //!   (pages for `nr_*` gauges, a cumulative count for event counters such as
-//!   `pgmajfault`) against virtual time;
+//!   `pgmajfault`) against virtual time; a counter that is zero throughout every run is
+//!   not drawn; free pages show the zone watermarks (min, low, high) as dashed lines;
 //! - `cgroup-<name>-usage.{svg,png}` — memory.current of each memory cgroup but the root
 //!   (MiB) against virtual time, when the runs have `[[cgroups]]`; a nested cgroup's `/`
 //!   becomes `.` (`cgroup-a.b-usage`: dots cannot appear in cgroup names);
 //! - `lru-gen-<run>.{svg,png}` — MGLRU runs: the size of each generation (youngest =
 //!   max_seq), anon and file, against virtual time;
-//! - `samples-<task>-<label>.{svg,png}` — the empirical CDF of each task's timed samples.
+//! - `samples-<task>-<label>.{svg,png}` — the empirical CDF of each task's timed samples,
+//!   on a logarithmic x axis when the samples span two decades or more.
 //!
-//! Names are sanitized to `[A-Za-z0-9_.-]`. Rendering needs no system fonts: plotters is
-//! built without its `ttf`/`ab_glyph` font features, the SVG files carry their text as
-//! `<text>` elements (the viewer's sans-serif font draws them), and the PNG files draw text
-//! with the public-domain 8×8 bitmap font of the `font8x8` crate through
-//! [`PixelFontBackend`], so the same bytes come out on every machine.
+//! Every title names what is plotted, then the scenario, its seed and the runs compared;
+//! the legend sits beside the plot, never over the data; tick labels have thousands
+//! separators. Names are sanitized to `[A-Za-z0-9_.-]`.
+//!
+//! Text is drawn with DejaVu Sans, bundled in `assets/fonts/` (its licence beside it) and
+//! compiled in: the PNG files rasterise it (plotters' `ab_glyph` support) and the SVG
+//! files name it first in their `font-family` (then `sans-serif`), and both measure text
+//! with its metrics, so the two look alike and no system font is needed.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use plotters::backend::{BitMapBackend, SVGBackend};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters_backend::text_anchor::{HPos, VPos};
-use plotters_backend::{BackendColor, BackendCoord, BackendTextStyle, DrawingErrorKind};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::load::RunDoc;
 use super::tables::{sample_labels, sample_unit, samples_ns, task_names};
 
 /// Size of every plot, pixels.
 pub const PLOT_SIZE: (u32, u32) = (960, 540);
+
+/// The font of every plot's text: DejaVu Sans 2.37 (Debian's fonts-dejavu-core), under the
+/// Bitstream Vera / DejaVu licence in `assets/fonts/LICENSE-DejaVu.txt`.
+const FONT_TTF: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// The family the text styles ask for: registered with [`FONT_TTF`] for PNG rendering and
+/// written as is into the SVG `font-family` attribute (a CSS list: DejaVu Sans where the
+/// viewer has it, its sans-serif font otherwise).
+const FONT: &str = "DejaVu Sans, sans-serif";
+
+/// Registers [`FONT_TTF`] under [`FONT`] once per process.
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if plotters::style::register_font(FONT, FontStyle::Normal, FONT_TTF).is_err() {
+            panic!("the bundled DejaVu Sans does not parse");
+        }
+    });
+}
 
 /// Line colours, one per run, in column order (then repeated).
 const PALETTE: [RGBColor; 8] = [
@@ -56,21 +82,26 @@ impl std::fmt::Display for PlotError {
 impl std::error::Error for PlotError {}
 
 /// One plot: lines `(run name, points)` on shared axes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Plot {
     /// File stem (sanitized), e.g. `series-nr_active_file`.
     pub stem: String,
-    /// Caption.
+    /// Caption: what is plotted.
     pub title: String,
+    /// Second caption line: scenario, seed and the runs compared (may be empty).
+    pub subtitle: String,
     /// X axis description.
     pub x_desc: String,
     /// Y axis description.
     pub y_desc: String,
     /// One line per run.
     pub lines: Vec<(String, Vec<(f64, f64)>)>,
-    /// An empirical CDF (legend lower right, x padded on both sides) rather than a time
-    /// series (legend upper left).
+    /// An empirical CDF (x padded on both sides) rather than a time series.
     pub cdf: bool,
+    /// Logarithmic x axis (a CDF whose samples span decades).
+    pub log_x: bool,
+    /// Horizontal reference lines `(label, y)`, dashed (the free pages' watermarks).
+    pub marks: Vec<(String, f64)>,
 }
 
 /// `name` with every character outside `[A-Za-z0-9_.-]` replaced by `_`.
@@ -108,12 +139,64 @@ fn cgroup_names(docs: &[RunDoc]) -> Vec<String> {
     out
 }
 
-/// The plots for these runs: one per series column, one per memory cgroup but the root,
-/// then one per task and sample label.
+/// The second caption line of the plots of `docs`: the scenario(s), seed(s) and the runs
+/// compared, e.g. `dd-tmpfs, seed 0: vanilla vs patched`.
+pub fn context(docs: &[RunDoc], names: &[String]) -> String {
+    let mut scenarios: Vec<&str> = Vec::new();
+    let mut seeds: Vec<u64> = Vec::new();
+    for d in docs {
+        if !scenarios.contains(&d.scenario.as_str()) {
+            scenarios.push(&d.scenario);
+        }
+        if !seeds.contains(&d.seed) {
+            seeds.push(d.seed);
+        }
+    }
+    let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    let seed_word = if seeds.len() == 1 { "seed" } else { "seeds" };
+    format!(
+        "{}, {seed_word} {}: {}",
+        scenarios.join(" / "),
+        seeds.join(", "),
+        names.join(" vs ")
+    )
+}
+
+/// The zone watermarks of a machine, summed over its nodes, pages: `[min, low, high]` as
+/// the simulator sets them at boot (`setup_per_zone_wmarks`: min_free_kbytes =
+/// sqrt(16 × lowmem kB) clamped to [128, 65536], split by node size; low = min × 5/4,
+/// high = min × 3/2). `None` for a document without a machine.
+pub fn watermarks(m: &super::load::MachineView) -> Option<[u64; 3]> {
+    let per_node = m.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
+    let total = per_node.checked_mul(m.nodes).filter(|t| *t > 0)?;
+    let min_free_kbytes = crate::mm::page_alloc::int_sqrt(total * 4 * 16).clamp(128, 65536);
+    let node_min = (min_free_kbytes / 4) * per_node / total;
+    let n = m.nodes;
+    Some([
+        node_min * n,
+        (node_min + node_min / 4) * n,
+        (node_min + node_min / 2) * n,
+    ])
+}
+
+/// True when every point of every line is zero (or there are none).
+fn all_zero(lines: &[(String, Vec<(f64, f64)>)]) -> bool {
+    lines.iter().all(|(_, pts)| pts.iter().all(|&(_, y)| y == 0.0))
+}
+
+/// The axis description of a task's samples in `unit` (one place, so that a sample's own
+/// unit can replace the time unit here).
+fn sample_axis(unit_suffix: &str) -> String {
+    format!("time per sample ({unit_suffix})")
+}
+
+/// The plots for these runs: one per series column that is not zero throughout, one per
+/// memory cgroup but the root, one per MGLRU run, then one per task and sample label.
 pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
+    let subtitle = context(docs, names);
     let mut out = Vec::new();
     for col in series_columns(docs) {
-        let lines = docs
+        let lines: Vec<(String, Vec<(f64, f64)>)> = docs
             .iter()
             .zip(names)
             .map(|(d, n)| {
@@ -125,18 +208,46 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
                 (n.clone(), pts)
             })
             .collect();
+        if all_zero(&lines) {
+            continue;
+        }
         let y_desc = if col.starts_with("nr_") {
             "pages"
         } else {
             "events (cumulative)"
         };
+        let mut marks = Vec::new();
+        if col == "nr_free_pages" {
+            // The watermarks of the first run's machine (the same machine in a comparison
+            // of one scenario; a run on another machine has its own).
+            let mut seen: Vec<[u64; 3]> = Vec::new();
+            for d in docs {
+                if let Some(w) = watermarks(&d.machine) {
+                    if !seen.contains(&w) {
+                        seen.push(w);
+                    }
+                }
+            }
+            for (i, w) in seen.iter().enumerate() {
+                let suffix = if seen.len() > 1 {
+                    format!(" ({})", i + 1)
+                } else {
+                    String::new()
+                };
+                for (name, v) in ["min", "low", "high"].iter().zip(w) {
+                    marks.push((format!("{name}{suffix}"), *v as f64));
+                }
+            }
+        }
         out.push(Plot {
             stem: format!("series-{}", sanitize(&col)),
             title: col.clone(),
+            subtitle: subtitle.clone(),
             x_desc: "virtual time (s)".into(),
             y_desc: y_desc.into(),
             lines,
-            cdf: false,
+            marks,
+            ..Plot::default()
         });
     }
     for cg in cgroup_names(docs) {
@@ -155,10 +266,11 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
         out.push(Plot {
             stem: format!("cgroup-{}-usage", sanitize(&cg.replace('/', "."))),
             title: format!("cgroup {cg}: memory.current"),
+            subtitle: subtitle.clone(),
             x_desc: "virtual time (s)".into(),
             y_desc: "memory.current (MiB)".into(),
             lines,
-            cdf: false,
+            ..Plot::default()
         });
     }
     // MGLRU: generation sizes over time, one plot per run that has them.
@@ -191,17 +303,18 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
         }
         out.push(Plot {
             stem: format!("lru-gen-{}", sanitize(n)),
-            title: format!("{n}: MGLRU generation sizes (youngest = max_seq)"),
+            title: format!("MGLRU generation sizes of run {n} (youngest = max_seq)"),
+            subtitle: format!("{}, seed {}: {n}", d.scenario, d.seed),
             x_desc: "virtual time (s)".into(),
             y_desc: "folios (pages)".into(),
             lines,
-            cdf: false,
+            ..Plot::default()
         });
     }
     for task in task_names(docs) {
         for label in sample_labels(docs, &task) {
             let unit = sample_unit(docs, &task, &label);
-            let lines = docs
+            let lines: Vec<(String, Vec<(f64, f64)>)> = docs
                 .iter()
                 .zip(names)
                 .map(|(d, n)| {
@@ -213,13 +326,20 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
                     (n.clone(), ecdf_steps(&s))
                 })
                 .collect();
+            let xs = || lines.iter().flat_map(|(_, v)| v.iter().map(|q| q.0));
+            let lo = xs().fold(f64::INFINITY, f64::min);
+            let hi = xs().fold(f64::NEG_INFINITY, f64::max);
+            let log_x = lo > 0.0 && hi.is_finite() && hi / lo >= 100.0;
             out.push(Plot {
                 stem: format!("samples-{}-{}", sanitize(&task), sanitize(&label)),
                 title: format!("{task} {label}: empirical CDF"),
-                x_desc: format!("time per sample ({})", unit.suffix()),
+                subtitle: subtitle.clone(),
+                x_desc: sample_axis(unit.suffix()),
                 y_desc: "fraction of samples <=".into(),
                 lines,
                 cdf: true,
+                log_x,
+                ..Plot::default()
             });
         }
     }
@@ -237,9 +357,10 @@ pub fn ecdf_steps(sorted: &[f64]) -> Vec<(f64, f64)> {
     pts
 }
 
-/// Axis ranges covering every point, never empty: `(x range, y range)`. Y starts at 0
-/// unless a value is negative; both get a little headroom.
-fn bounds(p: &Plot) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+/// Axis ranges covering every point and mark, never empty: `(x range, y range)`. Y starts
+/// at 0 unless a value is negative; both get a little headroom. On a logarithmic x axis
+/// the range stays positive and is padded by a factor.
+fn bounds(p: &Plot) -> (Range<f64>, Range<f64>) {
     let pts = || p.lines.iter().flat_map(|(_, v)| v.iter());
     let fold = |f: fn(&(f64, f64)) -> f64| {
         pts()
@@ -257,7 +378,13 @@ fn bounds(p: &Plot) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     if !y1.is_finite() {
         y1 = 1.0;
     }
-    if x1 <= x0 {
+    for (_, m) in &p.marks {
+        y1 = y1.max(*m);
+        y0 = y0.min(*m);
+    }
+    if p.log_x && x0 > 0.0 {
+        (x0, x1) = (x0 / 1.25, x1 * 1.25);
+    } else if x1 <= x0 {
         let pad = if x0 == 0.0 { 1.0 } else { x0.abs() * 0.1 };
         (x0, x1) = (x0 - pad, x1 + pad);
     } else if p.cdf {
@@ -267,7 +394,7 @@ fn bounds(p: &Plot) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     if y1 <= y0 {
         y1 = y0 + 1.0;
     }
-    let pad = (y1 - y0) * 0.08;
+    let pad = (y1 - y0) * 0.06;
     y1 += pad;
     if y0 < 0.0 {
         y0 -= pad;
@@ -275,54 +402,171 @@ fn bounds(p: &Plot) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     (x0..x1, y0..y1)
 }
 
-/// A tick label: no more decimals than the axis span needs.
-fn tick(v: f64, span: f64) -> String {
-    let decimals = if span >= 100.0 {
-        0
-    } else if span >= 1.0 {
-        2
-    } else {
-        (-(span.log10().floor()) as usize + 2).min(9)
+/// `digits` (an optional `-`, then ASCII digits) with a comma every three digits.
+fn group_thousands(digits: &str) -> String {
+    let (sign, body) = match digits.strip_prefix('-') {
+        Some(b) => ("-", b),
+        None => ("", digits),
     };
+    let mut out = String::new();
+    for (i, c) in body.chars().enumerate() {
+        if i > 0 && (body.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
+/// `v` with `decimals` decimals, thousands separated (`12,500.5`), never `-0`.
+fn fmt_grouped(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
-    if s.starts_with('-') && s.trim_start_matches(['-', '0', '.']).is_empty() {
+    let s = if s.starts_with('-') && s.trim_start_matches(['-', '0', '.']).is_empty() {
         s[1..].to_string()
     } else {
         s
+    };
+    match s.split_once('.') {
+        Some((int, frac)) => format!("{}.{frac}", group_thousands(int)),
+        None => group_thousands(&s),
     }
 }
 
-/// Draws `p` on `root` (any backend).
+/// A tick label: no more decimals than the axis span needs, thousands separated.
+fn tick(v: f64, span: f64) -> String {
+    let decimals = if span >= 20.0 {
+        0
+    } else if span >= 2.0 {
+        1
+    } else if span > 0.0 {
+        (-(span.log10().floor()) as usize + 2).min(9)
+    } else {
+        2
+    };
+    fmt_grouped(v, decimals)
+}
+
+/// A tick label of a logarithmic axis: the decimals the value's own size needs.
+fn log_tick(v: f64) -> String {
+    let a = v.abs();
+    let decimals = if a >= 1.0 || a == 0.0 {
+        0
+    } else {
+        (-(a.log10().floor()) as usize).min(9)
+    };
+    fmt_grouped(v, decimals)
+}
+
+/// Width of the legend column beside the plot, pixels: room for the longest name.
+fn legend_width(p: &Plot) -> u32 {
+    let longest = p
+        .lines
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .chain(p.marks.iter().map(|(n, _)| n.chars().count() + 6))
+        .max()
+        .unwrap_or(0) as u32;
+    (48 + 9 * longest).clamp(110, 320)
+}
+
+/// Draws `p` on `root` (any backend): the captions, the chart, the legend column.
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, p: &Plot) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
+    let root = root.titled(&p.title, (FONT, 22)).map_err(e)?;
+    let root = if p.subtitle.is_empty() {
+        root
+    } else {
+        root.titled(&p.subtitle, (FONT, 15).into_font().color(&RGBColor(90, 90, 90)))
+            .map_err(e)?
+    };
+    let (w, _) = root.dim_in_pixel();
+    let (chart_area, legend_area) = root.split_horizontally(w.saturating_sub(legend_width(p)));
     let (xr, yr) = bounds(p);
-    let (xs, ys) = (xr.end - xr.start, yr.end - yr.start);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&p.title, ("sans-serif", 26))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(96)
-        .build_cartesian_2d(xr, yr)
+    if p.log_x {
+        let x: LogCoord<f64> = xr.log_scale().into();
+        draw_chart(&chart_area, p, x, yr, &|v: &f64| log_tick(*v))?;
+    } else {
+        let xs = xr.end - xr.start;
+        let x: RangedCoordf64 = xr.into();
+        draw_chart(&chart_area, p, x, yr, &|v: &f64| tick(*v, xs))?;
+    }
+    draw_legend(&legend_area, p).map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// The chart of `p` on `area` with the x coordinate `x` (linear or logarithmic).
+fn draw_chart<DB, X>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    x: X,
+    yr: Range<f64>,
+    x_fmt: &dyn Fn(&f64) -> String,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64> + AsRangedCoord<CoordDescType = X, Value = f64>,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let ys = yr.end - yr.start;
+    let (y_lo, y_hi) = (yr.start, yr.end);
+    let y_fmt = |v: &f64| tick(*v, ys);
+    let label_width = [y_lo, y_hi]
+        .iter()
+        .map(|v| y_fmt(v).chars().count())
+        .max()
+        .unwrap_or(4) as u32;
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(8)
+        .margin_right(16)
+        .margin_top(8)
+        .margin_bottom(8)
+        .x_label_area_size(46)
+        .y_label_area_size(40 + 9 * label_width)
+        .build_cartesian_2d(x, yr)
         .map_err(e)?;
     chart
         .configure_mesh()
         .x_desc(p.x_desc.as_str())
         .y_desc(p.y_desc.as_str())
         .x_labels(8)
-        .y_labels(8)
-        .x_label_formatter(&|v| tick(*v, xs))
-        .y_label_formatter(&|v| tick(*v, ys))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .light_line_style(RGBColor(235, 235, 235))
-        .bold_line_style(RGBColor(210, 210, 210))
+        .y_labels(7)
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(214, 214, 214))
         .draw()
         .map_err(e)?;
-    for (i, (name, pts)) in p.lines.iter().enumerate() {
+    let x_span = chart.x_range();
+    for (label, y) in &p.marks {
+        let grey = RGBColor(110, 110, 110);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x_span.start, *y), (x_span.end, *y)],
+                6,
+                4,
+                grey.stroke_width(1),
+            ))
+            .map_err(e)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (x_span.start, *y),
+                (FONT, 12).into_font().color(&grey).pos(Pos::new(
+                    HPos::Left,
+                    VPos::Bottom,
+                )),
+            )))
+            .map_err(e)?;
+    }
+    for (i, (_, pts)) in p.lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         // Earlier runs wider, so identical lines still show every colour.
         let width = 2 + 2 * (p.lines.len() - 1 - i).min(2) as u32;
@@ -331,39 +575,72 @@ where
                 pts.iter().copied(),
                 color.stroke_width(width),
             ))
-            .map_err(e)?
-            .label(name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-            });
+            .map_err(e)?;
     }
-    let position = if p.cdf {
-        SeriesLabelPosition::LowerRight
-    } else {
-        SeriesLabelPosition::UpperLeft
-    };
-    chart
-        .configure_series_labels()
-        .position(position)
-        .margin(10)
-        .label_font(("sans-serif", 18))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(e)?;
-    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// The legend column: one swatch and name per line (then the marks), top-aligned.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = (FONT, 15).into_font();
+    let mut y = 16;
+    for (i, (name, _)) in p.lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        area.draw(&PathElement::new(
+            vec![(4, y + 8), (32, y + 8)],
+            color.stroke_width(4),
+        ))?;
+        area.draw(&Text::new(name.clone(), (40, y), style.clone()))?;
+        y += 24;
+    }
+    if !p.marks.is_empty() {
+        y += 8;
+        area.draw(&PathElement::new(
+            vec![(4, y + 8), (32, y + 8)],
+            RGBColor(110, 110, 110).stroke_width(1),
+        ))?;
+        area.draw(&Text::new(
+            "watermarks".to_string(),
+            (40, y),
+            style.clone(),
+        ))?;
+    }
     Ok(())
 }
 
 /// Writes `p` as `DIR/<stem>.svg` and `DIR/<stem>.png`; returns the two paths.
 pub fn write_plot(p: &Plot, dir: &Path) -> Result<[PathBuf; 2], PlotError> {
+    register_font();
     let svg = dir.join(format!("{}.svg", p.stem));
     let png = dir.join(format!("{}.png", p.stem));
     let fail = |path: &Path, msg: String| PlotError(format!("{}: {}", path.display(), msg));
     draw(SVGBackend::new(&svg, PLOT_SIZE).into_drawing_area(), p).map_err(|m| fail(&svg, m))?;
-    let backend = PixelFontBackend(BitMapBackend::new(&png, PLOT_SIZE));
-    draw(backend.into_drawing_area(), p).map_err(|m| fail(&png, m))?;
+    let (w, h) = PLOT_SIZE;
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, PLOT_SIZE).into_drawing_area(),
+        p,
+    )
+    .map_err(|m| fail(&png, m))?;
+    let bytes = encode_png(&rgb, w, h).map_err(|m| fail(&png, m))?;
+    std::fs::write(&png, bytes).map_err(|err| fail(&png, err.to_string()))?;
     Ok([svg, png])
+}
+
+/// An RGB buffer as PNG bytes (the `png` crate directly: no image library needed).
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 /// Writes every plot of [`plots`] into `dir` (created if missing); returns the files
@@ -382,161 +659,62 @@ pub fn write_plots(
     Ok(files)
 }
 
-/// A bitmap backend that draws text with the 8×8 `font8x8` glyphs (scaled by an integer
-/// factor from the requested size) instead of a system font; everything else is the
-/// wrapped [`BitMapBackend`]'s. Characters outside ASCII draw as `?`.
-pub struct PixelFontBackend<'a>(pub BitMapBackend<'a>);
-
-impl PixelFontBackend<'_> {
-    /// Integer scale of the 8×8 glyphs for a font size in points.
-    fn scale(size: f64) -> i32 {
-        ((size / 13.0).round() as i32).max(1)
-    }
-
-    /// The glyph rows of `c` (bit 0 is the leftmost pixel).
-    fn glyph(c: char) -> [u8; 8] {
-        let i = if c.is_ascii() && !c.is_ascii_control() {
-            c as usize
-        } else {
-            '?' as usize
+/// The `## Plots` section of `reproduce --out DIR`'s `summary.md`: for every plot directory
+/// below `dir` (`<change>/<experiment>/plots-<run>/`, in path order) a line of links to
+/// its PNG files (SVG beside each), relative to `dir`. Empty when there are none.
+pub fn markdown_index(dir: &Path) -> String {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
         };
-        font8x8::legacy::BASIC_LEGACY[i]
-    }
-}
-
-type BitMapError<'a> = <BitMapBackend<'a> as DrawingBackend>::ErrorType;
-
-impl<'a> DrawingBackend for PixelFontBackend<'a> {
-    type ErrorType = BitMapError<'a>;
-
-    fn get_size(&self) -> (u32, u32) {
-        self.0.get_size()
-    }
-
-    fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.ensure_prepared()
-    }
-
-    fn present(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.present()
-    }
-
-    fn draw_pixel(
-        &mut self,
-        point: BackendCoord,
-        color: BackendColor,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_pixel(point, color)
-    }
-
-    fn draw_line<S: plotters_backend::BackendStyle>(
-        &mut self,
-        from: BackendCoord,
-        to: BackendCoord,
-        style: &S,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_line(from, to, style)
-    }
-
-    fn draw_rect<S: plotters_backend::BackendStyle>(
-        &mut self,
-        upper_left: BackendCoord,
-        bottom_right: BackendCoord,
-        style: &S,
-        fill: bool,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_rect(upper_left, bottom_right, style, fill)
-    }
-
-    fn draw_path<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        path: I,
-        style: &S,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_path(path, style)
-    }
-
-    fn draw_circle<S: plotters_backend::BackendStyle>(
-        &mut self,
-        center: BackendCoord,
-        radius: u32,
-        style: &S,
-        fill: bool,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.draw_circle(center, radius, style, fill)
-    }
-
-    fn fill_polygon<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        vert: I,
-        style: &S,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.fill_polygon(vert, style)
-    }
-
-    fn blit_bitmap(
-        &mut self,
-        pos: BackendCoord,
-        size: (u32, u32),
-        src: &[u8],
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        self.0.blit_bitmap(pos, size, src)
-    }
-
-    fn estimate_text_size<TStyle: BackendTextStyle>(
-        &self,
-        text: &str,
-        style: &TStyle,
-    ) -> Result<(u32, u32), DrawingErrorKind<Self::ErrorType>> {
-        let s = Self::scale(style.size()) as u32;
-        Ok((8 * s * text.chars().count() as u32, 8 * s))
-    }
-
-    fn draw_text<TStyle: BackendTextStyle>(
-        &mut self,
-        text: &str,
-        style: &TStyle,
-        pos: BackendCoord,
-    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-        let color = style.color();
-        if color.alpha == 0.0 {
-            return Ok(());
-        }
-        let s = Self::scale(style.size());
-        let width = 8 * s * text.chars().count() as i32;
-        let height = 8 * s;
-        let dx = match style.anchor().h_pos {
-            HPos::Left => 0,
-            HPos::Right => -width,
-            HPos::Center => -width / 2,
-        };
-        let dy = match style.anchor().v_pos {
-            VPos::Top => 0,
-            VPos::Center => -height / 2,
-            VPos::Bottom => -height,
-        };
-        let trans = style.transform();
-        let (w, h) = self.get_size();
-        for (ci, c) in text.chars().enumerate() {
-            for (row, bits) in Self::glyph(c).iter().enumerate() {
-                for col in 0..8 {
-                    if bits & (1 << col) == 0 {
-                        continue;
-                    }
-                    for (sx, sy) in (0..s).flat_map(|a| (0..s).map(move |b| (a, b))) {
-                        let lx = dx + (ci as i32 * 8 + col) * s + sx;
-                        let ly = dy + row as i32 * s + sy;
-                        let (x, y) = trans.transform(lx, ly);
-                        let (x, y) = (pos.0 + x, pos.1 + y);
-                        if x >= 0 && y >= 0 && x < w as i32 && y < h as i32 {
-                            self.0.draw_pixel((x, y), color)?;
-                        }
-                    }
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                if p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("plots-"))
+                {
+                    out.push(p.clone());
                 }
+                walk(&p, out);
             }
         }
-        Ok(())
     }
+    let mut dirs = Vec::new();
+    walk(dir, &mut dirs);
+    let mut out = String::new();
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut pngs: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "png"))
+            .collect();
+        if pngs.is_empty() {
+            continue;
+        }
+        pngs.sort();
+        let rel = |p: &Path| {
+            p.strip_prefix(dir)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        if out.is_empty() {
+            out.push_str("\n## Plots\n\nPNG (SVG beside each, same name), one directory per pair of runs:\n\n");
+        }
+        let links: Vec<String> = pngs
+            .iter()
+            .map(|p| {
+                let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+                format!("[{stem}]({})", rel(p))
+            })
+            .collect();
+        out.push_str(&format!("- `{}/`: {}\n", rel(&d), links.join(", ")));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -568,22 +746,63 @@ mod tests {
         let names = ["a".to_string(), "b".to_string()];
         let p = plots(&docs, &names);
         let stems: Vec<&str> = p.iter().map(|p| p.stem.as_str()).collect();
-        assert_eq!(
-            stems,
-            [
-                "series-nr_free_pages",
-                "series-pgmajfault",
-                "samples-read_1-pass"
-            ]
-        );
+        // pgmajfault is zero throughout both runs: not drawn.
+        assert_eq!(stems, ["series-nr_free_pages", "samples-read_1-pass"]);
         assert_eq!(p[0].lines[0].1, [(0.0, 10.0), (0.1, 8.0), (0.2, 6.0)]);
         assert_eq!(p[0].y_desc, "pages");
-        assert_eq!(p[1].y_desc, "events (cumulative)");
+        assert_eq!(p[0].subtitle, "s, seed 0: a vs b");
         // CDF of 1 us, 3 us: steps 0 -> 0.5 at 1, 0.5 -> 1 at 3.
-        let cdf = &p[2].lines[0].1;
+        let cdf = &p[1].lines[0].1;
         assert_eq!(cdf, &[(1.0, 0.0), (1.0, 0.5), (3.0, 0.5), (3.0, 1.0)]);
-        assert_eq!(p[2].x_desc, "time per sample (us)");
+        assert_eq!(p[1].x_desc, "time per sample (us)");
+        assert!(!p[1].log_x, "1..3 us span no decades");
         assert!(ecdf_steps(&[]).is_empty());
+        // Samples over three decades: a logarithmic x axis.
+        let wide = [doc(&[1_000, 2_000_000], &[1])];
+        let p = plots(&wide, &names[..1]);
+        assert!(p.iter().find(|p| p.cdf).unwrap().log_x);
+    }
+
+    #[test]
+    fn watermarks_are_the_simulators() {
+        for (mem, nodes) in [("64MiB", 1), ("1GiB", 2), ("16MiB", 1)] {
+            let sc = crate::scenario::load_scenario(
+                "dd-tmpfs",
+                &[
+                    format!("machine.memory_per_node={mem}"),
+                    format!("machine.nodes={nodes}"),
+                ],
+            )
+            .unwrap();
+            let sim = crate::sim::Sim::new(&sc, crate::sim::Features::patched()).unwrap();
+            let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| {
+                sim.nodes.iter().map(|n| f(&n.watermark)).sum::<u64>()
+            };
+            let m = super::super::load::MachineView {
+                nodes,
+                cpus_per_node: 1,
+                memory_per_node_bytes: sc.machine.memory_per_node_bytes,
+            };
+            assert_eq!(
+                watermarks(&m),
+                Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)]),
+                "{mem} x {nodes}"
+            );
+        }
+        let docs = [doc(&[], &[10, 8, 6])];
+        assert!(plots(&docs, &["a".to_string()])[0].marks.is_empty());
+    }
+
+    #[test]
+    fn tick_labels() {
+        assert_eq!(tick(12_500.0, 40_000.0), "12,500");
+        assert_eq!(tick(-1_234_567.0, 1e7), "-1,234,567");
+        assert_eq!(tick(2.5, 5.0), "2.5");
+        assert_eq!(tick(999.0, 1000.0), "999");
+        assert_eq!(log_tick(20_000.0), "20,000");
+        assert_eq!(log_tick(0.05), "0.05");
+        assert_eq!(group_thousands("100"), "100");
+        assert_eq!(group_thousands("-1000"), "-1,000");
     }
 
     #[test]

@@ -1503,8 +1503,8 @@ pub fn reproduce(change: &str, opts: &ReproduceOptions) -> Result<Summary, Strin
     };
     if let Some(dir) = &opts.out {
         let p = dir.join("summary.md");
-        std::fs::write(&p, summary.render_markdown())
-            .map_err(|e| format!("{}: {}", p.display(), e))?;
+        let md = summary.render_markdown() + &super::plot::markdown_index(dir);
+        std::fs::write(&p, md).map_err(|e| format!("{}: {}", p.display(), e))?;
     }
     Ok(summary)
 }

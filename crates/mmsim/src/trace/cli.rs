@@ -472,6 +472,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                     ("object".into(), pts(&|t| t.request_miss_ratio)),
                 ],
                 cdf: false,
+                ..Default::default()
             });
         }
         plots.push(crate::report::plot::Plot {
@@ -495,6 +496,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                 })
                 .collect(),
             cdf: false,
+            ..Default::default()
         });
         for p in &plots {
             let files = crate::report::plot::write_plot(p, dir).map_err(|e| e.0)?;

@@ -436,7 +436,10 @@ fn run_help_lists_features_builtins_and_the_json_path() {
         assert!(out.contains(f), "run --help lacks feature {f}:\n{out}");
     }
     for (name, _, _) in mmsim::scenario::builtin_scenarios() {
-        assert!(out.contains(name), "run --help lacks built-in {name}:\n{out}");
+        assert!(
+            out.contains(name),
+            "run --help lacks built-in {name}:\n{out}"
+        );
     }
 }
 

@@ -9,7 +9,7 @@
 //!   page leaves the swap cache at once and the slot is free.
 //!
 //! The unit tests drive kernel functions directly on a one-CPU machine, as
-//! `tests/swap_readahead.rs` does.
+//! `tests/all/swap_readahead.rs` does.
 
 use crate::common;
 

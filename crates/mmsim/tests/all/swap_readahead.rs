@@ -6,7 +6,7 @@
 //! pages without IO. The invariant checker and the content oracle hold throughout, also in
 //! runs under swap pressure; a bad `page_cluster` is a scenario error.
 //!
-//! The unit tests drive kernel functions directly on a one-CPU machine (as `tests/vm.rs`
+//! The unit tests drive kernel functions directly on a one-CPU machine (as `tests/all/vm.rs`
 //! does): the test sets the running context, swaps pages out by calling shrink_node at
 //! priority 0, and completes IO requests itself, so every count is exact.
 

@@ -8,7 +8,7 @@ use crate::common;
 use common::{
     build_sim, complete_io_and_ipis, dd_task_toml, deliver_ipis, file_toml, load_builtin,
     machine_toml, mmap_at, run_on, run_sc, run_with_program, task_id, task_report, tlb_coherent,
-    unit_machine_toml, UnitMachine as M,
+    unit_machine_toml, UnitMachine,
 };
 use mmsim::machine::profile::KFunc;
 use mmsim::machine::Event;
@@ -44,8 +44,25 @@ size = "tiny"
     )
 }
 
+/// The unit machine with this file's helpers. A newtype: the helpers of `mm_unit` are
+/// inherent methods of `UnitMachine` under some of the same names.
+struct M(UnitMachine);
+
+impl std::ops::Deref for M {
+    type Target = UnitMachine;
+    fn deref(&self) -> &UnitMachine {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for M {
+    fn deref_mut(&mut self) -> &mut UnitMachine {
+        &mut self.0
+    }
+}
+
 fn machine_mem(features: Features, mem: &str) -> M {
-    M::new(&scenario_text(mem), features)
+    M(UnitMachine::new(&scenario_text(mem), features))
 }
 
 fn machine(features: Features) -> M {
@@ -91,7 +108,7 @@ impl M {
     ) -> OpResult {
         let mut progress = 0;
         for _ in 0..1000 {
-            match f(&mut self.sim, self.tid, &mut progress) {
+            match f(&mut self.0.sim, self.0.tid, &mut progress) {
                 Ok(r) => return r,
                 Err(_) => {
                     if self.sim.events.is_empty() {
@@ -121,7 +138,7 @@ impl M {
     }
 
     fn pwrite(&mut self, fd: u32, pos: u64, len: u64) {
-        self.sim.tasks[self.tid].fds[fd as usize]
+        self.0.sim.tasks[self.0.tid].fds[fd as usize]
             .as_mut()
             .unwrap()
             .pos = pos;

@@ -3,7 +3,7 @@
 //! hand-derived unmap sequences with and without the batched flush, the unsafe
 //! `debug_defer_dirty_flush` variant against the content oracle, and bad input.
 //!
-//! Most tests drive kernel functions directly on a tiny machine (as `tests/mm_unit.rs`
+//! Most tests drive kernel functions directly on a tiny machine (as `tests/all/mm_unit.rs`
 //! does): the test sets the running context (`sim.cur.cpu`, `sim.cur.task`), calls
 //! `switch_mm` where the engine would, and delivers IPI events itself, so every count is
 //! exact. The files are sparse (holes) on a block filesystem: faults never wait for IO.

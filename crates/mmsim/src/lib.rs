@@ -4,6 +4,7 @@
 //! (`pagecache_get_page`, `mark_page_accessed`, `lruvec`, …) so that `grep` finds them.
 #![deny(missing_docs)]
 
+pub mod api;
 pub mod arch;
 pub mod fs;
 pub mod kernel;

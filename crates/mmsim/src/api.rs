@@ -89,9 +89,7 @@ pub fn scenario_text(name_or_path: &str) -> Result<ScenarioText, ScenarioError> 
             source: format!("built-in:{name}"),
         }),
         // load_scenario words the error (the list of built-ins).
-        None => Err(load_scenario(name_or_path, &[])
-            .err()
-            .expect("an unknown built-in is an error")),
+        None => Err(load_scenario(name_or_path, &[]).expect_err("an unknown built-in is an error")),
     }
 }
 

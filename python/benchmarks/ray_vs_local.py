@@ -6,6 +6,7 @@ wall time and points per minute of each, and a check that both give the same Dat
 """
 
 import argparse
+import os
 import time
 
 import pandas as pd
@@ -25,6 +26,8 @@ def main():
     grid = {"machine.memory_per_node": sizes, "preset": presets}
     seeds = range(1, nseeds + 1)
     n = len(mmsim.points(grid, seeds))
+    print(f"{n} points of {a.scenario} ({len(sizes)} sizes x {len(presets)} presets x {nseeds} seeds), "
+          f"{a.jobs} jobs, {os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}")
     res = {}
     for ex in ("local", "ray"):
         if ex == "ray":
@@ -39,7 +42,8 @@ def main():
         res[ex] = (df, wall)
         print(f"{ex:5s}: {n} points in {wall:.1f} s = {n / wall * 60:.0f} points/minute")
     pd.testing.assert_frame_equal(res["local"][0].drop(columns="json"), res["ray"][0].drop(columns="json"))
-    print(f"identical DataFrames; ray/local wall time {res['ray'][1] / res['local'][1]:.2f}")
+    print(f"identical DataFrames; ray/local wall time {res['ray'][1] / res['local'][1]:.2f}; "
+          f"load average after {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -241,6 +241,8 @@ def replay(
     preset: str = "patched",
     features: Union[None, str, Mapping[str, bool], Iterable[str]] = None,
     kernel: Optional[str] = None,
+    policy: Optional[str] = None,
+    readahead: Optional[SizeLike] = None,
     set: SetValues = None,
     mmap: bool = False,
     pace: bool = False,
@@ -251,8 +253,13 @@ def replay(
     device: str = "ssd",
 ) -> "Run":
     """Replay an I/O trace through the page cache at one RAM size (``mmsim replay``;
-    docs/replay.md). The options are the CLI's; the :class:`Run` has a ``replay`` section
-    (page, byte and object miss ratios, readahead, refaults). The GIL is released."""
+    docs/replay.md). The options are the CLI's: ``ram`` (one size), ``format``,
+    ``scenario`` (a TOML to run the trace in), ``preset``, ``features``, ``kernel``,
+    ``policy`` (``"classic"`` or ``"mglru"``, 6.1 on), ``readahead`` (the device's
+    read_ahead_kb as a size, or ``"off"``), ``set``, ``mmap``, ``pace``, ``object_map``,
+    ``object_size``, ``size``, ``limit``, ``device``. The :class:`Run` has a ``replay``
+    section (page, byte and object miss ratios, readahead, refaults). The GIL is
+    released; bad options raise OptionError with the CLI's message."""
     argv = [os.fspath(trace)]
     opt = {
         "--ram": ram,
@@ -261,6 +268,8 @@ def replay(
         "--preset": preset,
         "--features": _features_arg(features),
         "--kernel": kernel,
+        "--policy": policy,
+        "--readahead": readahead,
         "--object-map": object_map,
         "--object-size": object_size,
         "--size": size,
@@ -490,11 +499,11 @@ def compare(
     the text ``mmsim compare`` prints, ``df.attrs["names"]`` the column names.
     """
     docs: List[Tuple[str, str]] = []
-    for i, r in enumerate(runs):
-        if isinstance(r, Run):
-            docs.append((r.json, r.path or f"run[{i}]"))
+    for i, run_or_path in enumerate(runs):
+        if isinstance(run_or_path, Run):
+            docs.append((run_or_path.json, run_or_path.path or f"run[{i}]"))
         else:
-            p = os.fspath(r)
+            p = os.fspath(run_or_path)
             with open(p, encoding="utf-8") as f:
                 docs.append((f.read(), p))
     col_names, tables_json, text = _mmsim.compare(docs, None if names is None else list(names), force)

@@ -326,9 +326,12 @@ pub fn replay_args<S: AsRef<str>>(argv: &[S]) -> Result<crate::trace::cli::Repla
         .map_err(|e| ApiError::Option(e.to_string().trim_end().to_string()))
 }
 
-/// One `mmsim replay` run at one RAM size: the options checked as the CLI checks them,
-/// the scenario built around the trace, the report (with its `replay` section).
+/// One `mmsim replay` run at one RAM size: the options checked as the CLI checks them
+/// (`--kernel`, `--preset`/`--features`, then the scenario built around the trace with
+/// `--readahead`, `--policy` and its era), by the CLI's own functions, then the report
+/// (with its `replay` section).
 pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> {
+    use crate::trace::cli::{build_scenario, features_of, parse_ram_list};
     let kernel = parse_kernel(a.kernel.as_deref())?;
     resolve_features(
         None,
@@ -340,7 +343,7 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
     .map_err(ApiError::Option)?;
     let ram = match (&a.ram, &a.scenario) {
         (Some(r), _) => {
-            let v = crate::trace::cli::parse_ram_list(r).map_err(ApiError::Option)?;
+            let v = parse_ram_list(r).map_err(ApiError::Option)?;
             if v.len() != 1 {
                 return Err(ApiError::Option(format!(
                     "--ram {r}: one size per replay run ({} given)",
@@ -352,17 +355,9 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
         (None, Some(_)) => 0,
         (None, None) => 256 << 20,
     };
-    let sc = crate::trace::cli::build_scenario(a, ram).map_err(ApiError::Option)?;
-    let f = resolve_features(
-        sc.kernel,
-        kernel,
-        &a.preset,
-        &sc.features,
-        a.features.as_deref(),
-    )
-    .map_err(ApiError::Option)?;
+    let sc = build_scenario(a, ram).map_err(ApiError::Option)?;
     let opts = RunOptions {
-        features: f,
+        features: features_of(a, &sc, kernel).map_err(ApiError::Option)?,
         check: false,
         max_steps: u64::MAX,
     };

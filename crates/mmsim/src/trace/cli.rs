@@ -219,8 +219,8 @@ pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
 }
 
 /// The features of a run of `sc`: preset, era, overrides and `--policy`, checked against
-/// the era (MGLRU from 6.1).
-fn features_of(
+/// the era (MGLRU from 6.1). Also the Python package's replay (`crate::api::replay`).
+pub fn features_of(
     a: &ReplayArgs,
     sc: &Scenario,
     kernel: Option<KernelEra>,

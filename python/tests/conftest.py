@@ -19,17 +19,17 @@ def _target_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def cli() -> str:
-    """The release `mmsim` binary of this checkout (MMSIM_BIN, else built with cargo:
-    a no-op when `cargo test --release` has just built it)."""
+    """The `mmsim` binary of this checkout: MMSIM_BIN, else built with cargo in the `ci`
+    profile (target/ci/mmsim: a no-op when `cargo test --profile ci` has just built it)."""
     explicit = os.environ.get("MMSIM_BIN")
     if explicit:
         return explicit
     subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "mmsim", "--bin", "mmsim"],
+        ["cargo", "build", "--profile", "ci", "-q", "-p", "mmsim", "--bin", "mmsim"],
         cwd=REPO,
         check=True,
     )
-    path = _target_dir() / "release" / "mmsim"
+    path = _target_dir() / "ci" / "mmsim"
     assert path.exists(), path
     return str(path)
 

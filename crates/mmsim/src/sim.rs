@@ -353,6 +353,11 @@ pub struct Sim {
     /// acknowledgements runs the rest of the machine up to the IPIs' arrival
     /// ([`Sim::run_others_until`]), which nests the steps of other CPUs inside it.
     pub stepping: Vec<CpuId>,
+    /// User tasks not yet exited (the engine's loop condition, kept as a count so a step
+    /// does not scan every task).
+    nr_user_alive: usize,
+    /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
+    pub(crate) rmap_scratch: Vec<(u32, u64)>,
 }
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
@@ -502,6 +507,8 @@ impl Sim {
             truncate_stats: Default::default(),
             orphans: Vec::new(),
             stepping: Vec::new(),
+            nr_user_alive: 0,
+            rmap_scratch: Vec::new(),
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -647,13 +654,14 @@ impl Sim {
             });
             sim.events.push(start, Event::Wake(id as u32));
         }
+        sim.nr_user_alive = sim.tasks.iter().filter(|t| !t.is_kthread()).count();
         Ok(sim)
     }
 
     // ---- charging and context ----------------------------------------------------------
 
     /// Charge `ps` to the running CPU, the current mode and the current function.
-    #[inline]
+    #[inline(always)]
     pub fn charge(&mut self, ps: Ps) {
         let c = &mut self.cpus[self.cur.cpu];
         c.clock_ps += ps;
@@ -807,9 +815,14 @@ impl Sim {
     }
 
     fn user_tasks_alive(&self) -> bool {
-        self.tasks
-            .iter()
-            .any(|t| !t.is_kthread() && t.state != TaskState::Exited)
+        debug_assert_eq!(
+            self.nr_user_alive,
+            self.tasks
+                .iter()
+                .filter(|t| !t.is_kthread() && t.state != TaskState::Exited)
+                .count()
+        );
+        self.nr_user_alive > 0
     }
 
     /// Run until every user task has exited (or a limit or a check failure stops the run).
@@ -1142,6 +1155,9 @@ impl Sim {
         }
         self.exit_mmap(tid);
         let task = &mut self.tasks[tid];
+        if task.state != TaskState::Exited && !task.is_kthread() {
+            self.nr_user_alive -= 1;
+        }
         task.state = TaskState::Exited;
         task.stats.exit_ps = Some(now);
     }

@@ -26,7 +26,7 @@
 //! the sender waits for the acknowledgements.
 
 use crate::machine::profile::KFunc;
-use crate::machine::{CpuId, Event, Mode, Ps};
+use crate::machine::{Cpumask, Event, Mode, Ps};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
@@ -58,9 +58,17 @@ pub struct TlbEntry {
 }
 
 /// A CPU's TLB.
+///
+/// A full flush is O(1): it starts a new generation, and a set last written in an older
+/// generation reads as empty (and is cleared when next written), the state an eager clear
+/// of every entry would leave.
 #[derive(Clone, Debug)]
 pub struct Tlb {
     sets: Vec<[TlbEntry; TLB_WAYS]>,
+    /// The generation each set was last valid in.
+    set_gen: Vec<u32>,
+    /// The current generation (bumped by `flush_all`).
+    gen: u32,
     clock: u32,
     /// Hits.
     pub hits: u64,
@@ -74,22 +82,35 @@ impl Tlb {
         let sets = (entries / TLB_WAYS).max(1);
         Tlb {
             sets: vec![[TlbEntry::default(); TLB_WAYS]; sets],
+            set_gen: vec![0; sets],
+            gen: 0,
             clock: 0,
             hits: 0,
             misses: 0,
         }
     }
+    #[inline]
     fn set_of(&self, mm: u32, vpn: u64) -> usize {
         let h = vpn.wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ u64::from(mm).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         ((h >> 20) as usize) % self.sets.len()
+    }
+    /// Set `s`, cleared first if a full flush since it was last written left it stale.
+    #[inline]
+    fn set_mut(&mut self, s: usize) -> &mut [TlbEntry; TLB_WAYS] {
+        if self.set_gen[s] != self.gen {
+            self.set_gen[s] = self.gen;
+            self.sets[s] = [TlbEntry::default(); TLB_WAYS];
+        }
+        &mut self.sets[s]
     }
     /// Look up a translation; refreshes its LRU stamp.
     pub fn lookup(&mut self, mm: u32, vpn: u64) -> Option<&mut TlbEntry> {
         let s = self.set_of(mm, vpn);
         self.clock = self.clock.wrapping_add(1);
         let clock = self.clock;
-        let e = self.sets[s]
+        let e = self
+            .set_mut(s)
             .iter_mut()
             .find(|e| e.mm == mm + 1 && e.vpn == vpn)?;
         e.stamp = clock;
@@ -100,7 +121,7 @@ impl Tlb {
         let s = self.set_of(e.mm - 1, e.vpn);
         self.clock = self.clock.wrapping_add(1);
         e.stamp = self.clock;
-        let set = &mut self.sets[s];
+        let set = self.set_mut(s);
         let slot = set
             .iter()
             .position(|x| x.mm == e.mm && x.vpn == e.vpn)
@@ -116,23 +137,34 @@ impl Tlb {
     /// INVLPG: drop one translation.
     pub fn flush_one(&mut self, mm: u32, vpn: u64) {
         let s = self.set_of(mm, vpn);
-        for e in self.sets[s].iter_mut() {
+        for e in self.set_mut(s).iter_mut() {
             if e.mm == mm + 1 && e.vpn == vpn {
                 *e = TlbEntry::default();
             }
         }
     }
-    /// Full flush (CR3 reload without PCID).
+    /// Full flush (CR3 reload without PCID): a new generation.
+    #[inline]
     pub fn flush_all(&mut self) {
-        for set in self.sets.iter_mut() {
-            *set = [TlbEntry::default(); TLB_WAYS];
+        if self.gen == u32::MAX {
+            // The generation would wrap: clear eagerly once and start again at 0.
+            for set in self.sets.iter_mut() {
+                *set = [TlbEntry::default(); TLB_WAYS];
+            }
+            self.set_gen.fill(0);
+            self.gen = 0;
+        } else {
+            self.gen += 1;
         }
     }
     /// Valid entries (for the checker and tests).
     pub fn entries(&self) -> impl Iterator<Item = &TlbEntry> {
+        let gen = self.gen;
         self.sets
             .iter()
-            .flat_map(|s| s.iter())
+            .zip(self.set_gen.iter())
+            .filter(move |(_, g)| **g == gen)
+            .flat_map(|(s, _)| s.iter())
             .filter(|e| e.mm != 0)
     }
 }
@@ -154,18 +186,18 @@ pub enum FlushKind {
 impl Sim {
     /// Send a TLB-flush IPI from the running CPU to each CPU in `targets` (not the sender)
     /// and, when `wait`, spin until every target has acknowledged (smp_call_function_many).
-    pub fn send_tlb_ipis(&mut self, targets: &[CpuId], kind: FlushKind, wait: bool) {
+    pub fn send_tlb_ipis(&mut self, targets: &Cpumask, kind: FlushKind, wait: bool) {
         if targets.is_empty() {
             return;
         }
         let prev = self.enter(KFunc::FlushTlbOthers);
-        let send = self.costs.ipi_send_ps * targets.len() as u64;
+        let send = self.costs.ipi_send_ps * u64::from(targets.weight());
         self.charge(send);
         let now = self.now();
         let mut last_ack = now;
         let mut last_arrival = now;
         let my_node = self.cur_node();
-        for &c in targets {
+        for c in targets.iter() {
             // Across nodes the interrupt message and the flush request's cache lines travel
             // further: latency and handler grow with the node distance.
             let far = if self.cpus[c].node == my_node {
@@ -249,13 +281,10 @@ impl Sim {
     }
 
     /// Other CPUs in `mm`'s cpumask.
-    pub fn mm_cpumask_others(&self, mm: u32) -> Vec<CpuId> {
-        let me = self.cur.cpu;
+    pub fn mm_cpumask_others(&self, mm: u32) -> Cpumask {
         match self.mms.get(mm as usize).and_then(|m| m.as_ref()) {
-            Some(m) => (0..self.cpus.len())
-                .filter(|&c| c != me && m.cpumask_test(c))
-                .collect(),
-            None => Vec::new(),
+            Some(m) => m.cpumask().without(self.cur.cpu),
+            None => Cpumask::default(),
         }
     }
 

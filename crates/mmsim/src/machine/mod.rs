@@ -65,6 +65,78 @@ impl Cpu {
     }
 }
 
+/// Words of a `Cpumask`: NR_CPUS is the scenario limit of 1024 CPUs.
+const CPUMASK_WORDS: usize = 16;
+
+/// struct cpumask: one bit per CPU, inline (no heap), so masks are copied, tested and
+/// walked in words rather than one `bool` per CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cpumask {
+    bits: [u64; CPUMASK_WORDS],
+}
+
+impl Cpumask {
+    /// cpumask_test_cpu.
+    #[inline]
+    pub fn test(&self, cpu: CpuId) -> bool {
+        self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+    /// cpumask_set_cpu.
+    #[inline]
+    pub fn set(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+    }
+    /// cpumask_clear_cpu.
+    #[inline]
+    pub fn clear(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] &= !(1 << (cpu % 64));
+    }
+    /// cpumask_clear: every bit off.
+    #[inline]
+    pub fn clear_all(&mut self) {
+        self.bits = [0; CPUMASK_WORDS];
+    }
+    /// cpumask_or: add every CPU of `other`.
+    #[inline]
+    pub fn or(&mut self, other: &Cpumask) {
+        for (a, b) in self.bits.iter_mut().zip(other.bits.iter()) {
+            *a |= *b;
+        }
+    }
+    /// A copy without `cpu` (the "others" of a mask, as smp_call_function_many skips self).
+    #[inline]
+    pub fn without(&self, cpu: CpuId) -> Cpumask {
+        let mut m = *self;
+        m.clear(cpu);
+        m
+    }
+    /// cpumask_empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|w| *w == 0)
+    }
+    /// cpumask_weight.
+    #[inline]
+    pub fn weight(&self) -> u32 {
+        self.bits.iter().map(|w| w.count_ones()).sum()
+    }
+    /// for_each_cpu: the CPUs in the mask, in ascending order.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+}
+
 /// A spin lock in virtual time: it records when it becomes free and which node last held it.
 ///
 /// A CPU that takes a busy lock spins until it is free and pays the hand-off; a lock last held

@@ -66,7 +66,7 @@ pub struct Mm {
     /// The page table.
     pub pgtable: PageTable,
     /// mm_cpumask.
-    cpumask: Vec<u64>,
+    cpumask: crate::machine::Cpumask,
     /// Next free address for mmap.
     pub mmap_next: u64,
     /// Content oracle for anonymous (and COW) pages: newest version by virtual page.
@@ -88,12 +88,12 @@ pub struct Mm {
 
 impl Mm {
     /// A new, empty address space.
-    pub fn new(id: u32, nr_cpus: usize) -> Mm {
+    pub fn new(id: u32, _nr_cpus: usize) -> Mm {
         Mm {
             id,
             vmas: BTreeMap::new(),
             pgtable: PageTable::default(),
-            cpumask: vec![0; nr_cpus.div_ceil(64)],
+            cpumask: crate::machine::Cpumask::default(),
             mmap_next: MMAP_BASE,
             anon_expected: Default::default(),
             rss_file: 0,
@@ -106,15 +106,19 @@ impl Mm {
     }
     /// cpumask_test_cpu(cpu, mm_cpumask(mm)).
     pub fn cpumask_test(&self, cpu: CpuId) -> bool {
-        self.cpumask[cpu / 64] & (1 << (cpu % 64)) != 0
+        self.cpumask.test(cpu)
     }
     /// cpumask_set_cpu.
     pub fn cpumask_set(&mut self, cpu: CpuId) {
-        self.cpumask[cpu / 64] |= 1 << (cpu % 64);
+        self.cpumask.set(cpu);
     }
     /// cpumask_clear_cpu.
     pub fn cpumask_clear(&mut self, cpu: CpuId) {
-        self.cpumask[cpu / 64] &= !(1 << (cpu % 64));
+        self.cpumask.clear(cpu);
+    }
+    /// mm_cpumask(mm).
+    pub fn cpumask(&self) -> &crate::machine::Cpumask {
+        &self.cpumask
     }
     /// find_vma: the VMA containing `addr`.
     pub fn find_vma(&self, addr: u64) -> Option<&Vma> {

@@ -59,31 +59,35 @@ pub enum TtuResult {
 #[derive(Clone, Debug, Default)]
 pub struct TlbflushUnmapBatch {
     /// CPUs that may cache a translation of an unmapped page.
-    pub cpumask: Vec<bool>,
+    pub cpumask: crate::machine::Cpumask,
     /// True if any bit in cpumask is set.
     pub flush_required: bool,
 }
 
 impl Sim {
-    /// The (mm, vpn) pairs that may map `pfn` (the rmap walk's targets).
-    fn rmap_targets(&self, pfn: Pfn) -> Vec<(u32, u64)> {
+    /// The (mm, vpn) pairs that may map `pfn` (the rmap walk's targets), in the
+    /// simulation's scratch buffer: give it back with `rmap_done` (a walk nested in this
+    /// one, from a step run while waiting for IPIs, gets a buffer of its own).
+    fn rmap_targets(&mut self, pfn: Pfn) -> Vec<(u32, u64)> {
+        let mut out = std::mem::take(&mut self.rmap_scratch);
+        out.clear();
         let page = &self.mem[pfn as usize];
         if page.mapping & ANON_MAPPING != 0 {
-            return vec![(page.mapping & !ANON_MAPPING, page.index)];
+            out.push((page.mapping & !ANON_MAPPING, page.index));
+            return out;
         }
         if page.mapping == crate::mm::page::NO_MAPPING {
             // No owner (a swap-in nobody has mapped yet, a truncated page — truncation
             // unmaps a page before deleting it): nothing maps it.
-            return Vec::new();
+            return out;
         }
         let Some(inode) = self
             .inodes
             .get(page.mapping as usize)
             .and_then(|i| i.as_ref())
         else {
-            return Vec::new();
+            return out;
         };
-        let mut out = Vec::new();
         for &(mm, start) in &inode.i_mmap {
             if let Some(vma) = self.mms[mm as usize]
                 .as_ref()
@@ -95,6 +99,11 @@ impl Sim {
             }
         }
         out
+    }
+
+    /// Give the buffer of `rmap_targets` back for the next walk.
+    fn rmap_done(&mut self, targets: Vec<(u32, u64)>) {
+        self.rmap_scratch = targets;
     }
 
     /// page_add_file_rmap: one more PTE maps a page-cache page (nr_mapped on the first).
@@ -139,7 +148,8 @@ impl Sim {
         }
         let mut referenced = 0;
         let mut vm_flags = 0;
-        for (mm, vpn) in self.rmap_targets(pfn) {
+        let targets = self.rmap_targets(pfn);
+        for &(mm, vpn) in &targets {
             self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps); // rmap lock + walk
             let Some(m) = self.mms[mm as usize].as_mut() else {
                 continue;
@@ -175,6 +185,7 @@ impl Sim {
                 }
             }
         }
+        self.rmap_done(targets);
         if we_locked {
             self.unlock_page(pfn);
         }
@@ -186,12 +197,14 @@ impl Sim {
     pub fn try_to_unmap(&mut self, pfn: Pfn, batch: bool) -> TtuResult {
         let prev = self.enter(KFunc::TryToUnmapOne);
         let mut ret = TtuResult::Success;
-        for (mm, vpn) in self.rmap_targets(pfn) {
+        let targets = self.rmap_targets(pfn);
+        for &(mm, vpn) in &targets {
             ret = self.try_to_unmap_one(pfn, mm, vpn, batch);
             if ret != TtuResult::Success || !self.mem[pfn as usize].mapped() {
                 break;
             }
         }
+        self.rmap_done(targets);
         if ret == TtuResult::Success && self.mem[pfn as usize].mapped() {
             ret = TtuResult::Again;
         }
@@ -204,26 +217,15 @@ impl Sim {
         if !batch || !self.features.batch_tlb_flush {
             return false;
         }
-        let me = self.cur.cpu;
-        let m = self.mm(mm);
-        (0..self.cpus.len()).any(|c| c != me && m.cpumask_test(c))
+        !self.mm(mm).cpumask().without(self.cur.cpu).is_empty()
     }
 
     /// set_tlb_ubc_flush_pending: remember the mm's CPUs in the running task's batch.
     fn set_tlb_ubc_flush_pending(&mut self, mm: u32) {
         let Some(t) = self.cur.task else { return };
-        let n = self.cpus.len();
-        let mask: Vec<bool> = {
-            let m = self.mm(mm);
-            (0..n).map(|c| m.cpumask_test(c)).collect()
-        };
+        let mask = *self.mm(mm).cpumask();
         let ubc = &mut self.tasks[t].tlb_ubc;
-        if ubc.cpumask.len() != n {
-            ubc.cpumask = vec![false; n];
-        }
-        for (c, on) in mask.into_iter().enumerate() {
-            ubc.cpumask[c] |= on;
-        }
+        ubc.cpumask.or(&mask);
         ubc.flush_required = true;
     }
 
@@ -306,24 +308,19 @@ impl Sim {
             return;
         }
         let me = self.cur.cpu;
-        let mask = std::mem::take(&mut self.tasks[t].tlb_ubc.cpumask);
-        if mask.get(me).copied().unwrap_or(false) {
+        let mask = self.tasks[t].tlb_ubc.cpumask;
+        if mask.test(me) {
             // percpu_flush_tlb_batch_pages on this CPU: counted like a received flush.
             self.vmstat.inc(VmItem::NrTlbRemoteFlushReceived);
             self.cpus[me].tlb_shootdowns += 1;
             self.local_flush_tlb();
         }
-        let others: Vec<usize> = mask
-            .iter()
-            .enumerate()
-            .filter(|(c, on)| **on && *c != me)
-            .map(|(c, _)| c)
-            .collect();
+        let others = mask.without(me);
         if !others.is_empty() {
             self.send_tlb_ipis(&others, FlushKind::All, true);
         }
         let ubc = &mut self.tasks[t].tlb_ubc;
-        ubc.cpumask = vec![false; mask.len()];
+        ubc.cpumask.clear_all();
         ubc.flush_required = false;
     }
 

@@ -358,6 +358,9 @@ pub struct Sim {
     nr_user_alive: usize,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64)>,
+    /// The CPUs whose run queue is not empty: the engine looks only at these for the next
+    /// step, not at every CPU.
+    rq_nonempty: crate::machine::Cpumask,
 }
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
@@ -509,6 +512,7 @@ impl Sim {
             stepping: Vec::new(),
             nr_user_alive: 0,
             rmap_scratch: Vec::new(),
+            rq_nonempty: Default::default(),
         };
         sim.vmstat.add(
             VmItem::NrFreePages,
@@ -777,6 +781,7 @@ impl Sim {
         task.ready_at_ps = at;
         let cpu = task.cpu;
         self.runqueues[cpu].push(t);
+        self.rq_nonempty.set(cpu);
     }
 
     /// Wake every task waiting on `pfn` (wake_up_page). Called from unlock_page and
@@ -835,7 +840,9 @@ impl Sim {
     /// a step; an event wins a tie, CPUs tie by id.
     fn next_action(&self) -> Option<(Ps, Option<CpuId>)> {
         let mut best: Option<(Ps, CpuId)> = None;
-        for c in 0..self.cpus.len() {
+        debug_assert!((0..self.cpus.len())
+            .all(|c| self.rq_nonempty.test(c) == !self.runqueues[c].is_empty()));
+        for c in self.rq_nonempty.iter() {
             if self.stepping.contains(&c) {
                 continue;
             }
@@ -1039,6 +1046,9 @@ impl Sim {
             .position(|tid| self.tasks[*tid].ready_at_ps <= now)
             .expect("a ready task");
         let tid = self.runqueues[c].remove(pos);
+        if self.runqueues[c].is_empty() {
+            self.rq_nonempty.clear(c);
+        }
         self.cur = Ctx {
             cpu: c,
             task: Some(tid),
@@ -1071,6 +1081,7 @@ impl Sim {
         if still_runnable && self.tasks[tid].state == TaskState::Runnable {
             // Round robin: to the back of the queue.
             self.runqueues[c].push(tid);
+            self.rq_nonempty.set(c);
         }
         self.cur.task = None;
         self.cur.func = KFunc::Idle;

@@ -840,8 +840,9 @@ impl Sim {
     /// a step; an event wins a tie, CPUs tie by id.
     fn next_action(&self) -> Option<(Ps, Option<CpuId>)> {
         let mut best: Option<(Ps, CpuId)> = None;
-        debug_assert!((0..self.cpus.len())
-            .all(|c| self.rq_nonempty.test(c) == !self.runqueues[c].is_empty()));
+        debug_assert!(
+            (0..self.cpus.len()).all(|c| self.rq_nonempty.test(c) != self.runqueues[c].is_empty())
+        );
         for c in self.rq_nonempty.iter() {
             if self.stepping.contains(&c) {
                 continue;

@@ -137,9 +137,7 @@ const NR_KFUNCS: usize = KFunc::ALL.len();
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile {
-            ps: [0; NR_KFUNCS],
-        }
+        Profile { ps: [0; NR_KFUNCS] }
     }
 }
 

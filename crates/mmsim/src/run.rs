@@ -544,9 +544,9 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         idle_ns: 0,
     };
     for c in &sim.cpus {
-        ct.user_ns += ps_to_ns(c.user_ps);
-        ct.system_ns += ps_to_ns(c.sys_ps);
-        ct.interrupt_ns += ps_to_ns(c.irq_ps);
+        ct.user_ns += ps_to_ns(c.user_ps());
+        ct.system_ns += ps_to_ns(c.sys_ps());
+        ct.interrupt_ns += ps_to_ns(c.irq_ps());
         // Idle up to the end of the run for CPUs that stopped early.
         ct.idle_ns += ps_to_ns(c.idle_ps + elapsed_ps.saturating_sub(c.clock_ps));
     }

@@ -357,7 +357,7 @@ pub struct Sim {
     /// does not scan every task).
     nr_user_alive: usize,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
-    pub(crate) rmap_scratch: Vec<(u32, u64)>,
+    pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
     /// The CPUs whose run queue is not empty: the engine looks only at these for the next
     /// step, not at every CPU.
     rq_nonempty: crate::machine::Cpumask,
@@ -669,11 +669,7 @@ impl Sim {
     pub fn charge(&mut self, ps: Ps) {
         let c = &mut self.cpus[self.cur.cpu];
         c.clock_ps += ps;
-        match self.cur.mode {
-            Mode::User => c.user_ps += ps,
-            Mode::System => c.sys_ps += ps,
-            Mode::Irq => c.irq_ps += ps,
-        }
+        c.mode_ps[self.cur.mode as usize] += ps;
         self.profile.add(self.cur.func, ps);
     }
 

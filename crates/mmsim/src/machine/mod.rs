@@ -21,9 +21,10 @@ pub fn ps_to_ns(ps: Ps) -> u64 {
 
 /// What a CPU is doing when it is charged: decides the user / system / interrupt bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Mode {
     /// Running user code.
-    User,
+    User = 0,
     /// Running kernel code on behalf of a task or a kernel thread.
     System,
     /// Running an interrupt handler (IO completion, IPI).
@@ -39,12 +40,8 @@ pub struct Cpu {
     pub node: NodeId,
     /// This CPU's virtual clock.
     pub clock_ps: Ps,
-    /// Time in user mode.
-    pub user_ps: Ps,
-    /// Time in kernel mode (system).
-    pub sys_ps: Ps,
-    /// Time in interrupt handlers.
-    pub irq_ps: Ps,
+    /// Time by `Mode` (user, system, interrupt): one indexed add per charge.
+    pub mode_ps: [Ps; 3],
     /// Time idle.
     pub idle_ps: Ps,
     /// Interrupts taken (IO completions, IPIs).
@@ -56,6 +53,18 @@ pub struct Cpu {
 }
 
 impl Cpu {
+    /// Time in user mode.
+    pub fn user_ps(&self) -> Ps {
+        self.mode_ps[Mode::User as usize]
+    }
+    /// Time in kernel mode (system).
+    pub fn sys_ps(&self) -> Ps {
+        self.mode_ps[Mode::System as usize]
+    }
+    /// Time in interrupt handlers.
+    pub fn irq_ps(&self) -> Ps {
+        self.mode_ps[Mode::Irq as usize]
+    }
     /// Advance an idle CPU's clock to `t` (no-op if it is already past `t`), accounting idle time.
     pub fn idle_until(&mut self, t: Ps) {
         if self.clock_ps < t {

@@ -65,15 +65,18 @@ pub struct TlbflushUnmapBatch {
 }
 
 impl Sim {
-    /// The (mm, vpn) pairs that may map `pfn` (the rmap walk's targets), in the
-    /// simulation's scratch buffer: give it back with `rmap_done` (a walk nested in this
-    /// one, from a step run while waiting for IPIs, gets a buffer of its own).
-    fn rmap_targets(&mut self, pfn: Pfn) -> Vec<(u32, u64)> {
+    /// The (mm, vpn, VMA flags) triples that may map `pfn` (the rmap walk's targets), in
+    /// the simulation's scratch buffer: give it back with `rmap_done` (a walk nested in
+    /// this one, from a step run while waiting for IPIs, gets a buffer of its own). The
+    /// flags are those of the VMA the walk found for a file page (the one `find_vma`
+    /// returns for the address, VMAs do not overlap), valid until the engine runs another
+    /// step; `None` for an anonymous page (its VMA is looked up by address).
+    fn rmap_targets(&mut self, pfn: Pfn) -> Vec<(u32, u64, Option<u64>)> {
         let mut out = std::mem::take(&mut self.rmap_scratch);
         out.clear();
         let page = &self.mem[pfn as usize];
         if page.mapping & ANON_MAPPING != 0 {
-            out.push((page.mapping & !ANON_MAPPING, page.index));
+            out.push((page.mapping & !ANON_MAPPING, page.index, None));
             return out;
         }
         if page.mapping == crate::mm::page::NO_MAPPING {
@@ -94,7 +97,7 @@ impl Sim {
                 .and_then(|m| m.vmas.get(&start))
             {
                 if let Some(addr) = vma.addr_of(page.index) {
-                    out.push((mm, addr >> crate::mm::page::PAGE_SHIFT));
+                    out.push((mm, addr >> crate::mm::page::PAGE_SHIFT, Some(vma.flags)));
                 }
             }
         }
@@ -102,7 +105,7 @@ impl Sim {
     }
 
     /// Give the buffer of `rmap_targets` back for the next walk.
-    fn rmap_done(&mut self, targets: Vec<(u32, u64)>) {
+    fn rmap_done(&mut self, targets: Vec<(u32, u64, Option<u64>)>) {
         self.rmap_scratch = targets;
     }
 
@@ -149,15 +152,16 @@ impl Sim {
         let mut referenced = 0;
         let mut vm_flags = 0;
         let targets = self.rmap_targets(pfn);
-        for &(mm, vpn) in &targets {
+        // No engine step runs within this walk: the targets' VMA flags stay valid.
+        for &(mm, vpn, vma_flags) in &targets {
             self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps); // rmap lock + walk
             let Some(m) = self.mms[mm as usize].as_mut() else {
                 continue;
             };
-            let Some(flags) = m
-                .find_vma(vpn << crate::mm::page::PAGE_SHIFT)
-                .map(|v| v.flags)
-            else {
+            let Some(flags) = vma_flags.or_else(|| {
+                m.find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+                    .map(|v| v.flags)
+            }) else {
                 continue;
             };
             let Some(p) = m.pgtable.get_mut(vpn) else {
@@ -198,8 +202,11 @@ impl Sim {
         let prev = self.enter(KFunc::TryToUnmapOne);
         let mut ret = TtuResult::Success;
         let targets = self.rmap_targets(pfn);
-        for &(mm, vpn) in &targets {
-            ret = self.try_to_unmap_one(pfn, mm, vpn, batch);
+        for (i, &(mm, vpn, vma_flags)) in targets.iter().enumerate() {
+            // Unmapping one target may wait for IPIs while other CPUs run (and change
+            // VMAs): the walk's flags hold for the first target only.
+            let flags = if i == 0 { vma_flags } else { None };
+            ret = self.try_to_unmap_one(pfn, mm, vpn, flags, batch);
             if ret != TtuResult::Success || !self.mem[pfn as usize].mapped() {
                 break;
             }
@@ -229,14 +236,21 @@ impl Sim {
         ubc.flush_required = true;
     }
 
-    fn try_to_unmap_one(&mut self, pfn: Pfn, mm: u32, vpn: u64, batch: bool) -> TtuResult {
+    fn try_to_unmap_one(
+        &mut self,
+        pfn: Pfn,
+        mm: u32,
+        vpn: u64,
+        vma_flags: Option<u64>,
+        batch: bool,
+    ) -> TtuResult {
         let Some(m) = self.mms[mm as usize].as_ref() else {
             return TtuResult::Success;
         };
-        let Some(flags) = m
-            .find_vma(vpn << crate::mm::page::PAGE_SHIFT)
-            .map(|v| v.flags)
-        else {
+        let Some(flags) = vma_flags.or_else(|| {
+            m.find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+                .map(|v| v.flags)
+        }) else {
             return TtuResult::Success;
         };
         let p = m.pgtable.get(vpn);

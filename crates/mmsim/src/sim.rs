@@ -358,6 +358,9 @@ pub struct Sim {
     nr_user_alive: usize,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
+    /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
+    /// a stack, so walks nested through IPI waits take buffers of their own.
+    pfn_bufs: Vec<Vec<crate::mm::page::Pfn>>,
     /// The CPUs whose run queue is not empty: the engine looks only at these for the next
     /// step, not at every CPU.
     rq_nonempty: crate::machine::Cpumask,
@@ -512,6 +515,7 @@ impl Sim {
             stepping: Vec::new(),
             nr_user_alive: 0,
             rmap_scratch: Vec::new(),
+            pfn_bufs: Vec::new(),
             rq_nonempty: Default::default(),
         };
         sim.vmstat.add(
@@ -695,6 +699,19 @@ impl Sim {
         self.charge(page_ps * bytes / crate::mm::page::PAGE_SIZE);
         let now = self.now();
         self.cpus[self.cur.cpu].store_drain_until_ps = now + self.costs.store_buffer_drain_ps;
+    }
+
+    /// An empty page list from the pool of spare ones (no allocation once warm).
+    #[inline]
+    pub(crate) fn take_pfn_buf(&mut self) -> Vec<crate::mm::page::Pfn> {
+        self.pfn_bufs.pop().unwrap_or_default()
+    }
+
+    /// Give a page list back to the pool.
+    #[inline]
+    pub(crate) fn give_pfn_buf(&mut self, mut v: Vec<crate::mm::page::Pfn>) {
+        v.clear();
+        self.pfn_bufs.push(v);
     }
 
     /// Enter kernel function `f` (charges the call); returns the caller to pass to `leave`.

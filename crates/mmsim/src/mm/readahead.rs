@@ -190,7 +190,8 @@ impl Sim {
     ) -> u64 {
         let prev = self.enter(KFunc::PageCacheReadahead);
         let size = self.inode(ino).size;
-        let mut pages: Vec<(u64, Pfn)> = Vec::new();
+        // One allocation per window (not one per doubling as it fills).
+        let mut pages: Vec<(u64, Pfn)> = Vec::with_capacity(nr.min(1024) as usize);
         if size > 0 {
             let end_index = (size - 1) >> PAGE_SHIFT;
             for i in 0..nr {
@@ -226,7 +227,7 @@ impl Sim {
     /// read_pages: add each page to the cache (locked) and read it; contiguous pages with
     /// data on the device share one request; holes are zero-filled without IO.
     fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) {
-        let mut run: Vec<Pfn> = Vec::new();
+        let mut run: Vec<Pfn> = Vec::with_capacity(pages.len());
         let mut run_next = u64::MAX;
         for &(idx, p) in pages {
             if self.add_to_page_cache_lru(p, ino, idx).is_err() {

@@ -677,7 +677,7 @@ impl Sim {
         let file = lru == LruList::ActiveFile;
         self.lru_add_drain();
         self.lru_lock(node);
-        let mut hold = Vec::with_capacity(n as usize);
+        let mut hold = self.take_pfn_buf();
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
         let taken = hold.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
@@ -685,10 +685,10 @@ impl Sim {
         self.count_memcg_events(memcg, VmItem::Pgrefill, scanned as i64);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         self.lru_unlock(node);
-        let mut keep_active = Vec::new();
-        let mut deactivate = Vec::with_capacity(hold.len());
+        let mut keep_active = self.take_pfn_buf();
+        let mut deactivate = self.take_pfn_buf();
         let mut rotated = 0u64;
-        for pfn in hold {
+        for &pfn in &hold {
             if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
                 deactivate.push(pfn);
                 continue;
@@ -722,25 +722,29 @@ impl Sim {
         }
         self.lru_lock(node);
         self.lruvec_mut(memcg, node).recent_rotated[file as usize] += rotated;
-        let mut to_free = Vec::new();
+        self.give_pfn_buf(hold);
+        let mut to_free = self.take_pfn_buf();
         let pm = self.enter(KFunc::MoveActivePagesToLru);
-        for pfn in keep_active {
+        for &pfn in &keep_active {
             self.putback_one(pfn, &mut to_free);
         }
         let mut moved = 0;
-        for pfn in deactivate {
+        for &pfn in &deactivate {
             if self.putback_one(pfn, &mut to_free) {
                 moved += 1;
             }
         }
+        self.give_pfn_buf(keep_active);
+        self.give_pfn_buf(deactivate);
         self.leave(pm);
         self.vmstat.add(VmItem::Pgdeactivate, moved);
         self.count_memcg_events(memcg, VmItem::Pgdeactivate, moved);
         self.vmstat.add(isolated_item(file), -(taken as i64));
         self.lru_unlock(node);
-        for pfn in to_free {
+        for &pfn in &to_free {
             self.free_hot_cold_page(pfn);
         }
+        self.give_pfn_buf(to_free);
         if rotated > 0 {
             self.lru_note_cost(node, memcg, file, 0, rotated);
         }
@@ -781,7 +785,7 @@ impl Sim {
         let file = lru == LruList::InactiveFile;
         self.lru_add_drain();
         self.lru_lock(node);
-        let mut list = Vec::with_capacity(n as usize);
+        let mut list = self.take_pfn_buf();
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
         let taken = list.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
@@ -805,6 +809,7 @@ impl Sim {
         sc.nr_scanned += scanned;
         self.lru_unlock(node);
         if taken == 0 {
+            self.give_pfn_buf(list);
             self.leave(prev);
             return 0;
         }
@@ -818,8 +823,8 @@ impl Sim {
         self.vmstat.add(by_type.1, stat.reclaimed as i64);
         self.count_memcg_events(memcg, by_type.1, stat.reclaimed as i64);
         let pb = self.enter(KFunc::PutbackInactivePages);
-        let mut to_free = Vec::new();
-        for pfn in list {
+        let mut to_free = self.take_pfn_buf();
+        for &pfn in &list {
             let active = self.mem[pfn as usize].test(pg::ACTIVE);
             let f = !self.mem[pfn as usize].test(pg::SWAPBACKED);
             let lv = self.page_lruvec_idx(pfn);
@@ -828,11 +833,13 @@ impl Sim {
             }
         }
         self.leave(pb);
+        self.give_pfn_buf(list);
         self.vmstat.add(isolated_item(file), -(taken as i64));
         self.lru_unlock(node);
-        for pfn in to_free {
+        for &pfn in &to_free {
             self.free_hot_cold_page(pfn);
         }
+        self.give_pfn_buf(to_free);
         self.lru_note_cost(
             node,
             memcg,
@@ -922,8 +929,8 @@ impl Sim {
     ) -> ShrinkStat {
         let prev = self.enter(KFunc::ShrinkPageList);
         let mut st = ShrinkStat::default();
-        let mut ret = Vec::with_capacity(list.len());
-        let mut free = Vec::new();
+        let mut ret = self.take_pfn_buf();
+        let mut free = self.take_pfn_buf();
         let mut nr_activate = 0;
         for &pfn in list.iter() {
             self.charge(self.costs.mem_access_ps * 4);
@@ -1076,10 +1083,13 @@ impl Sim {
         self.vmstat.add(VmItem::Pgactivate, nr_activate);
         // Seed 002: every deferred TLB flush happens before the batch's pages are freed.
         self.try_to_unmap_flush();
-        for pfn in free {
+        for &pfn in &free {
             self.free_hot_cold_page(pfn);
         }
-        *list = ret;
+        self.give_pfn_buf(free);
+        // The caller's list takes the kept pages; its old buffer goes back to the pool.
+        let old = std::mem::replace(list, ret);
+        self.give_pfn_buf(old);
         self.leave(prev);
         st
     }

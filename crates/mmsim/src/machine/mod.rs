@@ -78,13 +78,29 @@ impl Cpu {
 const CPUMASK_WORDS: usize = 16;
 
 /// struct cpumask: one bit per CPU, inline (no heap), so masks are copied, tested and
-/// walked in words rather than one `bool` per CPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// walked in words rather than one `bool` per CPU. `hi` bounds the words ever set, so a
+/// machine of a few dozen CPUs walks one word, not the 16 of NR_CPUS.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Cpumask {
     bits: [u64; CPUMASK_WORDS],
+    /// Words `hi..` are zero.
+    hi: u8,
 }
 
+impl PartialEq for Cpumask {
+    fn eq(&self, other: &Cpumask) -> bool {
+        self.bits == other.bits
+    }
+}
+
+impl Eq for Cpumask {}
+
 impl Cpumask {
+    /// The words that may be non-zero.
+    #[inline]
+    fn words(&self) -> &[u64] {
+        &self.bits[..usize::from(self.hi)]
+    }
     /// cpumask_test_cpu.
     #[inline]
     pub fn test(&self, cpu: CpuId) -> bool {
@@ -93,7 +109,11 @@ impl Cpumask {
     /// cpumask_set_cpu.
     #[inline]
     pub fn set(&mut self, cpu: CpuId) {
-        self.bits[cpu / 64] |= 1 << (cpu % 64);
+        let w = cpu / 64;
+        self.bits[w] |= 1 << (cpu % 64);
+        if w >= usize::from(self.hi) {
+            self.hi = (w + 1) as u8;
+        }
     }
     /// cpumask_clear_cpu.
     #[inline]
@@ -103,14 +123,17 @@ impl Cpumask {
     /// cpumask_clear: every bit off.
     #[inline]
     pub fn clear_all(&mut self) {
-        self.bits = [0; CPUMASK_WORDS];
+        let hi = usize::from(self.hi);
+        self.bits[..hi].fill(0);
+        self.hi = 0;
     }
     /// cpumask_or: add every CPU of `other`.
     #[inline]
     pub fn or(&mut self, other: &Cpumask) {
-        for (a, b) in self.bits.iter_mut().zip(other.bits.iter()) {
+        for (a, b) in self.bits.iter_mut().zip(other.words()) {
             *a |= *b;
         }
+        self.hi = self.hi.max(other.hi);
     }
     /// A copy without `cpu` (the "others" of a mask, as smp_call_function_many skips self).
     #[inline]
@@ -122,27 +145,44 @@ impl Cpumask {
     /// cpumask_empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|w| *w == 0)
+        self.words().iter().all(|w| *w == 0)
     }
     /// cpumask_weight.
     #[inline]
     pub fn weight(&self) -> u32 {
-        self.bits.iter().map(|w| w.count_ones()).sum()
+        self.words().iter().map(|w| w.count_ones()).sum()
     }
     /// for_each_cpu: the CPUs in the mask, in ascending order.
     #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.bits.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+    pub fn iter(&self) -> CpumaskIter<'_> {
+        CpumaskIter {
+            words: self.words(),
+            i: 0,
+            w: self.words().first().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// The CPUs of a `Cpumask`, ascending.
+pub struct CpumaskIter<'a> {
+    words: &'a [u64],
+    /// Index of the word `w` came from.
+    i: usize,
+    /// Bits of word `i` not yet returned.
+    w: u64,
+}
+
+impl Iterator for CpumaskIter<'_> {
+    type Item = CpuId;
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        while self.w == 0 {
+            self.i += 1;
+            self.w = *self.words.get(self.i)?;
+        }
+        let b = self.w.trailing_zeros() as usize;
+        self.w &= self.w - 1;
+        Some(self.i * 64 + b)
     }
 }
 
@@ -314,5 +354,34 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    /// Masks walk, count and compare by their bits, whatever words were touched.
+    #[test]
+    fn cpumask_ops() {
+        let mut m = Cpumask::default();
+        assert!(m.is_empty());
+        assert_eq!(m.iter().count(), 0);
+        for c in [3, 64, 130, 1023] {
+            m.set(c);
+        }
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![3, 64, 130, 1023]);
+        assert_eq!(m.weight(), 4);
+        assert!(m.test(130) && !m.test(131));
+        let o = m.without(1023);
+        assert_eq!(o.iter().collect::<Vec<_>>(), vec![3, 64, 130]);
+        m.clear(1023);
+        assert_eq!(m, o);
+        let mut e = Cpumask::default();
+        e.set(700);
+        e.clear(700);
+        assert!(e.is_empty());
+        assert_eq!(e, Cpumask::default());
+        let mut a = Cpumask::default();
+        a.set(1);
+        a.or(&m);
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![1, 3, 64, 130]);
+        a.clear_all();
+        assert!(a.is_empty() && a.iter().next().is_none());
     }
 }

@@ -16,6 +16,9 @@ mod html_report;
 mod memcg;
 mod mglru;
 mod mm_unit;
+mod perf_gate;
+#[path = "../perf_shapes/mod.rs"]
+mod perf_shapes;
 mod radix_tree_prop;
 mod reclaim;
 mod reliability;

@@ -1,5 +1,5 @@
 //! The performance shapes of issue 13, shared by the benchmark (`benches/perf.rs`) and the
-//! regression gate (`tests/perf_gate.rs`): a shape is an `mmsim run` of a built-in with
+//! regression gate (`tests/all/perf_gate.rs`): a shape is an `mmsim run` of a built-in with
 //! overrides, and a rule for the number of simulated pages it moves.
 //!
 //! Host instructions are counted under callgrind (`valgrind --tool=callgrind`), which is

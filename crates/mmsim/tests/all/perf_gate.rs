@@ -1,23 +1,21 @@
 //! Performance regression gate (issue 13): host instructions per simulated page of small
 //! runs of the benchmark's shapes, counted under callgrind (deterministic: no timing), must
-//! stay within 10 % of the committed baseline `tests/perf_gate.baseline`.
+//! stay within 10 % of the committed baseline `tests/all/perf_gate.baseline`.
 //!
 //! Re-bless on purpose (after an intended change of cost, say so in the commit):
 //!
 //! ```text
-//! MMSIM_BLESS=1 cargo test --release --test perf_gate
+//! MMSIM_BLESS=1 cargo test --profile ci -p mmsim --test all -- perf_gate::
 //! ```
 //!
 //! The counts belong to the build profile that blessed them (the baseline's `# profile`
-//! line: the directory of the `mmsim` binary under the target directory, `release` for
-//! `cargo test --release` as CI runs it); a build of another profile skips with a message.
+//! line: the directory of the `mmsim` binary under the target directory, `ci` for
+//! `cargo test --profile ci` as CI runs it); a build of another profile skips with a message.
 //! A different compiler (the `# rustc` line) still compares, and a failure says so. Without
 //! valgrind the gate skips with a message. `MMSIM_PERF_GATE_BIN=/path/to/mmsim` measures another binary against the
 //! baseline (for example a copy built before an optimisation, to see the gate fail).
 
-mod perf_shapes;
-
-use perf_shapes::{callgrind, gate_shapes, valgrind_available, Measure, Shape};
+use crate::perf_shapes::{callgrind, gate_shapes, valgrind_available, Measure, Shape};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -25,7 +23,7 @@ use std::path::PathBuf;
 const TOLERANCE: f64 = 1.10;
 
 fn baseline_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/perf_gate.baseline")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/all/perf_gate.baseline")
 }
 
 /// The baseline: its build profile, compiler and `shape → instructions per page`.
@@ -58,7 +56,7 @@ fn read_baseline() -> Result<Baseline, String> {
     let path = baseline_path();
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
-            "{}: {e}; bless it with MMSIM_BLESS=1 cargo test --release --test perf_gate",
+            "{}: {e}; bless it with MMSIM_BLESS=1 cargo test --profile ci -p mmsim --test all -- perf_gate::",
             path.display()
         )
     })?;
@@ -97,8 +95,8 @@ fn read_baseline() -> Result<Baseline, String> {
 
 fn write_baseline(results: &[(Shape, Measure)], profile: &str) {
     let mut text = format!(
-        "# Host instructions per simulated page under callgrind (tests/perf_gate.rs).\n\
-         # Re-bless on purpose: MMSIM_BLESS=1 cargo test --release --test perf_gate\n\
+        "# Host instructions per simulated page under callgrind (tests/all/perf_gate.rs).\n\
+         # Re-bless on purpose: MMSIM_BLESS=1 cargo test --profile ci -p mmsim --test all -- perf_gate::\n\
          # profile {profile}\n\
          # rustc {}\n\
          # shape  instructions/page  instructions  pages  event_hash\n",
@@ -121,8 +119,8 @@ fn write_baseline(results: &[(Shape, Measure)], profile: &str) {
 fn instructions_per_page_stay_within_ten_percent_of_the_baseline() {
     if cfg!(debug_assertions) {
         eprintln!(
-            "perf_gate: skipped: the baseline counts the release build's instructions \
-             (run cargo test --release --test perf_gate)"
+            "perf_gate: skipped: the baseline counts an optimised build's instructions \
+             (run cargo test --profile ci -p mmsim --test all -- perf_gate::)"
         );
         return;
     }
@@ -187,7 +185,7 @@ fn instructions_per_page_stay_within_ten_percent_of_the_baseline() {
     for (s, m) in &results {
         let Some(&b) = base.per_page.get(s.name) else {
             failures.push(format!(
-                "{}: not in the baseline (bless it: MMSIM_BLESS=1 cargo test --release --test perf_gate)",
+                "{}: not in the baseline (bless it: MMSIM_BLESS=1 cargo test --profile ci -p mmsim --test all -- perf_gate::)",
                 s.name
             ));
             continue;
@@ -220,8 +218,8 @@ fn instructions_per_page_stay_within_ten_percent_of_the_baseline() {
     };
     assert!(
         failures.is_empty(),
-        "performance regression (more than {:.0}% above tests/perf_gate.baseline):\n{}\n\
-         If the cost is intended, re-bless: MMSIM_BLESS=1 cargo test --release --test perf_gate{}",
+        "performance regression (more than {:.0}% above tests/all/perf_gate.baseline):\n{}\n\
+         If the cost is intended, re-bless: MMSIM_BLESS=1 cargo test --profile ci -p mmsim --test all -- perf_gate::{}",
         (TOLERANCE - 1.0) * 100.0,
         failures.join("\n"),
         compiler_note

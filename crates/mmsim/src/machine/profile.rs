@@ -36,7 +36,7 @@ kfuncs! {
     GenericPerformWrite => "generic_perform_write",
     GrabCachePageWriteBegin => "grab_cache_page_write_begin",
     ShmemWriteBegin => "shmem_write_begin",
-    SimpleWriteEnd => "simple_write_end",
+    ShmemWriteEnd => "shmem_write_end",
     BlockWriteEnd => "block_write_end",
     IovIterCopyFromUserAtomic => "iov_iter_copy_from_user_atomic",
     CopyPageToIter => "copy_page_to_iter",

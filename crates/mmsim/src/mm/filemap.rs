@@ -392,9 +392,10 @@ impl Sim {
             if !self.features.accessed_init {
                 self.mark_page_accessed(pfn);
             }
-            // ->write_end
+            // ->write_end: shmem_write_end for tmpfs (shmem_aops), block_write_end (via
+            // generic_write_end) for the block filesystem.
             let pr = self.enter(if tmpfs {
-                KFunc::SimpleWriteEnd
+                KFunc::ShmemWriteEnd
             } else {
                 KFunc::BlockWriteEnd
             });

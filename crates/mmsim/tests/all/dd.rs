@@ -38,6 +38,16 @@ fn dd_tmpfs_completes_and_frees_every_page() {
     let dd = r.tasks.iter().find(|t| t.name == "dd").unwrap();
     assert_eq!(dd.samples["iteration"].len(), 3);
     assert_eq!(dd.write_bytes, 3 * ((256u64 << 20) / 10));
+    // tmpfs's ->write_end is shmem_write_end (shmem_aops), not ramfs's simple_write_end.
+    assert!(r.profile.get("shmem_write_end").is_some_and(|ns| *ns > 0));
+    assert!(!r.profile.contains_key("simple_write_end"));
+}
+
+#[test]
+fn dd_blockfs_write_end_is_block_write_end() {
+    let r = run("dd-blockfs", Features::patched(), SMALL);
+    assert!(r.profile.get("block_write_end").is_some_and(|ns| *ns > 0));
+    assert!(!r.profile.contains_key("shmem_write_end"));
 }
 
 #[test]

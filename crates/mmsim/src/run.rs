@@ -432,7 +432,8 @@ pub fn estimate_host_memory(sc: &Scenario) -> HostMemEstimate {
     }
     let swap_pages = sc.swap.as_ref().map_or(0, |s| s.size_bytes / PAGE);
     let virtual_ns = moved_bytes / 200 * 5; // 200 MB/s = 5 ns per byte
-    let samples = (virtual_ns / sc.sample_interval_ns.max(1)).clamp(100, 1_000_000);
+    let samples = (virtual_ns / sc.sample_interval_ns.max(1))
+        .clamp(2 * crate::sim::SERIES_MIN_SAMPLES as u64, 1_000_000);
     let sample_bytes = 24 + 8 * crate::sim::SAMPLED.len() as u64 + 16;
     HostMemEstimate {
         frames_bytes: frames * std::mem::size_of::<crate::mm::page::Page>() as u64,

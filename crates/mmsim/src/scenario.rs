@@ -69,7 +69,9 @@ pub struct Scenario {
     pub source: String,
     /// Root seed of every random choice (`seed`, default 1).
     pub seed: u64,
-    /// Virtual interval between time-series samples, in ns (`sample_interval`, default 100 ms).
+    /// Virtual interval between time-series samples, in ns (`sample_interval`, default 100 ms):
+    /// the step of a run longer than [`crate::sim::SERIES_MIN_SAMPLES`] intervals; a
+    /// shorter run is sampled more finely (`Sim::sample_step_ps`).
     pub sample_interval_ns: u64,
     /// The simulated machine (`[machine]`).
     pub machine: MachineSpec,

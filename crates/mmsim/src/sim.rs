@@ -228,6 +228,23 @@ pub const SAMPLED: &[VmItem] = &[
     VmItem::Pgmajfault,
 ];
 
+/// A run shorter than this many sampling intervals is sampled more finely, so that a short
+/// run still shows its phases in the time series (a plot is about a thousand pixels wide:
+/// 512 to 1024 samples fill it).
+pub const SERIES_MIN_SAMPLES: usize = 512;
+
+/// The finest sampling step is the scenario's `sample_interval` divided by at most
+/// 2^`SERIES_MAX_REFINE` (and only by powers of two that divide it evenly, so that every
+/// step's sampling times lie on the coarser steps').
+pub const SERIES_MAX_REFINE: u32 = 10;
+
+/// The first sampling step for a scenario's interval (ps): the interval halved up to
+/// [`SERIES_MAX_REFINE`] times, as long as it halves evenly.
+pub fn finest_sample_step(interval_ps: Ps) -> Ps {
+    let halvings = interval_ps.trailing_zeros().min(SERIES_MAX_REFINE);
+    (interval_ps >> halvings).max(1)
+}
+
 /// The whole simulated system.
 pub struct Sim {
     /// The cost table in force.
@@ -302,8 +319,15 @@ pub struct Sim {
     pub oracle_violations: Vec<String>,
     /// Time series.
     pub samples: Vec<Sample>,
-    /// Sampling interval, ps.
+    /// The scenario's sampling interval, ps: the step of a long run's time series.
     pub sample_interval_ps: Ps,
+    /// The sampling step now, ps: it starts at [`finest_sample_step`] and doubles, keeping
+    /// every other sample, each time the series reaches 2 × [`SERIES_MIN_SAMPLES`], until
+    /// it is the scenario's interval. A run ends with 512 to 1024 samples, or, if it
+    /// lasts longer than 512 intervals, samples every interval (the same samples as with
+    /// that step from the start: a sample is the state when the engine first passes its
+    /// time).
+    pub sample_step_ps: Ps,
     next_sample_ps: Ps,
     /// Running hash of the event stream (determinism check).
     pub event_hash: u64,
@@ -489,6 +513,7 @@ impl Sim {
             oracle_violations: Vec::new(),
             samples: Vec::new(),
             sample_interval_ps: sc.sample_interval_ns.max(1).saturating_mul(1_000),
+            sample_step_ps: finest_sample_step(sc.sample_interval_ns.max(1).saturating_mul(1_000)),
             next_sample_ps: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
             reclaim: vec![Default::default(); nr_nodes],
@@ -999,7 +1024,19 @@ impl Sim {
         while self.next_sample_ps <= t {
             let at = self.next_sample_ps;
             self.record_sample(at);
-            self.next_sample_ps += self.sample_interval_ps;
+            self.next_sample_ps += self.sample_step_ps;
+            if self.sample_step_ps < self.sample_interval_ps
+                && self.samples.len() >= 2 * SERIES_MIN_SAMPLES
+            {
+                // The samples are at 0, s, 2s, …, (2N-1)s: keep those at multiples of 2s.
+                // The next one is due at 2Ns, a multiple of 2s too.
+                let mut i = 0usize;
+                self.samples.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.sample_step_ps *= 2;
+            }
         }
     }
 

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{load_builtin, run_sc};
 use mmsim::run::RunReport;
-use mmsim::sim::{Features, RunEnd};
+use mmsim::sim::{Features, RunEnd, SERIES_MIN_SAMPLES};
 
 fn run(name: &str, features: Features, sets: &[&str]) -> RunReport {
     run_sc(&load_builtin(name, sets), features, false, 50_000_000)
@@ -130,4 +130,60 @@ fn check_mode_runs_clean() {
     let sc = load_builtin("dd-tmpfs", &["machine.memory_per_node=32MiB"]);
     let r = run_sc(&sc, Features::vanilla(), true, 10_000_000);
     assert_eq!(r.end, RunEnd::Completed);
+}
+
+/// The values of series column `name`, one per sample.
+fn column(r: &RunReport, name: &str) -> Vec<i64> {
+    let c = r.series_columns.iter().position(|n| n == name).unwrap();
+    r.series.iter().map(|s| s.values[c]).collect()
+}
+
+#[test]
+fn a_short_run_is_sampled_finely_enough_to_show_its_phases() {
+    // dd-tmpfs: five iterations in 0.31 s of virtual time, sample_interval 100 ms (three
+    // samples and the end before the series adapted).
+    let r = run("dd-tmpfs", Features::patched(), &[]);
+    let n = r.series.len() - 1; // the last sample is the end of the run
+    assert!(
+        (SERIES_MIN_SAMPLES..=2 * SERIES_MIN_SAMPLES).contains(&n),
+        "{n} samples"
+    );
+    let step = r.series[1].t_ns - r.series[0].t_ns;
+    assert!(r.series[..n]
+        .windows(2)
+        .all(|w| w[1].t_ns - w[0].t_ns == step));
+    // Each iteration fills the tmpfs file (on the anon LRU in 3.15) and deletes it: five
+    // teeth.
+    let anon = column(&r, "nr_inactive_anon");
+    let teeth = anon.windows(2).filter(|w| w[0] > 0 && w[1] == 0).count();
+    assert_eq!(teeth, 5, "{anon:?}");
+}
+
+#[test]
+fn a_long_run_is_sampled_at_its_interval_and_samples_do_not_depend_on_the_step() {
+    // 0.31 s is about 3,100 intervals of 100 us: one sample every interval, as before the
+    // series adapted.
+    let fine = run(
+        "dd-tmpfs",
+        Features::patched(),
+        &["sample_interval=\"100us\""],
+    );
+    let n = fine.series.len() - 1;
+    assert!(n > 3000, "{n}");
+    assert!(fine.series[..n]
+        .iter()
+        .enumerate()
+        .all(|(i, s)| s.t_ns == i as u64 * 100_000));
+    // A sample is the state when the engine first passes its time, whatever the step: the
+    // default run's samples at the times both series have hold the same values.
+    let coarse = run("dd-tmpfs", Features::patched(), &[]);
+    assert_eq!(fine.event_hash, coarse.event_hash);
+    let mut common = 0;
+    for s in &coarse.series {
+        if let Some(f) = fine.series.iter().find(|f| f.t_ns == s.t_ns) {
+            assert_eq!(f.values, s.values, "at {} ns", s.t_ns);
+            common += 1;
+        }
+    }
+    assert!(common >= 10, "{common} common sampling times");
 }

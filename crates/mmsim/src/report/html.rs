@@ -609,6 +609,9 @@ fn plot_grid(page: &mut Page, docs: &[RunDoc], names: &[String]) {
 /// runs' `--set` overrides when known (empty otherwise).
 pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Vec<String>]) {
     inputs(page, docs, names, sets);
+    if let Some(note) = tables::identical_note(docs, names) {
+        page.para(&note);
+    }
     page.h3("Compare tables");
     for t in tables::sample_tables(docs, names) {
         page.compare_table(&t);

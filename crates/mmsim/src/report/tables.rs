@@ -414,14 +414,16 @@ pub fn vmstat_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
 
 /// The profile table: share of busy CPU time (percent, lower is better) of the union of
 /// each run's top [`PROFILE_TOP`] functions plus [`PROFILE_ALWAYS`], ordered by the
-/// largest share in any run. A function a run never entered has share 0.
+/// largest share in any run. A function a run never entered has share 0. Shares are
+/// rounded to the 0.01 % the table shows, so that a change is computed from the values
+/// shown beside it (a share shown as 0.00 in both runs is no change, not -50 %).
 pub fn profile_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
     let mut t = CompareTable::new("profile (% of busy CPU time)", names.to_vec());
     let share = |d: &RunDoc, f: &str| {
         d.profile_top
             .iter()
             .find(|r| r.function == f)
-            .map_or(0.0, |r| r.percent)
+            .map_or(0.0, |r| (r.percent * 100.0).round() / 100.0)
     };
     let mut funcs: Vec<String> = Vec::new();
     let tops = docs.iter().flat_map(|d| {
@@ -650,10 +652,61 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
     out
 }
 
-/// The whole `mmsim compare` text: header, sample tables, Ops, time, vmstat, the cgroup
-/// tables (when the baseline has cgroups), profile, separated by blank lines.
+/// Whether two runs produced the same results: how they ended, elapsed and CPU time,
+/// vmstat, the profile, every task's results and samples, interrupts, TLB shootdowns, the
+/// time series and the cgroups. What they were asked to run (features, kernel, file) may
+/// differ: identical results then say that the difference changed nothing.
+pub fn same_results(a: &RunDoc, b: &RunDoc) -> bool {
+    a.end == b.end
+        && a.elapsed_ns == b.elapsed_ns
+        && a.cpu_time == b.cpu_time
+        && a.vmstat == b.vmstat
+        && a.profile_top == b.profile_top
+        && a.tasks == b.tasks
+        && a.interrupts == b.interrupts
+        && a.tlb_shootdowns == b.tlb_shootdowns
+        && a.series_columns == b.series_columns
+        && a.series == b.series
+        && a.cgroups == b.cgroups
+}
+
+/// A line saying which runs have the same results as the baseline ([`same_results`]),
+/// or None when none has.
+pub fn identical_note(docs: &[RunDoc], names: &[String]) -> Option<String> {
+    let base = docs.first()?;
+    let same: Vec<&str> = docs
+        .iter()
+        .zip(names)
+        .skip(1)
+        .filter(|(d, _)| same_results(base, d))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    let what = "every sample, time, counter, profile share and time-series value";
+    match same.len() {
+        0 => None,
+        n if n + 1 == docs.len() && n == 1 => Some(format!(
+            "identical: the two runs have the same results ({what}); every change below is 0"
+        )),
+        n if n + 1 == docs.len() => Some(format!(
+            "identical: all {} runs have the same results ({what}); every change below is 0",
+            docs.len()
+        )),
+        _ => Some(format!(
+            "identical to the baseline {} ({what}): {}",
+            names.first().map_or("", String::as_str),
+            same.join(", ")
+        )),
+    }
+}
+
+/// The whole `mmsim compare` text: header, the note on identical runs, sample tables, Ops,
+/// time, vmstat, the cgroup tables (when the baseline has cgroups), profile, separated by
+/// blank lines.
 pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     let mut parts = vec![header(docs, names)];
+    if let Some(note) = identical_note(docs, names) {
+        parts.push(note + "\n");
+    }
     parts.extend(sample_tables(docs, names).iter().map(CompareTable::render));
     parts.push(ops_table(docs, names).render());
     parts.push(time_table(docs, names).render());
@@ -1075,6 +1128,52 @@ mod tests {
         assert_eq!(mpa.values, [Some(4.0), Some(0.0)]);
         assert!(close(mpa.pct(1), 100.0));
         assert_eq!(row(&t, "Share", "init_page_accessed").pct(1), None); // 0 -> 1
+                                                                         // Changes are computed from the shares as shown (0.01 %): 0.004 % and 0.002 %
+                                                                         // both show 0.00, which is no change rather than a 50 % fall; 4.2049 % and
+                                                                         // 4.2051 % show 4.20 and 4.21, a change of -0.24 %, as the shown values give.
+        let mut e = d.clone();
+        e[0].profile_top[1].percent = 0.004;
+        e[1].profile_top[1].percent = 0.002;
+        e[0].profile_top[0].percent = 4.2049;
+        e[1].profile_top[0].percent = 4.2051;
+        let t = profile_table(&e, &default_names(&e));
+        let mpa = row(&t, "Share", "mark_page_accessed");
+        assert_eq!(mpa.values, [Some(0.0), Some(0.0)]);
+        assert_eq!(mpa.pct(1), Some(0.0));
+        let cp = row(&t, "Share", "copy_page");
+        assert_eq!(cp.values, [Some(4.2), Some(4.21)]);
+        assert!(close(cp.pct(1), -(0.01 / 4.2) * 100.0));
+    }
+
+    #[test]
+    fn identical_runs_are_said_to_be() {
+        let d = docs();
+        let names = vec!["base".to_string(), "new".to_string()];
+        assert!(!same_results(&d[0], &d[1]));
+        assert_eq!(identical_note(&d, &names), None);
+        assert!(!render_all(&d, &names).contains("identical"));
+        // Same results under other features (and another file): identical.
+        let mut same = d[0].clone();
+        same.features.insert("accessed-init".into(), true);
+        same.path = "/x/c.json".into();
+        let two = vec![d[0].clone(), same.clone()];
+        assert!(same_results(&two[0], &two[1]));
+        let out = render_all(&two, &names);
+        assert!(
+            out.contains("identical: the two runs have the same results"),
+            "{out}"
+        );
+        let three = vec![d[0].clone(), d[1].clone(), same];
+        let names3 = vec!["base".to_string(), "new".to_string(), "third".to_string()];
+        assert_eq!(
+            identical_note(&three, &names3).unwrap(),
+            "identical to the baseline base (every sample, time, counter, profile share and \
+             time-series value): third"
+        );
+        // One sample differs: not identical.
+        let mut other = d[0].clone();
+        other.tasks[1].samples.get_mut("iteration").unwrap()[0] += 1;
+        assert!(!same_results(&d[0], &other));
     }
 
     #[test]

@@ -475,3 +475,19 @@ fn csv_output() {
         .filter(|r| !r[4].is_empty())
         .all(|r| r[4].parse::<f64>().is_ok()));
 }
+
+#[test]
+fn identical_runs_are_reported() {
+    let (v, p) = runs();
+    let copy = dir().join("vanilla-again.json");
+    std::fs::copy(v, &copy).unwrap();
+    let o = mmsim(&["compare", path_str(v), path_str(&copy)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("identical: the two runs have the same results"),
+        "{out}"
+    );
+    let o = mmsim(&["compare", path_str(v), path_str(p)]);
+    assert!(!text(&o.stdout).contains("identical"));
+}

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::compare::CompareTable;
 use super::load::{self, LoadError, RunDoc};
 use super::plot::{plots, Plot};
-use super::reproduce::{Check, ExperimentResult, Summary};
+use super::reproduce::{Check, CheckStatus, ExperimentResult, Summary};
 use super::stats::Direction;
 use super::tables;
 use crate::kernel::{resolve_features, KernelEra};
@@ -779,10 +779,11 @@ pub fn write_page(path: &Path, html: &str) -> Result<(), String> {
 
 /// A check's verdict: (class, text).
 fn verdict(c: &Check) -> (&'static str, &'static str) {
-    match (c.passed, c.required) {
-        (true, _) => ("ok", "holds"),
-        (false, true) => ("fail", "NOT REPRODUCED"),
-        (false, false) => ("info", "differs (informational)"),
+    match c.status() {
+        CheckStatus::Holds => ("ok", "holds"),
+        CheckStatus::NotReproduced => ("fail", "NOT REPRODUCED"),
+        CheckStatus::PublishedOpposite => ("info", "differs: published the other way"),
+        CheckStatus::Differs => ("info", "differs (informational)"),
     }
 }
 
@@ -868,8 +869,11 @@ fn checks_table(checks: &[(&ExperimentResult, &Check)], link: bool) -> String {
 pub fn reproduce_page(summary: &Summary, dir: &Path, command: &str) -> Result<String, String> {
     let mut page = Page::new();
     let all: Vec<(&ExperimentResult, &Check)> = summary.checks().collect();
-    let failing = all.iter().filter(|(_, c)| c.required && !c.passed).count();
-    let held = all.iter().filter(|(_, c)| c.passed).count();
+    let failing = all
+        .iter()
+        .filter(|(_, c)| c.required && !c.reproduced())
+        .count();
+    let held = all.iter().filter(|(_, c)| c.reproduced()).count();
     page.raw("<section id=\"summary\">\n");
     page.section("summary-top", "Summary");
     let (class, text) = if failing == 0 {
@@ -902,12 +906,12 @@ pub fn reproduce_page(summary: &Summary, dir: &Path, command: &str) -> Result<St
     );
     for e in &summary.experiments {
         let n = e.analysis.checks.len();
-        let ok = e.analysis.checks.iter().filter(|c| c.passed).count();
+        let ok = e.analysis.checks.iter().filter(|c| c.reproduced()).count();
         let bad = e
             .analysis
             .checks
             .iter()
-            .filter(|c| c.required && !c.passed)
+            .filter(|c| c.required && !c.reproduced())
             .count();
         h.push_str(&format!(
             "<tr><td>{}</td><td><a href=\"#{}\">{}</a></td><td>{}</td><td class=\"n\" data-v=\"{ok}\">{ok} / {n}</td>\

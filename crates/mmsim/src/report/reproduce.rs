@@ -119,6 +119,64 @@ pub struct Check {
     pub required: bool,
     /// Whether our runs meet the requirement.
     pub passed: bool,
+    /// Whether the published change went the other way from ours (both non-zero as shown,
+    /// to 0.01 %, and of opposite signs): our result then differs from the seed's even
+    /// where it meets the requirement.
+    pub published_opposite: bool,
+}
+
+/// How a check came out, as the reports show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckStatus {
+    /// Our runs meet the requirement, and the published change (if any) goes the same way.
+    Holds,
+    /// Our runs meet the requirement but the published change goes the other way.
+    PublishedOpposite,
+    /// A required direction our runs do not show.
+    NotReproduced,
+    /// A direction that is not required and that our runs do not show.
+    Differs,
+}
+
+impl CheckStatus {
+    /// The text reports' word for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckStatus::Holds => "ok",
+            CheckStatus::PublishedOpposite => "differs: the published change goes the other way",
+            CheckStatus::NotReproduced => "NOT REPRODUCED",
+            CheckStatus::Differs => "differs (informational)",
+        }
+    }
+}
+
+impl Check {
+    /// Whether our runs reproduce the seed's result: the requirement holds and the
+    /// published change does not go the other way.
+    pub fn reproduced(&self) -> bool {
+        self.passed && !self.published_opposite
+    }
+
+    /// How the check came out. A required check whose published change goes the other way
+    /// is not reproduced.
+    pub fn status(&self) -> CheckStatus {
+        match (self.reproduced(), self.passed, self.required) {
+            (true, _, _) => CheckStatus::Holds,
+            (false, _, true) => CheckStatus::NotReproduced,
+            (false, true, false) => CheckStatus::PublishedOpposite,
+            (false, false, false) => CheckStatus::Differs,
+        }
+    }
+}
+
+/// Whether two changes in percent, as shown (to 0.01 %), are non-zero and of opposite
+/// signs.
+fn opposite_signs(a: Option<f64>, b: Option<f64>) -> bool {
+    let shown = |v: f64| (v * 100.0).round() / 100.0;
+    match (a.map(shown), b.map(shown)) {
+        (Some(a), Some(b)) => (a > 0.0 && b < 0.0) || (a < 0.0 && b > 0.0),
+        _ => false,
+    }
 }
 
 /// What an experiment's analysis produces.
@@ -265,6 +323,7 @@ fn make_check(
     required: bool,
     passed: bool,
 ) -> Check {
+    let published_pct = published.and_then(|(b, n)| stats::pct_change(b, n, direction));
     Check {
         name: name.to_string(),
         requirement: requirement.to_string(),
@@ -273,9 +332,10 @@ fn make_check(
         patched,
         ours_pct,
         published,
-        published_pct: published.and_then(|(b, n)| stats::pct_change(b, n, direction)),
+        published_pct,
         required,
         passed,
+        published_opposite: opposite_signs(ours_pct, published_pct),
     }
 }
 
@@ -1521,19 +1581,15 @@ impl Summary {
             .flat_map(|e| e.analysis.checks.iter().map(move |c| (e, c)))
     }
 
-    /// Whether every required check passed.
+    /// Whether every required check is reproduced ([`Check::reproduced`]).
     pub fn all_required_passed(&self) -> bool {
-        self.checks().all(|(_, c)| !c.required || c.passed)
+        self.checks().all(|(_, c)| !c.required || c.reproduced())
     }
 
     fn checks_text(&self, md: bool) -> String {
         let mut out = String::new();
         for (_, c) in self.checks() {
-            let status = match (c.passed, c.required) {
-                (true, _) => "ok",
-                (false, true) => "NOT REPRODUCED",
-                (false, false) => "differs (informational)",
-            };
+            let status = c.status().label();
             let published = c
                 .published_pct
                 .map_or(String::new(), |p| format!(", published {p:.2}%"));
@@ -1684,5 +1740,46 @@ mod tests {
         assert!(!check_falls_by_pct("x", 80.0, 1.0, 0.5, None, true).passed);
         assert!(check_better("x", Hi, 1.0, 2.0, None, false).passed);
         assert!(!check_better("x", Lo, 1.0, 1.0, None, false).passed);
+    }
+
+    #[test]
+    fn a_published_change_the_other_way_is_not_ok() {
+        // lru-file-mmap-read's time_stddv at small scale: ours falls 21 %, the seed's
+        // rose 68 % (a fall is better: -67.86 %). The requirement holds, the result differs.
+        let c = check_better("t", Lo, 0.0157, 0.0124, Some((0.56, 0.94)), false);
+        assert!(c.passed && c.published_opposite && !c.reproduced());
+        assert_eq!(c.status(), CheckStatus::PublishedOpposite);
+        let s = Summary {
+            scale: Scale::Small,
+            experiments: vec![ExperimentResult {
+                change: "c".into(),
+                name: "e".into(),
+                title: String::new(),
+                runs: Vec::new(),
+                wall_s: 0.0,
+                analysis: Analysis {
+                    checks: vec![c.clone()],
+                    ..Default::default()
+                },
+            }],
+        };
+        let text = s.checks_text(false);
+        assert!(
+            text.contains("[differs: the published change goes the other way; not required]"),
+            "{text}"
+        );
+        assert!(!text.contains("[ok"), "{text}");
+        // Required: not reproduced.
+        let mut r = c.clone();
+        r.required = true;
+        assert_eq!(r.status(), CheckStatus::NotReproduced);
+        // The same way, or a published change of 0.00 % as shown: ok.
+        let same = check_better("t", Lo, 0.0157, 0.0124, Some((0.94, 0.56)), true);
+        assert_eq!(same.status(), CheckStatus::Holds);
+        let flat = check_better("t", Lo, 2.0, 1.0, Some((100_000.0, 100_001.0)), true);
+        assert!(!flat.published_opposite);
+        // Not met, published the other way: informational.
+        let not_met = check_better("t", Lo, 1.0, 2.0, Some((2.0, 1.0)), false);
+        assert_eq!(not_met.status(), CheckStatus::Differs);
     }
 }

@@ -8,8 +8,8 @@
 //! # How a scenario is read
 //!
 //! 1. The TOML text is parsed into a small document tree (`Item`) that remembers, for
-//!    every key and value, its byte span in the text (through the `toml` crate's
-//!    `Spanned` protocol). Syntax errors carry the line of the offending byte.
+//!    every key and value, its byte span in the text (as `toml_edit` parses it: its spans
+//!    are public API). Syntax errors carry the line of the offending byte.
 //! 2. `--set key=value` overrides edit that tree. Values written by `--set` remember the
 //!    key they came from, so an error about them names `--set` and the key, not a line.
 //! 3. The tree is read into the typed [`Scenario`] by hand-written readers that reject
@@ -30,8 +30,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -629,16 +628,6 @@ fn expand_replicas(ctx: &Ctx<'_>, root: &mut Table) -> Result<(), ScenarioError>
 // The document tree: TOML values with spans and origins
 // ---------------------------------------------------------------------------------------
 
-// The `toml` crate hands out spans through a private serde protocol (what
-// `toml::Spanned` uses): asking for a struct with these names yields a map of
-// start, end and value.
-const SPANNED_NAME: &str = "$__serde_spanned_private_Spanned";
-const SPANNED_START: &str = "$__serde_spanned_private_start";
-const SPANNED_END: &str = "$__serde_spanned_private_end";
-const SPANNED_VALUE: &str = "$__serde_spanned_private_value";
-const SPANNED_FIELDS: &[&str] = &[SPANNED_START, SPANNED_END, SPANNED_VALUE];
-const DATETIME_FIELD: &str = "$__toml_private_datetime";
-
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq)]
 enum Origin {
@@ -737,174 +726,72 @@ impl Table {
     }
 }
 
-/// A key, with its span when the deserializer knows it.
-struct Key {
-    name: String,
-    span: Option<Range<usize>>,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_struct(SPANNED_NAME, SPANNED_FIELDS, KeyVisitor)
+/// The document tree of a parsed TOML text: every value and key with its span, as
+/// `toml_edit` keeps them (its spans are public API).
+fn from_edit_item(item: &toml_edit::Item) -> Item {
+    match item {
+        toml_edit::Item::Value(v) => from_edit_value(v),
+        toml_edit::Item::Table(t) => Item {
+            value: Value::Table(Table {
+                entries: t
+                    .iter()
+                    .map(|(k, it)| Entry {
+                        key: k.to_string(),
+                        key_span: t.key(k).and_then(toml_edit::Key::span),
+                        item: from_edit_item(it),
+                    })
+                    .collect(),
+            }),
+            span: t.span(),
+            origin: Origin::File,
+        },
+        toml_edit::Item::ArrayOfTables(a) => Item {
+            value: Value::Array(
+                a.iter()
+                    .map(|t| from_edit_item(&toml_edit::Item::Table(t.clone())))
+                    .collect(),
+            ),
+            span: a.span(),
+            origin: Origin::File,
+        },
+        // Table iterators leave out empty slots; nothing else holds one.
+        toml_edit::Item::None => Item::plain(Value::Table(Table::default())),
     }
 }
 
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a TOML key")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
-        Ok(Key {
-            name: v.to_string(),
-            span: None,
-        })
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Key, A::Error> {
-        let (start, end) = read_span_fields(&mut map)?;
-        let name: String = map.next_value()?;
-        Ok(Key {
-            name,
-            span: Some(start..end),
-        })
-    }
-}
-
-/// Read the start and end of the spanned protocol, leaving the value to read.
-fn read_span_fields<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(usize, usize), A::Error> {
-    let mut start = None;
-    let mut end = None;
-    loop {
-        let Some(key) = map.next_key::<String>()? else {
-            return Err(serde::de::Error::custom("spanned value without a value"));
-        };
-        match key.as_str() {
-            SPANNED_START => start = Some(map.next_value::<usize>()?),
-            SPANNED_END => end = Some(map.next_value::<usize>()?),
-            SPANNED_VALUE => break,
-            other => {
-                return Err(serde::de::Error::custom(format!(
-                    "unexpected key `{other}`"
-                )));
-            }
-        }
-    }
-    let start = start.unwrap_or(0);
-    Ok((start, end.unwrap_or(start)))
-}
-
-impl<'de> Deserialize<'de> for Item {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_struct(SPANNED_NAME, SPANNED_FIELDS, ItemVisitor)
+fn from_edit_value(v: &toml_edit::Value) -> Item {
+    use toml_edit::Value as V;
+    let value = match v {
+        V::String(x) => Value::Str(x.value().clone()),
+        V::Integer(x) => Value::Int(*x.value()),
+        V::Float(x) => Value::Float(*x.value()),
+        V::Boolean(x) => Value::Bool(*x.value()),
+        V::Datetime(x) => Value::Datetime(x.value().to_string()),
+        V::Array(a) => Value::Array(a.iter().map(from_edit_value).collect()),
+        V::InlineTable(t) => Value::Table(Table {
+            entries: t
+                .iter()
+                .map(|(k, it)| Entry {
+                    key: k.to_string(),
+                    key_span: t.key(k).and_then(toml_edit::Key::span),
+                    item: from_edit_value(it),
+                })
+                .collect(),
+        }),
+    };
+    Item {
+        value,
+        span: v.span(),
+        origin: Origin::File,
     }
 }
 
-/// Deserialize an item without asking for its span (the inside of a spanned value).
-struct AnyItem;
-
-impl<'de> DeserializeSeed<'de> for AnyItem {
-    type Value = Item;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Item, D::Error> {
-        d.deserialize_any(ItemVisitor)
-    }
-}
-
-struct ItemVisitor;
-
-impl<'de> Visitor<'de> for ItemVisitor {
-    type Value = Item;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a TOML value")
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Item, E> {
-        Ok(Item::plain(Value::Bool(v)))
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Item, E> {
-        Ok(Item::plain(Value::Int(v)))
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Item, E> {
-        i64::try_from(v)
-            .map(|v| Item::plain(Value::Int(v)))
-            .map_err(|_| E::custom("integer out of range"))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Item, E> {
-        Ok(Item::plain(Value::Float(v)))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Item, E> {
-        Ok(Item::plain(Value::Str(v.to_string())))
-    }
-
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Item, E> {
-        Ok(Item::plain(Value::Str(v)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Item>()? {
-            items.push(item);
-        }
-        Ok(Item::plain(Value::Array(items)))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
-        let Some(first) = map.next_key::<Key>()? else {
-            return Ok(Item::plain(Value::Table(Table::default())));
-        };
-        match first.name.as_str() {
-            SPANNED_START => {
-                let start: usize = map.next_value()?;
-                let mut end = start;
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        SPANNED_END => end = map.next_value()?,
-                        SPANNED_VALUE => {
-                            let mut item = map.next_value_seed(AnyItem)?;
-                            item.span = Some(start..end);
-                            return Ok(item);
-                        }
-                        other => {
-                            return Err(serde::de::Error::custom(format!(
-                                "unexpected key `{other}`"
-                            )));
-                        }
-                    }
-                }
-                Err(serde::de::Error::custom("spanned value without a value"))
-            }
-            DATETIME_FIELD => {
-                let inner: Item = map.next_value()?;
-                match inner.value {
-                    Value::Str(s) => Ok(Item::plain(Value::Datetime(s))),
-                    _ => Err(serde::de::Error::custom("malformed datetime")),
-                }
-            }
-            _ => {
-                let mut table = Table::default();
-                let mut key = Some(first);
-                while let Some(k) = key {
-                    let item: Item = map.next_value()?;
-                    table.entries.push(Entry {
-                        key: k.name,
-                        key_span: k.span,
-                        item,
-                    });
-                    key = map.next_key::<Key>()?;
-                }
-                Ok(Item::plain(Value::Table(table)))
-            }
-        }
+/// Parse a TOML text into the document tree.
+fn parse_toml(text: &str) -> Result<Table, toml_edit::TomlError> {
+    let doc = toml_edit::ImDocument::parse(text)?;
+    match from_edit_item(doc.as_item()).value {
+        Value::Table(t) => Ok(t),
+        _ => unreachable!("a TOML document is a table"),
     }
 }
 
@@ -927,7 +814,7 @@ impl Ctx<'_> {
 }
 
 fn parse_document(ctx: &Ctx<'_>) -> Result<Table, ScenarioError> {
-    let root: Item = toml::from_str(ctx.text).map_err(|e| ScenarioError {
+    parse_toml(ctx.text).map_err(|e| ScenarioError {
         file: ctx.file.to_string(),
         line: e.span().map(|s| ctx.line(s.start)),
         field: String::new(),
@@ -935,16 +822,7 @@ fn parse_document(ctx: &Ctx<'_>) -> Result<Table, ScenarioError> {
             "invalid TOML: {}",
             e.message().trim().lines().collect::<Vec<_>>().join("; ")
         ),
-    })?;
-    match root.value {
-        Value::Table(t) => Ok(t),
-        other => Err(ScenarioError {
-            file: ctx.file.to_string(),
-            line: None,
-            field: String::new(),
-            message: format!("expected a TOML document, found {}", other.kind()),
-        }),
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -969,11 +847,8 @@ fn parse_set_value(raw: &str, key: &str) -> Item {
         return item;
     }
     let doc = format!("v = {raw}\n");
-    let mut item = match toml::from_str::<Item>(&doc) {
-        Ok(Item {
-            value: Value::Table(mut t),
-            ..
-        }) if t.entries.len() == 1 && t.entries[0].key == "v" => t.entries.remove(0).item,
+    let mut item = match parse_toml(&doc) {
+        Ok(mut t) if t.entries.len() == 1 && t.entries[0].key == "v" => t.entries.remove(0).item,
         _ => Item::plain(Value::Str(raw.to_string())),
     };
     item.mark_set(key);

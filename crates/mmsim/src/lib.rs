@@ -10,6 +10,7 @@ pub mod fs;
 pub mod kernel;
 pub mod machine;
 pub mod mm;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scenario;

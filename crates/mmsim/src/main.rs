@@ -269,12 +269,21 @@ fn cmd_run(
         check,
         max_steps: max_steps.unwrap_or(u64::MAX),
     };
-    let tty = std::io::stderr().is_terminal();
+    let spinner = std::io::stderr()
+        .is_terminal()
+        .then(|| mmsim::progress::run_spinner(&sc.name));
     let mut last_report = std::time::Instant::now();
     let mut progress = |t_ps: u64| {
-        if tty && last_report.elapsed().as_millis() >= 500 {
-            last_report = std::time::Instant::now();
-            eprint!("\r  simulated {:.3} s ...", t_ps as f64 / 1e12);
+        if let Some(b) = &spinner {
+            if last_report.elapsed().as_millis() >= 100 {
+                last_report = std::time::Instant::now();
+                b.set_message(format!(
+                    "{}: simulated {:.3} s",
+                    sc.name,
+                    t_ps as f64 / 1e12
+                ));
+                b.tick();
+            }
         }
     };
     let host_start = std::time::Instant::now();
@@ -283,8 +292,8 @@ fn cmd_run(
         elapsed: host_start.elapsed(),
         checked: check,
     };
-    if tty {
-        eprint!("\r                                   \r");
+    if let Some(b) = spinner {
+        b.finish_and_clear();
     }
     let mut stdout = std::io::stdout().lock();
     match json {

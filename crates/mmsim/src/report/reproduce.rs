@@ -1534,19 +1534,9 @@ fn write_runs(exp: &Experiment, pairs: &[Pair], dir: &Path) -> Result<(), String
 pub fn reproduce(change: &str, opts: &ReproduceOptions) -> Result<Summary, String> {
     let exps = experiments_of(change)?;
     let total: usize = exps.iter().map(|e| (e.runs)(opts.scale).len() * 2).sum();
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(total as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} runs  {msg}",
-            )
-            .map_err(|e| e.to_string())?
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = opts
+        .progress
+        .then(|| crate::progress::runs_bar(total as u64));
     let mut out = Vec::new();
     for e in exps {
         if let Some(b) = &bar {

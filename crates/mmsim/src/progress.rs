@@ -1,0 +1,30 @@
+//! The command line's one progress style (indicatif, on standard error): the host time
+//! elapsed, then a bar of the runs done (`reproduce`) or a spinner (`run`, whose length is
+//! not known ahead), then what is running. The line is cleared when the work ends, so
+//! only the results remain.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// The bar of `reproduce`: `00:01:23 [=====>    ] 7/24 runs  exec-protect / desktop`.
+pub fn runs_bar(total: u64) -> ProgressBar {
+    let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs  {msg}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    b
+}
+
+/// The spinner of `run`: `00:00:04 [  <=>  ] dd-tmpfs: simulated 0.215 s`; the message
+/// is set by the caller as the simulation advances.
+pub fn run_spinner(scenario: &str) -> ProgressBar {
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{spinner:^30}] {msg}")
+            .expect("a valid template")
+            .tick_strings(&["<=>  ", " <=> ", "  <=>", " <=> ", "<=>  "]),
+    );
+    b.set_message(format!("{scenario}: starting"));
+    b
+}

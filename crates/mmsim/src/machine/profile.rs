@@ -10,7 +10,7 @@ macro_rules! kfuncs {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         #[repr(u16)]
         pub enum KFunc { $(
-            #[doc = $name]
+            #[doc = concat!("`", $name, "`")]
             $variant,
         )* }
 

@@ -165,9 +165,9 @@ pub struct LruGenFolio {
     pub min_seq: [u64; 2],
     /// When each generation was born (ps).
     pub timestamps: [u64; MAX_NR_GENS as usize],
-    /// The lists, [gen][type].
+    /// The lists, `[gen][type]`.
     pub folios: [[ListHead; 2]; MAX_NR_GENS as usize],
-    /// Folios per [gen][type] by their flags (may differ from list lengths while promoted
+    /// Folios per `[gen][type]` by their flags (may differ from list lengths while promoted
     /// folios wait on old lists).
     pub nr_pages: [[i64; 2]; MAX_NR_GENS as usize],
     /// The PID controller's integral terms.
@@ -192,7 +192,7 @@ pub struct LruGenFolio {
     pub seg: u8,
 }
 
-/// Per-tier totals since boot: [type][tier].
+/// Per-tier totals since boot: `[type][tier]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TierTotals {
     /// Refaults counted per tier.

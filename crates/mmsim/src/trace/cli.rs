@@ -14,7 +14,7 @@ use crate::scenario::{parse_scenario, parse_size_arg, Scenario};
 pub struct ReplayArgs {
     /// The trace file (zstd-compressed files are read directly).
     pub trace: PathBuf,
-    /// Trace format: csv[:options], txt, oracleGeneral, vscsi, msr, blkparse[:action=Q]
+    /// Trace format: `csv[:options]`, txt, oracleGeneral, vscsi, msr, `blkparse[:action=Q]`
     /// (default: guessed from the file name).
     #[arg(long)]
     pub format: Option<String>,

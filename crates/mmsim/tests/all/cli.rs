@@ -458,3 +458,25 @@ fn completions_for_each_shell() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
 }
+
+/// The README names every feature switch, and its test command is the one `.ci/run` runs.
+#[test]
+fn readme_names_every_feature_and_the_ci_command() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for f in mmsim::scenario::KNOWN_FEATURES {
+        assert!(readme.contains(&format!("`{f}`")), "README lacks `{f}`");
+    }
+    let command = "cargo test --profile ci --workspace";
+    assert!(
+        readme.contains(&format!("\n    {command}\n")),
+        "README's test command"
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let last = ci.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert_eq!(
+        last.trim(),
+        command,
+        ".ci/run must end with the README's command"
+    );
+}

@@ -61,6 +61,18 @@ pub struct Rule {
 /// The era rules, oldest first. Each is a switch in `Features`.
 pub const RULES: &[Rule] = &[
     Rule {
+        feature: "mapped-used-once",
+        since: KernelEra::V3_15,
+        version: "2.6.34",
+        commit: "vmscan: detect mapped file pages used only once",
+    },
+    Rule {
+        feature: "kswapd-file-writeback",
+        since: KernelEra::V3_15,
+        version: "3.2",
+        commit: "mm: vmscan: do not writeback filesystem pages in direct reclaim",
+    },
+    Rule {
         feature: "file-only-when-plenty",
         since: KernelEra::V3_15,
         version: "3.8",

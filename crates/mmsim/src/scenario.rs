@@ -45,6 +45,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "workingset",
     "file-only-when-plenty",
     "adaptive-swap-readahead",
+    "kswapd-file-writeback",
+    "mapped-used-once",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

@@ -46,6 +46,18 @@ pub struct Features {
     /// miss (v3.15 swapin_nr_pages; on in both presets; off = the fixed aligned cluster of
     /// 2^page_cluster slots of 2.6.x–3.14).
     pub adaptive_swap_readahead: bool,
+    /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
+    /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
+    /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
+    /// Off: every reclaimer, direct reclaim too, writes a dirty file page it isolates
+    /// with pageout when its allocation may enter the filesystem, as 2.6.x did.
+    pub kswapd_file_writeback: bool,
+    /// page_check_references looks twice at mapped file pages: the first young PTE only
+    /// sets PG_referenced (keep), a second reference activates, and a page referenced
+    /// only through PG_referenced is reclaimed if clean (v2.6.34, "vmscan: detect mapped
+    /// file pages used only once"). Off: any reference activates a page in use (mapped,
+    /// swap cache, or of a mapped file), as 2.6.30's shrink_page_list did.
+    pub mapped_used_once: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -97,6 +109,8 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            kswapd_file_writeback: true,
+            mapped_used_once: true,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -139,6 +153,8 @@ impl Features {
             "workingset" => self.workingset = on,
             "file-only-when-plenty" => self.file_only_when_plenty = on,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
+            "kswapd-file-writeback" => self.kswapd_file_writeback = on,
+            "mapped-used-once" => self.mapped_used_once = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -163,6 +179,8 @@ impl Features {
             "workingset" => self.workingset,
             "file-only-when-plenty" => self.file_only_when_plenty,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
+            "kswapd-file-writeback" => self.kswapd_file_writeback,
+            "mapped-used-once" => self.mapped_used_once,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

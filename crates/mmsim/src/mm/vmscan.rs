@@ -887,6 +887,27 @@ impl Sim {
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
             return PageReferences::Reclaim;
         }
+        if !self.features.mapped_used_once {
+            // Before v2.6.34: any reference (a young PTE or PG_referenced) activates a page
+            // that is in use (page_mapping_inuse: mapped, in the swap cache, or of a file
+            // somebody maps); an unused referenced page is reclaimed only if clean.
+            if referenced_ptes == 0 && !referenced_page {
+                return PageReferences::Reclaim;
+            }
+            let page = &self.mem[pfn as usize];
+            let inuse = page.mapped()
+                || page.test(pg::SWAPCACHE)
+                || (page.mapping & crate::mm::rmap::ANON_MAPPING == 0
+                    && page.mapping != crate::mm::page::NO_MAPPING
+                    && self.inodes[page.mapping as usize]
+                        .as_ref()
+                        .is_some_and(|i| !i.i_mmap.is_empty()));
+            return if inuse {
+                PageReferences::Activate
+            } else {
+                PageReferences::ReclaimClean
+            };
+        }
         let swapbacked = self.mem[pfn as usize].test(pg::SWAPBACKED);
         if referenced_ptes > 0 {
             if swapbacked {
@@ -1043,7 +1064,14 @@ impl Sim {
             }
             if self.PageDirty(pfn) {
                 let file = !self.mem[pfn as usize].test(pg::SWAPBACKED);
-                if file && (!sc.is_kswapd || !self.reclaim[node].zone_dirty) {
+                // v3.2+: only kswapd writes file pages, and (v3.11) only under ZONE_DIRTY;
+                // before, any reclaimer that may enter the filesystem wrote them.
+                let defer_to_flusher = if self.features.kswapd_file_writeback {
+                    !sc.is_kswapd || !self.reclaim[node].zone_dirty
+                } else {
+                    !sc.gfp.fs
+                };
+                if file && defer_to_flusher {
                     // Immediate reclaim when the flusher has written it.
                     st.nr_unqueued_dirty += 1;
                     self.vmstat.inc(VmItem::NrVmscanImmediateReclaim);

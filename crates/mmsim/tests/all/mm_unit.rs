@@ -933,6 +933,46 @@ fn blockfs_writes_dirty_accounted_pages_and_tmpfs_does_not() {
     m.check();
 }
 
+/// shrink_page_list meets dirty file pages in direct reclaim: with `kswapd-file-writeback`
+/// (v3.2) it leaves them to the flusher (PG_reclaim, nr_vmscan_immediate_reclaim, no IO);
+/// without it (2.6.x) it writes them itself with pageout (nr_vmscan_write, PG_writeback,
+/// the pages clean) — unless the allocation may not enter the filesystem (GFP_NOFS).
+#[test]
+fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
+    for (rule, gfp, writes) in [
+        (true, Gfp::KERNEL, false),
+        (false, Gfp::KERNEL, true),
+        (false, Gfp::NOFS, false),
+    ] {
+        let ctx = format!("kswapd-file-writeback {rule}, __GFP_FS {}", gfp.fs);
+        let mut f = Features::vanilla();
+        f.kswapd_file_writeback = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 64 * PAGE_SIZE);
+        assert_eq!(m.vm(VmItem::NrDirty), 64, "{ctx}");
+        m.sim.try_to_free_pages(gfp);
+        let under_writeback = (0..64)
+            .filter(|&i| m.has(m.page(ino, i), pg::WRITEBACK))
+            .count() as i64;
+        if writes {
+            assert!(m.vm(VmItem::NrVmscanWrite) > 0, "{ctx}: pageout ran");
+            assert_eq!(under_writeback, m.vm(VmItem::NrVmscanWrite), "{ctx}");
+            assert_eq!(m.vm(VmItem::NrDirty), 64 - under_writeback, "{ctx}");
+        } else {
+            assert_eq!(m.vm(VmItem::NrVmscanWrite), 0, "{ctx}: no pageout");
+            assert_eq!(under_writeback, 0, "{ctx}");
+            assert_eq!(m.vm(VmItem::NrDirty), 64, "{ctx}: still dirty");
+            assert!(
+                m.vm(VmItem::NrVmscanImmediateReclaim) > 0,
+                "{ctx}: left to the flusher"
+            );
+        }
+        complete_io(&mut m.sim);
+        m.check();
+    }
+}
+
 #[test]
 fn partial_page_writes_keep_the_rest_of_the_page() {
     for path in ["/tmp/p", "/mnt/p"] {

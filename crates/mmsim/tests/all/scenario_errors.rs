@@ -558,12 +558,18 @@ fn desktop_keys_are_validated() {
 
     let s = load_scenario("desktop", &sets(&["features.file-only-when-plenty=true"])).unwrap();
     assert_eq!(s.features.get("file-only-when-plenty"), Some(&true));
-    // The seed's kernel: the 2.6.30 era turns the three later rules off.
+    // The seed's kernel: the 2.6.30 era turns the four later rules off.
     let s = load_scenario("desktop", &[]).unwrap();
     assert_eq!(s.kernel, Some(KernelEra::V2_6_30));
     assert!(s.features.is_empty(), "{:?}", s.features);
     let f = resolve_features(s.kernel, None, "vanilla", &s.features, None).unwrap();
     assert!(!f.workingset && !f.file_only_when_plenty && !f.adaptive_swap_readahead);
+    assert!(
+        !f.kswapd_file_writeback,
+        "2.6.30: direct reclaim writes file pages"
+    );
+    let f = resolve_features(Some(KernelEra::V3_15), None, "vanilla", &s.features, None);
+    assert!(f.unwrap().kswapd_file_writeback, "3.15 has v3.2's rule");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -394,6 +394,56 @@ fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
 // 2. page_referenced and exec-protect
 // ---------------------------------------------------------------------------------------
 
+/// page_check_references on a mapped, non-exec file page: v2.6.34's rule
+/// (`mapped-used-once`) keeps it on the first young PTE (setting PG_referenced) and
+/// activates it on the second; 2.6.30 activates it at once. A page referenced only through
+/// PG_referenced is reclaimed if clean on the new rule and activated on the old one while
+/// it is mapped. With no reference at all both reclaim it.
+#[test]
+fn page_check_references_looks_twice_at_mapped_pages_only_from_v2_6_34() {
+    use mmsim::mm::vmscan::PageReferences as R;
+    for used_once in [true, false] {
+        let mut f = batch_tlb_features(false);
+        f.mapped_used_once = used_once;
+        let mut sim = machine4(f);
+        let a = task_id(&sim, "a");
+        let dat = mmap(&mut sim, a, "/data/exe", 4, 1, false);
+        touch(&mut sim, 1, a, dat, 2, false);
+        let (p0, p1) = (pfn_at(&sim, a, dat), pfn_at(&sim, a, dat + PAGE_SIZE));
+        reclaimer_on(&mut sim, 0);
+        let first = sim.page_check_references(p0);
+        let want = if used_once { R::Keep } else { R::Activate };
+        assert_eq!(first, want, "used-once {used_once}: first young PTE");
+        // Young again (a TLB miss refills the translation).
+        sim.tlbs[1].flush_all();
+        touch(&mut sim, 1, a, dat, 1, false);
+        reclaimer_on(&mut sim, 0);
+        assert_eq!(
+            sim.page_check_references(p0),
+            R::Activate,
+            "{used_once}: second"
+        );
+        // p1: its young bit cleared by page_referenced, PG_referenced set by hand.
+        let _ = sim.page_referenced(p1);
+        sim.SetPageReferenced(p1);
+        let want = if used_once {
+            R::ReclaimClean
+        } else {
+            R::Activate
+        };
+        assert_eq!(
+            sim.page_check_references(p1),
+            want,
+            "{used_once}: PG_referenced"
+        );
+        assert_eq!(
+            sim.page_check_references(p1),
+            R::Reclaim,
+            "{used_once}: unreferenced"
+        );
+    }
+}
+
 #[test]
 fn page_referenced_clears_young_bits_and_reports_vm_exec() {
     let mut sim = machine4(batch_tlb_features(false));
@@ -1008,16 +1058,9 @@ impl Program for SharedWriter {
 /// 3 CPUs (the writer alone on CPU 0, a streaming mmap reader on CPU 1 with the flusher,
 /// kswapd on CPU 2), 16 MiB of RAM, a fast device with `latency`: the writer rewrites and
 /// rereads a shared mapping of `writer_pages` pages while the reader's 48 MiB stream forces
-/// reclaim, which unmaps the writer's pages while CPU 0 caches them.
-fn pressure_build(
-    debug: bool,
-    batch: bool,
-    latency: &str,
-    writer_pages: u64,
-    loops: u32,
-    think_ns: u64,
-) -> Sim {
-    let text = format!(
+/// The scenario of the pressure runs (see `pressure_build`).
+fn pressure_text(latency: &str, writer_pages: u64) -> String {
+    format!(
         r#"name = "lost-write"
 
 [machine]
@@ -1062,8 +1105,23 @@ stride = 4096
 passes = 1
 "#,
         writer_pages * PAGE_SIZE
-    );
-    let sim = build_sim(&text, "vm-test", batch_tlb_features(batch));
+    )
+}
+
+/// reclaim, which unmaps the writer's pages while CPU 0 caches them.
+fn pressure_build(
+    debug: bool,
+    batch: bool,
+    kswapd_file_writeback: bool,
+    latency: &str,
+    writer_pages: u64,
+    loops: u32,
+    think_ns: u64,
+) -> Sim {
+    let text = pressure_text(latency, writer_pages);
+    let mut features = batch_tlb_features(batch);
+    features.kswapd_file_writeback = kswapd_file_writeback;
+    let sim = build_sim(&text, "vm-test", features);
     with_writer(
         sim,
         debug,
@@ -1102,7 +1160,27 @@ const PRESSURE: [(u64, u32, u64); 3] =
     [(256, 200, 40_000), (1024, 100, 50_000), (2048, 50, 100_000)];
 
 fn pressure_run(debug: bool, batch: bool, latency: &str, cfg: (u64, u32, u64)) -> Sim {
-    let mut sim = pressure_build(debug, batch, latency, cfg.0, cfg.1, cfg.2);
+    pressure_run_f(debug, batch, true, latency, cfg)
+}
+
+/// `pressure_run` with the `kswapd-file-writeback` rule set to `kswapd_file_writeback`
+/// (off: direct reclaim writes the writer's dirty file pages itself, as 2.6.x did).
+fn pressure_run_f(
+    debug: bool,
+    batch: bool,
+    kswapd_file_writeback: bool,
+    latency: &str,
+    cfg: (u64, u32, u64),
+) -> Sim {
+    let mut sim = pressure_build(
+        debug,
+        batch,
+        kswapd_file_writeback,
+        latency,
+        cfg.0,
+        cfg.1,
+        cfg.2,
+    );
     let end = sim.run(3_000_000);
     assert_eq!(end, RunEnd::Completed);
     sim
@@ -1136,6 +1214,20 @@ fn real_rules_under_pressure_lose_nothing() {
                 // Dirty PTEs are still flushed one page at a time.
                 assert!(vmstat(&sim, VmItem::NrTlbRemoteFlush) > 0, "{ctx}");
             }
+        }
+    }
+    // On 2.6.30's reclaim rules too, where reclaim writes out pages it just unmapped.
+    for latency in ["1ns", "2us"] {
+        for cfg in PRESSURE_2_6 {
+            let sim = pressure_run_2_6(false, latency, cfg);
+            let ctx = format!("2.6.30 rules, {latency} {cfg:?}");
+            assert!(vmstat(&sim, VmItem::NrVmscanWrite) > 0, "{ctx}");
+            assert!(
+                sim.oracle_violations.is_empty(),
+                "{ctx}: {:?}",
+                sim.oracle_violations
+            );
+            check_all(&sim).expect("invariants");
         }
     }
 }
@@ -1234,27 +1326,60 @@ fn unsafe_variant_under_swap_pressure_is_caught_by_the_content_oracle() {
     assert!(!caught.is_empty(), "the unsafe variant was never caught");
 }
 
+/// (writer pages, loops, think ns, read first) of the pressure runs on 2.6.x rules.
+const PRESSURE_2_6: [(u64, u32, u64, bool); 4] = [
+    (2048, 195, 10_000, false),
+    (2048, 195, 0, true),
+    (1024, 390, 10_000, false),
+    (256, 1562, 10_000, true),
+];
+
+/// The pressure run of `cfg` on the reclaim rules of 2.6.30 (`kswapd-file-writeback` and
+/// `mapped-used-once` off): direct reclaim writes dirty file pages itself, and a mapped
+/// page deactivated by shrink_active_list (its young bit cleared while CPU 0 keeps
+/// writing through its cached translation, which sets no young bit) is unmapped and
+/// written out in one shrink_page_list pass.
+fn pressure_run_2_6(debug: bool, latency: &str, cfg: (u64, u32, u64, bool)) -> Sim {
+    let mut f = batch_tlb_features(true);
+    f.kswapd_file_writeback = false;
+    f.mapped_used_once = false;
+    let sim = build_sim(&pressure_text(latency, cfg.0), "vm-test", f);
+    let mut sim = with_writer(sim, debug, Some("/data/w"), (cfg.0, cfg.1, cfg.2), cfg.3);
+    assert_eq!(sim.run(3_000_000), RunEnd::Completed);
+    sim
+}
+
 #[test]
-#[ignore = "missing: an engine run in which file writeback starts between reclaim's unmap of a dirty shared-file PTE and its batch flush. With the modelled rules (direct reclaim never writes file pages, kswapd only PG_reclaim pages under ZONE_DIRTY, the flusher later) none was found: sweeps of writer size (64-2048 pages), think time (0-2 ms), read-first loops, device latency (1 ns-5 ms), an fdatasync loop beside the writer and a shared-file hog in place of the reader all gave stale writes but no write after the IO's capture. The direct-call test the_content_oracle_catches_the_unsafe_variant_when_the_io_ends_before_the_flush shows the loss; the anon (swap) variant is caught by the engine"]
 fn unsafe_variant_under_pressure_is_caught_by_the_content_oracle() {
     // With debug_defer_dirty_flush, CPU 0 keeps writing through stale dirty TLB entries
     // after reclaim cleared their PTEs. The IO captures the page's version when it is
-    // submitted, so such a write during writeback is lost once the clean page is
-    // reclaimed — but for file pages the deferred IPI (end of shrink_page_list + 0.5 µs)
-    // arrives before the flusher starts any of these pages' writeback, so no run below
-    // reports the lost write. (The ordered sequence of `the_content_oracle_catches_the_
-    // unsafe_variant_when_the_io_ends_before_the_flush` shows the oracle does catch it once
-    // the write follows the IO.)
+    // submitted, so a write through a stale entry between pageout's submission and the
+    // batch's flush is lost once the clean page is reclaimed and read back. That window
+    // needs reclaim to write a page out in the pass that unmapped it while CPU 0 still
+    // caches it: on 2.6.30's rules the reader's direct reclaim does (on later rules a
+    // page cached in a TLB is never unmapped for pageout in one pass: see
+    // `pressure_run_2_6`). The same runs with the seed's flush rule lose nothing
+    // (`real_rules_under_pressure_lose_nothing`).
     let mut caught = Vec::new();
     for latency in ["1ns", "2us"] {
-        for cfg in PRESSURE {
-            let sim = pressure_run(true, true, latency, cfg);
+        for cfg in PRESSURE_2_6 {
+            let sim = pressure_run_2_6(true, latency, cfg);
+            assert!(
+                vmstat(&sim, VmItem::NrVmscanWrite) > 0,
+                "{latency} {cfg:?}: reclaim wrote file pages"
+            );
             if let Some(v) = sim.oracle_violations.first() {
                 caught.push((latency, cfg, v.clone()));
             }
         }
     }
     assert!(!caught.is_empty(), "the unsafe variant was never caught");
+    for (latency, cfg, v) in &caught {
+        assert!(
+            v.contains("saw version") || v.contains("lost write"),
+            "{latency} {cfg:?}: {v}"
+        );
+    }
 }
 
 /// A program: map /data/a, read it, sleep 1 ms, exit.

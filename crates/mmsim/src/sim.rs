@@ -263,6 +263,18 @@ pub fn finest_sample_step(interval_ps: Ps) -> Ps {
     (interval_ps >> halvings).max(1)
 }
 
+/// Looks at the machine from outside the kernel, between steps, without changing it:
+/// nothing charged, nothing hashed. Installed in [`Sim::observer`]; the trace replay's
+/// page-cache observer (`workload::replay`) is one.
+pub trait StepObserver {
+    /// Before each top-level engine action (a step or an event) of `run_with_progress`.
+    fn before_action(&mut self, sim: &Sim);
+    /// Before user task `tid` asks its program for its next op, in the step that will
+    /// issue it; `clock_ps` is the task's CPU clock when the step began (before idling up
+    /// to the step's time).
+    fn before_next_op(&mut self, sim: &Sim, tid: TaskId, clock_ps: Ps);
+}
+
 /// The whole simulated system.
 pub struct Sim {
     /// The cost table in force.
@@ -329,6 +341,9 @@ pub struct Sim {
     pub cur: Ctx,
     /// Run the invariant checker after every step.
     pub check: bool,
+    /// A read-only observer outside the kernel, called between top-level engine actions
+    /// and before a user task fetches its next op (the trace replay's page-cache lookups).
+    pub observer: Option<Box<dyn StepObserver>>,
     /// Steps executed.
     pub steps: u64,
     /// Next content version (content oracle).
@@ -526,6 +541,7 @@ impl Sim {
                 mode: Mode::System,
             },
             check: false,
+            observer: None,
             steps: 0,
             next_version: 1,
             oracle_violations: Vec::new(),
@@ -923,6 +939,10 @@ impl Sim {
             if self.steps >= max_steps {
                 return RunEnd::StepLimit;
             }
+            if let Some(mut o) = self.observer.take() {
+                o.before_action(self);
+                self.observer = Some(o);
+            }
             self.steps += 1;
             if self.steps.is_multiple_of(4096) {
                 progress(self.max_clock());
@@ -1106,6 +1126,7 @@ impl Sim {
 
     fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
         self.stepping.push(c);
+        let clock_before = self.cpus[c].clock_ps;
         // Idle up to the time the task can run.
         self.cpus[c].idle_until(t);
         let now = self.cpus[c].clock_ps;
@@ -1145,7 +1166,7 @@ impl Sim {
         }
         let still_runnable = match self.tasks[tid].body {
             TaskBody::Kthread(k) => self.kthread_step(tid, k),
-            TaskBody::User(_) => self.user_step(tid),
+            TaskBody::User(_) => self.user_step(tid, clock_before),
         };
         if still_runnable && self.tasks[tid].state == TaskState::Runnable {
             // Round robin: to the back of the queue.
@@ -1158,13 +1179,18 @@ impl Sim {
     }
 
     /// One step of a user task: fetch the next op if none is in progress, execute it.
-    /// Returns true if the task stays runnable.
-    fn user_step(&mut self, tid: TaskId) -> bool {
+    /// Returns true if the task stays runnable. `clock_before`: its CPU's clock when the
+    /// step began (for the observer).
+    fn user_step(&mut self, tid: TaskId, clock_before: Ps) -> bool {
         if self.tasks[tid].oom_killed {
             self.task_exit(tid);
             return false;
         }
         if self.tasks[tid].cur_op.is_none() {
+            if let Some(mut o) = self.observer.take() {
+                o.before_next_op(self, tid, clock_before);
+                self.observer = Some(o);
+            }
             let last = std::mem::take(&mut self.tasks[tid].last);
             let op = match &mut self.tasks[tid].body {
                 TaskBody::User(p) => p.next_op(&last),

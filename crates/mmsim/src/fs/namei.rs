@@ -62,8 +62,8 @@ const DIRENT_BYTES: u64 = 32;
 pub struct Directory {
     /// Sequence number → (name, is a directory).
     entries: BTreeMap<u64, (String, bool)>,
-    /// Name → sequence number.
-    by_name: BTreeMap<String, u64>,
+    /// Name → sequence number (a hash map: looked up, never iterated).
+    by_name: rustc_hash::FxHashMap<String, u64>,
     /// Next sequence number.
     next: u64,
 }

@@ -480,13 +480,25 @@ impl Lines {
         }
     }
 
-    /// The next line without its line ending, or None at the end of the file.
-    pub(crate) fn next_line(&mut self) -> Result<Option<&str>, RecErr> {
+    /// The next line's bytes without its line ending (not checked to be UTF-8), or None
+    /// at the end of the file. A line that ends inside the reader's buffer is copied out of
+    /// it directly; one that crosses a refill goes through `read_until`.
+    pub(crate) fn next_line_bytes(&mut self) -> Result<Option<&[u8]>, RecErr> {
         self.buf.clear();
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| (Some(self.line + 1), None, format!("read error: {e}")))?;
+        let read_err =
+            |line: u64, e: std::io::Error| (Some(line + 1), None, format!("read error: {e}"));
+        let avail = self.input.fill_buf().map_err(|e| read_err(self.line, e))?;
+        let n = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                self.buf.extend_from_slice(&avail[..=i]);
+                self.input.consume(i + 1);
+                i + 1
+            }
+            None => self
+                .input
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| read_err(self.line, e))?,
+        };
         if n == 0 {
             return Ok(None);
         }
@@ -497,9 +509,18 @@ impl Lines {
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        match std::str::from_utf8(&self.buf) {
-            Ok(s) => Ok(Some(s)),
-            Err(_) => Err((Some(self.line), None, "not valid UTF-8 text".into())),
+        Ok(Some(&self.buf))
+    }
+
+    /// The next line without its line ending, or None at the end of the file.
+    pub(crate) fn next_line(&mut self) -> Result<Option<&str>, RecErr> {
+        let line = self.line + 1;
+        match self.next_line_bytes()? {
+            None => Ok(None),
+            Some(b) => match std::str::from_utf8(b) {
+                Ok(s) => Ok(Some(s)),
+                Err(_) => Err((Some(line), None, "not valid UTF-8 text".into())),
+            },
         }
     }
 }

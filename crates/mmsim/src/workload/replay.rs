@@ -14,11 +14,12 @@
 //!    each request into one op (`Pread` or `Touch`), sleeping first when timestamps pace
 //!    the replay.
 //! 3. Whether a request hit the page cache is a kernel fact the program cannot see, so an
-//!    observer outside the kernel, [`ReplayDriver`], steps the simulation one step at a
-//!    time and, before the step that issues a request, looks its pages up in the radix
-//!    tree (read-only: nothing is charged, nothing changes) and hands the result to the
-//!    program through a shared cell. The program publishes its next request ahead
-//!    (`Shared::pending`) so that the lookup happens in the state the request will meet.
+//!    observer outside the kernel, [`ReplayObserver`] (installed by [`ReplayDriver`] as the
+//!    simulation's [`crate::sim::StepObserver`]), looks the pages of the request the
+//!    program published as next (`Shared::pending`) up in the radix tree right before the
+//!    program is asked for its next op, in the step that issues it (read-only: nothing is
+//!    charged, nothing changes), and hands the result to the program through a shared
+//!    cell: the lookup sees the state the request will meet.
 //!    Without the driver the program still runs; its hit figures are then absent.
 //!
 //! The program and its observer find each other through a thread-local list filled by
@@ -768,8 +769,8 @@ impl Program for Replay {
 // The observer
 // ---------------------------------------------------------------------------------------
 
-/// Steps a simulation one step at a time and looks up each replay task's next request in
-/// the page cache before the step that issues it.
+/// Runs a simulation with the replay tasks' page-cache observer installed
+/// ([`ReplayObserver`]) and reports on the replays.
 pub struct ReplayDriver {
     tasks: Vec<(crate::sched::TaskId, Rc<RefCell<Shared>>)>,
     host_start: std::time::Instant,
@@ -777,18 +778,77 @@ pub struct ReplayDriver {
     pub cache_pages_max: u64,
     specs: Vec<ReplaySpec>,
     /// Per task, the inode of each of its files (resolved once, at attach).
-    inos: Vec<Vec<Option<u32>>>,
+    inos: Rc<Vec<Vec<Option<u32>>>>,
+}
+
+/// The observer the driver installs in the simulation ([`crate::sim::StepObserver`]):
+/// before a replay task fetches its next op it looks up the pages of the request the task
+/// published as pending (read-only); between top-level actions it keeps the largest page
+/// cache seen.
+struct ReplayObserver {
+    tasks: Vec<(crate::sched::TaskId, Rc<RefCell<Shared>>)>,
+    inos: Rc<Vec<Vec<Option<u32>>>>,
+    cache_pages_max: Rc<std::cell::Cell<u64>>,
+}
+
+impl ReplayObserver {
+    /// Keep the largest nr_file_pages seen.
+    fn note_cache(&self, sim: &crate::sim::Sim) {
+        let file_pages = sim
+            .vmstat
+            .get(crate::mm::vmstat::VmItem::NrFilePages)
+            .max(0) as u64;
+        if file_pages > self.cache_pages_max.get() {
+            self.cache_pages_max.set(file_pages);
+        }
+    }
+}
+
+impl crate::sim::StepObserver for ReplayObserver {
+    fn before_action(&mut self, sim: &crate::sim::Sim) {
+        self.note_cache(sim);
+    }
+
+    fn before_next_op(&mut self, sim: &crate::sim::Sim, tid: crate::sched::TaskId, clock_ps: u64) {
+        use crate::mm::radix_tree::Entry;
+        let Some(k) = self.tasks.iter().position(|(t, _)| *t == tid) else {
+            return;
+        };
+        let t = &sim.tasks[tid];
+        let mut s = self.tasks[k].1.borrow_mut();
+        s.now_ns = clock_ps.max(t.ready_at_ps) / 1000;
+        let Some(p) = s.pending else {
+            return;
+        };
+        let Some(Some(inode)) = self.inos[k]
+            .get(p.file)
+            .copied()
+            .flatten()
+            .and_then(|ino| sim.inodes.get(ino as usize))
+        else {
+            return;
+        };
+        let tree = &inode.mapping.tree;
+        let mut resident = std::mem::take(&mut s.resident);
+        resident.clear();
+        resident.extend(
+            (p.first_page..p.first_page + p.pages)
+                .map(|i| matches!(tree.lookup(i), Entry::Page(_))),
+        );
+        s.resident = resident;
+        s.observed_seq = Some(p.seq);
+    }
+}
+
+/// Forget the shared cells of programs built on this thread (before `Sim::new`).
+pub fn clear_probes() {
+    PROBES.with(|p| p.borrow_mut().clear());
 }
 
 /// The shared cells of the replay programs built on this thread since `clear_probes`,
 /// in task order (for a caller that runs the simulation without a `ReplayDriver`).
 pub fn take_probes() -> Vec<Rc<RefCell<Shared>>> {
     PROBES.with(|p| std::mem::take(&mut *p.borrow_mut()))
-}
-
-/// Forget the shared cells of programs built on this thread (before `Sim::new`).
-pub fn clear_probes() {
-    PROBES.with(|p| p.borrow_mut().clear());
 }
 
 impl ReplayDriver {
@@ -826,7 +886,7 @@ impl ReplayDriver {
             })
             .collect();
         Some(ReplayDriver {
-            inos,
+            inos: Rc::new(inos),
             tasks,
             host_start: std::time::Instant::now(),
             cache_pages_max: 0,
@@ -834,70 +894,45 @@ impl ReplayDriver {
         })
     }
 
-    /// Look up each replay task's next request (read-only).
-    pub fn observe(&mut self, sim: &crate::sim::Sim) {
-        use crate::mm::radix_tree::Entry;
-        let file_pages = sim
-            .vmstat
-            .get(crate::mm::vmstat::VmItem::NrFilePages)
-            .max(0) as u64;
-        self.cache_pages_max = self.cache_pages_max.max(file_pages);
-        for (k, (tid, probe)) in self.tasks.iter().enumerate() {
-            let t = &sim.tasks[*tid];
-            if t.state != crate::sched::TaskState::Runnable || t.cur_op.is_some() {
-                continue;
-            }
-            let mut s = probe.borrow_mut();
-            s.now_ns = sim.cpus[t.cpu].clock_ps.max(t.ready_at_ps) / 1000;
-            let Some(p) = s.pending else {
-                continue;
-            };
-            let Some(Some(inode)) = self.inos[k]
-                .get(p.file)
-                .copied()
-                .flatten()
-                .and_then(|ino| sim.inodes.get(ino as usize))
-            else {
-                continue;
-            };
-            let tree = &inode.mapping.tree;
-            let mut resident = std::mem::take(&mut s.resident);
-            resident.clear();
-            resident.extend(
-                (p.first_page..p.first_page + p.pages)
-                    .map(|i| matches!(tree.lookup(i), Entry::Page(_))),
-            );
-            s.resident = resident;
-            s.observed_seq = Some(p.seq);
-        }
-    }
-
-    /// Run `sim` to its end one step at a time, observing between steps; stops at
-    /// `max_steps` or when `crate::run::INTERRUPT` is set.
+    /// Run `sim` to its end with the observer installed; stops at `max_steps` or when
+    /// `crate::run::INTERRUPT` is set (checked every `INTERRUPT_CHECK_STEPS` steps).
     pub fn run(
         &mut self,
         sim: &mut crate::sim::Sim,
         max_steps: u64,
         progress: &mut dyn FnMut(u64),
     ) -> crate::sim::RunEnd {
+        use crate::run::INTERRUPT_CHECK_STEPS;
         use crate::sim::RunEnd;
         self.host_start = std::time::Instant::now();
-        loop {
-            self.observe(sim);
+        let cache_pages_max = Rc::new(std::cell::Cell::new(self.cache_pages_max));
+        let observer = ReplayObserver {
+            tasks: self.tasks.clone(),
+            inos: self.inos.clone(),
+            cache_pages_max: cache_pages_max.clone(),
+        };
+        observer.note_cache(sim);
+        sim.observer = Some(Box::new(observer));
+        let end = loop {
             if sim.steps >= max_steps {
-                return RunEnd::StepLimit;
+                break RunEnd::StepLimit;
             }
-            let end = sim.run_with_progress(sim.steps + 1, progress);
+            let chunk_end = (sim.steps / INTERRUPT_CHECK_STEPS + 1) * INTERRUPT_CHECK_STEPS;
+            let end = sim.run_with_progress(chunk_end.min(max_steps), progress);
             if end != RunEnd::StepLimit {
-                self.observe(sim);
-                return end;
+                break end;
             }
-            if sim.steps.is_multiple_of(crate::run::INTERRUPT_CHECK_STEPS)
-                && crate::run::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
-            {
-                return RunEnd::Interrupted;
+            if crate::run::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+                break RunEnd::Interrupted;
             }
-        }
+        };
+        sim.observer = None;
+        let file_pages = sim
+            .vmstat
+            .get(crate::mm::vmstat::VmItem::NrFilePages)
+            .max(0) as u64;
+        self.cache_pages_max = cache_pages_max.get().max(file_pages);
+        end
     }
 
     /// The replay section of the run report.

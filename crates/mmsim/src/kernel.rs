@@ -150,6 +150,12 @@ pub const RULES: &[Rule] = &[
         version: "5.16",
         commit: "mm/vmscan: throttle reclaim until some writeback completes if congested",
     },
+    Rule {
+        feature: "read-accessed-folio",
+        since: KernelEra::V6_1,
+        version: "5.19",
+        commit: "filemap: Correct the conditions for marking a folio as accessed",
+    },
 ];
 
 impl KernelEra {

@@ -57,6 +57,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "anon-inactive-first",
     "anon-workingset",
     "reclaim-throttle",
+    "read-accessed-folio",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -58,6 +58,14 @@ pub struct Features {
     /// file pages used only once"). Off: any reference activates a page in use (mapped,
     /// swap cache, or of a mapped file), as 2.6.30's shrink_page_list did.
     pub mapped_used_once: bool,
+    /// filemap_read's rules: `ra->prev_pos` is where the previous read ended (v5.11,
+    /// "mm/filemap.c: generic_file_buffered_read() now uses find_get_pages_contig"), and a
+    /// read marks its first page accessed unless it starts in the page where that read
+    /// ended, pos_same_folio(pos, prev_pos - 1) (v5.19, "filemap: Correct the conditions
+    /// for marking a folio as accessed"). Off: do_generic_file_read's rule, a page is not
+    /// marked when the read continues exactly where the previous one stopped inside it
+    /// (prev_index, prev_offset; prev_pos keeps the last page read and the offset in it).
+    pub read_accessed_folio: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -111,6 +119,7 @@ impl Features {
             adaptive_swap_readahead: true,
             kswapd_file_writeback: true,
             mapped_used_once: true,
+            read_accessed_folio: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -155,6 +164,7 @@ impl Features {
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
+            "read-accessed-folio" => self.read_accessed_folio = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -181,6 +191,7 @@ impl Features {
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
+            "read-accessed-folio" => self.read_accessed_folio,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

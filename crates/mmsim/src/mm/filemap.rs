@@ -573,21 +573,39 @@ impl Sim {
                 }
                 break;
             }
-            // Mark accessed unless this continues the previous read inside the same page.
-            let (prev_index, prev_offset) = if ra.prev_pos == u64::MAX {
-                (u64::MAX, 0)
+            let mark = if self.features.read_accessed_folio {
+                // filemap_read: not when the read starts in the page where the previous
+                // one ended (pos_same_folio(pos, prev_pos - 1)). Applied to every page
+                // with prev_pos advanced after each copy, this marks every page of a read
+                // but (maybe) its first, as the kernel's per-batch check does.
+                ra.prev_pos == u64::MAX
+                    || ra.prev_pos == 0
+                    || (ra.prev_pos - 1) / PAGE_SIZE != index
             } else {
-                (ra.prev_pos / PAGE_SIZE, ra.prev_pos % PAGE_SIZE)
+                // do_generic_file_read: not when this continues the previous read inside
+                // the same page.
+                let (prev_index, prev_offset) = if ra.prev_pos == u64::MAX {
+                    (u64::MAX, 0)
+                } else {
+                    (ra.prev_pos / PAGE_SIZE, ra.prev_pos % PAGE_SIZE)
+                };
+                prev_index != index || offset != prev_offset
             };
-            if prev_index != index || offset != prev_offset {
+            if mark {
                 self.mark_page_accessed(pfn);
             }
             self.copy_to_user(nr);
             self.oracle_check_read(ino, pfn);
             self.put_page(pfn);
-            // prev_index stays this page; prev_offset wraps to 0 after a full page, as in
-            // the kernel (so re-reading a whole page does not mark it again).
-            ra.prev_pos = index * PAGE_SIZE + (offset + nr) % PAGE_SIZE;
+            ra.prev_pos = if self.features.read_accessed_folio {
+                // filemap_read: where the read ended (ki_pos).
+                index * PAGE_SIZE + offset + nr
+            } else {
+                // prev_index stays this page; prev_offset wraps to 0 after a full page,
+                // as in do_generic_file_read (so re-reading a whole page does not mark it
+                // again).
+                index * PAGE_SIZE + (offset + nr) % PAGE_SIZE
+            };
             done += nr;
         }
         out.done = done;

@@ -735,7 +735,7 @@ impl Replay {
                 // An object file is opened, read and closed per request, as a server
                 // does: a new struct file each time, so a re-read of the same page is
                 // marked accessed (a re-read through one open file at the same position
-                // is not: do_generic_file_read's prev_pos rule).
+                // is not: the prev_pos rule of do_generic_file_read and filemap_read).
                 self.close_after = Some(p.file);
             }
             if r.write {

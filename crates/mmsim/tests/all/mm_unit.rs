@@ -973,6 +973,103 @@ fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
     }
 }
 
+/// A read through one open file marks its pages accessed by the rule of its era:
+/// do_generic_file_read (off) skips a page only when the read continues exactly where the
+/// previous one stopped inside it; filemap_read (`read-accessed-folio`, v5.11 + v5.19)
+/// skips the first page when the read starts in the page where the previous one ended.
+#[test]
+fn a_read_marks_pages_accessed_by_the_rule_of_its_era() {
+    // (pos, len, [(page, marked by the old rule, marked by the new one)])
+    type Step = (u64, u64, &'static [(u64, bool, bool)]);
+    let steps: [Step; 7] = [
+        (0, 1000, &[(0, true, true)]),                     // first read
+        (0, 1000, &[(0, true, false)]),                    // the same bytes again
+        (1000, 1000, &[(0, false, false)]),                // continues where the last stopped
+        (3000, 1096, &[(0, true, false)]),                 // a jump inside the same page
+        (0, 4096, &[(0, false, false)]),                   // the whole page after its end
+        (4096, 100, &[(1, true, true)]),                   // the next page
+        (8192, 8192, &[(2, true, true), (3, true, true)]), // two further pages
+    ];
+    for rule in [false, true] {
+        let mut f = Features::vanilla();
+        f.read_accessed_folio = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 4 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        for (i, &(pos, len, pages)) in steps.iter().enumerate() {
+            // Every page unreferenced on the inactive list: a mark sets PG_referenced.
+            for idx in 0..4 {
+                let pfn = m.page(ino, idx);
+                assert!(m.on_list(pfn, LruList::InactiveFile), "page {idx} inactive");
+                m.sim.mem[pfn as usize].flags &= !pg::REFERENCED;
+            }
+            assert_eq!(m.pread(fd, len, pos), len);
+            for &(idx, old, new) in pages {
+                assert_eq!(
+                    m.has(m.page(ino, idx), pg::REFERENCED),
+                    if rule { new } else { old },
+                    "read-accessed-folio {rule}: step {i}, pread({pos}, {len}) page {idx}"
+                );
+            }
+        }
+        m.check();
+    }
+}
+
+/// pread through the page cache, completing IO until it is done.
+fn pread_with_io(m: &mut M, fd: u32, len: u64, pos: u64) -> u64 {
+    let mut progress = 0;
+    for _ in 0..100 {
+        match m.sim.sys_read(m.tid, fd, len, Some(pos), &mut progress) {
+            Ok(OpResult::Bytes(n)) => return n,
+            Ok(other) => panic!("pread({pos}, {len}): {other:?}"),
+            Err(_) => {
+                complete_io(&mut m.sim);
+            }
+        }
+    }
+    panic!("pread({pos}, {len}) never finished");
+}
+
+/// Readahead's sequential test (index - prev_pos / PAGE_SIZE <= 1) sees a one-page read that
+/// skips a page as sequential from v5.11, where prev_pos is where the last read ended, and
+/// as random before, where it is the last page read.
+#[test]
+fn a_read_that_skips_a_page_is_sequential_for_readahead_from_v5_11() {
+    for rule in [false, true] {
+        let mut f = Features::vanilla();
+        f.read_accessed_folio = rule;
+        let text = scenario_text("16MiB") + &common::file_toml("/mnt/data", 64 * PAGE_SIZE, true);
+        let mut m = M::new(&text, f);
+        let (fd, ino) = m.open("/mnt/data");
+        assert_eq!(
+            pread_with_io(&mut m, fd, PAGE_SIZE, 10 * PAGE_SIZE),
+            PAGE_SIZE
+        );
+        assert_eq!(
+            pread_with_io(&mut m, fd, PAGE_SIZE, 12 * PAGE_SIZE),
+            PAGE_SIZE
+        );
+        let cached = (0..64)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count();
+        if rule {
+            assert!(
+                cached > 2,
+                "v5.11+: page 12 starts a readahead window ({cached} cached)"
+            );
+            assert!(
+                matches!(m.entry(ino, 13), Entry::Page(_)),
+                "page 13 read ahead"
+            );
+        } else {
+            assert_eq!(cached, 2, "before v5.11: two random one-page reads");
+        }
+        m.check();
+    }
+}
+
 #[test]
 fn partial_page_writes_keep_the_rest_of_the_page() {
     for path in ["/tmp/p", "/mnt/p"] {

@@ -244,20 +244,26 @@ fn tlb_miss_walks_sets_young_and_dirty_on_write() {
     );
 }
 
-#[test]
-fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
+/// Task a reads page 0 of /data/a on CPU 1; reclaim's context on CPU 0 unmaps it with the
+/// batched flush (another CPU has the mm: deferred). (sim, a, addr, pfn)
+fn deferred_unmap_of_a_page_cpu1_reads() -> (Sim, TaskId, u64, Pfn) {
     let mut sim = machine4(batch_tlb_features(true));
     let a = task_id(&sim, "a");
     let addr = mmap(&mut sim, a, "/data/a", 8, 1, false);
     touch(&mut sim, 1, a, addr, 1, false);
     let pfn = pfn_at(&sim, a, addr);
-    // Reclaim unmaps it with the batched flush (another CPU has the mm: deferred).
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
     sim.page_referenced(pfn); // clear young so the unmap succeeds
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert_eq!(pte_at(&sim, a, addr), 0, "the PTE is gone");
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "the flush is deferred");
+    (sim, a, addr, pfn)
+}
+
+#[test]
+fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
+    let (mut sim, a, addr, pfn) = deferred_unmap_of_a_page_cpu1_reads();
     // CPU 1 still reads the page through its TLB: no fault, the cached pfn.
     let faults = vmstat(&sim, VmItem::Pgfault);
     let hits = sim.tlbs[1].hits;
@@ -299,16 +305,7 @@ fn a_hit_uses_the_cached_pfn_after_the_pte_was_cleared_until_flushed() {
 /// already removed from the cache.)
 #[test]
 fn a_read_through_a_stale_entry_of_a_page_awaiting_the_batched_flush_is_no_leak() {
-    let mut sim = machine4(batch_tlb_features(true));
-    let a = task_id(&sim, "a");
-    let addr = mmap(&mut sim, a, "/data/a", 8, 1, false);
-    touch(&mut sim, 1, a, addr, 1, false);
-    let pfn = pfn_at(&sim, a, addr);
-    reclaimer_on(&mut sim, 0);
-    sim.init_tlb_ubc();
-    sim.page_referenced(pfn);
-    assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
-    assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "the flush is deferred");
+    let (mut sim, a, addr, pfn) = deferred_unmap_of_a_page_cpu1_reads();
     // What __remove_mapping leaves: out of the page cache, frozen at 0 references, on the
     // batch's free list until try_to_unmap_flush.
     sim.mem[pfn as usize].mapping = mmsim::mm::page::NO_MAPPING;

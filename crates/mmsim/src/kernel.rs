@@ -67,6 +67,12 @@ pub const RULES: &[Rule] = &[
         commit: "vmscan: detect mapped file pages used only once",
     },
     Rule {
+        feature: "context-readahead",
+        since: KernelEra::V3_15,
+        version: "2.6.31",
+        commit: "readahead: introduce context readahead",
+    },
+    Rule {
         feature: "kswapd-file-writeback",
         since: KernelEra::V3_15,
         version: "3.2",

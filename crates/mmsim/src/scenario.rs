@@ -47,6 +47,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "adaptive-swap-readahead",
     "kswapd-file-writeback",
     "mapped-used-once",
+    "context-readahead",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

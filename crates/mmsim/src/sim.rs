@@ -58,6 +58,11 @@ pub struct Features {
     /// file pages used only once"). Off: any reference activates a page in use (mapped,
     /// swap cache, or of a mapped file), as 2.6.30's shrink_page_list did.
     pub mapped_used_once: bool,
+    /// A page-cache miss that is not sequential for the file's readahead state but
+    /// follows more cached pages than it asks for starts a readahead window sized by that
+    /// history (try_context_readahead, v2.6.31, "readahead: introduce context
+    /// readahead"). Off: such a miss reads just the pages asked for, as 2.6.30 did.
+    pub context_readahead: bool,
     /// filemap_read's rules: `ra->prev_pos` is where the previous read ended (v5.11,
     /// "mm/filemap.c: generic_file_buffered_read() now uses find_get_pages_contig"), and a
     /// read marks its first page accessed unless it starts in the page where that read
@@ -119,6 +124,7 @@ impl Features {
             adaptive_swap_readahead: true,
             kswapd_file_writeback: true,
             mapped_used_once: true,
+            context_readahead: true,
             read_accessed_folio: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
@@ -164,6 +170,7 @@ impl Features {
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
+            "context-readahead" => self.context_readahead = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
@@ -191,6 +198,7 @@ impl Features {
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
+            "context-readahead" => self.context_readahead,
             "read-accessed-folio" => self.read_accessed_folio,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,

@@ -132,23 +132,73 @@ impl Sim {
             let sequential_miss = offset == 0
                 || req > max
                 || (prev_index != u64::MAX && offset.wrapping_sub(prev_index) <= 1);
-            if !sequential_miss {
-                // Random read: just the request.
+            if sequential_miss {
+                ra.start = offset;
+                ra.size = get_init_ra_size(req, max);
+                ra.async_size = if ra.size > req {
+                    ra.size - req
+                } else {
+                    ra.size
+                };
+            } else if !(self.features.context_readahead
+                && self.try_context_readahead(ino, ra, offset, req, max))
+            {
+                // A standalone, small random read: just the request, the readahead state
+                // left alone.
                 return self.__do_page_cache_readahead(ino, offset, req, 0);
             }
-            ra.start = offset;
-            ra.size = get_init_ra_size(req, max);
-            ra.async_size = if ra.size > req {
-                ra.size - req
-            } else {
-                ra.size
-            };
         }
         if offset == ra.start && ra.size == ra.async_size {
             ra.async_size = get_next_ra_size(ra.size, max);
             ra.size += ra.async_size;
         }
         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
+    }
+
+    /// count_history_pages: how many pages right before `offset` are cached, scanning back
+    /// at most `max` (page_cache_prev_hole: a shadow entry is a hole); all of 0..offset when
+    /// the file is cached from its start.
+    fn count_history_pages(&self, ino: u32, offset: u64, max: u64) -> u64 {
+        let tree = &self.inode(ino).mapping.tree;
+        let mut n = 0;
+        while n < max && n < offset {
+            if !matches!(tree.lookup(offset - 1 - n), Entry::Page(_)) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// try_context_readahead (v2.6.31, "readahead: introduce context readahead"): a miss
+    /// that is not sequential for this file's state but follows more cached pages than it
+    /// asks for is taken for a stream another reader (or another stream through the same
+    /// file) left behind: a window of the history's size plus the request, doubled history
+    /// when the file is cached from its start, with an async marker on its last page.
+    fn try_context_readahead(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        offset: u64,
+        req: u64,
+        max: u64,
+    ) -> bool {
+        let mut size = self.count_history_pages(ino, offset, max);
+        // One radix_tree_lookup per page looked at (the last one finds the hole).
+        let lookups = size + u64::from(size < max && size < offset);
+        for _ in 0..lookups {
+            self.charge_tree_walk(ino);
+        }
+        if size <= req {
+            return false;
+        }
+        if size >= offset {
+            size *= 2;
+        }
+        ra.start = offset;
+        ra.size = (size + req).min(max);
+        ra.async_size = 1;
+        true
     }
 
     /// Charge `n` pages read into the cache to the running task's `cache_misses`.

@@ -1070,6 +1070,57 @@ fn a_read_that_skips_a_page_is_sequential_for_readahead_from_v5_11() {
     }
 }
 
+/// try_context_readahead (v2.6.31): a fresh file's first miss is not sequential for its
+/// own readahead state, but when more pages than it asks for are cached right before it
+/// (another reader's stream), it starts a window of history + request pages, doubled
+/// history when the file is cached from its start, the async marker on its last page.
+/// Before (2.6.30) such a miss reads just the pages asked for.
+#[test]
+fn a_miss_after_cached_history_starts_a_context_readahead_window() {
+    // (history read by another file: pos, pages; then the miss; then the window's last
+    // page with the rule)
+    for (hist_page, hist_pages, miss, last) in [
+        // 20..27 cached: 8 history pages > 1 asked: 9 pages from 28, to 36.
+        (20u64, 8u64, 28u64, 36u64),
+        // 0..7 cached (an initial window of 8 from 4 pages asked at 0): from the start of
+        // the file, so the history counts twice: 16 + 1 pages from 8, to 24.
+        (0, 4, 8, 24),
+    ] {
+        for rule in [false, true] {
+            let mut f = Features::vanilla();
+            f.context_readahead = rule;
+            let text =
+                scenario_text("16MiB") + &common::file_toml("/mnt/data", 64 * PAGE_SIZE, true);
+            let mut m = M::new(&text, f);
+            let (other, ino) = m.open("/mnt/data");
+            let n = hist_pages * PAGE_SIZE;
+            assert_eq!(pread_with_io(&mut m, other, n, hist_page * PAGE_SIZE), n);
+            let cached = |m: &M, i: u64| matches!(m.entry(ino, i), Entry::Page(_));
+            assert!(!cached(&m, miss), "page {miss} not read yet");
+            let (fd, _) = m.open("/mnt/data");
+            assert_eq!(
+                pread_with_io(&mut m, fd, PAGE_SIZE, miss * PAGE_SIZE),
+                PAGE_SIZE
+            );
+            let ctx = format!("context-readahead {rule}, history at {hist_page}");
+            if rule {
+                assert!(
+                    (miss..=last).all(|i| cached(&m, i)),
+                    "{ctx}: {miss}..={last} read"
+                );
+                assert!(!cached(&m, last + 1), "{ctx}: the window ends at {last}");
+                assert!(
+                    m.has(m.page(ino, last), pg::READAHEAD),
+                    "{ctx}: async marker on the last page"
+                );
+            } else {
+                assert!(!cached(&m, miss + 1), "{ctx}: just the page asked for");
+            }
+            m.check();
+        }
+    }
+}
+
 #[test]
 fn partial_page_writes_keep_the_rest_of_the_page() {
     for path in ["/tmp/p", "/mnt/p"] {

@@ -14,7 +14,7 @@
 //!    each request into one op (`Pread` or `Touch`), sleeping first when timestamps pace
 //!    the replay.
 //! 3. Whether a request hit the page cache is a kernel fact the program cannot see, so an
-//!    observer outside the kernel, [`ReplayObserver`] (installed by [`ReplayDriver`] as the
+//!    observer outside the kernel, `ReplayObserver` (installed by [`ReplayDriver`] as the
 //!    simulation's [`crate::sim::StepObserver`]), looks the pages of the request the
 //!    program published as next (`Shared::pending`) up in the radix tree right before the
 //!    program is asked for its next op, in the step that issues it (read-only: nothing is
@@ -770,7 +770,7 @@ impl Program for Replay {
 // ---------------------------------------------------------------------------------------
 
 /// Runs a simulation with the replay tasks' page-cache observer installed
-/// ([`ReplayObserver`]) and reports on the replays.
+/// (`ReplayObserver`) and reports on the replays.
 pub struct ReplayDriver {
     tasks: Vec<(crate::sched::TaskId, Rc<RefCell<Shared>>)>,
     host_start: std::time::Instant,

@@ -312,9 +312,9 @@ impl Sim {
     /// through a clean translation walks the page table.
     fn oracle_access(&mut self, mm: u32, vpn: u64, pfn: Pfn, owner: (u32, u64), write: bool) {
         let page = &self.mem[pfn as usize];
-        let awaiting_flush =
-            !page.test(pg::BUDDY) && page.mapping == NO_MAPPING && page.refcount == 0;
         if page.test(pg::BUDDY) || (page.mapping, page.index) != owner {
+            let awaiting_flush =
+                !page.test(pg::BUDDY) && page.mapping == NO_MAPPING && page.refcount == 0;
             if !write && awaiting_flush {
                 self.oracle_check_version(mm, vpn, pfn, owner);
                 return;

@@ -61,7 +61,9 @@ impl Sim {
 
     /// Execute (or resume) the op in progress of task `tid`.
     pub fn exec_op(&mut self, tid: TaskId) -> Result<OpResult, Wait> {
-        let cur = self.tasks[tid].cur_op.clone().expect("op in progress");
+        // Taken out for the call (no clone of the op's path): nothing reads a running
+        // task's op while it executes; it goes back with its progress below.
+        let mut cur = self.tasks[tid].cur_op.take().expect("op in progress");
         let is_syscall = !matches!(
             cur.op,
             Op::TimerStart(_)
@@ -176,10 +178,9 @@ impl Sim {
             }
             Op::Exit => Ok(OpResult::None),
         };
-        if let Some(c) = self.tasks[tid].cur_op.as_mut() {
-            c.progress = progress;
-            c.entered = true; // a resumed syscall does not pay the entry again
-        }
+        cur.progress = progress;
+        cur.entered = true; // a resumed syscall does not pay the entry again
+        self.tasks[tid].cur_op = Some(cur);
         self.cur.mode = Mode::System;
         r
     }

@@ -79,6 +79,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: do not writeback filesystem pages in direct reclaim",
     },
     Rule {
+        feature: "kswapd-flat-priority",
+        since: KernelEra::V3_15,
+        version: "3.11",
+        commit: "mm: vmscan: flatten kswapd priority loop",
+    },
+    Rule {
         feature: "file-only-when-plenty",
         since: KernelEra::V3_15,
         version: "3.8",

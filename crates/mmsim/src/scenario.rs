@@ -48,6 +48,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",
+    "kswapd-flat-priority",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

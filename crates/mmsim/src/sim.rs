@@ -63,6 +63,13 @@ pub struct Features {
     /// history (try_context_readahead, v2.6.31, "readahead: introduce context
     /// readahead"). Off: such a miss reads just the pages asked for, as 2.6.30 did.
     pub context_readahead: bool,
+    /// kswapd's priority loop is flat (v3.11, "mm: vmscan: flatten kswapd priority
+    /// loop"): a balance_pgdat pass lowers the priority unless it scanned at least its
+    /// target (max(high watermark, SWAP_CLUSTER_MAX)) and reclaimed something, never below
+    /// priority 1. Off: every pass lowers it, down to 0, and kswapd starts again from
+    /// DEF_PRIORITY once SWAP_CLUSTER_MAX pages were reclaimed since it last did (2.6.30's
+    /// loop_again), napping after each pass below priority 10.
+    pub kswapd_flat_priority: bool,
     /// filemap_read's rules: `ra->prev_pos` is where the previous read ended (v5.11,
     /// "mm/filemap.c: generic_file_buffered_read() now uses find_get_pages_contig"), and a
     /// read marks its first page accessed unless it starts in the page where that read
@@ -125,6 +132,7 @@ impl Features {
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
+            kswapd_flat_priority: true,
             read_accessed_folio: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
@@ -171,6 +179,7 @@ impl Features {
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
+            "kswapd-flat-priority" => self.kswapd_flat_priority = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
@@ -199,6 +208,7 @@ impl Features {
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,
+            "kswapd-flat-priority" => self.kswapd_flat_priority,
             "read-accessed-folio" => self.read_accessed_folio,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
@@ -330,6 +340,9 @@ pub struct Sim {
     /// Tasks sleeping in reclaim_throttle, per node: (task, writeback completions still
     /// to wait for).
     pub reclaim_throttled: Vec<Vec<(TaskId, u32)>>,
+    /// Tasks in congestion_wait(WRITE, ..) (the congestion_wqh of async requests) and
+    /// their timeouts: woken by the next write request to complete, else by the timeout.
+    pub congestion_waiters: Vec<(TaskId, Ps)>,
     /// mem_map: one Page per frame.
     pub mem: Vec<Page>,
     /// /proc/vmstat.
@@ -540,6 +553,7 @@ impl Sim {
             swap_cgroup: Vec::new(),
             swap_shadows: Vec::new(),
             reclaim_throttled: vec![Vec::new(); nr_nodes],
+            congestion_waiters: Vec::new(),
             mem,
             vmstat: VmStat::default(),
             profile: Profile::default(),

@@ -495,6 +495,16 @@ impl Sim {
                 }
             }
         }
+        if req.kind == IoKind::Write && !self.congestion_waiters.is_empty() {
+            // The request is freed below the congestion-off threshold:
+            // clear_bdi_congested wakes congestion_wait's sleepers.
+            for (tid, until) in std::mem::take(&mut self.congestion_waiters) {
+                // (A sleeper whose timeout already passed is no longer in the wait.)
+                if t < until && self.tasks[tid].state == crate::sched::TaskState::Sleeping {
+                    self.wake_up(tid, t);
+                }
+            }
+        }
         if !self.orphans.is_empty() {
             self.evict_orphans();
         }

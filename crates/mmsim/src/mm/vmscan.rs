@@ -7,8 +7,9 @@
 //!   memory.min / memory.low, and shrinks each memcg's lruvec on the node.
 //! - kswapd (one kthread per node) is woken by the allocator when a node's free pages fall
 //!   below the low watermark and reclaims until they are above the high watermark
-//!   (balance_pgdat), one shrink_node pass per step, lowering the priority from
-//!   DEF_PRIORITY (12) when a pass reclaims nothing.
+//!   (balance_pgdat), one shrink_node pass per step, from DEF_PRIORITY (12) down: a pass
+//!   lowers the priority unless it scanned its target and reclaimed something
+//!   (`kswapd_lower_priority`; 2.6.30: every pass, restarting after 32 reclaimed).
 //! - Direct reclaim (try_to_free_pages) runs in the allocating task when even the min
 //!   watermark cannot be met: priority 12 → 0 until SWAP_CLUSTER_MAX (32) pages are freed.
 //! - shrink_lruvec scans each evictable list in batches of 32, `size >> priority` pages in
@@ -160,6 +161,11 @@ pub struct ReclaimState {
     pub zone_writeback: bool,
     /// kswapd's current priority within balance_pgdat.
     pub kswapd_priority: u32,
+    /// Pages kswapd reclaimed since its priority loop began (balance_pgdat's
+    /// sc.nr_reclaimed; 2.6.30: since loop_again).
+    pub kswapd_reclaimed: u64,
+    /// Pages it scanned since then (2.6.30's total_scanned).
+    pub kswapd_scanned: u64,
     /// kswapd is between a wake-up and reaching the high watermark.
     pub kswapd_active: bool,
     /// kswapd met pages marked for immediate reclaim still under writeback: throttle it
@@ -1302,6 +1308,8 @@ impl Sim {
             st.zone_writeback = false;
             st.kswapd_active = false;
             st.kswapd_priority = DEF_PRIORITY;
+            st.kswapd_reclaimed = 0;
+            st.kswapd_scanned = 0;
             self.tasks[tid].state = crate::sched::TaskState::Sleeping;
             self.leave(prev);
             return false;
@@ -1309,6 +1317,8 @@ impl Sim {
         if !self.reclaim[node].kswapd_active {
             self.reclaim[node].kswapd_active = true;
             self.reclaim[node].kswapd_priority = DEF_PRIORITY;
+            self.reclaim[node].kswapd_reclaimed = 0;
+            self.reclaim[node].kswapd_scanned = 0;
             self.vmstat.inc(VmItem::Pageoutrun);
         }
         let pb = self.enter(KFunc::BalancePgdat);
@@ -1321,22 +1331,31 @@ impl Sim {
         }
         self.shrink_node(node, &mut sc);
         self.leave(pb);
-        let st = &mut self.reclaim[node];
-        if sc.nr_reclaimed == 0 {
-            if st.kswapd_priority > 0 {
-                st.kswapd_priority -= 1;
-            } else {
-                // Nothing reclaimable at the lowest priority: back off (wait_iff_congested)
-                // rather than spin; the allocator's OOM path handles true exhaustion.
-                st.kswapd_priority = DEF_PRIORITY;
-                if self.features.refault_deactivate {
-                    self.snapshot_refaults(ROOT_MEM_CGROUP, node);
-                }
-                let at = self.now() + CONGESTION_WAIT_PS;
-                self.leave(prev);
-                self.sleep_on(tid, crate::sched::Wait::Until(at));
-                return false;
+        // 2.6.30: "kswapd is getting into trouble. Take a nap, then take another pass
+        // across the zones": congestion_wait(WRITE, HZ/10) after a pass below priority 10
+        // once the loop has scanned anything (before the SWAP_CLUSTER_MAX check).
+        let nap = !self.features.kswapd_flat_priority
+            && self.reclaim[node].kswapd_scanned + sc.nr_scanned > 0
+            && sc.priority < DEF_PRIORITY - 2;
+        let fruitless = self.kswapd_lower_priority(node, &sc);
+        if nap {
+            let at = self.now() + KSWAPD_NAP_PS;
+            self.congestion_waiters.push((tid, at));
+            self.leave(prev);
+            self.sleep_on(tid, crate::sched::Wait::Until(at));
+            return false;
+        }
+        if fruitless {
+            // The priority loop ran out without reclaiming anything: back off
+            // (wait_iff_congested) rather than spin; the allocator's OOM path handles true
+            // exhaustion.
+            if self.features.refault_deactivate {
+                self.snapshot_refaults(ROOT_MEM_CGROUP, node);
             }
+            let at = self.now() + CONGESTION_WAIT_PS;
+            self.leave(prev);
+            self.sleep_on(tid, crate::sched::Wait::Until(at));
+            return false;
         }
         if self.features.reclaim_throttle {
             if std::mem::take(&mut self.reclaim[node].throttle_writeback) {
@@ -1363,6 +1382,62 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// The end of one balance_pgdat pass of kswapd on `node` (`sc` is the pass's scan
+    /// control, its priority the one the pass ran at: MGLRU's set_initial_priority may have
+    /// moved it): the priority of the next pass. Returns true when the priority loop ran
+    /// out without reclaiming anything since it began.
+    ///
+    /// - `kswapd-flat-priority` (v3.11): lower the priority unless the pass met its target
+    ///   — kswapd_shrink_node's `nr_scanned >= nr_to_reclaim` — and reclaimed something
+    ///   (`raise_priority || !nr_reclaimed`); below 1 balance_pgdat returns, and kswapd, not
+    ///   balanced, calls it again from DEF_PRIORITY (pageoutrun counts each call).
+    /// - Off (2.6.30): every pass lowers the priority, down to 0; once SWAP_CLUSTER_MAX
+    ///   pages were reclaimed since the loop began, `goto loop_again` restarts it at
+    ///   DEF_PRIORITY. (The caller naps after a pass below priority 10.)
+    pub fn kswapd_lower_priority(&mut self, node: usize, sc: &ScanControl) -> bool {
+        let flat = self.features.kswapd_flat_priority;
+        let st = &mut self.reclaim[node];
+        st.kswapd_reclaimed += sc.nr_reclaimed;
+        st.kswapd_scanned += sc.nr_scanned;
+        let loop_done = if flat {
+            let met_target = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
+            let mut priority = sc.priority;
+            if !met_target || sc.nr_reclaimed == 0 {
+                priority = priority.saturating_sub(1);
+            }
+            st.kswapd_priority = priority;
+            priority < 1
+        } else if st.kswapd_reclaimed >= SWAP_CLUSTER_MAX {
+            // loop_again, having made progress.
+            st.kswapd_priority = DEF_PRIORITY;
+            st.kswapd_reclaimed = 0;
+            st.kswapd_scanned = 0;
+            return false;
+        } else if sc.priority == 0 {
+            true
+        } else {
+            st.kswapd_priority = sc.priority - 1;
+            false
+        };
+        if !loop_done {
+            return false;
+        }
+        let fruitless = st.kswapd_reclaimed == 0;
+        st.kswapd_priority = DEF_PRIORITY;
+        st.kswapd_reclaimed = 0;
+        st.kswapd_scanned = 0;
+        if flat {
+            // kswapd calls balance_pgdat again (at once, or after backing off).
+            self.vmstat.inc(VmItem::Pageoutrun);
+        }
+        fruitless
+    }
+}
+
+/// kswapd's nap in 2.6.30's balance_pgdat: congestion_wait(WRITE, HZ/10), 100 ms unless a
+/// write request completes first.
+pub const KSWAPD_NAP_PS: u64 = 100_000_000_000;
 /// congestion_wait(BLK_RW_ASYNC, HZ/50): how long reclaim backs off when the pages it finds
 /// are all under writeback, 20 ms.
 pub const CONGESTION_WAIT_PS: u64 = 20_000_000_000;

@@ -72,6 +72,20 @@ impl M {
         }
     }
 
+    /// fdatasync(fd), completing its IO until it returns.
+    fn fdatasync(&mut self, fd: u32) {
+        let mut progress = 0;
+        for _ in 0..1000 {
+            match self.sim.sys_fdatasync(self.tid, fd, &mut progress) {
+                Ok(_) => return,
+                Err(_) => {
+                    complete_io(&mut self.sim);
+                }
+            }
+        }
+        panic!("fdatasync fd {fd} did not finish");
+    }
+
     fn pwrite(&mut self, fd: u32, len: u64, pos: u64) -> OpResult {
         let mut progress = 0;
         self.sim
@@ -1775,4 +1789,146 @@ fn pwrite_writes_at_its_offset_and_leaves_the_file_position() {
     // The write path did the work: a further write goes on at f_pos.
     assert_eq!(m.write(fd, 10), 10);
     assert_eq!(m.sim.tasks[m.tid].fds[fd as usize].unwrap().pos, 110);
+}
+
+/// kswapd's priority after one balance_pgdat pass, derived by hand from the two loops:
+/// v3.11's flat loop lowers it unless the pass scanned its target and reclaimed something
+/// and ends below 1 (a new balance_pgdat, pageoutrun +1); 2.6.30's lowers it after every
+/// pass, down to 0, and restarts at 12 once 32 pages were reclaimed since it began.
+#[test]
+fn kswapd_priority_follows_the_balance_pgdat_loop_of_each_era() {
+    use mmsim::mm::vmscan::{ScanControl, DEF_PRIORITY};
+    // (priority, scanned, reclaimed) of a pass with a target of 100 pages.
+    let pass = |priority: u32, scanned: u64, reclaimed: u64| {
+        let mut sc = ScanControl::new(100, true, Gfp::KERNEL);
+        sc.priority = priority;
+        sc.nr_scanned = scanned;
+        sc.nr_reclaimed = reclaimed;
+        sc
+    };
+    for flat in [true, false] {
+        let mut f = Features::patched();
+        f.kswapd_flat_priority = flat;
+        let mut m = machine(f);
+        // (pass, priority after, fruitless, pageoutrun added)
+        type Step = ((u32, u64, u64), u32, bool, i64);
+        let steps: &[Step] = if flat {
+            &[
+                // Scanned 3 of a target of 100: raise the priority.
+                ((12, 3, 3), 11, false, 0),
+                // Scanned the target and reclaimed: stay.
+                ((11, 120, 40), 11, false, 0),
+                // Scanned the target, reclaimed nothing: lower.
+                ((11, 120, 0), 10, false, 0),
+                ((10, 100, 100), 10, false, 0),
+                // At 1 the loop ends: a new call from 12, not fruitless (it reclaimed).
+                ((1, 5, 0), DEF_PRIORITY, false, 1),
+                // A whole loop that reclaims nothing is fruitless.
+                ((1, 5, 0), DEF_PRIORITY, true, 1),
+            ]
+        } else {
+            &[
+                // Every pass lowers the priority, even one that met the target.
+                ((12, 120, 10), 11, false, 0),
+                ((11, 120, 10), 10, false, 0),
+                // 10 + 10 + 12 = 32 reclaimed since the loop began: loop_again at 12.
+                ((10, 50, 12), DEF_PRIORITY, false, 0),
+                // Down to 0 with 31 reclaimed: loop_again, not fruitless.
+                ((12, 50, 31), 11, false, 0),
+                ((0, 50, 0), DEF_PRIORITY, false, 0),
+                // Down to 0 with nothing reclaimed since: fruitless.
+                ((0, 50, 0), DEF_PRIORITY, true, 0),
+            ]
+        };
+        for (i, &((p, scanned, reclaimed), want, fruitless, runs)) in steps.iter().enumerate() {
+            let before = m.sim.vmstat.get(VmItem::Pageoutrun);
+            let got = m.sim.kswapd_lower_priority(0, &pass(p, scanned, reclaimed));
+            let ctx = format!("flat {flat}, step {i}");
+            assert_eq!(m.sim.reclaim[0].kswapd_priority, want, "{ctx}: priority");
+            assert_eq!(got, fruitless, "{ctx}: fruitless");
+            assert_eq!(
+                m.sim.vmstat.get(VmItem::Pageoutrun) - before,
+                runs,
+                "{ctx}: pageoutrun"
+            );
+        }
+    }
+}
+
+/// 2.6.30's kswapd naps after a pass below priority 10 (congestion_wait(WRITE, HZ/10)):
+/// 100 ms, or until a write request completes. The flat loop of 3.11 has no nap.
+#[test]
+fn kswapd_of_2_6_30_naps_below_priority_10_until_a_write_completes() {
+    use mmsim::mm::vmscan::KSWAPD_NAP_PS;
+    for flat in [false, true] {
+        let mut f = Features::patched();
+        f.kswapd_flat_priority = flat;
+        let mut m = machine(f);
+        // Fill the page cache so that kswapd has file pages to reclaim, then take the
+        // free pages below the high watermark.
+        let (fd, _) = m.open("/mnt/fill");
+        let pages = u64::from(m.sim.nodes[0].present_pages);
+        for _ in 0..pages / 2 / 64 {
+            m.write(fd, 64 * PAGE_SIZE);
+            m.fdatasync(fd);
+        }
+        let kswapd = m
+            .sim
+            .tasks
+            .iter()
+            .position(|t| matches!(t.body, TaskBody::Kthread(mmsim::sched::KThread::Kswapd(0))))
+            .expect("kswapd");
+        let high = m.sim.nodes[0].watermark.high;
+        let mut hold = Vec::new();
+        while m.sim.zone_watermark_ok(0, high) {
+            hold.push(m.sim.alloc_page(Gfp::KERNEL).expect("a free page"));
+        }
+        // kswapd in the middle of a balance_pgdat loop, about to run a pass at priority 9.
+        m.sim.reclaim[0].kswapd_active = true;
+        m.sim.reclaim[0].kswapd_priority = 9;
+        m.sim.tasks[kswapd].state = mmsim::sched::TaskState::Runnable;
+        let now = m.sim.now();
+        let runnable = m.sim.kswapd_step(kswapd, 0);
+        let ctx = format!(
+            "flat {flat}, scanned {}, inactive file {}",
+            m.sim.vmstat.get(VmItem::PgscanKswapd),
+            m.sim.vmstat.get(VmItem::NrInactiveFile)
+        );
+        if flat {
+            assert!(m.sim.congestion_waiters.is_empty(), "{ctx}: no nap");
+            continue;
+        }
+        assert!(!runnable, "{ctx}: kswapd sleeps");
+        // In congestion_wait until 100 ms after the pass (which took a little time).
+        assert_eq!(
+            m.sim.congestion_waiters.len(),
+            1,
+            "{ctx}: in congestion_wait"
+        );
+        let (waiter, until) = m.sim.congestion_waiters[0];
+        assert_eq!(waiter, kswapd, "{ctx}");
+        assert_eq!(
+            m.sim.tasks[kswapd].state,
+            mmsim::sched::TaskState::Sleeping,
+            "{ctx}: asleep"
+        );
+        assert!(
+            until >= now + KSWAPD_NAP_PS && until < now + KSWAPD_NAP_PS + 1_000_000_000,
+            "{ctx}: a nap of 100 ms: {until} vs {now}"
+        );
+        // A write request completes: kswapd is woken at once.
+        let (fd2, _) = m.open("/mnt/w");
+        m.write(fd2, PAGE_SIZE);
+        m.fdatasync(fd2);
+        assert!(m.sim.congestion_waiters.is_empty(), "{ctx}: woken");
+        assert!(
+            m.sim.tasks[kswapd].ready_at_ps < until,
+            "{ctx}: before the timeout"
+        );
+        assert_ne!(
+            m.sim.tasks[kswapd].state,
+            mmsim::sched::TaskState::Sleeping,
+            "{ctx}: awake"
+        );
+    }
 }

@@ -263,6 +263,9 @@ pub struct ReplayCounters {
 pub struct Shared {
     /// The next request, for the observer to look up.
     pub pending: Option<Pending>,
+    /// The program's next op may issue the pending request: only then does the observer
+    /// look it up (an observation counts only when made right before the issuing step).
+    pub pending_may_issue: bool,
     /// The observation: the sequence number it is for and each page's residency.
     pub observed_seq: Option<u64>,
     /// Residency of the pending request's pages.
@@ -755,13 +758,32 @@ impl Replay {
     }
 }
 
+impl Replay {
+    /// Whether the call of `next_op` after the one that returned `op` may issue the
+    /// pending request (else the observer need not look it up before it): not after a
+    /// request that closes its file next, nor after that close when the next request's
+    /// file is not open (its open comes first).
+    fn next_call_may_issue(&self, op: &Op) -> bool {
+        match op {
+            Op::Pread { .. } | Op::Pwrite { .. } | Op::Touch { .. } => self.close_after.is_none(),
+            Op::Close { .. } => self
+                .next
+                .is_none_or(|(_, p)| self.open[p.file].fd.is_some()),
+            _ => true,
+        }
+    }
+}
+
 impl Program for Replay {
     fn next_op(&mut self, last: &OpResult) -> Op {
-        match self.phase {
+        let op = match self.phase {
             Phase::Setup => self.setup_op(last),
             Phase::Run => self.run_op(last),
             Phase::Done => Op::Exit,
-        }
+        };
+        let may_issue = self.next_call_may_issue(&op);
+        self.shared.borrow_mut().pending_may_issue = may_issue;
+        op
     }
 }
 
@@ -817,6 +839,9 @@ impl crate::sim::StepObserver for ReplayObserver {
         let t = &sim.tasks[tid];
         let mut s = self.tasks[k].1.borrow_mut();
         s.now_ns = clock_ps.max(t.ready_at_ps) / 1000;
+        if !s.pending_may_issue {
+            return;
+        }
         let Some(p) = s.pending else {
             return;
         };
@@ -831,10 +856,9 @@ impl crate::sim::StepObserver for ReplayObserver {
         let tree = &inode.mapping.tree;
         let mut resident = std::mem::take(&mut s.resident);
         resident.clear();
-        resident.extend(
-            (p.first_page..p.first_page + p.pages)
-                .map(|i| matches!(tree.lookup(i), Entry::Page(_))),
-        );
+        for i in p.first_page..p.first_page + p.pages {
+            resident.push(matches!(tree.lookup(i), Entry::Page(_)));
+        }
         s.resident = resident;
         s.observed_seq = Some(p.seq);
     }

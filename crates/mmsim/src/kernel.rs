@@ -73,6 +73,13 @@ pub const RULES: &[Rule] = &[
         commit: "readahead: introduce context readahead",
     },
     Rule {
+        feature: "kswapd-short-sleep",
+        since: KernelEra::V3_15,
+        version: "2.6.32",
+        commit:
+            "vmscan: have kswapd sleep for a short interval and double check it should be asleep",
+    },
+    Rule {
         feature: "kswapd-file-writeback",
         since: KernelEra::V3_15,
         version: "3.2",

@@ -49,6 +49,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mapped-used-once",
     "context-readahead",
     "kswapd-flat-priority",
+    "kswapd-short-sleep",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

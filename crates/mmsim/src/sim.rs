@@ -70,6 +70,12 @@ pub struct Features {
     /// DEF_PRIORITY once SWAP_CLUSTER_MAX pages were reclaimed since it last did (2.6.30's
     /// loop_again), napping after each pass below priority 10.
     pub kswapd_flat_priority: bool,
+    /// kswapd_try_to_sleep (v2.6.32, "vmscan: have kswapd sleep for a short interval and
+    /// double check it should be asleep"): a balanced kswapd first sleeps HZ/10; woken in
+    /// it by an allocator (kswapd_low_wmark_hit_quickly), or finding the node below the
+    /// high watermark after it (kswapd_high_wmark_hit_quickly), it reclaims again; else it
+    /// sleeps until woken. Off: it sleeps until woken at once, as 2.6.30 did.
+    pub kswapd_short_sleep: bool,
     /// filemap_read's rules: `ra->prev_pos` is where the previous read ended (v5.11,
     /// "mm/filemap.c: generic_file_buffered_read() now uses find_get_pages_contig"), and a
     /// read marks its first page accessed unless it starts in the page where that read
@@ -133,6 +139,7 @@ impl Features {
             mapped_used_once: true,
             context_readahead: true,
             kswapd_flat_priority: true,
+            kswapd_short_sleep: true,
             read_accessed_folio: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
@@ -180,6 +187,7 @@ impl Features {
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
             "kswapd-flat-priority" => self.kswapd_flat_priority = on,
+            "kswapd-short-sleep" => self.kswapd_short_sleep = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
@@ -209,6 +217,7 @@ impl Features {
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,
             "kswapd-flat-priority" => self.kswapd_flat_priority,
+            "kswapd-short-sleep" => self.kswapd_short_sleep,
             "read-accessed-folio" => self.read_accessed_folio,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
@@ -583,7 +592,14 @@ impl Sim {
             sample_step_ps: finest_sample_step(sc.sample_interval_ns.max(1).saturating_mul(1_000)),
             next_sample_ps: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
-            reclaim: vec![Default::default(); nr_nodes],
+            // kswapd starts asleep on kswapd_wait.
+            reclaim: vec![
+                crate::mm::vmscan::ReclaimState {
+                    kswapd_sleep: crate::mm::vmscan::KswapdSleep::Deep,
+                    ..Default::default()
+                };
+                nr_nodes
+            ],
             kswapd: vec![None; nr_nodes],
             swap: None,
             oom_reports: Vec::new(),
@@ -1139,6 +1155,9 @@ impl Sim {
             Event::Wake(task) => {
                 self.hash_event(1, u64::from(task));
                 let task = task as usize;
+                if self.kswapd_timer_is_stale(task, t) {
+                    return;
+                }
                 if self.tasks[task].state == TaskState::Sleeping {
                     self.wake_up(task, t);
                 } else if let TaskBody::Kthread(_) = self.tasks[task].body {

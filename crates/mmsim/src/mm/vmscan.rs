@@ -152,6 +152,19 @@ pub enum PageReferences {
     ReclaimClean,
 }
 
+/// Whether kswapd waits on its node's kswapd_wait (where wakeup_kswapd finds it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KswapdSleep {
+    /// Running, or sleeping elsewhere (congestion_wait, reclaim_throttle): wakeup_kswapd
+    /// does not wake it (its waitqueue is not active).
+    #[default]
+    Awake,
+    /// kswapd_try_to_sleep's schedule_timeout(HZ/10), until the given time.
+    Short(crate::machine::Ps),
+    /// Asleep until woken (schedule()).
+    Deep,
+}
+
 /// Per-node reclaim state (zone->flags, kswapd's progress, the shadow-node list_lru).
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimState {
@@ -166,6 +179,10 @@ pub struct ReclaimState {
     pub kswapd_reclaimed: u64,
     /// Pages it scanned since then (2.6.30's total_scanned).
     pub kswapd_scanned: u64,
+    /// Where kswapd sleeps: on kswapd_wait (its short sleep or until woken) or not.
+    pub kswapd_sleep: KswapdSleep,
+    /// An allocator woke kswapd in its short sleep (schedule_timeout returned early).
+    pub kswapd_woken_early: bool,
     /// kswapd is between a wake-up and reaching the high watermark.
     pub kswapd_active: bool,
     /// kswapd met pages marked for immediate reclaim still under writeback: throttle it
@@ -1278,18 +1295,42 @@ impl Sim {
         sc.nr_reclaimed
     }
 
-    /// Wake kswapd of every node below its low watermark (wakeup_kswapd).
+    /// Wake kswapd of a node that is not balanced (wakeup_kswapd): only when kswapd waits
+    /// on kswapd_wait (its short sleep or its sleep until woken), not while it runs or
+    /// sleeps in congestion_wait or reclaim_throttle.
     pub fn wakeup_kswapd(&mut self, node: usize) {
         let Some(t) = self.kswapd.get(node).copied().flatten() else {
             return;
         };
-        if self.zone_watermark_ok(node, self.nodes[node].watermark.high)
-            && !self.reclaim[node].kswapd_active
-        {
+        let st = &self.reclaim[node];
+        if st.kswapd_sleep == KswapdSleep::Awake {
             return;
         }
+        if self.zone_watermark_ok(node, self.nodes[node].watermark.high) && !st.kswapd_active {
+            return;
+        }
+        if matches!(st.kswapd_sleep, KswapdSleep::Short(_)) {
+            self.reclaim[node].kswapd_woken_early = true;
+        }
+        self.reclaim[node].kswapd_sleep = KswapdSleep::Awake;
         let now = self.now();
         self.wake_up(t, now);
+    }
+
+    /// A timer of kswapd task `task` firing at `t` that its sleep no longer has: kswapd
+    /// sleeps until woken, or is in a short sleep that ends at another time (an earlier
+    /// wait's timer, whose sleep ended early: schedule_timeout deletes its timer then).
+    pub fn kswapd_timer_is_stale(&self, task: crate::sched::TaskId, t: crate::machine::Ps) -> bool {
+        let crate::sched::TaskBody::Kthread(crate::sched::KThread::Kswapd(node)) =
+            self.tasks[task].body
+        else {
+            return false;
+        };
+        match self.reclaim[node].kswapd_sleep {
+            KswapdSleep::Awake => false,
+            KswapdSleep::Short(until) => t != until,
+            KswapdSleep::Deep => true,
+        }
     }
 
     /// One step of kswapd: one shrink_node pass of balance_pgdat, or go to sleep when the
@@ -1297,6 +1338,21 @@ impl Sim {
     pub fn kswapd_step(&mut self, tid: crate::sched::TaskId, node: usize) -> bool {
         let prev = self.enter(KFunc::Kswapd);
         let high = self.nodes[node].watermark.high;
+        if let KswapdSleep::Short(_) = self.reclaim[node].kswapd_sleep {
+            // The short sleep's timeout ran out (an allocator's wake ends it in
+            // wakeup_kswapd): asleep until woken if still balanced, else reclaim again.
+            self.reclaim[node].kswapd_sleep = KswapdSleep::Awake;
+            if self.zone_watermark_ok(node, high) {
+                self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
+                self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+                self.leave(prev);
+                return false;
+            }
+            self.vmstat.inc(VmItem::KswapdHighWmarkHitQuickly);
+        }
+        if std::mem::take(&mut self.reclaim[node].kswapd_woken_early) {
+            self.vmstat.inc(VmItem::KswapdLowWmarkHitQuickly);
+        }
         if self.zone_watermark_ok(node, high) {
             // Balanced: the end of balance_pgdat (snapshot_refaults, v5.5); clear the
             // zone flags and sleep until woken.
@@ -1310,6 +1366,15 @@ impl Sim {
             st.kswapd_priority = DEF_PRIORITY;
             st.kswapd_reclaimed = 0;
             st.kswapd_scanned = 0;
+            if self.features.kswapd_short_sleep {
+                // kswapd_try_to_sleep: HZ/10 first.
+                let until = self.now() + KSWAPD_SHORT_SLEEP_PS;
+                self.reclaim[node].kswapd_sleep = KswapdSleep::Short(until);
+                self.leave(prev);
+                self.sleep_on(tid, crate::sched::Wait::Until(until));
+                return false;
+            }
+            self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
             self.tasks[tid].state = crate::sched::TaskState::Sleeping;
             self.leave(prev);
             return false;
@@ -1435,6 +1500,8 @@ impl Sim {
     }
 }
 
+/// kswapd_try_to_sleep's short sleep, HZ/10 (v2.6.32).
+pub const KSWAPD_SHORT_SLEEP_PS: u64 = 100_000_000_000;
 /// kswapd's nap in 2.6.30's balance_pgdat: congestion_wait(WRITE, HZ/10), 100 ms unless a
 /// write request completes first.
 pub const KSWAPD_NAP_PS: u64 = 100_000_000_000;

@@ -75,6 +75,8 @@ vm_items! {
     WorkingsetRestoreFile => "workingset_restore_file",
     WorkingsetNodereclaim => "workingset_nodereclaim",
     Pageoutrun => "pageoutrun",
+    KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
+    KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
     Allocstall => "allocstall",
     Pgrotated => "pgrotated",
     OomKill => "oom_kill",

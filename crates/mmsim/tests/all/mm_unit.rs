@@ -1932,3 +1932,126 @@ fn kswapd_of_2_6_30_naps_below_priority_10_until_a_write_completes() {
         );
     }
 }
+
+/// kswapd_try_to_sleep (v2.6.32): a balanced kswapd sleeps HZ/10 on kswapd_wait first. An
+/// allocator's wakeup_kswapd in it counts kswapd_low_wmark_hit_quickly; a node below the
+/// high watermark when it ends counts kswapd_high_wmark_hit_quickly and kswapd reclaims;
+/// a balanced node then puts it to sleep until woken, where timers no longer wake it.
+/// wakeup_kswapd never wakes a kswapd sleeping elsewhere (congestion_wait). Without the
+/// rule (2.6.30) kswapd sleeps until woken at once.
+#[test]
+fn kswapd_sleeps_briefly_then_checks_again_before_sleeping_until_woken() {
+    use mmsim::mm::vmscan::{KswapdSleep, KSWAPD_SHORT_SLEEP_PS};
+    use mmsim::sched::TaskState;
+    let build = |short: bool| {
+        let mut f = Features::patched();
+        f.kswapd_short_sleep = short;
+        let mut m = machine(f);
+        let kswapd = m
+            .sim
+            .tasks
+            .iter()
+            .position(|t| matches!(t.body, TaskBody::Kthread(mmsim::sched::KThread::Kswapd(0))))
+            .expect("kswapd");
+        // Running, on a balanced node: the end of balance_pgdat.
+        m.sim.reclaim[0].kswapd_sleep = KswapdSleep::Awake;
+        m.sim.reclaim[0].kswapd_active = true;
+        m.sim.tasks[kswapd].state = TaskState::Runnable;
+        (m, kswapd)
+    };
+    let unbalance = |m: &mut M| {
+        let high = m.sim.nodes[0].watermark.high;
+        let mut held = Vec::new();
+        while m.sim.zone_watermark_ok(0, high) {
+            held.push(m.sim.alloc_page(Gfp::KERNEL).expect("a free page"));
+        }
+        held
+    };
+    let counts = |m: &M| {
+        (
+            m.sim.vmstat.get(VmItem::KswapdLowWmarkHitQuickly),
+            m.sim.vmstat.get(VmItem::KswapdHighWmarkHitQuickly),
+        )
+    };
+
+    // 2.6.30: asleep until woken at once; its old timers do not wake it.
+    let (mut m, k) = build(false);
+    let now = m.sim.now();
+    assert!(!m.sim.kswapd_step(k, 0));
+    assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Deep);
+    assert!(m.sim.kswapd_timer_is_stale(k, now + KSWAPD_SHORT_SLEEP_PS));
+
+    // An allocator wakes it in its short sleep.
+    let (mut m, k) = build(true);
+    let now = m.sim.now();
+    assert!(!m.sim.kswapd_step(k, 0));
+    let KswapdSleep::Short(until) = m.sim.reclaim[0].kswapd_sleep else {
+        panic!("a short sleep: {:?}", m.sim.reclaim[0].kswapd_sleep);
+    };
+    assert!(
+        until >= now + KSWAPD_SHORT_SLEEP_PS && until < now + KSWAPD_SHORT_SLEEP_PS + 1_000_000_000
+    );
+    assert_eq!(m.sim.tasks[k].state, TaskState::Sleeping);
+    assert!(
+        !m.sim.kswapd_timer_is_stale(k, until),
+        "its own timer ends it"
+    );
+    assert!(
+        m.sim.kswapd_timer_is_stale(k, until - 1),
+        "another timer does not"
+    );
+    // Balanced: no wake.
+    m.sim.wakeup_kswapd(0);
+    assert_eq!(m.sim.tasks[k].state, TaskState::Sleeping);
+    let _held = unbalance(&mut m);
+    m.sim.wakeup_kswapd(0);
+    assert_eq!(m.sim.tasks[k].state, TaskState::Runnable, "woken early");
+    assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Awake);
+    assert!(
+        !m.sim.kswapd_timer_is_stale(k, until),
+        "awake: timers note the time"
+    );
+    let before = counts(&m);
+    m.sim.kswapd_step(k, 0);
+    assert_eq!(
+        counts(&m),
+        (before.0 + 1, before.1),
+        "low wmark hit quickly"
+    );
+
+    // The short sleep runs out on a balanced node: asleep until woken.
+    let (mut m, k) = build(true);
+    assert!(!m.sim.kswapd_step(k, 0));
+    let before = counts(&m);
+    m.sim.tasks[k].state = TaskState::Runnable; // its timer fired
+    assert!(!m.sim.kswapd_step(k, 0));
+    assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Deep);
+    assert_eq!(counts(&m), before);
+
+    // ... on a node below the high watermark: kswapd reclaims again.
+    let (mut m, k) = build(true);
+    assert!(!m.sim.kswapd_step(k, 0));
+    let _held = unbalance(&mut m);
+    let (before, scanned) = (counts(&m), m.sim.vmstat.get(VmItem::Pageoutrun));
+    m.sim.tasks[k].state = TaskState::Runnable; // its timer fired
+    m.sim.kswapd_step(k, 0);
+    assert_eq!(
+        counts(&m),
+        (before.0, before.1 + 1),
+        "high wmark hit quickly"
+    );
+    assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Awake);
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::Pageoutrun),
+        scanned + 1,
+        "a new balance_pgdat"
+    );
+
+    // In congestion_wait (not on kswapd_wait), an allocator does not wake it.
+    let (mut m, k) = build(true);
+    let _held = unbalance(&mut m);
+    m.sim.reclaim[0].kswapd_sleep = KswapdSleep::Awake;
+    m.sim.sleep_on(k, Wait::Until(m.sim.now() + 20_000_000_000));
+    m.sim.wakeup_kswapd(0);
+    assert_eq!(m.sim.tasks[k].state, TaskState::Sleeping);
+}

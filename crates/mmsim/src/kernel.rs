@@ -110,6 +110,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "kswapd-failures",
+        since: KernelEra::V4_14,
+        version: "4.11",
+        commit: "mm: fix 100% CPU kswapd busyloop on unreclaimable nodes",
+    },
+    Rule {
         feature: "writeback-activate",
         since: KernelEra::V4_14,
         version: "4.11",

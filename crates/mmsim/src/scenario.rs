@@ -50,6 +50,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "context-readahead",
     "kswapd-flat-priority",
     "kswapd-short-sleep",
+    "kswapd-failures",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

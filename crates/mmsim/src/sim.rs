@@ -76,6 +76,12 @@ pub struct Features {
     /// high watermark after it (kswapd_high_wmark_hit_quickly), it reclaims again; else it
     /// sleeps until woken. Off: it sleeps until woken at once, as 2.6.30 did.
     pub kswapd_short_sleep: bool,
+    /// kswapd gives up on a node after MAX_RECLAIM_RETRIES (16) balance_pgdat calls in a
+    /// row that reclaimed nothing, until reclaim progress there (v4.11, "mm: fix 100% CPU
+    /// kswapd busyloop on unreclaimable nodes"): it sleeps and allocators no longer wake
+    /// it; before, it calls balance_pgdat again at once. Off: it backs off 20 ms after such
+    /// a call and tries again.
+    pub kswapd_failures: bool,
     /// filemap_read's rules: `ra->prev_pos` is where the previous read ended (v5.11,
     /// "mm/filemap.c: generic_file_buffered_read() now uses find_get_pages_contig"), and a
     /// read marks its first page accessed unless it starts in the page where that read
@@ -140,6 +146,7 @@ impl Features {
             context_readahead: true,
             kswapd_flat_priority: true,
             kswapd_short_sleep: true,
+            kswapd_failures: false,
             read_accessed_folio: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
@@ -188,6 +195,7 @@ impl Features {
             "context-readahead" => self.context_readahead = on,
             "kswapd-flat-priority" => self.kswapd_flat_priority = on,
             "kswapd-short-sleep" => self.kswapd_short_sleep = on,
+            "kswapd-failures" => self.kswapd_failures = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
@@ -218,6 +226,7 @@ impl Features {
             "context-readahead" => self.context_readahead,
             "kswapd-flat-priority" => self.kswapd_flat_priority,
             "kswapd-short-sleep" => self.kswapd_short_sleep,
+            "kswapd-failures" => self.kswapd_failures,
             "read-accessed-folio" => self.read_accessed_folio,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,

@@ -183,6 +183,8 @@ pub struct ReclaimState {
     pub kswapd_sleep: KswapdSleep,
     /// An allocator woke kswapd in its short sleep (schedule_timeout returned early).
     pub kswapd_woken_early: bool,
+    /// balance_pgdat calls in a row that reclaimed nothing (pgdat->kswapd_failures, v4.11).
+    pub kswapd_failures: u32,
     /// kswapd is between a wake-up and reaching the high watermark.
     pub kswapd_active: bool,
     /// kswapd met pages marked for immediate reclaim still under writeback: throttle it
@@ -445,6 +447,17 @@ impl Sim {
     /// on one node (shrink_node_memcgs) and prune shadow nodes, as the slab shrinkers
     /// would; then the writeback throttling decisions.
     pub fn shrink_node(&mut self, node: usize, sc: &mut ScanControl) {
+        let reclaimed = sc.nr_reclaimed;
+        self.shrink_node_policy(node, sc);
+        if sc.nr_reclaimed > reclaimed {
+            // "On reclaim progress, reset the failure counter. A successful direct
+            // reclaim run will revive a dormant kswapd." (v4.11)
+            self.reclaim[node].kswapd_failures = 0;
+        }
+    }
+
+    /// shrink_node of the node's reclaim policy.
+    fn shrink_node_policy(&mut self, node: usize, sc: &mut ScanControl) {
         if let (Some(f), false) = (self.ops.shrink_node, sc.cgroup_reclaim()) {
             // Root reclaim under another policy (lru_gen_shrink_node).
             f(self, node, sc);
@@ -1306,6 +1319,10 @@ impl Sim {
         if st.kswapd_sleep == KswapdSleep::Awake {
             return;
         }
+        if self.kswapd_hopeless(node) {
+            // Hopeless node, leave it to direct reclaim.
+            return;
+        }
         if self.zone_watermark_ok(node, self.nodes[node].watermark.high) && !st.kswapd_active {
             return;
         }
@@ -1315,6 +1332,21 @@ impl Sim {
         self.reclaim[node].kswapd_sleep = KswapdSleep::Awake;
         let now = self.now();
         self.wake_up(t, now);
+    }
+
+    /// kswapd_try_to_sleep, kswapd `tid` of `node` going to sleep (the node is balanced or
+    /// hopeless): HZ/10 first with `kswapd-short-sleep`, else until woken. Returns false
+    /// (not runnable).
+    fn kswapd_try_to_sleep(&mut self, tid: crate::sched::TaskId, node: usize) -> bool {
+        if self.features.kswapd_short_sleep {
+            let until = self.now() + KSWAPD_SHORT_SLEEP_PS;
+            self.reclaim[node].kswapd_sleep = KswapdSleep::Short(until);
+            self.sleep_on(tid, crate::sched::Wait::Until(until));
+            return false;
+        }
+        self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
+        self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+        false
     }
 
     /// A timer of kswapd task `task` firing at `t` that its sleep no longer has: kswapd
@@ -1342,7 +1374,7 @@ impl Sim {
             // The short sleep's timeout ran out (an allocator's wake ends it in
             // wakeup_kswapd): asleep until woken if still balanced, else reclaim again.
             self.reclaim[node].kswapd_sleep = KswapdSleep::Awake;
-            if self.zone_watermark_ok(node, high) {
+            if self.zone_watermark_ok(node, high) || self.kswapd_hopeless(node) {
                 self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
                 self.tasks[tid].state = crate::sched::TaskState::Sleeping;
                 self.leave(prev);
@@ -1366,18 +1398,8 @@ impl Sim {
             st.kswapd_priority = DEF_PRIORITY;
             st.kswapd_reclaimed = 0;
             st.kswapd_scanned = 0;
-            if self.features.kswapd_short_sleep {
-                // kswapd_try_to_sleep: HZ/10 first.
-                let until = self.now() + KSWAPD_SHORT_SLEEP_PS;
-                self.reclaim[node].kswapd_sleep = KswapdSleep::Short(until);
-                self.leave(prev);
-                self.sleep_on(tid, crate::sched::Wait::Until(until));
-                return false;
-            }
-            self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
-            self.tasks[tid].state = crate::sched::TaskState::Sleeping;
             self.leave(prev);
-            return false;
+            return self.kswapd_try_to_sleep(tid, node);
         }
         if !self.reclaim[node].kswapd_active {
             self.reclaim[node].kswapd_active = true;
@@ -1402,7 +1424,7 @@ impl Sim {
         let nap = !self.features.kswapd_flat_priority
             && self.reclaim[node].kswapd_scanned + sc.nr_scanned > 0
             && sc.priority < DEF_PRIORITY - 2;
-        let fruitless = self.kswapd_lower_priority(node, &sc);
+        let loop_end = self.kswapd_lower_priority(node, &sc);
         if nap {
             let at = self.now() + KSWAPD_NAP_PS;
             self.congestion_waiters.push((tid, at));
@@ -1410,17 +1432,37 @@ impl Sim {
             self.sleep_on(tid, crate::sched::Wait::Until(at));
             return false;
         }
-        if fruitless {
-            // The priority loop ran out without reclaiming anything: back off
-            // (wait_iff_congested) rather than spin; the allocator's OOM path handles true
-            // exhaustion.
+        if let Some(fruitless) = loop_end {
+            // balance_pgdat returns (v5.5: snapshot_refaults at its end).
             if self.features.refault_deactivate {
                 self.snapshot_refaults(ROOT_MEM_CGROUP, node);
             }
-            let at = self.now() + CONGESTION_WAIT_PS;
-            self.leave(prev);
-            self.sleep_on(tid, crate::sched::Wait::Until(at));
-            return false;
+            if fruitless && self.features.kswapd_failures {
+                self.reclaim[node].kswapd_failures += 1;
+                if self.kswapd_hopeless(node) {
+                    // prepare_kswapd_sleep: a hopeless node lets kswapd sleep.
+                    self.reclaim[node].kswapd_active = false;
+                    self.leave(prev);
+                    return self.kswapd_try_to_sleep(tid, node);
+                }
+                // Not balanced: balance_pgdat again at once.
+                self.vmstat.inc(VmItem::Pageoutrun);
+                self.leave(prev);
+                return true;
+            }
+            if self.features.kswapd_flat_priority {
+                // kswapd calls balance_pgdat again (at once, or after backing off).
+                self.vmstat.inc(VmItem::Pageoutrun);
+            }
+            if fruitless {
+                // The priority loop ran out without reclaiming anything: back off
+                // (wait_iff_congested) rather than spin; the allocator's OOM path handles
+                // true exhaustion.
+                let at = self.now() + CONGESTION_WAIT_PS;
+                self.leave(prev);
+                self.sleep_on(tid, crate::sched::Wait::Until(at));
+                return false;
+            }
         }
         if self.features.reclaim_throttle {
             if std::mem::take(&mut self.reclaim[node].throttle_writeback) {
@@ -1450,17 +1492,18 @@ impl Sim {
 impl Sim {
     /// The end of one balance_pgdat pass of kswapd on `node` (`sc` is the pass's scan
     /// control, its priority the one the pass ran at: MGLRU's set_initial_priority may have
-    /// moved it): the priority of the next pass. Returns true when the priority loop ran
-    /// out without reclaiming anything since it began.
+    /// moved it): the priority of the next pass. Returns `Some(fruitless)` when the
+    /// priority loop ended (balance_pgdat returns), `fruitless` when it reclaimed nothing
+    /// since it began; `None` while it goes on.
     ///
     /// - `kswapd-flat-priority` (v3.11): lower the priority unless the pass met its target
     ///   — kswapd_shrink_node's `nr_scanned >= nr_to_reclaim` — and reclaimed something
     ///   (`raise_priority || !nr_reclaimed`); below 1 balance_pgdat returns, and kswapd, not
-    ///   balanced, calls it again from DEF_PRIORITY (pageoutrun counts each call).
+    ///   balanced, calls it again from DEF_PRIORITY.
     /// - Off (2.6.30): every pass lowers the priority, down to 0; once SWAP_CLUSTER_MAX
     ///   pages were reclaimed since the loop began, `goto loop_again` restarts it at
-    ///   DEF_PRIORITY. (The caller naps after a pass below priority 10.)
-    pub fn kswapd_lower_priority(&mut self, node: usize, sc: &ScanControl) -> bool {
+    ///   DEF_PRIORITY within the same call. (The caller naps after a pass below priority 10.)
+    pub fn kswapd_lower_priority(&mut self, node: usize, sc: &ScanControl) -> Option<bool> {
         let flat = self.features.kswapd_flat_priority;
         let st = &mut self.reclaim[node];
         st.kswapd_reclaimed += sc.nr_reclaimed;
@@ -1478,7 +1521,7 @@ impl Sim {
             st.kswapd_priority = DEF_PRIORITY;
             st.kswapd_reclaimed = 0;
             st.kswapd_scanned = 0;
-            return false;
+            return None;
         } else if sc.priority == 0 {
             true
         } else {
@@ -1486,17 +1529,21 @@ impl Sim {
             false
         };
         if !loop_done {
-            return false;
+            return None;
         }
         let fruitless = st.kswapd_reclaimed == 0;
         st.kswapd_priority = DEF_PRIORITY;
         st.kswapd_reclaimed = 0;
         st.kswapd_scanned = 0;
-        if flat {
-            // kswapd calls balance_pgdat again (at once, or after backing off).
-            self.vmstat.inc(VmItem::Pageoutrun);
-        }
-        fruitless
+        Some(fruitless)
+    }
+
+    /// kswapd gave up on `node` (`kswapd-failures`, v4.11): MAX_RECLAIM_RETRIES
+    /// balance_pgdat calls in a row reclaimed nothing; reclaim progress on the node
+    /// revives it.
+    pub fn kswapd_hopeless(&self, node: usize) -> bool {
+        self.features.kswapd_failures
+            && self.reclaim[node].kswapd_failures >= crate::mm::memcontrol::MAX_RECLAIM_RETRIES
     }
 }
 

@@ -45,6 +45,15 @@ fn machine(features: Features) -> M {
     machine_mem(features, "16MiB")
 }
 
+/// The task index of node 0's kswapd.
+fn kswapd_task(m: &M) -> usize {
+    m.sim
+        .tasks
+        .iter()
+        .position(|t| matches!(t.body, TaskBody::Kthread(mmsim::sched::KThread::Kswapd(0))))
+        .expect("kswapd")
+}
+
 impl M {
     /// open(path, O_CREAT) → (fd, ino).
     fn open(&mut self, path: &str) -> (u32, u32) {
@@ -1793,8 +1802,8 @@ fn pwrite_writes_at_its_offset_and_leaves_the_file_position() {
 
 /// kswapd's priority after one balance_pgdat pass, derived by hand from the two loops:
 /// v3.11's flat loop lowers it unless the pass scanned its target and reclaimed something
-/// and ends below 1 (a new balance_pgdat, pageoutrun +1); 2.6.30's lowers it after every
-/// pass, down to 0, and restarts at 12 once 32 pages were reclaimed since it began.
+/// and ends below 1 (balance_pgdat returns); 2.6.30's lowers it after every pass, down to
+/// 0, and restarts at 12 within the call once 32 pages were reclaimed since it began.
 #[test]
 fn kswapd_priority_follows_the_balance_pgdat_loop_of_each_era() {
     use mmsim::mm::vmscan::{ScanControl, DEF_PRIORITY};
@@ -1810,47 +1819,41 @@ fn kswapd_priority_follows_the_balance_pgdat_loop_of_each_era() {
         let mut f = Features::patched();
         f.kswapd_flat_priority = flat;
         let mut m = machine(f);
-        // (pass, priority after, fruitless, pageoutrun added)
-        type Step = ((u32, u64, u64), u32, bool, i64);
+        // (pass, priority after, loop end: Some(fruitless))
+        type Step = ((u32, u64, u64), u32, Option<bool>);
         let steps: &[Step] = if flat {
             &[
                 // Scanned 3 of a target of 100: raise the priority.
-                ((12, 3, 3), 11, false, 0),
+                ((12, 3, 3), 11, None),
                 // Scanned the target and reclaimed: stay.
-                ((11, 120, 40), 11, false, 0),
+                ((11, 120, 40), 11, None),
                 // Scanned the target, reclaimed nothing: lower.
-                ((11, 120, 0), 10, false, 0),
-                ((10, 100, 100), 10, false, 0),
-                // At 1 the loop ends: a new call from 12, not fruitless (it reclaimed).
-                ((1, 5, 0), DEF_PRIORITY, false, 1),
+                ((11, 120, 0), 10, None),
+                ((10, 100, 100), 10, None),
+                // At 1 the loop ends: not fruitless (it reclaimed).
+                ((1, 5, 0), DEF_PRIORITY, Some(false)),
                 // A whole loop that reclaims nothing is fruitless.
-                ((1, 5, 0), DEF_PRIORITY, true, 1),
+                ((1, 5, 0), DEF_PRIORITY, Some(true)),
             ]
         } else {
             &[
                 // Every pass lowers the priority, even one that met the target.
-                ((12, 120, 10), 11, false, 0),
-                ((11, 120, 10), 10, false, 0),
+                ((12, 120, 10), 11, None),
+                ((11, 120, 10), 10, None),
                 // 10 + 10 + 12 = 32 reclaimed since the loop began: loop_again at 12.
-                ((10, 50, 12), DEF_PRIORITY, false, 0),
-                // Down to 0 with 31 reclaimed: loop_again, not fruitless.
-                ((12, 50, 31), 11, false, 0),
-                ((0, 50, 0), DEF_PRIORITY, false, 0),
+                ((10, 50, 12), DEF_PRIORITY, None),
+                // Down to 0 with 31 reclaimed: the loop ends, not fruitless.
+                ((12, 50, 31), 11, None),
+                ((0, 50, 0), DEF_PRIORITY, Some(false)),
                 // Down to 0 with nothing reclaimed since: fruitless.
-                ((0, 50, 0), DEF_PRIORITY, true, 0),
+                ((0, 50, 0), DEF_PRIORITY, Some(true)),
             ]
         };
-        for (i, &((p, scanned, reclaimed), want, fruitless, runs)) in steps.iter().enumerate() {
-            let before = m.sim.vmstat.get(VmItem::Pageoutrun);
+        for (i, &((p, scanned, reclaimed), want, end)) in steps.iter().enumerate() {
             let got = m.sim.kswapd_lower_priority(0, &pass(p, scanned, reclaimed));
             let ctx = format!("flat {flat}, step {i}");
             assert_eq!(m.sim.reclaim[0].kswapd_priority, want, "{ctx}: priority");
-            assert_eq!(got, fruitless, "{ctx}: fruitless");
-            assert_eq!(
-                m.sim.vmstat.get(VmItem::Pageoutrun) - before,
-                runs,
-                "{ctx}: pageoutrun"
-            );
+            assert_eq!(got, end, "{ctx}: loop end");
         }
     }
 }
@@ -1872,12 +1875,7 @@ fn kswapd_of_2_6_30_naps_below_priority_10_until_a_write_completes() {
             m.write(fd, 64 * PAGE_SIZE);
             m.fdatasync(fd);
         }
-        let kswapd = m
-            .sim
-            .tasks
-            .iter()
-            .position(|t| matches!(t.body, TaskBody::Kthread(mmsim::sched::KThread::Kswapd(0))))
-            .expect("kswapd");
+        let kswapd = kswapd_task(&m);
         let high = m.sim.nodes[0].watermark.high;
         let mut hold = Vec::new();
         while m.sim.zone_watermark_ok(0, high) {
@@ -1947,12 +1945,7 @@ fn kswapd_sleeps_briefly_then_checks_again_before_sleeping_until_woken() {
         let mut f = Features::patched();
         f.kswapd_short_sleep = short;
         let mut m = machine(f);
-        let kswapd = m
-            .sim
-            .tasks
-            .iter()
-            .position(|t| matches!(t.body, TaskBody::Kthread(mmsim::sched::KThread::Kswapd(0))))
-            .expect("kswapd");
+        let kswapd = kswapd_task(&m);
         // Running, on a balanced node: the end of balance_pgdat.
         m.sim.reclaim[0].kswapd_sleep = KswapdSleep::Awake;
         m.sim.reclaim[0].kswapd_active = true;
@@ -2054,4 +2047,101 @@ fn kswapd_sleeps_briefly_then_checks_again_before_sleeping_until_woken() {
     m.sim.sleep_on(k, Wait::Until(m.sim.now() + 20_000_000_000));
     m.sim.wakeup_kswapd(0);
     assert_eq!(m.sim.tasks[k].state, TaskState::Sleeping);
+}
+
+/// kswapd_failures (v4.11): on a node where reclaim finds nothing, kswapd runs
+/// balance_pgdat again at once until MAX_RECLAIM_RETRIES (16) calls in a row reclaimed
+/// nothing (12 passes each, priority 12 down to 1), then sleeps and allocators no longer
+/// wake it; reclaim progress on the node revives it. Without the rule it backs off 20 ms
+/// after each fruitless call and is never given up on.
+#[test]
+fn kswapd_gives_up_on_a_node_without_reclaimable_pages_until_reclaim_progresses() {
+    use mmsim::mm::memcontrol::MAX_RECLAIM_RETRIES;
+    use mmsim::mm::vmscan::{KswapdSleep, ScanControl};
+    use mmsim::sched::TaskState;
+    for rule in [true, false] {
+        let mut f = Features::patched();
+        f.kswapd_failures = rule;
+        let mut m = machine(f);
+        // Clean file pages to reclaim later, then every free page held outside the LRU.
+        let (fd, _) = m.open("/mnt/cache");
+        m.write(fd, 32 * PAGE_SIZE);
+        m.fdatasync(fd);
+        let kswapd = kswapd_task(&m);
+        // Only the cached file pages are on the LRU: take them off by truncating the file.
+        let mut progress = 0;
+        m.sim
+            .sys_ftruncate(m.tid, fd, 0, &mut progress)
+            .expect("ftruncate");
+        m.sim.lru_add_drain();
+        assert_eq!(m.sim.vmstat.get(VmItem::NrInactiveFile), 0, "rule {rule}");
+        let high = m.sim.nodes[0].watermark.high;
+        let mut held = Vec::new();
+        while m.sim.zone_watermark_ok(0, high) {
+            held.push(m.sim.alloc_page(Gfp::KERNEL).expect("a free page"));
+        }
+        m.sim.reclaim[0].kswapd_sleep = KswapdSleep::Awake;
+        m.sim.tasks[kswapd].state = TaskState::Runnable;
+        let runs0 = m.sim.vmstat.get(VmItem::Pageoutrun);
+        let mut passes = 0;
+        while m.sim.kswapd_step(kswapd, 0) {
+            passes += 1;
+            assert!(passes < 1000, "rule {rule}: kswapd never stops");
+        }
+        passes += 1;
+        if !rule {
+            // One fruitless call (12 passes), then a 20 ms back-off outside kswapd_wait.
+            assert_eq!(passes, 12, "rule {rule}");
+            assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Awake);
+            assert_eq!(m.sim.reclaim[0].kswapd_failures, 0);
+            continue;
+        }
+        let retries = u64::from(MAX_RECLAIM_RETRIES);
+        assert_eq!(passes, 12 * retries, "16 calls of 12 passes");
+        assert_eq!(m.sim.reclaim[0].kswapd_failures, MAX_RECLAIM_RETRIES);
+        assert!(m.sim.kswapd_hopeless(0));
+        assert_eq!(
+            m.sim.vmstat.get(VmItem::Pageoutrun) - runs0,
+            retries as i64,
+            "the first call and the 15 after a fruitless one"
+        );
+        assert!(matches!(
+            m.sim.reclaim[0].kswapd_sleep,
+            KswapdSleep::Short(_)
+        ));
+        // Its short sleep ends on a hopeless node: asleep until woken; allocators do not.
+        m.sim.tasks[kswapd].state = TaskState::Runnable;
+        assert!(!m.sim.kswapd_step(kswapd, 0));
+        assert_eq!(m.sim.reclaim[0].kswapd_sleep, KswapdSleep::Deep);
+        m.sim.wakeup_kswapd(0);
+        assert_eq!(
+            m.sim.tasks[kswapd].state,
+            TaskState::Sleeping,
+            "hopeless node"
+        );
+        // Reclaim progress (direct reclaim finds new clean cache) revives it.
+        for pfn in held.drain(..64) {
+            m.sim.put_page(pfn);
+        }
+        let (fd2, _) = m.open("/mnt/cache2");
+        m.write(fd2, 32 * PAGE_SIZE);
+        m.fdatasync(fd2);
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        assert!(sc.nr_reclaimed > 0, "reclaimed the new cache");
+        assert_eq!(
+            m.sim.reclaim[0].kswapd_failures, 0,
+            "progress resets the count"
+        );
+        while m.sim.zone_watermark_ok(0, high) {
+            held.push(m.sim.alloc_page(Gfp::KERNEL).expect("a free page"));
+        }
+        m.sim.wakeup_kswapd(0);
+        assert_eq!(
+            m.sim.tasks[kswapd].state,
+            TaskState::Runnable,
+            "woken again"
+        );
+    }
 }

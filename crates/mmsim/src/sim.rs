@@ -387,8 +387,19 @@ pub struct Sim {
     pub runqueues: Vec<Vec<TaskId>>,
     /// Last task that ran on each CPU (for context-switch costs).
     pub last_ran: Vec<Option<TaskId>>,
-    /// The running context.
-    pub cur: Ctx,
+    /// The running context: read it with `cur()`, change it with `switch_ctx`, `set_func`,
+    /// `set_mode` or `set_running` (each accounts the time of the context it leaves).
+    pub(crate) cur: Ctx,
+    /// The running CPU's clock, `cpus[cur.cpu].clock_ps` while that CPU runs (written back
+    /// when the context changes): a charge is one add to it.
+    clock: Ps,
+    /// The running CPU's `store_drain_until_ps`, likewise.
+    drain_until: Ps,
+    /// The clock when the running function's time began to accrue: `profile` has the
+    /// function's time up to here, the rest is added when the function changes.
+    func_since: Ps,
+    /// The clock when the running mode's time began to accrue (`cpus[cur.cpu].mode_ps`).
+    mode_since: Ps,
     /// Run the invariant checker after every step.
     pub check: bool,
     /// A read-only observer outside the kernel, called between top-level engine actions
@@ -591,6 +602,10 @@ impl Sim {
                 func: KFunc::Idle,
                 mode: Mode::System,
             },
+            clock: 0,
+            drain_until: 0,
+            func_since: 0,
+            mode_since: 0,
             check: false,
             observer: None,
             steps: 0,
@@ -785,13 +800,115 @@ impl Sim {
 
     // ---- charging and context ----------------------------------------------------------
 
-    /// Charge `ps` to the running CPU, the current mode and the current function.
+    /// Charge `ps` to the running CPU, the current mode and the current function: the clock
+    /// moves now; the mode's and the function's shares are the clock's advance between
+    /// their changes (`set_mode`, `set_func`, `enter`, `leave`, `switch_ctx`), the same sums
+    /// as adding each charge to them.
     #[inline(always)]
     pub fn charge(&mut self, ps: Ps) {
+        self.clock += ps;
+    }
+
+    /// The running context (CPU, task, function, mode).
+    #[inline]
+    pub fn cur(&self) -> Ctx {
+        self.cur
+    }
+
+    /// Add the running function's time since it last changed to the profile.
+    #[inline(always)]
+    fn account_func(&mut self) {
+        self.profile
+            .add(self.cur.func, self.clock - self.func_since);
+        self.func_since = self.clock;
+    }
+
+    /// Add the running mode's time since it last changed to the running CPU.
+    #[inline]
+    fn account_mode(&mut self) {
         let c = &mut self.cpus[self.cur.cpu];
-        c.clock_ps += ps;
-        c.mode_ps[self.cur.mode as usize] += ps;
-        self.profile.add(self.cur.func, ps);
+        c.mode_ps[self.cur.mode as usize] += self.clock - self.mode_since;
+        self.mode_since = self.clock;
+    }
+
+    /// The running function becomes `f` (no call cost: an exception or a return to user).
+    #[inline]
+    pub(crate) fn set_func(&mut self, f: KFunc) {
+        self.account_func();
+        self.cur.func = f;
+    }
+
+    /// The running CPU changes mode (user, system, interrupt).
+    #[inline]
+    pub(crate) fn set_mode(&mut self, m: Mode) {
+        if m != self.cur.mode {
+            self.account_mode();
+            self.cur.mode = m;
+        }
+    }
+
+    /// Bring the accounting up to date: the profile and the running CPU's mode times have
+    /// every charge so far, and `cpus[cur.cpu]` has its clock. The engine does it whenever
+    /// the context changes and at the end of `run`; a caller that drives kernel functions
+    /// itself does it before reading `profile` or `cpus`.
+    pub fn sync_accounting(&mut self) {
+        self.account_func();
+        self.account_mode();
+        let c = &mut self.cpus[self.cur.cpu];
+        c.clock_ps = self.clock;
+        c.store_drain_until_ps = self.drain_until;
+    }
+
+    /// Run `new` (an engine step, an interrupt on another CPU, the return from one): the
+    /// context left is accounted and its CPU's clock written back; the new CPU's is loaded.
+    /// Returns the context left.
+    pub(crate) fn switch_ctx(&mut self, new: Ctx) -> Ctx {
+        self.sync_accounting();
+        let old = std::mem::replace(&mut self.cur, new);
+        let c = &self.cpus[new.cpu];
+        self.clock = c.clock_ps;
+        self.drain_until = c.store_drain_until_ps;
+        self.func_since = self.clock;
+        self.mode_since = self.clock;
+        old
+    }
+
+    /// Run on CPU `cpu` as task `task` (a caller that drives kernel functions itself, like
+    /// the tests; the engine sets the context of each step).
+    pub fn set_running(&mut self, cpu: CpuId, task: Option<TaskId>) {
+        assert!(cpu < self.cpus.len(), "CPU {cpu} of {}", self.cpus.len());
+        self.switch_ctx(Ctx {
+            cpu,
+            task,
+            ..self.cur
+        });
+    }
+
+    /// CPU `c`'s clock (the running CPU's is in `clock`).
+    #[inline]
+    pub fn cpu_clock(&self, c: CpuId) -> Ps {
+        if c == self.cur.cpu {
+            self.clock
+        } else {
+            self.cpus[c].clock_ps
+        }
+    }
+
+    /// Idle CPU `c` until `t` (nothing if its clock is already there): idle time, not the
+    /// running mode's or function's.
+    pub(crate) fn cpu_idle_until(&mut self, c: CpuId, t: Ps) {
+        if c == self.cur.cpu {
+            if self.clock < t {
+                self.account_func();
+                self.account_mode();
+                self.cpus[c].idle_ps += t - self.clock;
+                self.clock = t;
+                self.func_since = t;
+                self.mode_since = t;
+            }
+        } else {
+            self.cpus[c].idle_until(t);
+        }
     }
 
     /// Charge a lock-prefixed read-modify-write: the atomic itself plus the wait for the
@@ -805,8 +922,7 @@ impl Sim {
     /// How long a locked instruction issued now waits for the store buffer to drain.
     #[inline]
     pub fn store_drain_wait(&self) -> Ps {
-        let c = &self.cpus[self.cur.cpu];
-        c.store_drain_until_ps.saturating_sub(c.clock_ps)
+        self.drain_until.saturating_sub(self.clock)
     }
 
     /// Charge a bulk store of `bytes` at `page_ps` per 4 KiB (copy or zero); it leaves the
@@ -814,8 +930,7 @@ impl Sim {
     #[inline]
     pub fn charge_bulk_store(&mut self, page_ps: Ps, bytes: u64) {
         self.charge(page_ps * bytes / crate::mm::page::PAGE_SIZE);
-        let now = self.now();
-        self.cpus[self.cur.cpu].store_drain_until_ps = now + self.costs.store_buffer_drain_ps;
+        self.drain_until = self.clock + self.costs.store_buffer_drain_ps;
     }
 
     /// An empty page list from the pool of spare ones (no allocation once warm).
@@ -834,6 +949,7 @@ impl Sim {
     /// Enter kernel function `f` (charges the call); returns the caller to pass to `leave`.
     #[inline]
     pub fn enter(&mut self, f: KFunc) -> KFunc {
+        self.account_func();
         let prev = std::mem::replace(&mut self.cur.func, f);
         self.charge(self.costs.call_ps);
         prev
@@ -842,13 +958,13 @@ impl Sim {
     /// Return from a kernel function to `prev`.
     #[inline]
     pub fn leave(&mut self, prev: KFunc) {
-        self.cur.func = prev;
+        self.set_func(prev);
     }
 
     /// The running CPU's clock.
     #[inline]
     pub fn now(&self) -> Ps {
-        self.cpus[self.cur.cpu].clock_ps
+        self.clock
     }
 
     /// The running CPU's node.
@@ -946,7 +1062,7 @@ impl Sim {
             .map(|t| self.tasks[*t].ready_at_ps)
             .min()
             .unwrap_or(0);
-        Some(self.cpus[c].clock_ps.max(ready))
+        Some(self.cpu_clock(c).max(ready))
     }
 
     fn user_tasks_alive(&self) -> bool {
@@ -991,8 +1107,15 @@ impl Sim {
         }
     }
 
-    /// `run`, calling `progress` with the virtual time every few thousand steps.
+    /// `run`, calling `progress` with the virtual time every few thousand steps. On return
+    /// the accounting is up to date (`sync_accounting`).
     pub fn run_with_progress(&mut self, max_steps: u64, progress: &mut dyn FnMut(Ps)) -> RunEnd {
+        let end = self.run_steps(max_steps, progress);
+        self.sync_accounting();
+        end
+    }
+
+    fn run_steps(&mut self, max_steps: u64, progress: &mut dyn FnMut(Ps)) -> RunEnd {
         while self.user_tasks_alive() {
             if self.steps >= max_steps {
                 return RunEnd::StepLimit;
@@ -1085,7 +1208,8 @@ impl Sim {
                 _ => break,
             }
         }
-        (self.cur, self.fault_was_major, self.completing_version) = saved;
+        self.switch_ctx(saved.0);
+        (self.fault_was_major, self.completing_version) = (saved.1, saved.2);
         (self.lru_gen_in_fault, self.lru_gen_walk_active) = saved_lru_gen;
     }
 
@@ -1113,7 +1237,10 @@ impl Sim {
 
     /// The latest CPU clock (elapsed so far).
     pub fn max_clock(&self) -> Ps {
-        self.cpus.iter().map(|c| c.clock_ps).max().unwrap_or(0)
+        (0..self.cpus.len())
+            .map(|c| self.cpu_clock(c))
+            .max()
+            .unwrap_or(0)
     }
 
     fn take_samples(&mut self, t: Ps) {
@@ -1187,10 +1314,10 @@ impl Sim {
 
     fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
         self.stepping.push(c);
-        let clock_before = self.cpus[c].clock_ps;
+        let clock_before = self.cpu_clock(c);
         // Idle up to the time the task can run.
-        self.cpus[c].idle_until(t);
-        let now = self.cpus[c].clock_ps;
+        self.cpu_idle_until(c, t);
+        let now = self.cpu_clock(c);
         // Pick the first task in queue order that is ready.
         let pos = self.runqueues[c]
             .iter()
@@ -1200,12 +1327,12 @@ impl Sim {
         if self.runqueues[c].is_empty() {
             self.rq_nonempty.clear(c);
         }
-        self.cur = Ctx {
+        self.switch_ctx(Ctx {
             cpu: c,
             task: Some(tid),
             func: KFunc::Schedule,
             mode: Mode::System,
-        };
+        });
         if let Some(m) = self.tasks[tid]
             .mm
             .and_then(|m| self.mms[m as usize].as_mut())
@@ -1235,7 +1362,7 @@ impl Sim {
             self.rq_nonempty.set(c);
         }
         self.cur.task = None;
-        self.cur.func = KFunc::Idle;
+        self.set_func(KFunc::Idle);
         self.stepping.pop();
     }
 
@@ -1316,7 +1443,7 @@ impl Sim {
         let open: Vec<u32> = (0..self.tasks[tid].fds.len() as u32)
             .filter(|fd| self.tasks[tid].fds[*fd as usize].is_some())
             .collect();
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         for fd in open {
             let _ = self.sys_close(tid, fd);
         }

@@ -29,7 +29,7 @@ use crate::machine::profile::KFunc;
 use crate::machine::{Cpumask, Event, Mode, Ps};
 use crate::mm::page::Pfn;
 use crate::mm::vmstat::VmItem;
-use crate::sim::Sim;
+use crate::sim::{Ctx, Sim};
 
 /// Ways per set.
 pub const TLB_WAYS: usize = 4;
@@ -244,16 +244,18 @@ impl Sim {
             return;
         };
         self.ipi_free.push(id);
-        let saved = self.cur;
-        self.cur.cpu = c;
-        self.cur.mode = Mode::Irq;
-        self.cur.func = KFunc::FlushTlbFunc;
         // A CPU in the middle of a step (a sender spinning for acknowledgements while the
         // engine runs the others up to its IPIs' arrival) takes the interrupt within that
         // step: its clock goes on from where the step is, not to `t`.
         if !self.stepping.contains(&c) {
-            self.cpus[c].idle_until(t);
+            self.cpu_idle_until(c, t);
         }
+        let saved = self.switch_ctx(Ctx {
+            cpu: c,
+            mode: Mode::Irq,
+            func: KFunc::FlushTlbFunc,
+            ..self.cur
+        });
         self.cpus[c].interrupts += 1;
         self.cpus[c].tlb_shootdowns += 1;
         self.charge(self.costs.ipi_receive_ps + far);
@@ -277,7 +279,7 @@ impl Sim {
                 self.tlbs[c].flush_all();
             }
         }
-        self.cur = saved;
+        self.switch_ctx(saved);
     }
 
     /// Other CPUs in `mm`'s cpumask.
@@ -303,8 +305,13 @@ impl Sim {
                 self.vmstat.inc(VmItem::NrTlbLocalFlushOne);
             }
         }
-        let others = self.mm_cpumask_others(mm);
-        if !others.is_empty() {
+        if self
+            .mms
+            .get(mm as usize)
+            .and_then(|m| m.as_ref())
+            .is_some_and(|m| m.cpumask().any_but(me))
+        {
+            let others = self.mm_cpumask_others(mm);
             self.vmstat.inc(VmItem::NrTlbRemoteFlush);
             self.send_tlb_ipis(&others, FlushKind::One { mm, vpn }, true);
         }

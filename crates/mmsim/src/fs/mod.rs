@@ -61,8 +61,33 @@ pub struct Inode {
     pub disk: Vec<u32>,
     /// Pages with data on the device (for ENOSPC).
     pub nr_blocks: u64,
-    /// i_mmap: the (mm, VMA start) pairs that map this file.
-    pub i_mmap: Vec<(u32, u64)>,
+    /// i_mmap: the VMAs that map this file.
+    pub i_mmap: Vec<MappedVma>,
+}
+
+/// A VMA on its file's i_mmap: which one (mm, start) and what an rmap walk needs of it, so
+/// the walk does not look the VMA up in its mm (`sys_mmap` and `sys_mprotect` keep the
+/// copy equal to the VMA; the invariant checker compares them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MappedVma {
+    /// The mm.
+    pub mm: u32,
+    /// vm_start.
+    pub start: u64,
+    /// vm_end.
+    pub end: u64,
+    /// vm_pgoff, in pages.
+    pub pgoff: u64,
+    /// vm_flags.
+    pub flags: u64,
+}
+
+impl MappedVma {
+    /// Virtual address of file page `index`, if this VMA maps it (vma_address).
+    #[inline]
+    pub fn addr_of(&self, index: u64) -> Option<u64> {
+        crate::mm::mmap::vma_address(self.start, self.end, self.pgoff, index)
+    }
 }
 
 impl Inode {

@@ -74,15 +74,15 @@ impl Sim {
         );
         if !cur.entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
-            self.cur.mode = Mode::User;
-            self.cur.func = KFunc::User;
+            self.set_mode(Mode::User);
+            self.set_func(KFunc::User);
             self.charge(self.costs.mem_access_ps * 20);
-            self.cur.mode = Mode::System;
-            self.cur.func = KFunc::SysEnter;
+            self.set_mode(Mode::System);
+            self.set_func(KFunc::SysEnter);
             self.charge(self.costs.syscall_ps);
             self.tasks[tid].stats.syscalls += 1;
         }
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         let mut progress = cur.progress;
         let r = match &cur.op {
             Op::Open {
@@ -181,7 +181,7 @@ impl Sim {
         cur.progress = progress;
         cur.entered = true; // a resumed syscall does not pay the entry again
         self.tasks[tid].cur_op = Some(cur);
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         r
     }
 
@@ -579,7 +579,7 @@ impl Sim {
 
     /// One step of a kernel thread. Returns true if it stays runnable.
     pub fn kthread_step(&mut self, tid: TaskId, k: crate::sched::KThread) -> bool {
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         match k {
             crate::sched::KThread::Flusher(dev) => self.flusher_step(tid, dev),
             crate::sched::KThread::Kswapd(node) => self.kswapd_step(tid, node),

@@ -26,7 +26,7 @@ use crate::mm::page::{pg, Pfn, PAGE_SIZE};
 use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
 use crate::sched::{TaskId, Wait};
-use crate::sim::Sim;
+use crate::sim::{Ctx, Sim};
 
 /// How long a writer over the dirty limit pauses before retrying (10 ms).
 pub const DIRTY_PAUSE_PS: Ps = 10_000_000_000;
@@ -418,17 +418,19 @@ impl Sim {
     pub fn io_complete(&mut self, id: u32, t: Ps) {
         let req = self.io[id as usize].take().expect("live request");
         self.io_free.push(id);
-        let saved = self.cur;
-        self.cur.cpu = req.cpu;
-        self.cur.mode = Mode::Irq;
         if !self.stepping.contains(&req.cpu) {
             // (A CPU in the middle of a step takes the interrupt within it, see ipi_arrive.)
-            self.cpus[req.cpu].idle_until(t);
+            self.cpu_idle_until(req.cpu, t);
         }
+        let saved = self.switch_ctx(Ctx {
+            cpu: req.cpu,
+            mode: Mode::Irq,
+            ..self.cur
+        });
         self.cpus[req.cpu].interrupts += 1;
         match req.kind {
             IoKind::Read => {
-                self.cur.func = KFunc::EndBioRead;
+                self.set_func(KFunc::EndBioRead);
                 for &pfn in &req.pages {
                     self.charge(self.costs.bio_complete_page_ps);
                     // A swap read's page may have no owner yet (readahead): use its slot.
@@ -462,7 +464,7 @@ impl Sim {
                 }
             }
             IoKind::Write => {
-                self.cur.func = KFunc::EndPageWriteback;
+                self.set_func(KFunc::EndPageWriteback);
                 for (k, &pfn) in req.pages.iter().enumerate() {
                     self.charge(self.costs.bio_complete_page_ps);
                     let swap = req.ino == crate::mm::swapfile::SWAP_INO;
@@ -508,7 +510,7 @@ impl Sim {
         if !self.orphans.is_empty() {
             self.evict_orphans();
         }
-        self.cur = saved;
+        self.switch_ctx(saved);
     }
 
     /// end_page_writeback: persist the content version, clear PG_writeback, rotate a

@@ -142,6 +142,15 @@ impl Cpumask {
         m.clear(cpu);
         m
     }
+    /// Whether the mask has a CPU other than `cpu` (cpumask_any_but(mask, cpu) <
+    /// nr_cpu_ids), without copying the mask.
+    #[inline]
+    pub fn any_but(&self, cpu: CpuId) -> bool {
+        self.words().iter().enumerate().any(|(i, w)| {
+            let own = if i == cpu / 64 { 1 << (cpu % 64) } else { 0 };
+            w & !own != 0
+        })
+    }
     /// cpumask_empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -383,5 +392,20 @@ mod tests {
         assert_eq!(a.iter().collect::<Vec<_>>(), vec![1, 3, 64, 130]);
         a.clear_all();
         assert!(a.is_empty() && a.iter().next().is_none());
+        // any_but: another CPU than the one named, in any word.
+        assert!(!a.any_but(5));
+        a.set(5);
+        assert!(!a.any_but(5) && a.any_but(6) && a.any_but(64));
+        a.set(600);
+        assert!(a.any_but(5) && a.any_but(600));
+        a.clear(5);
+        assert!(!a.any_but(600));
+        for (x, y) in [(0, 1), (63, 64), (64, 127), (1023, 0)] {
+            let mut b = Cpumask::default();
+            b.set(x);
+            b.set(y);
+            assert_eq!(b.any_but(x), b.without(x).iter().next().is_some());
+            assert!(b.any_but(x) && b.any_but(y));
+        }
     }
 }

@@ -335,6 +335,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
 /// - a PTE lies inside a VMA; a present PTE maps a page in use (not free); an anonymous
 ///   page's owner is this mm at this virtual page; a file page is the page of the VMA's
 ///   file at the VMA's offset for this address, and the VMA is on that file's i_mmap;
+/// - each i_mmap entry is a live VMA of that file, with the VMA's geometry and flags;
 /// - no PTE (present or swap) of a file VMA lies at or beyond the end of the file (truncate
 ///   unmaps them; a fault there is SIGBUS);
 /// - each mm's rss_file, rss_anon and swapents equal its PTEs; a swap PTE's slot is in use;
@@ -344,6 +345,25 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
     use crate::mm::memory::pte;
     use crate::mm::page::{PAGE_SHIFT, PAGE_SIZE};
     use crate::mm::rmap::ANON_MAPPING;
+    for (ino, inode) in sim.inodes.iter().enumerate() {
+        for v in inode.iter().flat_map(|i| &i.i_mmap) {
+            let live = sim
+                .mms
+                .get(v.mm as usize)
+                .and_then(|m| m.as_ref())
+                .and_then(|m| m.vmas.get(&v.start));
+            let same = live.is_some_and(|vma| {
+                vma.file == Some(ino as u32)
+                    && (vma.end, vma.pgoff, vma.flags) == (v.end, v.pgoff, v.flags)
+            });
+            if !same {
+                return Err(format!(
+                    "inode {ino}: i_mmap entry {v:?} is not the VMA {live:?} of mm {}",
+                    v.mm
+                ));
+            }
+        }
+    }
     let mut maps = vec![0i64; sim.mem.len()];
     for m in sim.mms.iter().flatten() {
         let (mut file, mut anon, mut swap) = (0u64, 0u64, 0u64);
@@ -429,7 +449,15 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
                         .inodes
                         .get(page.mapping as usize)
                         .and_then(|i| i.as_ref())
-                        .is_some_and(|i| i.i_mmap.contains(&(m.id, vma.start)));
+                        .is_some_and(|i| {
+                            i.i_mmap.contains(&crate::fs::MappedVma {
+                                mm: m.id,
+                                start: vma.start,
+                                end: vma.end,
+                                pgoff: vma.pgoff,
+                                flags: vma.flags,
+                            })
+                        });
                 if !ok {
                     return Err(format!(
                         "mm {} vpn {:#x} (VMA of inode {:?} at {:#x}) maps file pfn {} of \

@@ -75,6 +75,7 @@ impl Sim {
     }
 
     /// Charge a radix-tree descent of the mapping's height.
+    #[inline]
     pub fn charge_tree_walk(&mut self, ino: u32) {
         let h = u64::from(self.inode(ino).mapping.tree.height().max(1));
         self.charge(self.costs.radix_level_ps * h);
@@ -268,14 +269,18 @@ impl Sim {
         self.tree_lock(ino);
         let prev = self.enter(KFunc::PageCacheTreeInsert);
         self.charge_tree_walk(ino);
-        let old = self.inode(ino).mapping.tree.lookup(index);
+        // One descent: store, and put a page found there back (-EEXIST).
+        let old = self
+            .inode_mut(ino)
+            .mapping
+            .tree
+            .store(index, Entry::Page(pfn));
         let r = match old {
-            Entry::Page(_) => Err(CacheError::Exists),
+            Entry::Page(_) => {
+                self.inode_mut(ino).mapping.tree.store(index, old);
+                Err(CacheError::Exists)
+            }
             Entry::Empty | Entry::Shadow(_) => {
-                self.inode_mut(ino)
-                    .mapping
-                    .tree
-                    .store(index, Entry::Page(pfn));
                 self.vmstat.inc(VmItem::NrFilePages);
                 if swapbacked {
                     self.vmstat.inc(VmItem::NrShmem);

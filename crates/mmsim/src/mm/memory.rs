@@ -198,24 +198,24 @@ impl Sim {
             }
             budget -= 1;
             let vpn = first + *progress * page_stride;
-            self.cur.mode = Mode::User;
-            self.cur.func = KFunc::User;
+            self.set_mode(Mode::User);
+            self.set_func(KFunc::User);
             // The accesses within the page after the first hit the cache.
             self.charge(self.costs.mem_access_ps * (per_page - 1));
             match self.access_page(tid, mm, vpn, write)? {
                 Access::Done => {}
                 Access::Segv => {
-                    self.cur.mode = Mode::System;
+                    self.set_mode(Mode::System);
                     return Ok(OpResult::Err(Errno::SIGSEGV));
                 }
                 Access::Sigbus => {
-                    self.cur.mode = Mode::System;
+                    self.set_mode(Mode::System);
                     return Ok(OpResult::Err(Errno::SIGBUS));
                 }
             }
             *progress += 1;
         }
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         Ok(OpResult::Bytes(len))
     }
 
@@ -374,13 +374,13 @@ impl Sim {
 
     /// The page-fault exception: entry cost, then handle_mm_fault.
     fn fault(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<FaultResult, Wait> {
-        self.cur.mode = Mode::System;
+        self.set_mode(Mode::System);
         let prev = self.enter(KFunc::PageFault);
         self.charge(self.costs.fault_entry_ps);
         let r = self.handle_mm_fault(tid, mm, vpn, write);
         self.leave(prev);
-        self.cur.mode = Mode::User;
-        self.cur.func = KFunc::User;
+        self.set_mode(Mode::User);
+        self.set_func(KFunc::User);
         r
     }
 

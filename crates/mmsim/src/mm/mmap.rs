@@ -47,12 +47,19 @@ impl Vma {
     }
     /// Virtual address of file page `index`, if this VMA maps it.
     pub fn addr_of(&self, index: u64) -> Option<u64> {
-        let pages = (self.end - self.start) >> PAGE_SHIFT;
-        if index >= self.pgoff && index < self.pgoff + pages {
-            Some(self.start + ((index - self.pgoff) << PAGE_SHIFT))
-        } else {
-            None
-        }
+        vma_address(self.start, self.end, self.pgoff, index)
+    }
+}
+
+/// vma_address: the virtual address of file page `index` in the VMA [start, end) mapping
+/// the file from page `pgoff`, if it maps that page.
+#[inline]
+pub fn vma_address(start: u64, end: u64, pgoff: u64, index: u64) -> Option<u64> {
+    let pages = (end - start) >> PAGE_SHIFT;
+    if index >= pgoff && index < pgoff + pages {
+        Some(start + ((index - pgoff) << PAGE_SHIFT))
+    } else {
+        None
     }
 }
 
@@ -265,9 +272,16 @@ impl Sim {
             ra,
             mmap_miss: 0,
         };
+        let mapped = crate::fs::MappedVma {
+            mm,
+            start,
+            end: vma.end,
+            pgoff: vma.pgoff,
+            flags: vma.flags,
+        };
         m.vmas.insert(start, vma);
         if let Some(ino) = file {
-            self.inode_mut(ino).i_mmap.push((mm, start));
+            self.inode_mut(ino).i_mmap.push(mapped);
             self.inode_mut(ino).open += 1; // the mapping holds the file
         }
         self.charge(self.costs.dir_op_ps / 2);
@@ -303,7 +317,7 @@ impl Sim {
         self.mm_mut(mm).vmas.remove(&start);
         if let Some(ino) = vma.file {
             if let Some(inode) = self.inodes[ino as usize].as_mut() {
-                inode.i_mmap.retain(|&(m, s)| !(m == mm && s == start));
+                inode.i_mmap.retain(|v| !(v.mm == mm && v.start == start));
             }
             self.release_file_ref(ino);
         }
@@ -321,12 +335,19 @@ impl Sim {
             return OpResult::Err(Errno::EINVAL);
         }
         for s in starts {
-            let (vstart, vend, shared) = {
+            let (vstart, vend, shared, file) = {
                 let v = &self.mm(mm).vmas[&s];
-                (v.start, v.end, v.flags & VM_SHARED != 0)
+                (v.start, v.end, v.flags & VM_SHARED != 0, v.file)
             };
             let flags = prot_to_vm_flags(prot, shared);
             self.mm_mut(mm).vmas.get_mut(&s).expect("vma").flags = flags;
+            if let Some(ino) = file {
+                for v in self.inode_mut(ino).i_mmap.iter_mut() {
+                    if v.mm == mm && v.start == s {
+                        v.flags = flags;
+                    }
+                }
+            }
             if flags & VM_WRITE == 0 {
                 let m = self.mm_mut(mm);
                 m.pgtable

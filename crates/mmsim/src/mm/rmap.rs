@@ -91,14 +91,10 @@ impl Sim {
         else {
             return out;
         };
-        for &(mm, start) in &inode.i_mmap {
-            if let Some(vma) = self.mms[mm as usize]
-                .as_ref()
-                .and_then(|m| m.vmas.get(&start))
-            {
-                if let Some(addr) = vma.addr_of(page.index) {
-                    out.push((mm, addr >> crate::mm::page::PAGE_SHIFT, Some(vma.flags)));
-                }
+        // The i_mmap entries carry the VMAs' geometry and flags (equal to the VMAs').
+        for v in &inode.i_mmap {
+            if let Some(addr) = v.addr_of(page.index) {
+                out.push((v.mm, addr >> crate::mm::page::PAGE_SHIFT, Some(v.flags)));
             }
         }
         out
@@ -224,15 +220,15 @@ impl Sim {
         if !batch || !self.features.batch_tlb_flush {
             return false;
         }
-        !self.mm(mm).cpumask().without(self.cur.cpu).is_empty()
+        self.mm(mm).cpumask().any_but(self.cur.cpu)
     }
 
     /// set_tlb_ubc_flush_pending: remember the mm's CPUs in the running task's batch.
     fn set_tlb_ubc_flush_pending(&mut self, mm: u32) {
         let Some(t) = self.cur.task else { return };
-        let mask = *self.mm(mm).cpumask();
+        let mask = self.mms[mm as usize].as_ref().expect("live mm").cpumask();
         let ubc = &mut self.tasks[t].tlb_ubc;
-        ubc.cpumask.or(&mask);
+        ubc.cpumask.or(mask);
         ubc.flush_required = true;
     }
 

@@ -185,7 +185,7 @@ impl Sim {
         };
         let prev = self.enter(KFunc::UnmapMappingRange);
         self.charge_atomic(); // i_mmap_lock_write
-        for (mm, start) in vmas {
+        for crate::fs::MappedVma { mm, start, .. } in vmas {
             let Some(vma) = self
                 .mms
                 .get(mm as usize)

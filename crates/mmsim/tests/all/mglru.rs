@@ -164,6 +164,7 @@ fn the_aging_promotes_folios_with_young_ptes_and_not_old_ones() {
         "32 young PTEs in each of the two walks"
     );
     assert!(stats.leaf_old >= 64);
+    m.sim.sync_accounting();
     assert!(m.sim.profile.get(mmsim::machine::profile::KFunc::WalkMm) > 0);
     m.check();
 }

@@ -144,7 +144,8 @@ impl M {
         self.sim.vmstat.get(i)
     }
 
-    fn prof(&self, f: KFunc) -> u64 {
+    fn prof(&mut self, f: KFunc) -> u64 {
+        self.sim.sync_accounting();
         self.sim.profile.get(f)
     }
 
@@ -277,10 +278,10 @@ fn mark_page_accessed_on_a_page_in_this_cpus_add_pagevec_activates_it_there() {
 fn mark_page_accessed_on_a_page_in_another_cpus_pagevec_loses_the_activation() {
     let mut m = machine(Features::vanilla());
     let (_, ino) = m.open("/mnt/f");
-    m.sim.cur.cpu = 1;
+    m.sim.set_running(1, m.sim.cur().task);
     let pfn = m.cached_page(ino, 0, false);
     assert!(m.sim.pvecs[1].lru_add.contains(pfn));
-    m.sim.cur.cpu = 0;
+    m.sim.set_running(0, m.sim.cur().task);
     m.sim.mark_page_accessed(pfn);
     m.sim.mark_page_accessed(pfn);
     // v4.2: __lru_cache_activate_page only scans the running CPU's pagevec.
@@ -423,9 +424,9 @@ fn lru_add_drain_all_drains_every_cpu() {
     let a = m.sim.alloc_page(Gfp::KERNEL).unwrap();
     let b = m.sim.alloc_page(Gfp::KERNEL).unwrap();
     m.sim.lru_cache_add(a);
-    m.sim.cur.cpu = 1;
+    m.sim.set_running(1, m.sim.cur().task);
     m.sim.lru_cache_add(b);
-    m.sim.cur.cpu = 0;
+    m.sim.set_running(0, m.sim.cur().task);
     m.sim.lru_add_drain();
     assert!(m.has(a, pg::LRU));
     assert!(
@@ -1710,7 +1711,7 @@ fn run_engine(mut acts: Vec<EAct>, features: Features) -> Result<(), TestCaseErr
     // Finish by closing and deleting every file.
     acts.extend((0..PATHS.len()).map(|f| EAct::Close { f }));
     acts.extend((0..PATHS.len()).map(|f| EAct::Unlink { f }));
-    m.sim.cur.task = None;
+    m.sim.set_running(m.sim.cur().cpu, None);
     m.sim.tasks[m.tid].body = TaskBody::User(Box::new(Replay {
         acts: acts.into(),
         fds: [None; PATHS.len()],
@@ -2144,4 +2145,32 @@ fn kswapd_gives_up_on_a_node_without_reclaimable_pages_until_reclaim_progresses(
             "woken again"
         );
     }
+}
+
+/// add_to_page_cache_lru of a page at an index that already holds one fails with -EEXIST
+/// and leaves the cache as it was: the first page stays, counted once, and the second page
+/// is left without a mapping and without the cache's reference.
+#[test]
+fn adding_a_page_where_the_cache_has_one_fails_and_changes_nothing() {
+    use mmsim::mm::filemap::CacheError;
+    let mut m = machine(Features::patched());
+    let (_, ino) = m.open("/mnt/f");
+    let first = m.cached_page(ino, 3, true);
+    let files = m.vm(VmItem::NrFilePages);
+    let second = m.sim.alloc_page(Gfp::KERNEL).expect("a free page");
+    let refs = m.sim.mem[second as usize].refcount;
+    assert_eq!(
+        m.sim.add_to_page_cache_lru(second, ino, 3),
+        Err(CacheError::Exists)
+    );
+    assert_eq!(m.sim.inode(ino).mapping.tree.lookup(3), Entry::Page(first));
+    assert_eq!(m.vm(VmItem::NrFilePages), files);
+    assert_eq!(m.sim.mem[second as usize].refcount, refs);
+    assert_eq!(
+        m.sim.mem[second as usize].mapping,
+        mmsim::mm::page::NO_MAPPING
+    );
+    assert!(!m.has(second, pg::LOCKED));
+    m.sim.put_page(second);
+    check_all(&m.sim).unwrap();
 }

@@ -84,8 +84,8 @@ impl M {
                 self.sim.io_complete(id, t);
             }
         }
-        self.sim.cur.cpu = 0;
-        self.sim.cur.task = Some(self.tid);
+        let tid = self.tid;
+        self.sim.set_running(0, Some(tid));
     }
 
     /// Write back every dirty page of `ino` and wait for it.
@@ -1006,8 +1006,7 @@ fn vm_machine(features: Features, pages: u64) -> V {
     }
     let mut sim = build_sim(&text, "truncate-mmap", features);
     let tasks = [0, 1].map(|t| task_id(&sim, &format!("p{t}")));
-    sim.cur.cpu = 0;
-    sim.cur.task = Some(tasks[0]);
+    sim.set_running(0, Some(tasks[0]));
     let mut v = V {
         sim,
         tasks,
@@ -1054,10 +1053,9 @@ impl V {
 
     /// Deliver every IPI and complete every IO in flight; the running context stays.
     fn complete_all(&mut self) {
-        let saved = (self.sim.cur.cpu, self.sim.cur.task);
+        let saved = (self.sim.cur().cpu, self.sim.cur().task);
         complete_io_and_ipis(&mut self.sim);
-        self.sim.cur.cpu = saved.0;
-        self.sim.cur.task = saved.1;
+        self.sim.set_running(saved.0, saved.1);
     }
 
     /// Run a restartable call of process `t` on `cpu` to completion, completing IO (and
@@ -1181,6 +1179,7 @@ fn ftruncate_of_a_shared_mapping_zaps_beyond_eof_everywhere_and_faults_there_are
         assert_eq!(v.vm(VmItem::NrFilePages), 16);
         assert_eq!((v.mm_of(0).rss_file, v.mm_of(1).rss_file), (16, 16));
         assert!(v.tlb_caches(1, a1, 12), "CPU 1 caches p1's page 12");
+        v.sim.sync_accounting();
         let (local0, remote0, recv0, prof0) = (
             v.vm(VmItem::NrTlbLocalFlushOne),
             v.vm(VmItem::NrTlbRemoteFlush),
@@ -1223,6 +1222,7 @@ fn ftruncate_of_a_shared_mapping_zaps_beyond_eof_everywhere_and_faults_there_are
         assert_eq!(v.vm(VmItem::NrTlbLocalFlushOne) - local0, 10);
         assert_eq!(v.vm(VmItem::NrTlbRemoteFlush) - remote0, 1);
         assert_eq!(v.vm(VmItem::NrTlbRemoteFlushReceived) - recv0, 1);
+        v.sim.sync_accounting();
         assert!(v.sim.profile.get(KFunc::UnmapMappingRange) > prof0);
         v.check().unwrap();
 

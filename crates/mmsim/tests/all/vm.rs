@@ -4,7 +4,7 @@
 //! `debug_defer_dirty_flush` variant against the content oracle, and bad input.
 //!
 //! Most tests drive kernel functions directly on a tiny machine (as `tests/all/mm_unit.rs`
-//! does): the test sets the running context (`sim.cur.cpu`, `sim.cur.task`), calls
+//! does): the test sets the running context (`sim.set_running`), calls
 //! `switch_mm` where the engine would, and delivers IPI events itself, so every count is
 //! exact. The files are sparse (holes) on a block filesystem: faults never wait for IO.
 
@@ -1584,7 +1584,7 @@ fn an_access_outside_any_vma_or_without_permission_is_sigsegv() {
     );
     // A task without an address space.
     let b = task_id(&sim, "b");
-    sim.cur.task = Some(b);
+    sim.set_running(sim.cur().cpu, Some(b));
     let mut p = 0;
     assert_eq!(
         sim.sys_touch(b, aa, PAGE_SIZE, PAGE_SIZE, false, &mut p),

@@ -116,8 +116,7 @@ impl UnitMachine {
     pub fn new(text: &str, features: Features) -> Self {
         let mut sim = build_sim(text, "test", features);
         let tid = task_id(&sim, "t");
-        sim.cur.cpu = 0;
-        sim.cur.task = Some(tid);
+        sim.set_running(0, Some(tid));
         UnitMachine { sim, tid }
     }
 
@@ -150,8 +149,7 @@ impl UnitMachine {
 pub fn run_on(sim: &mut Sim, cpu: usize, tid: TaskId) {
     sim.switch_mm(cpu, tid);
     sim.last_ran[cpu] = Some(tid);
-    sim.cur.cpu = cpu;
-    sim.cur.task = Some(tid);
+    sim.set_running(cpu, Some(tid));
 }
 
 /// The mm of `tid`.

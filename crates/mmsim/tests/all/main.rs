@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accounting;
 mod cli;
 mod compare_cli;
 mod dd;

@@ -1,0 +1,68 @@
+//! Cost accounting: every picosecond a CPU's clock advances is idle time or time in one
+//! mode, and the per-function profile sums to the mode times (a charge goes to the clock at
+//! once and to the mode and function when they change; `Sim::sync_accounting`).
+
+use crate::common;
+
+use common::load_builtin;
+use mmsim::machine::profile::KFunc;
+use mmsim::sim::{Features, RunEnd, Sim};
+
+/// The two identities, on every CPU and over the machine.
+fn assert_accounted(sim: &Sim, ctx: &str) {
+    let mut modes = 0u64;
+    for (i, c) in sim.cpus.iter().enumerate() {
+        let busy = c.user_ps() + c.sys_ps() + c.irq_ps();
+        assert_eq!(
+            c.clock_ps,
+            c.idle_ps + busy,
+            "{ctx}: CPU {i}: clock = idle + user + system + interrupt"
+        );
+        modes += busy;
+    }
+    let profile: u64 = KFunc::ALL.iter().map(|f| sim.profile.get(*f)).sum();
+    assert_eq!(profile, modes, "{ctx}: the profile sums to the mode times");
+}
+
+/// Built-ins that exercise each way the running context changes: engine steps on many
+/// CPUs, TLB-flush IPIs taken within a sender's step (vanilla, 8 CPUs), IO completion
+/// interrupts (dd on a block device), kswapd and syscall entry and exit. The run stops at
+/// step limits along the way, where the identities must hold too.
+#[test]
+fn clock_idle_modes_and_profile_agree_at_every_stop() {
+    let cases: [(&str, &[&str], Features); 3] = [
+        (
+            "lru-file-mmap-read",
+            &["machine.memory_per_node=16MiB", "machine.cpus_per_node=8"],
+            Features::vanilla(),
+        ),
+        (
+            "dd-blockfs",
+            &["machine.memory_per_node=64MiB"],
+            Features::patched(),
+        ),
+        (
+            "stream-read",
+            &["machine.memory_per_node=16MiB"],
+            Features::patched(),
+        ),
+    ];
+    for (name, sets, features) in cases {
+        let sc = load_builtin(name, sets);
+        let mut sim = Sim::new(&sc, features).expect("machine builds");
+        let mut limit = 0;
+        let mut ipis = 0;
+        loop {
+            limit += 5_000;
+            let end = sim.run(limit);
+            assert_accounted(&sim, &format!("{name} at step {}", sim.steps));
+            ipis = ipis.max(sim.cpus.iter().map(|c| c.interrupts).sum::<u64>());
+            match end {
+                RunEnd::StepLimit => continue,
+                RunEnd::Completed => break,
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        assert!(ipis > 0, "{name}: interrupts were taken");
+    }
+}

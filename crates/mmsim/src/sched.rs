@@ -58,8 +58,6 @@ pub struct OpInProgress {
     pub op: Op,
     /// Progress counter (bytes done, pages done, phase), op-specific.
     pub progress: u64,
-    /// When the op started (for per-op samples).
-    pub start_ps: Ps,
     /// The syscall entry has been charged (a resumed syscall does not pay it again).
     pub entered: bool,
 }

@@ -1374,29 +1374,31 @@ impl Sim {
             self.task_exit(tid);
             return false;
         }
-        if self.tasks[tid].cur_op.is_none() {
-            if let Some(mut o) = self.observer.take() {
-                o.before_next_op(self, tid, clock_before);
-                self.observer = Some(o);
+        // The op in progress (resumed), or the program's next one.
+        let mut cur = match self.tasks[tid].cur_op.take() {
+            Some(cur) => cur,
+            None => {
+                if let Some(mut o) = self.observer.take() {
+                    o.before_next_op(self, tid, clock_before);
+                    self.observer = Some(o);
+                }
+                let task = &mut self.tasks[tid];
+                let op = match &mut task.body {
+                    TaskBody::User(p) => p.next_op(&task.last),
+                    TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
+                };
+                if op == crate::workload::Op::Exit {
+                    self.task_exit(tid);
+                    return false;
+                }
+                crate::sched::OpInProgress {
+                    op,
+                    progress: 0,
+                    entered: false,
+                }
             }
-            let last = std::mem::take(&mut self.tasks[tid].last);
-            let op = match &mut self.tasks[tid].body {
-                TaskBody::User(p) => p.next_op(&last),
-                TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
-            };
-            if op == crate::workload::Op::Exit {
-                self.task_exit(tid);
-                return false;
-            }
-            let now = self.now();
-            self.tasks[tid].cur_op = Some(crate::sched::OpInProgress {
-                op,
-                progress: 0,
-                start_ps: now,
-                entered: false,
-            });
-        }
-        match self.exec_op(tid) {
+        };
+        match self.exec_op(tid, &mut cur) {
             Ok(OpResult::Err(
                 sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
             )) => {
@@ -1406,12 +1408,10 @@ impl Sim {
                     .errors
                     .entry(sig.name().to_string())
                     .or_default() += 1;
-                self.tasks[tid].cur_op = None;
                 self.task_exit(tid);
                 false
             }
             Ok(res) => {
-                self.tasks[tid].cur_op = None;
                 if let OpResult::Err(e) = &res {
                     *self.tasks[tid]
                         .stats
@@ -1432,6 +1432,8 @@ impl Sim {
                 true
             }
             Err(w) => {
+                // Resumed from its progress when the task is woken.
+                self.tasks[tid].cur_op = Some(cur);
                 self.sleep_on(tid, w);
                 false
             }

@@ -7,7 +7,7 @@ use crate::machine::profile::KFunc;
 use crate::machine::Mode;
 use crate::mm::page::PAGE_SIZE;
 use crate::scenario::FsKind;
-use crate::sched::{OpenFile, TaskId, Wait};
+use crate::sched::{OpInProgress, OpenFile, TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, Op, OpResult};
 
@@ -59,11 +59,10 @@ impl Sim {
         ino
     }
 
-    /// Execute (or resume) the op in progress of task `tid`.
-    pub fn exec_op(&mut self, tid: TaskId) -> Result<OpResult, Wait> {
-        // Taken out for the call (no clone of the op's path): nothing reads a running
-        // task's op while it executes; it goes back with its progress below.
-        let mut cur = self.tasks[tid].cur_op.take().expect("op in progress");
+    /// Execute (or resume) `cur`, the op in progress of task `tid`. The engine holds it
+    /// out of the task for the step (nothing reads a running task's op while it executes)
+    /// and puts it back only when the op sleeps, with its progress.
+    pub fn exec_op(&mut self, tid: TaskId, cur: &mut OpInProgress) -> Result<OpResult, Wait> {
         let is_syscall = !matches!(
             cur.op,
             Op::TimerStart(_)
@@ -180,7 +179,6 @@ impl Sim {
         };
         cur.progress = progress;
         cur.entered = true; // a resumed syscall does not pay the entry again
-        self.tasks[tid].cur_op = Some(cur);
         self.set_mode(Mode::System);
         r
     }
@@ -204,12 +202,14 @@ impl Sim {
             return Ok(OpResult::Err(Errno::ENOENT));
         };
         self.charge(self.costs.dir_op_ps);
-        if self.fss[fs].dirs.contains_key(path) {
-            self.leave(prev);
-            return Ok(OpResult::Err(Errno::EISDIR)); // no directory descriptors
-        }
+        // A name is a file or a directory, never both (mkdir and create check): a file
+        // found needs no directory lookup.
         let ino = match self.fss[fs].names.get(path).copied() {
             Some(ino) => ino,
+            None if self.fss[fs].dirs.contains_key(path) => {
+                self.leave(prev);
+                return Ok(OpResult::Err(Errno::EISDIR)); // no directory descriptors
+            }
             None if create => {
                 if let Err(e) = self.may_create(fs, path) {
                     self.leave(prev);

@@ -241,8 +241,18 @@ pub fn features_of(
 }
 
 /// Run one scenario with the options' features.
-fn run_one(a: &ReplayArgs, ram: u64, kernel: Option<KernelEra>) -> Result<RunReport, String> {
-    let sc = build_scenario(a, ram)?;
+/// `built`: the scenario of `ram` when it was built already (the first size, built to
+/// check the input: the trace's first pass is not run again).
+fn run_one(
+    a: &ReplayArgs,
+    ram: u64,
+    kernel: Option<KernelEra>,
+    built: Option<Scenario>,
+) -> Result<RunReport, String> {
+    let sc = match built {
+        Some(sc) => sc,
+        None => build_scenario(a, ram)?,
+    };
     let f = features_of(a, &sc, kernel)?;
     let opts = RunOptions {
         features: f,
@@ -368,7 +378,9 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     };
     // Bad input (the trace, the options, a policy its era lacks) is reported before
     // anything runs.
-    features_of(a, &build_scenario(a, rams[0])?, kernel)?;
+    let first = build_scenario(a, rams[0])?;
+    features_of(a, &first, kernel)?;
+    let first = std::sync::Mutex::new(Some(first));
     crate::swarm::cli::install_ctrlc();
     let jobs = a.jobs.max(1).min(rams.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -381,7 +393,12 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                 if i >= rams.len() {
                     break;
                 }
-                let r = run_one(a, rams[i], kernel);
+                let built = if i == 0 {
+                    first.lock().expect("lock").take()
+                } else {
+                    None
+                };
+                let r = run_one(a, rams[i], kernel, built);
                 *results[i].lock().expect("lock") = Some(r);
             });
         }

@@ -466,50 +466,104 @@ impl<R: Read> Read for ZstdErr<R> {
 /// Reads lines into one reused buffer, counting them.
 pub(crate) struct Lines {
     input: Box<dyn BufRead>,
+    /// Bytes read from `input`: `buf[start..end]` not yet returned as lines.
     buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// `input` has reached its end.
+    eof: bool,
     /// Lines read so far (the current line's 1-based number).
     pub line: u64,
 }
+
+/// Bytes `Lines` reads from its input at a time.
+const LINES_CHUNK: usize = 1 << 16;
+/// The longest line a text trace may hold.
+const LINE_MAX: usize = 1 << 20;
 
 impl Lines {
     pub(crate) fn new(input: Box<dyn BufRead>) -> Lines {
         Lines {
             input,
-            buf: Vec::with_capacity(256),
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
             line: 0,
         }
     }
 
     /// The next line's bytes without its line ending (not checked to be UTF-8), or None
-    /// at the end of the file. A line that ends inside the reader's buffer is copied out of
-    /// it directly; one that crosses a refill goes through `read_until`.
+    /// at the end of the file. Lines are returned in place from the reader's own buffer
+    /// (no copy); a line that crosses the end of what was read is moved to the buffer's
+    /// front and the rest read after it. Memory stays bounded: a line longer than 1 MiB is
+    /// an error as soon as that much was read without its end.
     pub(crate) fn next_line_bytes(&mut self) -> Result<Option<&[u8]>, RecErr> {
-        self.buf.clear();
-        let read_err =
-            |line: u64, e: std::io::Error| (Some(line + 1), None, format!("read error: {e}"));
-        let avail = self.input.fill_buf().map_err(|e| read_err(self.line, e))?;
-        let n = match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                self.buf.extend_from_slice(&avail[..=i]);
-                self.input.consume(i + 1);
-                i + 1
+        let mut scan = self.start;
+        loop {
+            let (s, e) = match self.buf[scan..self.end].iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let nl = scan + i;
+                    let s = self.start;
+                    self.start = nl + 1;
+                    (s, nl)
+                }
+                None if self.eof => {
+                    if self.start == self.end {
+                        return Ok(None);
+                    }
+                    let s = self.start;
+                    self.start = self.end;
+                    (s, self.end)
+                }
+                None => {
+                    if self.end - self.start > LINE_MAX {
+                        return Err((Some(self.line + 1), None, "line longer than 1 MiB".into()));
+                    }
+                    // Nothing up to `end` ends the line: scan only what is read next.
+                    let scanned = self.end - self.start;
+                    self.refill()?;
+                    scan = self.start + scanned;
+                    continue;
+                }
+            };
+            self.line += 1;
+            if self.start - s > LINE_MAX {
+                return Err((Some(self.line), None, "line longer than 1 MiB".into()));
             }
-            None => self
-                .input
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| read_err(self.line, e))?,
-        };
-        if n == 0 {
-            return Ok(None);
+            let mut e = e;
+            while e > s && matches!(self.buf[e - 1], b'\n' | b'\r') {
+                e -= 1;
+            }
+            return Ok(Some(&self.buf[s..e]));
         }
-        self.line += 1;
-        if self.buf.len() > 1 << 20 {
-            return Err((Some(self.line), None, "line longer than 1 MiB".into()));
+    }
+
+    /// Move the unread bytes to the front and read more after them (sets `eof` at the end
+    /// of the input).
+    fn refill(&mut self) -> Result<(), RecErr> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
         }
-        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
-            self.buf.pop();
+        if self.buf.len() - self.end < LINES_CHUNK / 2 {
+            self.buf.resize(self.end + LINES_CHUNK, 0);
         }
-        Ok(Some(&self.buf))
+        loop {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err((Some(self.line + 1), None, format!("read error: {e}"))),
+            }
+        }
     }
 
     /// The next line without its line ending, or None at the end of the file.
@@ -632,6 +686,73 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::*;
     use super::*;
+
+    /// A reader that hands out at most `chunk` bytes per read (lines cross reads).
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        chunk: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.chunk.min(buf.len()).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn all_lines(data: &[u8], chunk: usize) -> Result<Vec<Vec<u8>>, RecErr> {
+        let input = BufReader::with_capacity(
+            chunk,
+            Trickle {
+                data: data.to_vec(),
+                at: 0,
+                chunk,
+            },
+        );
+        let mut l = Lines::new(Box::new(input));
+        let mut out = Vec::new();
+        while let Some(b) = l.next_line_bytes()? {
+            out.push(b.to_vec());
+            assert_eq!(l.line, out.len() as u64, "line numbers count the lines");
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn lines_split_on_newlines_whatever_the_read_sizes() {
+        // Line endings \n and \r\n, an empty line, a last line without an ending, and
+        // a line longer than a whole read chunk.
+        let long = "x".repeat(3 * LINES_CHUNK + 17);
+        let text = format!("1\r\n22\n\n{long}\n333\r\n4444");
+        let want: Vec<Vec<u8>> = text
+            .split('\n')
+            .map(|l| l.trim_end_matches('\r').as_bytes().to_vec())
+            .collect();
+        for chunk in [1, 2, 3, 7, 4096, 1 << 20] {
+            assert_eq!(
+                all_lines(text.as_bytes(), chunk).unwrap(),
+                want,
+                "chunk {chunk}"
+            );
+        }
+        assert_eq!(all_lines(b"", 5).unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(all_lines(b"\n", 5).unwrap(), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn a_line_over_one_mib_is_an_error_naming_it() {
+        let text = format!("1\n{}\n2\n", "y".repeat(LINE_MAX + 5));
+        for chunk in [4096, 1 << 21] {
+            let e = all_lines(text.as_bytes(), chunk).unwrap_err();
+            assert_eq!((e.0, e.2.as_str()), (Some(2), "line longer than 1 MiB"));
+        }
+        // Exactly 1 MiB with its ending is fine.
+        let ok = format!("{}\n", "z".repeat(LINE_MAX - 1));
+        assert_eq!(all_lines(ok.as_bytes(), 4096).unwrap().len(), 1);
+    }
 
     #[test]
     fn format_names_parse_and_round_trip() {

@@ -340,7 +340,7 @@ impl Bonnie {
                     self.k += 1;
                     self.fd_use = FdUse::Write;
                     return Op::Open {
-                        path,
+                        path: path.into(),
                         create: true,
                         truncate: false,
                     };
@@ -370,7 +370,7 @@ impl Bonnie {
                     let path = self.order[self.k].clone();
                     self.k += 1;
                     self.queue.push_back(Op::Open {
-                        path: path.clone(),
+                        path: path.as_str().into(),
                         create: false,
                         truncate: false,
                     });

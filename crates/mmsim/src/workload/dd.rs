@@ -235,7 +235,7 @@ impl Program for Dd {
             Phase::Open => {
                 self.phase = Phase::ReadZero;
                 Op::Open {
-                    path: self.spec.path.clone(),
+                    path: self.spec.path.as_str().into(),
                     create: true,
                     truncate: true,
                 }

@@ -776,7 +776,7 @@ impl Desktop {
                 Action::Open(i) => {
                     self.read_pos = 0;
                     Op::Open {
-                        path: self.spec.apps[i].data_path.clone(),
+                        path: self.spec.apps[i].data_path.as_str().into(),
                         create: false,
                         truncate: false,
                     }

@@ -387,8 +387,9 @@ impl Errno {
 pub enum Op {
     /// open(2); `create` adds O_CREAT, `truncate` O_TRUNC.
     Open {
-        /// Absolute path.
-        path: String,
+        /// Absolute path (shared: a program that opens the same files over and over hands
+        /// out references to one string).
+        path: std::sync::Arc<str>,
         /// O_CREAT.
         create: bool,
         /// O_TRUNC.

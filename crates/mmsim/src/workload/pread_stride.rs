@@ -170,7 +170,7 @@ impl Program for PreadStride {
                 return Op::TimerStart("stream".into());
             }
             return Op::Open {
-                path: self.spec.path.clone(),
+                path: self.spec.path.as_str().into(),
                 create: false,
                 truncate: false,
             };

@@ -205,7 +205,7 @@ impl Program for Read {
             Phase::Open => {
                 self.phase = Phase::StartPass;
                 Op::Open {
-                    path: self.spec.path.clone(),
+                    path: self.spec.path.as_str().into(),
                     create: false,
                     truncate: false,
                 }

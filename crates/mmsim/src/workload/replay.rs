@@ -62,8 +62,8 @@ pub struct ObjLoc {
 /// The trace laid out on files (the first pass).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
-    /// Files: absolute path and size in bytes.
-    pub files: Vec<(String, u64)>,
+    /// Files: absolute path (shared with the open calls) and size in bytes.
+    pub files: Vec<(Arc<str>, u64)>,
     /// Block traces: device id → file index.
     pub devs: HashMap<u64, u32, rustc_hash::FxBuildHasher>,
     /// Object traces: object id → where it lives.
@@ -136,7 +136,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
     let mut dev_end: Vec<u64> = Vec::new();
     let mut range_cursor: u64 = 0;
     if kind == TraceKind::Object && o.object_map == ObjectMap::Range {
-        l.files.push((format!("{}/objects", o.dir), 0));
+        l.files.push((format!("{}/objects", o.dir).into(), 0));
     }
     for r in reader {
         let r = r.map_err(|e| e.to_string())?;
@@ -170,7 +170,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
                 let loc = match o.object_map {
                     ObjectMap::File => {
                         l.files
-                            .push((format!("{}/o{index}", o.dir), pages * PAGE_SIZE));
+                            .push((format!("{}/o{index}", o.dir).into(), pages * PAGE_SIZE));
                         ObjLoc {
                             file: (l.files.len() - 1) as u32,
                             first_page: 0,
@@ -202,7 +202,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
             devs.sort_by_key(|(_, v)| *v);
             for (i, end) in dev_end.iter().enumerate() {
                 let size = end.div_ceil(PAGE_SIZE).max(o.size.div_ceil(PAGE_SIZE)) * PAGE_SIZE;
-                l.files.push((format!("{}/disk{i}", o.dir), size));
+                l.files.push((format!("{}/disk{i}", o.dir).into(), size));
             }
         }
         TraceKind::Object => {
@@ -626,7 +626,7 @@ impl Replay {
 
     fn map_op(&self, f: usize) -> Op {
         Op::Mmap {
-            path: Some(self.spec.layout.files[f].0.clone()),
+            path: Some(self.spec.layout.files[f].0.to_string()),
             len: self.spec.layout.files[f].1,
             offset: 0,
             prot: 3,
@@ -904,7 +904,7 @@ impl ReplayDriver {
                     .iter()
                     .map(|(path, _)| {
                         let fs = sim.resolve_fs(path)?;
-                        sim.fss[fs].names.get(path).copied()
+                        sim.fss[fs].names.get(&**path).copied()
                     })
                     .collect()
             })
@@ -1192,7 +1192,7 @@ impl super::Params for ReplaySpec {
             .files
             .iter()
             .map(|(path, size)| crate::scenario::FileSpec {
-                path: path.clone(),
+                path: path.to_string(),
                 size_bytes: *size,
                 data: true,
             })
@@ -1355,7 +1355,7 @@ fn parse_replay(
         .layout
         .files
         .iter()
-        .find(|(p, _)| env.files.iter().any(|f| &f.path == p))
+        .find(|(p, _)| env.files.iter().any(|f| *f.path == **p))
     {
         return Err(trace_loc.err(format!(
             "the replay file {path} is also a [[files]] entry; set another dir"

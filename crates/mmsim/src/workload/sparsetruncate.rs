@@ -298,7 +298,7 @@ impl Sparsetruncate {
             Phase::Create(i) => {
                 self.phase = Phase::Ftruncate(i);
                 Op::Open {
-                    path: self.file(i),
+                    path: self.file(i).into(),
                     create: true,
                     truncate: false,
                 }

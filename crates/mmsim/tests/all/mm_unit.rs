@@ -1655,7 +1655,7 @@ impl Program for Replay {
             s.acts.push_front(a);
             s.opening = Some(f);
             Op::Open {
-                path: PATHS[f].to_string(),
+                path: PATHS[f].into(),
                 create: true,
                 truncate: trunc,
             }
@@ -1681,7 +1681,7 @@ impl Program for Replay {
                 None => open(self, f, a, false),
             },
             EAct::Unlink { f } => Op::Unlink {
-                path: PATHS[f].to_string(),
+                path: PATHS[f].into(),
             },
             EAct::Close { f } => match self.fds[f].take() {
                 Some(fd) => Op::Close { fd },
@@ -1696,7 +1696,7 @@ impl Program for Replay {
                 None => {
                     self.opening = Some(f);
                     Op::Open {
-                        path: PATHS[f].to_string(),
+                        path: PATHS[f].into(),
                         create: true,
                         truncate: trunc,
                     }

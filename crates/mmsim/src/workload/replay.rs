@@ -545,8 +545,14 @@ impl Replay {
         c.pages += c_pages;
         c.page_misses += misses;
         c.bytes += p.len;
-        c.byte_misses +=
-            (u128::from(p.len) * u128::from(misses) / u128::from(c_pages.max(1))) as u64;
+        // Pro rata; a request missed entirely or not at all needs no division.
+        c.byte_misses += if misses == 0 {
+            0
+        } else if misses == c_pages {
+            p.len
+        } else {
+            (u128::from(p.len) * u128::from(misses) / u128::from(c_pages.max(1))) as u64
+        };
         c.request_misses += u64::from(misses > 0);
         c.readahead_used += ra_used;
         self.win_pages += c_pages;

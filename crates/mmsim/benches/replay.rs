@@ -1,5 +1,8 @@
 //! Replay throughput: requests per host second on a page-cache-hit-heavy trace (a hot set
-//! that fits) and on a miss-heavy one (a cyclic scan over twice RAM), one-page objects.
+//! that fits) and on a miss-heavy one (a cyclic scan over twice RAM), one-page objects each
+//! in its own file (open, pread, close per request); and the hit-heavy trace with the objects
+//! laid out as page ranges of one file opened up front (`object_map = "range"`: a pread per
+//! request, as a cache keeping its objects in one big file does).
 //!
 //! Besides criterion's timing it prints requests per host second, the miss ratio and the
 //! event hash of each (a semantics change shows), and then the ratio to libCacheSim's LRU
@@ -21,7 +24,10 @@ fn trace_path(name: &str) -> std::path::PathBuf {
         .join(format!("{name}.txt"))
 }
 
-fn scenario(name: &str, ids: impl Iterator<Item = u64>) -> Scenario {
+/// The replay of `ids` (a txt trace written for case `name`) at 32 MiB; `object_map`:
+/// `file` (a file per object: open, pread, close per request) or `range` (one file opened
+/// up front, a pread per request).
+fn scenario(name: &str, object_map: &str, ids: impl Iterator<Item = u64>) -> Scenario {
     let p = trace_path(name);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let text: String = ids.map(|i| format!("{i}\n")).collect();
@@ -30,8 +36,9 @@ fn scenario(name: &str, ids: impl Iterator<Item = u64>) -> Scenario {
         "name = \"bench-{name}\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"32MiB\"\n\
          [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\n\
          [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
-         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\n",
-        p.display().to_string()
+         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\nobject_map = {:?}\n",
+        p.display().to_string(),
+        object_map
     );
     parse_scenario(&toml, name, &[]).expect("scenario")
 }
@@ -41,11 +48,23 @@ fn bench_replay(c: &mut Criterion) {
     let cases = [
         (
             "hit-heavy",
-            scenario("hit-heavy", (0..REQUESTS).map(|i| (i * 7919) % 1000)),
+            scenario(
+                "hit-heavy",
+                "file",
+                (0..REQUESTS).map(|i| (i * 7919) % 1000),
+            ),
         ),
         (
             "miss-heavy",
-            scenario("miss-heavy", (0..REQUESTS).map(|i| i % 16384)),
+            scenario("miss-heavy", "file", (0..REQUESTS).map(|i| i % 16384)),
+        ),
+        (
+            "hit-heavy-range",
+            scenario(
+                "hit-heavy-range",
+                "range",
+                (0..REQUESTS).map(|i| (i * 7919) % 1000),
+            ),
         ),
     ];
     let opts = RunOptions::default();
@@ -69,14 +88,18 @@ fn bench_replay(c: &mut Criterion) {
         });
     }
     g.finish();
-    for (name, _) in &cases {
-        versus_libcachesim(name);
+    for (name, sc) in &cases {
+        let range = sc.tasks[0]
+            .program
+            .get::<mmsim::workload::replay::ReplaySpec>()
+            .is_some_and(|r| r.object_map == mmsim::workload::replay::ObjectMap::Range);
+        versus_libcachesim(name, range);
     }
 }
 
 /// mmsim (classic) and libCacheSim's LRU on the trace of case `name`, one run of the
 /// comparison script: both throughputs measured side by side.
-fn versus_libcachesim(name: &str) {
+fn versus_libcachesim(name: &str, range: bool) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("scripts/libcachesim_compare.py");
     let have_venv = root.join("scripts/.venv-libcachesim/bin/python").exists();
@@ -97,10 +120,15 @@ fn versus_libcachesim(name: &str) {
             "--mmsim",
             env!("CARGO_BIN_EXE_mmsim"),
         ])
+        .args(if range {
+            &["--mmsim-args", "--object-map range"][..]
+        } else {
+            &[]
+        })
         .output();
     match out {
         Ok(o) if o.status.success() => {
-            println!("replay {name} vs libCacheSim LRU (same trace, same cache size, one run):");
+            println!("replay {name} vs libCacheSim LRU (same trace, same cache size, measured side by side):");
             print!("{}", String::from_utf8_lossy(&o.stdout));
         }
         Ok(o) => println!(

@@ -479,6 +479,8 @@ pub struct Sim {
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
     /// a stack, so walks nested through IPI waits take buffers of their own.
     pfn_bufs: Vec<Vec<crate::mm::page::Pfn>>,
+    /// Scratch list of `__do_page_cache_readahead` (index, page), taken for the call.
+    pub(crate) ra_scratch: Vec<(u64, crate::mm::page::Pfn)>,
     /// The CPUs whose run queue is not empty: the engine looks only at these for the next
     /// step, not at every CPU.
     rq_nonempty: crate::machine::Cpumask,
@@ -648,6 +650,7 @@ impl Sim {
             nr_user_alive: 0,
             rmap_scratch: Vec::new(),
             pfn_bufs: Vec::new(),
+            ra_scratch: Vec::new(),
             rq_nonempty: Default::default(),
         };
         sim.vmstat.add(
@@ -937,6 +940,14 @@ impl Sim {
     #[inline]
     pub(crate) fn take_pfn_buf(&mut self) -> Vec<crate::mm::page::Pfn> {
         self.pfn_bufs.pop().unwrap_or_default()
+    }
+
+    /// A page list of one page from the pool.
+    #[inline]
+    pub(crate) fn pfn_buf_of(&mut self, pfn: crate::mm::page::Pfn) -> Vec<crate::mm::page::Pfn> {
+        let mut v = self.take_pfn_buf();
+        v.push(pfn);
+        v
     }
 
     /// Give a page list back to the pool.

@@ -284,7 +284,7 @@ impl Sim {
             self.inode(ino).writeback_index
         };
         let mut written = 0u64;
-        let mut batch: Vec<Pfn> = Vec::new();
+        let mut batch: Vec<Pfn> = self.take_pfn_buf();
         let mut wrapped = mode == SyncMode::All || index == 0;
         let mut entries = Vec::with_capacity(crate::mm::swap::PAGEVEC_SIZE);
         let mut result = Ok(0);
@@ -338,7 +338,7 @@ impl Sim {
                 if let Some(&last) = batch.last() {
                     let contiguous = self.mem[last as usize].index + 1 == idx;
                     if !contiguous || batch.len() >= MAX_BIO_PAGES {
-                        let b = std::mem::take(&mut batch);
+                        let b = std::mem::replace(&mut batch, self.take_pfn_buf());
                         self.submit_write(ino, b);
                     }
                 }
@@ -349,7 +349,9 @@ impl Sim {
                 }
             }
         }
-        if !batch.is_empty() {
+        if batch.is_empty() {
+            self.give_pfn_buf(batch);
+        } else {
             self.submit_write(ino, batch);
         }
         if mode == SyncMode::None {
@@ -386,30 +388,26 @@ impl Sim {
         self.charge(self.costs.bio_submit_ps);
         let now = self.now();
         let done = self.devices[req.dev].submit(now, req.kind, sector, req.pages.len() as u64);
-        // A write carries the pages' contents as they are now (the content oracle's
-        // versions): a store through a stale TLB entry after submission is not in the IO.
-        let versions: Vec<u32> = match req.kind {
-            IoKind::Write => req
-                .pages
-                .iter()
-                .map(|p| self.mem[*p as usize].version)
-                .collect(),
-            IoKind::Read => Vec::new(),
-        };
         let id = match self.io_free.pop() {
-            Some(id) => {
-                self.io[id as usize] = Some(req);
-                id
-            }
+            Some(id) => id,
             None => {
-                self.io.push(Some(req));
+                self.io.push(None);
                 (self.io.len() - 1) as u32
             }
         };
         if self.io_versions.len() <= id as usize {
             self.io_versions.resize(id as usize + 1, Vec::new());
         }
+        // A write carries the pages' contents as they are now (the content oracle's
+        // versions): a store through a stale TLB entry after submission is not in the IO.
+        // (The slot's list is reused.)
+        let mut versions = std::mem::take(&mut self.io_versions[id as usize]);
+        versions.clear();
+        if req.kind == IoKind::Write {
+            versions.extend(req.pages.iter().map(|p| self.mem[*p as usize].version));
+        }
         self.io_versions[id as usize] = versions;
+        self.io[id as usize] = Some(req);
         self.events.push(done, Event::IoComplete(id));
         self.leave(prev);
     }
@@ -510,6 +508,7 @@ impl Sim {
         if !self.orphans.is_empty() {
             self.evict_orphans();
         }
+        self.give_pfn_buf(req.pages);
         self.switch_ctx(saved);
     }
 

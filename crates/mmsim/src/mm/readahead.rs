@@ -240,8 +240,10 @@ impl Sim {
     ) -> u64 {
         let prev = self.enter(KFunc::PageCacheReadahead);
         let size = self.inode(ino).size;
-        // One allocation per window (not one per doubling as it fills).
-        let mut pages: Vec<(u64, Pfn)> = Vec::with_capacity(nr.min(1024) as usize);
+        // The simulation's scratch list (a readahead nested in this one, from a step run
+        // while reclaim waits for IPIs, finds it taken and gets one of its own).
+        let mut pages = std::mem::take(&mut self.ra_scratch);
+        pages.clear();
         if size > 0 {
             let end_index = (size - 1) >> PAGE_SHIFT;
             for i in 0..nr {
@@ -270,6 +272,7 @@ impl Sim {
         let n = pages.len() as u64;
         self.count_cache_misses(n);
         self.read_pages(ino, &pages);
+        self.ra_scratch = pages;
         self.leave(prev);
         n
     }
@@ -277,7 +280,7 @@ impl Sim {
     /// read_pages: add each page to the cache (locked) and read it; contiguous pages with
     /// data on the device share one request; holes are zero-filled without IO.
     fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) {
-        let mut run: Vec<Pfn> = Vec::with_capacity(pages.len());
+        let mut run = self.take_pfn_buf();
         let mut run_next = u64::MAX;
         for &(idx, p) in pages {
             if self.add_to_page_cache_lru(p, ino, idx).is_err() {
@@ -291,13 +294,15 @@ impl Sim {
                 continue;
             }
             if idx != run_next && !run.is_empty() {
-                let r = std::mem::take(&mut run);
+                let r = std::mem::replace(&mut run, self.take_pfn_buf());
                 self.submit_read(ino, r);
             }
             run.push(p);
             run_next = idx + 1;
         }
-        if !run.is_empty() {
+        if run.is_empty() {
+            self.give_pfn_buf(run);
+        } else {
             self.submit_read(ino, run);
         }
     }
@@ -320,7 +325,8 @@ impl Sim {
         if self.inode(ino).disk_at(idx) == 0 {
             self.readpage_hole(pfn);
         } else {
-            self.submit_read(ino, vec![pfn]);
+            let pages = self.pfn_buf_of(pfn);
+            self.submit_read(ino, pages);
         }
         self.leave(prev);
     }

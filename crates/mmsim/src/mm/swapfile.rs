@@ -254,7 +254,7 @@ impl Sim {
             dev,
             kind: IoKind::Write,
             ino: SWAP_INO,
-            pages: vec![pfn],
+            pages: self.pfn_buf_of(pfn),
             cpu: self.cur.cpu,
         };
         self.submit_bio(req, u64::from(off) + (1 << 40));
@@ -537,12 +537,14 @@ impl Sim {
     fn swap_read_run(&mut self, pages: &[Pfn], first: u32) {
         let dev = self.swap.as_ref().expect("swap").dev;
         let pr = self.enter(KFunc::SwapReadpage);
+        let mut list = self.take_pfn_buf();
+        list.extend_from_slice(pages);
         self.submit_bio(
             IoRequest {
                 dev,
                 kind: IoKind::Read,
                 ino: SWAP_INO,
-                pages: pages.to_vec(),
+                pages: list,
                 cpu: self.cur.cpu,
             },
             u64::from(first) + (1 << 40),

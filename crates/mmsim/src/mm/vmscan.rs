@@ -1174,7 +1174,8 @@ impl Sim {
             self.vmstat.inc(VmItem::NrWriteback);
             self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
             self.unlock_page(pfn);
-            self.submit_write(ino, vec![pfn]);
+            let pages = self.pfn_buf_of(pfn);
+            self.submit_write(ino, pages);
         }
         self.vmstat.inc(VmItem::NrVmscanWrite);
         self.leave(prev);

@@ -26,12 +26,20 @@
 //! must re-validate them with [`RadixTree::leaf_counts`]. Each node also keeps a
 //! 64-bit occupancy bitmap so gang lookups skip empty slots and subtrees.
 //!
+//! As in the kernel (`radix_tree_insert` into an empty tree, `xa_head` of the XArray),
+//! a lone entry at index 0 lives in the root pointer itself, without a node (height
+//! 0): a one-page file costs no node, and its shadow entry, in no node, is on no
+//! shadow-node list — the shrinker never reclaims it (it goes with the inode).
+//! `radix_tree_extend` moves a root entry to slot 0 of a new leaf when a second index
+//! is stored; `radix_tree_shrink` after a deletion moves a root leaf's lone slot-0
+//! entry back into the root. (Kernels 4.10–4.19 also tried the shrink after replacing
+//! an entry, `__radix_tree_replace`; here, as in 4.2–4.9 and the XArray, only a
+//! deletion does.)
+//!
 //! Simplifications: tags (dirty/writeback/towrite) are not modelled; there is no
 //! locking or cost accounting here (callers charge `tree_lock` and per-level costs
-//! from [`RadixTree::height`]). Unlike the kernel, a lone entry at index 0 is not
-//! stored directly in the root pointer: every entry lives in a leaf node, so height
-//! 0 always means "empty" and every shadow belongs to a node the shrinker can see.
-//! The whole `u64` index range is supported (height up to 11).
+//! from [`RadixTree::height`]). The whole `u64` index range is supported (height up
+//! to 11).
 
 /// log2 of the number of slots per node (`RADIX_TREE_MAP_SHIFT`).
 pub const RADIX_TREE_MAP_SHIFT: u32 = 6;
@@ -144,6 +152,8 @@ pub struct RadixTree {
     nodes: Vec<Node>,
     free: Vec<u32>,
     root: u32,
+    /// Height 0: the encoded entry at index 0 held in the root pointer (0: empty tree).
+    direct: u64,
     height: u32,
     nr_pages: u64,
     nr_shadows: u64,
@@ -162,6 +172,7 @@ impl RadixTree {
             nodes: Vec::new(),
             free: Vec::new(),
             root: NONE,
+            direct: 0,
             height: 0,
             nr_pages: 0,
             nr_shadows: 0,
@@ -171,6 +182,13 @@ impl RadixTree {
     /// `radix_tree_lookup`: the content of the slot at `index`. No allocation.
     #[inline]
     pub fn lookup(&self, index: u64) -> Entry {
+        if self.height == 0 {
+            return if index == 0 {
+                decode(self.direct)
+            } else {
+                Entry::Empty
+            };
+        }
         match self.find_leaf(index) {
             Some(leaf) => decode(self.nodes[leaf as usize].slots[(index & SLOT_MASK) as usize]),
             None => Entry::Empty,
@@ -188,8 +206,27 @@ impl RadixTree {
         }
         let need = height_for(index);
         if self.height == 0 {
-            self.root = self.alloc((need - 1) * RADIX_TREE_MAP_SHIFT, NONE, 0, 0);
-            self.height = need;
+            if index == 0 {
+                // The lone entry at index 0 goes in the root pointer.
+                let old = std::mem::replace(&mut self.direct, new);
+                self.count(old, -1);
+                self.count(new, 1);
+                return decode(old);
+            }
+            if self.direct == 0 {
+                self.root = self.alloc((need - 1) * RADIX_TREE_MAP_SHIFT, NONE, 0, 0);
+                self.height = need;
+            } else {
+                // radix_tree_extend: the root entry moves to slot 0 of a new leaf.
+                let leaf = self.alloc(0, NONE, 0, 0);
+                let entry = std::mem::take(&mut self.direct);
+                let n = &mut self.nodes[leaf as usize];
+                n.slots[0] = entry;
+                n.occupied = 1;
+                n.shadows = u8::from(entry & TAG_MASK == TAG_SHADOW);
+                self.root = leaf;
+                self.height = 1;
+            }
         }
         while self.height < need {
             self.extend_one();
@@ -223,6 +260,10 @@ impl RadixTree {
     /// Cost is O(height + nodes visited): empty slots and subtrees are skipped
     /// through the per-node occupancy bitmaps.
     pub fn gang_lookup(&self, start: u64, max: usize, out: &mut Vec<(u64, Entry)>) -> usize {
+        if max > 0 && self.height == 0 && self.direct != 0 && start == 0 {
+            out.push((0, decode(self.direct)));
+            return 1;
+        }
         if max == 0 || self.height == 0 || start > max_index(self.height) {
             return 0;
         }
@@ -281,8 +322,8 @@ impl RadixTree {
         self.nr_shadows
     }
 
-    /// Height of the tree (0 = empty, 1 = a single node covering indices 0..64, etc.);
-    /// lookups descend `height()` levels.
+    /// Height of the tree (0 = empty or only an entry at index 0 in the root pointer,
+    /// 1 = a single node covering indices 0..64, etc.); lookups descend `height()` levels.
     pub fn height(&self) -> u32 {
         self.height
     }
@@ -293,7 +334,7 @@ impl RadixTree {
     }
 
     /// The leaf node holding `index`, if any, with its (count of non-empty slots,
-    /// count of shadow slots).
+    /// count of shadow slots). None for an entry in the root pointer (in no node).
     pub fn leaf(&self, index: u64) -> Option<(NodeId, u32, u32)> {
         let leaf = self.find_leaf(index)?;
         let n = &self.nodes[leaf as usize];
@@ -332,6 +373,10 @@ impl RadixTree {
         self.nr_shadows -= u64::from(removed);
         if now_empty {
             self.delete_node(node.0);
+        } else if node.0 == self.root {
+            // Deletions at the root try radix_tree_shrink (a lone page left in slot 0
+            // goes to the root pointer), as delete_node does.
+            self.shrink();
         }
         removed
     }
@@ -355,10 +400,25 @@ impl RadixTree {
             }
         }
         if self.height == 0 {
-            if self.root != NONE || self.nr_nodes() != 0 || self.nr_pages + self.nr_shadows != 0 {
-                return Err("height 0 but tree not empty".into());
+            let (pages, shadows) = match self.direct & TAG_MASK {
+                TAG_PAGE => (1, 0),
+                TAG_SHADOW => (0, 1),
+                0 if self.direct == 0 => (0, 0),
+                _ => return Err("a node pointer in the root at height 0".into()),
+            };
+            if self.root != NONE
+                || self.nr_nodes() != 0
+                || (self.nr_pages, self.nr_shadows) != (pages, shadows)
+            {
+                return Err("height 0 but nodes, or counts not those of the root entry".into());
             }
             return Ok(());
+        }
+        if self.direct != 0 {
+            return Err(format!(
+                "an entry in the root pointer at height {}",
+                self.height
+            ));
         }
         if self.height > RADIX_TREE_MAX_HEIGHT {
             return Err(format!("height {} too large", self.height));
@@ -553,13 +613,20 @@ impl RadixTree {
     }
 
     fn delete(&mut self, index: u64) -> Entry {
+        if self.height == 0 {
+            if index != 0 {
+                return Entry::Empty;
+            }
+            let old = std::mem::take(&mut self.direct);
+            self.count(old, -1);
+            return decode(old);
+        }
         let Some(leaf) = self.find_leaf(index) else {
             return Entry::Empty;
         };
         let old = self.set_leaf_slot(leaf, (index & SLOT_MASK) as usize, 0);
-        if self.nodes[leaf as usize].occupied == 0 {
-            self.delete_node(leaf);
-        }
+        // Frees the leaf if empty, else tries the shrink if it is the root.
+        self.delete_node(leaf);
         old
     }
 
@@ -588,7 +655,17 @@ impl RadixTree {
         }
     }
 
-    /// `radix_tree_shrink`: drop roots whose only child is in slot 0 (down to height 1).
+    /// Count an encoded entry in or out of `nr_pages` / `nr_shadows`.
+    fn count(&mut self, slot: u64, by: i64) {
+        match slot & TAG_MASK {
+            TAG_PAGE => self.nr_pages = self.nr_pages.wrapping_add_signed(by),
+            TAG_SHADOW => self.nr_shadows = self.nr_shadows.wrapping_add_signed(by),
+            _ => {}
+        }
+    }
+
+    /// `radix_tree_shrink`: drop roots whose only child is in slot 0; a root leaf whose
+    /// only entry is in slot 0 gives it to the root pointer (height 0).
     fn shrink(&mut self) {
         while self.height > 1 {
             let root = &mut self.nodes[self.root as usize];
@@ -602,6 +679,17 @@ impl RadixTree {
             self.nodes[child as usize].parent = NONE;
             self.root = child;
             self.height -= 1;
+        }
+        if self.height == 1 {
+            let root = &mut self.nodes[self.root as usize];
+            if root.occupied == 1 {
+                let entry = std::mem::take(&mut root.slots[0]);
+                (root.occupied, root.shadows) = (0, 0);
+                self.free_node(self.root);
+                self.root = NONE;
+                self.height = 0;
+                self.direct = entry;
+            }
         }
     }
 }

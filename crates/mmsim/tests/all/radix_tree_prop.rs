@@ -29,7 +29,7 @@ fn radix_empty_tree() {
 fn radix_insert_grows_height() {
     let mut t = RadixTree::new();
     let steps: [(u64, u32, usize); 5] = [
-        (0, 1, 1),
+        (0, 0, 0), // alone at index 0: in the root pointer, no node
         (63, 1, 1),
         (64, 2, 3),
         (4095, 2, 4),
@@ -74,7 +74,9 @@ fn radix_full_index_range() {
     );
     t.check().unwrap();
     assert_eq!(t.store(u64::MAX, Entry::Empty), Entry::Shadow(MAX_SHADOW));
-    assert_eq!((t.height(), t.nr_nodes()), (1, 1));
+    // Shrunk all the way: the lone entry at index 0 goes back to the root pointer.
+    assert_eq!((t.height(), t.nr_nodes()), (0, 0));
+    assert_eq!(t.lookup(0), Entry::Page(Pfn::MAX));
     t.check().unwrap();
 }
 
@@ -156,6 +158,49 @@ fn radix_delete_leaving_other_leaves_keeps_height() {
     t.check().unwrap();
 }
 
+#[test]
+fn radix_lone_index_zero_lives_in_the_root_pointer() {
+    let mut t = RadixTree::new();
+    // A one-page file: no node, and its shadow is in no node (no shadow-list entry).
+    t.store(0, Entry::Page(9));
+    assert_eq!((t.height(), t.nr_nodes(), t.nr_pages()), (0, 0, 1));
+    assert_eq!(t.store(0, Entry::Shadow(5)), Entry::Page(9));
+    assert_eq!((t.nr_pages(), t.nr_shadows(), t.leaf(0)), (0, 1, None));
+    let mut all = Vec::new();
+    assert_eq!(t.gang_lookup(0, 10, &mut all), 1);
+    assert_eq!(all, vec![(0, Entry::Shadow(5))]);
+    assert_eq!(t.gang_lookup(1, 10, &mut all), 0);
+    t.check().unwrap();
+    // A second index: radix_tree_extend moves the root entry to slot 0 of a leaf.
+    t.store(1, Entry::Page(3));
+    assert_eq!((t.height(), t.nr_nodes()), (1, 1));
+    assert_eq!(t.leaf(0).map(|l| (l.1, l.2)), Some((2, 1)));
+    assert_eq!(t.lookup(0), Entry::Shadow(5));
+    t.check().unwrap();
+    // Far away: more levels on top, the entry still at index 0.
+    t.store(1 << 20, Entry::Page(4));
+    assert_eq!((t.height(), t.lookup(0)), (4, Entry::Shadow(5)));
+    t.check().unwrap();
+    // Deleting the others shrinks back to the root pointer.
+    t.store(1 << 20, Entry::Empty);
+    assert_eq!((t.height(), t.nr_nodes()), (1, 1));
+    t.store(1, Entry::Empty);
+    assert_eq!(
+        (t.height(), t.nr_nodes(), t.lookup(0)),
+        (0, 0, Entry::Shadow(5))
+    );
+    t.check().unwrap();
+    // Deleting the root entry empties the tree; an entry elsewhere needs a node.
+    assert_eq!(t.store(0, Entry::Empty), Entry::Shadow(5));
+    assert_eq!((t.height(), t.nr_shadows()), (0, 0));
+    t.store(7, Entry::Page(1));
+    assert_eq!(
+        (t.height(), t.nr_nodes(), t.lookup(0)),
+        (1, 1, Entry::Empty)
+    );
+    t.check().unwrap();
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Store(u64, Entry),
@@ -202,11 +247,14 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// The shape is a function of the key set: height from the largest key, and one
-/// node per distinct key prefix at every level.
+/// node per distinct key prefix at every level; a lone key 0 lives in the root pointer.
 fn expected_shape(model: &BTreeMap<u64, Entry>) -> (u32, usize) {
     let Some(&max) = model.keys().next_back() else {
         return (0, 0);
     };
+    if max == 0 {
+        return (0, 0);
+    }
     let height = (64 - max.leading_zeros()).div_ceil(6).max(1);
     let nodes = (0..height)
         .map(|level| {
@@ -264,7 +312,11 @@ proptest! {
                             prop_assert_eq!((n, s, base), (count, shadows, i & !63));
                             prop_assert_eq!((n, s), leaf_of_model(&model, base));
                         }
-                        None => prop_assert_eq!(leaf_of_model(&model, i & !63).0, 0),
+                        // No leaf: nothing in its range, or the lone entry at index 0
+                        // in the root pointer.
+                        None => prop_assert!(
+                            leaf_of_model(&model, i & !63).0 == 0 || t.height() == 0
+                        ),
                     }
                 }
                 Op::Gang(start, max) => {

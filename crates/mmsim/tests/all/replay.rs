@@ -89,6 +89,26 @@ fn cyclic_scan_over_more_pages_than_ram_misses_every_time() {
 }
 
 #[test]
+fn a_one_page_objects_shadow_stays_in_its_files_root_and_its_refault_is_seen() {
+    // 6000 one-page files cycled through 4096 pages, 3 passes. Each file's only entry,
+    // at index 0, lives in the tree's root pointer (as radix_tree_insert and the XArray
+    // keep a lone index-0 entry): its shadow is in no node, so the shadow shrinker finds
+    // nothing to reclaim, and every re-read after the first pass is a detected refault.
+    let n = 6000;
+    let p = write("one-page-files.txt", &txt((0..3 * n).map(|i| i % n)));
+    let r = replay(&p, "16MiB", "");
+    let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+    assert_eq!(v("workingset_nodereclaim"), 0);
+    assert_eq!(v("workingset_refault"), 2 * n as i64);
+    // Two-page objects: each file's two entries need a leaf node, whose shadows the
+    // shrinker reclaims (beyond present pages / 16 nodes), losing those refaults.
+    let r = replay(&p, "16MiB", "object_size = \"8KiB\"");
+    let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+    assert!(v("workingset_nodereclaim") > 0, "{:?}", r.vmstat);
+    assert!(v("workingset_refault") < 2 * 2 * n as i64, "{:?}", r.vmstat);
+}
+
+#[test]
 fn hot_set_smaller_than_ram_survives_a_one_time_scan() {
     // 200 hot objects, each asked for 50 times, interleaved with a scan of 10000
     // objects asked for once each (2.4× RAM). Hand-derived: the scan misses 10000 times,

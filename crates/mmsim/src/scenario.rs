@@ -1870,6 +1870,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     for t in &tasks {
         files.extend(t.program.files());
     }
+    files.shrink_to_fit(); // a replay's may be millions
 
     Ok(Scenario {
         name: name.to_string(),

@@ -742,7 +742,9 @@ impl Sim {
             let t = sim.devices[d].writeback_interval_ps;
             sim.events.push(t, Event::Wake(id as u32));
         }
-        // Files that exist before the run: on the device with data, or sparse.
+        // Files that exist before the run: on the device with data, or sparse. (The inode
+        // table is sized for them at once: a replay may lay out millions.)
+        sim.inodes.reserve_exact(sc.files.len());
         for f in &sc.files {
             let fs = sim
                 .resolve_fs(&f.path)

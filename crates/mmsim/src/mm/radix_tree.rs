@@ -29,7 +29,10 @@
 //! As in the kernel (`radix_tree_insert` into an empty tree, `xa_head` of the XArray),
 //! a lone entry at index 0 lives in the root pointer itself, without a node (height
 //! 0): a one-page file costs no node, and its shadow entry, in no node, is on no
-//! shadow-node list — the shrinker never reclaims it (it goes with the inode).
+//! shadow-node list — the shadow shrinker never reclaims it; it goes with the inode. (The
+//! kernel's inode shrinker evicts such shadow-only inodes under memory pressure —
+//! `mapping_shrinkable` says so since 5.15 — and mmsim has no inode shrinker: it keeps
+//! every such shadow, an upper bound on the refaults the kernel detects.)
 //! `radix_tree_extend` moves a root entry to slot 0 of a new leaf when a second index
 //! is stored; `radix_tree_shrink` after a deletion moves a root leaf's lone slot-0
 //! entry back into the root. (Kernels 4.10–4.19 also tried the shrink after replacing

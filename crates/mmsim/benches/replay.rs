@@ -113,7 +113,16 @@ fn versus_libcachesim(name: &str, range: bool) {
     let out = std::process::Command::new("python3")
         .arg(&script)
         .arg(trace_path(name))
-        .args(["--format", "txt", "--ram", "32MiB", "--policies", "LRU", "--repeat", "5"])
+        .args([
+            "--format",
+            "txt",
+            "--ram",
+            "32MiB",
+            "--policies",
+            "LRU",
+            "--repeat",
+            "5",
+        ])
         .args([
             "--mmsim-policies",
             "classic",

@@ -44,7 +44,7 @@
 //! Not modelled: hard links, renames, permissions, i_rwsem (a write concurrent with a
 //! sleeping truncate is not serialized), directory inodes' page cache, and the journal.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::mm::page::PAGE_SIZE;
 use crate::sched::{TaskId, Wait};
@@ -60,12 +60,14 @@ const DIRENT_BYTES: u64 = 32;
 /// One directory: its entries in creation (= readdir) order.
 #[derive(Clone, Debug, Default)]
 pub struct Directory {
-    /// Sequence number → (name, is a directory).
-    entries: BTreeMap<u64, (String, bool)>,
-    /// Name → sequence number (a hash map: looked up, never iterated).
-    by_name: rustc_hash::FxHashMap<String, u64>,
-    /// Next sequence number.
-    next: u64,
+    /// Entries in creation (readdir) order: (name, is a directory); a removed entry leaves
+    /// a hole until holes are half the list, when the list is compacted (order kept).
+    entries: Vec<Option<(Arc<str>, bool)>>,
+    /// Name → position in `entries` (a hash map: looked up, never iterated); the name is
+    /// shared with the entry.
+    by_name: rustc_hash::FxHashMap<Arc<str>, u32>,
+    /// Holes in `entries`.
+    holes: usize,
 }
 
 impl Directory {
@@ -83,7 +85,7 @@ impl Directory {
     }
     /// Entry names in readdir order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.values().map(|(n, _)| n.as_str())
+        self.entries.iter().flatten().map(|(n, _)| &**n)
     }
     /// Does `name` exist here?
     pub fn contains(&self, name: &str) -> bool {
@@ -93,20 +95,26 @@ impl Directory {
         if self.by_name.contains_key(name) {
             return false;
         }
-        let seq = self.next;
-        self.next += 1;
-        self.entries.insert(seq, (name.to_string(), is_dir));
-        self.by_name.insert(name.to_string(), seq);
+        let name: Arc<str> = name.into();
+        let pos = u32::try_from(self.entries.len()).expect("directory of 2^32 entries");
+        self.entries.push(Some((name.clone(), is_dir)));
+        self.by_name.insert(name, pos);
         true
     }
     fn remove(&mut self, name: &str) -> bool {
-        match self.by_name.remove(name) {
-            Some(seq) => {
-                self.entries.remove(&seq);
-                true
+        let Some(pos) = self.by_name.remove(name) else {
+            return false;
+        };
+        self.entries[pos as usize] = None;
+        self.holes += 1;
+        if self.holes * 2 > self.entries.len() {
+            self.entries.retain(Option::is_some);
+            self.holes = 0;
+            for (i, (n, _)) in self.entries.iter().flatten().enumerate() {
+                *self.by_name.get_mut(&**n).expect("indexed") = i as u32;
             }
-            None => false,
         }
+        true
     }
 }
 
@@ -156,10 +164,10 @@ impl Sim {
     /// Add a regular file's name to its parent directory, creating missing parents first
     /// (`mkdir -p`; used for files that exist before the run and by create_inode).
     pub fn namei_link_file(&mut self, fs: usize, path: &str) {
-        let mount = self.fss[fs].mount.clone();
         let mut missing = Vec::new();
         let mut p = split_path(path).0;
-        while p != mount && p != "/" && !self.fss[fs].dirs.contains_key(p) {
+        let f = &self.fss[fs];
+        while p != f.mount && p != "/" && !f.dirs.contains_key(p) {
             missing.push(p.to_string());
             p = split_path(p).0;
         }
@@ -352,5 +360,42 @@ impl Sim {
         inode.disk.truncate(new_pages as usize);
         inode.nr_blocks -= freed;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Directory;
+
+    #[test]
+    fn a_directory_lists_its_entries_in_creation_order_through_removals() {
+        let mut d = Directory::new();
+        let mut model: Vec<String> = Vec::new();
+        // Insert 100, remove most (the holes are compacted away more than once), re-add
+        // some: readdir order is creation order, a re-created name goes last.
+        for i in 0..100 {
+            assert!(d.insert(&format!("f{i}"), i % 10 == 0));
+            model.push(format!("f{i}"));
+        }
+        assert!(!d.insert("f5", false), "a name exists once");
+        for i in (0..100).filter(|i| i % 7 != 0) {
+            assert!(d.remove(&format!("f{i}")));
+            model.retain(|n| *n != format!("f{i}"));
+            assert_eq!(d.names().collect::<Vec<_>>(), model, "after removing f{i}");
+        }
+        assert!(!d.remove("f1"), "already gone");
+        for i in [3, 0, 50] {
+            let n = format!("f{i}");
+            if d.contains(&n) {
+                assert!(d.remove(&n));
+                model.retain(|m| *m != n);
+            }
+            assert!(d.insert(&n, false));
+            model.push(n);
+        }
+        assert_eq!(d.names().collect::<Vec<_>>(), model);
+        assert_eq!(d.len(), model.len());
+        assert!(model.iter().all(|n| d.contains(n)));
+        assert!(!d.contains("f2"));
     }
 }

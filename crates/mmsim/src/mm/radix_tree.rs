@@ -157,6 +157,9 @@ pub struct RadixTree {
     root: u32,
     /// Height 0: the encoded entry at index 0 held in the root pointer (0: empty tree).
     direct: u64,
+    /// The leaf the last descent reached: a hint, used while that node is a live leaf
+    /// covering the index asked for (sequential access finds its leaf without a descent).
+    last_leaf: std::cell::Cell<u32>,
     height: u32,
     nr_pages: u64,
     nr_shadows: u64,
@@ -176,6 +179,7 @@ impl RadixTree {
             free: Vec::new(),
             root: NONE,
             direct: 0,
+            last_leaf: std::cell::Cell::new(NONE),
             height: 0,
             nr_pages: 0,
             nr_shadows: 0,
@@ -234,12 +238,16 @@ impl RadixTree {
         while self.height < need {
             self.extend_one();
         }
+        if let Some(leaf) = self.hinted_leaf(index) {
+            return self.set_leaf_slot(leaf, (index & SLOT_MASK) as usize, new);
+        }
         let mut node = self.root;
         loop {
             let n = &self.nodes[node as usize];
             let shift = u32::from(n.shift);
             let off = ((index >> shift) & SLOT_MASK) as usize;
             if shift == 0 {
+                self.last_leaf.set(node);
                 return self.set_leaf_slot(node, off, new);
             }
             let slot = n.slots[off];
@@ -513,9 +521,22 @@ impl RadixTree {
 
     // ---- internals ----
 
+    /// The hinted leaf if it covers `index`: a live node (empty nodes are freed at once)
+    /// at shift 0 whose base is `index`'s is the tree's only leaf for that range, whatever
+    /// was freed or reused since the hint was set.
+    #[inline]
+    fn hinted_leaf(&self, index: u64) -> Option<u32> {
+        let h = self.last_leaf.get();
+        let n = self.nodes.get(h as usize)?;
+        (n.shift == 0 && n.occupied != 0 && n.base == index & !SLOT_MASK).then_some(h)
+    }
+
     /// Descend to the leaf covering `index`, if it exists.
     #[inline]
     fn find_leaf(&self, index: u64) -> Option<u32> {
+        if let Some(leaf) = self.hinted_leaf(index) {
+            return Some(leaf);
+        }
         if self.height == 0 || index > max_index(self.height) {
             return None;
         }
@@ -523,6 +544,7 @@ impl RadixTree {
         loop {
             let n = &self.nodes[node as usize];
             if n.shift == 0 {
+                self.last_leaf.set(node);
                 return Some(node);
             }
             let slot = n.slots[((index >> n.shift) & SLOT_MASK) as usize];

@@ -73,42 +73,75 @@ pub mod pte {
 /// PTEs per page-table page.
 pub const PTRS_PER_PTE: u64 = 512;
 
-/// A process's page table (leaf level).
-#[derive(Debug, Default)]
+/// A process's page table (leaf level): page-table pages by PMD index (vpn / 512), with
+/// a hint to the last one used (faults, rmap walks and zaps go through neighbouring
+/// PTEs). Page-table pages are never freed here (no free_pgtables), so a position stays
+/// valid.
+#[derive(Debug)]
 pub struct PageTable {
-    tables: FxHashMap<u64, Box<[u64; PTRS_PER_PTE as usize]>>,
+    tables: Vec<Box<[u64; PTRS_PER_PTE as usize]>>,
+    /// PMD index → position in `tables`.
+    index: FxHashMap<u64, u32>,
+    /// (PMD index, position) of the last table looked up.
+    hint: std::cell::Cell<(u64, u32)>,
+}
+
+impl Default for PageTable {
+    fn default() -> Self {
+        PageTable {
+            tables: Vec::new(),
+            index: FxHashMap::default(),
+            hint: std::cell::Cell::new((u64::MAX, 0)),
+        }
+    }
 }
 
 impl PageTable {
+    /// Position of the table covering PMD index `pmd`, if it exists.
+    #[inline]
+    fn table_of(&self, pmd: u64) -> Option<usize> {
+        let (k, i) = self.hint.get();
+        if k == pmd {
+            return Some(i as usize);
+        }
+        let i = *self.index.get(&pmd)?;
+        self.hint.set((pmd, i));
+        Some(i as usize)
+    }
     /// The PTE of a virtual page, if its table exists.
     #[inline]
     pub fn get(&self, vpn: u64) -> u64 {
-        self.tables
-            .get(&(vpn / PTRS_PER_PTE))
-            .map(|t| t[(vpn % PTRS_PER_PTE) as usize])
+        self.table_of(vpn / PTRS_PER_PTE)
+            .map(|t| self.tables[t][(vpn % PTRS_PER_PTE) as usize])
             .unwrap_or(0)
     }
     /// A mutable PTE, allocating its table (returns whether a table was allocated).
     #[inline]
     pub fn entry(&mut self, vpn: u64) -> (&mut u64, bool) {
-        let mut new = false;
-        let t = self.tables.entry(vpn / PTRS_PER_PTE).or_insert_with(|| {
-            new = true;
-            Box::new([0; PTRS_PER_PTE as usize])
-        });
-        (&mut t[(vpn % PTRS_PER_PTE) as usize], new)
+        let pmd = vpn / PTRS_PER_PTE;
+        let (t, new) = match self.table_of(pmd) {
+            Some(t) => (t, false),
+            None => {
+                let t = self.tables.len();
+                self.tables.push(Box::new([0; PTRS_PER_PTE as usize]));
+                let pos = u32::try_from(t).expect("2^32 page-table pages");
+                self.index.insert(pmd, pos);
+                self.hint.set((pmd, pos));
+                (t, true)
+            }
+        };
+        (&mut self.tables[t][(vpn % PTRS_PER_PTE) as usize], new)
     }
     /// A mutable PTE if its table exists.
     #[inline]
     pub fn get_mut(&mut self, vpn: u64) -> Option<&mut u64> {
-        self.tables
-            .get_mut(&(vpn / PTRS_PER_PTE))
-            .map(|t| &mut t[(vpn % PTRS_PER_PTE) as usize])
+        let t = self.table_of(vpn / PTRS_PER_PTE)?;
+        Some(&mut self.tables[t][(vpn % PTRS_PER_PTE) as usize])
     }
     /// True if the PTE table covering PMD index `pmd` (vpn / PTRS_PER_PTE) exists.
     #[inline]
     pub fn has_table(&self, pmd: u64) -> bool {
-        self.tables.contains_key(&pmd)
+        self.table_of(pmd).is_some()
     }
     /// Page-table pages allocated.
     pub fn nr_tables(&self) -> usize {
@@ -116,11 +149,11 @@ impl PageTable {
     }
     /// Every non-empty PTE as (vpn, pte), in virtual-address order (for checkers and tests).
     pub fn entries(&self) -> Vec<(u64, u64)> {
-        let mut keys: Vec<u64> = self.tables.keys().copied().collect();
+        let mut keys: Vec<(u64, u32)> = self.index.iter().map(|(k, t)| (*k, *t)).collect();
         keys.sort_unstable();
         let mut out = Vec::new();
-        for k in keys {
-            for (i, &p) in self.tables[&k].iter().enumerate() {
+        for (k, t) in keys {
+            for (i, &p) in self.tables[t as usize].iter().enumerate() {
                 if p != 0 {
                     out.push((k * PTRS_PER_PTE + i as u64, p));
                 }
@@ -803,12 +836,7 @@ impl Sim {
         while vpn < end {
             // Skip page-table pages that do not exist.
             let tbl_end = ((vpn / PTRS_PER_PTE) + 1) * PTRS_PER_PTE;
-            if !self
-                .mm(mm)
-                .pgtable
-                .tables
-                .contains_key(&(vpn / PTRS_PER_PTE))
-            {
+            if !self.mm(mm).pgtable.has_table(vpn / PTRS_PER_PTE) {
                 vpn = tbl_end;
                 continue;
             }

@@ -471,6 +471,9 @@ pub struct Sim {
     /// acknowledgements runs the rest of the machine up to the IPIs' arrival
     /// ([`Sim::run_others_until`]), which nests the steps of other CPUs inside it.
     pub stepping: Vec<CpuId>,
+    /// The CPUs of `stepping` (a CPU steps at most once at a time: the engine does not
+    /// start a step on a CPU that is in one), tested in O(1).
+    pub stepping_mask: crate::machine::Cpumask,
     /// User tasks not yet exited (the engine's loop condition, kept as a count so a step
     /// does not scan every task).
     nr_user_alive: usize,
@@ -647,6 +650,7 @@ impl Sim {
             truncate_stats: Default::default(),
             orphans: Vec::new(),
             stepping: Vec::new(),
+            stepping_mask: Default::default(),
             nr_user_alive: 0,
             rmap_scratch: Vec::new(),
             pfn_bufs: Vec::new(),
@@ -1103,7 +1107,7 @@ impl Sim {
             (0..self.cpus.len()).all(|c| self.rq_nonempty.test(c) != self.runqueues[c].is_empty())
         );
         for c in self.rq_nonempty.iter() {
-            if self.stepping.contains(&c) {
+            if self.stepping_mask.test(c) {
                 continue;
             }
             if let Some(t) = self.cpu_next_time(c) {
@@ -1326,7 +1330,9 @@ impl Sim {
     }
 
     fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
+        debug_assert!(!self.stepping_mask.test(c), "CPU {c} steps twice at once");
         self.stepping.push(c);
+        self.stepping_mask.set(c);
         let clock_before = self.cpu_clock(c);
         // Idle up to the time the task can run.
         self.cpu_idle_until(c, t);
@@ -1377,6 +1383,7 @@ impl Sim {
         self.cur.task = None;
         self.set_func(KFunc::Idle);
         self.stepping.pop();
+        self.stepping_mask.clear(c);
     }
 
     /// One step of a user task: fetch the next op if none is in progress, execute it.

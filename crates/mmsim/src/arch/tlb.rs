@@ -247,7 +247,7 @@ impl Sim {
         // A CPU in the middle of a step (a sender spinning for acknowledgements while the
         // engine runs the others up to its IPIs' arrival) takes the interrupt within that
         // step: its clock goes on from where the step is, not to `t`.
-        if !self.stepping.contains(&c) {
+        if !self.stepping_mask.test(c) {
             self.cpu_idle_until(c, t);
         }
         let saved = self.switch_ctx(Ctx {

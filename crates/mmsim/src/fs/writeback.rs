@@ -416,7 +416,7 @@ impl Sim {
     pub fn io_complete(&mut self, id: u32, t: Ps) {
         let req = self.io[id as usize].take().expect("live request");
         self.io_free.push(id);
-        if !self.stepping.contains(&req.cpu) {
+        if !self.stepping_mask.test(req.cpu) {
             // (A CPU in the middle of a step takes the interrupt within it, see ipi_arrive.)
             self.cpu_idle_until(req.cpu, t);
         }

@@ -135,7 +135,9 @@ def test_gil_is_released_while_a_simulation_runs():
 
     def work():
         t0 = time.perf_counter()
-        result["run"] = mmsim.run("dd-tmpfs")
+        # 16 GiB: about 0.4 s of simulation here, well past the 0.05 s asserted below
+        # even on a faster machine (the default 4 GiB took 0.1 s).
+        result["run"] = mmsim.run("dd-tmpfs", set={"machine.memory_per_node": "16GiB"})
         result["s"] = time.perf_counter() - t0
         done.set()
 

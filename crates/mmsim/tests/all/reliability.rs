@@ -426,7 +426,9 @@ fn ctrl_c_ends_a_run_with_partial_results() {
             "run",
             "stream-read",
             "--set",
-            "machine.memory_per_node=4GiB",
+            // Long enough to be running when the signal comes on a fast machine: about
+            // 6 s of host time here (4 GiB took 1.5 s and could finish first).
+            "machine.memory_per_node=16GiB",
             "--json",
             "-",
         ])

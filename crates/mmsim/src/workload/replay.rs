@@ -270,8 +270,8 @@ pub struct Shared {
     pub observed_seq: Option<u64>,
     /// Residency of the pending request's pages.
     pub resident: Vec<bool>,
-    /// Virtual time at the observation, ns.
-    pub now_ns: u64,
+    /// Virtual time at the observation, ps (divided only where pacing needs ns).
+    pub now_ps: u64,
     /// An observer is attached.
     pub attached: bool,
     /// The counters.
@@ -705,7 +705,7 @@ impl Replay {
         // Pacing: sleep until the request's time.
         if self.spec.pace && !self.slept {
             self.slept = true;
-            let now = self.shared.borrow().now_ns;
+            let now = self.shared.borrow().now_ps / 1000;
             let start = *self.start_ns.get_or_insert(now);
             let due = start + r.time_ns.saturating_sub(self.spec.layout.t0_ns);
             if due > now {
@@ -844,7 +844,7 @@ impl crate::sim::StepObserver for ReplayObserver {
         };
         let t = &sim.tasks[tid];
         let mut s = self.tasks[k].1.borrow_mut();
-        s.now_ns = clock_ps.max(t.ready_at_ps) / 1000;
+        s.now_ps = clock_ps.max(t.ready_at_ps);
         if !s.pending_may_issue {
             return;
         }

@@ -618,22 +618,10 @@ impl RadixTree {
         } else {
             n.occupied &= !(1 << off);
         }
-        match old & TAG_MASK {
-            TAG_PAGE => self.nr_pages -= 1,
-            TAG_SHADOW => {
-                n.shadows -= 1;
-                self.nr_shadows -= 1;
-            }
-            _ => {}
-        }
-        match new & TAG_MASK {
-            TAG_PAGE => self.nr_pages += 1,
-            TAG_SHADOW => {
-                n.shadows += 1;
-                self.nr_shadows += 1;
-            }
-            _ => {}
-        }
+        let is_shadow = |slot: u64| u8::from(slot & TAG_MASK == TAG_SHADOW);
+        n.shadows = n.shadows - is_shadow(old) + is_shadow(new);
+        self.count(old, -1);
+        self.count(new, 1);
         decode(old)
     }
 

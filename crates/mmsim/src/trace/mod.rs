@@ -333,7 +333,15 @@ pub struct TraceReader {
     file: String,
     done: bool,
     records: u64,
+    /// Requests decoded ahead (`RecordSource::next_batch`), handed out from `batch_pos`.
+    batch: Vec<Request>,
+    batch_pos: usize,
+    /// The error that ended the last batch, reported after the batch's requests.
+    batch_err: Option<RecErr>,
 }
+
+/// Requests a reader decodes per batch (one dynamic call per batch, not per request).
+const BATCH: usize = 64;
 
 /// A reader's error: record, field, message (the file is added by [`TraceReader`]).
 pub(crate) type RecErr = (Option<u64>, Option<String>, String);
@@ -342,6 +350,19 @@ pub(crate) type RecErr = (Option<u64>, Option<String>, String);
 pub(crate) trait RecordSource {
     /// Read one request; errors carry the record number and field, not the file.
     fn next_record(&mut self) -> Result<Option<Request>, RecErr>;
+
+    /// Append up to `max` requests to `out` (fewer only at the end of the trace or at an
+    /// error, which comes after the requests before it). The same records, in the same
+    /// order, as `max` calls of `next_record`.
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<(), RecErr> {
+        for _ in 0..max {
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl TraceReader {
@@ -412,6 +433,9 @@ impl TraceReader {
             file: name.to_string(),
             done: false,
             records: 0,
+            batch: Vec::with_capacity(BATCH),
+            batch_pos: 0,
+            batch_err: None,
         })
     }
 
@@ -423,29 +447,42 @@ impl TraceReader {
 
 impl Iterator for TraceReader {
     type Item = Result<Request, TraceError>;
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(r) = self.batch.get(self.batch_pos) {
+            self.batch_pos += 1;
+            self.records += 1;
+            return Some(Ok(*r));
+        }
+        self.next_slow()
+    }
+}
+
+impl TraceReader {
+    /// The batch is used up: report its error, or decode the next one.
+    #[cold]
+    fn next_slow(&mut self) -> Option<Result<Request, TraceError>> {
+        if let Some((record, field, msg)) = self.batch_err.take() {
+            self.done = true;
+            return Some(Err(TraceError {
+                file: self.file.clone(),
+                record,
+                field,
+                msg,
+            }));
+        }
         if self.done {
             return None;
         }
-        match self.src.next_record() {
-            Ok(Some(r)) => {
-                self.records += 1;
-                Some(Ok(r))
-            }
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err((record, field, msg)) => {
-                self.done = true;
-                Some(Err(TraceError {
-                    file: self.file.clone(),
-                    record,
-                    field,
-                    msg,
-                }))
-            }
+        self.batch.clear();
+        self.batch_pos = 0;
+        if let Err(e) = self.src.next_batch(&mut self.batch, BATCH) {
+            self.batch_err = Some(e);
+        } else if self.batch.is_empty() {
+            self.done = true;
+            return None;
         }
+        self.next()
     }
 }
 
@@ -491,6 +528,29 @@ impl Lines {
             eof: false,
             line: 0,
         }
+    }
+
+    /// The next line when it is 1 to 19 ASCII digits ended by `\n` and already read: its
+    /// value, the line consumed. None (nothing consumed) for any other line, which
+    /// `next_line_bytes` then reads: the fast path of txt traces.
+    #[inline]
+    pub(crate) fn next_digits_line(&mut self) -> Option<u64> {
+        let rest = &self.buf[self.start..self.end];
+        let mut v = 0u64;
+        for (i, &c) in rest.iter().enumerate().take(20) {
+            let d = c.wrapping_sub(b'0');
+            if d <= 9 && i < 19 {
+                v = v * 10 + u64::from(d);
+                continue;
+            }
+            if c == b'\n' && i > 0 {
+                self.start += i + 1;
+                self.line += 1;
+                return Some(v);
+            }
+            return None;
+        }
+        None
     }
 
     /// The next line's bytes without its line ending (not checked to be UTF-8), or None

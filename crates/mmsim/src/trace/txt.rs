@@ -35,8 +35,38 @@ fn plain_number(b: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// The request of object `id`.
+#[inline]
+fn request(id: u64) -> Request {
+    Request {
+        time_ns: 0,
+        id,
+        offset: 0,
+        len: 0,
+        write: false,
+    }
+}
+
 impl RecordSource for TxtReader {
+    /// Lines of plain digits take `Lines::next_digits_line`; the rest `next_record`.
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<(), RecErr> {
+        while out.len() < max {
+            if let Some(id) = self.lines.next_digits_line() {
+                out.push(request(id));
+                continue;
+            }
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
     fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
+        if let Some(id) = self.lines.next_digits_line() {
+            return Ok(Some(request(id)));
+        }
         loop {
             let line_no = self.lines.line + 1;
             let Some(bytes) = self.lines.next_line_bytes()? else {
@@ -55,13 +85,7 @@ impl RecordSource for TxtReader {
                     t.parse::<u64>().unwrap_or_else(|_| fnv1a(t.as_bytes()))
                 }
             };
-            return Ok(Some(Request {
-                time_ns: 0,
-                id,
-                offset: 0,
-                len: 0,
-                write: false,
-            }));
+            return Ok(Some(request(id)));
         }
     }
 }
@@ -97,6 +121,49 @@ mod tests {
             Some(9_999_999_999_999_999_999)
         );
         assert_eq!(super::plain_number(b"12a"), None);
+    }
+
+    #[test]
+    fn an_error_comes_after_the_requests_before_it_and_ends_the_trace() {
+        // Requests are decoded in batches: the 100 good lines before a bad one come out
+        // first, then the error naming line 101, then nothing (the lines after it are
+        // never read).
+        let mut text: Vec<u8> = (0..100u64)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        text.extend_from_slice(b"\xff\xfe\n7\n8\n");
+        let mut r = crate::trace::TraceReader::from_reader(
+            Box::new(std::io::Cursor::new(text)),
+            "bad.txt",
+            &Format::Txt,
+        )
+        .unwrap();
+        for i in 0..100u64 {
+            assert_eq!(r.next().unwrap().unwrap().id, i);
+        }
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!((e.file.as_str(), e.record), ("bad.txt", Some(101)));
+        assert!(r.next().is_none());
+        assert_eq!(r.records(), 100);
+    }
+
+    #[test]
+    fn the_digit_fast_path_leaves_other_lines_to_the_general_one() {
+        // Twenty digits (within u64: parsed, not hashed), a CR, a sign, a last line without
+        // its newline: each reads as the general path reads it alone.
+        let text = b"12345678901234567890\n12\r\n-3\n00\n99";
+        let r = read_all(text, "t.txt", &Format::Txt).unwrap();
+        let ids: Vec<u64> = r.iter().map(|q| q.id).collect();
+        assert_eq!(
+            ids,
+            vec![
+                12_345_678_901_234_567_890,
+                12,
+                crate::trace::fnv1a(b"-3"),
+                0,
+                99
+            ]
+        );
     }
 
     #[test]

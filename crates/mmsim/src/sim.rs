@@ -997,14 +997,11 @@ impl Sim {
         v
     }
 
+    /// FNV-1a over the 16 little-endian bytes of (a, b): a cheap, deterministic running
+    /// hash of what happened ([`fnv1a_u64`]).
+    #[inline]
     fn hash_event(&mut self, a: u64, b: u64) {
-        // FNV-1a over (a, b): a cheap, deterministic running hash of what happened.
-        for x in [a, b] {
-            for byte in x.to_le_bytes() {
-                self.event_hash ^= u64::from(byte);
-                self.event_hash = self.event_hash.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
+        self.event_hash = fnv1a_u64(fnv1a_u64(self.event_hash, a), b);
     }
 
     // ---- sleeping and waking -----------------------------------------------------------
@@ -1342,7 +1339,13 @@ impl Sim {
             .iter()
             .position(|tid| self.tasks[*tid].ready_at_ps <= now)
             .expect("a ready task");
-        let tid = self.runqueues[c].remove(pos);
+        let rq = &mut self.runqueues[c];
+        // The last task (the only one, often) leaves without a move of the rest.
+        let tid = if pos + 1 == rq.len() {
+            rq.pop().expect("a ready task")
+        } else {
+            rq.remove(pos)
+        };
         if self.runqueues[c].is_empty() {
             self.rq_nonempty.clear(c);
         }
@@ -1476,5 +1479,75 @@ impl Sim {
         }
         task.state = TaskState::Exited;
         task.stats.exit_ps = Some(now);
+    }
+}
+
+/// The FNV-1a 64-bit prime.
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// `FNV_PRIME` to the powers 0 to 8 (wrapping).
+const FNV_PRIME_POW: [u64; 9] = {
+    let mut t = [1u64; 9];
+    let mut i = 1;
+    while i < 9 {
+        t[i] = t[i - 1].wrapping_mul(FNV_PRIME);
+        i += 1;
+    }
+    t
+};
+
+/// FNV-1a of `h` over the 8 little-endian bytes of `x`. A zero byte's step is a bare
+/// multiplication (xor with 0 changes nothing), so the high zero bytes of a small `x` are
+/// one multiplication by the prime's power: the same value as eight byte steps.
+#[inline]
+pub(crate) fn fnv1a_u64(mut h: u64, mut x: u64) -> u64 {
+    let mut left = 8;
+    while x != 0 {
+        h ^= x & 0xff;
+        h = h.wrapping_mul(FNV_PRIME);
+        x >>= 8;
+        left -= 1;
+    }
+    h.wrapping_mul(FNV_PRIME_POW[left])
+}
+
+#[cfg(test)]
+mod fnv_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// FNV-1a byte by byte, as its definition reads.
+    fn bytewise(mut h: u64, x: u64) -> u64 {
+        for b in x.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(FNV_PRIME);
+        }
+        h
+    }
+
+    #[test]
+    fn fnv1a_u64_matches_the_byte_steps_on_edge_values() {
+        for x in [
+            0,
+            1,
+            0xff,
+            0x100,
+            0xff00,
+            1 << 56,
+            u64::MAX,
+            0x00ff_0000_0000_ff00,
+        ] {
+            for h in [0, 0xcbf2_9ce4_8422_2325, u64::MAX] {
+                assert_eq!(fnv1a_u64(h, x), bytewise(h, x), "h {h:#x} x {x:#x}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fnv1a_u64_matches_the_byte_steps(h in any::<u64>(), x in any::<u64>(), shift in 0u32..64) {
+            // Small values (high zero bytes) and full ones.
+            prop_assert_eq!(fnv1a_u64(h, x >> shift), bytewise(h, x >> shift));
+        }
     }
 }

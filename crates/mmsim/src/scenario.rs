@@ -140,8 +140,9 @@ pub struct SwapSpec {
 /// the page cache), or sparse (all holes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileSpec {
-    /// Absolute path under a mounted filesystem.
-    pub path: String,
+    /// Absolute path under a mounted filesystem (shared with the filesystem's namespace:
+    /// a replay lays out millions of these).
+    pub path: std::sync::Arc<str>,
     /// Size in bytes.
     pub size_bytes: u64,
     /// `true`: every page has data on the device; `false`: a sparse file of holes.
@@ -1385,7 +1386,7 @@ pub(crate) fn want_work_dir<'a>(
 ) -> Result<(&'a str, bool), ScenarioError> {
     let (path, path_loc) = task.req("path", "absolute path of the working directory", want_str)?;
     let fs = mounted(path, &path_loc, env)?;
-    if env.files.iter().any(|f| f.path == path) {
+    if env.files.iter().any(|f| *f.path == *path) {
         return Err(path_loc.err(format!(
             "\"{path}\" is a file of the scenario; name a directory"
         )));
@@ -1430,7 +1431,7 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
         f.deny_unknown(FILE_KEYS)?;
         let (path, path_loc) = f.req("path", "absolute path of the file", want_str)?;
         check_abs_path(path).map_err(|why| path_loc.err(why))?;
-        if files.iter().any(|x| x.path == path) {
+        if files.iter().any(|x| *x.path == *path) {
             return Err(path_loc.err(format!("duplicate file \"{path}\"")));
         }
         let Some((_, fs)) = resolve_mount_in(env.filesystems, path) else {
@@ -1475,7 +1476,7 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
             }
         }
         files.push(FileSpec {
-            path: path.to_string(),
+            path: path.into(),
             size_bytes,
             data,
         });

@@ -753,7 +753,7 @@ impl Sim {
             let fs = sim
                 .resolve_fs(&f.path)
                 .ok_or_else(|| format!("file {} is under no filesystem", f.path))?;
-            let ino = sim.create_inode(fs, &f.path);
+            let ino = sim.create_inode_named(fs, f.path.clone());
             let pages = f.size_bytes.div_ceil(crate::mm::page::PAGE_SIZE);
             let inode = sim.inode_mut(ino);
             inode.size = f.size_bytes;
@@ -762,8 +762,8 @@ impl Sim {
                 // One content version for the whole pre-existing file.
                 let v = sim.new_version();
                 let inode = sim.inode_mut(ino);
-                inode.disk = vec![v; pages as usize];
-                inode.expected = vec![v; pages as usize];
+                inode.disk = crate::fs::PageVersions::uniform(v, pages);
+                inode.expected = crate::fs::PageVersions::uniform(v, pages);
                 inode.nr_blocks = pages;
             }
             sim.fss[fs].used_blocks += pages;

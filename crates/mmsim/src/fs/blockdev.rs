@@ -222,7 +222,7 @@ impl crate::sim::Sim {
                     && pt.offset_bytes / PAGE_SIZE == index
                     && self
                         .resolve_fs(&pt.file)
-                        .is_some_and(|fs| self.fss[fs].names.get(&pt.file) == Some(&ino))
+                        .is_some_and(|fs| self.fss[fs].names.get(pt.file.as_str()) == Some(&ino))
             });
         hit || self.devices[dev].draw_error(kind)
     }
@@ -239,7 +239,7 @@ impl crate::sim::Sim {
                         .names
                         .iter()
                         .find(|(_, n)| **n == ino)
-                        .map(|(p, _)| p.clone())
+                        .map(|(p, _)| p.to_string())
                 })
                 .unwrap_or_else(|| format!("inode {ino}"))
         };

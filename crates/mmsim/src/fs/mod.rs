@@ -56,9 +56,9 @@ pub struct Inode {
     /// mapping->writeback_index: where background writeback resumes.
     pub writeback_index: u64,
     /// Content oracle: the newest version written at each index (0 = never written).
-    pub expected: Vec<u32>,
+    pub expected: PageVersions,
     /// Content oracle: the version the device holds at each index (0 = hole).
-    pub disk: Vec<u32>,
+    pub disk: PageVersions,
     /// Pages with data on the device (for ENOSPC).
     pub nr_blocks: u64,
     /// i_mmap: the VMAs that map this file.
@@ -93,21 +93,115 @@ impl MappedVma {
 impl Inode {
     /// Newest written version at `index` (0 = never written: reads as zeros).
     pub fn expected_at(&self, index: u64) -> u32 {
-        self.expected.get(index as usize).copied().unwrap_or(0)
+        self.expected.get(index)
     }
     /// Version on the device at `index`.
     pub fn disk_at(&self, index: u64) -> u32 {
-        self.disk.get(index as usize).copied().unwrap_or(0)
+        self.disk.get(index)
     }
 }
 
-/// Grow-and-set helper for the content-oracle vectors.
-pub fn set_version(v: &mut Vec<u32>, index: u64, version: u32) {
-    let i = index as usize;
-    if v.len() <= i {
-        v.resize(i + 1, 0);
+/// Grow-and-set helper for the content-oracle versions.
+pub fn set_version(v: &mut PageVersions, index: u64, version: u32) {
+    v.set(index, version);
+}
+
+/// Content-oracle versions by page index (0 = none), as a vector would hold them. A file
+/// that exists before the run holds one version over all its pages: that is kept as the
+/// version and the page count (no per-page storage, so millions of replayed object files
+/// cost no allocation each); the first write of another version, or a truncate inside
+/// it, spells the pages out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageVersions {
+    /// Per-page versions, once spelled out (empty while `uniform_len` > 0).
+    pages: Vec<u32>,
+    /// Every page below `uniform_len` holds this version (and none above it).
+    uniform: u32,
+    /// Pages of the uniform run (0: the versions are `pages`).
+    uniform_len: u64,
+}
+
+impl PageVersions {
+    /// `pages` pages all at `version` (a file's content when the run starts).
+    pub fn uniform(version: u32, pages: u64) -> PageVersions {
+        PageVersions {
+            pages: Vec::new(),
+            uniform: version,
+            uniform_len: pages,
+        }
     }
-    v[i] = version;
+
+    /// The version at `index`.
+    #[inline]
+    pub fn get(&self, index: u64) -> u32 {
+        if self.uniform_len > 0 {
+            return if index < self.uniform_len {
+                self.uniform
+            } else {
+                0
+            };
+        }
+        self.pages.get(index as usize).copied().unwrap_or(0)
+    }
+
+    /// Store `version` at `index` (growing with zeros).
+    pub fn set(&mut self, index: u64, version: u32) {
+        if self.uniform_len > 0 {
+            if index < self.uniform_len && version == self.uniform {
+                return;
+            }
+            self.spell_out();
+        }
+        let i = index as usize;
+        if self.pages.len() <= i {
+            self.pages.resize(i + 1, 0);
+        }
+        self.pages[i] = version;
+    }
+
+    /// Forget the versions at `len` and above (Vec::truncate).
+    pub fn truncate(&mut self, len: u64) {
+        if self.uniform_len > 0 {
+            self.uniform_len = self.uniform_len.min(len);
+        } else {
+            self.pages.truncate(len as usize);
+        }
+    }
+
+    /// Pages held (the length the vector would have).
+    pub fn len(&self) -> u64 {
+        if self.uniform_len > 0 {
+            self.uniform_len
+        } else {
+            self.pages.len() as u64
+        }
+    }
+
+    /// No page held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Non-zero versions at `from` and above.
+    pub fn count_nonzero_from(&self, from: u64) -> u64 {
+        if self.uniform_len > 0 {
+            return if self.uniform == 0 {
+                0
+            } else {
+                self.uniform_len.saturating_sub(from)
+            };
+        }
+        self.pages
+            .iter()
+            .skip(from as usize)
+            .filter(|v| **v != 0)
+            .count() as u64
+    }
+
+    fn spell_out(&mut self) {
+        self.pages = vec![self.uniform; self.uniform_len as usize];
+        self.uniform_len = 0;
+    }
 }
 
 /// A mounted filesystem.
@@ -120,7 +214,7 @@ pub struct FileSystem {
     /// Backing device (blockfs).
     pub device: Option<usize>,
     /// Namespace: path → inode.
-    pub names: rustc_hash::FxHashMap<String, u32>,
+    pub names: rustc_hash::FxHashMap<std::sync::Arc<str>, u32>,
     /// Directories by full path (the mount point is the root), entries in creation order.
     pub dirs: BTreeMap<String, namei::Directory>,
     /// Pages allocated on the device.
@@ -137,6 +231,57 @@ impl FileSystem {
             names: rustc_hash::FxHashMap::default(),
             dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod page_versions_tests {
+    use super::PageVersions;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Set(u64, u32),
+        Truncate(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0u64..24, 0u32..3).prop_map(|(i, v)| Step::Set(i, v)),
+            (0u64..24).prop_map(Step::Truncate),
+        ]
+    }
+
+    proptest! {
+        /// Uniform start, then sets and truncates: every read, the length and the non-zero
+        /// count agree with a plain vector's.
+        #[test]
+        fn page_versions_read_as_a_vector(v0 in 0u32..3, n in 0u64..16,
+                                          steps in proptest::collection::vec(step(), 0..24)) {
+            let mut pv = PageVersions::uniform(v0, n);
+            let mut model = vec![v0; n as usize];
+            for s in steps {
+                match s {
+                    Step::Set(i, v) => {
+                        pv.set(i, v);
+                        if model.len() <= i as usize {
+                            model.resize(i as usize + 1, 0);
+                        }
+                        model[i as usize] = v;
+                    }
+                    Step::Truncate(l) => {
+                        pv.truncate(l);
+                        model.truncate(l as usize);
+                    }
+                }
+                prop_assert_eq!(pv.len(), model.len() as u64);
+                for i in 0..26u64 {
+                    prop_assert_eq!(pv.get(i), model.get(i as usize).copied().unwrap_or(0));
+                    let nz = model.iter().skip(i as usize).filter(|x| **x != 0).count() as u64;
+                    prop_assert_eq!(pv.count_nonzero_from(i), nz);
+                }
+            }
         }
     }
 }

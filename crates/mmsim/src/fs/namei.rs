@@ -336,7 +336,7 @@ impl Sim {
                 .used_blocks
                 .saturating_sub(old_pages - new_pages);
             // Nothing beyond the new EOF has content any more.
-            self.inode_mut(ino).expected.truncate(new_pages as usize);
+            self.inode_mut(ino).expected.truncate(new_pages);
             *progress = 1;
             // truncate_pagecache: unmap (COW'd copies too), truncate, unmap again.
             self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, 0, true);
@@ -351,13 +351,8 @@ impl Sim {
         self.unmap_mapping_range(ino, new_pages * PAGE_SIZE, 0, true);
         // The filesystem frees the blocks beyond the new EOF.
         let inode = self.inode_mut(ino);
-        let freed = inode
-            .disk
-            .iter()
-            .skip(new_pages as usize)
-            .filter(|v| **v != 0)
-            .count() as u64;
-        inode.disk.truncate(new_pages as usize);
+        let freed = inode.disk.count_nonzero_from(new_pages);
+        inode.disk.truncate(new_pages);
         inode.nr_blocks -= freed;
         Ok(())
     }

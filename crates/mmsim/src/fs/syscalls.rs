@@ -32,6 +32,12 @@ impl Sim {
 
     /// new_inode + d_add: an empty regular file named `path` on filesystem `fs`.
     pub fn create_inode(&mut self, fs: usize, path: &str) -> u32 {
+        self.create_inode_named(fs, path.into())
+    }
+
+    /// `create_inode` with the path already shared (a scenario's files: the namespace
+    /// keeps the scenario's own string).
+    pub(crate) fn create_inode_named(&mut self, fs: usize, path: std::sync::Arc<str>) -> u32 {
         let ino = self.inodes.len() as u32;
         let kind = self.fss[fs].kind;
         let mapping = AddressSpace {
@@ -49,13 +55,13 @@ impl Sim {
             nr_dirty: 0,
             dirtied_when: None,
             writeback_index: 0,
-            expected: Vec::new(),
-            disk: Vec::new(),
+            expected: Default::default(),
+            disk: Default::default(),
             nr_blocks: 0,
             i_mmap: Vec::new(),
         }));
-        self.fss[fs].names.insert(path.to_string(), ino);
-        self.namei_link_file(fs, path);
+        self.namei_link_file(fs, &path);
+        self.fss[fs].names.insert(path, ino);
         ino
     }
 
@@ -265,14 +271,9 @@ impl Sim {
         let inode = self.inode_mut(ino);
         let old_pages = inode.size.div_ceil(PAGE_SIZE);
         inode.size = size;
-        inode.expected.truncate(pages as usize);
-        let freed = inode
-            .disk
-            .iter()
-            .skip(pages as usize)
-            .filter(|v| **v != 0)
-            .count() as u64;
-        inode.disk.truncate(pages as usize);
+        inode.expected.truncate(pages);
+        let freed = inode.disk.count_nonzero_from(pages);
+        inode.disk.truncate(pages);
         inode.nr_blocks -= freed;
         let dropped = old_pages.saturating_sub(pages);
         self.fss[fs].used_blocks = self.fss[fs].used_blocks.saturating_sub(dropped);

@@ -424,7 +424,7 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
         let (t, a, d) = (draw(text), draw(anon), draw(data));
         let file = |pat: &str, loc: &Loc, need: u64| -> Result<String, ScenarioError> {
             let path = pat.replace("{i}", &i.to_string());
-            match env.files.iter().find(|f| f.path == path) {
+            match env.files.iter().find(|f| *f.path == *path) {
                 None => Err(loc.err(format!(
                     "\"{path}\" (application {i}) is not a file of the scenario; declare it in [[files]]"
                 ))),
@@ -468,7 +468,7 @@ fn parse_desktop(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenario
         let (lib_pat, lib_loc) = pattern("lib_path")?;
         for k in 0..nlibs {
             let path = lib_pat.replace("{i}", &k.to_string());
-            match env.files.iter().find(|f| f.path == path) {
+            match env.files.iter().find(|f| *f.path == *path) {
                 None => {
                     return Err(lib_loc.err(format!(
                         "\"{path}\" (library {k}) is not a file of the scenario; declare it in [[files]]"

@@ -125,7 +125,7 @@ stride = 8
 fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
     let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
     check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    let Some(file) = env.files.iter().find(|f| f.path == path) else {
+    let Some(file) = env.files.iter().find(|f| *f.path == *path) else {
         return Err(path_loc.err(format!(
             "\"{path}\" is not a file of the scenario; declare it in [[files]]"
         )));

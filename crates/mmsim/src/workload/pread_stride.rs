@@ -106,7 +106,7 @@ step_pages = 100
 fn parse_pread_stride(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
     let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
     check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    if !env.files.iter().any(|f| f.path == path) {
+    if !env.files.iter().any(|f| *f.path == *path) {
         return Err(path_loc.err(format!(
             "\"{path}\" is not a file of the scenario; declare it in [[files]]"
         )));

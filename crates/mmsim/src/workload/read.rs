@@ -32,7 +32,7 @@ impl Params for ReadSpec {
         let size = sc
             .files
             .iter()
-            .find(|f| f.path == self.path)
+            .find(|f| *f.path == *self.path)
             .map_or(0, |f| f.size_bytes);
         Footprint {
             moved_bytes: size.saturating_mul(u64::from(self.passes)),
@@ -117,8 +117,8 @@ think = "10ms"
 fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
     let (path, path_loc) = task.req("path", "absolute path of an existing file", want_str)?;
     check_abs_path(path).map_err(|why| path_loc.err(why))?;
-    if !env.files.iter().any(|f| f.path == path) {
-        let names: Vec<&str> = env.files.iter().map(|f| f.path.as_str()).collect();
+    if !env.files.iter().any(|f| *f.path == *path) {
+        let names: Vec<&str> = env.files.iter().map(|f| &*f.path).collect();
         return Err(path_loc.err(format!(
             "\"{path}\" is not a file of the scenario; declare it in [[files]] (files: {})",
             if names.is_empty() {

@@ -27,6 +27,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -135,6 +136,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
     let kind = format.kind();
     let mut dev_end: Vec<u64> = Vec::new();
     let mut range_cursor: u64 = 0;
+    let mut name = String::new();
     if kind == TraceKind::Object && o.object_map == ObjectMap::Range {
         l.files.push((format!("{}/objects", o.dir).into(), 0));
     }
@@ -161,16 +163,18 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
                 dev_end[f as usize] = dev_end[f as usize].max(end);
             }
             TraceKind::Object => {
-                if l.objs.contains_key(&r.id) {
+                let index = l.objs.len() as u64;
+                let std::collections::hash_map::Entry::Vacant(slot) = l.objs.entry(r.id) else {
                     continue;
-                }
+                };
                 let bytes = if r.len == 0 { o.object_size } else { r.len };
                 let pages = bytes.div_ceil(PAGE_SIZE).max(1);
-                let index = l.objs.len() as u64;
                 let loc = match o.object_map {
                     ObjectMap::File => {
-                        l.files
-                            .push((format!("{}/o{index}", o.dir).into(), pages * PAGE_SIZE));
+                        // The path is written into one reused buffer, then shared.
+                        name.clear();
+                        write!(name, "{}/o{index}", o.dir).expect("a String takes any text");
+                        l.files.push((name.as_str().into(), pages * PAGE_SIZE));
                         ObjLoc {
                             file: (l.files.len() - 1) as u32,
                             first_page: 0,
@@ -189,7 +193,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
                         loc
                     }
                 };
-                l.objs.insert(r.id, loc);
+                slot.insert(loc);
             }
         }
     }
@@ -1198,7 +1202,7 @@ impl super::Params for ReplaySpec {
             .files
             .iter()
             .map(|(path, size)| crate::scenario::FileSpec {
-                path: path.to_string(),
+                path: path.clone(),
                 size_bytes: *size,
                 data: true,
             })

@@ -51,8 +51,9 @@ pub struct Inode {
     pub mapping: AddressSpace,
     /// Dirty pages of this inode.
     pub nr_dirty: u64,
-    /// When the inode was first dirtied (dirtied_when), if dirty.
-    pub dirtied_when: Option<Ps>,
+    /// When the inode was first dirtied (dirtied_when), if dirty: [`Inode::dirtied_when`]
+    /// (`NOT_DIRTIED` when clean; a u64, not an Option, to keep the inode small).
+    pub dirtied_when_ps: Ps,
     /// mapping->writeback_index: where background writeback resumes.
     pub writeback_index: u64,
     /// Content oracle: the newest version written at each index (0 = never written).
@@ -90,7 +91,15 @@ impl MappedVma {
     }
 }
 
+/// `Inode::dirtied_when_ps` of a clean inode.
+pub const NOT_DIRTIED: Ps = Ps::MAX;
+
 impl Inode {
+    /// When the inode was first dirtied, if it is dirty.
+    #[inline]
+    pub fn dirtied_when(&self) -> Option<Ps> {
+        (self.dirtied_when_ps != NOT_DIRTIED).then_some(self.dirtied_when_ps)
+    }
     /// Newest written version at `index` (0 = never written: reads as zeros).
     pub fn expected_at(&self, index: u64) -> u32 {
         self.expected.get(index)
@@ -111,69 +120,79 @@ pub fn set_version(v: &mut PageVersions, index: u64, version: u32) {
 /// version and the page count (no per-page storage, so millions of replayed object files
 /// cost no allocation each); the first write of another version, or a truncate inside
 /// it, spells the pages out.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PageVersions {
-    /// Per-page versions, once spelled out (empty while `uniform_len` > 0).
-    pages: Vec<u32>,
-    /// Every page below `uniform_len` holds this version (and none above it).
-    uniform: u32,
-    /// Pages of the uniform run (0: the versions are `pages`).
-    uniform_len: u64,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageVersions(Versions);
+
+/// [`PageVersions`]' two forms (24 bytes: the uniform form fits beside the vector's niche).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Versions {
+    /// Every page below `len` holds `version`, none above.
+    Uniform { version: u32, len: u64 },
+    /// Per-page versions.
+    Pages(Vec<u32>),
+}
+
+impl Default for PageVersions {
+    fn default() -> Self {
+        PageVersions(Versions::Pages(Vec::new()))
+    }
 }
 
 impl PageVersions {
     /// `pages` pages all at `version` (a file's content when the run starts).
     pub fn uniform(version: u32, pages: u64) -> PageVersions {
-        PageVersions {
-            pages: Vec::new(),
-            uniform: version,
-            uniform_len: pages,
-        }
+        PageVersions(Versions::Uniform {
+            version,
+            len: pages,
+        })
     }
 
     /// The version at `index`.
     #[inline]
     pub fn get(&self, index: u64) -> u32 {
-        if self.uniform_len > 0 {
-            return if index < self.uniform_len {
-                self.uniform
-            } else {
-                0
-            };
+        match &self.0 {
+            Versions::Uniform { version, len } => {
+                if index < *len {
+                    *version
+                } else {
+                    0
+                }
+            }
+            Versions::Pages(p) => p.get(index as usize).copied().unwrap_or(0),
         }
-        self.pages.get(index as usize).copied().unwrap_or(0)
     }
 
     /// Store `version` at `index` (growing with zeros).
     pub fn set(&mut self, index: u64, version: u32) {
-        if self.uniform_len > 0 {
-            if index < self.uniform_len && version == self.uniform {
+        if let Versions::Uniform { version: u, len } = self.0 {
+            if index < len && version == u {
                 return;
             }
-            self.spell_out();
+            self.0 = Versions::Pages(vec![u; len as usize]);
         }
+        let Versions::Pages(p) = &mut self.0 else {
+            unreachable!("spelled out above")
+        };
         let i = index as usize;
-        if self.pages.len() <= i {
-            self.pages.resize(i + 1, 0);
+        if p.len() <= i {
+            p.resize(i + 1, 0);
         }
-        self.pages[i] = version;
+        p[i] = version;
     }
 
     /// Forget the versions at `len` and above (Vec::truncate).
-    pub fn truncate(&mut self, len: u64) {
-        if self.uniform_len > 0 {
-            self.uniform_len = self.uniform_len.min(len);
-        } else {
-            self.pages.truncate(len as usize);
+    pub fn truncate(&mut self, new_len: u64) {
+        match &mut self.0 {
+            Versions::Uniform { len, .. } => *len = (*len).min(new_len),
+            Versions::Pages(p) => p.truncate(new_len as usize),
         }
     }
 
     /// Pages held (the length the vector would have).
     pub fn len(&self) -> u64 {
-        if self.uniform_len > 0 {
-            self.uniform_len
-        } else {
-            self.pages.len() as u64
+        match &self.0 {
+            Versions::Uniform { len, .. } => *len,
+            Versions::Pages(p) => p.len() as u64,
         }
     }
 
@@ -184,23 +203,11 @@ impl PageVersions {
 
     /// Non-zero versions at `from` and above.
     pub fn count_nonzero_from(&self, from: u64) -> u64 {
-        if self.uniform_len > 0 {
-            return if self.uniform == 0 {
-                0
-            } else {
-                self.uniform_len.saturating_sub(from)
-            };
+        match &self.0 {
+            Versions::Uniform { version: 0, .. } => 0,
+            Versions::Uniform { len, .. } => len.saturating_sub(from),
+            Versions::Pages(p) => p.iter().skip(from as usize).filter(|v| **v != 0).count() as u64,
         }
-        self.pages
-            .iter()
-            .skip(from as usize)
-            .filter(|v| **v != 0)
-            .count() as u64
-    }
-
-    fn spell_out(&mut self) {
-        self.pages = vec![self.uniform; self.uniform_len as usize];
-        self.uniform_len = 0;
     }
 }
 

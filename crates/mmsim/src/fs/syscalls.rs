@@ -53,7 +53,7 @@ impl Sim {
             open: 0,
             mapping,
             nr_dirty: 0,
-            dirtied_when: None,
+            dirtied_when_ps: crate::fs::NOT_DIRTIED,
             writeback_index: 0,
             expected: Default::default(),
             disk: Default::default(),
@@ -561,7 +561,7 @@ impl Sim {
         self.tree_lock(ino);
         self.tree_unlock(ino);
         self.charge(self.costs.inode_op_ps);
-        if self.inode(ino).dirtied_when.is_some() {
+        if self.inode(ino).dirtied_when().is_some() {
             self.clear_inode_dirty(ino);
         }
         let fs = self.inode(ino).fs;

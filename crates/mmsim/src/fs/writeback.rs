@@ -93,11 +93,11 @@ impl Sim {
     }
 
     fn __mark_inode_dirty(&mut self, ino: u32) {
-        if self.inode(ino).dirtied_when.is_some() {
+        if self.inode(ino).dirtied_when().is_some() {
             return;
         }
         let now = self.now();
-        self.inode_mut(ino).dirtied_when = Some(now);
+        self.inode_mut(ino).dirtied_when_ps = now;
         let fs = self.inode(ino).fs;
         if let Some(dev) = self.fss[fs].device {
             self.devices[dev].dirty_inodes.push(ino);
@@ -228,7 +228,7 @@ impl Sim {
             let ino = self.devices[dev].dirty_inodes[i];
             let old_enough = self.inodes[ino as usize]
                 .as_ref()
-                .and_then(|n| n.dirtied_when)
+                .and_then(|n| n.dirtied_when())
                 .is_some_and(|t| now >= t + expire);
             if !(over_bg || old_enough) {
                 i += 1;
@@ -267,7 +267,7 @@ impl Sim {
     /// Take an inode off its device's b_dirty list once it has no dirty pages.
     pub fn clear_inode_dirty(&mut self, ino: u32) {
         let fs = self.inode(ino).fs;
-        self.inode_mut(ino).dirtied_when = None;
+        self.inode_mut(ino).dirtied_when_ps = crate::fs::NOT_DIRTIED;
         if let Some(dev) = self.fss[fs].device {
             self.devices[dev].dirty_inodes.retain(|i| *i != ino);
         }

@@ -153,7 +153,10 @@ struct Node {
 #[derive(Clone)]
 pub struct RadixTree {
     nodes: Vec<Node>,
-    free: Vec<u32>,
+    /// Freed nodes, last freed first, chained through their `parent` field (NONE ends
+    /// the chain): a free list without an allocation per tree.
+    free_head: u32,
+    nr_free: u32,
     root: u32,
     /// Height 0: the encoded entry at index 0 held in the root pointer (0: empty tree).
     direct: u64,
@@ -176,7 +179,8 @@ impl RadixTree {
     pub fn new() -> Self {
         RadixTree {
             nodes: Vec::new(),
-            free: Vec::new(),
+            free_head: NONE,
+            nr_free: 0,
             root: NONE,
             direct: 0,
             last_leaf: std::cell::Cell::new(NONE),
@@ -341,7 +345,7 @@ impl RadixTree {
 
     /// Number of live nodes (for memory accounting; see [`RADIX_TREE_NODE_BYTES`]).
     pub fn nr_nodes(&self) -> usize {
-        self.nodes.len() - self.free.len()
+        self.nodes.len() - self.nr_free as usize
     }
 
     /// The leaf node holding `index`, if any, with its (count of non-empty slots,
@@ -398,7 +402,8 @@ impl RadixTree {
     /// O(nodes); allocates.
     pub fn check(&self) -> Result<(), String> {
         let mut seen = vec![false; self.nodes.len()];
-        for &f in &self.free {
+        let (mut f, mut on_list) = (self.free_head, 0u32);
+        while f != NONE {
             let n = self
                 .nodes
                 .get(f as usize)
@@ -409,6 +414,14 @@ impl RadixTree {
             if n.occupied != 0 || n.slots.iter().any(|&s| s != 0) {
                 return Err(format!("free node {f} is not empty"));
             }
+            on_list += 1;
+            f = n.parent;
+        }
+        if on_list != self.nr_free {
+            return Err(format!(
+                "{on_list} nodes on the free list, {} counted",
+                self.nr_free
+            ));
         }
         if self.height == 0 {
             let (pages, shadows) = match self.direct & TAG_MASK {
@@ -563,9 +576,12 @@ impl RadixTree {
 
     fn alloc(&mut self, shift: u32, parent: u32, offset: usize, base: u64) -> u32 {
         let (offset, shift) = (offset as u8, shift as u8);
-        if let Some(id) = self.free.pop() {
+        if self.free_head != NONE {
             // Freed nodes already have all-zero slots; only the header changes.
+            let id = self.free_head;
             let n = &mut self.nodes[id as usize];
+            self.free_head = n.parent;
+            self.nr_free -= 1;
             debug_assert!(n.occupied == 0 && n.slots.iter().all(|&s| s == 0));
             (n.base, n.parent, n.offset, n.shift, n.shadows) = (base, parent, offset, shift, 0);
             return id;
@@ -593,7 +609,9 @@ impl RadixTree {
     /// Free a node whose slots are all empty.
     fn free_node(&mut self, id: u32) {
         debug_assert_eq!(self.nodes[id as usize].occupied, 0);
-        self.free.push(id);
+        self.nodes[id as usize].parent = self.free_head;
+        self.free_head = id;
+        self.nr_free += 1;
     }
 
     /// radix_tree_extend by one level: a new root with the old root in slot 0.

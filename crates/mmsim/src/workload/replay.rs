@@ -47,11 +47,11 @@ pub enum ObjectMap {
     Range,
 }
 
-/// Where a request's pages are: file index, first page, pages.
+/// Where an object's pages are: first page, pages, object index. Its file is the object
+/// index with a file per object (`Layout::files` in first-appearance order), the one file
+/// (index 0) with ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjLoc {
-    /// Index into `Layout::files`.
-    pub file: u32,
     /// First page of the object in its file.
     pub first_page: u64,
     /// Pages of the object.
@@ -175,8 +175,8 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
                         name.clear();
                         write!(name, "{}/o{index}", o.dir).expect("a String takes any text");
                         l.files.push((name.as_str().into(), pages * PAGE_SIZE));
+                        debug_assert_eq!(l.files.len() as u64, index + 1, "a file per object");
                         ObjLoc {
-                            file: (l.files.len() - 1) as u32,
                             first_page: 0,
                             pages,
                             index,
@@ -184,7 +184,6 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
                     }
                     ObjectMap::Range => {
                         let loc = ObjLoc {
-                            file: 0,
                             first_page: range_cursor,
                             pages,
                             index,
@@ -304,7 +303,7 @@ enum Phase {
 #[derive(Clone, Copy, Debug, Default)]
 struct OpenState {
     fd: Option<u32>,
-    addr: Option<u64>,
+    addr: Option<std::num::NonZeroU64>,
 }
 
 /// The replay program state.
@@ -367,6 +366,11 @@ struct Placement {
     len: u64,
     /// Object index (file layout), for the seen bit.
     obj: Option<u64>,
+}
+
+/// A mapping's address (never 0: the kernel maps nothing at 0).
+fn nonzero_addr(a: u64) -> std::num::NonZeroU64 {
+    std::num::NonZeroU64::new(a).expect("a mapping at address 0")
 }
 
 fn bit(v: &[u64], i: u64) -> bool {
@@ -473,7 +477,10 @@ impl Replay {
             TraceKind::Object => {
                 let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
                 Placement {
-                    file: loc.file as usize,
+                    file: match self.spec.object_map {
+                        ObjectMap::File => loc.index as usize,
+                        ObjectMap::Range => 0,
+                    },
                     first_page: loc.first_page,
                     pages: loc.pages,
                     pos: loc.first_page * PAGE_SIZE,
@@ -604,7 +611,7 @@ impl Replay {
             },
             Some(Await::Map(f)) => match last {
                 OpResult::Addr(a) => {
-                    self.open[f].addr = Some(*a);
+                    self.open[f].addr = Some(nonzero_addr(*a));
                     self.setup_file += 1;
                 }
                 other => {
@@ -655,7 +662,7 @@ impl Replay {
             },
             Some(Await::Close) => {}
             Some(Await::Map(f)) => match last {
-                OpResult::Addr(a) => self.open[f].addr = Some(*a),
+                OpResult::Addr(a) => self.open[f].addr = Some(nonzero_addr(*a)),
                 other => {
                     return self.fail(format!("mmap {}: {other:?}", self.spec.layout.files[f].0))
                 }
@@ -736,7 +743,7 @@ impl Replay {
         self.publish_next();
         let fd = self.open[p.file].fd.expect("open");
         if self.needs_map() {
-            let addr = self.open[p.file].addr.expect("mapped");
+            let addr = self.open[p.file].addr.expect("mapped").get();
             Op::Touch {
                 addr: addr + p.first_page * PAGE_SIZE,
                 len: p.pages * PAGE_SIZE,

@@ -1,6 +1,6 @@
 //! The command line's one progress style (indicatif, on standard error): the host time
-//! elapsed, then a bar of the runs done (`reproduce`) or a spinner (`run`, whose length is
-//! not known ahead), then what is running. The line is cleared when the work ends, so
+//! elapsed, then a bar of the runs done (`reproduce`) or of the requests replayed
+//! (`replay`), or a spinner (`run`, whose length is not known ahead), then what is running. The line is cleared when the work ends, so
 //! only the results remain.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -13,6 +13,19 @@ pub fn runs_bar(total: u64) -> ProgressBar {
             .expect("a valid template")
             .progress_chars("=> "),
     );
+    b
+}
+
+/// The bar of `replay`: `00:00:12 [=====>    ] 412000/1000000 requests  trace.bin at 64 MiB`
+/// (`total`: the requests of every cache size together).
+pub fn requests_bar(total: u64, what: &str) -> ProgressBar {
+    let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} requests  {msg}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    b.set_message(what.to_string());
     b
 }
 

@@ -2,8 +2,9 @@
 //! scenario), run it at one or more RAM sizes, print the replay figures, the miss-ratio
 //! curve, and write JSON and plots. `docs/replay.md`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use crate::kernel::{resolve_features, KernelEra};
 use crate::run::{run_scenario, RunOptions, RunReport};
@@ -380,29 +381,63 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     // anything runs.
     let first = build_scenario(a, rams[0])?;
     features_of(a, &first, kernel)?;
+    // Progress on a terminal: the requests of every size together, polled from the
+    // drivers' shared count while the runs go.
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let sizes = if rams.len() > 1 {
+            format!("{} cache sizes", rams.len())
+        } else {
+            "replay".to_string()
+        };
+        crate::progress::requests_bar(
+            crate::workload::replay::ReplayDriver::planned_requests(&first) * rams.len() as u64,
+            &format!("{}: {sizes}", a.trace.display()),
+        )
+    });
     let first = std::sync::Mutex::new(Some(first));
     crate::swarm::cli::install_ctrlc();
     let jobs = a.jobs.max(1).min(rams.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let finished = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<std::sync::Mutex<Option<Result<RunReport, String>>>> =
         rams.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= rams.len() {
-                    break;
+        if let Some(b) = &bar {
+            let base = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
+            let finished = &finished;
+            s.spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    let now = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
+                    b.set_position(now.saturating_sub(base));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                let built = if i == 0 {
-                    first.lock().expect("lock").take()
-                } else {
-                    None
-                };
-                let r = run_one(a, rams[i], kernel, built);
-                *results[i].lock().expect("lock") = Some(r);
             });
         }
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= rams.len() {
+                        break;
+                    }
+                    let built = if i == 0 {
+                        first.lock().expect("lock").take()
+                    } else {
+                        None
+                    };
+                    let r = run_one(a, rams[i], kernel, built);
+                    *results[i].lock().expect("lock") = Some(r);
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().expect("a replay worker");
+        }
+        finished.store(true, Ordering::Relaxed);
     });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     let mut reports = Vec::new();
     for r in results {
         reports.push(r.into_inner().expect("lock").expect("ran")?);

@@ -281,6 +281,11 @@ pub struct Shared {
     pub counters: ReplayCounters,
 }
 
+/// Requests replayed so far by every replay driver of this process, added after each
+/// chunk of engine steps: what `mmsim replay`'s progress bar shows (nothing in a run
+/// reads it).
+pub static REQUESTS_REPLAYED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 thread_local! {
     static PROBES: RefCell<Vec<Rc<RefCell<Shared>>>> = const { RefCell::new(Vec::new()) };
 }
@@ -954,12 +959,14 @@ impl ReplayDriver {
         };
         observer.note_cache(sim);
         sim.observer = Some(Box::new(observer));
+        let mut published = 0;
         let end = loop {
             if sim.steps >= max_steps {
                 break RunEnd::StepLimit;
             }
             let chunk_end = (sim.steps / INTERRUPT_CHECK_STEPS + 1) * INTERRUPT_CHECK_STEPS;
             let end = sim.run_with_progress(chunk_end.min(max_steps), progress);
+            published = self.publish_requests(published);
             if end != RunEnd::StepLimit {
                 break end;
             }
@@ -974,6 +981,30 @@ impl ReplayDriver {
             .max(0) as u64;
         self.cache_pages_max = cache_pages_max.get().max(file_pages);
         end
+    }
+
+    /// Add the requests replayed since `published` to [`REQUESTS_REPLAYED`]; returns the
+    /// new total of this driver's tasks.
+    fn publish_requests(&self, published: u64) -> u64 {
+        let done: u64 = self
+            .tasks
+            .iter()
+            .map(|(_, s)| s.borrow().counters.requests)
+            .sum();
+        REQUESTS_REPLAYED.fetch_add(
+            done.saturating_sub(published),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        done
+    }
+
+    /// Requests the replay tasks of `sc` will issue (each trace's, after its `limit`).
+    pub fn planned_requests(sc: &crate::scenario::Scenario) -> u64 {
+        sc.tasks
+            .iter()
+            .filter_map(|t| t.program.get::<ReplaySpec>())
+            .map(|r| r.limit.min(r.layout.requests))
+            .sum()
     }
 
     /// The replay section of the run report.

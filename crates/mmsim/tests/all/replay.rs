@@ -35,7 +35,9 @@ fn txt(ids: impl Iterator<Item = u64>) -> Vec<u8> {
 }
 
 /// Replay `trace` on a 16 MiB machine (4096 pages) with `extra` task keys.
-fn replay(trace: &std::path::Path, ram: &str, extra: &str) -> RunReport {
+/// A machine of `ram` with an SSD and a blockfs at /mnt, and a replay task of `trace`
+/// (`extra`: more keys of the task).
+fn replay_scenario(trace: &std::path::Path, ram: &str, extra: &str) -> mmsim::scenario::Scenario {
     let text = format!(
         "name = \"t\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"{ram}\"\n\
          [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\n\
@@ -43,7 +45,11 @@ fn replay(trace: &std::path::Path, ram: &str, extra: &str) -> RunReport {
          [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\n{extra}\n",
         trace.display().to_string()
     );
-    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
+    parse_scenario(&text, "test", &[]).expect("scenario")
+}
+
+fn replay(trace: &std::path::Path, ram: &str, extra: &str) -> RunReport {
+    let sc = replay_scenario(trace, ram, extra);
     let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {}).expect("run");
     assert!(r.complete, "{:?}", r.end);
     assert!(r.oracle_violations.is_empty());
@@ -212,6 +218,25 @@ fn runs_are_deterministic() {
     let b = replay(&p, "16MiB", "");
     assert_eq!(a.event_hash, b.event_hash);
     assert_eq!(task(&a).counters.page_misses, task(&b).counters.page_misses);
+}
+
+#[test]
+fn the_progress_count_grows_by_the_requests_replayed() {
+    // What `mmsim replay`'s bar shows: the drivers add their requests to one process-wide
+    // count (other tests may add theirs at the same time, so at least ours).
+    use std::sync::atomic::Ordering;
+    let p = write("progress.txt", &txt((0..40_000).map(|i| i % 3000)));
+    let before = mmsim::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
+    let r = replay(&p, "16MiB", "");
+    let after = mmsim::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
+    assert_eq!(task(&r).counters.requests, 40_000);
+    assert!(after - before >= 40_000, "{before} -> {after}");
+    let sc = replay_scenario(&p, "16MiB", "limit = 1234");
+    // The bar's length: the requests the plan will issue, after `limit`.
+    assert_eq!(
+        mmsim::workload::replay::ReplayDriver::planned_requests(&sc),
+        1234
+    );
 }
 
 // ---- the CLI -------------------------------------------------------------------------

@@ -29,6 +29,18 @@ pub fn requests_bar(total: u64, what: &str) -> ProgressBar {
     b
 }
 
+/// The spinner of `replay`'s first pass: `00:00:03 [ <=> ] T: reading the trace, 3538944
+/// records`; the message is set by the caller.
+pub fn reading_spinner() -> ProgressBar {
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{spinner:^30}] {msg}")
+            .expect("a valid template")
+            .tick_strings(&["<=>  ", " <=> ", "  <=>", " <=> ", "<=>  "]),
+    );
+    b
+}
+
 /// The spinner of `run`: `00:00:04 [  <=>  ] dd-tmpfs: simulated 0.215 s`; the message
 /// is set by the caller as the simulation advances.
 pub fn run_spinner(scenario: &str) -> ProgressBar {

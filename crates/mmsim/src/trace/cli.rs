@@ -358,6 +358,33 @@ fn json_path(base: &str, ram: u64, many: bool) -> PathBuf {
     p.with_file_name(format!("{stem}-{}MiB.{ext}", ram >> 20))
 }
 
+/// Run `build` (the trace's first pass) with a spinner of the records read on a terminal.
+fn reading_trace<T>(a: &ReplayArgs, build: impl FnOnce() -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return build();
+    }
+    let spinner = crate::progress::reading_spinner();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let base = crate::workload::replay::RECORDS_PLANNED.load(Ordering::Relaxed);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let n = crate::workload::replay::RECORDS_PLANNED.load(Ordering::Relaxed) - base;
+                spinner.set_message(format!(
+                    "{}: reading the trace, {n} records",
+                    a.trace.display()
+                ));
+                spinner.tick();
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let r = build();
+        done.store(true, Ordering::Relaxed);
+        spinner.finish_and_clear();
+        r
+    })
+}
+
 /// `mmsim replay`. Errors are usage errors (exit status 2).
 pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     let kernel = a
@@ -379,7 +406,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     };
     // Bad input (the trace, the options, a policy its era lacks) is reported before
     // anything runs.
-    let first = build_scenario(a, rams[0])?;
+    let first = reading_trace(a, || build_scenario(a, rams[0]))?;
     features_of(a, &first, kernel)?;
     // Progress on a terminal: the requests of every size together, polled from the
     // drivers' shared count while the runs go.

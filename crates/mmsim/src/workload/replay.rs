@@ -145,6 +145,12 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
         if l.requests >= o.limit {
             break;
         }
+        if l.requests % 65_536 == 0 {
+            RECORDS_PLANNED.fetch_add(
+                u64::from(l.requests > 0) * 65_536,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         if l.requests == 0 {
             l.t0_ns = r.time_ns;
         }
@@ -285,6 +291,10 @@ pub struct Shared {
 /// chunk of engine steps: what `mmsim replay`'s progress bar shows (nothing in a run
 /// reads it).
 pub static REQUESTS_REPLAYED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Records the first passes ([`plan`]) of this process have read, in steps of 65,536:
+/// the spinner `mmsim replay` shows while it reads a trace before running it.
+pub static RECORDS_PLANNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
     static PROBES: RefCell<Vec<Rc<RefCell<Shared>>>> = const { RefCell::new(Vec::new()) };

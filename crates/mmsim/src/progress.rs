@@ -1,7 +1,8 @@
 //! The command line's one progress style (indicatif, on standard error): the host time
 //! elapsed, then a bar of the runs done (`reproduce`) or of the requests replayed
-//! (`replay`), or a spinner (`run`, whose length is not known ahead), then what is running. The line is cleared when the work ends, so
-//! only the results remain.
+//! (`replay`), or a spinner (`run`, whose length is not known ahead; `replay` reading its
+//! trace), then what is running. The line is cleared when the work ends, so only the
+//! results remain.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 

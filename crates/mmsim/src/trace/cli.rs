@@ -4,7 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::kernel::{resolve_features, KernelEra};
 use crate::run::{run_scenario, RunOptions, RunReport};
@@ -358,31 +358,47 @@ fn json_path(base: &str, ram: u64, many: bool) -> PathBuf {
     p.with_file_name(format!("{stem}-{}MiB.{ext}", ram >> 20))
 }
 
+/// Sets its flag when dropped: a progress poller stops even if the work it watches panics.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Call `show` every 100 ms until `done` is set (the poller of a progress line).
+fn poll_until(done: &AtomicBool, mut show: impl FnMut()) {
+    while !done.load(Ordering::Relaxed) {
+        show();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Run `build` (the trace's first pass) with a spinner of the records read on a terminal.
 fn reading_trace<T>(a: &ReplayArgs, build: impl FnOnce() -> T) -> T {
     if !std::io::stderr().is_terminal() {
         return build();
     }
     let spinner = crate::progress::reading_spinner();
-    let done = std::sync::atomic::AtomicBool::new(false);
+    let done = AtomicBool::new(false);
     let base = crate::workload::replay::RECORDS_PLANNED.load(Ordering::Relaxed);
-    std::thread::scope(|s| {
+    let r = std::thread::scope(|s| {
         s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
+            poll_until(&done, || {
                 let n = crate::workload::replay::RECORDS_PLANNED.load(Ordering::Relaxed) - base;
                 spinner.set_message(format!(
                     "{}: reading the trace, {n} records",
                     a.trace.display()
                 ));
                 spinner.tick();
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
+            })
         });
-        let r = build();
-        done.store(true, Ordering::Relaxed);
-        spinner.finish_and_clear();
-        r
-    })
+        let _stop = SetOnDrop(&done);
+        build()
+    });
+    spinner.finish_and_clear();
+    r
 }
 
 /// `mmsim replay`. Errors are usage errors (exit status 2).
@@ -425,19 +441,19 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     crate::swarm::cli::install_ctrlc();
     let jobs = a.jobs.max(1).min(rams.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let finished = std::sync::atomic::AtomicBool::new(false);
+    let finished = AtomicBool::new(false);
     let results: Vec<std::sync::Mutex<Option<Result<RunReport, String>>>> =
         rams.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
+        let _stop = SetOnDrop(&finished);
         if let Some(b) = &bar {
             let base = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
             let finished = &finished;
             s.spawn(move || {
-                while !finished.load(Ordering::Relaxed) {
+                poll_until(finished, || {
                     let now = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
                     b.set_position(now.saturating_sub(base));
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
+                })
             });
         }
         let workers: Vec<_> = (0..jobs)
@@ -460,7 +476,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         for w in workers {
             w.join().expect("a replay worker");
         }
-        finished.store(true, Ordering::Relaxed);
+        // `_stop` stops the poller now (or when a worker's panic unwinds through here).
     });
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -536,21 +536,23 @@ impl Lines {
     #[inline]
     pub(crate) fn next_digits_line(&mut self) -> Option<u64> {
         let rest = &self.buf[self.start..self.end];
-        let mut v = 0u64;
-        for (i, &c) in rest.iter().enumerate().take(20) {
-            let d = c.wrapping_sub(b'0');
-            if d <= 9 && i < 19 {
-                v = v * 10 + u64::from(d);
-                continue;
+        let n = rest.len().min(20);
+        let (mut v, mut i) = (0u64, 0);
+        while i < n {
+            let d = rest[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
             }
-            if c == b'\n' && i > 0 {
-                self.start += i + 1;
-                self.line += 1;
-                return Some(v);
-            }
+            // Up to 19 digits fit in a u64; a 20th makes the line take the general path.
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        if i == 0 || i == n || rest[i] != b'\n' {
             return None;
         }
-        None
+        self.start += i + 1;
+        self.line += 1;
+        Some(v)
     }
 
     /// The next line's bytes without its line ending (not checked to be UTF-8), or None

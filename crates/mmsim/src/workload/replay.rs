@@ -35,7 +35,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{Op, OpResult, Program};
-use crate::trace::{Format, Request, TraceKind, TraceReader, PAGE_SIZE};
+use crate::trace::{Format, TraceKind, TraceReader, PAGE_SIZE};
 
 /// How object traces map onto files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -333,9 +333,9 @@ pub struct Replay {
     /// Setup cursor (files opened so far) and what is being done to the current one.
     setup_file: usize,
     /// The request being prepared or issued, and its placement.
-    cur: Option<(Request, Placement)>,
+    cur: Option<Placement>,
     /// The request read ahead (published as pending).
-    next: Option<(Request, Placement)>,
+    next: Option<Placement>,
     /// The current request's sleep was done.
     slept: bool,
     /// Awaiting the result of an open (file index) or mmap (file index).
@@ -370,9 +370,13 @@ enum Await {
     Close,
 }
 
-/// A request placed on a file.
+/// A request placed on a file (with what of the trace record the program still needs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Placement {
+    /// The record's time, ns (pacing).
+    time_ns: u64,
+    /// A write (else a read).
+    write: bool,
     file: usize,
     first_page: u64,
     pages: u64,
@@ -459,7 +463,7 @@ impl Replay {
     }
 
     /// Read the next request and place it.
-    fn read_next(&mut self) -> Result<Option<(Request, Placement)>, String> {
+    fn read_next(&mut self) -> Result<Option<Placement>, String> {
         let limit = self.spec.limit.min(self.spec.layout.requests);
         if self.read_count >= limit {
             return Ok(None);
@@ -481,6 +485,8 @@ impl Replay {
                 let file = *l.devs.get(&r.id).ok_or("device not in the plan")? as usize;
                 let (first_page, pages) = block_pages(r.offset, r.len);
                 Placement {
+                    time_ns: r.time_ns,
+                    write: r.write,
                     file,
                     first_page,
                     pages,
@@ -492,6 +498,8 @@ impl Replay {
             TraceKind::Object => {
                 let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
                 Placement {
+                    time_ns: r.time_ns,
+                    write: r.write,
                     file: match self.spec.object_map {
                         ObjectMap::File => loc.index as usize,
                         ObjectMap::Range => 0,
@@ -504,13 +512,13 @@ impl Replay {
                 }
             }
         };
-        Ok(Some((r, p)))
+        Ok(Some(p))
     }
 
     /// Publish `self.next` for the observer (when its file is open).
     fn publish_next(&mut self) {
         let mut s = self.shared.borrow_mut();
-        s.pending = self.next.map(|(_, p)| Pending {
+        s.pending = self.next.map(|p| Pending {
             seq: self.seq + 1,
             file: p.file,
             first_page: p.first_page,
@@ -521,7 +529,7 @@ impl Replay {
     /// Publish the current (not yet issued) request for the observer.
     fn publish_cur(&mut self) {
         let mut s = self.shared.borrow_mut();
-        s.pending = self.cur.map(|(_, p)| Pending {
+        s.pending = self.cur.map(|p| Pending {
             seq: self.seq + 1,
             file: p.file,
             first_page: p.first_page,
@@ -530,7 +538,7 @@ impl Replay {
     }
 
     /// Account the request that just completed (sequence `self.seq`).
-    fn account(&mut self, r: Request, p: Placement) {
+    fn account(&mut self, p: Placement) {
         let mut s = self.shared.borrow_mut();
         let observed = self.cur_observed && self.cur_resident.len() as u64 == p.pages;
         let c_pages = p.pages;
@@ -566,7 +574,7 @@ impl Replay {
         }
         let c = &mut s.counters;
         c.requests += 1;
-        c.writes += u64::from(r.write);
+        c.writes += u64::from(p.write);
         c.observed += u64::from(observed);
         c.pages += c_pages;
         c.page_misses += misses;
@@ -689,8 +697,8 @@ impl Replay {
                         let msg = format!("request {}: {}", self.seq, e.name());
                         return self.fail(msg);
                     }
-                    let (r, p) = self.cur.take().expect("a request in flight");
-                    self.account(r, p);
+                    let p = self.cur.take().expect("a request in flight");
+                    self.account(p);
                     if let Some(f) = self.close_after.take() {
                         let fd = self.open[f].fd.take().expect("open");
                         self.awaiting = Some(Await::Close);
@@ -714,7 +722,7 @@ impl Replay {
                 return Op::TimerStop("replay".into());
             };
         }
-        let (r, p) = self.cur.expect("a current request");
+        let p = self.cur.expect("a current request");
         // Open and map its file first when needed (object-per-file layout).
         if self.open[p.file].fd.is_none() {
             self.awaiting = Some(Await::Open(p.file));
@@ -733,7 +741,7 @@ impl Replay {
             self.slept = true;
             let now = self.shared.borrow().now_ps / 1000;
             let start = *self.start_ns.get_or_insert(now);
-            let due = start + r.time_ns.saturating_sub(self.spec.layout.t0_ns);
+            let due = start + p.time_ns.saturating_sub(self.spec.layout.t0_ns);
             if due > now {
                 return Op::Sleep { ns: due - now };
             }
@@ -763,7 +771,7 @@ impl Replay {
                 addr: addr + p.first_page * PAGE_SIZE,
                 len: p.pages * PAGE_SIZE,
                 stride: PAGE_SIZE,
-                write: r.write,
+                write: p.write,
             }
         } else {
             if p.obj.is_some() && self.open[p.file].addr.is_none() {
@@ -773,7 +781,7 @@ impl Replay {
                 // is not: the prev_pos rule of do_generic_file_read and filemap_read).
                 self.close_after = Some(p.file);
             }
-            if r.write {
+            if p.write {
                 Op::Pwrite {
                     fd,
                     len: p.len,
@@ -798,9 +806,7 @@ impl Replay {
     fn next_call_may_issue(&self, op: &Op) -> bool {
         match op {
             Op::Pread { .. } | Op::Pwrite { .. } | Op::Touch { .. } => self.close_after.is_none(),
-            Op::Close { .. } => self
-                .next
-                .is_none_or(|(_, p)| self.open[p.file].fd.is_some()),
+            Op::Close { .. } => self.next.is_none_or(|p| self.open[p.file].fd.is_some()),
             _ => true,
         }
     }

@@ -1098,6 +1098,7 @@ impl Sim {
     /// The engine's next action: the earliest pending event (`None`) or the step of the
     /// runnable CPU with the earliest time (`Some(cpu)`), among the CPUs not in the middle of
     /// a step; an event wins a tie, CPUs tie by id.
+    #[inline(always)]
     fn next_action(&self) -> Option<(Ps, Option<CpuId>)> {
         let mut best: Option<(Ps, CpuId)> = None;
         debug_assert!(

@@ -9,7 +9,8 @@
 //! on the same trace at the same cache size, measured in the same run by
 //! `scripts/libcachesim_compare.py` (docs/replay.md) — when its virtual environment
 //! (`scripts/.venv-libcachesim`) exists or `MMSIM_BENCH_LIBCACHESIM=1` lets the script
-//! create it (pip-installs `libcachesim`).
+//! create it (pip-installs `libcachesim`). Last, host memory per distinct object: the peak
+//! RSS of `mmsim replay` on 100,000 and on 400,000 distinct objects, and the slope.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mmsim::run::{run_scenario, RunOptions};
@@ -95,6 +96,7 @@ fn bench_replay(c: &mut Criterion) {
             .is_some_and(|r| r.object_map == mmsim::workload::replay::ObjectMap::Range);
         versus_libcachesim(name, range);
     }
+    memory_per_object();
 }
 
 /// mmsim (classic) and libCacheSim's LRU on the trace of case `name`, one run of the
@@ -146,6 +148,52 @@ fn versus_libcachesim(name: &str, range: bool) {
         ),
         Err(e) => println!("replay {name} vs libCacheSim LRU: cannot run python3: {e}"),
     }
+}
+
+/// Peak RSS in bytes of `mmsim replay TRACE --format txt --ram 256MiB` (its own process,
+/// through wait4's rusage; Linux reports ru_maxrss in KiB).
+// The child is reaped by wait4 (which also gives its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn replay_peak_rss(trace: &std::path::Path) -> u64 {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mmsim"))
+        .arg("replay")
+        .arg(trace)
+        .args(["--format", "txt", "--ram", "256MiB"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("mmsim runs");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: `pid` is our child, not yet waited for; `status` and `usage` outlive the call.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "mmsim replay failed"
+    );
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// Host memory per distinct object: the peak RSS of replays of 100,000 and 400,000
+/// distinct objects (one request each), and the slope between them.
+fn memory_per_object() {
+    let ids = |n: u64| (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 24);
+    let small = trace_path("distinct-100k");
+    let large = trace_path("distinct-400k");
+    for (p, n) in [(&small, 100_000), (&large, 400_000)] {
+        let text: String = ids(n).map(|i| format!("{i}\n")).collect();
+        std::fs::write(p, text).expect("trace written");
+    }
+    let (a, b) = (replay_peak_rss(&small), replay_peak_rss(&large));
+    println!(
+        "replay memory: peak RSS {:.1} MB at 100,000 distinct objects, {:.1} MB at 400,000: \
+         {:.0} bytes per object",
+        a as f64 / 1e6,
+        b as f64 / 1e6,
+        b.saturating_sub(a) as f64 / 300_000.0
+    );
 }
 
 criterion_group!(benches, bench_replay);

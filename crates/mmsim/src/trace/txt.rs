@@ -47,26 +47,10 @@ fn request(id: u64) -> Request {
     }
 }
 
-impl RecordSource for TxtReader {
-    /// Lines of plain digits take `Lines::next_digits_line`; the rest `next_record`.
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<(), RecErr> {
-        while out.len() < max {
-            if let Some(id) = self.lines.next_digits_line() {
-                out.push(request(id));
-                continue;
-            }
-            match self.next_record()? {
-                Some(r) => out.push(r),
-                None => break,
-            }
-        }
-        Ok(())
-    }
-
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        if let Some(id) = self.lines.next_digits_line() {
-            return Ok(Some(request(id)));
-        }
+impl TxtReader {
+    /// The next request by the general path (any line `Lines::next_digits_line` did not
+    /// take): UTF-8 check, trim, parse or hash; blank lines skipped.
+    fn next_general(&mut self) -> Result<Option<Request>, RecErr> {
         loop {
             let line_no = self.lines.line + 1;
             let Some(bytes) = self.lines.next_line_bytes()? else {
@@ -86,6 +70,30 @@ impl RecordSource for TxtReader {
                 }
             };
             return Ok(Some(request(id)));
+        }
+    }
+}
+
+impl RecordSource for TxtReader {
+    /// Lines of plain digits take `Lines::next_digits_line`; the rest `next_general`.
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<(), RecErr> {
+        while out.len() < max {
+            if let Some(id) = self.lines.next_digits_line() {
+                out.push(request(id));
+                continue;
+            }
+            match self.next_general()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
+        match self.lines.next_digits_line() {
+            Some(id) => Ok(Some(request(id))),
+            None => self.next_general(),
         }
     }
 }

@@ -110,11 +110,6 @@ impl Inode {
     }
 }
 
-/// Grow-and-set helper for the content-oracle versions.
-pub fn set_version(v: &mut PageVersions, index: u64, version: u32) {
-    v.set(index, version);
-}
-
 /// Content-oracle versions by page index (0 = none), as a vector would hold them. A file
 /// that exists before the run holds one version over all its pages: that is kept as the
 /// version and the page count (no per-page storage, so millions of replayed object files

@@ -544,7 +544,7 @@ impl Sim {
             if inode.disk_at(idx) == 0 {
                 inode.nr_blocks += 1;
             }
-            crate::fs::set_version(&mut inode.disk, idx, v);
+            inode.disk.set(idx, v);
         }
         if self.TestClearPageReclaim(pfn) {
             self.rotate_reclaimable_page(pfn);

@@ -393,7 +393,7 @@ impl Sim {
             let v = self.new_version();
             self.mem[pfn as usize].version = v;
             let inode = self.inode_mut(ino);
-            crate::fs::set_version(&mut inode.expected, index, v);
+            inode.expected.set(index, v);
             if !self.features.accessed_init {
                 self.mark_page_accessed(pfn);
             }

@@ -381,7 +381,7 @@ impl Sim {
                 self.mm_mut(mm).anon_expected.insert(vpn, v);
             } else {
                 let (ino, index) = owner;
-                crate::fs::set_version(&mut self.inode_mut(ino).expected, index, v);
+                self.inode_mut(ino).expected.set(index, v);
             }
         } else {
             self.oracle_check_version(mm, vpn, pfn, owner);

@@ -571,7 +571,7 @@ impl Sim {
             // The page's content changes: a new version, written back later.
             let v = self.new_version();
             self.mem[pfn as usize].version = v;
-            crate::fs::set_version(&mut self.inode_mut(ino).expected, index, v);
+            self.inode_mut(ino).expected.set(index, v);
             self.set_page_dirty(pfn);
         }
         self.unlock_page(pfn);
@@ -589,7 +589,7 @@ impl Sim {
         }
         let v = self.new_version();
         let inode = self.inode_mut(ino);
-        crate::fs::set_version(&mut inode.disk, index, v);
-        crate::fs::set_version(&mut inode.expected, index, v);
+        inode.disk.set(index, v);
+        inode.expected.set(index, v);
     }
 }

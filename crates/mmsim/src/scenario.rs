@@ -1811,8 +1811,10 @@ const FAIL_KEYS: &[&str] = &["file", "offset", "op"];
 const FS_KEYS: &[&str] = &["mount", "type", "device"];
 const COST_PROFILES: &[&str] = &["default"];
 const MAX_CPUS: u64 = 1024;
-const MIN_NODE_MEMORY: u64 = 16 * MIB;
-const MAX_NODE_MEMORY: u64 = 16 * TIB;
+/// The least RAM a node may have (a scenario's `machine.memory_per_node`, `--ram`).
+pub const MIN_NODE_MEMORY: u64 = 16 * MIB;
+/// The most RAM a node may have.
+pub const MAX_NODE_MEMORY: u64 = 16 * TIB;
 pub(crate) const PAGE_SIZE: u64 = 4096;
 
 fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, ScenarioError> {

@@ -69,9 +69,9 @@ pub struct ReplayArgs {
     /// Block device model of the replay's disk: hdd, ssd or nvme.
     #[arg(long, default_value = "ssd")]
     pub device: String,
-    /// Runs at once (miss-ratio curves).
-    #[arg(long, default_value_t = 2)]
-    pub jobs: usize,
+    /// Runs at once (miss-ratio curves), at least 1.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
     /// Write the JSON report to PATH (`-` for stdout); with several sizes, PATH gets one
     /// document per size: `PATH` with `-<ram>` before the extension.
     #[arg(long)]
@@ -126,6 +126,16 @@ pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
     }
     if out.len() > 256 {
         return Err("--ram: at most 256 sizes".into());
+    }
+    use crate::scenario::{MAX_NODE_MEMORY, MIN_NODE_MEMORY};
+    if let Some(b) = out
+        .iter()
+        .find(|b| !(MIN_NODE_MEMORY..=MAX_NODE_MEMORY).contains(*b))
+    {
+        return Err(format!(
+            "--ram {s}: {} is outside the RAM a machine may have (16 MiB to 16 TiB)",
+            crate::scenario::fmt_bytes(*b)
+        ));
     }
     // Whole pages (the machine's memory must be a multiple of 4 KiB).
     Ok(out.into_iter().map(|b| b / 4096 * 4096).collect())
@@ -439,7 +449,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     });
     let first = std::sync::Mutex::new(Some(first));
     crate::swarm::cli::install_ctrlc();
-    let jobs = a.jobs.max(1).min(rams.len());
+    let jobs = usize::from(a.jobs).min(rams.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
     let results: Vec<std::sync::Mutex<Option<Result<RunReport, String>>>> =
@@ -635,5 +645,23 @@ mod tests {
         );
         assert!(parse_ram_list("64MiB..16MiB").is_err());
         assert!(parse_ram_list("x").is_err());
+    }
+
+    #[test]
+    fn ram_outside_a_machines_bounds_is_refused_naming_the_flag() {
+        for (arg, bad) in [
+            ("0", "0 bytes"),
+            ("12KiB", "12 KiB"),
+            ("8MiB..64MiB", "8 MiB"),
+            ("64MiB,32TiB", "32 TiB"),
+        ] {
+            let e = parse_ram_list(arg).unwrap_err();
+            assert!(
+                e.starts_with(&format!("--ram {arg}: {bad} is outside")),
+                "{arg}: {e}"
+            );
+        }
+        assert_eq!(parse_ram_list("16MiB").unwrap(), vec![16 << 20]);
+        assert_eq!(parse_ram_list("16TiB").unwrap(), vec![16 << 40]);
     }
 }

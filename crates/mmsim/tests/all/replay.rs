@@ -522,6 +522,12 @@ fn cli_policy_and_readahead_options() {
         (vec!["--readahead", "lots"], "--readahead"),
         (vec!["--readahead", "2GiB"], "--readahead"),
         (vec!["--policy", "clock"], "--policy"),
+        (vec!["--ram", "8MiB"], "--ram 8MiB: 8 MiB is outside"),
+        (
+            vec!["--ram", "16MiB,0"],
+            "--ram 16MiB,0: 0 bytes is outside",
+        ),
+        (vec!["--jobs", "0"], "--jobs"),
     ] {
         let mut a = vec!["replay", pp];
         a.extend(args.iter());

@@ -436,15 +436,17 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     features_of(a, &first, kernel)?;
     // Progress on a terminal: the requests of every size together, polled from the
     // drivers' shared count while the runs go.
+    let sizes = if rams.len() > 1 {
+        format!("{} cache sizes", rams.len())
+    } else {
+        "replay".to_string()
+    };
+    let message = format!("{}: {sizes}", a.trace.display());
+    let files_per_run = first.files.len() as u64;
     let bar = std::io::stderr().is_terminal().then(|| {
-        let sizes = if rams.len() > 1 {
-            format!("{} cache sizes", rams.len())
-        } else {
-            "replay".to_string()
-        };
         crate::progress::requests_bar(
             crate::workload::replay::ReplayDriver::planned_requests(&first) * rams.len() as u64,
-            &format!("{}: {sizes}", a.trace.display()),
+            &message,
         )
     });
     let first = std::sync::Mutex::new(Some(first));
@@ -458,11 +460,29 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         let _stop = SetOnDrop(&finished);
         if let Some(b) = &bar {
             let base = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
+            let files_base = crate::sim::SETUP_FILES_CREATED.load(Ordering::Relaxed);
+            let files_total = files_per_run * rams.len() as u64;
             let finished = &finished;
             s.spawn(move || {
+                let mut setting_up = false;
                 poll_until(finished, || {
                     let now = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
                     b.set_position(now.saturating_sub(base));
+                    // Before the first request: the files being laid out (a replay of
+                    // millions of objects takes seconds to create them).
+                    let files = crate::sim::SETUP_FILES_CREATED
+                        .load(Ordering::Relaxed)
+                        .saturating_sub(files_base);
+                    let show = now == base && files > 0 && files < files_total;
+                    if show {
+                        b.set_message(format!(
+                            "{}: creating the files, {files}/{files_total}",
+                            a.trace.display()
+                        ));
+                    } else if setting_up {
+                        b.set_message(message.clone());
+                    }
+                    setting_up = show;
                 })
             });
         }

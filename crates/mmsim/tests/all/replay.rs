@@ -231,6 +231,13 @@ fn the_progress_count_grows_by_the_requests_replayed() {
     let after = mmsim::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
     assert_eq!(task(&r).counters.requests, 40_000);
     assert!(after - before >= 40_000, "{before} -> {after}");
+    // Before the first request the bar shows the files being laid out: a run's setup
+    // counts each of its files (3000 objects, a file each) in the process-wide count.
+    let before = mmsim::sim::SETUP_FILES_CREATED.load(Ordering::Relaxed);
+    let _ = replay(&p, "16MiB", "");
+    let after = mmsim::sim::SETUP_FILES_CREATED.load(Ordering::Relaxed);
+    assert!(after - before >= 3000, "{before} -> {after}");
+    assert_eq!(replay_scenario(&p, "16MiB", "").files.len(), 3000);
     let sc = replay_scenario(&p, "16MiB", "limit = 1234");
     // The bar's length: the requests the plan will issue, after `limit`.
     assert_eq!(

@@ -236,6 +236,7 @@ def replay(
     trace: Union[str, "os.PathLike[str]"],
     ram: Optional[SizeLike] = None,
     *,
+    memory_max: Optional[SizeLike] = None,
     format: Optional[str] = None,
     scenario: Optional[Union[str, "os.PathLike[str]"]] = None,
     preset: str = "patched",
@@ -253,7 +254,8 @@ def replay(
     device: str = "ssd",
 ) -> "Run":
     """Replay an I/O trace through the page cache at one RAM size (``mmsim replay``;
-    docs/replay.md). The options are the CLI's: ``ram`` (one size), ``format``,
+    docs/replay.md). The options are the CLI's: ``ram`` (one size), ``memory_max``
+    (one size: the trace runs in a memory cgroup with that memory.max), ``format``,
     ``scenario`` (a TOML to run the trace in), ``preset``, ``features``, ``kernel``,
     ``policy`` (``"classic"`` or ``"mglru"``, 6.1 on), ``readahead`` (the device's
     read_ahead_kb as a size, or ``"off"``), ``set``, ``mmap``, ``pace``, ``object_map``,
@@ -263,6 +265,7 @@ def replay(
     argv = [os.fspath(trace)]
     opt = {
         "--ram": ram,
+        "--memory-max": memory_max,
         "--format": format,
         "--scenario": None if scenario is None else os.fspath(scenario),
         "--preset": preset,

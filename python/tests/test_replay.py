@@ -19,6 +19,10 @@ CASES = {
         dict(ram="16MiB", preset="vanilla", policy="mglru", readahead="off", mmap=True),
         ["--ram", "16MiB", "--preset", "vanilla", "--policy", "mglru", "--readahead", "off", "--mmap"],
     ),
+    "memcg": (
+        dict(ram="64MiB", memory_max="16MiB", kernel="6.1"),
+        ["--ram", "64MiB", "--memory-max", "16MiB", "--kernel", "6.1"],
+    ),
     "old-kernel-set": (
         dict(ram="24MiB", kernel="4.2", set={"tasks.replay.limit": 2000}),
         ["--ram", "24MiB", "--kernel", "4.2", "--set", "tasks.replay.limit=2000"],
@@ -45,12 +49,14 @@ def test_replay_is_the_cli_document(case, run_cli):
         (dict(ram="16MiB", kernel="4.2", policy="mglru"), ["--ram", "16MiB", "--kernel", "4.2", "--policy", "mglru"]),
         (dict(ram="16MiB", readahead="3KiB"), ["--ram", "16MiB", "--readahead", "3KiB"]),
         (dict(ram="16MiB", format="nope"), ["--ram", "16MiB", "--format", "nope"]),
+        (dict(ram="16MiB", memory_max="32MiB"), ["--ram", "16MiB", "--memory-max", "32MiB"]),
+        (dict(ram="64MiB", memory_max="8MiB,16MiB"), ["--ram", "64MiB", "--memory-max", "8MiB,16MiB"]),
     ],
 )
 def test_replay_errors(kwargs, flags, run_cli):
     with pytest.raises(mmsim.OptionError) as e:
         mmsim.replay(TRACE, **kwargs)
-    if "," in kwargs["ram"]:
+    if "," in kwargs["ram"] or "," in kwargs.get("memory_max", ""):
         # the CLI runs a miss-ratio curve; the package runs one size per call
         assert "one size per replay run" in str(e.value)
     else:

@@ -331,7 +331,7 @@ pub fn replay_args<S: AsRef<str>>(argv: &[S]) -> Result<crate::trace::cli::Repla
 /// `--readahead`, `--policy` and its era), by the CLI's own functions, then the report
 /// (with its `replay` section).
 pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> {
-    use crate::trace::cli::{build_scenario, features_of, parse_ram_list};
+    use crate::trace::cli::{build_scenario, features_of, replay_points};
     let kernel = parse_kernel(a.kernel.as_deref())?;
     resolve_features(
         None,
@@ -341,21 +341,23 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
         a.features.as_deref(),
     )
     .map_err(ApiError::Option)?;
-    let ram = match (&a.ram, &a.scenario) {
-        (Some(r), _) => {
-            let v = parse_ram_list(r).map_err(ApiError::Option)?;
-            if v.len() != 1 {
-                return Err(ApiError::Option(format!(
-                    "--ram {r}: one size per replay run ({} given)",
-                    v.len()
-                )));
-            }
-            v[0]
-        }
-        (None, Some(_)) => 0,
-        (None, None) => 256 << 20,
-    };
-    let sc = build_scenario(a, ram).map_err(ApiError::Option)?;
+    let points = replay_points(a).map_err(ApiError::Option)?;
+    if points.len() != 1 {
+        let many_limits = points
+            .windows(2)
+            .any(|w| w[0].memory_max != w[1].memory_max);
+        let (flag, given) = if many_limits {
+            ("--memory-max", a.memory_max.as_deref())
+        } else {
+            ("--ram", a.ram.as_deref())
+        };
+        return Err(ApiError::Option(format!(
+            "{flag} {}: one size per replay run ({} given)",
+            given.unwrap_or_default(),
+            points.len()
+        )));
+    }
+    let sc = build_scenario(a, points[0]).map_err(ApiError::Option)?;
     let opts = RunOptions {
         features: features_of(a, &sc, kernel).map_err(ApiError::Option)?,
         check: false,

@@ -84,7 +84,7 @@ enum Cmd {
     Swarm(mmsim::swarm::cli::SwarmArgs),
     /// Replay an I/O trace through the page cache (docs/replay.md); several --ram sizes
     /// give a miss-ratio curve.
-    Replay(mmsim::trace::cli::ReplayArgs),
+    Replay(Box<mmsim::trace::cli::ReplayArgs>),
     /// Replay a studied change's benchmarks, vanilla against vanilla + the change, beside
     /// the published figures.
     Reproduce {

@@ -24,6 +24,12 @@ pub struct ReplayArgs {
     /// curve. Default: 256MiB, or the given scenario's own RAM.
     #[arg(long)]
     pub ram: Option<String>,
+    /// memory.max of a memory cgroup `replay` (cgroup v2) the trace runs in, on a machine
+    /// of `--ram` RAM: one size, a list or a range, as `--ram` takes them. Several sizes
+    /// give a miss-ratio curve over the limit. With it, the default RAM is twice the
+    /// largest limit, at least 256MiB.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_max: Option<String>,
     /// A scenario TOML to run the trace in (its machine, devices, filesystems and tasks);
     /// a replay task named `replay` is added to it.
     #[arg(long, value_name = "FILE")]
@@ -81,9 +87,43 @@ pub struct ReplayArgs {
     pub plot: Option<PathBuf>,
 }
 
-/// Parse `--ram`: one size, a list, `A..B` (doubling) or `A..B/N` (N even steps).
+/// Parse `--ram`: one size, a list, `A..B` (doubling) or `A..B/N` (N even steps), each a
+/// RAM a machine may have, in whole pages.
 pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
-    let size = |v: &str| parse_size_arg(v.trim()).map_err(|e| format!("--ram {v}: {e}"));
+    use crate::scenario::{MAX_NODE_MEMORY, MIN_NODE_MEMORY};
+    let out = parse_size_list("--ram", s)?;
+    if let Some(b) = out
+        .iter()
+        .find(|b| !(MIN_NODE_MEMORY..=MAX_NODE_MEMORY).contains(*b))
+    {
+        return Err(format!(
+            "--ram {s}: {} is outside the RAM a machine may have (16 MiB to 16 TiB)",
+            crate::scenario::fmt_bytes(*b)
+        ));
+    }
+    // Whole pages (the machine's memory must be a multiple of 4 KiB).
+    Ok(out.into_iter().map(|b| b / 4096 * 4096).collect())
+}
+
+/// The least `--memory-max`: a replay in a smaller cgroup could not hold its readahead.
+pub const MIN_MEMORY_MAX: u64 = 1 << 20;
+
+/// Parse `--memory-max` as `--ram` is parsed, each limit at least 1 MiB, rounded down to
+/// whole pages (as the kernel's page counter takes memory.max).
+pub fn parse_memory_max_list(s: &str) -> Result<Vec<u64>, String> {
+    let out = parse_size_list("--memory-max", s)?;
+    if let Some(b) = out.iter().find(|b| **b < MIN_MEMORY_MAX) {
+        return Err(format!(
+            "--memory-max {s}: {} is below the least limit a replay may run in (1 MiB)",
+            crate::scenario::fmt_bytes(*b)
+        ));
+    }
+    Ok(out.into_iter().map(|b| b / 4096 * 4096).collect())
+}
+
+/// One size, a list, `A..B` (doubling) or `A..B/N` (N even steps) of option `flag`.
+fn parse_size_list(flag: &str, s: &str) -> Result<Vec<u64>, String> {
+    let size = |v: &str| parse_size_arg(v.trim()).map_err(|e| format!("{flag} {v}: {e}"));
     let mut out = Vec::new();
     if let Some((a, rest)) = s.split_once("..") {
         let (b, steps) = match rest.split_once('/') {
@@ -92,7 +132,7 @@ pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
                 Some(
                     n.trim()
                         .parse::<u64>()
-                        .map_err(|_| format!("--ram: \"{n}\" is not a number of steps"))?,
+                        .map_err(|_| format!("{flag}: \"{n}\" is not a number of steps"))?,
                 ),
             ),
             None => (rest, None),
@@ -100,11 +140,11 @@ pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
         let (a, b) = (size(a)?, size(b)?);
         if a == 0 || b < a {
             return Err(format!(
-                "--ram {s}: the range must be increasing and above 0"
+                "{flag} {s}: the range must be increasing and above 0"
             ));
         }
         match steps {
-            Some(0) => return Err("--ram: at least one step".into()),
+            Some(0) => return Err(format!("{flag}: at least one step")),
             Some(1) => out.push(b),
             Some(n) => {
                 for i in 0..n {
@@ -125,32 +165,95 @@ pub fn parse_ram_list(s: &str) -> Result<Vec<u64>, String> {
         }
     }
     if out.len() > 256 {
-        return Err("--ram: at most 256 sizes".into());
+        return Err(format!("{flag}: at most 256 sizes"));
     }
-    use crate::scenario::{MAX_NODE_MEMORY, MIN_NODE_MEMORY};
-    if let Some(b) = out
-        .iter()
-        .find(|b| !(MIN_NODE_MEMORY..=MAX_NODE_MEMORY).contains(*b))
-    {
+    Ok(out)
+}
+
+/// One run of a replay: the machine's RAM (0: the given scenario's own) and the memory.max
+/// of the cgroup `replay` the trace runs in (None: no cgroup, the root's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayPoint {
+    /// Bytes of RAM (one node), 0 for the scenario's.
+    pub ram: u64,
+    /// memory.max of the replay's cgroup, bytes.
+    pub memory_max: Option<u64>,
+}
+
+/// The runs of `--ram` and `--memory-max`: one of them may be several sizes (the curve's
+/// axis), not both. Without `--ram`, the machine has 256 MiB, or twice the largest limit
+/// when that is more, or the scenario's own RAM.
+pub fn replay_points(a: &ReplayArgs) -> Result<Vec<ReplayPoint>, String> {
+    let maxes = a
+        .memory_max
+        .as_deref()
+        .map(parse_memory_max_list)
+        .transpose()?;
+    let rams = match (&a.ram, &a.scenario, &maxes) {
+        (Some(r), _, _) => parse_ram_list(r)?,
+        (None, Some(_), _) => vec![0],
+        (None, None, None) => vec![256 << 20],
+        (None, None, Some(m)) => {
+            let largest = m.iter().copied().max().unwrap_or(0);
+            let ram = (2 * largest).div_ceil(1 << 20) << 20;
+            vec![ram.max(256 << 20)]
+        }
+    };
+    let Some(maxes) = maxes else {
+        return Ok(rams
+            .into_iter()
+            .map(|ram| ReplayPoint {
+                ram,
+                memory_max: None,
+            })
+            .collect());
+    };
+    if rams.len() > 1 && maxes.len() > 1 {
         return Err(format!(
-            "--ram {s}: {} is outside the RAM a machine may have (16 MiB to 16 TiB)",
-            crate::scenario::fmt_bytes(*b)
+            "--ram {} and --memory-max {}: a curve varies one of them; give one size of the other",
+            a.ram.as_deref().unwrap_or_default(),
+            a.memory_max.as_deref().unwrap_or_default()
         ));
     }
-    // Whole pages (the machine's memory must be a multiple of 4 KiB).
-    Ok(out.into_iter().map(|b| b / 4096 * 4096).collect())
+    let mut out = Vec::new();
+    for &ram in &rams {
+        for &m in &maxes {
+            if ram > 0 && m > ram {
+                return Err(format!(
+                    "--memory-max {}: {} is above the machine's RAM ({})",
+                    a.memory_max.as_deref().unwrap_or_default(),
+                    crate::scenario::fmt_bytes(m),
+                    crate::scenario::fmt_bytes(ram)
+                ));
+            }
+            out.push(ReplayPoint {
+                ram,
+                memory_max: Some(m),
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn toml_str(s: &str) -> String {
     format!("{:?}", s)
 }
 
-/// The replay task table.
-fn task_toml(a: &ReplayArgs, trace: &str) -> String {
-    let mut t = format!(
+/// The replay task table (in the cgroup `replay` when `memory_max` is given: the table of
+/// that cgroup comes first; `build_scenario` sets its limit once the machine's RAM is
+/// known).
+fn task_toml(a: &ReplayArgs, trace: &str, memory_max: Option<u64>) -> String {
+    let mut t = String::new();
+    if memory_max.is_some() {
+        t += "\n[[cgroups]]\nname = \"replay\"\n";
+    }
+    t += &format!(
         "\n[[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {}\n",
         toml_str(trace)
     );
+    if memory_max.is_some() {
+        t += "cgroup = \"replay\"\n";
+    }
     if let Some(f) = &a.format {
         t += &format!("format = {}\n", toml_str(f));
     }
@@ -192,18 +295,23 @@ pub fn parse_readahead(s: &str) -> Result<u64, String> {
     Ok(b / 1024)
 }
 
-/// The scenario of one run at `ram` bytes (0: the given scenario's own RAM).
-pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
+/// The scenario of one run: `p.ram` bytes of RAM (0: the given scenario's own RAM), the
+/// trace in the cgroup of `p.memory_max` when given.
+pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String> {
+    let ram = p.ram;
     let trace = a.trace.display().to_string();
     let mut sets = a.sets.clone();
     let (text, source) = match &a.scenario {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("{}: cannot read scenario file: {e}", p.display()))?;
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{}: cannot read scenario file: {e}", path.display()))?;
             if ram > 0 {
                 sets.insert(0, format!("machine.memory_per_node={ram}"));
             }
-            (text + &task_toml(a, &trace), p.display().to_string())
+            (
+                text + &task_toml(a, &trace, p.memory_max),
+                path.display().to_string(),
+            )
         }
         None => {
             let name = Path::new(&trace)
@@ -215,11 +323,27 @@ pub fn build_scenario(a: &ReplayArgs, ram: u64) -> Result<Scenario, String> {
                  [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"disk\"\n",
                 toml_str(&format!("replay-{name}")),
                 toml_str(&a.device),
-            ) + &task_toml(a, &trace);
+            ) + &task_toml(a, &trace, p.memory_max);
             (text, "replay".to_string())
         }
     };
     let mut sc = parse_scenario(&text, &source, &sets).map_err(|e| e.to_string())?;
+    if let Some(m) = p.memory_max {
+        let total = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes;
+        if m > total {
+            return Err(format!(
+                "--memory-max: {} is above the machine's RAM ({})",
+                crate::scenario::fmt_bytes(m),
+                crate::scenario::fmt_bytes(total)
+            ));
+        }
+        let cg = sc
+            .cgroups
+            .iter_mut()
+            .find(|c| c.name == "replay")
+            .expect("the replay's cgroup");
+        cg.memory_max = Some(m);
+    }
     if let Some(r) = &a.readahead {
         let kb = parse_readahead(r)?;
         for d in &mut sc.devices {
@@ -256,13 +380,13 @@ pub fn features_of(
 /// check the input: the trace's first pass is not run again).
 fn run_one(
     a: &ReplayArgs,
-    ram: u64,
+    point: ReplayPoint,
     kernel: Option<KernelEra>,
     built: Option<Scenario>,
 ) -> Result<RunReport, String> {
     let sc = match built {
         Some(sc) => sc,
-        None => build_scenario(a, ram)?,
+        None => build_scenario(a, point)?,
     };
     let f = features_of(a, &sc, kernel)?;
     let opts = RunOptions {
@@ -273,17 +397,75 @@ fn run_one(
     run_scenario(&sc, &opts, &mut |_| {})
 }
 
+/// The RAM of a report's machine, bytes.
+fn ram_of(r: &RunReport) -> u64 {
+    u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes
+}
+
+/// memory.max of the cgroup `replay` of a report (`--memory-max`), bytes.
+fn memory_max_of(r: &RunReport) -> Option<u64> {
+    r.cgroups
+        .iter()
+        .find(|c| c.name == "replay")
+        .and_then(|c| c.memory_max)
+}
+
+/// What bounds the cache of a curve's runs: the machine's RAM, or the replay's memory.max
+/// when the curve varies that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CurveAxis {
+    Ram,
+    MemoryMax,
+}
+
+impl CurveAxis {
+    /// The axis of runs `points`: memory.max when the runs differ in it.
+    fn of(points: &[ReplayPoint]) -> CurveAxis {
+        if points
+            .windows(2)
+            .any(|w| w[0].memory_max != w[1].memory_max)
+        {
+            CurveAxis::MemoryMax
+        } else {
+            CurveAxis::Ram
+        }
+    }
+    /// A report's place on the axis, bytes.
+    fn bytes(self, r: &RunReport) -> u64 {
+        match self {
+            CurveAxis::Ram => ram_of(r),
+            CurveAxis::MemoryMax => memory_max_of(r).unwrap_or_else(|| ram_of(r)),
+        }
+    }
+    /// The axis' name in tables and plots.
+    fn name(self) -> &'static str {
+        match self {
+            CurveAxis::Ram => "RAM",
+            CurveAxis::MemoryMax => "memory.max",
+        }
+    }
+    /// The label of a report's JSON file in a curve: `512MiB` or `max64MiB`.
+    fn file_label(self, r: &RunReport) -> String {
+        match self {
+            CurveAxis::Ram => format!("{}MiB", self.bytes(r) >> 20),
+            CurveAxis::MemoryMax => format!("max{}MiB", self.bytes(r) >> 20),
+        }
+    }
+}
+
 /// Print the replay section of a report.
 pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(rp) = &r.replay else {
         return Ok(());
     };
-    let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
+    let limit = memory_max_of(r)
+        .map(|m| format!(", memory.max {}", crate::scenario::fmt_bytes(m)))
+        .unwrap_or_default();
     writeln!(
         out,
-        "replay     {} on {} MiB RAM, kernel {}, {}",
+        "replay     {} on {} MiB RAM{limit}, kernel {}, {}",
         r.scenario,
-        ram >> 20,
+        ram_of(r) >> 20,
         r.kernel,
         if r.complete { "complete" } else { "INCOMPLETE" }
     )?;
@@ -354,7 +536,7 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn json_path(base: &str, ram: u64, many: bool) -> PathBuf {
+fn json_path(base: &str, label: &str, many: bool) -> PathBuf {
     if !many {
         return PathBuf::from(base);
     }
@@ -365,7 +547,7 @@ fn json_path(base: &str, ram: u64, many: bool) -> PathBuf {
     let ext = p
         .extension()
         .map_or("json".into(), |s| s.to_string_lossy().to_string());
-    p.with_file_name(format!("{stem}-{}MiB.{ext}", ram >> 20))
+    p.with_file_name(format!("{stem}-{label}.{ext}"))
 }
 
 /// Sets its flag when dropped: a progress poller stops even if the work it watches panics.
@@ -425,19 +607,15 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         &Default::default(),
         a.features.as_deref(),
     )?;
-    let rams = match (&a.ram, &a.scenario) {
-        (Some(r), _) => parse_ram_list(r)?,
-        (None, Some(_)) => vec![0],
-        (None, None) => vec![256 << 20],
-    };
+    let points = replay_points(a)?;
     // Bad input (the trace, the options, a policy its era lacks) is reported before
     // anything runs.
-    let first = reading_trace(a, || build_scenario(a, rams[0]))?;
+    let first = reading_trace(a, || build_scenario(a, points[0]))?;
     features_of(a, &first, kernel)?;
     // Progress on a terminal: the requests of every size together, polled from the
     // drivers' shared count while the runs go.
-    let sizes = if rams.len() > 1 {
-        format!("{} cache sizes", rams.len())
+    let sizes = if points.len() > 1 {
+        format!("{} cache sizes", points.len())
     } else {
         "replay".to_string()
     };
@@ -445,23 +623,23 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     let files_per_run = first.files.len() as u64;
     let bar = std::io::stderr().is_terminal().then(|| {
         crate::progress::requests_bar(
-            crate::workload::replay::ReplayDriver::planned_requests(&first) * rams.len() as u64,
+            crate::workload::replay::ReplayDriver::planned_requests(&first) * points.len() as u64,
             &message,
         )
     });
     let first = std::sync::Mutex::new(Some(first));
     crate::swarm::cli::install_ctrlc();
-    let jobs = usize::from(a.jobs).min(rams.len());
+    let jobs = usize::from(a.jobs).min(points.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
     let results: Vec<std::sync::Mutex<Option<Result<RunReport, String>>>> =
-        rams.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        points.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|s| {
         let _stop = SetOnDrop(&finished);
         if let Some(b) = &bar {
             let base = crate::workload::replay::REQUESTS_REPLAYED.load(Ordering::Relaxed);
             let files_base = crate::sim::SETUP_FILES_CREATED.load(Ordering::Relaxed);
-            let files_total = files_per_run * rams.len() as u64;
+            let files_total = files_per_run * points.len() as u64;
             let finished = &finished;
             s.spawn(move || {
                 let mut setting_up = false;
@@ -490,7 +668,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
             .map(|_| {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= rams.len() {
+                    if i >= points.len() {
                         break;
                     }
                     let built = if i == 0 {
@@ -498,7 +676,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                     } else {
                         None
                     };
-                    let r = run_one(a, rams[i], kernel, built);
+                    let r = run_one(a, points[i], kernel, built);
                     *results[i].lock().expect("lock") = Some(r);
                 })
             })
@@ -511,6 +689,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let axis = CurveAxis::of(&points);
     let mut reports = Vec::new();
     for r in results {
         reports.push(r.into_inner().expect("lock").expect("ran")?);
@@ -536,8 +715,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
             writeln!(out, "{text}").ok();
         } else {
             for r in &reports {
-                let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
-                let p = json_path(j, ram, many);
+                let p = json_path(j, &axis.file_label(r), many);
                 let text = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
                 std::fs::write(&p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
             }
@@ -547,18 +725,23 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         writeln!(out, "miss-ratio curve").ok();
         writeln!(
             out,
-            "  {:>9} {:>11} {:>10} {:>10} {:>10} {:>12} {:>12}",
-            "RAM MiB", "cache pages", "page miss", "byte miss", "obj miss", "IO pages", "req/s"
+            "  {:>14} {:>11} {:>10} {:>10} {:>10} {:>12} {:>12}",
+            format!("{} MiB", axis.name()),
+            "cache pages",
+            "page miss",
+            "byte miss",
+            "obj miss",
+            "IO pages",
+            "req/s"
         )
         .ok();
         for r in &reports {
-            let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
             let rp = r.replay.as_ref().expect("replay section");
             let t = &rp.tasks[0];
             writeln!(
                 out,
-                "  {:>9} {:>11} {:>10.4} {:>10.4} {:>10.4} {:>12} {:>12.0}",
-                ram >> 20,
+                "  {:>14} {:>11} {:>10.4} {:>10.4} {:>10.4} {:>12} {:>12.0}",
+                axis.bytes(r) >> 20,
                 rp.cache_pages_max,
                 t.page_miss_ratio,
                 t.byte_miss_ratio,
@@ -577,9 +760,8 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                 reports
                     .iter()
                     .map(|r| {
-                        let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
                         (
-                            (ram >> 20) as f64,
+                            (axis.bytes(r) >> 20) as f64,
                             f(&r.replay.as_ref().expect("replay").tasks[0]),
                         )
                     })
@@ -589,7 +771,7 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
             plots.push(crate::report::plot::Plot {
                 stem: "replay-mrc".into(),
                 title: "miss-ratio curve".into(),
-                x_desc: "RAM (MiB)".into(),
+                x_desc: format!("{} (MiB)", axis.name()),
                 y_desc: "miss ratio".into(),
                 lines: vec![
                     ("page".into(), pts(&|t| t.page_miss_ratio)),
@@ -608,10 +790,14 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
             lines: reports
                 .iter()
                 .map(|r| {
-                    let ram = u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes;
                     let t = &r.replay.as_ref().expect("replay").tasks[0];
                     (
-                        format!("{} MiB", ram >> 20),
+                        match axis {
+                            CurveAxis::Ram => format!("{} MiB", axis.bytes(r) >> 20),
+                            CurveAxis::MemoryMax => {
+                                format!("memory.max {} MiB", axis.bytes(r) >> 20)
+                            }
+                        },
                         t.counters
                             .windows
                             .iter()

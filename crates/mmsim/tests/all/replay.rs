@@ -545,3 +545,157 @@ fn cli_policy_and_readahead_options() {
         assert!(err.contains(what), "{args:?} says {what}: {err}");
     }
 }
+
+// ---- in a memory cgroup (--memory-max) ------------------------------------------------
+
+/// `mmsim replay TRACE ARGS…` through the CLI's own option parsing, one run.
+fn replay_cli(trace: &std::path::Path, args: &[&str]) -> RunReport {
+    let mut argv = vec![trace.to_str().unwrap()];
+    argv.extend_from_slice(args);
+    let a = mmsim::api::replay_args(&argv).expect("options");
+    let r = mmsim::api::replay(&a).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty());
+    r
+}
+
+/// The `replay` cgroup of a run.
+fn replay_cgroup(r: &RunReport) -> &mmsim::run::CgroupReport {
+    r.cgroups
+        .iter()
+        .find(|c| c.name == "replay")
+        .expect("the replay's cgroup")
+}
+
+#[test]
+fn cyclic_scan_over_more_pages_than_memory_max_misses_every_time() {
+    // The cyclic scan of 6000 one-page objects, now in a cgroup of 16 MiB (4096 pages) on
+    // a machine of 256 MiB: the limit, not the RAM, bounds the cache, so by construction
+    // every request misses, as on a 16 MiB machine. The reclaim is the cgroup's own
+    // (memory.events max), never the machine's (no kswapd scan, the RAM is never short).
+    let n = 6000;
+    let p = write("memcg-cyclic.txt", &txt((0..3 * n).map(|i| i % n)));
+    let r = replay_cli(&p, &["--memory-max", "16MiB", "--ram", "256MiB"]);
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 3 * n);
+    assert_eq!(t.counters.page_misses, 3 * n);
+    let cg = replay_cgroup(&r);
+    assert_eq!(cg.memory_max, Some(16 << 20));
+    assert!(cg.events.max > 0, "{:?}", cg.events);
+    assert!(cg.peak <= 16 << 20, "peak {}", cg.peak);
+    assert_eq!(r.vmstat.get("pgscan_kswapd").copied().unwrap_or(0), 0);
+    // Twice the limit holds the whole loop: only the first pass misses.
+    let r = replay_cli(&p, &["--memory-max", "32MiB", "--ram", "256MiB"]);
+    assert_eq!(task(&r).counters.page_misses, n);
+    assert_eq!(replay_cgroup(&r).events.max, 0);
+}
+
+#[test]
+fn hot_set_smaller_than_memory_max_survives_a_one_time_scan() {
+    // The hot-set test of a 16 MiB machine, in a 16 MiB cgroup of a 512 MiB machine: the
+    // same hand-derived 10200 misses of 20000 requests (the scan's 10000, the hot set's
+    // first 200), with the hot pages promoted by the cgroup's own reclaim.
+    let hot = 200u64;
+    let scan = 10_000u64;
+    let ids = (0..scan).flat_map(|i| [1_000_000 + i, i % hot]);
+    let p = write("memcg-hot.txt", &txt(ids));
+    let r = replay_cli(&p, &["--memory-max", "16MiB", "--ram", "512MiB"]);
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 2 * scan);
+    assert_eq!(t.counters.page_misses, scan + hot);
+    assert!(replay_cgroup(&r).events.max > 0);
+}
+
+#[test]
+fn memory_max_runs_and_their_defaults() {
+    use mmsim::trace::cli::{replay_points, ReplayPoint};
+    let p = write("points.txt", &txt(0..10));
+    let points = |args: &[&str]| {
+        let mut argv = vec![p.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        replay_points(&mmsim::api::replay_args(&argv).unwrap())
+    };
+    let pt = |ram: u64, m: Option<u64>| ReplayPoint { ram, memory_max: m };
+    // Without --ram: 256 MiB, or twice the largest limit when that is more.
+    assert_eq!(
+        points(&["--memory-max", "64MiB"]).unwrap(),
+        vec![pt(256 << 20, Some(64 << 20))]
+    );
+    assert_eq!(
+        points(&["--memory-max", "100MiB..200MiB/2"]).unwrap(),
+        vec![
+            pt(400 << 20, Some(100 << 20)),
+            pt(400 << 20, Some(200 << 20))
+        ]
+    );
+    // A curve over RAM with one limit.
+    assert_eq!(
+        points(&["--memory-max", "16MiB", "--ram", "32MiB,64MiB"]).unwrap(),
+        vec![pt(32 << 20, Some(16 << 20)), pt(64 << 20, Some(16 << 20))]
+    );
+    // Limits in whole pages, as memory.max is taken.
+    assert_eq!(
+        points(&["--memory-max", "4194305", "--ram", "64MiB"]).unwrap(),
+        vec![pt(64 << 20, Some(4 << 20))]
+    );
+    // Without --memory-max: no cgroup.
+    assert_eq!(points(&[]).unwrap(), vec![pt(256 << 20, None)]);
+    for (args, what) in [
+        (
+            vec!["--memory-max", "16MiB,32MiB", "--ram", "64MiB,128MiB"],
+            "a curve varies one of them",
+        ),
+        (
+            vec!["--memory-max", "1GiB", "--ram", "512MiB"],
+            "--memory-max 1GiB: 1 GiB is above the machine's RAM (512 MiB)",
+        ),
+        (
+            vec!["--memory-max", "512KiB"],
+            "--memory-max 512KiB: 512 KiB is below",
+        ),
+        (vec!["--memory-max", "x"], "--memory-max x: "),
+    ] {
+        let e = points(&args).unwrap_err();
+        assert!(e.contains(what), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn cli_memory_max_curve() {
+    // A miss-ratio curve over memory.max: the table's axis, a JSON document per limit,
+    // the summary naming the limit; errors exit 2 naming the option.
+    let n = 6000;
+    let p = write("memcg-curve.txt", &txt((0..2 * n).map(|i| i % n)));
+    let json = dir().join("memcg-curve.json");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--memory-max",
+        "16MiB,32MiB",
+        "--ram",
+        "128MiB",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("on 128 MiB RAM, memory.max 16 MiB"), "{out}");
+    assert!(out.contains("memory.max MiB"), "{out}");
+    for (m, misses) in [(16, 2 * n), (32, n)] {
+        let f = dir().join(format!("memcg-curve-max{m}MiB.json"));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        assert_eq!(v["replay"]["tasks"][0]["page_misses"], misses, "{m}");
+    }
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--memory-max",
+        "2GiB",
+        "--ram",
+        "1GiB",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--memory-max"), "{err}");
+}

@@ -4,13 +4,16 @@ and under mmsim's Linux page cache, at the same cache size in pages, and print t
 ratios and the throughput side by side (measured in this run). docs/replay.md.
 
     scripts/libcachesim_compare.py TRACE [--format oracleGeneral] [--ram 64MiB]
+                                         [--memory-max 16MiB]
                                          [--cache-pages N] [--mmsim PATH] [--limit N]
                                          [--policies LRU,2Q,...] [--mmsim-policies classic,...]
 
 The script creates its own virtual environment (scripts/.venv-libcachesim, or --venv)
 and pip-installs `libcachesim` from PyPI into it on first use. mmsim runs first at --ram;
 libCacheSim's cache is then the largest page cache mmsim had (nr_file_pages), unless
---cache-pages is given, so both hold the same number of pages. Objects are pages: give
+--cache-pages is given, so both hold the same number of pages (with --memory-max, mmsim
+replays in a memory cgroup of that limit, and its page cache is bounded by it). Objects
+are pages: give
 one-page objects (the generator scripts/gen_trace.py writes such traces).
 """
 import argparse, json, os, subprocess, sys, tempfile, time
@@ -35,7 +38,10 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--format", default="oracleGeneral",
                     help="oracleGeneral, vscsi, txt or csv (csv: libCacheSim defaults)")
-    ap.add_argument("--ram", default="64MiB", help="mmsim's RAM")
+    ap.add_argument("--ram", help="mmsim's RAM (default 64MiB; with --memory-max, mmsim's own "
+                                  "default: twice the limit, at least 256MiB)")
+    ap.add_argument("--memory-max", help="replay in a memory cgroup of this memory.max (mmsim replay "
+                                         "--memory-max)")
     ap.add_argument("--cache-pages", type=int, help="cache size in pages (default: mmsim's page cache)")
     ap.add_argument("--mmsim", default=os.path.join(ROOT, "target", "release", "mmsim"))
     ap.add_argument("--venv", default=os.path.join(HERE, ".venv-libcachesim"))
@@ -49,6 +55,8 @@ def main():
     ap.add_argument("--mmsim-policies", default="classic,mglru",
                     help="mmsim reclaim policies, comma-separated (mglru needs kernel 6.1+)")
     a = ap.parse_args()
+    if a.ram is None and a.memory_max is None:
+        a.ram = "64MiB"
     ensure_venv(a.venv)
     import libcachesim as lcs
 
@@ -62,8 +70,11 @@ def main():
     for policy in a.mmsim_policies.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
-            cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--ram", a.ram, "--json", out,
-                   "--policy", policy]
+            cmd = [a.mmsim, "replay", a.trace, "--format", a.format, "--json", out, "--policy", policy]
+            if a.ram:
+                cmd += ["--ram", a.ram]
+            if a.memory_max:
+                cmd += ["--memory-max", a.memory_max]
             if a.limit:
                 cmd += ["--limit", str(a.limit)]
             cmd += a.mmsim_args.split()
@@ -116,7 +127,8 @@ def main():
         rows.append((f"libCacheSim {name}", obj_mr, byte_mr, n / dt, n / dt))
 
     lru_rate = next((r[3] for r in rows if r[0] == "libCacheSim LRU"), rows[-1][3])
-    print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), mmsim RAM {a.ram}")
+    bound = f"mmsim RAM {a.ram or 'default'}" + (f", memory.max {a.memory_max}" if a.memory_max else "")
+    print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), {bound}")
     print(f"{'policy':34} {'miss ratio':>10} {'byte miss':>10} {'req/s':>12} {'vs LRU':>7}")
     for name, mr, bmr, rate, _ in rows:
         print(f"{name:34} {mr:10.4f} {bmr:10.4f} {rate:12.0f} {rate / lru_rate:6.2f}x")

@@ -114,16 +114,23 @@ fn a_one_page_objects_shadow_stays_in_its_files_root_and_its_refault_is_seen() {
     assert!(v("workingset_refault") < 2 * 2 * n as i64, "{:?}", r.vmstat);
 }
 
+/// Hot objects of the hot-set tests.
+const HOT: u64 = 200;
+/// Objects of their one-time scan.
+const SCAN: u64 = 10_000;
+
+/// The hot-set trace: `HOT` hot objects, each asked for 50 times, interleaved with a scan
+/// of `SCAN` objects asked for once each (2.4× 16 MiB). Hand-derived on 16 MiB of cache:
+/// the scan misses `SCAN` times, the hot set only on its first `HOT` requests.
+fn hot_set_trace(name: &str) -> PathBuf {
+    write(name, &txt((0..SCAN).flat_map(|i| [1_000_000 + i, i % HOT])))
+}
+
 #[test]
 fn hot_set_smaller_than_ram_survives_a_one_time_scan() {
-    // 200 hot objects, each asked for 50 times, interleaved with a scan of 10000
-    // objects asked for once each (2.4× RAM). Hand-derived: the scan misses 10000 times,
-    // the hot set only on its first 200 requests; 10200 misses of 20000 requests.
-    let hot = 200u64;
-    let scan = 10_000u64;
-    let ids = (0..scan).flat_map(|i| [1_000_000 + i, i % hot]);
-    let p = write("hot.txt", &txt(ids));
-    let r = replay(&p, "16MiB", "");
+    // 10200 misses of 20000 requests on a 16 MiB machine.
+    let (hot, scan) = (HOT, SCAN);
+    let r = replay(&hot_set_trace("hot.txt"), "16MiB", "");
     let t = task(&r);
     assert_eq!(t.counters.requests, 2 * scan);
     assert_eq!(t.counters.page_misses, scan + hot);
@@ -595,10 +602,8 @@ fn hot_set_smaller_than_memory_max_survives_a_one_time_scan() {
     // The hot-set test of a 16 MiB machine, in a 16 MiB cgroup of a 512 MiB machine: the
     // same hand-derived 10200 misses of 20000 requests (the scan's 10000, the hot set's
     // first 200), with the hot pages promoted by the cgroup's own reclaim.
-    let hot = 200u64;
-    let scan = 10_000u64;
-    let ids = (0..scan).flat_map(|i| [1_000_000 + i, i % hot]);
-    let p = write("memcg-hot.txt", &txt(ids));
+    let (hot, scan) = (HOT, SCAN);
+    let p = hot_set_trace("memcg-hot.txt");
     let r = replay_cli(&p, &["--memory-max", "16MiB", "--ram", "512MiB"]);
     let t = task(&r);
     assert_eq!(t.counters.requests, 2 * scan);

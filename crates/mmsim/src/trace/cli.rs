@@ -327,7 +327,17 @@ pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String
             (text, "replay".to_string())
         }
     };
-    let mut sc = parse_scenario(&text, &source, &sets).map_err(|e| e.to_string())?;
+    let mut sc = parse_scenario(&text, &source, &sets).map_err(|e| {
+        let e = e.to_string();
+        if p.memory_max.is_some() && e.contains("duplicate cgroup name \"replay\"") {
+            format!(
+                "--memory-max: the scenario {source} has a cgroup named \"replay\" already, the \
+                 name of the one --memory-max adds; rename it ({e})"
+            )
+        } else {
+            e
+        }
+    })?;
     if let Some(m) = p.memory_max {
         let total = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes;
         if m > total {
@@ -402,12 +412,13 @@ fn ram_of(r: &RunReport) -> u64 {
     u64::from(r.machine.nodes) * r.machine.memory_per_node_bytes
 }
 
-/// memory.max of the cgroup `replay` of a report (`--memory-max`), bytes.
+/// memory.max of the cgroup the (first) replay task of a report ran in (`--memory-max`),
+/// bytes.
 fn memory_max_of(r: &RunReport) -> Option<u64> {
-    r.cgroups
-        .iter()
-        .find(|c| c.name == "replay")
-        .and_then(|c| c.memory_max)
+    r.replay
+        .as_ref()
+        .and_then(|rp| rp.tasks.first())
+        .and_then(|t| t.memory_max)
 }
 
 /// What bounds the cache of a curve's runs: the machine's RAM, or the replay's memory.max

@@ -1053,6 +1053,13 @@ impl ReplayDriver {
                     readahead_pages: ra_read,
                     readahead_wasted: ra_read.saturating_sub(c.readahead_used),
                     elapsed_ns: t.stats.exit_ps.map_or(0, |e| (e - t.stats.start_ps) / 1000),
+                    cgroup: match sim.memcgs[t.memcg as usize].name.as_str() {
+                        "" => "/".to_string(),
+                        n => n.to_string(),
+                    },
+                    memory_max: Some(sim.memcgs[t.memcg as usize].max)
+                        .filter(|&m| m != crate::mm::memcontrol::PAGE_COUNTER_MAX)
+                        .map(|m| m * PAGE_SIZE),
                     counters: c,
                 }
             })
@@ -1134,6 +1141,10 @@ pub struct ReplayTaskReport {
     pub readahead_wasted: u64,
     /// Virtual time of the replay, ns.
     pub elapsed_ns: u64,
+    /// The memory cgroup the task ran in ("/" = the root).
+    pub cgroup: String,
+    /// That cgroup's memory.max, bytes (None = max, and for the root).
+    pub memory_max: Option<u64>,
     /// The counters.
     #[serde(flatten)]
     pub counters: ReplayCounters,

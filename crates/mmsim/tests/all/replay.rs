@@ -66,6 +66,7 @@ fn every_request_is_observed_and_a_small_loop_hits_after_its_first_pass() {
     let p = write("loop.txt", &txt((0..3000).map(|i| i % 300)));
     let r = replay(&p, "16MiB", "");
     let t = task(&r);
+    assert_eq!((t.cgroup.as_str(), t.memory_max), ("/", None));
     assert_eq!(t.counters.requests, 3000);
     assert_eq!(t.counters.page_misses, 300);
     assert_eq!(t.page_miss_ratio, 0.1);
@@ -586,6 +587,10 @@ fn cyclic_scan_over_more_pages_than_memory_max_misses_every_time() {
     let t = task(&r);
     assert_eq!(t.counters.requests, 3 * n);
     assert_eq!(t.counters.page_misses, 3 * n);
+    assert_eq!(
+        (t.cgroup.as_str(), t.memory_max),
+        ("replay", Some(16 << 20))
+    );
     let cg = replay_cgroup(&r);
     assert_eq!(cg.memory_max, Some(16 << 20));
     assert!(cg.events.max > 0, "{:?}", cg.events);
@@ -703,4 +708,26 @@ fn cli_memory_max_curve() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--memory-max"), "{err}");
+    // A scenario with a cgroup of that name already: said so.
+    let sc = write(
+        "memcg-dup.toml",
+        b"name = \"dup\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"64MiB\"\n\
+          [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"1GiB\"\n\
+          [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+          [[cgroups]]\nname = \"replay\"\n",
+    );
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--scenario",
+        sc.to_str().unwrap(),
+        "--memory-max",
+        "16MiB",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has a cgroup named \"replay\" already"),
+        "{err}"
+    );
 }

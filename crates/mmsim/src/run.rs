@@ -188,6 +188,8 @@ pub struct CgroupReport {
 
 /// memory.stat keys and the counters they show: (key, item, true = pages shown in bytes).
 const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
+    ("file_mapped", VmItem::NrMapped, true),
+    ("shmem", VmItem::NrShmem, true),
     ("file_dirty", VmItem::NrDirty, true),
     ("file_writeback", VmItem::NrWriteback, true),
     ("pgfault", VmItem::Pgfault, false),

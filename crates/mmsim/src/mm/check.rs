@@ -522,10 +522,14 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
 /// Memory cgroups: every page is charged to at most one memcg, only while it is not free;
 /// each memcg's usage is the number of pages charged to it and its descendants; usage of
 /// a non-root memcg stays within memory.max unless the OOM killer found no victim (the
-/// kernel's forced charge); swap usage matches the slots charged.
+/// kernel's forced charge); swap usage matches the slots charged; a memcg's own
+/// memory.stat `file_mapped` and `shmem` count its mapped page-cache pages and its tmpfs
+/// pages in the cache.
 pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
     use crate::mm::memcontrol::NO_MEMCG;
     let mut local = vec![0u64; sim.nr_memcgs()];
+    let mut mapped = vec![0i64; sim.nr_memcgs()];
+    let mut shmem = vec![0i64; sim.nr_memcgs()];
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.memcg == NO_MEMCG {
             continue;
@@ -539,6 +543,29 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         match local.get_mut(p.memcg as usize) {
             Some(c) => *c += 1,
             None => return Err(format!("pfn {} charged to unknown memcg {}", pfn, p.memcg)),
+        }
+        let in_cache = p.mapping != crate::mm::page::NO_MAPPING
+            && p.mapping & crate::mm::rmap::ANON_MAPPING == 0;
+        if in_cache && p.mapped() {
+            mapped[p.memcg as usize] += 1;
+        }
+        if in_cache && p.test(pg::SWAPBACKED) && !p.test(pg::SWAPCACHE) {
+            shmem[p.memcg as usize] += 1;
+        }
+    }
+    for m in 0..sim.nr_memcgs() {
+        let st = &sim.memcgs[m].stat;
+        for (key, item, want) in [
+            ("file_mapped", VmItem::NrMapped, mapped[m]),
+            ("shmem", VmItem::NrShmem, shmem[m]),
+        ] {
+            if st.get(item) != want {
+                return Err(format!(
+                    "memcg \"{}\" memory.stat {key} is {} pages but {want} pages are",
+                    sim.memcgs[m].name,
+                    st.get(item)
+                ));
+            }
         }
     }
     let mut swap_local = vec![0u64; sim.nr_memcgs()];

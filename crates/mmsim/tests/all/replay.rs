@@ -731,37 +731,3 @@ fn cli_memory_max_curve() {
         "{err}"
     );
 }
-
-#[test]
-fn tmpfs_writes_in_a_cgroup_show_in_its_memory_stat() {
-    // 64 whole-page writes to a file on tmpfs, in a 16 MiB cgroup: the pages stay in the
-    // cache (tmpfs has no backing store), charged to the cgroup, and its memory.stat shmem
-    // says so (with the root's, hierarchical). Nothing is mapped once the task exited.
-    let mut s = String::new();
-    for i in 0..64u64 {
-        s += &format!("{},hm,0,Write,{},4096,10\n", i, i * 4096);
-    }
-    let p = write("shmem_msr.csv", s.as_bytes());
-    let sc = write(
-        "tmpfs.toml",
-        b"name = \"tmpfs\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"64MiB\"\n\
-          [[filesystems]]\nmount = \"/mnt\"\ntype = \"tmpfs\"\n",
-    );
-    let r = replay_cli(
-        &p,
-        &[
-            "--format",
-            "msr",
-            "--scenario",
-            sc.to_str().unwrap(),
-            "--memory-max",
-            "16MiB",
-        ],
-    );
-    assert_eq!(task(&r).counters.writes, 64);
-    let cg = replay_cgroup(&r);
-    assert_eq!(cg.stat["shmem"], 64 * 4096, "{:?}", cg.stat);
-    assert_eq!(cg.stat["file_mapped"], 0);
-    let root = r.cgroups.iter().find(|c| c.name == "/").unwrap();
-    assert_eq!(root.stat["shmem"], 64 * 4096);
-}

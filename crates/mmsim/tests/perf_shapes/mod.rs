@@ -1,6 +1,7 @@
 //! The performance shapes of issue 13, shared by the benchmark (`benches/perf.rs`) and the
 //! regression gate (`tests/all/perf_gate.rs`): a shape is an `mmsim run` of a built-in with
-//! overrides, and a rule for the number of simulated pages it moves.
+//! overrides, and a rule for the number of simulated pages it moves — or an `mmsim replay`
+//! of a generated hit-heavy trace (issue 14's throughput), counted per request.
 //!
 //! Host instructions are counted under callgrind (`valgrind --tool=callgrind`), which is
 //! deterministic for a given binary and independent of the machine's load; host time is
@@ -21,6 +22,15 @@ pub enum Pages {
     /// Pages of the mapped files the readers fault in and reclaim: ten times RAM
     /// (lru-file-mmap-read sizes its files at 10 × RAM in total).
     TenTimesRam,
+    /// Requests a replay issued (a replay shape's unit: its "page" is a request).
+    Requests,
+}
+
+/// A replay shape: `mmsim replay` of the hit-heavy trace ([`hit_trace`]) on 32 MiB.
+#[derive(Clone, Debug)]
+pub struct ReplayShape {
+    /// `--object-map`: `file` (open, pread, close per request) or `range` (one pread).
+    pub object_map: &'static str,
 }
 
 /// One benchmark or gate shape.
@@ -36,6 +46,8 @@ pub struct Shape {
     pub sets: Vec<String>,
     /// How to count its pages.
     pub pages: Pages,
+    /// A replay of the hit-heavy trace instead of a run of `scenario`.
+    pub replay: Option<ReplayShape>,
 }
 
 fn shape(
@@ -51,7 +63,36 @@ fn shape(
         preset,
         sets: sets.iter().map(|s| s.to_string()).collect(),
         pages,
+        replay: None,
     }
+}
+
+/// A replay shape of the hit-heavy trace with `--object-map object_map`.
+fn replay_shape(name: &'static str, object_map: &'static str) -> Shape {
+    Shape {
+        name,
+        scenario: "replay",
+        preset: "patched",
+        sets: Vec::new(),
+        pages: Pages::Requests,
+        replay: Some(ReplayShape { object_map }),
+    }
+}
+
+/// The hit-heavy trace of the replay shapes (and of issue 14's benchmark): 100,000
+/// requests, object `(i * 7919) % 1000` for request `i`, one id per line — 1,000 one-page
+/// objects, all cached after their first request on 32 MiB. Written once per process.
+pub fn hit_trace() -> std::path::PathBuf {
+    static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let p = std::env::temp_dir().join(format!("mmsim-perf-hit-{}.txt", std::process::id()));
+        let text: String = (0..100_000u64)
+            .map(|i| format!("{}\n", (i * 7919) % 1000))
+            .collect();
+        std::fs::write(&p, text).expect("write the hit-heavy trace");
+        p
+    })
+    .clone()
 }
 
 /// The four shapes of the benchmark (`cargo bench --bench perf`): dd write, streaming read
@@ -83,8 +124,9 @@ pub fn bench_shapes() -> Vec<Shape> {
     ]
 }
 
-/// The gate's shapes: the same four, smaller (each a few seconds under callgrind), and
-/// the vanilla mapped run (one IPI per unmapped page).
+/// The gate's shapes: the same four, smaller (each a few seconds under callgrind), the
+/// vanilla mapped run (one IPI per unmapped page), and the two hit-heavy replays (per
+/// request).
 pub fn gate_shapes() -> Vec<Shape> {
     vec![
         shape(
@@ -122,11 +164,34 @@ pub fn gate_shapes() -> Vec<Shape> {
             &["machine.memory_per_node=64MiB", "machine.cpus_per_node=48"],
             Pages::TenTimesRam,
         ),
+        // Issue 14's hit-heavy replay throughput, per request: a file per object (three
+        // engine steps a request) and the range layout (one).
+        replay_shape("replay-hit-file", "file"),
+        replay_shape("replay-hit-range", "range"),
     ]
 }
 
-/// The `mmsim run` arguments of a shape, writing its report to `json`.
+/// The `mmsim run` (or `mmsim replay`) arguments of a shape, writing its report to `json`.
 pub fn run_args(s: &Shape, json: &Path) -> Vec<String> {
+    if let Some(r) = &s.replay {
+        return [
+            "replay",
+            &hit_trace().display().to_string(),
+            "--format",
+            "txt",
+            "--ram",
+            "32MiB",
+            "--object-map",
+            r.object_map,
+            "--preset",
+            s.preset,
+            "--json",
+            &json.display().to_string(),
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    }
     let mut a = vec![
         "run".to_string(),
         s.scenario.to_string(),
@@ -162,6 +227,9 @@ pub fn pages_of(s: &Shape, report: &serde_json::Value) -> u64 {
                     .expect("machine.memory_per_node_bytes");
             10 * ram / 4096
         }
+        Pages::Requests => report["replay"]["tasks"][0]["requests"]
+            .as_u64()
+            .expect("a replay report's requests"),
     }
 }
 

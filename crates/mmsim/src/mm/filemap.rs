@@ -284,7 +284,7 @@ impl Sim {
                 self.vmstat.inc(VmItem::NrFilePages);
                 if swapbacked {
                     self.vmstat.inc(VmItem::NrShmem);
-                    self.count_memcg_page_event(pfn, VmItem::NrShmem, 1);
+                    self.mod_memcg_page_stat(pfn, VmItem::NrShmem, 1);
                 }
                 Ok(match old {
                     Entry::Shadow(s) => Some(s),
@@ -321,7 +321,7 @@ impl Sim {
         self.vmstat.dec(VmItem::NrFilePages);
         if self.mem[pfn as usize].test(pg::SWAPBACKED) {
             self.vmstat.dec(VmItem::NrShmem);
-            self.count_memcg_page_event(pfn, VmItem::NrShmem, -1);
+            self.mod_memcg_page_stat(pfn, VmItem::NrShmem, -1);
         }
         self.mem[pfn as usize].mapping = crate::mm::page::NO_MAPPING;
         self.leave(prev);

@@ -344,6 +344,16 @@ impl Sim {
         self.count_memcg_events(m, item, n);
     }
 
+    /// mod_lruvec_page_state of a counter only the cgroups' memory.stat shows
+    /// (`file_mapped`, `shmem`): a run without `[[cgroups]]` reports no cgroup, so it
+    /// skips the count.
+    #[inline]
+    pub fn mod_memcg_page_stat(&mut self, pfn: Pfn, item: VmItem, n: i64) {
+        if self.memcgs.len() > 1 {
+            self.count_memcg_page_event(pfn, item, n);
+        }
+    }
+
     /// mem_cgroup_margin: pages `m` can still charge before a limit of it or an ancestor.
     pub fn mem_cgroup_margin(&self, m: MemcgId) -> u64 {
         let mut margin = u64::MAX;

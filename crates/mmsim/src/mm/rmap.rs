@@ -112,7 +112,7 @@ impl Sim {
         p.mapcount += 1;
         if p.mapcount == 0 {
             self.vmstat.inc(VmItem::NrMapped);
-            self.count_memcg_page_event(pfn, VmItem::NrMapped, 1);
+            self.mod_memcg_page_stat(pfn, VmItem::NrMapped, 1);
         }
     }
 
@@ -126,7 +126,7 @@ impl Sim {
                 self.vmstat.dec(VmItem::NrAnonPages);
             } else {
                 self.vmstat.dec(VmItem::NrMapped);
-                self.count_memcg_page_event(pfn, VmItem::NrMapped, -1);
+                self.mod_memcg_page_stat(pfn, VmItem::NrMapped, -1);
             }
         }
     }

@@ -314,7 +314,7 @@ impl Sim {
             self.vmstat.dec(VmItem::NrFilePages);
             if self.mem[pfn as usize].test(pg::SWAPBACKED) {
                 self.vmstat.dec(VmItem::NrShmem);
-                self.count_memcg_page_event(pfn, VmItem::NrShmem, -1);
+                self.mod_memcg_page_stat(pfn, VmItem::NrShmem, -1);
             }
             self.mem[pfn as usize].mapping = crate::mm::page::NO_MAPPING;
         }

@@ -544,12 +544,13 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
             Some(c) => *c += 1,
             None => return Err(format!("pfn {} charged to unknown memcg {}", pfn, p.memcg)),
         }
-        let in_cache = p.mapping != crate::mm::page::NO_MAPPING
-            && p.mapping & crate::mm::rmap::ANON_MAPPING == 0;
-        if in_cache && p.mapped() {
+        // As nr_mapped counts them (check_ptes): a mapped page not anonymous, in the
+        // cache or just taken out of it; nr_shmem: a tmpfs page in the cache.
+        let file = p.mapping & crate::mm::rmap::ANON_MAPPING == 0;
+        if file && p.mapped() {
             mapped[p.memcg as usize] += 1;
         }
-        if in_cache && p.test(pg::SWAPBACKED) && !p.test(pg::SWAPCACHE) {
+        if file && p.mapping != crate::mm::page::NO_MAPPING && p.test(pg::SWAPBACKED) {
             shmem[p.memcg as usize] += 1;
         }
     }

@@ -539,6 +539,22 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         "  refaults           {} ({} activated), pgactivate {}",
         rp.refaults, rp.refault_activations, rp.activations
     )?;
+    // In a cgroup (`--memory-max`): its peak and how often the limit was hit.
+    let own = rp.tasks.first().map(|t| t.cgroup.as_str());
+    if let Some(cg) = r
+        .cgroups
+        .iter()
+        .find(|c| Some(c.name.as_str()) == own && c.name != "/")
+    {
+        writeln!(
+            out,
+            "  cgroup {:<11} memory.peak {} MiB, memory.events max {}, pgscan {}",
+            cg.name,
+            cg.peak >> 20,
+            cg.events.max,
+            cg.stat.get("pgscan").copied().unwrap_or(0)
+        )?;
+    }
     writeln!(
         out,
         "  host               {:.3} s, {:.0} requests/s",

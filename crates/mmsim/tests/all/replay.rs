@@ -690,6 +690,10 @@ fn cli_memory_max_curve() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("on 128 MiB RAM, memory.max 16 MiB"), "{out}");
+    assert!(
+        out.contains("cgroup replay      memory.peak 16 MiB, memory.events max "),
+        "{out}"
+    );
     assert!(out.contains("memory.max MiB"), "{out}");
     for (m, misses) in [(16, 2 * n), (32, n)] {
         let f = dir().join(format!("memcg-curve-max{m}MiB.json"));

@@ -343,13 +343,10 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
     .map_err(ApiError::Option)?;
     let points = replay_points(a).map_err(ApiError::Option)?;
     if points.len() != 1 {
-        let many_limits = points
-            .windows(2)
-            .any(|w| w[0].memory_max != w[1].memory_max);
-        let (flag, given) = if many_limits {
-            ("--memory-max", a.memory_max.as_deref())
-        } else {
-            ("--ram", a.ram.as_deref())
+        use crate::trace::cli::CurveAxis;
+        let (flag, given) = match CurveAxis::of(&points) {
+            CurveAxis::MemoryMax => ("--memory-max", a.memory_max.as_deref()),
+            CurveAxis::Ram => ("--ram", a.ram.as_deref()),
         };
         return Err(ApiError::Option(format!(
             "{flag} {}: one size per replay run ({} given)",

@@ -244,13 +244,13 @@ const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
 
 /// The cgroup reports of a run (empty without `[[cgroups]]`).
 pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
-    use crate::mm::memcontrol::{MemcgEvents, PAGE_COUNTER_MAX};
+    use crate::mm::memcontrol::MemcgEvents;
     use crate::mm::node::LruList;
     if sim.memcgs.len() <= 1 {
         return Vec::new();
     }
     let page = crate::mm::page::PAGE_SIZE;
-    let bytes = |p: u64| (p != PAGE_COUNTER_MAX).then(|| p * page);
+    let bytes = crate::mm::memcontrol::limit_bytes;
     (0..sim.memcgs.len())
         .map(|m| {
             let mc = &sim.memcgs[m];

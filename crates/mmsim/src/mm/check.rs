@@ -555,7 +555,12 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         }
     }
     // Without [[cgroups]] these report-only counters are not kept (mod_memcg_page_stat).
-    for m in (0..sim.nr_memcgs()).filter(|_| sim.nr_memcgs() > 1) {
+    let kept = if sim.nr_memcgs() > 1 {
+        sim.nr_memcgs()
+    } else {
+        0
+    };
+    for m in 0..kept {
         let st = &sim.memcgs[m].stat;
         for (key, item, want) in [
             ("file_mapped", VmItem::NrMapped, mapped[m]),

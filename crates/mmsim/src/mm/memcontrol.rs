@@ -50,6 +50,10 @@ pub const NO_MEMCG: MemcgId = u16::MAX;
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// "max": no limit.
 pub const PAGE_COUNTER_MAX: u64 = u64::MAX;
+/// A page-counter limit in pages as the cgroup files show it: bytes, or None for "max".
+pub fn limit_bytes(pages: u64) -> Option<u64> {
+    (pages != PAGE_COUNTER_MAX).then(|| pages * crate::mm::page::PAGE_SIZE)
+}
 /// MEMCG_CHARGE_BATCH: the penalty of memory.high is scaled per this many pages.
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
 /// One jiffy (HZ = 1000), ps.

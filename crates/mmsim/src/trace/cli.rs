@@ -424,14 +424,14 @@ fn memory_max_of(r: &RunReport) -> Option<u64> {
 /// What bounds the cache of a curve's runs: the machine's RAM, or the replay's memory.max
 /// when the curve varies that.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CurveAxis {
+pub(crate) enum CurveAxis {
     Ram,
     MemoryMax,
 }
 
 impl CurveAxis {
     /// The axis of runs `points`: memory.max when the runs differ in it.
-    fn of(points: &[ReplayPoint]) -> CurveAxis {
+    pub(crate) fn of(points: &[ReplayPoint]) -> CurveAxis {
         if points
             .windows(2)
             .any(|w| w[0].memory_max != w[1].memory_max)

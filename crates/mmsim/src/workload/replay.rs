@@ -1057,9 +1057,9 @@ impl ReplayDriver {
                         "" => "/".to_string(),
                         n => n.to_string(),
                     },
-                    memory_max: Some(sim.memcgs[t.memcg as usize].max)
-                        .filter(|&m| m != crate::mm::memcontrol::PAGE_COUNTER_MAX)
-                        .map(|m| m * PAGE_SIZE),
+                    memory_max: crate::mm::memcontrol::limit_bytes(
+                        sim.memcgs[t.memcg as usize].max,
+                    ),
                     counters: c,
                 }
             })

@@ -2137,6 +2137,11 @@ fn read_features(root: &View<'_>) -> Result<BTreeMap<String, bool>, ScenarioErro
     Ok(features)
 }
 
+/// The most tasks a scenario may have (each task has at most one mm, and a TLB tag holds
+/// mm ids up to `arch::tlb::TLB_MAX_MM`).
+pub const MAX_TASKS: usize = 1 << 19;
+const _: () = assert!(MAX_TASKS < crate::arch::tlb::TLB_MAX_MM as usize);
+
 fn read_tasks(
     root: &View<'_>,
     env: &Env<'_>,
@@ -2149,6 +2154,12 @@ fn read_tasks(
     };
     if views.is_empty() {
         return Err(tasks_loc.err(NEED));
+    }
+    if views.len() > MAX_TASKS {
+        return Err(tasks_loc.err(format!(
+            "too many tasks: {} (replicas counted); at most {MAX_TASKS}",
+            views.len()
+        )));
     }
     let mut tasks: Vec<TaskSpec> = Vec::new();
     for t in views {

@@ -38,7 +38,14 @@ pub const TLB_ENTRIES: usize = 1536;
 /// tlb_single_page_flush_ceiling: above this many pages a range flush is a full flush.
 pub const TLB_SINGLE_PAGE_FLUSH_CEILING: u64 = 33;
 
-/// One cached translation.
+/// Bits of the virtual page number in a TLB tag: user addresses end below 2^56
+/// (`mm::mmap::TASK_SIZE`, x86-64 with 5-level paging), so a page number has 44 bits.
+const TAG_VPN_BITS: u32 = 44;
+/// The largest mm id a tag holds (20 bits for mm id + 1); `scenario::MAX_TASKS` keeps a
+/// run's mm ids below it.
+pub const TLB_MAX_MM: u32 = (1 << (64 - TAG_VPN_BITS)) - 2;
+
+/// One cached translation (what `lookup` returns and `entries` lists).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TlbEntry {
     /// mm id + 1 (0 = invalid).
@@ -51,25 +58,100 @@ pub struct TlbEntry {
     pub write: bool,
     /// The hardware has set the PTE's dirty bit through this entry.
     pub dirty: bool,
-    /// LRU stamp within the set.
-    pub stamp: u32,
     /// Identity of the page when the entry was filled (mapping, index) for the oracle.
     pub owner: (u32, u64),
 }
 
+/// One set: what a lookup reads, in one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct TlbSet {
+    /// Per way: `(mm + 1) << TAG_VPN_BITS | vpn`, or 0 (invalid).
+    tag: [u64; TLB_WAYS],
+    /// Per way: the physical page.
+    pfn: [Pfn; TLB_WAYS],
+    /// The generation the set was last written in (older: the set reads as empty).
+    gen: u32,
+    /// The ways from most to least recently used, two bits each (bits 0-1: the most
+    /// recent). Every valid way was used since it was filled, so with four valid ways
+    /// the last is the least recently used one.
+    lru: u8,
+    /// Bit w: way w is writable; bit 4 + w: its dirty bit was set through it.
+    flags: u8,
+}
+
+/// The ways in order 0, 1, 2, 3.
+const LRU_INIT: u8 = 0b11_10_01_00;
+
+impl TlbSet {
+    const EMPTY: TlbSet = TlbSet {
+        tag: [0; TLB_WAYS],
+        pfn: [0; TLB_WAYS],
+        gen: 0,
+        lru: LRU_INIT,
+        flags: 0,
+    };
+
+    /// The way holding `tag`.
+    #[inline]
+    fn find(&self, tag: u64) -> Option<usize> {
+        self.tag.iter().position(|&t| t == tag)
+    }
+
+    /// Way `w` becomes the most recently used.
+    #[inline]
+    fn touch(&mut self, w: usize) {
+        let w = w as u8;
+        let mut order = self.lru;
+        // The ways used more recently than `w` move one place back; `w` goes first.
+        let mut out = w;
+        let mut shift = 2;
+        for _ in 0..TLB_WAYS {
+            let x = order & 3;
+            order >>= 2;
+            if x != w {
+                out |= x << shift;
+                shift += 2;
+            }
+        }
+        self.lru = out;
+    }
+
+    /// The least recently used way.
+    #[inline]
+    fn lru_way(&self) -> usize {
+        usize::from(self.lru >> 6)
+    }
+
+    fn entry(&self, w: usize, owner: (u32, u64)) -> TlbEntry {
+        let t = self.tag[w];
+        TlbEntry {
+            mm: (t >> TAG_VPN_BITS) as u32,
+            vpn: t & ((1 << TAG_VPN_BITS) - 1),
+            pfn: self.pfn[w],
+            write: self.flags & (1 << w) != 0,
+            dirty: self.flags & (0x10 << w) != 0,
+            owner,
+        }
+    }
+}
+
 /// A CPU's TLB.
 ///
+/// Each set's tags, frames, flags, replacement order and generation share one cache line;
+/// the oracle's record of what each entry translated to lives apart (read only on a hit).
 /// A full flush is O(1): it starts a new generation, and a set last written in an older
 /// generation reads as empty (and is cleared when next written), the state an eager clear
 /// of every entry would leave.
 #[derive(Clone, Debug)]
 pub struct Tlb {
-    sets: Vec<[TlbEntry; TLB_WAYS]>,
-    /// The generation each set was last valid in.
-    set_gen: Vec<u32>,
+    sets: Vec<TlbSet>,
+    /// Per set and way, the page (mapping, index) the entry was filled for (the oracle's).
+    owners: Vec<[(u32, u64); TLB_WAYS]>,
+    /// `2^64 / sets`, rounded up: the set index by multiplication (`set_of`).
+    set_magic: u64,
     /// The current generation (bumped by `flush_all`).
     gen: u32,
-    clock: u32,
     /// Hits.
     pub hits: u64,
     /// Misses (page walks).
@@ -77,96 +159,149 @@ pub struct Tlb {
 }
 
 impl Tlb {
-    /// An empty TLB of `entries` entries.
+    /// An empty TLB of `entries` entries (at most 4 M).
     pub fn new(entries: usize) -> Tlb {
-        let sets = (entries / TLB_WAYS).max(1);
+        let sets = (entries / TLB_WAYS).clamp(1, 1 << 20);
         Tlb {
-            sets: vec![[TlbEntry::default(); TLB_WAYS]; sets],
-            set_gen: vec![0; sets],
+            sets: vec![TlbSet::EMPTY; sets],
+            owners: vec![[(0, 0); TLB_WAYS]; sets],
+            set_magic: fastmod_magic(sets as u64),
             gen: 0,
-            clock: 0,
             hits: 0,
             misses: 0,
         }
     }
+
+    /// The tag of (mm, vpn).
+    #[inline]
+    fn tag(mm: u32, vpn: u64) -> u64 {
+        debug_assert!(
+            mm <= TLB_MAX_MM && vpn >> TAG_VPN_BITS == 0,
+            "mm {mm} vpn {vpn:#x}"
+        );
+        (u64::from(mm) + 1) << TAG_VPN_BITS | vpn
+    }
+
+    /// The set of (mm, vpn): a hash of both, modulo the number of sets.
     #[inline]
     fn set_of(&self, mm: u32, vpn: u64) -> usize {
         let h = vpn.wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ u64::from(mm).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-        ((h >> 20) as usize) % self.sets.len()
+        fastmod(h >> 20, self.set_magic, self.sets.len() as u64) as usize
     }
-    /// Set `s`, cleared first if a full flush since it was last written left it stale.
+
+    /// Set `s` for writing, cleared first if a full flush since it was last written left
+    /// it stale.
     #[inline]
-    fn set_mut(&mut self, s: usize) -> &mut [TlbEntry; TLB_WAYS] {
-        if self.set_gen[s] != self.gen {
-            self.set_gen[s] = self.gen;
-            self.sets[s] = [TlbEntry::default(); TLB_WAYS];
+    fn set_mut(&mut self, s: usize) -> &mut TlbSet {
+        let gen = self.gen;
+        let set = &mut self.sets[s];
+        if set.gen != gen {
+            *set = TlbSet {
+                gen,
+                ..TlbSet::EMPTY
+            };
         }
-        &mut self.sets[s]
+        set
     }
-    /// Look up a translation; refreshes its LRU stamp.
-    pub fn lookup(&mut self, mm: u32, vpn: u64) -> Option<&mut TlbEntry> {
+
+    /// Look up a translation; a hit makes it the most recently used of its set.
+    #[inline]
+    pub fn lookup(&mut self, mm: u32, vpn: u64) -> Option<TlbEntry> {
         let s = self.set_of(mm, vpn);
-        self.clock = self.clock.wrapping_add(1);
-        let clock = self.clock;
-        let e = self
-            .set_mut(s)
-            .iter_mut()
-            .find(|e| e.mm == mm + 1 && e.vpn == vpn)?;
-        e.stamp = clock;
-        Some(e)
+        let gen = self.gen;
+        let set = &mut self.sets[s];
+        if set.gen != gen {
+            return None;
+        }
+        let w = set.find(Self::tag(mm, vpn))?;
+        set.touch(w);
+        Some(set.entry(w, self.owners[s][w]))
     }
-    /// Insert a translation, evicting the set's least recently used entry.
-    pub fn fill(&mut self, mut e: TlbEntry) {
-        let s = self.set_of(e.mm - 1, e.vpn);
-        self.clock = self.clock.wrapping_add(1);
-        e.stamp = self.clock;
-        let set = self.set_mut(s);
-        let slot = set
-            .iter()
-            .position(|x| x.mm == e.mm && x.vpn == e.vpn)
-            .or_else(|| set.iter().position(|x| x.mm == 0))
-            .unwrap_or_else(|| {
-                let clock = e.stamp;
-                (0..TLB_WAYS)
-                    .max_by_key(|&i| clock.wrapping_sub(set[i].stamp))
-                    .unwrap_or(0)
-            });
-        set[slot] = e;
-    }
-    /// INVLPG: drop one translation.
-    pub fn flush_one(&mut self, mm: u32, vpn: u64) {
+
+    /// The hardware set the PTE's dirty bit through the cached translation of (mm, vpn).
+    pub fn set_dirty(&mut self, mm: u32, vpn: u64) {
         let s = self.set_of(mm, vpn);
-        for e in self.set_mut(s).iter_mut() {
-            if e.mm == mm + 1 && e.vpn == vpn {
-                *e = TlbEntry::default();
+        let gen = self.gen;
+        let set = &mut self.sets[s];
+        if set.gen == gen {
+            if let Some(w) = set.find(Self::tag(mm, vpn)) {
+                set.flags |= 0x10 << w;
             }
         }
     }
+
+    /// Insert a translation (`e.mm` is the mm id + 1): in place of one of the same page,
+    /// else in the first free way, else in place of the set's least recently used.
+    pub fn fill(&mut self, e: TlbEntry) {
+        let mm = e.mm - 1;
+        let s = self.set_of(mm, e.vpn);
+        let tag = Self::tag(mm, e.vpn);
+        let set = self.set_mut(s);
+        let w = set
+            .find(tag)
+            .or_else(|| set.find(0))
+            .unwrap_or_else(|| set.lru_way());
+        set.tag[w] = tag;
+        set.pfn[w] = e.pfn;
+        set.flags &= !(0x11 << w);
+        set.flags |= (u8::from(e.write) | u8::from(e.dirty) << 4) << w;
+        set.touch(w);
+        self.owners[s][w] = e.owner;
+    }
+
+    /// INVLPG: drop one translation.
+    pub fn flush_one(&mut self, mm: u32, vpn: u64) {
+        let s = self.set_of(mm, vpn);
+        let gen = self.gen;
+        let set = &mut self.sets[s];
+        if set.gen == gen {
+            if let Some(w) = set.find(Self::tag(mm, vpn)) {
+                set.tag[w] = 0;
+            }
+        }
+    }
+
     /// Full flush (CR3 reload without PCID): a new generation.
     #[inline]
     pub fn flush_all(&mut self) {
         if self.gen == u32::MAX {
             // The generation would wrap: clear eagerly once and start again at 0.
-            for set in self.sets.iter_mut() {
-                *set = [TlbEntry::default(); TLB_WAYS];
-            }
-            self.set_gen.fill(0);
+            self.sets.fill(TlbSet::EMPTY);
             self.gen = 0;
         } else {
             self.gen += 1;
         }
     }
+
     /// Valid entries (for the checker and tests).
-    pub fn entries(&self) -> impl Iterator<Item = &TlbEntry> {
+    pub fn entries(&self) -> impl Iterator<Item = TlbEntry> + '_ {
         let gen = self.gen;
         self.sets
             .iter()
-            .zip(self.set_gen.iter())
-            .filter(move |(_, g)| **g == gen)
-            .flat_map(|(s, _)| s.iter())
-            .filter(|e| e.mm != 0)
+            .zip(self.owners.iter())
+            .filter(move |(s, _)| s.gen == gen)
+            .flat_map(|(s, o)| {
+                (0..TLB_WAYS)
+                    .filter(|&w| s.tag[w] != 0)
+                    .map(move |w| s.entry(w, o[w]))
+            })
     }
+}
+
+/// `fastmod`'s constant for divisor `d` (1 ≤ d ≤ 2^20): 2^64 / d rounded up.
+fn fastmod_magic(d: u64) -> u64 {
+    (u64::MAX / d).wrapping_add(1)
+}
+
+/// `n % d` for `n < 2^44` and `d ≤ 2^20` by two multiplications (Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation", 2019: exact when the 64 fraction bits are at
+/// least the bits of `n` plus those of `d`).
+#[inline]
+fn fastmod(n: u64, magic: u64, d: u64) -> u64 {
+    debug_assert!(n >> 44 == 0 && d <= 1 << 20);
+    let low = magic.wrapping_mul(n);
+    ((u128::from(low) * u128::from(d)) >> 64) as u64
 }
 
 /// What an IPI asks the target to flush.
@@ -375,5 +510,178 @@ impl Sim {
             }
             self.leave(prev);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The TLB as first written: entries with a global LRU clock stamped on every use, the
+    /// victim the valid way unused the longest. The compact `Tlb` must behave the same.
+    struct Reference {
+        sets: Vec<[(TlbEntry, u32); TLB_WAYS]>,
+        clock: u32,
+    }
+
+    impl Reference {
+        fn new(sets: usize) -> Reference {
+            Reference {
+                sets: vec![[(TlbEntry::default(), 0); TLB_WAYS]; sets],
+                clock: 0,
+            }
+        }
+        fn lookup(&mut self, s: usize, mm: u32, vpn: u64) -> Option<TlbEntry> {
+            self.clock += 1;
+            let clock = self.clock;
+            let (e, stamp) = self.sets[s]
+                .iter_mut()
+                .find(|(e, _)| e.mm == mm + 1 && e.vpn == vpn)?;
+            *stamp = clock;
+            Some(*e)
+        }
+        fn fill(&mut self, s: usize, e: TlbEntry) {
+            self.clock += 1;
+            let clock = self.clock;
+            let set = &mut self.sets[s];
+            let w = set
+                .iter()
+                .position(|(x, _)| x.mm == e.mm && x.vpn == e.vpn)
+                .or_else(|| set.iter().position(|(x, _)| x.mm == 0))
+                .unwrap_or_else(|| {
+                    (0..TLB_WAYS)
+                        .max_by_key(|&i| clock.wrapping_sub(set[i].1))
+                        .unwrap_or(0)
+                });
+            set[w] = (e, clock);
+        }
+        fn flush_one(&mut self, s: usize, mm: u32, vpn: u64) {
+            for (e, st) in self.sets[s].iter_mut() {
+                if e.mm == mm + 1 && e.vpn == vpn {
+                    (*e, *st) = (TlbEntry::default(), 0);
+                }
+            }
+        }
+        fn flush_all(&mut self) {
+            for set in self.sets.iter_mut() {
+                *set = [(TlbEntry::default(), 0); TLB_WAYS];
+            }
+        }
+        fn entries(&self) -> Vec<TlbEntry> {
+            let mut v: Vec<TlbEntry> = self
+                .sets
+                .iter()
+                .flat_map(|s| s.iter().map(|(e, _)| *e))
+                .filter(|e| e.mm != 0)
+                .collect();
+            v.sort_by_key(|e| (e.mm, e.vpn));
+            v
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Lookup(u32, u64),
+        Fill(u32, u64, u32, bool, bool),
+        SetDirty(u32, u64),
+        FlushOne(u32, u64),
+        FlushAll,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Few mms and pages, so that sets fill, collide and evict.
+        let mm = 0u32..3;
+        let vpn = prop_oneof![0u64..24, Just((1 << TAG_VPN_BITS) - 1)];
+        prop_oneof![
+            4 => (mm.clone(), vpn.clone()).prop_map(|(m, v)| Op::Lookup(m, v)),
+            4 => (mm.clone(), vpn.clone(), 0u32..1000, any::<bool>(), any::<bool>())
+                .prop_map(|(m, v, p, w, d)| Op::Fill(m, v, p, w, d)),
+            1 => (mm.clone(), vpn.clone()).prop_map(|(m, v)| Op::SetDirty(m, v)),
+            1 => (mm, vpn).prop_map(|(m, v)| Op::FlushOne(m, v)),
+            1 => Just(Op::FlushAll),
+        ]
+    }
+
+    proptest! {
+        /// The compact TLB hits, misses, evicts and flushes exactly as the reference.
+        #[test]
+        fn compact_tlb_behaves_as_the_reference(
+            entries in prop_oneof![Just(4usize), Just(8), Just(24)],
+            ops in proptest::collection::vec(op(), 1..400),
+        ) {
+            let mut t = Tlb::new(entries);
+            let mut r = Reference::new(entries / TLB_WAYS);
+            for op in ops {
+                match op {
+                    Op::Lookup(mm, vpn) => {
+                        let s = t.set_of(mm, vpn);
+                        prop_assert_eq!(t.lookup(mm, vpn), r.lookup(s, mm, vpn));
+                    }
+                    Op::Fill(mm, vpn, pfn, write, dirty) => {
+                        let e = TlbEntry { mm: mm + 1, vpn, pfn, write, dirty, owner: (mm, vpn) };
+                        let s = t.set_of(mm, vpn);
+                        t.fill(e);
+                        r.fill(s, e);
+                    }
+                    Op::SetDirty(mm, vpn) => {
+                        // As the fault path does: right after a hit on the entry.
+                        let s = t.set_of(mm, vpn);
+                        if t.lookup(mm, vpn).is_some() {
+                            t.set_dirty(mm, vpn);
+                        }
+                        if let Some(mut e) = r.lookup(s, mm, vpn) {
+                            e.dirty = true;
+                            r.fill(s, e);
+                        }
+                    }
+                    Op::FlushOne(mm, vpn) => {
+                        let s = t.set_of(mm, vpn);
+                        t.flush_one(mm, vpn);
+                        r.flush_one(s, mm, vpn);
+                    }
+                    Op::FlushAll => {
+                        t.flush_all();
+                        r.flush_all();
+                    }
+                }
+                let mut got: Vec<TlbEntry> = t.entries().collect();
+                got.sort_by_key(|e| (e.mm, e.vpn));
+                prop_assert_eq!(got, r.entries());
+            }
+        }
+
+        /// The set index by multiplication is the remainder.
+        #[test]
+        fn fastmod_is_the_remainder(n in 0u64..(1 << 44), d in 1u64..=(1 << 20)) {
+            prop_assert_eq!(fastmod(n, fastmod_magic(d), d), n % d);
+        }
+    }
+
+    #[test]
+    fn fastmod_at_the_edges() {
+        for d in [1u64, 2, 3, 383, 384, 385, 1 << 19, (1 << 20) - 1, 1 << 20] {
+            for n in [0u64, 1, d - 1, d, d + 1, (1 << 44) - 1, (1 << 44) - d] {
+                assert_eq!(fastmod(n, fastmod_magic(d), d), n % d, "{n} % {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_flush_at_the_last_generation_clears_eagerly() {
+        let mut t = Tlb::new(8);
+        t.fill(TlbEntry {
+            mm: 1,
+            vpn: 5,
+            pfn: 7,
+            ..TlbEntry::default()
+        });
+        t.gen = u32::MAX;
+        t.sets.iter_mut().for_each(|s| s.gen = u32::MAX);
+        assert_eq!(t.entries().count(), 1);
+        t.flush_all();
+        assert_eq!(t.gen, 0);
+        assert_eq!(t.entries().count(), 0);
+        assert_eq!(t.lookup(0, 5), None);
     }
 }

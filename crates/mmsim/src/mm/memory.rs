@@ -255,10 +255,17 @@ impl Sim {
     /// One access to virtual page `vpn` by the running CPU, through its TLB.
     fn access_page(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<Access, Wait> {
         let cpu = self.cur.cpu;
+        if vpn > crate::mm::mmap::TASK_SIZE >> PAGE_SHIFT {
+            // Past the end of user space: never mapped, never in a TLB (a miss whose
+            // walk finds nothing and no VMA).
+            self.charge(self.costs.mem_access_ps);
+            self.tlbs[cpu].misses += 1;
+            self.charge(self.costs.tlb_walk_ps);
+            return Ok(Access::Segv);
+        }
         for _attempt in 0..4 {
             self.charge(self.costs.mem_access_ps);
             if let Some(e) = self.tlbs[cpu].lookup(mm, vpn) {
-                let e = *e;
                 if write && !e.write {
                     // Protection fault through a read-only translation.
                     self.tlbs[cpu].flush_one(mm, vpn);
@@ -282,9 +289,7 @@ impl Sim {
                     if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
                         *pp |= pte::DIRTY | pte::YOUNG;
                     }
-                    if let Some(te) = self.tlbs[cpu].lookup(mm, vpn) {
-                        te.dirty = true;
-                    }
+                    self.tlbs[cpu].set_dirty(mm, vpn);
                 }
                 self.tlbs[cpu].hits += 1;
                 self.oracle_access(mm, vpn, e.pfn, e.owner, write);
@@ -325,7 +330,6 @@ impl Sim {
                 pfn,
                 write: newp & pte::WRITE != 0,
                 dirty: newp & pte::DIRTY != 0,
-                stamp: 0,
                 owner,
             });
             self.oracle_access(mm, vpn, pfn, owner, write);

@@ -20,6 +20,10 @@ use crate::workload::{Errno, OpResult};
 
 /// Where anonymous and file mappings are placed (mmap_base, growing up in this model).
 pub const MMAP_BASE: u64 = 0x7f00_0000_0000;
+/// TASK_SIZE: the end of user space (x86-64 with 5-level paging, 2^56 less a page). This
+/// model places mappings upwards from `MMAP_BASE`, so it has far more room above it than
+/// the kernel's top-down layout; an mmap past it fails with ENOMEM (get_unmapped_area).
+pub const TASK_SIZE: u64 = (1 << 56) - PAGE_SIZE;
 
 /// struct vm_area_struct.
 #[derive(Clone, Debug)]
@@ -257,10 +261,16 @@ impl Sim {
             None => None,
         };
         let mm = self.task_mm(tid);
+        let start = self.mm(mm).mmap_next;
+        if len > TASK_SIZE.saturating_sub(start) {
+            return OpResult::Err(Errno::ENOMEM);
+        }
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        if len > TASK_SIZE - start {
+            return OpResult::Err(Errno::ENOMEM);
+        }
         let ra = file.map_or_else(RaState::new, |ino| self.file_ra_state_init(ino));
         let m = self.mm_mut(mm);
-        let start = m.mmap_next;
         // A guard page between mappings keeps them apart.
         m.mmap_next = start + len + PAGE_SIZE;
         let vma = Vma {

@@ -906,3 +906,25 @@ fn replicated_tasks_keep_their_cgroup() {
     );
     assert!(err.message.contains("\"g2\""), "{err}");
 }
+
+#[test]
+fn too_many_tasks_are_refused_by_count() {
+    // 129 tables of 4096 replicas: more tasks than a run may have (each has an mm, and a
+    // TLB tag holds 2^20 of them).
+    let per = 4096;
+    let tables = mmsim::scenario::MAX_TASKS / per + 1;
+    let mut text = BASE.to_string();
+    for i in 0..tables {
+        text += &format!(
+            "\n[[tasks]]\nname = \"r{i}-{{i}}\"\nreplicas = {per}\nprogram = \"dd\"\n\
+             path = \"/tmp/r{i}-{{i}}\"\nsize = \"4KiB\"\n"
+        );
+    }
+    let err = parse(&text).expect_err("too many tasks");
+    assert_eq!(err.file, "t.toml", "{err}");
+    assert!(err.message.contains("too many tasks"), "{err}");
+    assert!(
+        err.message.contains(&format!("{}", tables * per + 2)),
+        "{err}"
+    );
+}

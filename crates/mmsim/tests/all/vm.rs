@@ -91,7 +91,6 @@ fn tlb_entry(sim: &Sim, cpu: usize, tid: TaskId, addr: u64) -> Option<TlbEntry> 
     sim.tlbs[cpu]
         .entries()
         .find(|e| e.mm == mm + 1 && e.vpn == addr / PAGE_SIZE)
-        .copied()
 }
 
 fn shootdowns(sim: &Sim) -> Vec<u64> {
@@ -109,7 +108,6 @@ fn entry(mm: u32, vpn: u64, pfn: Pfn) -> TlbEntry {
         pfn,
         write: false,
         dirty: false,
-        stamp: 0,
         owner: (1, vpn),
     }
 }
@@ -1531,7 +1529,7 @@ fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
 }
 
 #[test]
-fn mmap_of_a_missing_file_is_enoent_and_bad_arguments_are_einval() {
+fn mmap_of_a_missing_file_is_enoent_bad_arguments_einval_and_too_much_enomem() {
     let mut sim = machine4(batch_tlb_features(false));
     let a = task_id(&sim, "a");
     run_on(&mut sim, 1, a);
@@ -1551,6 +1549,15 @@ fn mmap_of_a_missing_file_is_enoent_and_bad_arguments_are_einval() {
         sim.sys_mmap(a, Some("/data/a"), PAGE_SIZE, 100, 1, false),
         OpResult::Err(Errno::EINVAL)
     );
+    // More than user space holds (TASK_SIZE): ENOMEM, also for a length that would
+    // overflow when rounded to pages.
+    for len in [mmsim::mm::mmap::TASK_SIZE, u64::MAX] {
+        assert_eq!(
+            sim.sys_mmap(a, None, len, 0, 3, false),
+            OpResult::Err(Errno::ENOMEM),
+            "len {len:#x}"
+        );
+    }
     // Nothing was mapped by the failed calls.
     assert!(sim.tasks[a].mm.is_none_or(|m| sim.mm(m).vmas.is_empty()));
     // Two mappings never overlap (a guard page separates them).
@@ -1580,6 +1587,15 @@ fn an_access_outside_any_vma_or_without_permission_is_sigsegv() {
     );
     assert_eq!(
         touch(&mut sim, 1, a, aa, 1, true),
+        OpResult::Err(Errno::SIGSEGV)
+    );
+    // Past the end of user space (TASK_SIZE), where no TLB entry can be.
+    assert_eq!(
+        touch(&mut sim, 1, a, mmsim::mm::mmap::TASK_SIZE, 1, false),
+        OpResult::Err(Errno::SIGSEGV)
+    );
+    assert_eq!(
+        touch(&mut sim, 1, a, 1 << 62, 1, true),
         OpResult::Err(Errno::SIGSEGV)
     );
     // A task without an address space.

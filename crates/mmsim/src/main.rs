@@ -254,6 +254,9 @@ fn cmd_run(
         None => None,
     };
     mmsim::run::check_host_memory(&sc, max_mem).map_err(UsageError)?;
+    if let Some(path) = json.filter(|p| *p != "-") {
+        mmsim::run::check_output_file("--json", std::path::Path::new(path)).map_err(UsageError)?;
+    }
     mmsim::swarm::cli::install_ctrlc();
     // The era (--kernel, else the scenario's), the preset's studied changes, the
     // scenario's [features], then --features.
@@ -426,6 +429,11 @@ fn cmd_reproduce(
     let html_dir = out.clone().filter(|_| html);
     let scale = Scale::parse(scale)
         .ok_or_else(|| UsageError(format!("--scale: `{scale}` (known: small, full)")))?;
+    // The output directory is made before the runs, not after the first experiment's.
+    if let Some(dir) = &out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| UsageError(format!("--out {}: {e}", dir.display())))?;
+    }
     let opts = ReproduceOptions {
         scale,
         out,

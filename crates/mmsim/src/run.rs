@@ -455,6 +455,26 @@ pub fn host_mem_available() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Check, before a long run, that its output file `path` can be written (the run's result
+/// is not lost to a typo in the path after the run): not a directory, and creatable in
+/// an existing directory. A file that did not exist is removed again. `flag` names the
+/// option in the error (`--json`).
+pub fn check_output_file(flag: &str, path: &std::path::Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{flag} {}: is a directory", path.display()));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// Refuse a run that would not fit: the estimate against `max_bytes` (`--max-host-mem`)
 /// and against the host's MemAvailable. The message says how much it needs and how to
 /// shrink it.

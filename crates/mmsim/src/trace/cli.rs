@@ -635,6 +635,21 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         a.features.as_deref(),
     )?;
     let points = replay_points(a)?;
+    // Where the results go is checked before anything runs: a curve's files are named
+    // after the points, so its directory must exist; --plot's is created now.
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        if points.len() == 1 {
+            crate::run::check_output_file("--json", Path::new(j))?;
+        } else {
+            let dir = Path::new(j).parent().filter(|d| !d.as_os_str().is_empty());
+            if let Some(d) = dir.filter(|d| !d.is_dir()) {
+                return Err(format!("--json {j}: no directory {}", d.display()));
+            }
+        }
+    }
+    if let Some(dir) = &a.plot {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+    }
     // Bad input (the trace, the options, a policy its era lacks) is reported before
     // anything runs.
     let first = reading_trace(a, || build_scenario(a, points[0]))?;

@@ -485,3 +485,58 @@ fn readme_names_every_feature_and_the_ci_command() {
         .lines()
         .any(|l| l.trim() == "cargo test --profile ci --workspace"));
 }
+
+#[test]
+fn an_unwritable_output_is_refused_before_the_run() {
+    // The full seed-002 run takes minutes: a bad --json path must fail at once, not after.
+    let t0 = std::time::Instant::now();
+    expect_usage_error(
+        &[
+            "run",
+            "lru-file-mmap-read-full",
+            "--json",
+            "/nonexistent/r.json",
+        ],
+        &["--json", "/nonexistent/r.json"],
+    );
+    let dir = temp_file("out-probe", "").parent().unwrap().to_path_buf();
+    expect_usage_error(
+        &[
+            "run",
+            "lru-file-mmap-read-full",
+            "--json",
+            dir.to_str().unwrap(),
+        ],
+        &["--json", "is a directory"],
+    );
+    let file = temp_file("not-a-dir", "x");
+    let under_file = file.join("out");
+    expect_usage_error(
+        &[
+            "reproduce",
+            "batch-tlb-flush",
+            "--out",
+            under_file.to_str().unwrap(),
+        ],
+        &["--out", "not-a-dir"],
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(60),
+        "refused before running"
+    );
+    // A good path that did not exist is not left behind by the check; the run writes it.
+    let out = dir.join("fresh.json");
+    let _ = std::fs::remove_file(&out);
+    let o = mmsim(&[
+        "run",
+        "dd-tmpfs",
+        "--set",
+        SMALL,
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(v.get("vmstat").is_some());
+}

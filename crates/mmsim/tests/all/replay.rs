@@ -384,6 +384,35 @@ fn cli_bad_traces_are_clear_errors() {
         None,
         "cannot open",
     );
+    // Outputs that cannot be written are refused before the replay: one file, a curve's
+    // files (named after the points, in the directory of --json), the plots' directory.
+    let t = write("ok.txt", &txt(0..10));
+    let t = t.to_str().unwrap();
+    assert_usage_error(
+        &mmsim(&["replay", t, "--json", "/nonexistent/r.json"]),
+        "/nonexistent/r.json",
+        None,
+        "--json",
+    );
+    assert_usage_error(
+        &mmsim(&[
+            "replay",
+            t,
+            "--ram",
+            "16MiB,32MiB",
+            "--json",
+            "/nonexistent/r.json",
+        ]),
+        "/nonexistent",
+        None,
+        "no directory",
+    );
+    assert_usage_error(
+        &mmsim(&["replay", t, "--plot", &format!("{t}/plots")]),
+        "ok.txt/plots",
+        None,
+        "--plot",
+    );
 }
 
 // ---- readahead off, pwrite, --policy, --readahead -----------------------------------

@@ -764,3 +764,112 @@ fn cli_memory_max_curve() {
         "{err}"
     );
 }
+
+// ---- invariants over random traces -----------------------------------------------------
+
+/// A random block trace: reads (and, when `writes`, some writes) of `(page, pages, write)`.
+fn random_block_trace(ops: &[(u64, u64, bool)], writes: bool) -> String {
+    let mut s = String::new();
+    for (i, &(page, pages, w)) in ops.iter().enumerate() {
+        let kind = if w && writes { "Write" } else { "Read" };
+        s += &format!(
+            "{},hm,0,{kind},{},{},10\n",
+            i as u64 * 1000,
+            page * 4096,
+            pages * 4096
+        );
+    }
+    s
+}
+
+/// The pages a trace asks for, each once.
+fn distinct_pages(ops: &[(u64, u64, bool)]) -> std::collections::BTreeSet<u64> {
+    ops.iter().flat_map(|&(p, n, _)| p..p + n).collect()
+}
+
+/// A replay of `trace` with readahead off on a machine of `ram`, under `policy`.
+fn replay_random(trace: &str, ram: &str, policy: &str, mmap: bool) -> RunReport {
+    let text = format!(
+        "name = \"t\"\nkernel = \"6.18\"\npolicy = \"{policy}\"\n[machine]\ncpus_per_node = 2\n\
+         memory_per_node = \"{ram}\"\n\
+         [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\nread_ahead_kb = 0\n\
+         [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {trace:?}\nformat = \"msr\"\n\
+         mmap = {mmap}\n"
+    );
+    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
+    // The scenario's era (6.18) and policy, as `mmsim run` resolves them.
+    let features = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
+        .expect("features");
+    let opts = RunOptions {
+        features,
+        ..RunOptions::default()
+    };
+    let r = run_scenario(&sc, &opts, &mut |_| {}).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    r
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// Whatever the trace, with readahead off, classic or MGLRU, through read and write or
+    /// mappings: every request is counted once with its pages; a page asked for the first
+    /// time is a miss, and each miss is a page read from the disk (unless a pwrite of the
+    /// whole page needs no read); the ratios are bounded.
+    /// On a machine with room for everything nothing is missed twice, so the misses are
+    /// exactly the distinct pages; under pressure (16 MiB of RAM for up to 47 MiB of
+    /// distinct pages) there are at least as many.
+    #[test]
+    fn replay_counts_agree_with_the_page_cache(
+        ops in proptest::collection::vec((0u64..16384, 1u64..=8, proptest::bool::ANY), 1..1500),
+        writes in proptest::bool::ANY,
+        mglru in proptest::bool::ANY,
+        mmap in proptest::bool::ANY,
+        tight in proptest::bool::ANY,
+    ) {
+        let trace = random_block_trace(&ops, writes);
+        let path = write(&format!("prop-{}.csv", std::process::id()), trace.as_bytes());
+        let policy = if mglru { "mglru" } else { "classic" };
+        let ram = if tight { "16MiB" } else { "256MiB" };
+        let r = replay_random(path.to_str().unwrap(), ram, policy, mmap);
+        let t = task(&r);
+        if std::env::var_os("MMSIM_PROP_VERBOSE").is_some() {
+            eprintln!(
+                "{} requests {} pages, {} distinct; {ram} {policy} mmap {mmap} writes {writes}: \
+                 {} misses, {} read",
+                ops.len(), t.counters.pages, distinct_pages(&ops).len(), t.counters.page_misses,
+                r.replay.as_ref().unwrap().io_pages_read
+            );
+        }
+        let c = &t.counters;
+        let pages: u64 = ops.iter().map(|o| o.1).sum();
+        let distinct = distinct_pages(&ops).len() as u64;
+        proptest::prop_assert_eq!(c.requests, ops.len() as u64);
+        proptest::prop_assert_eq!(c.observed, c.requests);
+        proptest::prop_assert_eq!(c.pages, pages);
+        proptest::prop_assert_eq!(c.bytes, pages * 4096);
+        proptest::prop_assert!(c.page_misses >= distinct.min(c.pages));
+        proptest::prop_assert!(c.page_misses <= c.pages);
+        proptest::prop_assert!(c.request_misses <= c.requests);
+        proptest::prop_assert!(c.byte_misses <= c.bytes);
+        proptest::prop_assert_eq!(t.readahead_pages, 0);
+        let io_read = r.replay.as_ref().unwrap().io_pages_read;
+        // A pwrite of whole pages reads nothing; a write through a mapping faults the page
+        // in first, like a read.
+        let any_write = writes && ops.iter().any(|o| o.2) && !mmap;
+        if !any_write {
+            // Every missed page is read from the disk (again, if it was evicted while its
+            // request waited for an earlier page's IO).
+            proptest::prop_assert!(io_read >= c.page_misses, "{} < {}", io_read, c.page_misses);
+        }
+        if !tight {
+            // No eviction: each page misses once, on its first request, and is read once.
+            proptest::prop_assert_eq!(c.page_misses, distinct);
+            if !any_write {
+                proptest::prop_assert_eq!(io_read, distinct);
+            }
+        }
+    }
+}

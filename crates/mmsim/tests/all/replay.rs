@@ -873,3 +873,82 @@ proptest::proptest! {
         }
     }
 }
+
+/// A replay of an object trace (csv: time, id, size) with readahead off, each object in
+/// its own file or a page range of one file.
+fn replay_objects(trace: &str, ram: &str, policy: &str, range: bool) -> RunReport {
+    let map = if range { "range" } else { "file" };
+    let text = format!(
+        "name = \"t\"\nkernel = \"6.18\"\npolicy = \"{policy}\"\n[machine]\ncpus_per_node = 2\n\
+         memory_per_node = \"{ram}\"\n\
+         [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\nread_ahead_kb = 0\n\
+         [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+         [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {trace:?}\n\
+         format = \"csv: time-col=1, obj-id-col=2, obj-size-col=3\"\nobject_map = \"{map}\"\n"
+    );
+    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
+    let features = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
+        .expect("features");
+    let opts = RunOptions {
+        features,
+        ..RunOptions::default()
+    };
+    let r = run_scenario(&sc, &opts, &mut |_| {}).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    r
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+    /// Object traces (up to 1,500 objects of up to 15 pages, 8 on average: up to 44 MiB, so
+    /// that 16 MiB of RAM evicts), a file per object or a page range each, readahead off: a request
+    /// reads its whole object; the first request of an object misses all its pages; every
+    /// missed page is read from the disk; with room for everything each object's pages
+    /// miss exactly once, and an object is missed by exactly one request.
+    #[test]
+    fn object_replay_counts_agree_with_the_page_cache(
+        reqs in proptest::collection::vec(0u64..1500, 1..2500),
+        sizes in proptest::collection::vec(1u64..60_000, 1500),
+        mglru in proptest::bool::ANY,
+        range in proptest::bool::ANY,
+        tight in proptest::bool::ANY,
+    ) {
+        let mut csv = String::new();
+        for (i, id) in reqs.iter().enumerate() {
+            csv += &format!("{},{},{}\n", i * 1000, id, sizes[*id as usize]);
+        }
+        let path = write(&format!("objprop-{}.csv", std::process::id()), csv.as_bytes());
+        let policy = if mglru { "mglru" } else { "classic" };
+        let ram = if tight { "16MiB" } else { "256MiB" };
+        let r = replay_objects(path.to_str().unwrap(), ram, policy, range);
+        let t = task(&r);
+        let c = &t.counters;
+        let pages_of = |id: u64| sizes[id as usize].div_ceil(4096);
+        let pages: u64 = reqs.iter().map(|&id| pages_of(id)).sum();
+        let objects: std::collections::BTreeSet<u64> = reqs.iter().copied().collect();
+        let distinct: u64 = objects.iter().map(|&id| pages_of(id)).sum();
+        proptest::prop_assert_eq!(c.requests, reqs.len() as u64);
+        proptest::prop_assert_eq!(c.pages, pages);
+        proptest::prop_assert_eq!(t.objects, objects.len() as u64);
+        proptest::prop_assert!(c.page_misses >= distinct);
+        proptest::prop_assert!(c.request_misses >= objects.len() as u64);
+        proptest::prop_assert!(c.page_misses <= c.pages);
+        proptest::prop_assert!(c.byte_misses <= c.bytes);
+        let io_read = r.replay.as_ref().unwrap().io_pages_read;
+        if std::env::var_os("MMSIM_PROP_VERBOSE").is_some() {
+            eprintln!(
+                "{} requests of {} objects, {} distinct pages; {ram} {policy} range {range}: \
+                 {} misses, {} read",
+                reqs.len(), objects.len(), distinct, c.page_misses, io_read
+            );
+        }
+        proptest::prop_assert!(io_read >= c.page_misses, "{} < {}", io_read, c.page_misses);
+        if !tight {
+            proptest::prop_assert_eq!(c.page_misses, distinct);
+            proptest::prop_assert_eq!(c.request_misses, objects.len() as u64);
+            proptest::prop_assert_eq!(io_read, distinct);
+        }
+    }
+}

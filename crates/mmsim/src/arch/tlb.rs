@@ -83,6 +83,34 @@ struct TlbSet {
 /// The ways in order 0, 1, 2, 3.
 const LRU_INIT: u8 = 0b11_10_01_00;
 
+/// `order` after a use of way `w`: `w` goes first and the ways used more recently than it
+/// move one place back, for every `order` byte and way.
+static LRU_TOUCH: [[u8; TLB_WAYS]; 256] = {
+    let mut t = [[0u8; TLB_WAYS]; 256];
+    let mut order = 0;
+    while order < 256 {
+        let mut w = 0;
+        while w < TLB_WAYS {
+            let mut out = w as u8;
+            let mut shift = 2;
+            let mut i = 0;
+            while i < TLB_WAYS {
+                let x = ((order >> (2 * i)) & 3) as u8;
+                // (Only permutations of the ways occur; the guard keeps the rest defined.)
+                if x != w as u8 && shift < 8 {
+                    out |= x << shift;
+                    shift += 2;
+                }
+                i += 1;
+            }
+            t[order][w] = out;
+            w += 1;
+        }
+        order += 1;
+    }
+    t
+};
+
 impl TlbSet {
     const EMPTY: TlbSet = TlbSet {
         tag: [0; TLB_WAYS],
@@ -98,23 +126,10 @@ impl TlbSet {
         self.tag.iter().position(|&t| t == tag)
     }
 
-    /// Way `w` becomes the most recently used.
+    /// Way `w` becomes the most recently used (`LRU_TOUCH`).
     #[inline]
     fn touch(&mut self, w: usize) {
-        let w = w as u8;
-        let mut order = self.lru;
-        // The ways used more recently than `w` move one place back; `w` goes first.
-        let mut out = w;
-        let mut shift = 2;
-        for _ in 0..TLB_WAYS {
-            let x = order & 3;
-            order >>= 2;
-            if x != w {
-                out |= x << shift;
-                shift += 2;
-            }
-        }
-        self.lru = out;
+        self.lru = LRU_TOUCH[usize::from(self.lru)][w];
     }
 
     /// The least recently used way.

@@ -797,8 +797,13 @@ fn replay_random(trace: &str, ram: &str, policy: &str, mmap: bool) -> RunReport 
          [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {trace:?}\nformat = \"msr\"\n\
          mmap = {mmap}\n"
     );
-    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
-    // The scenario's era (6.18) and policy, as `mmsim run` resolves them.
+    run_in_its_era(&text)
+}
+
+/// Run the scenario `text` in its own era and policy (as `mmsim run` resolves them, the
+/// patched preset), to completion and without oracle violations.
+fn run_in_its_era(text: &str) -> RunReport {
+    let sc = parse_scenario(text, "test", &[]).expect("scenario");
     let features = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
         .expect("features");
     let opts = RunOptions {
@@ -886,17 +891,7 @@ fn replay_objects(trace: &str, ram: &str, policy: &str, range: bool) -> RunRepor
          [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {trace:?}\n\
          format = \"csv: time-col=1, obj-id-col=2, obj-size-col=3\"\nobject_map = \"{map}\"\n"
     );
-    let sc = parse_scenario(&text, "test", &[]).expect("scenario");
-    let features = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
-        .expect("features");
-    let opts = RunOptions {
-        features,
-        ..RunOptions::default()
-    };
-    let r = run_scenario(&sc, &opts, &mut |_| {}).expect("run");
-    assert!(r.complete, "{:?}", r.end);
-    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
-    r
+    run_in_its_era(&text)
 }
 
 proptest::proptest! {

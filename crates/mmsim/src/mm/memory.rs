@@ -255,7 +255,7 @@ impl Sim {
     /// One access to virtual page `vpn` by the running CPU, through its TLB.
     fn access_page(&mut self, tid: TaskId, mm: u32, vpn: u64, write: bool) -> Result<Access, Wait> {
         let cpu = self.cur.cpu;
-        if vpn > crate::mm::mmap::TASK_SIZE >> PAGE_SHIFT {
+        if vpn >= crate::mm::mmap::TASK_SIZE >> PAGE_SHIFT {
             // Past the end of user space: never mapped, never in a TLB (a miss whose
             // walk finds nothing and no VMA).
             self.charge(self.costs.mem_access_ps);

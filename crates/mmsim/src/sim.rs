@@ -754,6 +754,21 @@ impl Sim {
         // Files that exist before the run: on the device with data, or sparse. (The inode
         // table is sized for them at once: a replay may lay out millions.)
         sim.inodes.reserve_exact(sc.files.len());
+        // Each filesystem's name table too, for its share of the files, and each directory
+        // for its files once it exists (created with its first file).
+        let mut per_fs = vec![0usize; sim.fss.len()];
+        let mut per_dir: rustc_hash::FxHashMap<(usize, &str), usize> = Default::default();
+        for f in &sc.files {
+            if let Some(fs) = sim.resolve_fs(&f.path) {
+                per_fs[fs] += 1;
+                *per_dir
+                    .entry((fs, crate::fs::namei::split_path(&f.path).0))
+                    .or_default() += 1;
+            }
+        }
+        for (fs, n) in per_fs.into_iter().enumerate() {
+            sim.fss[fs].names.reserve(n);
+        }
         for (i, f) in sc.files.iter().enumerate() {
             if i % 4096 == 4095 {
                 SETUP_FILES_CREATED.fetch_add(4096, std::sync::atomic::Ordering::Relaxed);
@@ -762,6 +777,12 @@ impl Sim {
                 .resolve_fs(&f.path)
                 .ok_or_else(|| format!("file {} is under no filesystem", f.path))?;
             let ino = sim.create_inode_named(fs, f.path.clone());
+            let parent = crate::fs::namei::split_path(&f.path).0;
+            if let Some(n) = per_dir.remove(&(fs, parent)) {
+                if let Some(d) = sim.fss[fs].dirs.get_mut(parent) {
+                    d.reserve(n - 1);
+                }
+            }
             let pages = f.size_bytes.div_ceil(crate::mm::page::PAGE_SIZE);
             let inode = sim.inode_mut(ino);
             inode.size = f.size_bytes;

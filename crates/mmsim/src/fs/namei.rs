@@ -91,6 +91,11 @@ impl Directory {
     pub fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
+    /// Room for `additional` more entries (a run that creates many files at once).
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+        self.by_name.reserve(additional);
+    }
     fn insert(&mut self, name: &str, is_dir: bool) -> bool {
         if self.by_name.contains_key(name) {
             return false;

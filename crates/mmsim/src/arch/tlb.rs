@@ -220,6 +220,28 @@ impl Tlb {
         set
     }
 
+    /// Ask the host CPU to start loading the set of (mm, vpn), which a lookup is about to
+    /// read (a host hint: no simulated effect). A mapped read over a large file touches a
+    /// new set per page, and the TLBs of many CPUs do not stay in the host's caches.
+    #[inline]
+    pub fn prefetch(&self, mm: u32, vpn: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let s = self.set_of(mm, vpn);
+            let set: *const TlbSet = &self.sets[s];
+            // The owners too: a fill writes them, a hit reads them.
+            let owners: *const [(u32, u64); TLB_WAYS] = &self.owners[s];
+            // SAFETY: a prefetch never faults, and both point into this TLB's vectors.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(set.cast::<i8>());
+                _mm_prefetch::<_MM_HINT_T0>(owners.cast::<i8>());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (mm, vpn);
+    }
+
     /// Look up a translation; a hit makes it the most recently used of its set.
     #[inline]
     pub fn lookup(&mut self, mm: u32, vpn: u64) -> Option<TlbEntry> {

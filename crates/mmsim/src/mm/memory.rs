@@ -231,6 +231,13 @@ impl Sim {
             }
             budget -= 1;
             let vpn = first + *progress * page_stride;
+            if *progress + 1 < total {
+                // The next page's TLB set, loaded while this page is accessed (and faulted).
+                let next = vpn + page_stride;
+                if next < crate::mm::mmap::TASK_SIZE >> PAGE_SHIFT {
+                    self.tlbs[self.cur.cpu].prefetch(mm, next);
+                }
+            }
             self.set_mode(Mode::User);
             self.set_func(KFunc::User);
             // The accesses within the page after the first hit the cache.

@@ -242,29 +242,30 @@ impl Tlb {
         let _ = (mm, vpn);
     }
 
+    /// The set and way caching (mm, vpn), if a current-generation set holds it.
+    #[inline]
+    fn find_entry(&self, mm: u32, vpn: u64) -> Option<(usize, usize)> {
+        let s = self.set_of(mm, vpn);
+        let set = &self.sets[s];
+        if set.gen != self.gen {
+            return None;
+        }
+        Some((s, set.find(Self::tag(mm, vpn))?))
+    }
+
     /// Look up a translation; a hit makes it the most recently used of its set.
     #[inline]
     pub fn lookup(&mut self, mm: u32, vpn: u64) -> Option<TlbEntry> {
-        let s = self.set_of(mm, vpn);
-        let gen = self.gen;
+        let (s, w) = self.find_entry(mm, vpn)?;
         let set = &mut self.sets[s];
-        if set.gen != gen {
-            return None;
-        }
-        let w = set.find(Self::tag(mm, vpn))?;
         set.touch(w);
         Some(set.entry(w, self.owners[s][w]))
     }
 
     /// The hardware set the PTE's dirty bit through the cached translation of (mm, vpn).
     pub fn set_dirty(&mut self, mm: u32, vpn: u64) {
-        let s = self.set_of(mm, vpn);
-        let gen = self.gen;
-        let set = &mut self.sets[s];
-        if set.gen == gen {
-            if let Some(w) = set.find(Self::tag(mm, vpn)) {
-                set.flags |= 0x10 << w;
-            }
+        if let Some((s, w)) = self.find_entry(mm, vpn) {
+            self.sets[s].flags |= 0x10 << w;
         }
     }
 
@@ -289,13 +290,8 @@ impl Tlb {
 
     /// INVLPG: drop one translation.
     pub fn flush_one(&mut self, mm: u32, vpn: u64) {
-        let s = self.set_of(mm, vpn);
-        let gen = self.gen;
-        let set = &mut self.sets[s];
-        if set.gen == gen {
-            if let Some(w) = set.find(Self::tag(mm, vpn)) {
-                set.tag[w] = 0;
-            }
+        if let Some((s, w)) = self.find_entry(mm, vpn) {
+            self.sets[s].tag[w] = 0;
         }
     }
 

@@ -110,6 +110,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "read-only-activation",
+        since: KernelEra::V4_14,
+        version: "4.7",
+        commit: "mm: filemap: only do access activations on reads",
+    },
+    Rule {
         feature: "kswapd-failures",
         since: KernelEra::V4_14,
         version: "4.11",

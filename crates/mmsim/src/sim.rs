@@ -90,6 +90,15 @@ pub struct Features {
     /// marked when the read continues exactly where the previous one stopped inside it
     /// (prev_index, prev_offset; prev_pos keeps the last page read and the offset in it).
     pub read_accessed_folio: bool,
+    /// Buffered writes to a block filesystem do not mark their pages accessed: the
+    /// filesystems' write_begin (grab_cache_page_write_begin) passes FGP_LOCK | FGP_WRITE |
+    /// FGP_CREAT without FGP_ACCESSED (v4.7, "mm: filemap: only do access activations on
+    /// reads"; 6.x's FGP_WRITEBEGIN is the same set), so pages written again and again
+    /// stay on the inactive list. tmpfs is unchanged: shmem_getpage with SGP_WRITE still
+    /// marks the page. Off: write_begin marks the page (FGP_ACCESSED, with accessed-init),
+    /// and a page written twice is activated. The write path's own mark_page_accessed of
+    /// the code before accessed-init (the vanilla preset) is not touched by the commit.
+    pub read_only_activation: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -148,6 +157,7 @@ impl Features {
             kswapd_short_sleep: true,
             kswapd_failures: false,
             read_accessed_folio: false,
+            read_only_activation: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -197,6 +207,7 @@ impl Features {
             "kswapd-short-sleep" => self.kswapd_short_sleep = on,
             "kswapd-failures" => self.kswapd_failures = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
+            "read-only-activation" => self.read_only_activation = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -228,6 +239,7 @@ impl Features {
             "kswapd-short-sleep" => self.kswapd_short_sleep,
             "kswapd-failures" => self.kswapd_failures,
             "read-accessed-folio" => self.read_accessed_folio,
+            "read-only-activation" => self.read_only_activation,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

@@ -195,9 +195,11 @@ impl Sim {
         )
         .unwrap_or(None)
     }
-    /// grab_cache_page_write_begin: FGP_LOCK | FGP_ACCESSED | FGP_WRITE | FGP_CREAT
-    /// (+ FGP_NOFS for AOP_FLAG_NOFS), then wait_for_stable_page (a no-op without stable
-    /// pages).
+    /// grab_cache_page_write_begin: FGP_LOCK | FGP_WRITE | FGP_CREAT (+ FGP_NOFS for
+    /// AOP_FLAG_NOFS), then wait_for_stable_page (a no-op without stable pages); and
+    /// FGP_ACCESSED unless `read-only-activation` (v4.7) took it out. tmpfs's write_begin
+    /// (shmem_getpage with SGP_WRITE, modelled through this function) marks the page in
+    /// every era.
     pub fn grab_cache_page_write_begin(
         &mut self,
         ino: u32,
@@ -205,7 +207,10 @@ impl Sim {
         nofs: bool,
     ) -> Result<Option<Pfn>, Wait> {
         let prev = self.enter(KFunc::GrabCachePageWriteBegin);
-        let mut f = fgp::LOCK | fgp::ACCESSED | fgp::WRITE | fgp::CREAT;
+        let mut f = fgp::LOCK | fgp::WRITE | fgp::CREAT;
+        if !self.features.read_only_activation || self.inode(ino).mapping.swapbacked {
+            f |= fgp::ACCESSED;
+        }
         if nofs {
             f |= fgp::NOFS;
         }

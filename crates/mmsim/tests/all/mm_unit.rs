@@ -1041,6 +1041,59 @@ fn a_read_marks_pages_accessed_by_the_rule_of_its_era() {
     }
 }
 
+/// A page written twice through a block filesystem is activated by the write path before
+/// v4.7 (write_begin's FGP_ACCESSED with accessed-init, the mark after the copy without
+/// it) and stays inactive and unreferenced from v4.7 (`read-only-activation`, "mm:
+/// filemap: only do access activations on reads"), unless the code before accessed-init
+/// (the vanilla preset) still marks it after the copy. tmpfs's write_begin marks it in
+/// every era.
+#[test]
+fn a_page_written_twice_is_activated_by_the_rule_of_its_era() {
+    // (preset, rule, path, activated after the second write)
+    let cases = [
+        ("patched", false, "/mnt/w", true),
+        ("patched", true, "/mnt/w", false),
+        ("vanilla", false, "/mnt/w", true),
+        ("vanilla", true, "/mnt/w", true),
+        ("patched", true, "/tmp/w", true),
+        ("vanilla", true, "/tmp/w", true),
+    ];
+    for (preset, rule, path, activated) in cases {
+        let mut f = Features::preset(preset).expect("preset");
+        f.read_only_activation = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open(path);
+        let act0 = m.vm(VmItem::Pgactivate);
+        assert_eq!(m.pwrite(fd, PAGE_SIZE, 0), OpResult::Bytes(PAGE_SIZE));
+        m.sim.lru_add_drain();
+        let pfn = m.page(ino, 0);
+        let what = format!("{preset}, read-only-activation {rule}, {path}");
+        assert_eq!(
+            m.has(pfn, pg::REFERENCED),
+            !rule || preset == "vanilla" || path.starts_with("/tmp"),
+            "{what}: referenced after the first write"
+        );
+        assert_eq!(m.pwrite(fd, 100, 10), OpResult::Bytes(100));
+        m.sim.lru_add_drain();
+        let (active, inactive) = if path.starts_with("/tmp") {
+            (LruList::ActiveAnon, LruList::InactiveAnon)
+        } else {
+            (LruList::ActiveFile, LruList::InactiveFile)
+        };
+        assert_eq!(m.on_list(pfn, active), activated, "{what}: active");
+        assert_eq!(m.on_list(pfn, inactive), !activated, "{what}: inactive");
+        assert_eq!(
+            m.vm(VmItem::Pgactivate) - act0,
+            i64::from(activated),
+            "{what}: pgactivate"
+        );
+        if !activated {
+            assert!(!m.has(pfn, pg::REFERENCED), "{what}: never referenced");
+        }
+        m.check();
+    }
+}
+
 /// pread through the page cache, completing IO until it is done.
 fn pread_with_io(m: &mut M, fd: u32, len: u64, pos: u64) -> u64 {
     let mut progress = 0;

@@ -28,7 +28,8 @@ pub enum KernelEra {
     /// 6.1: memcg-era reclaim (cost balancing, anon workingset, refault-driven
     /// deactivation, reclaim throttling).
     V6_1,
-    /// 6.18: the newest kernel modelled (the classic LRU rules are those of 6.1).
+    /// 6.18: the newest kernel modelled (the classic LRU rules of 6.1, and reclaim no
+    /// longer writes filesystem pages).
     V6_18,
 }
 
@@ -186,6 +187,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_1,
         version: "5.19",
         commit: "filemap: Correct the conditions for marking a folio as accessed",
+    },
+    Rule {
+        feature: "no-reclaim-file-writeback",
+        since: KernelEra::V6_18,
+        version: "6.16",
+        commit: "fs: Remove aops->writepage",
     },
 ];
 

@@ -63,6 +63,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "anon-workingset",
     "reclaim-throttle",
     "read-accessed-folio",
+    "no-reclaim-file-writeback",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

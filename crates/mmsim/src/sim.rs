@@ -99,6 +99,12 @@ pub struct Features {
     /// and a page written twice is activated. The write path's own mark_page_accessed of
     /// the code before accessed-init (the vanilla preset) is not touched by the commit.
     pub read_only_activation: bool,
+    /// Reclaim never writes a dirty filesystem page (v6.16, "fs: Remove aops->writepage";
+    /// xfs since v5.16, ext4 since v6.3): kswapd's pageout() of a dirty file page found
+    /// under PGDAT_DIRTY returns PAGE_ACTIVATE and the page is activated, left to the
+    /// flusher; nr_vmscan_write counts only swap-outs. Off: kswapd writes it
+    /// (`kswapd-file-writeback`), as ext4's ->writepage did.
+    pub no_reclaim_file_writeback: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -158,6 +164,7 @@ impl Features {
             kswapd_failures: false,
             read_accessed_folio: false,
             read_only_activation: false,
+            no_reclaim_file_writeback: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -208,6 +215,7 @@ impl Features {
             "kswapd-failures" => self.kswapd_failures = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "read-only-activation" => self.read_only_activation = on,
+            "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -240,6 +248,7 @@ impl Features {
             "kswapd-failures" => self.kswapd_failures,
             "read-accessed-folio" => self.read_accessed_folio,
             "read-only-activation" => self.read_only_activation,
+            "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

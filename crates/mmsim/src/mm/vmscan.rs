@@ -1128,6 +1128,19 @@ impl Sim {
                 }
                 // Dirty PTEs must be flushed before IO starts (seed 002).
                 self.try_to_unmap_flush_dirty();
+                if file && self.features.no_reclaim_file_writeback {
+                    // v6.16: pageout() writes only shmem and swap-cache folios; a
+                    // filesystem folio is PAGE_ACTIVATE, left to the flusher.
+                    let pr = self.enter(KFunc::Pageout);
+                    self.leave(pr);
+                    st.nr_unqueued_dirty += 1;
+                    self.SetPageActive(pfn);
+                    nr_activate += 1;
+                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                    self.unlock_page(pfn);
+                    ret.push(pfn);
+                    continue;
+                }
                 self.pageout(pfn);
                 st.nr_unqueued_dirty += 1;
                 st.nr_pageout += 1;

@@ -10,11 +10,13 @@ use mmsim::fs::writeback::SyncMode;
 use mmsim::machine::profile::KFunc;
 use mmsim::mm::check::check_all;
 use mmsim::mm::filemap::fgp;
+use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
 use mmsim::mm::node::LruList;
 use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
 use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::swap::PAGEVEC_SIZE;
+use mmsim::mm::vmscan::ScanControl;
 use mmsim::mm::vmstat::VmItem;
 use mmsim::mm::workingset::pack_shadow;
 use mmsim::sched::{TaskBody, Wait};
@@ -991,6 +993,56 @@ fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
                 m.vm(VmItem::NrVmscanImmediateReclaim) > 0,
                 "{ctx}: left to the flusher"
             );
+        }
+        complete_io(&mut m.sim);
+        m.check();
+    }
+}
+
+/// kswapd meets dirty file pages at the tail of the inactive list while the node is
+/// flagged dirty (PGDAT_DIRTY): up to 6.15 it writes them itself with pageout
+/// (nr_vmscan_write, PG_writeback, the pages clean); from 6.16 (`no-reclaim-file-writeback`,
+/// "fs: Remove aops->writepage") pageout returns PAGE_ACTIVATE for a filesystem page, so
+/// they are activated, still dirty, with no IO.
+#[test]
+fn kswapd_writes_dirty_file_pages_only_before_v6_16() {
+    for rule in [false, true] {
+        let ctx = format!("no-reclaim-file-writeback {rule}");
+        let mut f = Features::patched();
+        f.read_only_activation = true; // written pages unreferenced: reclaimable
+        f.no_reclaim_file_writeback = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 64 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        assert_eq!(m.vm(VmItem::NrDirty), 64, "{ctx}");
+        m.sim.reclaim[0].zone_dirty = true;
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        let act0 = m.vm(VmItem::Pgactivate);
+        let reclaimed =
+            m.sim
+                .shrink_inactive_list(0, ROOT_MEM_CGROUP, 32, LruList::InactiveFile, &mut sc);
+        assert_eq!(
+            reclaimed, 0,
+            "{ctx}: dirty pages are not freed in this pass"
+        );
+        let pages: Vec<Pfn> = (0..64).map(|i| m.page(ino, i)).collect();
+        let under_writeback = pages.iter().filter(|&&p| m.has(p, pg::WRITEBACK)).count();
+        let active = pages
+            .iter()
+            .filter(|&&p| m.on_list(p, LruList::ActiveFile))
+            .count();
+        if rule {
+            assert_eq!(m.vm(VmItem::NrVmscanWrite), 0, "{ctx}: no pageout IO");
+            assert_eq!(under_writeback, 0, "{ctx}");
+            assert_eq!(m.vm(VmItem::NrDirty), 64, "{ctx}: still dirty");
+            assert_eq!(active, 32, "{ctx}: activated");
+            assert_eq!(m.vm(VmItem::Pgactivate) - act0, 32, "{ctx}");
+        } else {
+            assert_eq!(m.vm(VmItem::NrVmscanWrite), 32, "{ctx}: pageout ran");
+            assert_eq!(under_writeback, 32, "{ctx}");
+            assert_eq!(m.vm(VmItem::NrDirty), 32, "{ctx}");
+            assert_eq!(active, 0, "{ctx}");
         }
         complete_io(&mut m.sim);
         m.check();

@@ -111,6 +111,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "lru-add-flush-full",
+        since: KernelEra::V4_14,
+        version: "4.8",
+        commit: "mm/swap.c: flush lru pvecs on compound page arrival",
+    },
+    Rule {
         feature: "read-only-activation",
         since: KernelEra::V4_14,
         version: "4.7",
@@ -139,6 +145,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V4_14,
         version: "4.14",
         commit: "mm: workingset: fix premature shadow node shrinking with cgroups",
+    },
+    Rule {
+        feature: "pagevec-15",
+        since: KernelEra::V6_1,
+        version: "4.16",
+        commit: "Get 7% more pages in a pagevec",
     },
     Rule {
         feature: "workingset-restore",
@@ -193,6 +205,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.16",
         commit: "fs: Remove aops->writepage",
+    },
+    Rule {
+        feature: "folio-batch-31",
+        since: KernelEra::V6_18,
+        version: "6.9",
+        commit: "mm: increase folio batch size",
     },
 ];
 

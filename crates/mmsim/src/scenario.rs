@@ -64,6 +64,9 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "reclaim-throttle",
     "read-accessed-folio",
     "no-reclaim-file-writeback",
+    "pagevec-15",
+    "lru-add-flush-full",
+    "folio-batch-31",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -105,6 +105,20 @@ pub struct Features {
     /// flusher; nr_vmscan_write counts only swap-outs. Off: kswapd writes it
     /// (`kswapd-file-writeback`), as ext4's ->writepage did.
     pub no_reclaim_file_writeback: bool,
+    /// PAGEVEC_SIZE is 15, not 14 (v4.16, "Get 7% more pages in a pagevec": the count
+    /// became a char, making room for one more pointer in the same two cache lines). The
+    /// per-CPU LRU batches (add, activate, rotate), truncation's and writeback's lookups
+    /// hold one page more.
+    pub pagevec_15: bool,
+    /// lru_cache_add adds the page to the per-CPU batch, then moves the batch to the LRU
+    /// once it is full (v4.8, "mm/swap.c: flush lru pvecs on compound page arrival"), so
+    /// at most PAGEVEC_SIZE − 1 new pages per CPU wait off the LRU. Off: a full batch is
+    /// moved before the next page is added (v4.2), and PAGEVEC_SIZE pages may wait.
+    pub lru_add_flush_full: bool,
+    /// PAGEVEC_SIZE is 31 (v6.9, "mm: increase folio batch size"): the folio_batch, and
+    /// with it every per-CPU LRU batch and the lookups of truncation and writeback, is
+    /// twice as large. Overrides `pagevec_15`.
+    pub folio_batch_31: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -165,6 +179,9 @@ impl Features {
             read_accessed_folio: false,
             read_only_activation: false,
             no_reclaim_file_writeback: false,
+            pagevec_15: false,
+            lru_add_flush_full: false,
+            folio_batch_31: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -216,6 +233,9 @@ impl Features {
             "read-accessed-folio" => self.read_accessed_folio = on,
             "read-only-activation" => self.read_only_activation = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
+            "pagevec-15" => self.pagevec_15 = on,
+            "lru-add-flush-full" => self.lru_add_flush_full = on,
+            "folio-batch-31" => self.folio_batch_31 = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -249,6 +269,9 @@ impl Features {
             "read-accessed-folio" => self.read_accessed_folio,
             "read-only-activation" => self.read_only_activation,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
+            "pagevec-15" => self.pagevec_15,
+            "lru-add-flush-full" => self.lru_add_flush_full,
+            "folio-batch-31" => self.folio_batch_31,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,
@@ -581,6 +604,7 @@ impl Sim {
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let policy = features.policy.or(sc.policy).unwrap_or_default();
+        let pvec_size = crate::mm::swap::pagevec_size(&features);
         if features.era < policy.ops().since {
             return Err(format!(
                 "policy {} exists from kernel {} on; this run follows kernel {}",
@@ -606,7 +630,7 @@ impl Sim {
             lru_gen_in_fault: false,
             features,
             cpus,
-            pvecs: (0..nr_cpus).map(|_| CpuPagevecs::default()).collect(),
+            pvecs: vec![CpuPagevecs::with_capacity(pvec_size); nr_cpus],
             nodes,
             memcgs,
             lruvecs,

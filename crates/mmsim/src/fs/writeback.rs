@@ -286,16 +286,16 @@ impl Sim {
         let mut written = 0u64;
         let mut batch: Vec<Pfn> = self.take_pfn_buf();
         let mut wrapped = mode == SyncMode::All || index == 0;
-        let mut entries = Vec::with_capacity(crate::mm::swap::PAGEVEC_SIZE);
+        let mut entries = Vec::with_capacity(self.pagevec_size());
         let mut result = Ok(0);
         'outer: loop {
             entries.clear();
             self.charge_tree_walk(ino);
-            let n = self.inode(ino).mapping.tree.gang_lookup(
-                index,
-                crate::mm::swap::PAGEVEC_SIZE,
-                &mut entries,
-            );
+            let n =
+                self.inode(ino)
+                    .mapping
+                    .tree
+                    .gang_lookup(index, self.pagevec_size(), &mut entries);
             if n == 0 {
                 if !wrapped {
                     wrapped = true;

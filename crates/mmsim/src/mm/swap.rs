@@ -2,10 +2,11 @@
 //! activate_page, and draining.
 //!
 //! The kernel batches LRU insertions and activations in per-CPU pagevecs of PAGEVEC_SIZE
-//! (14) pages, each slot holding a page reference, and moves a whole pagevec under one
-//! lru_lock acquisition. A page in a pagevec is not yet on an LRU list (PG_lru clear).
+//! pages (14 in v4.2; 15, then 31 in later eras: `pagevec_size`), each slot holding a page
+//! reference, and moves a whole pagevec under one lru_lock acquisition. A page in a pagevec is not yet on an LRU list (PG_lru clear).
 //! v4.2 ordering: a full add pagevec is drained before the next page is added, so at most 14
-//! pages per CPU are off-LRU.
+//! pages per CPU are off-LRU; from v4.8 (`lru-add-flush-full`) it is drained as soon as the
+//! page that fills it is added.
 //!
 //! mark_page_accessed (v4.2):
 //! - inactive, unreferenced → referenced;
@@ -22,38 +23,64 @@ use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn};
 use crate::sim::Sim;
 
-/// PAGEVEC_SIZE in v4.2–v4.14.
+/// PAGEVEC_SIZE in v4.2–v4.15: 14 pointers and two longs in two cache lines.
 pub const PAGEVEC_SIZE: usize = 14;
 
-/// struct pagevec: up to PAGEVEC_SIZE page references.
+/// The largest batch of any era: PAGEVEC_SIZE of v6.9+ (folio_batch).
+pub const PAGEVEC_MAX: usize = 31;
+
+/// PAGEVEC_SIZE of the era `features` model: 14 up to v4.15, 15 from v4.16 ("Get 7% more
+/// pages in a pagevec": nr became a char; `pagevec-15`), 31 from v6.9 ("mm: increase
+/// folio batch size"; `folio-batch-31`).
+pub fn pagevec_size(features: &crate::sim::Features) -> usize {
+    if features.folio_batch_31 {
+        31
+    } else if features.pagevec_15 {
+        15
+    } else {
+        PAGEVEC_SIZE
+    }
+}
+
+/// struct pagevec (folio_batch from v5.16): up to `cap` page references, the era's
+/// PAGEVEC_SIZE.
 #[derive(Clone, Copy, Debug)]
 pub struct Pagevec {
     /// Number of pages.
     pub nr: u8,
+    /// Capacity: the era's PAGEVEC_SIZE.
+    pub cap: u8,
     /// The pages.
-    pub pages: [Pfn; PAGEVEC_SIZE],
+    pub pages: [Pfn; PAGEVEC_MAX],
 }
 
 impl Default for Pagevec {
+    /// A pagevec of v4.2's PAGEVEC_SIZE.
     fn default() -> Self {
-        Pagevec {
-            nr: 0,
-            pages: [0; PAGEVEC_SIZE],
-        }
+        Pagevec::with_capacity(PAGEVEC_SIZE)
     }
 }
 
 impl Pagevec {
+    /// An empty pagevec of `cap` pages (at most PAGEVEC_MAX).
+    pub fn with_capacity(cap: usize) -> Pagevec {
+        assert!((1..=PAGEVEC_MAX).contains(&cap), "pagevec of {cap} pages");
+        Pagevec {
+            nr: 0,
+            cap: cap as u8,
+            pages: [0; PAGEVEC_MAX],
+        }
+    }
     /// pagevec_add: append; returns the space left (0 = now full).
     pub fn add(&mut self, pfn: Pfn) -> usize {
-        assert!((self.nr as usize) < PAGEVEC_SIZE, "pagevec overflow");
+        assert!(self.nr < self.cap, "pagevec overflow");
         self.pages[self.nr as usize] = pfn;
         self.nr += 1;
-        PAGEVEC_SIZE - self.nr as usize
+        (self.cap - self.nr) as usize
     }
     /// pagevec_space.
     pub fn space(&self) -> usize {
-        PAGEVEC_SIZE - self.nr as usize
+        (self.cap - self.nr) as usize
     }
     /// The pages held.
     pub fn as_slice(&self) -> &[Pfn] {
@@ -69,7 +96,7 @@ impl Pagevec {
     }
 }
 
-/// The per-CPU pagevecs of mm/swap.c.
+/// The per-CPU pagevecs of mm/swap.c (cpu_fbatches from v6.0).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuPagevecs {
     /// lru_add_pvec.
@@ -78,6 +105,17 @@ pub struct CpuPagevecs {
     pub activate: Pagevec,
     /// lru_rotate_pvecs (writeback end rotation to the inactive tail).
     pub rotate: Pagevec,
+}
+
+impl CpuPagevecs {
+    /// A CPU's empty pagevecs of `size` pages each.
+    pub fn with_capacity(size: usize) -> CpuPagevecs {
+        CpuPagevecs {
+            lru_add: Pagevec::with_capacity(size),
+            activate: Pagevec::with_capacity(size),
+            rotate: Pagevec::with_capacity(size),
+        }
+    }
 }
 
 fn p_active(s: &Sim, pfn: Pfn) -> bool {
@@ -93,6 +131,12 @@ enum LruMove {
 }
 
 impl Sim {
+    /// The era's PAGEVEC_SIZE ([`pagevec_size`]).
+    #[inline]
+    pub fn pagevec_size(&self) -> usize {
+        pagevec_size(&self.features)
+    }
+
     /// page_lru: the list a page belongs on from its flags.
     pub fn page_lru(&self, pfn: Pfn) -> LruList {
         let p = &self.mem[pfn as usize];
@@ -270,12 +314,22 @@ impl Sim {
         }
         self.get_page(pfn);
         let cpu = self.cur.cpu;
-        if self.pvecs[cpu].lru_add.space() == 0 {
-            let pv = self.pvecs[cpu].lru_add;
-            self.pvecs[cpu].lru_add.reinit();
-            self.pagevec_lru_move_fn(pv, LruMove::Add);
+        if self.features.lru_add_flush_full {
+            // v4.8: add, then move the batch to the LRU once it is full.
+            if self.pvecs[cpu].lru_add.add(pfn) == 0 {
+                let pv = self.pvecs[cpu].lru_add;
+                self.pvecs[cpu].lru_add.reinit();
+                self.pagevec_lru_move_fn(pv, LruMove::Add);
+            }
+        } else {
+            // v4.2: a full batch is moved before the page is added.
+            if self.pvecs[cpu].lru_add.space() == 0 {
+                let pv = self.pvecs[cpu].lru_add;
+                self.pvecs[cpu].lru_add.reinit();
+                self.pagevec_lru_move_fn(pv, LruMove::Add);
+            }
+            self.pvecs[cpu].lru_add.add(pfn);
         }
-        self.pvecs[cpu].lru_add.add(pfn);
         self.leave(prev);
     }
 

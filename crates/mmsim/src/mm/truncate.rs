@@ -11,7 +11,7 @@
 //! `lstart` and `lend + 1` when those are not page aligned are *partial* pages that stay
 //! cached with the truncated part zeroed.
 //!
-//! 1. Pass 1 (never sleeps): `pagevec_lookup_entries` gathers up to PAGEVEC_SIZE (14)
+//! 1. Pass 1 (never sleeps): `pagevec_lookup_entries` gathers up to PAGEVEC_SIZE (14 in v4.2; `Sim::pagevec_size`)
 //!    entries with their indices. Shadow entries are skipped in the loop; each page that can
 //!    be trylocked, is not under writeback and still belongs to the mapping goes on a
 //!    `locked_pvec`; `truncate_cleanup_page` unmaps it if mapped and cancels its dirty
@@ -96,7 +96,6 @@
 use crate::machine::profile::KFunc;
 use crate::mm::page::{pg, Pfn, PAGE_SIZE};
 use crate::mm::radix_tree::Entry;
-use crate::mm::swap::PAGEVEC_SIZE;
 use crate::mm::vmstat::VmItem;
 use crate::sched::Wait;
 use crate::sim::Sim;
@@ -341,7 +340,7 @@ impl Sim {
         self.charge_tree_walk(ino);
         let n = self.inode(ino).mapping.tree.gang_lookup(
             start,
-            nr.min(PAGEVEC_SIZE as u64) as usize,
+            nr.min(self.pagevec_size() as u64) as usize,
             out,
         );
         for &(_, e) in out.iter() {
@@ -441,8 +440,8 @@ impl Sim {
             }
         }
         let batch = self.features.truncate_batch_shadow;
-        let mut pvec = Vec::with_capacity(PAGEVEC_SIZE);
-        let mut locked: Vec<Pfn> = Vec::with_capacity(PAGEVEC_SIZE);
+        let mut pvec = Vec::with_capacity(self.pagevec_size());
+        let mut locked: Vec<Pfn> = Vec::with_capacity(self.pagevec_size());
 
         if *st == stage::PASS1 {
             let mut index = start;

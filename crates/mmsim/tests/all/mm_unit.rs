@@ -1049,6 +1049,37 @@ fn kswapd_writes_dirty_file_pages_only_before_v6_16() {
     }
 }
 
+/// The per-CPU LRU add batch by era: PAGEVEC_SIZE is 14 up to v4.15, 15 from v4.16
+/// (`pagevec-15`), 31 from v6.9 (`folio-batch-31`); v4.2 moves a full batch to the LRU
+/// before adding the next page, v4.8+ (`lru-add-flush-full`) as soon as the page that fills
+/// it is added. New pages written one at a time reach the LRU a batch at a time.
+#[test]
+fn new_pages_reach_the_lru_a_batch_at_a_time_by_era() {
+    use mmsim::kernel::KernelEra;
+    for (era, size, flush_full) in [
+        (KernelEra::V4_2, 14, false),
+        (KernelEra::V4_14, 14, true),
+        (KernelEra::V6_1, 15, true),
+        (KernelEra::V6_18, 31, true),
+    ] {
+        let f = era.features("patched").expect("preset");
+        assert_eq!(mmsim::mm::swap::pagevec_size(&f), size, "{era}");
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        for k in 1..=3 * size as u64 + 1 {
+            m.write(fd, PAGE_SIZE);
+            let on_lru = (0..k).filter(|&i| m.has(m.page(ino, i), pg::LRU)).count() as u64;
+            let batches = if flush_full {
+                k / size as u64
+            } else {
+                (k - 1) / size as u64
+            };
+            assert_eq!(on_lru, batches * size as u64, "{era}: after {k} pages");
+        }
+        m.check();
+    }
+}
+
 /// A read through one open file marks its pages accessed by the rule of its era:
 /// do_generic_file_read (off) skips a page only when the read continues exactly where the
 /// previous one stopped inside it; filemap_read (`read-accessed-folio`, v5.11 + v5.19)

@@ -523,16 +523,19 @@ fn block_writes_are_pwrites_through_the_page_cache() {
 }
 
 /// Writes are not accesses for the LRU from v4.7 (`read-only-activation`, on in the
-/// default 6.18 era): 64 pages written three times each and 28 of them then read twice,
-/// all in RAM, with readahead off, activate exactly the 28 read pages (each on its second
-/// read). Without the rule (3.16–4.6) the second write of a page activates it and the
-/// reads find the pages active already. pgactivate counts activations when the per-CPU
-/// batch of PAGEVEC_SIZE pages is drained, so it sees whole batches: 28 is two; without
-/// the rule, the last 64 mod 14 pages written are still in the add batch at their second
-/// write and are activated there without the counter.
+/// default 6.18 era): 64 pages written three times each and one batch of them (the era's
+/// PAGEVEC_SIZE, 31) then read twice, all in RAM, with readahead off, activate exactly the
+/// pages read twice (each on its second read). Without the rule (3.16–4.6) the second
+/// write of a page activates it and the reads find the pages active already. pgactivate
+/// counts activations when the per-CPU batch is drained, so it sees whole batches; without
+/// the rule, the last 64 mod PAGEVEC_SIZE pages written are still in the add batch at
+/// their second write and are activated there without the counter.
 #[test]
 fn block_writes_activate_pages_only_before_v4_7() {
-    let batch = mmsim::mm::swap::PAGEVEC_SIZE as i64;
+    let era = mmsim::kernel::DEFAULT_ERA
+        .features("patched")
+        .expect("preset");
+    let batch = mmsim::mm::swap::pagevec_size(&era) as u64;
     let mut trace = String::new();
     let mut t = 0u64;
     let mut line = |op: &str, page: u64| {
@@ -545,7 +548,7 @@ fn block_writes_activate_pages_only_before_v4_7() {
         }
     }
     for _ in 0..2 {
-        for p in 0..28 {
+        for p in 0..batch {
             line("Read", p);
         }
     }
@@ -563,12 +566,15 @@ fn block_writes_activate_pages_only_before_v4_7() {
     let on = run_in_its_era(&text(""));
     assert_eq!(task(&on).counters.writes, 192);
     assert_eq!(on.vmstat["workingset_refault_file"], 0, "no eviction");
-    assert_eq!(on.vmstat["pgactivate"], 28, "6.18: the pages read twice");
+    assert_eq!(
+        on.vmstat["pgactivate"], batch as i64,
+        "6.18: the pages read twice"
+    );
     let off = run_in_its_era(&text("[features]\nread-only-activation = false\n"));
     assert_eq!(off.vmstat["workingset_refault_file"], 0, "no eviction");
     assert_eq!(
         off.vmstat["pgactivate"],
-        64 - 64 % batch,
+        (64 - 64 % batch) as i64,
         "without the rule: the second writes"
     );
 }

@@ -1029,9 +1029,7 @@ impl Sim {
                 }
                 if self.features.writeback_activate {
                     // v4.11: move it out of the reclaimer's way until it is written.
-                    self.SetPageActive(pfn);
-                    nr_activate += 1;
-                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                    self.activate_locked(pfn, &mut nr_activate);
                 }
                 self.unlock_page(pfn);
                 ret.push(pfn);
@@ -1040,9 +1038,7 @@ impl Sim {
             let references = self.page_check_references(pfn);
             match references {
                 PageReferences::Activate => {
-                    self.SetPageActive(pfn);
-                    nr_activate += 1;
-                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                    self.activate_locked(pfn, &mut nr_activate);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -1062,9 +1058,7 @@ impl Sim {
                 // shmem/tmpfs: shmem_writepage is not modelled, the page stays resident.
                 // (A swap-cache page without an anon mapping is a swap-in nobody has mapped
                 // yet, e.g. readahead: clean and unmapped, it is removed below.)
-                self.SetPageActive(pfn);
-                nr_activate += 1;
-                self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                self.activate_locked(pfn, &mut nr_activate);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1073,9 +1067,7 @@ impl Sim {
                 && !self.mem[pfn as usize].test(pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))
             {
-                self.SetPageActive(pfn);
-                nr_activate += 1;
-                self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                self.activate_locked(pfn, &mut nr_activate);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1083,9 +1075,7 @@ impl Sim {
             if self.mem[pfn as usize].mapped() && sc.may_unmap {
                 match self.try_to_unmap(pfn, true) {
                     crate::mm::rmap::TtuResult::Fail => {
-                        self.SetPageActive(pfn);
-                        nr_activate += 1;
-                        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                        self.activate_locked(pfn, &mut nr_activate);
                         self.unlock_page(pfn);
                         ret.push(pfn);
                         continue;
@@ -1113,9 +1103,7 @@ impl Sim {
                     self.vmstat.inc(VmItem::NrVmscanImmediateReclaim);
                     self.SetPageReclaim(pfn);
                     if self.features.writeback_activate {
-                        self.SetPageActive(pfn);
-                        nr_activate += 1;
-                        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                        self.activate_locked(pfn, &mut nr_activate);
                     }
                     self.unlock_page(pfn);
                     ret.push(pfn);
@@ -1134,9 +1122,7 @@ impl Sim {
                     let pr = self.enter(KFunc::Pageout);
                     self.leave(pr);
                     st.nr_unqueued_dirty += 1;
-                    self.SetPageActive(pfn);
-                    nr_activate += 1;
-                    self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+                    self.activate_locked(pfn, &mut nr_activate);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -1192,6 +1178,14 @@ impl Sim {
         }
         self.vmstat.inc(VmItem::NrVmscanWrite);
         self.leave(prev);
+    }
+
+    /// shrink_page_list's activate_locked: the isolated page goes back active
+    /// (PG_active, pgactivate in its memcg; the node's count is added at the end).
+    fn activate_locked(&mut self, pfn: Pfn, nr_activate: &mut i64) {
+        self.SetPageActive(pfn);
+        *nr_activate += 1;
+        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
     }
 
     /// __remove_mapping: under tree_lock, freeze the page's references at 2 (cache +

@@ -129,6 +129,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: fix 100% CPU kswapd busyloop on unreclaimable nodes",
     },
     Rule {
+        feature: "dirty-seen-twice",
+        since: KernelEra::V4_14,
+        version: "4.11",
+        commit: "mm: vmscan: only write dirty pages that the scanner has seen twice",
+    },
+    Rule {
         feature: "writeback-activate",
         since: KernelEra::V4_14,
         version: "4.11",

@@ -51,6 +51,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "kswapd-flat-priority",
     "kswapd-short-sleep",
     "kswapd-failures",
+    "dirty-seen-twice",
     "read-only-activation",
     "writeback-activate",
     "lru-size-inactive-ratio",

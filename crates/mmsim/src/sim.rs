@@ -105,6 +105,11 @@ pub struct Features {
     /// flusher; nr_vmscan_write counts only swap-outs. Off: kswapd writes it
     /// (`kswapd-file-writeback`), as ext4's ->writepage did.
     pub no_reclaim_file_writeback: bool,
+    /// kswapd writes a dirty file page only when it meets it a second time: the first
+    /// time it is deferred to the flusher and tagged PG_reclaim (v4.11, "mm: vmscan: only
+    /// write dirty pages that the scanner has seen twice"). Off: kswapd writes any dirty
+    /// file page it meets while the node is flagged dirty (v3.11–v4.10).
+    pub dirty_seen_twice: bool,
     /// PAGEVEC_SIZE is 15, not 14 (v4.16, "Get 7% more pages in a pagevec": the count
     /// became a char, making room for one more pointer in the same two cache lines). The
     /// per-CPU LRU batches (add, activate, rotate), truncation's and writeback's lookups
@@ -179,6 +184,7 @@ impl Features {
             read_accessed_folio: false,
             read_only_activation: false,
             no_reclaim_file_writeback: false,
+            dirty_seen_twice: false,
             pagevec_15: false,
             lru_add_flush_full: false,
             folio_batch_31: false,
@@ -233,6 +239,7 @@ impl Features {
             "read-accessed-folio" => self.read_accessed_folio = on,
             "read-only-activation" => self.read_only_activation = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
+            "dirty-seen-twice" => self.dirty_seen_twice = on,
             "pagevec-15" => self.pagevec_15 = on,
             "lru-add-flush-full" => self.lru_add_flush_full = on,
             "folio-batch-31" => self.folio_batch_31 = on,
@@ -269,6 +276,7 @@ impl Features {
             "read-accessed-folio" => self.read_accessed_folio,
             "read-only-activation" => self.read_only_activation,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
+            "dirty-seen-twice" => self.dirty_seen_twice,
             "pagevec-15" => self.pagevec_15,
             "lru-add-flush-full" => self.lru_add_flush_full,
             "folio-batch-31" => self.folio_batch_31,

@@ -1093,7 +1093,11 @@ impl Sim {
                 // v3.2+: only kswapd writes file pages, and (v3.11) only under ZONE_DIRTY;
                 // before, any reclaimer that may enter the filesystem wrote them.
                 let defer_to_flusher = if self.features.kswapd_file_writeback {
-                    !sc.is_kswapd || !self.reclaim[node].zone_dirty
+                    // v4.11: and only a page the scanner has seen twice (PG_reclaim, set
+                    // when it was deferred the first time).
+                    !sc.is_kswapd
+                        || !self.reclaim[node].zone_dirty
+                        || (self.features.dirty_seen_twice && !self.PageReclaim(pfn))
                 } else {
                     !sc.gfp.fs
                 };

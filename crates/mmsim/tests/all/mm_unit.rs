@@ -1049,6 +1049,50 @@ fn kswapd_writes_dirty_file_pages_only_before_v6_16() {
     }
 }
 
+/// kswapd under PGDAT_DIRTY writes a dirty file page at once up to v4.10; from v4.11
+/// (`dirty-seen-twice`, "mm: vmscan: only write dirty pages that the scanner has seen
+/// twice") the first pass only tags it PG_reclaim and leaves it to the flusher, and the
+/// pass that meets it again writes it.
+#[test]
+fn kswapd_writes_a_dirty_page_the_second_time_it_meets_it_from_v4_11() {
+    for rule in [false, true] {
+        let ctx = format!("dirty-seen-twice {rule}");
+        let mut f = Features::patched();
+        f.read_only_activation = true; // written pages unreferenced: reclaimable
+        f.dirty_seen_twice = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 32 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        let pages: Vec<Pfn> = (0..32).map(|i| m.page(ino, i)).collect();
+        let mut written_after = Vec::new();
+        for _pass in 0..2 {
+            m.sim.reclaim[0].zone_dirty = true;
+            let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+            m.sim
+                .shrink_inactive_list(0, ROOT_MEM_CGROUP, 32, LruList::InactiveFile, &mut sc);
+            written_after.push(m.vm(VmItem::NrVmscanWrite));
+        }
+        if rule {
+            assert_eq!(
+                written_after,
+                vec![0, 32],
+                "{ctx}: deferred once, then written"
+            );
+            assert_eq!(m.vm(VmItem::NrVmscanImmediateReclaim), 32, "{ctx}");
+        } else {
+            assert_eq!(written_after, vec![32, 32], "{ctx}: written at once");
+            assert_eq!(m.vm(VmItem::NrVmscanImmediateReclaim), 0, "{ctx}");
+        }
+        assert!(
+            pages.iter().all(|&p| m.has(p, pg::WRITEBACK)),
+            "{ctx}: all under writeback in the end"
+        );
+        complete_io(&mut m.sim);
+        m.check();
+    }
+}
+
 /// The per-CPU LRU add batch by era: PAGEVEC_SIZE is 14 up to v4.15, 15 from v4.16
 /// (`pagevec-15`), 31 from v6.9 (`folio-batch-31`); v4.2 moves a full batch to the LRU
 /// before adding the next page, v4.8+ (`lru-add-flush-full`) as soon as the page that fills

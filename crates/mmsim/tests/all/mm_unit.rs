@@ -999,6 +999,18 @@ fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
     }
 }
 
+/// A machine with `features` (and `read-only-activation`, so written pages stay
+/// unreferenced and reclaimable) whose /mnt/f holds `pages` dirty pages, all on the
+/// inactive file list.
+fn dirty_unreferenced_file(mut features: Features, pages: u64) -> (M, u32) {
+    features.read_only_activation = true;
+    let mut m = machine(features);
+    let (fd, ino) = m.open("/mnt/f");
+    m.write(fd, pages * PAGE_SIZE);
+    m.sim.lru_add_drain();
+    (m, ino)
+}
+
 /// kswapd meets dirty file pages at the tail of the inactive list while the node is
 /// flagged dirty (PGDAT_DIRTY): up to 6.15 it writes them itself with pageout
 /// (nr_vmscan_write, PG_writeback, the pages clean); from 6.16 (`no-reclaim-file-writeback`,
@@ -1009,12 +1021,8 @@ fn kswapd_writes_dirty_file_pages_only_before_v6_16() {
     for rule in [false, true] {
         let ctx = format!("no-reclaim-file-writeback {rule}");
         let mut f = Features::patched();
-        f.read_only_activation = true; // written pages unreferenced: reclaimable
         f.no_reclaim_file_writeback = rule;
-        let mut m = machine(f);
-        let (fd, ino) = m.open("/mnt/f");
-        m.write(fd, 64 * PAGE_SIZE);
-        m.sim.lru_add_drain();
+        let (mut m, ino) = dirty_unreferenced_file(f, 64);
         assert_eq!(m.vm(VmItem::NrDirty), 64, "{ctx}");
         m.sim.reclaim[0].zone_dirty = true;
         let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
@@ -1058,12 +1066,8 @@ fn kswapd_writes_a_dirty_page_the_second_time_it_meets_it_from_v4_11() {
     for rule in [false, true] {
         let ctx = format!("dirty-seen-twice {rule}");
         let mut f = Features::patched();
-        f.read_only_activation = true; // written pages unreferenced: reclaimable
         f.dirty_seen_twice = rule;
-        let mut m = machine(f);
-        let (fd, ino) = m.open("/mnt/f");
-        m.write(fd, 32 * PAGE_SIZE);
-        m.sim.lru_add_drain();
+        let (mut m, ino) = dirty_unreferenced_file(f, 32);
         let pages: Vec<Pfn> = (0..32).map(|i| m.page(ino, i)).collect();
         let mut written_after = Vec::new();
         for _pass in 0..2 {

@@ -3,7 +3,8 @@
 //!
 //! The kernel batches LRU insertions and activations in per-CPU pagevecs of PAGEVEC_SIZE
 //! pages (14 in v4.2; 15, then 31 in later eras: `pagevec_size`), each slot holding a page
-//! reference, and moves a whole pagevec under one lru_lock acquisition. A page in a pagevec is not yet on an LRU list (PG_lru clear).
+//! reference, and moves a whole pagevec under one lru_lock acquisition. A page in a
+//! pagevec is not yet on an LRU list (PG_lru clear).
 //! v4.2 ordering: a full add pagevec is drained before the next page is added, so at most 14
 //! pages per CPU are off-LRU; from v4.8 (`lru-add-flush-full`) it is drained as soon as the
 //! page that fills it is added.

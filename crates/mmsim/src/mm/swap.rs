@@ -55,13 +55,6 @@ pub struct Pagevec {
     pub pages: [Pfn; PAGEVEC_MAX],
 }
 
-impl Default for Pagevec {
-    /// A pagevec of v4.2's PAGEVEC_SIZE.
-    fn default() -> Self {
-        Pagevec::with_capacity(PAGEVEC_SIZE)
-    }
-}
-
 impl Pagevec {
     /// An empty pagevec of `cap` pages (at most PAGEVEC_MAX).
     pub fn with_capacity(cap: usize) -> Pagevec {
@@ -97,8 +90,9 @@ impl Pagevec {
     }
 }
 
-/// The per-CPU pagevecs of mm/swap.c (cpu_fbatches from v6.0).
-#[derive(Clone, Copy, Debug, Default)]
+/// The per-CPU pagevecs of mm/swap.c (cpu_fbatches from v6.0). No `Default`: each holds
+/// the era's PAGEVEC_SIZE ([`CpuPagevecs::with_capacity`]), which an emptied one keeps.
+#[derive(Clone, Copy, Debug)]
 pub struct CpuPagevecs {
     /// lru_add_pvec.
     pub lru_add: Pagevec,
@@ -116,6 +110,13 @@ impl CpuPagevecs {
             activate: Pagevec::with_capacity(size),
             rotate: Pagevec::with_capacity(size),
         }
+    }
+
+    /// Empty all three, keeping their size.
+    pub fn reinit(&mut self) {
+        self.lru_add.reinit();
+        self.activate.reinit();
+        self.rotate.reinit();
     }
 }
 
@@ -435,7 +436,7 @@ impl Sim {
     pub fn lru_add_drain_cpu(&mut self, cpu: usize) {
         let prev = self.enter(KFunc::LruAddDrain);
         let pv = self.pvecs[cpu];
-        self.pvecs[cpu] = CpuPagevecs::default();
+        self.pvecs[cpu].reinit();
         if pv.lru_add.nr > 0 {
             self.pagevec_lru_move_fn(pv.lru_add, LruMove::Add);
         }

@@ -319,20 +319,23 @@ impl Sim {
         if self.features.lru_add_flush_full {
             // v4.8: add, then move the batch to the LRU once it is full.
             if self.pvecs[cpu].lru_add.add(pfn) == 0 {
-                let pv = self.pvecs[cpu].lru_add;
-                self.pvecs[cpu].lru_add.reinit();
-                self.pagevec_lru_move_fn(pv, LruMove::Add);
+                self.lru_add_flush(cpu);
             }
         } else {
             // v4.2: a full batch is moved before the page is added.
             if self.pvecs[cpu].lru_add.space() == 0 {
-                let pv = self.pvecs[cpu].lru_add;
-                self.pvecs[cpu].lru_add.reinit();
-                self.pagevec_lru_move_fn(pv, LruMove::Add);
+                self.lru_add_flush(cpu);
             }
             self.pvecs[cpu].lru_add.add(pfn);
         }
         self.leave(prev);
+    }
+
+    /// __pagevec_lru_add of CPU `cpu`'s add batch: its pages go to their LRU lists.
+    fn lru_add_flush(&mut self, cpu: usize) {
+        let pv = self.pvecs[cpu].lru_add;
+        self.pvecs[cpu].lru_add.reinit();
+        self.pagevec_lru_move_fn(pv, LruMove::Add);
     }
 
     /// activate_page: queue an LRU page for activation on this CPU's activate pagevec.

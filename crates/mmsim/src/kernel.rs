@@ -195,6 +195,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/swap: implement workingset detection for anonymous LRU",
     },
     Rule {
+        feature: "lruvec-lru-lock",
+        since: KernelEra::V6_1,
+        version: "5.11",
+        commit: "mm/lru: replace pgdat lru_lock with lruvec lock",
+    },
+    Rule {
         feature: "reclaim-throttle",
         since: KernelEra::V6_1,
         version: "5.16",

@@ -77,7 +77,7 @@ pub struct ProfileRow {
 /// Lock statistics.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct LockStats {
-    /// lru_lock acquisitions, all nodes.
+    /// lru_lock acquisitions, all nodes (all lruvecs from v5.11).
     pub lru_lock_acquisitions: u64,
     /// lru_lock contended acquisitions.
     pub lru_lock_contended: u64,
@@ -652,8 +652,8 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         interrupts: sim.cpus.iter().map(|c| c.interrupts).collect(),
         tlb_shootdowns: sim.cpus.iter().map(|c| c.tlb_shootdowns).collect(),
         locks: LockStats {
-            lru_lock_acquisitions: sim.nodes.iter().map(|n| n.lru_lock.acquisitions).sum(),
-            lru_lock_contended: sim.nodes.iter().map(|n| n.lru_lock.contended).sum(),
+            lru_lock_acquisitions: sim.lru_locks().map(|l| l.acquisitions).sum(),
+            lru_lock_contended: sim.lru_locks().map(|l| l.contended).sum(),
         },
         truncate: sim.truncate_stats.report(),
         kernel: sim.features.era.to_string(),

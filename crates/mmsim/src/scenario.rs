@@ -68,6 +68,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "pagevec-15",
     "lru-add-flush-full",
     "folio-batch-31",
+    "lruvec-lru-lock",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -124,6 +124,11 @@ pub struct Features {
     /// with it every per-CPU LRU batch and the lookups of truncation and writeback, is
     /// twice as large. Overrides `pagevec_15`.
     pub folio_batch_31: bool,
+    /// Each lruvec (memcg × node) has its own lru_lock (v5.11, "mm/lru: replace pgdat
+    /// lru_lock with lruvec lock"): reclaimers and LRU batches of different memcgs on one
+    /// node no longer contend. Off: one lru_lock per node (pgdat->lru_lock; zone->lru_lock
+    /// before v4.8), shared by every memcg's lists on it.
+    pub lruvec_lru_lock: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -188,6 +193,7 @@ impl Features {
             pagevec_15: false,
             lru_add_flush_full: false,
             folio_batch_31: false,
+            lruvec_lru_lock: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -243,6 +249,7 @@ impl Features {
             "pagevec-15" => self.pagevec_15 = on,
             "lru-add-flush-full" => self.lru_add_flush_full = on,
             "folio-batch-31" => self.folio_batch_31 = on,
+            "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -280,6 +287,7 @@ impl Features {
             "pagevec-15" => self.pagevec_15,
             "lru-add-flush-full" => self.lru_add_flush_full,
             "folio-batch-31" => self.folio_batch_31,
+            "lruvec-lru-lock" => self.lruvec_lru_lock,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

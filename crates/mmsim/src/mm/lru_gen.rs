@@ -729,8 +729,7 @@ impl Sim {
         if seq != self.lruvecs[lv].lrugen.max_seq {
             return false;
         }
-        let node = lv % self.nodes.len();
-        self.lru_lock(node);
+        self.lru_lock(lv);
         for t in [LRU_GEN_FILE, LRU_GEN_ANON] {
             if self.lruvecs[lv].lrugen.nr_gens(t) == MAX_NR_GENS {
                 self.inc_min_seq(lv, t, swappiness);
@@ -756,7 +755,7 @@ impl Sim {
             self.vmstat
                 .add(LruList::ALL[t * 2 + 1].vmstat_item(), -delta);
         }
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         true
     }
 
@@ -1359,7 +1358,7 @@ impl Sim {
         let prev = self.enter(KFunc::EvictFolios);
         let node = lv % self.nodes.len();
         let memcg = (lv / self.nodes.len()) as MemcgId;
-        self.lru_lock(node);
+        self.lru_lock(lv);
         let mut list = Vec::new();
         let (mut scanned, t) = self.isolate_folios(nr_to_scan, lv, sc, swappiness, &mut list);
         scanned += u64::from(self.try_to_inc_min_seq(lv, swappiness));
@@ -1369,7 +1368,7 @@ impl Sim {
                 scanned = 0;
             }
         }
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         if list.is_empty() {
             self.leave(prev);
             return scanned;
@@ -1420,7 +1419,7 @@ impl Sim {
                 }
                 back.push(pfn);
             }
-            self.lru_lock(node);
+            self.lru_lock(lv);
             let mut to_free = Vec::new();
             for pfn in back {
                 self.putback_one(pfn, &mut to_free);
@@ -1438,7 +1437,7 @@ impl Sim {
             self.vmstat.add(by_type, reclaimed as i64);
             self.count_memcg_events(memcg, by_type, reclaimed as i64);
             self.vmstat.add(iso, -taken);
-            self.lru_unlock(node);
+            self.lru_unlock(lv);
             for pfn in to_free {
                 self.free_hot_cold_page(pfn);
             }

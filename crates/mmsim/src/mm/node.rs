@@ -185,6 +185,9 @@ pub struct Lruvec {
     pub congested: bool,
     /// The multi-generational LRU of this lruvec (used under `policy = "mglru"`).
     pub lrugen: crate::mm::lru_gen::LruGenFolio,
+    /// lruvec->lru_lock (v5.11, `lruvec-lru-lock`); unused before, where the node's lock
+    /// guards every lruvec on it.
+    pub lru_lock: crate::machine::SpinLock,
 }
 
 impl Lruvec {

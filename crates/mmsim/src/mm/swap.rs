@@ -188,30 +188,67 @@ impl Sim {
         self.vmstat.dec(lru.vmstat_item());
     }
 
-    /// Take the page's node lru_lock; returns the node.
-    pub fn lru_lock(&mut self, node: usize) {
+    /// Whether lruvecs `a` and `b` share one lru_lock (folio_lruvec_relock: a batch keeps
+    /// the lock while the next page's lruvec is guarded by the same one).
+    fn same_lru_lock(&self, a: usize, b: usize) -> bool {
+        if self.features.lruvec_lru_lock {
+            a == b
+        } else {
+            a % self.nodes.len() == b % self.nodes.len()
+        }
+    }
+
+    /// The lru_lock that guards lruvec `lv` (an index in `lruvecs`): its own
+    /// (lruvec->lru_lock) from v5.11 (`lruvec-lru-lock`), its node's (pgdat->lru_lock)
+    /// before; with the cost table, borrowed beside it.
+    fn lru_lock_and_costs(
+        &mut self,
+        lv: usize,
+    ) -> (
+        &mut crate::machine::SpinLock,
+        &crate::machine::cost::CostTable,
+    ) {
+        let n = self.nodes.len();
+        let lock = if self.features.lruvec_lru_lock {
+            &mut self.lruvecs[lv].lru_lock
+        } else {
+            &mut self.nodes[lv % n].lru_lock
+        };
+        (lock, &self.costs)
+    }
+
+    /// Every lru_lock of the machine: the nodes' and the lruvecs' (one of the two sets is
+    /// used, by the era).
+    pub fn lru_locks(&self) -> impl Iterator<Item = &crate::machine::SpinLock> {
+        let nodes = self.nodes.iter().map(|n| &n.lru_lock);
+        nodes.chain(self.lruvecs.iter().map(|l| &l.lru_lock))
+    }
+
+    /// Take the lru_lock that guards lruvec `lv` (spin_lock_irq).
+    pub fn lru_lock(&mut self, lv: usize) {
         let now = self.now();
         let my = self.cur_node();
-        let c = self.nodes[node].lru_lock.acquire(now, my, &self.costs);
+        let (lock, costs) = self.lru_lock_and_costs(lv);
+        let c = lock.acquire(now, my, costs);
         self.charge(c + self.store_drain_wait());
     }
 
-    /// Release a node's lru_lock.
-    pub fn lru_unlock(&mut self, node: usize) {
+    /// Release the lru_lock of lruvec `lv`.
+    pub fn lru_unlock(&mut self, lv: usize) {
         let now = self.now();
-        self.nodes[node].lru_lock.release(now);
+        self.lru_lock_and_costs(lv).0.release(now);
     }
 
     /// __page_cache_release's LRU part: take the lock, remove the page, clear PG_lru and
     /// PG_active (the page's last reference is gone, so the non-atomic clears are legal).
     pub fn del_page_from_lru_locked(&mut self, pfn: Pfn) {
-        let node = self.mem[pfn as usize].node as usize;
-        self.lru_lock(node);
+        let lv = self.page_lruvec_idx(pfn);
+        self.lru_lock(lv);
         let lru = self.page_lru(pfn);
         self.del_page_from_lru_list(pfn, lru);
         self.__ClearPageLRU(pfn);
         self.__ClearPageActive(pfn);
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
     }
 
     /// update_page_reclaim_stat (of the page's lruvec).
@@ -225,17 +262,18 @@ impl Sim {
     }
 
     /// pagevec_lru_move_fn: apply a move to every page of a pagevec under the lru_lock of
-    /// each page's node (re-taken when the node changes), then release the references.
+    /// each page's lruvec (re-taken when the next page's lruvec has another lock:
+    /// folio_lruvec_relock_irqsave), then release the references.
     fn pagevec_lru_move_fn(&mut self, pv: Pagevec, mv: LruMove) {
         let mut locked: Option<usize> = None;
         for &pfn in pv.as_slice() {
-            let node = self.mem[pfn as usize].node as usize;
-            if locked != Some(node) {
+            let lv = self.page_lruvec_idx(pfn);
+            if !locked.is_some_and(|l| self.same_lru_lock(l, lv)) {
                 if let Some(l) = locked {
                     self.lru_unlock(l);
                 }
-                self.lru_lock(node);
-                locked = Some(node);
+                self.lru_lock(lv);
+                locked = Some(lv);
             }
             match mv {
                 LruMove::Add => self.__pagevec_lru_add_fn(pfn),

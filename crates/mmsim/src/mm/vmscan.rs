@@ -711,8 +711,9 @@ impl Sim {
     ) {
         let prev = self.enter(KFunc::ShrinkActiveList);
         let file = lru == LruList::ActiveFile;
+        let lv = memcg as usize * self.nodes.len() + node;
         self.lru_add_drain();
-        self.lru_lock(node);
+        self.lru_lock(lv);
         let mut hold = self.take_pfn_buf();
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
         let taken = hold.len() as u64;
@@ -720,7 +721,7 @@ impl Sim {
         self.vmstat.add(VmItem::Pgrefill, scanned as i64);
         self.count_memcg_events(memcg, VmItem::Pgrefill, scanned as i64);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         let mut keep_active = self.take_pfn_buf();
         let mut deactivate = self.take_pfn_buf();
         let mut rotated = 0u64;
@@ -756,7 +757,7 @@ impl Sim {
             }
             deactivate.push(pfn);
         }
-        self.lru_lock(node);
+        self.lru_lock(lv);
         self.lruvec_mut(memcg, node).recent_rotated[file as usize] += rotated;
         self.give_pfn_buf(hold);
         let mut to_free = self.take_pfn_buf();
@@ -776,7 +777,7 @@ impl Sim {
         self.vmstat.add(VmItem::Pgdeactivate, moved);
         self.count_memcg_events(memcg, VmItem::Pgdeactivate, moved);
         self.vmstat.add(isolated_item(file), -(taken as i64));
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         for &pfn in &to_free {
             self.free_hot_cold_page(pfn);
         }
@@ -819,8 +820,9 @@ impl Sim {
     ) -> u64 {
         let prev = self.enter(KFunc::ShrinkInactiveList);
         let file = lru == LruList::InactiveFile;
+        let lv = memcg as usize * self.nodes.len() + node;
         self.lru_add_drain();
-        self.lru_lock(node);
+        self.lru_lock(lv);
         let mut list = self.take_pfn_buf();
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
         let taken = list.len() as u64;
@@ -843,14 +845,14 @@ impl Sim {
         self.vmstat.add(by_type.0, scanned as i64);
         self.count_memcg_events(memcg, by_type.0, scanned as i64);
         sc.nr_scanned += scanned;
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         if taken == 0 {
             self.give_pfn_buf(list);
             self.leave(prev);
             return 0;
         }
         let stat = self.shrink_page_list(node, &mut list, sc);
-        self.lru_lock(node);
+        self.lru_lock(lv);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         if !sc.cgroup_reclaim() {
             self.vmstat.add(steal_item, stat.reclaimed as i64);
@@ -871,7 +873,7 @@ impl Sim {
         self.leave(pb);
         self.give_pfn_buf(list);
         self.vmstat.add(isolated_item(file), -(taken as i64));
-        self.lru_unlock(node);
+        self.lru_unlock(lv);
         for &pfn in &to_free {
             self.free_hot_cold_page(pfn);
         }

@@ -719,3 +719,56 @@ fn memory_stat_file_mapped_and_shmem_are_each_cgroups_own() {
         (mapped, shmem)
     );
 }
+
+/// lruvec-lru-lock (v5.11, "mm/lru: replace pgdat lru_lock with lruvec lock"): CPU 0 holds
+/// the LRU lock of cgroup a's lruvec for 10 µs; CPU 1 takes cgroup b's 5 µs in. With one
+/// lock per node (before v5.11) CPU 1 spins until CPU 0 lets go; with one per lruvec it
+/// does not wait.
+#[test]
+fn an_lru_lock_held_for_one_cgroup_stalls_another_only_before_v5_11() {
+    let text = common::unit_machine_toml(
+        "unit",
+        "16MiB",
+        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+    ) + "\n[[cgroups]]\nname = \"a\"\n[[cgroups]]\nname = \"b\"\n";
+    let us = 1_000_000; // ps
+    for per_lruvec in [false, true] {
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        assert!(f.set("lruvec-lru-lock", per_lruvec));
+        let mut sim = common::build_sim(&text, "unit.toml", f);
+        assert_eq!(sim.nr_memcgs(), 3, "root, a and b");
+        let n = sim.nodes.len();
+        let (a, b) = (n, 2 * n); // the lruvecs of a and b on node 0
+        sim.set_running(0, None);
+        sim.lru_lock(a);
+        sim.charge(10 * us);
+        sim.lru_unlock(a);
+        sim.set_running(1, None);
+        sim.charge(5 * us);
+        let before = sim.now();
+        sim.lru_lock(b);
+        let waited = sim.now() - before;
+        sim.lru_unlock(b);
+        let contended: u64 = sim.lru_locks().map(|l| l.contended).sum();
+        if per_lruvec {
+            assert_eq!(contended, 0);
+            assert!(waited < us, "no spin: {waited} ps");
+        } else {
+            assert_eq!(contended, 1);
+            assert!(waited >= 5 * us, "spins until CPU 0 releases: {waited} ps");
+        }
+        // A batch of new pages of a, b, a reaches the LRU under one lock per node, or
+        // relocking at each change of lruvec (folio_lruvec_relock_irqsave).
+        let taken =
+            |sim: &mmsim::sim::Sim| -> u64 { sim.lru_locks().map(|l| l.acquisitions).sum() };
+        let before = taken(&sim);
+        for memcg in [1, 2, 1] {
+            let pfn = sim
+                .alloc_page_charged(mmsim::mm::page_alloc::Gfp::KERNEL, memcg)
+                .expect("a free page");
+            sim.lru_cache_add(pfn);
+        }
+        sim.lru_add_drain();
+        assert_eq!(taken(&sim) - before, if per_lruvec { 3 } else { 1 });
+    }
+}

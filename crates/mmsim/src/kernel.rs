@@ -111,6 +111,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "fault-around",
+        since: KernelEra::V3_15,
+        version: "3.15",
+        commit: "mm: introduce do_fault_around()",
+    },
+    Rule {
         feature: "lru-add-flush-full",
         since: KernelEra::V4_14,
         version: "4.8",

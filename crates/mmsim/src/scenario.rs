@@ -45,6 +45,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "workingset",
     "file-only-when-plenty",
     "adaptive-swap-readahead",
+    "fault-around",
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",

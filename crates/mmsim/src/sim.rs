@@ -46,6 +46,11 @@ pub struct Features {
     /// miss (v3.15 swapin_nr_pages; on in both presets; off = the fixed aligned cluster of
     /// 2^page_cluster slots of 2.6.x–3.14).
     pub adaptive_swap_readahead: bool,
+    /// A read fault on a file mapping also maps the neighbouring pages that are already
+    /// cached and uptodate, up to fault_around_bytes (64 KiB) around it (v3.15, "mm:
+    /// introduce do_fault_around()", ->map_pages). Off: each page is mapped by its own
+    /// fault, as 2.6.x–3.14 did.
+    pub fault_around: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -180,6 +185,7 @@ impl Features {
             workingset: true,
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
+            fault_around: true,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -236,6 +242,7 @@ impl Features {
             "workingset" => self.workingset = on,
             "file-only-when-plenty" => self.file_only_when_plenty = on,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
+            "fault-around" => self.fault_around = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -274,6 +281,7 @@ impl Features {
             "workingset" => self.workingset,
             "file-only-when-plenty" => self.file_only_when_plenty,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
+            "fault-around" => self.fault_around,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,

@@ -591,7 +591,7 @@ impl Sim {
             self.set_page_dirty(pfn);
         }
         self.unlock_page(pfn);
-        if !write {
+        if !write && self.features.fault_around {
             self.do_fault_around(mm, vma, ino, vpn);
         }
         Ok(FaultResult::Handled)

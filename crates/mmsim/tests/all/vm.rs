@@ -1702,3 +1702,40 @@ passes = 3
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.contains("\"SIGSEGV\":1"));
 }
+
+/// fault-around (v3.15, "mm: introduce do_fault_around()"): a read fault on a file mapping
+/// also maps the cached, uptodate neighbours in its aligned 64 KiB window; before, only the
+/// faulting page is mapped and each neighbour takes a fault of its own.
+#[test]
+fn a_read_fault_maps_its_cached_neighbours_only_from_v3_15() {
+    for fault_around in [false, true] {
+        let mut f = batch_tlb_features(false);
+        f.fault_around = fault_around;
+        let mut sim = build_sim(
+            &scenario_text(2, "64MiB", &[("big", 64)], &[("a", 1)]),
+            "vm-test",
+            f,
+        );
+        let a = task_id(&sim, "a");
+        let base = mmap(&mut sim, a, "/data/big", 64, 1, false);
+        // A read fault at page 3: read-around caches pages 0..32 (a sparse file: holes,
+        // uptodate at once); fault-around may map 0..16.
+        touch(&mut sim, 1, a, base + 3 * PAGE_SIZE, 1, false);
+        let mapped: Vec<u64> = (0..32)
+            .filter(|i| pte_at(&sim, a, base + i * PAGE_SIZE) != 0)
+            .collect();
+        if fault_around {
+            assert_eq!(mapped, (0..16).collect::<Vec<_>>(), "the 16-page window");
+        } else {
+            assert_eq!(mapped, vec![3], "only the faulting page");
+        }
+        assert_eq!(sim.vmstat.get(VmItem::NrMapped), mapped.len() as i64);
+        // The neighbours mapped by fault-around are young, as if accessed.
+        for &i in &mapped {
+            assert!(
+                pte_at(&sim, a, base + i * PAGE_SIZE) & pte::YOUNG != 0,
+                "page {i}"
+            );
+        }
+    }
+}

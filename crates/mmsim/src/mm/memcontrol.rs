@@ -70,7 +70,8 @@ const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
 pub struct MemcgEvents {
     /// Reclaimed although below memory.low (no other memory was left).
     pub low: u64,
-    /// Usage went above memory.high.
+    /// reclaim_high found usage above memory.high (the over-high work on the return to
+    /// user space, once per memcg and pass).
     pub high: u64,
     /// A charge hit memory.max.
     pub max: u64,
@@ -432,8 +433,9 @@ impl Sim {
     }
 
     /// page_counter_charge up the ancestry (excluding the root), one atomic per level;
-    /// usage above memory.high counts a `high` event and queues the over-high work for
-    /// the return to user space.
+    /// usage above memory.high queues the over-high work for the return to user space
+    /// (try_charge's memcg_nr_pages_over_high; the `high` event is counted by reclaim_high
+    /// when that work runs).
     fn page_counter_charge(&mut self, m: MemcgId) {
         let mut c = nonroot(m);
         let mut over_high = false;
@@ -442,10 +444,7 @@ impl Sim {
             let mc = &mut self.memcgs[id as usize];
             mc.usage += 1;
             mc.peak = mc.peak.max(mc.usage);
-            if mc.usage > mc.high {
-                over_high = true;
-                self.memcg_memory_event(id, MemcgEvent::High);
-            }
+            over_high |= mc.usage > mc.high;
             c = self.parent_below_root(id);
         }
         if over_high {

@@ -68,6 +68,12 @@ pub const RULES: &[Rule] = &[
         commit: "vmscan: detect mapped file pages used only once",
     },
     Rule {
+        feature: "memcg-charge-stock",
+        since: KernelEra::V3_15,
+        version: "2.6.33",
+        commit: "memcg: coalesce charging via percpu storage",
+    },
+    Rule {
         feature: "context-readahead",
         since: KernelEra::V3_15,
         version: "2.6.31",
@@ -219,10 +225,22 @@ pub const RULES: &[Rule] = &[
         commit: "filemap: Correct the conditions for marking a folio as accessed",
     },
     Rule {
+        feature: "memcg-charge-batch-64",
+        since: KernelEra::V6_1,
+        version: "6.0",
+        commit: "memcg: increase MEMCG_CHARGE_BATCH to 64",
+    },
+    Rule {
         feature: "no-reclaim-file-writeback",
         since: KernelEra::V6_18,
         version: "6.16",
         commit: "fs: Remove aops->writepage",
+    },
+    Rule {
+        feature: "memcg-multi-stock",
+        since: KernelEra::V6_18,
+        version: "6.16",
+        commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
         feature: "folio-batch-31",

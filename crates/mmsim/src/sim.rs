@@ -51,6 +51,18 @@ pub struct Features {
     /// introduce do_fault_around()", ->map_pages). Off: each page is mapped by its own
     /// fault, as 2.6.x–3.14 did.
     pub fault_around: bool,
+    /// try_charge charges a memcg's page counters MEMCG_CHARGE_BATCH pages at a time and
+    /// keeps the rest in a per-CPU stock (memcg_stock) that later charges on that CPU take
+    /// without touching the counters (v2.6.33, "memcg: coalesce charging via percpu
+    /// storage"; 32 pages). Off: every charge reaches the counters.
+    pub memcg_charge_stock: bool,
+    /// MEMCG_CHARGE_BATCH is 64 pages (v6.0, "memcg: increase MEMCG_CHARGE_BATCH to 64");
+    /// off, 32.
+    pub memcg_charge_batch_64: bool,
+    /// A CPU's charge stock holds up to NR_MEMCG_STOCK (7) memcgs, a full stock evicting
+    /// a random one (v6.16, "memcg: multi-memcg percpu charge cache"); off, one memcg,
+    /// replaced by the next charge of another.
+    pub memcg_multi_stock: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -186,6 +198,9 @@ impl Features {
             file_only_when_plenty: true,
             adaptive_swap_readahead: true,
             fault_around: true,
+            memcg_charge_stock: true,
+            memcg_charge_batch_64: false,
+            memcg_multi_stock: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -243,6 +258,9 @@ impl Features {
             "file-only-when-plenty" => self.file_only_when_plenty = on,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead = on,
             "fault-around" => self.fault_around = on,
+            "memcg-charge-stock" => self.memcg_charge_stock = on,
+            "memcg-charge-batch-64" => self.memcg_charge_batch_64 = on,
+            "memcg-multi-stock" => self.memcg_multi_stock = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -282,6 +300,9 @@ impl Features {
             "file-only-when-plenty" => self.file_only_when_plenty,
             "adaptive-swap-readahead" => self.adaptive_swap_readahead,
             "fault-around" => self.fault_around,
+            "memcg-charge-stock" => self.memcg_charge_stock,
+            "memcg-charge-batch-64" => self.memcg_charge_batch_64,
+            "memcg-multi-stock" => self.memcg_multi_stock,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,
@@ -417,6 +438,11 @@ pub struct Sim {
     pub nodes: Vec<PgData>,
     /// Memory cgroups in pre-order, the root first (`mm::memcontrol`).
     pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
+    /// Each CPU's memcg charge stock (memcg_stock_pcp), by CPU.
+    pub memcg_stock: Vec<crate::mm::memcontrol::MemcgStock>,
+    /// The stream of the multi-memcg stock's random evictions (get_random_u32_below),
+    /// seeded from the scenario seed.
+    pub memcg_stock_rng: rand_pcg::Pcg64,
     /// One lruvec per (memcg, node), index `memcg × nodes + node` (mem_cgroup_lruvec).
     pub lruvecs: Vec<crate::mm::node::Lruvec>,
     /// The memcg each swap slot is charged to (swap_cgroup), by slot.
@@ -657,6 +683,8 @@ impl Sim {
             pvecs: vec![CpuPagevecs::with_capacity(pvec_size); nr_cpus],
             nodes,
             memcgs,
+            memcg_stock: vec![crate::mm::memcontrol::MemcgStock::default(); nr_cpus],
+            memcg_stock_rng: <rand_pcg::Pcg64 as rand::SeedableRng>::seed_from_u64(sc.seed),
             lruvecs,
             swap_cgroup: Vec::new(),
             swap_shadows: Vec::new(),

@@ -575,6 +575,26 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
             }
         }
     }
+    // Pages charged ahead into the CPUs' stocks count in the usage of the memcgs below the
+    // root (memcg_stock; the root's counter counts pages committed to it).
+    let mut stocked = vec![0u64; sim.nr_memcgs()];
+    let batch = sim.memcg_charge_batch();
+    for st in &sim.memcg_stock {
+        for &(m, pages) in &st.slots {
+            if m == NO_MEMCG {
+                continue;
+            }
+            if pages > batch {
+                return Err(format!(
+                    "a CPU's stock holds {pages} pages of memcg {m}, above the batch {batch}"
+                ));
+            }
+            match stocked.get_mut(m as usize) {
+                Some(c) => *c += pages,
+                None => return Err(format!("a CPU's stock holds pages of unknown memcg {m}")),
+            }
+        }
+    }
     let mut swap_local = vec![0u64; sim.nr_memcgs()];
     for &m in &sim.swap_cgroup {
         if m != NO_MEMCG {
@@ -584,10 +604,13 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
     for m in 0..sim.nr_memcgs() {
         let mc = &sim.memcgs[m];
         let range = sim.memcg_subtree(m as crate::mm::memcontrol::MemcgId);
-        let want: u64 = range.clone().map(|c| local[c as usize]).sum();
+        let mut want: u64 = range.clone().map(|c| local[c as usize]).sum();
+        if m != 0 {
+            want += range.clone().map(|c| stocked[c as usize]).sum::<u64>();
+        }
         if mc.usage != want {
             return Err(format!(
-                "memcg \"{}\" usage {} but {} pages are charged to it and below",
+                "memcg \"{}\" usage {} but {} pages are charged to it and below (stocks included)",
                 mc.name, mc.usage, want
             ));
         }

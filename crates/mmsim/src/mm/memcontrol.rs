@@ -14,11 +14,15 @@
 //!   MAX_RECLAIM_RETRIES times, then runs the memcg OOM killer, which picks a victim
 //!   inside that subtree only. Charging the root costs nothing (the kernel does not
 //!   count the root's page counter); a non-root charge costs one atomic per level.
-//!   Freeing a page uncharges it (`mem_cgroup_uncharge`).
-//! - **memory.high**: a charge that leaves a memcg above its high limit counts a `high`
-//!   event; when the task returns to user space (`mem_cgroup_handle_over_high`) it reclaims
-//!   the excess from that memcg and, if usage stays above high, sleeps for the quadratic
-//!   penalty of calculate_high_delay (at most 2 s).
+//!   From 2.6.33 (`memcg-charge-stock`) the counters are charged a batch at a time
+//!   (MEMCG_CHARGE_BATCH: 32 pages, 64 from 6.0) and the rest waits in the CPU's stock
+//!   (`Sim::memcg_stock`; several memcgs per CPU from 6.16), which a charge at memory.max
+//!   drains before it gives up. Freeing a page uncharges it (`mem_cgroup_uncharge`).
+//! - **memory.high**: a charge that leaves a memcg above its high limit queues the
+//!   over-high work; when the task returns to user space (`mem_cgroup_handle_over_high`)
+//!   it reclaims the excess from that memcg (each pass counting a `high` event) and, if
+//!   usage stays above high, sleeps for the quadratic penalty of calculate_high_delay (at
+//!   most 2 s).
 //! - **Protection**: global reclaim walks every memcg (`shrink_node_memcgs` in vmscan.rs);
 //!   a memcg below its effective memory.min is skipped, one below its effective memory.low
 //!   is skipped unless nothing else could be reclaimed (memcg_low_reclaim, counting a `low`
@@ -30,8 +34,9 @@
 //! - **Events**: memory.events `low`, `high`, `max`, `oom`, `oom_kill` (local counts;
 //!   the report sums them up the tree as memory.events does).
 //!
-//! Not modelled: the per-CPU charge stock (MEMCG_CHARGE_BATCH; every charge reaches the
-//! page counters), kernel memory (slab, page tables) charges, memory.oom.group, cgroup v1.
+//! Not modelled: kernel memory (slab, page tables) charges and the objcg stock,
+//! memory.oom.group, cgroup v1, 5.18's synchronous memory.high reclaim inside a charge of
+//! more than a batch over high (the work runs on the return to user space only).
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
@@ -56,6 +61,24 @@ pub fn limit_bytes(pages: u64) -> Option<u64> {
 }
 /// MEMCG_CHARGE_BATCH: the penalty of memory.high is scaled per this many pages.
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// NR_MEMCG_STOCK (v6.16): the memcgs one CPU's charge stock holds (one before).
+pub const NR_MEMCG_STOCK: usize = 7;
+
+/// memcg_stock_pcp: one CPU's pages charged to a memcg's counters ahead of use, per slot
+/// (`memcg-charge-stock`; one slot before v6.16, `memcg-multi-stock`).
+#[derive(Clone, Copy, Debug)]
+pub struct MemcgStock {
+    /// (memcg, pages) per slot; `NO_MEMCG` when the slot is empty.
+    pub slots: [(MemcgId, u64); NR_MEMCG_STOCK],
+}
+
+impl Default for MemcgStock {
+    fn default() -> MemcgStock {
+        MemcgStock {
+            slots: [(NO_MEMCG, 0); NR_MEMCG_STOCK],
+        }
+    }
+}
 /// One jiffy (HZ = 1000), ps.
 pub const JIFFY_PS: u64 = 1_000_000_000;
 /// MEMCG_MAX_HIGH_DELAY_JIFFIES: the longest memory.high throttling sleep (2 s).
@@ -418,13 +441,13 @@ impl Sim {
         Ok(())
     }
 
-    /// The memcg of `m`'s ancestry (excluding the root) whose memory.max one more page
+    /// The memcg of `m`'s ancestry (excluding the root) whose memory.max `nr` more pages
     /// would exceed (mem_over_limit), if any.
-    fn mem_over_limit(&self, m: MemcgId) -> Option<MemcgId> {
+    fn mem_over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
         let mut c = nonroot(m);
         while let Some(id) = c {
             let mc = &self.memcgs[id as usize];
-            if mc.usage + 1 > mc.max {
+            if mc.usage + nr > mc.max {
                 return Some(id);
             }
             c = self.parent_below_root(id);
@@ -432,36 +455,169 @@ impl Sim {
         None
     }
 
-    /// page_counter_charge up the ancestry (excluding the root), one atomic per level;
-    /// usage above memory.high queues the over-high work for the return to user space
-    /// (try_charge's memcg_nr_pages_over_high; the `high` event is counted by reclaim_high
-    /// when that work runs).
-    fn page_counter_charge(&mut self, m: MemcgId) {
+    /// page_counter_charge of `nr` pages up the ancestry (excluding the root), one atomic
+    /// per level; usage above memory.high queues the over-high work for the return to user
+    /// space (try_charge's memcg_nr_pages_over_high += batch; the `high` event is counted
+    /// by reclaim_high when that work runs).
+    fn page_counter_charge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         let mut over_high = false;
         while let Some(id) = c {
             self.charge_atomic();
             let mc = &mut self.memcgs[id as usize];
-            mc.usage += 1;
+            mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);
             over_high |= mc.usage > mc.high;
             c = self.parent_below_root(id);
         }
         if over_high {
             if let Some(t) = self.cur.task {
-                self.tasks[t].memcg_nr_pages_over_high += 1;
+                self.tasks[t].memcg_nr_pages_over_high += nr;
             }
         }
     }
 
-    /// try_charge_memcg for one page.
+    /// page_counter_uncharge of `nr` pages up the ancestry (excluding the root).
+    fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
+        let mut c = nonroot(m);
+        while let Some(id) = c {
+            self.charge_atomic();
+            let mc = &mut self.memcgs[id as usize];
+            debug_assert!(mc.usage >= nr, "memcg {} usage underflow", mc.name);
+            mc.usage -= nr;
+            c = self.parent_below_root(id);
+        }
+    }
+
+    /// MEMCG_CHARGE_BATCH of the era: 32 pages, 64 from v6.0.
+    pub fn memcg_charge_batch(&self) -> u64 {
+        if self.features.memcg_charge_batch_64 {
+            64
+        } else {
+            32
+        }
+    }
+
+    /// The slots of a CPU's stock in use in the era: NR_MEMCG_STOCK from v6.16, else 1.
+    fn memcg_stock_slots(&self) -> usize {
+        if self.features.memcg_multi_stock {
+            NR_MEMCG_STOCK
+        } else {
+            1
+        }
+    }
+
+    /// consume_stock: take one page of `memcg`'s charge from the running CPU's stock.
+    fn consume_stock(&mut self, memcg: MemcgId) -> bool {
+        self.charge(self.costs.plain_rmw_ps);
+        let cpu = self.cur.cpu;
+        let n = self.memcg_stock_slots();
+        match self.memcg_stock[cpu].slots[..n]
+            .iter_mut()
+            .find(|(m, pages)| *m == memcg && *pages > 0)
+        {
+            Some(slot) => {
+                slot.1 -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// drain_stock: give a slot's pages back to its memcg's counters and empty it.
+    fn drain_stock(&mut self, cpu: usize, slot: usize) {
+        let (m, pages) = std::mem::replace(&mut self.memcg_stock[cpu].slots[slot], (NO_MEMCG, 0));
+        if m != NO_MEMCG && pages > 0 {
+            self.page_counter_uncharge(m, pages);
+        }
+    }
+
+    /// refill_stock: keep `nr` pages charged to `memcg` in the running CPU's stock. One
+    /// slot: another memcg's stock is drained first. Several (v6.16): `memcg`'s slot, else
+    /// the first empty one, else a random one drained. A slot above MEMCG_CHARGE_BATCH is
+    /// drained.
+    fn refill_stock(&mut self, memcg: MemcgId, nr: u64) {
+        let cpu = self.cur.cpu;
+        let n = self.memcg_stock_slots();
+        let slots = &self.memcg_stock[cpu].slots[..n];
+        let i = match slots.iter().position(|(m, _)| *m == memcg) {
+            Some(i) => i,
+            None => {
+                let i = if n == 1 {
+                    0
+                } else if let Some(e) = slots.iter().position(|(m, _)| *m == NO_MEMCG) {
+                    e
+                } else {
+                    rand::Rng::gen_range(&mut self.memcg_stock_rng, 0..n)
+                };
+                self.drain_stock(cpu, i);
+                self.memcg_stock[cpu].slots[i].0 = memcg;
+                i
+            }
+        };
+        self.memcg_stock[cpu].slots[i].1 += nr;
+        if self.memcg_stock[cpu].slots[i].1 > self.memcg_charge_batch() {
+            self.drain_stock(cpu, i);
+        }
+    }
+
+    /// drain_all_stock: drain the stock of every CPU that holds pages of `root`'s subtree
+    /// (drain_local_stock empties the whole stock of such a CPU). The kernel drains the
+    /// other CPUs' stocks from a work item on each; here they are drained at once.
+    fn drain_all_stock(&mut self, root: MemcgId) {
+        let n = self.memcg_stock_slots();
+        for cpu in 0..self.memcg_stock.len() {
+            let holds = self.memcg_stock[cpu].slots[..n].iter().any(|&(m, pages)| {
+                pages > 0 && m != NO_MEMCG && self.mem_cgroup_is_descendant(m, root)
+            });
+            if holds {
+                for i in 0..n {
+                    self.drain_stock(cpu, i);
+                }
+            }
+        }
+    }
+
+    /// Pages of each memcg held in the CPUs' charge stocks (charged, not yet used).
+    pub fn memcg_stock_pages(&self) -> Vec<u64> {
+        let mut v = vec![0; self.memcgs.len()];
+        for st in &self.memcg_stock {
+            for &(m, pages) in &st.slots {
+                if m != NO_MEMCG {
+                    v[m as usize] += pages;
+                }
+            }
+        }
+        v
+    }
+
+    /// try_charge_memcg for one page: from the CPU's stock if it holds a page of `memcg`;
+    /// else the counters are charged a batch (the rest goes to the stock), or one page
+    /// when a batch would pass memory.max; a charge that one page would take above
+    /// memory.max reclaims, drains the stocks of the memcg over its limit once, retries
+    /// and finally calls the memcg OOM killer.
     fn try_charge(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+        let stock = self.features.memcg_charge_stock;
+        if stock && self.consume_stock(memcg) {
+            return Ok(());
+        }
+        let mut batch = if stock { self.memcg_charge_batch() } else { 1 };
         let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
         loop {
-            let Some(over) = self.mem_over_limit(memcg) else {
-                self.page_counter_charge(memcg);
+            let Some(over) = self.mem_over_limit(memcg, batch) else {
+                self.page_counter_charge(memcg, batch);
+                if batch > 1 {
+                    self.refill_stock(memcg, batch - 1);
+                }
                 return Ok(());
             };
+            if batch > 1 {
+                // A whole batch does not fit: charge the one page (the kernel's
+                // batch = nr_pages; goto retry).
+                batch = 1;
+                continue;
+            }
             self.memcg_memory_event(over, MemcgEvent::Max);
             if !gfp.direct_reclaim {
                 return Err(AllocError::NoMem);
@@ -482,6 +638,12 @@ impl Sim {
                 }
             }
             if self.mem_cgroup_margin(memcg) >= 1 {
+                continue;
+            }
+            if stock && !drained {
+                // Pages charged to the subtree may sit unused in the CPUs' stocks.
+                self.drain_all_stock(over);
+                drained = true;
                 continue;
             }
             if gfp.noretry {
@@ -516,7 +678,7 @@ impl Sim {
                 OomOutcome::KilledCurrent => Err(AllocError::NoMem),
                 OomOutcome::NoVictim => {
                     // OOM_FAILED: the kernel forces the charge past the limit.
-                    self.page_counter_charge(memcg);
+                    self.page_counter_charge(memcg, 1);
                     Ok(())
                 }
             };
@@ -531,14 +693,7 @@ impl Sim {
         }
         self.mem[pfn as usize].memcg = NO_MEMCG;
         self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;
-        let mut c = nonroot(m);
-        while let Some(id) = c {
-            self.charge_atomic();
-            let mc = &mut self.memcgs[id as usize];
-            debug_assert!(mc.usage > 0, "memcg {} usage underflow", mc.name);
-            mc.usage -= 1;
-            c = self.parent_below_root(id);
-        }
+        self.page_counter_uncharge(m, 1);
     }
 
     /// mem_cgroup_try_charge_swap: charge a swap slot to the page's memcg; false if the

@@ -803,3 +803,96 @@ fn the_high_event_counts_reclaim_passes_not_charges() {
     // pass, the first and MAX_RECLAIM_RETRIES retries.
     assert_eq!(high, 1 + 16, "one per pass");
 }
+
+/// A machine of two CPUs with cgroups `a` (memory.max `a_max`) and `b`, on `era` rules;
+/// its dummy task `t` runs in `a`.
+fn stock_machine(era: KernelEra, a_max: &str) -> (mmsim::sim::Sim, usize) {
+    let text = common::unit_machine_toml(
+        "unit",
+        "64MiB",
+        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+    ) + &format!(
+        "\n[[cgroups]]\nname = \"a\"\nmemory_max = \"{a_max}\"\n[[cgroups]]\nname = \"b\"\n"
+    );
+    let f = era.features("patched").expect("preset");
+    let sim = common::build_sim(&text, "unit.toml", f);
+    let t = common::task_id(&sim, "t");
+    (sim, t)
+}
+
+/// Charge `n` pages to `memcg` on `cpu` as task `t` (pages off the LRU: nothing to reclaim).
+fn charge(sim: &mut mmsim::sim::Sim, t: usize, cpu: usize, memcg: u16, n: u64) {
+    sim.tasks[t].memcg = memcg;
+    sim.set_running(cpu, Some(t));
+    for _ in 0..n {
+        sim.alloc_page_charged(mmsim::mm::page_alloc::Gfp::KERNEL, memcg)
+            .expect("charged");
+    }
+}
+
+/// memcg-charge-stock (2.6.33), memcg-charge-batch-64 (6.0), memcg-multi-stock (6.16):
+/// the counters are charged a batch at a time and the rest waits in the CPU's stock, so
+/// memory.current runs ahead of the pages in use by less than a batch per CPU; a charge
+/// for another memcg on the CPU drains the stock, unless the stock holds several memcgs.
+#[test]
+fn memcg_charges_go_through_a_per_cpu_stock_by_era() {
+    for (era, batch, slots) in [
+        (KernelEra::V2_6_30, 1, 1),
+        (KernelEra::V4_14, 32, 1),
+        (KernelEra::V6_1, 64, 1),
+        (KernelEra::V6_18, 64, 7),
+    ] {
+        let (mut sim, t) = stock_machine(era, "max");
+        assert_eq!(
+            sim.features.memcg_charge_stock,
+            batch > 1,
+            "{era:?}: the stock is 2.6.33's"
+        );
+        charge(&mut sim, t, 0, 1, 1);
+        assert_eq!(
+            sim.memcgs[1].usage, batch,
+            "{era:?}: one page charges a batch"
+        );
+        charge(&mut sim, t, 0, 1, batch - 1);
+        assert_eq!(
+            sim.memcgs[1].usage, batch,
+            "{era:?}: the stock covers the batch"
+        );
+        assert_eq!(sim.memcg_stock_pages()[1], 0);
+        charge(&mut sim, t, 0, 1, 1);
+        assert_eq!(
+            sim.memcgs[1].usage,
+            batch + batch,
+            "{era:?}: the next batch"
+        );
+        // b charges on the same CPU: with one slot a's unused pages go back.
+        charge(&mut sim, t, 0, 2, 1);
+        assert_eq!(sim.memcgs[2].usage, batch, "{era:?}");
+        let a_left = if slots == 1 { batch + 1 } else { 2 * batch };
+        assert_eq!(
+            sim.memcgs[1].usage, a_left,
+            "{era:?}: a's stock kept with {slots} slots"
+        );
+        mmsim::mm::check::check_all(&sim).expect("invariants hold");
+    }
+}
+
+/// A charge at memory.max drains the stocks of the memcg over its limit (drain_all_stock)
+/// before it retries: pages another CPU holds charged but unused make room, and no OOM.
+#[test]
+fn a_charge_at_memory_max_drains_the_other_cpus_stock() {
+    let (mut sim, t) = stock_machine(KernelEra::V6_1, "520KiB"); // 130 pages
+    charge(&mut sim, t, 0, 1, 1); // 64 charged, 63 in CPU 0's stock
+    charge(&mut sim, t, 1, 1, 1); // 128, 63 in CPU 1's stock
+    charge(&mut sim, t, 0, 1, 63); // CPU 0's stock used up
+    assert_eq!(sim.memcgs[1].usage, 128);
+    charge(&mut sim, t, 0, 1, 2); // a batch would pass memory.max: one page each
+    assert_eq!(sim.memcgs[1].usage, 130);
+    assert_eq!(sim.memcgs[1].events.max, 0);
+    charge(&mut sim, t, 0, 1, 1); // at the limit: reclaim finds nothing, drain CPU 1
+    assert_eq!(sim.memcgs[1].events.max, 1, "one charge hit memory.max");
+    assert_eq!(sim.memcgs[1].events.oom, 0, "the drained stock made room");
+    assert_eq!(sim.memcgs[1].usage, 130 - 63 + 1);
+    assert_eq!(sim.memcg_stock_pages()[1], 0, "no stock left anywhere");
+    mmsim::mm::check::check_all(&sim).expect("invariants hold");
+}

@@ -219,6 +219,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/vmscan: throttle reclaim until some writeback completes if congested",
     },
     Rule {
+        feature: "memcg-sync-high",
+        since: KernelEra::V6_1,
+        version: "5.18",
+        commit: "memcg: synchronously enforce memory.high for large overcharges",
+    },
+    Rule {
         feature: "read-accessed-folio",
         since: KernelEra::V6_1,
         version: "5.19",

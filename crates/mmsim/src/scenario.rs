@@ -49,6 +49,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-charge-stock",
     "memcg-charge-batch-64",
     "memcg-multi-stock",
+    "memcg-sync-high",
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",

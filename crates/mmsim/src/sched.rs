@@ -140,6 +140,10 @@ pub struct Task {
     /// Pages charged above memory.high since the last return to user space
     /// (current->memcg_nr_pages_over_high).
     pub memcg_nr_pages_over_high: u64,
+    /// memory.high throttling owed from the synchronous over-high work of a charge
+    /// (`memcg-sync-high`), ps: the kernel sleeps inside the charge; here the task
+    /// sleeps as long when it returns to user space.
+    pub memcg_high_delay_ps: u64,
 }
 
 impl Task {

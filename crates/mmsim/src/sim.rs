@@ -63,6 +63,12 @@ pub struct Features {
     /// a random one (v6.16, "memcg: multi-memcg percpu charge cache"); off, one memcg,
     /// replaced by the next charge of another.
     pub memcg_multi_stock: bool,
+    /// A charge that leaves more than MEMCG_CHARGE_BATCH pages of over-high work queued
+    /// runs that work (reclaim_high and the throttling) at once, inside the charge (v5.18,
+    /// "memcg: synchronously enforce memory.high for large overcharges"). Off: only on the
+    /// return to user space, so one large syscall may overrun memory.high by all it
+    /// charges.
+    pub memcg_sync_high: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -201,6 +207,7 @@ impl Features {
             memcg_charge_stock: true,
             memcg_charge_batch_64: false,
             memcg_multi_stock: false,
+            memcg_sync_high: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -261,6 +268,7 @@ impl Features {
             "memcg-charge-stock" => self.memcg_charge_stock = on,
             "memcg-charge-batch-64" => self.memcg_charge_batch_64 = on,
             "memcg-multi-stock" => self.memcg_multi_stock = on,
+            "memcg-sync-high" => self.memcg_sync_high = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -303,6 +311,7 @@ impl Features {
             "memcg-charge-stock" => self.memcg_charge_stock,
             "memcg-charge-batch-64" => self.memcg_charge_batch_64,
             "memcg-multi-stock" => self.memcg_multi_stock,
+            "memcg-sync-high" => self.memcg_sync_high,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,
@@ -819,6 +828,7 @@ impl Sim {
                 fault_retry: None,
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
+                memcg_high_delay_ps: 0,
             });
             sim.kswapd[n] = Some(id);
         }
@@ -842,6 +852,7 @@ impl Sim {
                 fault_retry: None,
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
+                memcg_high_delay_ps: 0,
             });
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
@@ -930,6 +941,7 @@ impl Sim {
                 fault_retry: None,
                 memcg,
                 memcg_nr_pages_over_high: 0,
+                memcg_high_delay_ps: 0,
             });
             sim.events.push(start, Event::Wake(id as u32));
         }
@@ -1574,9 +1586,12 @@ impl Sim {
                         .or_default() += 1;
                 }
                 self.tasks[tid].last = res;
-                // Return to user space: memory.high work (mem_cgroup_handle_over_high).
-                if self.tasks[tid].memcg_nr_pages_over_high > 0 {
-                    let delay = self.mem_cgroup_handle_over_high(tid);
+                // Return to user space: memory.high work (mem_cgroup_handle_over_high),
+                // and the throttling the charges' synchronous work owes.
+                let t = &self.tasks[tid];
+                if t.memcg_nr_pages_over_high > 0 || t.memcg_high_delay_ps > 0 {
+                    let owed = std::mem::take(&mut self.tasks[tid].memcg_high_delay_ps);
+                    let delay = owed + self.mem_cgroup_handle_over_high(tid);
                     if delay > 0 {
                         let at = self.now() + delay;
                         self.sleep_on(tid, Wait::Until(at));

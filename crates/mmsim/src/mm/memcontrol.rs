@@ -22,7 +22,8 @@
 //!   over-high work; when the task returns to user space (`mem_cgroup_handle_over_high`)
 //!   it reclaims the excess from that memcg (each pass counting a `high` event) and, if
 //!   usage stays above high, sleeps for the quadratic penalty of calculate_high_delay (at
-//!   most 2 s).
+//!   most 2 s). From 5.18 (`memcg-sync-high`) a charge that leaves more than a batch of
+//!   that work queued runs it at once (its sleep is taken on the return to user space).
 //! - **Protection**: global reclaim walks every memcg (`shrink_node_memcgs` in vmscan.rs);
 //!   a memcg below its effective memory.min is skipped, one below its effective memory.low
 //!   is skipped unless nothing else could be reclaimed (memcg_low_reclaim, counting a `low`
@@ -35,8 +36,7 @@
 //!   the report sums them up the tree as memory.events does).
 //!
 //! Not modelled: kernel memory (slab, page tables) charges and the objcg stock,
-//! memory.oom.group, cgroup v1, 5.18's synchronous memory.high reclaim inside a charge of
-//! more than a batch over high (the work runs on the return to user space only).
+//! memory.oom.group, cgroup v1.
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
@@ -578,6 +578,22 @@ impl Sim {
         }
     }
 
+    /// try_charge_memcg's end (v5.18, `memcg-sync-high`): more than a batch of over-high
+    /// work queued runs now (mem_cgroup_handle_over_high), not on the return to user
+    /// space; the throttling it decides is owed until then.
+    fn sync_over_high(&mut self, gfp: Gfp) {
+        if !self.features.memcg_sync_high || !gfp.direct_reclaim {
+            return;
+        }
+        let Some(t) = self.cur.task else {
+            return;
+        };
+        if self.tasks[t].memcg_nr_pages_over_high > self.memcg_charge_batch() {
+            let delay = self.mem_cgroup_handle_over_high(t);
+            self.tasks[t].memcg_high_delay_ps += delay;
+        }
+    }
+
     /// Pages of each memcg held in the CPUs' charge stocks (charged, not yet used).
     pub fn memcg_stock_pages(&self) -> Vec<u64> {
         let mut v = vec![0; self.memcgs.len()];
@@ -610,6 +626,7 @@ impl Sim {
                 if batch > 1 {
                     self.refill_stock(memcg, batch - 1);
                 }
+                self.sync_over_high(gfp);
                 return Ok(());
             };
             if batch > 1 {

@@ -896,3 +896,28 @@ fn a_charge_at_memory_max_drains_the_other_cpus_stock() {
     assert_eq!(sim.memcg_stock_pages()[1], 0, "no stock left anywhere");
     mmsim::mm::check::check_all(&sim).expect("invariants hold");
 }
+
+/// memcg-sync-high (5.18): a 1 MiB read (256 pages) charged above memory.high runs the
+/// over-high work inside the charge once more than a batch (64 pages) is queued, so usage
+/// overruns memory.high by at most about two batches; before, by the whole read.
+#[test]
+fn a_large_read_overruns_memory_high_by_one_syscall_only_before_v5_18() {
+    let mut c = cgroup("web", None);
+    c.memory_high = Some(64 * MIB);
+    let sc = with_cgroups(HIGH, vec![c], &[("reader", "web")]);
+    let overrun = |sync: bool| {
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        assert!(f.set("memcg-sync-high", sync));
+        let r = run_sc(&sc, f, true, MAX_STEPS);
+        assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
+        let w = cg(&r, "web");
+        assert!(w.events.high > 0);
+        (w.peak - 64 * MIB) / 4096
+    };
+    let (sync, deferred) = (overrun(true), overrun(false));
+    assert!(sync <= 2 * 64, "synchronous: {sync} pages over memory.high");
+    assert!(
+        deferred >= 256,
+        "on the return to user space: {deferred} pages over"
+    );
+}

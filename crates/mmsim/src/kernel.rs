@@ -183,6 +183,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: detect file thrashing at the reclaim root",
     },
     Rule {
+        feature: "memcg-high-throttle",
+        since: KernelEra::V6_1,
+        version: "5.4",
+        commit: "mm, memcg: throttle allocators when failing reclaim over memory.high",
+    },
+    Rule {
         feature: "lru-cost-balance",
         since: KernelEra::V6_1,
         version: "5.8",

@@ -50,6 +50,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-charge-batch-64",
     "memcg-multi-stock",
     "memcg-sync-high",
+    "memcg-high-throttle",
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",

@@ -69,6 +69,13 @@ pub struct Features {
     /// return to user space, so one large syscall may overrun memory.high by all it
     /// charges.
     pub memcg_sync_high: bool,
+    /// memory.high throttles: the over-high work on the return to user space retries
+    /// reclaim while it makes progress (or up to MAX_RECLAIM_RETRIES times without) and,
+    /// usage still above high, sleeps calculate_high_delay's penalty (v5.4, "mm, memcg:
+    /// throttle allocators when failing reclaim over memory.high"; the retries from
+    /// v5.8, "mm, memcg: reclaim more aggressively before high allocator throttling").
+    /// Off: one reclaim pass of the pages charged over high, no sleep (v4.5–v5.3).
+    pub memcg_high_throttle: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -208,6 +215,7 @@ impl Features {
             memcg_charge_batch_64: false,
             memcg_multi_stock: false,
             memcg_sync_high: false,
+            memcg_high_throttle: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -269,6 +277,7 @@ impl Features {
             "memcg-charge-batch-64" => self.memcg_charge_batch_64 = on,
             "memcg-multi-stock" => self.memcg_multi_stock = on,
             "memcg-sync-high" => self.memcg_sync_high = on,
+            "memcg-high-throttle" => self.memcg_high_throttle = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -312,6 +321,7 @@ impl Features {
             "memcg-charge-batch-64" => self.memcg_charge_batch_64,
             "memcg-multi-stock" => self.memcg_multi_stock,
             "memcg-sync-high" => self.memcg_sync_high,
+            "memcg-high-throttle" => self.memcg_high_throttle,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,

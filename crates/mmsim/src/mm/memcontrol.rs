@@ -20,9 +20,9 @@
 //!   drains before it gives up. Freeing a page uncharges it (`mem_cgroup_uncharge`).
 //! - **memory.high**: a charge that leaves a memcg above its high limit queues the
 //!   over-high work; when the task returns to user space (`mem_cgroup_handle_over_high`)
-//!   it reclaims the excess from that memcg (each pass counting a `high` event) and, if
-//!   usage stays above high, sleeps for the quadratic penalty of calculate_high_delay (at
-//!   most 2 s). From 5.18 (`memcg-sync-high`) a charge that leaves more than a batch of
+//!   it reclaims the excess from that memcg (each pass counting a `high` event) and, from
+//!   5.4 (`memcg-high-throttle`), retries and, if usage stays above high, sleeps for the
+//!   quadratic penalty of calculate_high_delay (at most 2 s). From 5.18 (`memcg-sync-high`) a charge that leaves more than a batch of
 //!   that work queued runs it at once (its sleep is taken on the return to user space).
 //! - **Protection**: global reclaim walks every memcg (`shrink_node_memcgs` in vmscan.rs);
 //!   a memcg below its effective memory.min is skipped, one below its effective memory.low
@@ -59,8 +59,6 @@ pub const PAGE_COUNTER_MAX: u64 = u64::MAX;
 pub fn limit_bytes(pages: u64) -> Option<u64> {
     (pages != PAGE_COUNTER_MAX).then(|| pages * crate::mm::page::PAGE_SIZE)
 }
-/// MEMCG_CHARGE_BATCH: the penalty of memory.high is scaled per this many pages.
-pub const MEMCG_CHARGE_BATCH: u64 = 64;
 /// NR_MEMCG_STOCK (v6.16): the memcgs one CPU's charge stock holds (one before).
 pub const NR_MEMCG_STOCK: usize = 7;
 
@@ -258,8 +256,9 @@ fn calculate_overage(usage: u64, high: u64) -> u64 {
 }
 
 /// calculate_high_delay: the throttling penalty for `nr_pages` charged over memory.high
-/// at the largest overage `max_overage` of the memcg's ancestry, in jiffies.
-pub fn calculate_high_delay(max_overage: u64, nr_pages: u64) -> u64 {
+/// at the largest overage `max_overage` of the memcg's ancestry, in jiffies, scaled per
+/// `batch` pages (MEMCG_CHARGE_BATCH).
+pub fn calculate_high_delay(max_overage: u64, nr_pages: u64, batch: u64) -> u64 {
     if max_overage == 0 {
         return 0;
     }
@@ -268,7 +267,7 @@ pub fn calculate_high_delay(max_overage: u64, nr_pages: u64) -> u64 {
         >> (MEMCG_DELAY_PRECISION_SHIFT + MEMCG_DELAY_SCALING_SHIFT))
         .min(u64::MAX as u128) as u64;
     // Scale by the pages charged over, as a share of a charge batch.
-    penalty.saturating_mul(nr_pages) / MEMCG_CHARGE_BATCH
+    penalty.saturating_mul(nr_pages) / batch
 }
 
 /// `m` unless it is the root: the walks up a memcg's ancestry stop below the root, whose
@@ -830,7 +829,9 @@ impl Sim {
 
     /// mem_cgroup_handle_over_high: on the return to user space after charges that left
     /// a memcg above memory.high, reclaim the excess (reclaim_high) and, while usage stays
-    /// above high, throttle. Returns how long the task must sleep, ps (0: none).
+    /// above high, throttle (v5.4 and v5.8, `memcg-high-throttle`: retried while reclaim
+    /// makes progress or retries are left; before, one reclaim pass and no sleep). Returns
+    /// how long the task must sleep, ps (0: none).
     pub fn mem_cgroup_handle_over_high(&mut self, tid: crate::sched::TaskId) -> u64 {
         let nr_pages = std::mem::take(&mut self.tasks[tid].memcg_nr_pages_over_high);
         if nr_pages == 0 {
@@ -838,6 +839,12 @@ impl Sim {
         }
         let memcg = self.tasks[tid].memcg;
         let prev = self.enter(KFunc::MemCgroupHandleOverHigh);
+        if !self.features.memcg_high_throttle {
+            self.reclaim_high(memcg, nr_pages);
+            self.leave(prev);
+            return 0;
+        }
+        let batch = self.memcg_charge_batch();
         let mut nr_retries = MAX_RECLAIM_RETRIES;
         let mut in_retry = false;
         let penalty = loop {
@@ -847,15 +854,18 @@ impl Sim {
                 nr_pages
             };
             let nr_reclaimed = self.reclaim_high(memcg, want);
-            let penalty = calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages)
+            let penalty = calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages, batch)
                 .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
             // Not worth sleeping for less than HZ/100.
             if penalty <= 1000 / 100 {
                 break 0;
             }
-            // Reclaim making progress is better than throttling.
+            // Reclaim making progress is better than throttling (`nr_reclaimed ||
+            // nr_retries--`: a pass that reclaimed costs no retry).
             if nr_reclaimed > 0 || nr_retries > 0 {
-                nr_retries = nr_retries.saturating_sub(1);
+                if nr_reclaimed == 0 {
+                    nr_retries -= 1;
+                }
                 in_retry = true;
                 continue;
             }

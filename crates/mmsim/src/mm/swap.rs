@@ -188,16 +188,6 @@ impl Sim {
         self.vmstat.dec(lru.vmstat_item());
     }
 
-    /// Whether lruvecs `a` and `b` share one lru_lock (folio_lruvec_relock: a batch keeps
-    /// the lock while the next page's lruvec is guarded by the same one).
-    fn same_lru_lock(&self, a: usize, b: usize) -> bool {
-        if self.features.lruvec_lru_lock {
-            a == b
-        } else {
-            a % self.nodes.len() == b % self.nodes.len()
-        }
-    }
-
     /// The lru_lock that guards lruvec `lv` (an index in `lruvecs`): its own
     /// (lruvec->lru_lock) from v5.11 (`lruvec-lru-lock`), its node's (pgdat->lru_lock)
     /// before; with the cost table, borrowed beside it.
@@ -212,7 +202,9 @@ impl Sim {
         let lock = if self.features.lruvec_lru_lock {
             &mut self.lruvecs[lv].lru_lock
         } else {
-            &mut self.nodes[lv % n].lru_lock
+            // The root memcg's lruvecs are 0..n: their index is the node.
+            let node = if lv < n { lv } else { lv % n };
+            &mut self.nodes[node].lru_lock
         };
         (lock, &self.costs)
     }
@@ -242,7 +234,12 @@ impl Sim {
     /// __page_cache_release's LRU part: take the lock, remove the page, clear PG_lru and
     /// PG_active (the page's last reference is gone, so the non-atomic clears are legal).
     pub fn del_page_from_lru_locked(&mut self, pfn: Pfn) {
-        let lv = self.page_lruvec_idx(pfn);
+        // The lock's lruvec: the page's, or before v5.11 its node's root lruvec (the node).
+        let lv = if self.features.lruvec_lru_lock {
+            self.page_lruvec_idx(pfn)
+        } else {
+            self.mem[pfn as usize].node as usize
+        };
         self.lru_lock(lv);
         let lru = self.page_lru(pfn);
         self.del_page_from_lru_list(pfn, lru);
@@ -267,8 +264,14 @@ impl Sim {
     fn pagevec_lru_move_fn(&mut self, pv: Pagevec, mv: LruMove) {
         let mut locked: Option<usize> = None;
         for &pfn in pv.as_slice() {
-            let lv = self.page_lruvec_idx(pfn);
-            if !locked.is_some_and(|l| self.same_lru_lock(l, lv)) {
+            // The lock's lruvec: the page's own, or before v5.11 its node's root lruvec
+            // (index = node), whose lock is the node's.
+            let lv = if self.features.lruvec_lru_lock {
+                self.page_lruvec_idx(pfn)
+            } else {
+                self.mem[pfn as usize].node as usize
+            };
+            if locked != Some(lv) {
                 if let Some(l) = locked {
                     self.lru_unlock(l);
                 }

@@ -22,8 +22,9 @@
 //!   over-high work; when the task returns to user space (`mem_cgroup_handle_over_high`)
 //!   it reclaims the excess from that memcg (each pass counting a `high` event) and, from
 //!   5.4 (`memcg-high-throttle`), retries and, if usage stays above high, sleeps for the
-//!   quadratic penalty of calculate_high_delay (at most 2 s). From 5.18 (`memcg-sync-high`) a charge that leaves more than a batch of
-//!   that work queued runs it at once (its sleep is taken on the return to user space).
+//!   quadratic penalty of calculate_high_delay (at most 2 s). From 5.18
+//!   (`memcg-sync-high`) a charge that leaves more than a batch of that work queued runs
+//!   it at once (its sleep is taken on the return to user space).
 //! - **Protection**: global reclaim walks every memcg (`shrink_node_memcgs` in vmscan.rs);
 //!   a memcg below its effective memory.min is skipped, one below its effective memory.low
 //!   is skipped unless nothing else could be reclaimed (memcg_low_reclaim, counting a `low`

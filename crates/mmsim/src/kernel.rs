@@ -153,6 +153,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: move dirty pages out of the way until they're flushed",
     },
     Rule {
+        feature: "io-pages-readahead",
+        since: KernelEra::V4_14,
+        version: "4.10",
+        commit: "mm: don't cap request size based on read-ahead setting",
+    },
+    Rule {
         feature: "lru-size-inactive-ratio",
         since: KernelEra::V4_14,
         version: "4.10",

@@ -75,6 +75,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "lru-add-flush-full",
     "folio-batch-31",
     "lruvec-lru-lock",
+    "io-pages-readahead",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.
@@ -222,6 +223,11 @@ pub struct DeviceSpec {
     /// KiB, a multiple of 4 (default 128; 0 turns readahead off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_ahead_kb: Option<u64>,
+    /// queue/max_sectors_kb: the largest request the device takes, KiB, a multiple of 4
+    /// (default 1280, BLK_DEF_MAX_SECTORS); a read larger than the readahead window may
+    /// read ahead up to it (`io-pages-readahead`, v4.10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_sectors_kb: Option<u64>,
     /// Fault injection (`read_error_rate`, `write_error_rate`, `fail`); none by default.
     pub faults: FaultSpec,
 }
@@ -1290,6 +1296,22 @@ fn want_read_ahead_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     Ok(v)
 }
 
+/// `max_sectors_kb`: KiB, whole 4 KiB pages, 4 ..= 1 GiB (queue/max_sectors_kb).
+fn want_max_sectors_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    let v = want_u64(item, loc)?;
+    if v == 0 || v % 4 != 0 {
+        return Err(loc.err(format!(
+            "max_sectors_kb must be a positive multiple of 4 (whole 4 KiB pages), got {v}"
+        )));
+    }
+    if v > 1 << 20 {
+        return Err(loc.err(format!(
+            "max_sectors_kb must be at most 1048576 (1 GiB), got {v}"
+        )));
+    }
+    Ok(v)
+}
+
 /// Names of devices and tasks: used in `--set` paths, so no dots and not an index.
 fn valid_name(s: &str) -> bool {
     let mut chars = s.chars();
@@ -1816,6 +1838,7 @@ const DEVICE_KEYS: &[&str] = &[
     "latency",
     "bandwidth",
     "read_ahead_kb",
+    "max_sectors_kb",
     "read_error_rate",
     "write_error_rate",
     "fail",
@@ -1999,6 +2022,9 @@ fn read_devices(
         let latency_ns = d.opt("latency", want_duration)?.map(|(v, _)| v);
         let bandwidth_bytes_per_s = d.opt("bandwidth", want_bandwidth)?.map(|(v, _)| v);
         let read_ahead_kb = d.opt("read_ahead_kb", want_read_ahead_kb)?.map(|(v, _)| v);
+        let max_sectors_kb = d
+            .opt("max_sectors_kb", want_max_sectors_kb)?
+            .map(|(v, _)| v);
         let mut faults = FaultSpec {
             read_error_ppb: read_rate(&d, "read_error_rate")?,
             write_error_ppb: read_rate(&d, "write_error_rate")?,
@@ -2034,6 +2060,7 @@ fn read_devices(
             latency_ns,
             bandwidth_bytes_per_s,
             read_ahead_kb,
+            max_sectors_kb,
             faults,
         });
     }

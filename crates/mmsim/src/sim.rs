@@ -159,6 +159,10 @@ pub struct Features {
     /// node no longer contend. Off: one lru_lock per node (pgdat->lru_lock; zone->lru_lock
     /// before v4.8), shared by every memcg's lists on it.
     pub lruvec_lru_lock: bool,
+    /// A read larger than the readahead window may read ahead up to the device's largest
+    /// request, bdi->io_pages (queue/max_sectors_kb) (v4.10, "mm: don't cap request size
+    /// based on read-ahead setting"). Off: every window is capped at ra_pages.
+    pub io_pages_readahead: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -230,6 +234,7 @@ impl Features {
             lru_add_flush_full: false,
             folio_batch_31: false,
             lruvec_lru_lock: false,
+            io_pages_readahead: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -292,6 +297,7 @@ impl Features {
             "lru-add-flush-full" => self.lru_add_flush_full = on,
             "folio-batch-31" => self.folio_batch_31 = on,
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
+            "io-pages-readahead" => self.io_pages_readahead = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -336,6 +342,7 @@ impl Features {
             "lru-add-flush-full" => self.lru_add_flush_full,
             "folio-batch-31" => self.folio_batch_31,
             "lruvec-lru-lock" => self.lruvec_lru_lock,
+            "io-pages-readahead" => self.io_pages_readahead,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,
@@ -805,6 +812,7 @@ impl Sim {
                     latency_ns: None,
                     bandwidth_bytes_per_s: None,
                     read_ahead_kb: None,
+                    max_sectors_kb: None,
                     faults: sw.faults.clone(),
                 },
                 &sim.costs,

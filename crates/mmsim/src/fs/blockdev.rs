@@ -55,6 +55,8 @@ pub struct BlockDevice {
     pub capacity_pages: u64,
     /// The bdi's readahead ceiling in pages (queue/read_ahead_kb / 4).
     pub ra_pages: u64,
+    /// bdi->io_pages: the largest request in pages (queue/max_sectors_kb / 4).
+    pub io_pages: u64,
     /// When the queue is free.
     pub busy_until_ps: Ps,
     /// Sector (in pages) after the last request, for sequential detection.
@@ -90,6 +92,10 @@ pub struct BlockDevice {
     /// Reads that saw the older data of a page whose writeback failed (reported losses).
     pub lost_reads: u64,
 }
+
+/// BLK_DEF_MAX_SECTORS (2560 sectors): the max_sectors_kb of a device that reports no
+/// smaller limit, KiB.
+pub const BLK_DEF_MAX_SECTORS_KB: u64 = 1280;
 
 /// IO errors recorded per device in detail (more are only counted).
 pub const MAX_ERROR_RECORDS: usize = 1000;
@@ -140,6 +146,7 @@ impl BlockDevice {
             ra_pages: spec
                 .read_ahead_kb
                 .map_or(crate::mm::readahead::RA_PAGES, |kb| kb * 1024 / PAGE_SIZE),
+            io_pages: spec.max_sectors_kb.unwrap_or(BLK_DEF_MAX_SECTORS_KB) * 1024 / PAGE_SIZE,
             busy_until_ps: 0,
             next_sector: u64::MAX,
             flusher: None,

@@ -84,6 +84,14 @@ impl Sim {
         }
     }
 
+    /// bdi->io_pages of the inode's device (0 without one: tmpfs).
+    fn inode_io_pages(&self, ino: u32) -> u64 {
+        let fs = self.inode(ino).fs;
+        self.fss[fs]
+            .device
+            .map_or(0, |dev| self.devices[dev].io_pages)
+    }
+
     /// ondemand_readahead: decide the window and submit it. Returns pages submitted.
     pub fn ondemand_readahead(
         &mut self,
@@ -93,7 +101,7 @@ impl Sim {
         offset: u64,
         req: u64,
     ) -> u64 {
-        let max = ra.ra_pages;
+        let mut max = ra.ra_pages;
         if max == 0 {
             // Readahead off (page_cache_sync_ra with !ra_pages): force_page_cache_ra of the
             // one page asked for; page_cache_async_ra returns at once.
@@ -101,6 +109,14 @@ impl Sim {
                 return 0;
             }
             return self.__do_page_cache_readahead(ino, offset, 1, 0);
+        }
+        if self.features.io_pages_readahead && req > max {
+            // v4.10: a request larger than the window may be read ahead up to the
+            // device's largest request (ractl_max_pages).
+            let io_pages = self.inode_io_pages(ino);
+            if io_pages > max {
+                max = req.min(io_pages);
+            }
         }
         let sequential_hit =
             offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
@@ -149,8 +165,16 @@ impl Sim {
             }
         }
         if offset == ra.start && ra.size == ra.async_size {
-            ra.async_size = get_next_ra_size(ra.size, max);
-            ra.size += ra.async_size;
+            // The read would hit its own marker: merge the next window into this one;
+            // from v4.10 (`io-pages-readahead`) never past the maximum.
+            let add = get_next_ra_size(ra.size, max);
+            if !self.features.io_pages_readahead || ra.size + add <= max {
+                ra.async_size = add;
+                ra.size += add;
+            } else {
+                ra.size = max;
+                ra.async_size = max >> 1;
+            }
         }
         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
     }

@@ -1280,6 +1280,47 @@ fn a_read_that_skips_a_page_is_sequential_for_readahead_from_v5_11() {
     }
 }
 
+/// io-pages-readahead (v4.10, "mm: don't cap request size based on read-ahead setting"):
+/// a 1 MiB read of a cold file on a device with 128 KiB readahead reads ahead in one
+/// window of the whole request (up to max_sectors_kb, 1280 KiB by default), its marker
+/// halfway, and the async window after it: 384 pages cached. Before, windows of 32 pages
+/// (the first merged with the next, 64) march through it: 288. With max_sectors_kb no
+/// larger than the readahead window the cap stays ra_pages: 288 as well. The same commit
+/// bounds the first window merged with the next one by the cap: a 192 KiB read (48 pages)
+/// gets a window of 48 pages, its marker at 24, and an async window of 32: 80 pages, where
+/// an unbounded merge would read 96 at once (and 4.9's 32-page windows read 96 too).
+#[test]
+fn a_large_read_reads_ahead_up_to_the_device_request_size_from_v4_10() {
+    for (rule, max_sectors_kb, pages, want) in [
+        (false, None, 256, 288),
+        (true, None, 256, 384),
+        (true, Some(128), 256, 288),
+        (false, None, 48, 96),
+        (true, None, 48, 80),
+    ] {
+        let mut f = Features::vanilla();
+        f.io_pages_readahead = rule;
+        let mut text =
+            scenario_text("64MiB") + &common::file_toml("/mnt/data", 1024 * PAGE_SIZE, true);
+        if let Some(kb) = max_sectors_kb {
+            text = text.replace(
+                "name = \"sda\"\n",
+                &format!("name = \"sda\"\nmax_sectors_kb = {kb}\n"),
+            );
+        }
+        let mut m = M::new(&text, f);
+        let (fd, ino) = m.open("/mnt/data");
+        let n = pages * PAGE_SIZE;
+        assert_eq!(pread_with_io(&mut m, fd, n, 0), n);
+        let cached = (0..1024)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count();
+        let ctx = format!("rule {rule}, max_sectors_kb {max_sectors_kb:?}, {pages} pages");
+        assert_eq!(cached, want, "{ctx}");
+        m.check();
+    }
+}
+
 /// try_context_readahead (v2.6.31): a fresh file's first miss is not sequential for its
 /// own readahead state, but when more pages than it asks for are cached right before it
 /// (another reader's stream), it starts a window of history + request pages, doubled

@@ -472,6 +472,16 @@ fn other_validation_errors() {
     );
     assert!(msg.contains("only profile for now is \"default\""), "{msg}");
     expect_err(&with_line(11, "size = \"512KiB\""), 11, "devices.sda.size");
+    for bad in ["0", "6", "2097152", "\"1MiB\""] {
+        let msg = expect_err(
+            &with_line(11, &format!("size = \"64GiB\"\nmax_sectors_kb = {bad}")),
+            12,
+            "devices.sda.max_sectors_kb",
+        );
+        assert!(!msg.is_empty(), "{bad}");
+    }
+    let sc = parse(&with_line(11, "size = \"64GiB\"\nmax_sectors_kb = 512")).expect("valid");
+    assert_eq!(sc.devices[0].max_sectors_kb, Some(512));
     expect_err(
         &with_line(10, "preset = \"floppy\""),
         10,

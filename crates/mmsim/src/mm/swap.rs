@@ -216,6 +216,18 @@ impl Sim {
         nodes.chain(self.lruvecs.iter().map(|l| &l.lru_lock))
     }
 
+    /// The lruvec whose lru_lock guards page `pfn`: its own, or before v5.11 its node's
+    /// root lruvec (index = node), whose lock is the node's. Two pages share a lock when
+    /// this is equal (folio_lruvec_relock_irqsave keeps it).
+    #[inline]
+    fn page_lru_lock_idx(&self, pfn: Pfn) -> usize {
+        if self.features.lruvec_lru_lock {
+            self.page_lruvec_idx(pfn)
+        } else {
+            self.mem[pfn as usize].node as usize
+        }
+    }
+
     /// Take the lru_lock that guards lruvec `lv` (spin_lock_irq).
     pub fn lru_lock(&mut self, lv: usize) {
         let now = self.now();
@@ -234,12 +246,7 @@ impl Sim {
     /// __page_cache_release's LRU part: take the lock, remove the page, clear PG_lru and
     /// PG_active (the page's last reference is gone, so the non-atomic clears are legal).
     pub fn del_page_from_lru_locked(&mut self, pfn: Pfn) {
-        // The lock's lruvec: the page's, or before v5.11 its node's root lruvec (the node).
-        let lv = if self.features.lruvec_lru_lock {
-            self.page_lruvec_idx(pfn)
-        } else {
-            self.mem[pfn as usize].node as usize
-        };
+        let lv = self.page_lru_lock_idx(pfn);
         self.lru_lock(lv);
         let lru = self.page_lru(pfn);
         self.del_page_from_lru_list(pfn, lru);
@@ -264,13 +271,7 @@ impl Sim {
     fn pagevec_lru_move_fn(&mut self, pv: Pagevec, mv: LruMove) {
         let mut locked: Option<usize> = None;
         for &pfn in pv.as_slice() {
-            // The lock's lruvec: the page's own, or before v5.11 its node's root lruvec
-            // (index = node), whose lock is the node's.
-            let lv = if self.features.lruvec_lru_lock {
-                self.page_lruvec_idx(pfn)
-            } else {
-                self.mem[pfn as usize].node as usize
-            };
+            let lv = self.page_lru_lock_idx(pfn);
             if locked != Some(lv) {
                 if let Some(l) = locked {
                     self.lru_unlock(l);

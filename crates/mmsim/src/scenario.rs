@@ -1280,36 +1280,34 @@ fn want_bandwidth(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     Ok(v)
 }
 
-/// `read_ahead_kb`: KiB, a multiple of the 4 KiB page, at most 1 GiB (queue/read_ahead_kb).
-fn want_read_ahead_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+/// A device queue size in KiB (`key`): whole 4 KiB pages, at most 1 GiB, and at least one
+/// page unless `zero_ok`.
+fn want_queue_kib(item: &Item, loc: &Loc, key: &str, zero_ok: bool) -> Result<u64, ScenarioError> {
     let v = want_u64(item, loc)?;
-    if v % 4 != 0 {
+    if v % 4 != 0 || (v == 0 && !zero_ok) {
+        let what = if zero_ok {
+            "a multiple"
+        } else {
+            "a positive multiple"
+        };
         return Err(loc.err(format!(
-            "read_ahead_kb must be a multiple of 4 (whole 4 KiB pages), got {v}"
+            "{key} must be {what} of 4 (whole 4 KiB pages), got {v}"
         )));
     }
     if v > 1 << 20 {
-        return Err(loc.err(format!(
-            "read_ahead_kb must be at most 1048576 (1 GiB), got {v}"
-        )));
+        return Err(loc.err(format!("{key} must be at most 1048576 (1 GiB), got {v}")));
     }
     Ok(v)
 }
 
-/// `max_sectors_kb`: KiB, whole 4 KiB pages, 4 ..= 1 GiB (queue/max_sectors_kb).
+/// `read_ahead_kb`: 0 ..= 1 GiB (queue/read_ahead_kb; 0 turns readahead off).
+fn want_read_ahead_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
+    want_queue_kib(item, loc, "read_ahead_kb", true)
+}
+
+/// `max_sectors_kb`: 4 KiB ..= 1 GiB (queue/max_sectors_kb).
 fn want_max_sectors_kb(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
-    let v = want_u64(item, loc)?;
-    if v == 0 || v % 4 != 0 {
-        return Err(loc.err(format!(
-            "max_sectors_kb must be a positive multiple of 4 (whole 4 KiB pages), got {v}"
-        )));
-    }
-    if v > 1 << 20 {
-        return Err(loc.err(format!(
-            "max_sectors_kb must be at most 1048576 (1 GiB), got {v}"
-        )));
-    }
-    Ok(v)
+    want_queue_kib(item, loc, "max_sectors_kb", false)
 }
 
 /// Names of devices and tasks: used in `--set` paths, so no dots and not an index.

@@ -30,8 +30,9 @@
 //!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
 //!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
-//!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`) and in 30 % of
-//!   those a device `read_ahead_kb` (0, 16, 128, 512). The trace is written to
+//!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
+//!   those a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
+//!   `max_sectors_kb` (4, 64, 128, 512, 1280). The trace is written to
 //!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content). Besides the checks
 //!   below, a replay that was not killed must end without an error and, in a completed
 //!   case without injected IO errors, have issued every request (`replay_problem`).
@@ -421,11 +422,14 @@ pub fn generate(seed: u64) -> SwarmCase {
     // the same seed before replay existed): in a fifth of the cases.
     if rng.gen_bool(0.2) {
         let r = draw_replay(&mut rng, seed, total_cpus);
-        if let Some(ra) = r.read_ahead_kb {
-            let dev = "size = \"4GiB\"\n";
-            if let Some(at) = t.find(dev) {
-                t.insert_str(at + dev.len(), &format!("read_ahead_kb = {ra}\n"));
-                let _ = write!(sum, "; read_ahead_kb {ra}");
+        let dev = "size = \"4GiB\"\n";
+        for (key, v) in [
+            ("read_ahead_kb", r.read_ahead_kb),
+            ("max_sectors_kb", r.max_sectors_kb),
+        ] {
+            if let (Some(v), Some(at)) = (v, t.find(dev)) {
+                t.insert_str(at + dev.len(), &format!("{key} = {v}\n"));
+                let _ = write!(sum, "; {key} {v}");
             }
         }
         tasks.push_str(&r.toml);
@@ -450,6 +454,8 @@ struct CaseReplay {
     descr: (String, String),
     /// The device's `read_ahead_kb`, when drawn.
     read_ahead_kb: Option<u64>,
+    /// The device's `max_sectors_kb`, when drawn (after everything else).
+    max_sectors_kb: Option<u64>,
 }
 
 /// Where the trace of `seed`'s case lives: one file per seed and content, written
@@ -574,10 +580,14 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
         let _ = write!(what, ", limit {limit}");
     }
     let read_ahead_kb = rng.gen_bool(0.3).then(|| *pick(rng, &[0u64, 16, 128, 512]));
+    let max_sectors_kb = rng
+        .gen_bool(0.3)
+        .then(|| *pick(rng, &[4u64, 64, 128, 512, 1280]));
     CaseReplay {
         toml,
         descr: (format!("replay@cpu{cpu}"), what),
         read_ahead_kb,
+        max_sectors_kb,
     }
 }
 

@@ -261,6 +261,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "sync-readahead-needed-page",
+        since: KernelEra::V6_18,
+        version: "6.11",
+        commit: "readahead: make sure sync readahead reads needed page",
+    },
+    Rule {
         feature: "folio-batch-31",
         since: KernelEra::V6_18,
         version: "6.9",

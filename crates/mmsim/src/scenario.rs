@@ -76,6 +76,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "folio-batch-31",
     "lruvec-lru-lock",
     "io-pages-readahead",
+    "sync-readahead-needed-page",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

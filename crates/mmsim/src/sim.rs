@@ -163,6 +163,12 @@ pub struct Features {
     /// request, bdi->io_pages (queue/max_sectors_kb) (v4.10, "mm: don't cap request size
     /// based on read-ahead setting"). Off: every window is capped at ra_pages.
     pub io_pages_readahead: bool,
+    /// Only a hit on the PG_readahead marker advances the readahead window (v6.11,
+    /// "readahead: make sure sync readahead reads needed page"): a cache miss always starts
+    /// its window at the page it needs. Off: a miss at the marker's index or at the
+    /// window's end was taken for a marker hit, the window pushed past the page, and the
+    /// page read on its own.
+    pub sync_readahead_needed_page: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -235,6 +241,7 @@ impl Features {
             folio_batch_31: false,
             lruvec_lru_lock: false,
             io_pages_readahead: false,
+            sync_readahead_needed_page: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -298,6 +305,7 @@ impl Features {
             "folio-batch-31" => self.folio_batch_31 = on,
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
+            "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -343,6 +351,7 @@ impl Features {
             "folio-batch-31" => self.folio_batch_31,
             "lruvec-lru-lock" => self.lruvec_lru_lock,
             "io-pages-readahead" => self.io_pages_readahead,
+            "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

@@ -118,9 +118,18 @@ impl Sim {
                 max = req.min(io_pages);
             }
         }
-        let sequential_hit =
-            offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size;
-        if offset != 0 && sequential_hit && ra.size > 0 {
+        let expected = ra.start + ra.size - ra.async_size;
+        let sequential_hit = if self.features.sync_readahead_needed_page {
+            // v6.11 (page_cache_async_ra): only a marker hit at the expected index pushes
+            // the window forward; a miss needs its own page read.
+            hit_marker && offset == expected
+        } else {
+            // ondemand_readahead before v6.11: a miss at the expected index or at the
+            // window's end counts too, and the window moves past the page it needs (read
+            // on its own by the caller's no_cached_page path).
+            offset != 0 && (offset == expected || offset == ra.start + ra.size)
+        };
+        if sequential_hit && ra.size > 0 {
             ra.start += ra.size;
             ra.size = get_next_ra_size(ra.size, max);
             ra.async_size = ra.size;
@@ -153,6 +162,10 @@ impl Sim {
                 ra.size = get_init_ra_size(req, max);
                 ra.async_size = if ra.size > req {
                     ra.size - req
+                } else if self.features.sync_readahead_needed_page {
+                    // v6.11 ("readahead: drop dead code in ondemand_readahead()"): what
+                    // the merge below made of it under `io-pages-readahead`.
+                    ra.size >> 1
                 } else {
                     ra.size
                 };
@@ -164,7 +177,10 @@ impl Sim {
                 return self.__do_page_cache_readahead(ino, offset, req, 0);
             }
         }
-        if offset == ra.start && ra.size == ra.async_size {
+        if !self.features.sync_readahead_needed_page
+            && offset == ra.start
+            && ra.size == ra.async_size
+        {
             // The read would hit its own marker: merge the next window into this one;
             // from v4.10 (`io-pages-readahead`) never past the maximum.
             let add = get_next_ra_size(ra.size, max);

@@ -1321,6 +1321,51 @@ fn a_large_read_reads_ahead_up_to_the_device_request_size_from_v4_10() {
     }
 }
 
+/// sync-readahead-needed-page (v6.11, "readahead: make sure sync readahead reads needed
+/// page"): only a hit on the PG_readahead marker pushes the window forward. A one-page read
+/// at 0 leaves the window [0, 4) with its marker on page 1.
+/// - A miss at the window's end (page 4) was taken for a marker hit: the window moved to
+///   4 and ramped up (8 pages, merged with the next 16: 24), 28 pages cached. From v6.11 it
+///   is a miss like any other: not next to the last read, so context readahead (4 cached
+///   pages from the start, doubled, + 1: 9 pages from 4), 13 cached.
+/// - A miss at the marker's index (page 1 punched out) pushed the window past the page it
+///   needs ([4, 12)) and read page 1 on its own: 12 cached, the window at 4. From v6.11 it
+///   starts its window at page 1 (init 4 pages, of which 2 and 3 are cached): 5 cached,
+///   the window at 1.
+#[test]
+fn only_a_marker_hit_pushes_the_readahead_window_forward_from_v6_11() {
+    for (punch, miss, rule, cached_want, start_want) in [
+        (false, 4u64, false, 28usize, 4u64),
+        (false, 4, true, 13, 4),
+        (true, 1, false, 12, 4),
+        (true, 1, true, 5, 1),
+    ] {
+        let mut f = Features::vanilla();
+        f.sync_readahead_needed_page = rule;
+        let text = scenario_text("64MiB") + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+        let mut m = M::new(&text, f);
+        let (fd, ino) = m.open("/mnt/data");
+        assert_eq!(pread_with_io(&mut m, fd, PAGE_SIZE, 0), PAGE_SIZE);
+        if punch {
+            m.sim
+                .truncate_inode_pages_range(ino, PAGE_SIZE, 2 * PAGE_SIZE - 1)
+                .expect("punch page 1");
+        }
+        assert_eq!(
+            pread_with_io(&mut m, fd, PAGE_SIZE, miss * PAGE_SIZE),
+            PAGE_SIZE
+        );
+        let cached = (0..256)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count();
+        let ctx = format!("rule {rule}, miss at page {miss}");
+        assert_eq!(cached, cached_want, "{ctx}");
+        let ra = m.sim.tasks[m.tid].fds[fd as usize].unwrap().ra;
+        assert_eq!(ra.start, start_want, "{ctx}");
+        m.check();
+    }
+}
+
 /// try_context_readahead (v2.6.31): a fresh file's first miss is not sequential for its
 /// own readahead state, but when more pages than it asks for are cached right before it
 /// (another reader's stream), it starts a window of history + request pages, doubled

@@ -261,6 +261,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "mmap-miss-workingset",
+        since: KernelEra::V6_18,
+        version: "6.10",
+        commit: "mm/filemap: don't decrease mmap_miss when folio has workingset flag",
+    },
+    Rule {
         feature: "sync-readahead-needed-page",
         since: KernelEra::V6_18,
         version: "6.11",

@@ -77,6 +77,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "lruvec-lru-lock",
     "io-pages-readahead",
     "sync-readahead-needed-page",
+    "mmap-miss-workingset",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

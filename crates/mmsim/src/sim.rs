@@ -169,6 +169,11 @@ pub struct Features {
     /// window's end was taken for a marker hit, the window pushed past the page, and the
     /// page read on its own.
     pub sync_readahead_needed_page: bool,
+    /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
+    /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
+    /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
+    /// file. Off: every page fault-around maps decrements mmap_miss.
+    pub mmap_miss_workingset: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -242,6 +247,7 @@ impl Features {
             lruvec_lru_lock: false,
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
+            mmap_miss_workingset: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -306,6 +312,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
+            "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -352,6 +359,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock,
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
+            "mmap-miss-workingset" => self.mmap_miss_workingset,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,
@@ -582,6 +590,8 @@ pub struct Sim {
     pub completing_version: Option<u32>,
     /// The fault being handled found its page missing (VM_FAULT_MAJOR).
     pub fault_was_major: bool,
+    /// The fault being handled is a retry of one that slept (FAULT_FLAG_TRIED).
+    pub fault_tried: bool,
     /// When a user task last ran (stall detection).
     pub last_user_step_ps: Ps,
     /// Debug-only unsafe variant of seed 002: defer the flush of dirty PTEs too (the content
@@ -781,6 +791,7 @@ impl Sim {
             debug_skip_lru_del_on_free: false,
             last_user_step_ps: 0,
             fault_was_major: false,
+            fault_tried: false,
             io_versions: Vec::new(),
             zonelists: Vec::new(),
             completing_version: None,
@@ -1373,7 +1384,12 @@ impl Sim {
         if self.stepping.last() != Some(&self.cur.cpu) {
             return;
         }
-        let saved = (self.cur, self.fault_was_major, self.completing_version);
+        let saved = (
+            self.cur,
+            self.fault_was_major,
+            self.completing_version,
+            self.fault_tried,
+        );
         // The running task's MGLRU context (in a fault; reclaim with an mm walk).
         let saved_lru_gen = (self.lru_gen_in_fault, self.lru_gen_walk_active);
         for _ in 0..NESTED_STEPS_MAX {
@@ -1394,6 +1410,7 @@ impl Sim {
         }
         self.switch_ctx(saved.0);
         (self.fault_was_major, self.completing_version) = (saved.1, saved.2);
+        self.fault_tried = saved.3;
         (self.lru_gen_in_fault, self.lru_gen_walk_active) = saved_lru_gen;
     }
 

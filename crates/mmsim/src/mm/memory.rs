@@ -442,6 +442,8 @@ impl Sim {
     ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
         self.fault_was_major = false;
+        let retry = self.tasks[tid].fault_retry == Some(vpn);
+        self.fault_tried = retry;
         // lru_gen_enter_fault: a VMA with recency (not MADV_SEQUENTIAL / MADV_RANDOM).
         self.lru_gen_in_fault = self.lru_gen_enabled()
             && self.mm(mm).find_vma(vpn << PAGE_SHIFT).is_some_and(|v| {
@@ -451,7 +453,6 @@ impl Sim {
         self.lru_gen_in_fault = false;
         self.vmstat.inc(VmItem::Pgfault);
         self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
-        let retry = self.tasks[tid].fault_retry == Some(vpn);
         if !retry && r != Ok(FaultResult::Sigbus) {
             if self.fault_was_major {
                 self.tasks[tid].stats.majflt += 1;
@@ -553,7 +554,10 @@ impl Sim {
 
     /// A fault on a file VMA: filemap_fault, then map the page (read / shared write) or copy
     /// it (private write). A page at or beyond the end of the file is SIGBUS (filemap_fault's
-    /// VM_FAULT_SIGBUS): nothing is mapped.
+    /// VM_FAULT_SIGBUS): nothing is mapped. A read fault with `fault-around` (v3.15,
+    /// do_read_fault) first tries ->map_pages over the window around the address; only if
+    /// that did not map the page itself does it call filemap_fault, and then it maps just
+    /// that page.
     fn do_file_fault(
         &mut self,
         mm: u32,
@@ -563,6 +567,10 @@ impl Sim {
         write: bool,
     ) -> Result<FaultResult, Wait> {
         let index = vma.pgoff_of(vpn << PAGE_SHIFT);
+        if !write && self.features.fault_around && self.do_fault_around(mm, vma, ino, vpn) {
+            // VM_FAULT_NOPAGE: a minor fault, served without ->fault.
+            return Ok(FaultResult::Handled);
+        }
         let Some((pfn, _major)) = self.filemap_fault(mm, vma.start, ino, index)? else {
             return Ok(FaultResult::Sigbus);
         };
@@ -591,9 +599,6 @@ impl Sim {
             self.set_page_dirty(pfn);
         }
         self.unlock_page(pfn);
-        if !write && self.features.fault_around {
-            self.do_fault_around(mm, vma, ino, vpn);
-        }
         Ok(FaultResult::Handled)
     }
 
@@ -604,15 +609,22 @@ impl Sim {
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
     }
 
-    /// do_fault_around: map up to 16 neighbouring pages that are cached, uptodate, unlocked
-    /// and not readahead markers (fault_around_bytes = 64 KiB), read-only and young.
-    fn do_fault_around(&mut self, mm: u32, vma: &crate::mm::mmap::Vma, ino: u32, vpn: u64) {
+    /// do_fault_around / filemap_map_pages: map the pages of the faulting address's aligned
+    /// window of fault_around_bytes (64 KiB, 16 pages) inside the VMA that are cached,
+    /// uptodate, unlocked and not readahead markers, read-only and young, the faulting page
+    /// included. Every page mapped counts as a hit for the mmap read-around heuristic
+    /// (mmap_miss decremented, not below 0), except, from v6.10 (`mmap-miss-workingset`),
+    /// a page with PG_workingset (refaulted: the file is thrashing). Returns whether the
+    /// faulting page was mapped (VM_FAULT_NOPAGE).
+    fn do_fault_around(&mut self, mm: u32, vma: &crate::mm::mmap::Vma, ino: u32, vpn: u64) -> bool {
         let nr = 16u64;
         let start = (vpn & !(nr - 1)).max(vma.start >> PAGE_SHIFT);
         let end = (start + nr).min(vma.end >> PAGE_SHIFT);
         let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
+        let mut hits = 0u32;
+        let mut mapped_fault = false;
         for v in start..end {
-            if v == vpn || self.mm(mm).pgtable.get(v) != 0 {
+            if self.mm(mm).pgtable.get(v) != 0 {
                 continue;
             }
             let index = vma.pgoff_of(v << PAGE_SHIFT);
@@ -628,9 +640,18 @@ impl Sim {
             if !pg_.test(pg::UPTODATE) || pg_.test(pg::LOCKED) || pg_.test(pg::READAHEAD) {
                 continue;
             }
+            if !(self.features.mmap_miss_workingset && pg_.test(pg::WORKINGSET)) {
+                hits += 1;
+            }
             self.get_page(p);
             self.map_file_page(mm, v, p, false, false);
+            mapped_fault |= v == vpn;
         }
+        if hits > 0 {
+            let v = self.mm_mut(mm).vmas.get_mut(&vma.start).expect("vma");
+            v.mmap_miss = v.mmap_miss.saturating_sub(hits);
+        }
+        mapped_fault
     }
 
     /// filemap_fault: find the page (readahead on a miss), lock it, make sure it is uptodate.
@@ -667,14 +688,17 @@ impl Sim {
             (v.flags, v.ra, v.mmap_miss)
         };
         match page {
-            Some(p) => {
+            // do_async_mmap_readahead, not on the retry of a fault that slept
+            // (FAULT_FLAG_TRIED; 2.6.30's did_readaround: the miss that read the page
+            // around is not also a hit), nor on an MADV_RANDOM mapping.
+            Some(p) if !self.fault_tried && vflags & crate::mm::rmap::VM_RAND_READ == 0 => {
                 if self.PageReadahead(p) {
-                    // do_async_mmap_readahead
                     let req = ra.ra_pages;
                     self.page_cache_async_readahead(ino, &mut ra, p, index, req);
                 }
                 miss = miss.saturating_sub(1);
             }
+            Some(_) => {}
             None => {
                 // do_sync_mmap_readahead (nothing when the file's ra_pages is 0)
                 let rap = ra.ra_pages;

@@ -1703,11 +1703,14 @@ passes = 3
     assert!(json.contains("\"SIGSEGV\":1"));
 }
 
-/// fault-around (v3.15, "mm: introduce do_fault_around()"): a read fault on a file mapping
-/// also maps the cached, uptodate neighbours in its aligned 64 KiB window; before, only the
-/// faulting page is mapped and each neighbour takes a fault of its own.
+/// fault-around (v3.15, "mm: introduce do_fault_around()"): do_read_fault tries
+/// ->map_pages over the faulting address's aligned 64 KiB window first and calls ->fault
+/// only when that did not map the page. A miss at page 3 of a sparse file reads pages
+/// 0..32 around it but maps page 3 alone (the window was tried before the read); the next
+/// fault, at page 4, then maps the whole window 0..16 without filemap_fault. Before, only
+/// the faulting page is mapped, each neighbour taking a fault of its own.
 #[test]
-fn a_read_fault_maps_its_cached_neighbours_only_from_v3_15() {
+fn a_read_fault_tries_fault_around_before_filemap_fault_from_v3_15() {
     for fault_around in [false, true] {
         let mut f = batch_tlb_features(false);
         f.fault_around = fault_around;
@@ -1718,24 +1721,109 @@ fn a_read_fault_maps_its_cached_neighbours_only_from_v3_15() {
         );
         let a = task_id(&sim, "a");
         let base = mmap(&mut sim, a, "/data/big", 64, 1, false);
-        // A read fault at page 3: read-around caches pages 0..32 (a sparse file: holes,
-        // uptodate at once); fault-around may map 0..16.
+        let mapped = |sim: &Sim| -> Vec<u64> {
+            (0..32)
+                .filter(|i| pte_at(sim, a, base + i * PAGE_SIZE) != 0)
+                .collect()
+        };
         touch(&mut sim, 1, a, base + 3 * PAGE_SIZE, 1, false);
-        let mapped: Vec<u64> = (0..32)
-            .filter(|i| pte_at(&sim, a, base + i * PAGE_SIZE) != 0)
-            .collect();
+        assert_eq!(mapped(&sim), vec![3], "the miss maps its own page only");
+        assert_eq!(sim.vmstat.get(VmItem::Pgmajfault), 1);
+        touch(&mut sim, 1, a, base + 4 * PAGE_SIZE, 1, false);
+        let after = mapped(&sim);
         if fault_around {
-            assert_eq!(mapped, (0..16).collect::<Vec<_>>(), "the 16-page window");
+            assert_eq!(after, (0..16).collect::<Vec<_>>(), "the 16-page window");
         } else {
-            assert_eq!(mapped, vec![3], "only the faulting page");
+            assert_eq!(after, vec![3, 4], "only the faulting pages");
         }
-        assert_eq!(sim.vmstat.get(VmItem::NrMapped), mapped.len() as i64);
+        assert_eq!(
+            sim.vmstat.get(VmItem::Pgmajfault),
+            1,
+            "the second fault is minor"
+        );
+        assert_eq!(sim.vmstat.get(VmItem::NrMapped), after.len() as i64);
         // The neighbours mapped by fault-around are young, as if accessed.
-        for &i in &mapped {
+        for &i in &after {
             assert!(
                 pte_at(&sim, a, base + i * PAGE_SIZE) & pte::YOUNG != 0,
                 "page {i}"
             );
         }
     }
+}
+
+/// The mmap read-around heuristic's miss count (file_ra_state.mmap_miss) of the VMA at
+/// `base`.
+fn mmap_miss(sim: &Sim, tid: TaskId, base: u64) -> u32 {
+    sim.mm(mm_of(sim, tid)).vmas[&base].mmap_miss
+}
+
+/// mmap_miss counts read-around misses against hits: each miss adds one, each hit takes one
+/// off (not below 0), and read-around stops above MMAP_LOTSAMISS. From v3.15 every page
+/// fault-around maps is a hit (filemap_map_pages): four misses in four windows of a sparse
+/// file leave 4, and a fault at page 4 that maps 15 pages of page 3's window takes it to 0,
+/// where a filemap_fault hit (no fault-around) takes one: 3. From v6.10
+/// (`mmap-miss-workingset`) a page with PG_workingset (refaulted) mapped that way is no
+/// hit: with the window's pages flagged, the count stays at 4.
+#[test]
+fn fault_around_counts_each_page_it_maps_as_a_read_around_hit() {
+    for (fault_around, workingset, flagged, want) in [
+        (false, false, false, 3u32),
+        (true, false, false, 0),
+        (true, false, true, 0),
+        (true, true, false, 0),
+        (true, true, true, 4),
+    ] {
+        let mut f = batch_tlb_features(false);
+        f.fault_around = fault_around;
+        f.mmap_miss_workingset = workingset;
+        let mut sim = build_sim(
+            &scenario_text(2, "64MiB", &[("big", 256)], &[("a", 1)]),
+            "vm-test",
+            f,
+        );
+        let a = task_id(&sim, "a");
+        let base = mmap(&mut sim, a, "/data/big", 256, 1, false);
+        for page in [3u64, 67, 131, 195] {
+            touch(&mut sim, 1, a, base + page * PAGE_SIZE, 1, false);
+        }
+        let ctx = format!("fault-around {fault_around}, rule {workingset}, flagged {flagged}");
+        assert_eq!(sim.vmstat.get(VmItem::Pgmajfault), 4, "{ctx}");
+        assert_eq!(mmap_miss(&sim, a, base), 4, "{ctx}");
+        if flagged {
+            let ino = sim.mm(mm_of(&sim, a)).vmas[&base].file.expect("a file vma");
+            for i in 0..16 {
+                if let mmsim::mm::radix_tree::Entry::Page(p) = sim.inode(ino).mapping.tree.lookup(i)
+                {
+                    sim.mem[p as usize].flags |= pg::WORKINGSET;
+                }
+            }
+        }
+        touch(&mut sim, 1, a, base + 4 * PAGE_SIZE, 1, false);
+        assert_eq!(mmap_miss(&sim, a, base), want, "{ctx}");
+    }
+}
+
+/// A fault that slept on its page and is retried (FAULT_FLAG_TRIED; in 2.6.30 the same
+/// fault, did_readaround) does not count the page it read around as a hit: a miss on a
+/// file with data waits for the read, and its retry finds the page cached, yet mmap_miss
+/// stays 1 (without fault-around, which on the retry would map 16 pages and count them).
+#[test]
+fn a_retried_fault_is_no_read_around_hit() {
+    let mut f = batch_tlb_features(false);
+    f.fault_around = false;
+    let mut text = machine_toml("vm", 2, "64MiB", None, "4GiB", "/data");
+    text += &file_toml("/data/big", 64 * PAGE_SIZE, true);
+    text += &dd_task_toml("a", 1, "/tmp/a");
+    let mut sim = build_sim(&text, "vm-test", f);
+    let a = task_id(&sim, "a");
+    let base = mmap(&mut sim, a, "/data/big", 64, 1, false);
+    touch_allowing_io(&mut sim, 1, a, base + 3 * PAGE_SIZE, 1, false);
+    assert_ne!(pte_at(&sim, a, base + 3 * PAGE_SIZE), 0, "mapped");
+    assert_eq!(sim.vmstat.get(VmItem::Pgmajfault), 1);
+    assert!(
+        sim.vmstat.get(VmItem::Pgfault) >= 2,
+        "the fault slept and was retried"
+    );
+    assert_eq!(mmap_miss(&sim, a, base), 1);
 }

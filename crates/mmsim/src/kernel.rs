@@ -117,6 +117,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "mmap-readaround-marker",
+        since: KernelEra::V3_15,
+        version: "3.0",
+        commit: "readahead: trigger mmap sequential readahead on PG_readahead",
+    },
+    Rule {
         feature: "fault-around",
         since: KernelEra::V3_15,
         version: "3.15",

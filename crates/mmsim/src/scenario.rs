@@ -78,6 +78,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "io-pages-readahead",
     "sync-readahead-needed-page",
     "mmap-miss-workingset",
+    "mmap-readaround-marker",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

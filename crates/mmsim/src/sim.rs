@@ -174,6 +174,13 @@ pub struct Features {
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
     /// file. Off: every page fault-around maps decrements mmap_miss.
     pub mmap_miss_workingset: bool,
+    /// The mmap read-around window marks PG_readahead on its last quarter's first page, and
+    /// a fault on a marked page of any mapping but an MADV_RANDOM one starts async
+    /// readahead of a full window (v3.0, "readahead: trigger mmap sequential readahead on
+    /// PG_readahead", with v2.6.31's "readahead: enforce full readahead size on async mmap
+    /// readahead" / "sequential mmap readahead"). Off (2.6.30): read-around sets no marker,
+    /// and only an MADV_SEQUENTIAL mapping acts on one, asking for one page.
+    pub mmap_readaround_marker: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -248,6 +255,7 @@ impl Features {
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             mmap_miss_workingset: false,
+            mmap_readaround_marker: true,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -313,6 +321,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
+            "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -360,6 +369,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
+            "mmap-readaround-marker" => self.mmap_readaround_marker,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

@@ -691,9 +691,14 @@ impl Sim {
             // do_async_mmap_readahead, not on the retry of a fault that slept
             // (FAULT_FLAG_TRIED; 2.6.30's did_readaround: the miss that read the page
             // around is not also a hit), nor on an MADV_RANDOM mapping.
+            // Before v3.0 (`mmap-readaround-marker` off, 2.6.30) only an MADV_SEQUENTIAL
+            // mapping acts on a PG_readahead page, asking for one page.
             Some(p) if !self.fault_tried && vflags & crate::mm::rmap::VM_RAND_READ == 0 => {
-                if self.PageReadahead(p) {
-                    let req = ra.ra_pages;
+                let marker_rule = self.features.mmap_readaround_marker;
+                if self.PageReadahead(p)
+                    && (marker_rule || vflags & crate::mm::rmap::VM_SEQ_READ != 0)
+                {
+                    let req = if marker_rule { ra.ra_pages } else { 1 };
                     self.page_cache_async_readahead(ino, &mut ra, p, index, req);
                 }
                 miss = miss.saturating_sub(1);
@@ -702,15 +707,19 @@ impl Sim {
             None => {
                 // do_sync_mmap_readahead (nothing when the file's ra_pages is 0)
                 let rap = ra.ra_pages;
+                let marker_rule = self.features.mmap_readaround_marker;
                 if rap == 0 {
                 } else if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
-                    self.page_cache_sync_readahead(ino, &mut ra, index, rap);
+                    let req = if marker_rule { rap } else { 1 };
+                    self.page_cache_sync_readahead(ino, &mut ra, index, req);
                 } else if vflags & crate::mm::rmap::VM_RAND_READ == 0 {
                     miss = (miss + 1).min(1000);
                     if miss <= 100 {
+                        // The read-around window, centred on the fault; from v3.0 its
+                        // last quarter is the async part, its first page marked.
                         ra.start = index.saturating_sub(rap / 2);
                         ra.size = rap;
-                        ra.async_size = rap / 4;
+                        ra.async_size = if marker_rule { rap / 4 } else { 0 };
                         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size);
                     }
                 }

@@ -1752,6 +1752,43 @@ fn a_read_fault_tries_fault_around_before_filemap_fault_from_v3_15() {
     }
 }
 
+/// mmap-readaround-marker (v3.0, "readahead: trigger mmap sequential readahead on
+/// PG_readahead"): a miss at page 0 reads pages 0..32 around it. From v3.0 page 24, the
+/// first of the window's last quarter, is marked, and the fault on it reads the next
+/// window ahead (32..64: 64 pages cached). In 2.6.30 read-around marks nothing: the fault
+/// on page 24 is a plain hit and page 32 waits for a miss of its own (32 cached).
+#[test]
+fn mmap_read_around_marks_its_last_quarter_only_from_v3_0() {
+    for (rule, want) in [(false, 32usize), (true, 64)] {
+        let mut f = batch_tlb_features(false);
+        f.fault_around = false;
+        f.mmap_readaround_marker = rule;
+        let mut sim = build_sim(
+            &scenario_text(2, "64MiB", &[("big", 256)], &[("a", 1)]),
+            "vm-test",
+            f,
+        );
+        let a = task_id(&sim, "a");
+        let base = mmap(&mut sim, a, "/data/big", 256, 1, false);
+        let ino = sim.mm(mm_of(&sim, a)).vmas[&base].file.expect("a file vma");
+        let cached = |sim: &Sim| {
+            (0..256)
+                .filter(|&i| {
+                    matches!(
+                        sim.inode(ino).mapping.tree.lookup(i),
+                        mmsim::mm::radix_tree::Entry::Page(_)
+                    )
+                })
+                .count()
+        };
+        touch(&mut sim, 1, a, base, 1, false);
+        assert_eq!(cached(&sim), 32, "rule {rule}: the read-around window");
+        touch(&mut sim, 1, a, base + 24 * PAGE_SIZE, 1, false);
+        assert_eq!(cached(&sim), want, "rule {rule}");
+        assert_eq!(sim.vmstat.get(VmItem::Pgmajfault), 1, "rule {rule}");
+    }
+}
+
 /// The mmap read-around heuristic's miss count (file_ra_state.mmap_miss) of the VMA at
 /// `base`.
 fn mmap_miss(sim: &Sim, tid: TaskId, base: u64) -> u32 {

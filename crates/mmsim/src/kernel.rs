@@ -267,6 +267,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "memcg-reclaim-batches",
+        since: KernelEra::V6_18,
+        version: "6.9",
+        commit: "mm: memcg: use larger batches for proactive reclaim",
+    },
+    Rule {
         feature: "mmap-miss-workingset",
         since: KernelEra::V6_18,
         version: "6.10",

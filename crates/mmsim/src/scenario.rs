@@ -79,6 +79,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "sync-readahead-needed-page",
     "mmap-miss-workingset",
     "mmap-readaround-marker",
+    "memcg-reclaim-batches",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.
@@ -1390,6 +1391,8 @@ pub(crate) struct Env<'a> {
     pub(crate) filesystems: &'a [FsSpec],
     /// The `[[files]]`.
     pub(crate) files: &'a [FileSpec],
+    /// The `[[cgroups]]`.
+    pub(crate) cgroups: &'a [CgroupSpec],
 }
 
 /// The filesystem holding the absolute path `path` (read at `loc`), or an error naming
@@ -1898,6 +1901,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         devices: &devices,
         filesystems: &filesystems,
         files: &[],
+        cgroups: &cgroups,
     };
     let files = read_files(&root, &env0)?;
     let env = Env {

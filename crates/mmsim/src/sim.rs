@@ -181,6 +181,10 @@ pub struct Features {
     /// readahead" / "sequential mmap readahead"). Off (2.6.30): read-around sets no marker,
     /// and only an MADV_SEQUENTIAL mapping acts on one, asking for one page.
     pub mmap_readaround_marker: bool,
+    /// A write to memory.reclaim asks each try_to_free_mem_cgroup_pages call for a quarter
+    /// of what is left (v6.9, "mm: memcg: use larger batches for proactive reclaim").
+    /// Off (5.19–6.8): each call asks for all that is left.
+    pub memcg_reclaim_batches: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -256,6 +260,7 @@ impl Features {
             sync_readahead_needed_page: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
+            memcg_reclaim_batches: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -322,6 +327,7 @@ impl Features {
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
+            "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -370,6 +376,7 @@ impl Features {
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
+            "memcg-reclaim-batches" => self.memcg_reclaim_batches,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

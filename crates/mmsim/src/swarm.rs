@@ -36,6 +36,10 @@
 //!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content). Besides the checks
 //!   below, a replay that was not killed must end without an error and, in a completed
 //!   case without injected IO errors, have issued every request (`replay_problem`).
+//! - Proactive reclaim (drawn after the replay): in a quarter of the cases with cgroups, a
+//!   `memory-reclaim` agent writing RAM/2048 ..= RAM/8 to the memory.reclaim of one of
+//!   them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s (EAGAIN and, before the
+//!   6.1 era, ENOENT are its expected errors).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -435,6 +439,35 @@ pub fn generate(seed: u64) -> SwarmCase {
         tasks.push_str(&r.toml);
         descr.push(r.descr);
     }
+    // A proactive-reclaim agent (`memory-reclaim`), drawn after everything else (a case
+    // without one is the case of the same seed before the program existed): in a quarter
+    // of the cases with cgroups, writing RAM/2048 ..= RAM/8 to the memory.reclaim of one
+    // of them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s.
+    if let Some(cg) = &cgroups {
+        if rng.gen_bool(0.25) {
+            let k = rng.gen_range(0..=cg.names.len());
+            let target = if k == 0 {
+                "/"
+            } else {
+                cg.names[k - 1].as_str()
+            };
+            let ram_pages = ram >> 12;
+            let pages = rng.gen_range((ram_pages / 2048).max(1)..=ram_pages / 8);
+            let count = rng.gen_range(1..=5u32);
+            let interval = rng.gen_range(0..=500u32);
+            let delay = rng.gen_range(0..=1000u32);
+            let cpu = rng.gen_range(0..total_cpus);
+            let _ = write!(
+                tasks,
+                "\n[[tasks]]\nname = \"agent\"\ncpu = {cpu}\nprogram = \"memory-reclaim\"\ntarget = \"{target}\"\namount = \"{}KiB\"\ncount = {count}\ninterval = \"{interval}ms\"\ndelay = \"{delay}ms\"\n",
+                pages * 4
+            );
+            descr.push((
+                format!("agent@cpu{cpu}"),
+                format!("memory.reclaim {target} {}KiB x{count}", pages * 4),
+            ));
+        }
+    }
     t.push_str(&files);
     t.push_str(&tasks);
     let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
@@ -601,6 +634,8 @@ struct CaseCgroups {
     task_cgroup: Vec<Option<String>>,
     /// Per task in the root: whether it says so (`cgroup = "/"`) rather than by default.
     explicit_root: Vec<bool>,
+    /// The cgroups' names.
+    names: Vec<String>,
 }
 
 /// Draws a case's memory cgroups (None in half of the cases): 1–3 cgroups, the second a
@@ -692,6 +727,7 @@ fn draw_cgroups(
         summary,
         task_cgroup,
         explicit_root,
+        names: names[..n].iter().map(|s| s.to_string()).collect(),
     })
 }
 

@@ -122,6 +122,7 @@ kfuncs! {
     IncMinSeq => "inc_min_seq",
     LruGenLookAround => "lru_gen_look_around",
     LruGenAgeNode => "lru_gen_age_node",
+    MemoryReclaim => "memory_reclaim",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

@@ -828,6 +828,66 @@ impl Sim {
         (mc.emin, mc.elow)
     }
 
+    /// memory_reclaim: a write of `bytes` to the memory.reclaim file of `cgroup` (cgroup v2,
+    /// v5.19, "memcg: introduce per-memcg reclaim interface"): proactive reclaim from the
+    /// cgroup and its descendants, swap allowed, until that much is reclaimed. Each round
+    /// asks try_to_free_mem_cgroup_pages for all that is left, which overreclaims (each
+    /// shrink_lruvec of the priority loop compares its own progress with the whole
+    /// target); from v6.9 (`memcg-reclaim-batches`) for a quarter of it (either way at
+    /// least SWAP_CLUSTER_MAX; 6.3–6.8's batches of SWAP_CLUSTER_MAX are not modelled). A
+    /// round that reclaims nothing uses up one of MAX_RECLAIM_RETRIES retries, and the
+    /// last round first drains the per-CPU LRU batches (lru_add_drain_all). Out of
+    /// retries: EAGAIN. Before 5.19 (eras before 6.1) the file does not exist: ENOENT. The
+    /// pages count as the memcg's direct reclaim (pgscan_direct, pgsteal_direct; the
+    /// global counters count global reclaim only), as before 6.15's pgscan_proactive (not
+    /// modelled).
+    pub fn memory_reclaim(&mut self, cgroup: &str, bytes: u64) -> crate::workload::OpResult {
+        use crate::workload::{Errno, OpResult};
+        if self.features.era < crate::kernel::KernelEra::V6_1 {
+            return OpResult::Err(Errno::ENOENT);
+        }
+        let memcg = if cgroup == "/" {
+            ROOT_MEM_CGROUP
+        } else {
+            match self.memcgs.iter().position(|m| *m.name == *cgroup) {
+                Some(m) => m as MemcgId,
+                None => return OpResult::Err(Errno::ENOENT),
+            }
+        };
+        let prev = self.enter(KFunc::MemoryReclaim);
+        let nr_to_reclaim = bytes.div_ceil(crate::mm::page::PAGE_SIZE);
+        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut nr_reclaimed = 0;
+        let mut result = OpResult::Bytes(bytes);
+        while nr_reclaimed < nr_to_reclaim {
+            let left = nr_to_reclaim - nr_reclaimed;
+            let batch = if self.features.memcg_reclaim_batches {
+                left / 4
+            } else {
+                left
+            };
+            if nr_retries == 0 {
+                self.lru_add_drain_all();
+            }
+            let reclaimed = self.try_to_free_mem_cgroup_pages(
+                memcg,
+                batch,
+                crate::mm::page_alloc::Gfp::KERNEL,
+                true,
+            );
+            if reclaimed == 0 {
+                if nr_retries == 0 {
+                    result = OpResult::Err(Errno::EAGAIN);
+                    break;
+                }
+                nr_retries -= 1;
+            }
+            nr_reclaimed += reclaimed;
+        }
+        self.leave(prev);
+        result
+    }
+
     /// mem_cgroup_handle_over_high: on the return to user space after charges that left
     /// a memcg above memory.high, reclaim the excess (reclaim_high) and, while usage stays
     /// above high, throttle (v5.4 and v5.8, `memcg-high-throttle`: retried while reclaim

@@ -24,6 +24,7 @@ pub mod anon;
 pub mod bonnie;
 pub mod dd;
 pub mod desktop;
+pub mod memory_reclaim;
 pub mod mmap_read;
 pub mod pread_stride;
 pub mod read;
@@ -47,6 +48,7 @@ pub const PROGRAMS: &[&ProgramDef] = &[
     &bonnie::PROGRAM,
     &desktop::PROGRAM,
     &replay::PROGRAM,
+    &memory_reclaim::PROGRAM,
 ];
 
 /// The program named `name` (the `program` key of a task).
@@ -358,6 +360,8 @@ pub enum Errno {
     EBUSY,
     /// File too large (a write ending beyond MAX_LFS_FILESIZE).
     EFBIG,
+    /// Try again (a write to memory.reclaim that could not reclaim enough).
+    EAGAIN,
 }
 
 impl Errno {
@@ -378,6 +382,7 @@ impl Errno {
             Errno::ENOTEMPTY => "ENOTEMPTY",
             Errno::EBUSY => "EBUSY",
             Errno::EFBIG => "EFBIG",
+            Errno::EAGAIN => "EAGAIN",
         }
     }
 }
@@ -527,6 +532,15 @@ pub enum Op {
     Readdir {
         /// Absolute path of the directory.
         path: String,
+    },
+    /// write(2) of `bytes` to a cgroup's memory.reclaim (cgroup v2, v5.19): proactive
+    /// reclaim of that much from the cgroup. The result is the bytes written, or EAGAIN
+    /// when reclaim gave up first (ENOENT before 5.19).
+    MemoryReclaim {
+        /// The cgroup's path below the root (`[[cgroups]]` name).
+        cgroup: Arc<str>,
+        /// Bytes to reclaim.
+        bytes: u64,
     },
     /// Stop a named timer and record a rate sample under its label: `count` operations
     /// per second of the elapsed time, rounded (no cost).
@@ -800,8 +814,15 @@ mod docs_tests {
             if sc.total_memory_bytes() > 1 << 30 {
                 continue; // the full example: loaded, not run
             }
-            let r = run_scenario(&sc, &RunOptions::default(), &mut |_| {})
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            // The example's own era and features, as `mmsim run` resolves them.
+            let features =
+                crate::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let opts = RunOptions {
+                features,
+                ..RunOptions::default()
+            };
+            let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(r.complete, "{name}: {:?}", r.end);
             assert!(
                 r.tasks.iter().all(|t| t.errors.is_empty()),

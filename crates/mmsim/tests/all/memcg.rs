@@ -928,3 +928,102 @@ fn a_large_read_overruns_memory_high_by_one_syscall_only_before_v5_18() {
         "on the return to user space: {deferred} pages over"
     );
 }
+
+/// A reader fills cgroup `app` with 48 MiB of a file, then a proactive-reclaim agent
+/// (`memory-reclaim`) writes `amount` to the memory.reclaim of `target`.
+fn proactive_run(era: KernelEra, target: &str, amount: &str, batches: Option<bool>) -> RunReport {
+    let text = format!(
+        r#"
+name = "proactive"
+[machine]
+cpus_per_node = 2
+memory_per_node = "128MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+[[files]]
+path = "/data/hot"
+size = "48MiB"
+[[cgroups]]
+name = "app"
+[[cgroups]]
+name = "idle"
+[[tasks]]
+name = "reader"
+cpu = 0
+cgroup = "app"
+program = "read"
+path = "/data/hot"
+[[tasks]]
+name = "agent"
+cpu = 1
+program = "memory-reclaim"
+target = "{target}"
+amount = "{amount}"
+count = 2
+interval = "10ms"
+delay = "2s"
+"#
+    );
+    let sc = parse_scenario(&text, "proactive.toml", &[]).expect("scenario parses");
+    let mut f = era.features("patched").expect("preset");
+    if let Some(b) = batches {
+        f.memcg_reclaim_batches = b;
+    }
+    let r = run_sc(&sc, f, true, MAX_STEPS);
+    assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
+    r
+}
+
+/// memory.reclaim (v5.19): two writes of 8 MiB reclaim at least 4,096 pages from `app`,
+/// counted as the cgroup's direct reclaim and not in the global pgsteal_direct (global
+/// reclaim only), and leave the cgroup at least 16 MiB smaller. Each round asking for all
+/// that is left overreclaims (each shrink_lruvec of the priority loop measures its own
+/// progress against the whole target); from v6.9 (`memcg-reclaim-batches`) a round asks
+/// for a quarter of what is left and the writes stop within a few SWAP_CLUSTER_MAX
+/// batches of the amount. Writing to a cgroup with nothing to reclaim fails with EAGAIN
+/// once MAX_RECLAIM_RETRIES rounds reclaimed nothing; before 5.19 the file does not exist
+/// (ENOENT) and the agent stops after its first write.
+#[test]
+fn memory_reclaim_reclaims_the_amount_written_from_the_cgroup() {
+    let mut steals = Vec::new();
+    for batches in [false, true] {
+        let r = proactive_run(KernelEra::V6_18, "app", "8MiB", Some(batches));
+        let app = cg(&r, "app");
+        let steal = app.stat["pgsteal"];
+        assert!(steal >= 4096, "batches {batches}: pgsteal {steal}");
+        assert_eq!(app.stat["pgsteal_direct"], steal, "batches {batches}");
+        assert_eq!(r.vmstat.get("pgsteal_direct").copied().unwrap_or(0), 0);
+        assert!(
+            app.current <= 48 * MIB - 16 * MIB,
+            "batches {batches}: memory.current {}",
+            app.current
+        );
+        steals.push(steal);
+        let agent = task_report(&r, "agent");
+        assert!(agent.errors.is_empty(), "{:?}", agent.errors);
+        assert_eq!(agent.samples["reclaim"].len(), 2);
+    }
+    assert!(steals[1] < 4096 + 128, "with batches: {}", steals[1]);
+    assert!(
+        steals[0] > steals[1] + 512,
+        "without batches a round overreclaims: {steals:?}"
+    );
+    let r = proactive_run(KernelEra::V6_18, "idle", "8MiB", None);
+    assert_eq!(task_report(&r, "agent").errors.get("EAGAIN"), Some(&2));
+    assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
+    let r = proactive_run(KernelEra::V4_14, "app", "8MiB", None);
+    let agent = task_report(&r, "agent");
+    assert_eq!(agent.errors.get("ENOENT"), Some(&1));
+    assert_eq!(
+        agent.samples["reclaim"].len(),
+        1,
+        "it stops after the first write"
+    );
+    assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
+}

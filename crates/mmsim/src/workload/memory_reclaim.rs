@@ -1,0 +1,261 @@
+//! `memory-reclaim`: a proactive-reclaim agent (senpai, TMO-like): writes `amount` to the
+//! memory.reclaim file of the cgroup `target` `count` times, `interval` apart, after `delay`. Each
+//! write is timed under the label "reclaim"; a write that could not reclaim that much
+//! counts as an `EAGAIN` error of the task and the agent goes on.
+
+use std::sync::Arc;
+
+use super::{Footprint, Op, OpResult, Program};
+use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    fmt_bytes, want_duration, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
+};
+
+use serde::Serialize;
+
+/// Parameters of the `memory-reclaim` program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryReclaimSpec {
+    /// The cgroup whose memory.reclaim is written (`target`): a `[[cgroups]]` name, or "/"
+    /// (the root).
+    pub cgroup: String,
+    /// Bytes written to memory.reclaim each time (whole pages).
+    pub amount_bytes: u64,
+    /// Writes.
+    pub count: u32,
+    /// Sleep between writes, ns.
+    pub interval_ns: u64,
+    /// Sleep before the first write, ns.
+    pub delay_ns: u64,
+}
+
+impl Params for MemoryReclaimSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(MemoryReclaim::new(self.clone()))
+    }
+    fn footprint(&self, _sc: &Scenario) -> Footprint {
+        Footprint::default()
+    }
+}
+
+/// `program = "memory-reclaim"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "memory-reclaim",
+    summary: "write to a cgroup's memory.reclaim periodically (proactive reclaim, 5.19+)",
+    doc: "A proactive-reclaim agent, as senpai or TMO run one: after `delay`, writes \
+          `amount` to the memory.reclaim file of the cgroup `target` `count` times, sleeping \
+          `interval` between writes, then exits. Each write reclaims from the cgroup and \
+          its descendants, swap allowed (the kernel's memory_reclaim: \
+          try_to_free_mem_cgroup_pages rounds, a quarter of what is left each from 6.9, \
+          `memcg-reclaim-batches`), and fails with EAGAIN when MAX_RECLAIM_RETRIES rounds \
+          reclaimed nothing; the agent records the error (the task's `errors`) and goes \
+          on. The reclaimed pages count as direct reclaim in the cgroup's `memory.stat` and \
+          in `/proc/vmstat`. memory.reclaim exists from 5.19: on an earlier era (before \
+          the 6.1 era) the first write fails with ENOENT and the agent exits. The agent's \
+          own task runs where its `cgroup` key puts it (the root by default); the root's \
+          memory.reclaim (`target = \"/\"`) reclaims from the whole machine.",
+    params: &[
+        Param {
+            key: "target",
+            ty: "string",
+            default: "required",
+            rules: "a `[[cgroups]]` name, or \"/\" for the root cgroup",
+        },
+        Param {
+            key: "amount",
+            ty: "size (bytes)",
+            default: "required",
+            rules: "4 KiB ..= RAM, whole 4 KiB pages: written to memory.reclaim each time",
+        },
+        Param {
+            key: "count",
+            ty: "integer",
+            default: "`10`",
+            rules: "≥ 1: the number of writes",
+        },
+        Param {
+            key: "interval",
+            ty: "duration",
+            default: "`\"1s\"`",
+            rules: "sleep between writes",
+        },
+        Param {
+            key: "delay",
+            ty: "duration",
+            default: "`\"0s\"`",
+            rules: "sleep before the first write",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "reclaim",
+        kind: SampleKind::Time,
+        doc: "one write to memory.reclaim, until it returned (success or EAGAIN)",
+    }],
+    example: r#"name = "memory-reclaim-example"
+kernel = "6.18"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "128MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/data/hot"
+size = "48MiB"
+
+[[cgroups]]
+name = "app"
+
+[[tasks]]
+name = "reader"
+cpu = 0
+cgroup = "app"
+program = "read"
+path = "/data/hot"
+passes = 4
+think = "1s"
+
+[[tasks]]
+name = "agent"
+cpu = 1
+program = "memory-reclaim"
+target = "app"
+amount = "8MiB"
+interval = "500ms"
+count = 6
+delay = "500ms"
+"#,
+    parse: parse_memory_reclaim,
+};
+
+fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (cgroup, cgroup_loc) = task.req("target", "the cgroup to reclaim from", want_str)?;
+    if cgroup != "/" && !env.cgroups.iter().any(|g| g.name == cgroup) {
+        let names: Vec<&str> = env.cgroups.iter().map(|g| g.name.as_str()).collect();
+        return Err(cgroup_loc.err(format!(
+            "unknown cgroup \"{cgroup}\"; {} (\"/\" is the root cgroup)",
+            if names.is_empty() {
+                "no [[cgroups]] are declared".to_string()
+            } else {
+                format!("declared cgroups: {}", names.join(", "))
+            }
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let (amount_bytes, amount_loc) = task.req("amount", "bytes per write", |i, l| {
+        want_size(i, l, Some(ram))
+    })?;
+    if amount_bytes < 4096 || amount_bytes > ram || amount_bytes % 4096 != 0 {
+        return Err(amount_loc.err(format!(
+            "amount must be whole 4 KiB pages between 4 KiB and the machine's RAM ({}), got {}",
+            fmt_bytes(ram),
+            fmt_bytes(amount_bytes)
+        )));
+    }
+    let count = match task.opt("count", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("count must be at least 1")),
+        Some((n, _)) => n,
+        None => 10,
+    };
+    let interval_ns = task
+        .opt("interval", want_duration)?
+        .map_or(1_000_000_000, |(v, _)| v);
+    let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        MemoryReclaimSpec {
+            cgroup: cgroup.to_string(),
+            amount_bytes,
+            count,
+            interval_ns,
+            delay_ns,
+        },
+    ))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Delay,
+    Start,
+    Write,
+    Stop,
+    Sleep,
+    Done,
+}
+
+/// The `memory-reclaim` program state.
+pub struct MemoryReclaim {
+    spec: MemoryReclaimSpec,
+    cgroup: Arc<str>,
+    phase: Phase,
+    written: u32,
+}
+
+impl MemoryReclaim {
+    /// An agent as the spec says.
+    pub fn new(spec: MemoryReclaimSpec) -> MemoryReclaim {
+        MemoryReclaim {
+            cgroup: spec.cgroup.as_str().into(),
+            spec,
+            phase: Phase::Delay,
+            written: 0,
+        }
+    }
+}
+
+impl Program for MemoryReclaim {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        loop {
+            match self.phase {
+                Phase::Delay => {
+                    self.phase = Phase::Start;
+                    if self.spec.delay_ns > 0 {
+                        return Op::Sleep {
+                            ns: self.spec.delay_ns,
+                        };
+                    }
+                }
+                Phase::Start => {
+                    self.phase = Phase::Write;
+                    return Op::TimerStart("reclaim".into());
+                }
+                Phase::Write => {
+                    self.phase = Phase::Stop;
+                    return Op::MemoryReclaim {
+                        cgroup: self.cgroup.clone(),
+                        bytes: self.spec.amount_bytes,
+                    };
+                }
+                Phase::Stop => {
+                    self.written += 1;
+                    // No memory.reclaim in this kernel: nothing more to do.
+                    let gone = *last == OpResult::Err(super::Errno::ENOENT);
+                    self.phase = if gone || self.written >= self.spec.count {
+                        Phase::Done
+                    } else {
+                        Phase::Sleep
+                    };
+                    return Op::TimerStop("reclaim".into());
+                }
+                Phase::Sleep => {
+                    self.phase = Phase::Start;
+                    if self.spec.interval_ns > 0 {
+                        return Op::Sleep {
+                            ns: self.spec.interval_ns,
+                        };
+                    }
+                }
+                Phase::Done => return Op::Exit,
+            }
+        }
+    }
+}

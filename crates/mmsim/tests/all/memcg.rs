@@ -1027,3 +1027,21 @@ fn memory_reclaim_reclaims_the_amount_written_from_the_cgroup() {
     );
     assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
 }
+
+/// examples/proactive_reclaim.toml (docs/EXPERIMENTS.md, "Proactive reclaim") loads and
+/// runs: its agent's ten 8 MiB writes to `app`'s memory.reclaim all succeed and reclaim at
+/// least what they asked for, and the hot file is never refaulted under classic reclaim
+/// (the cold file's pages, used once, go first).
+#[test]
+fn the_proactive_reclaim_example_runs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/proactive_reclaim.toml");
+    let text = std::fs::read_to_string(path).expect("the example exists");
+    let sc = parse_scenario(&text, path, &[]).expect("the example parses");
+    let r = run(&sc, KernelEra::V6_18, true);
+    let app = cg(&r, "app");
+    assert!(app.stat["pgsteal"] >= 10 * 2048, "{}", app.stat["pgsteal"]);
+    assert_eq!(app.stat["workingset_refault_file"], 0);
+    let agent = task_report(&r, "agent");
+    assert!(agent.errors.is_empty(), "{:?}", agent.errors);
+    assert_eq!(agent.samples["reclaim"].len(), 10);
+}

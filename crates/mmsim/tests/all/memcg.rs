@@ -1034,7 +1034,10 @@ fn memory_reclaim_reclaims_the_amount_written_from_the_cgroup() {
 /// (the cold file's pages, used once, go first).
 #[test]
 fn the_proactive_reclaim_example_runs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/proactive_reclaim.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/proactive_reclaim.toml"
+    );
     let text = std::fs::read_to_string(path).expect("the example exists");
     let sc = parse_scenario(&text, path, &[]).expect("the example parses");
     let r = run(&sc, KernelEra::V6_18, true);

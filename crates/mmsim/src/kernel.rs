@@ -267,6 +267,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "memory-reclaim-swappiness",
+        since: KernelEra::V6_18,
+        version: "6.11",
+        commit: "mm: add swappiness= arg to memory.reclaim",
+    },
+    Rule {
         feature: "memcg-reclaim-batches",
         since: KernelEra::V6_18,
         version: "6.9",

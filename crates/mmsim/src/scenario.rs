@@ -80,6 +80,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mmap-miss-workingset",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
+    "memory-reclaim-swappiness",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

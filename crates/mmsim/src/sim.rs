@@ -185,6 +185,9 @@ pub struct Features {
     /// of what is left (v6.9, "mm: memcg: use larger batches for proactive reclaim").
     /// Off (5.19–6.8): each call asks for all that is left.
     pub memcg_reclaim_batches: bool,
+    /// A write to memory.reclaim may end with `swappiness=N` (v6.11, "mm: add swappiness=
+    /// arg to memory.reclaim"), the anon/file balance of that reclaim. Off: EINVAL.
+    pub memory_reclaim_swappiness: bool,
     /// Reclaim activates dirty file pages it cannot write and pages under writeback, and
     /// their rotation at writeback end moves them to the inactive tail (v4.11, "mm:
     /// vmscan: move dirty pages out of the way until they're flushed").
@@ -261,6 +264,7 @@ impl Features {
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
+            memory_reclaim_swappiness: false,
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
@@ -328,6 +332,7 @@ impl Features {
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
+            "memory-reclaim-swappiness" => self.memory_reclaim_swappiness = on,
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
@@ -377,6 +382,7 @@ impl Features {
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,
+            "memory-reclaim-swappiness" => self.memory_reclaim_swappiness,
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,

@@ -38,8 +38,9 @@
 //!   case without injected IO errors, have issued every request (`replay_problem`).
 //! - Proactive reclaim (drawn after the replay): in a quarter of the cases with cgroups, a
 //!   `memory-reclaim` agent writing RAM/2048 ..= RAM/8 to the memory.reclaim of one of
-//!   them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s (EAGAIN and, before the
-//!   6.1 era, ENOENT are its expected errors).
+//!   them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s, in a third of them with
+//!   `swappiness` 0, 60 or 200 (EAGAIN, EINVAL before 6.11 with a swappiness, and ENOENT
+//!   before the 6.1 era are its expected errors).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -462,10 +463,14 @@ pub fn generate(seed: u64) -> SwarmCase {
                 "\n[[tasks]]\nname = \"agent\"\ncpu = {cpu}\nprogram = \"memory-reclaim\"\ntarget = \"{target}\"\namount = \"{}KiB\"\ncount = {count}\ninterval = \"{interval}ms\"\ndelay = \"{delay}ms\"\n",
                 pages * 4
             );
-            descr.push((
-                format!("agent@cpu{cpu}"),
-                format!("memory.reclaim {target} {}KiB x{count}", pages * 4),
-            ));
+            // In a third of them `swappiness=` (0, 60 or 200; EINVAL before 6.11).
+            let mut what = format!("memory.reclaim {target} {}KiB x{count}", pages * 4);
+            if rng.gen_bool(1.0 / 3.0) {
+                let s = *pick(&mut rng, &[0u32, 60, 200]);
+                let _ = writeln!(tasks, "swappiness = {s}");
+                let _ = write!(what, " swappiness={s}");
+            }
+            descr.push((format!("agent@cpu{cpu}"), what));
         }
     }
     t.push_str(&files);

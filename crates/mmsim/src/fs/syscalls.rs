@@ -131,7 +131,11 @@ impl Sim {
             Op::Rmdir { path } => Ok(self.sys_rmdir(path)),
             Op::Stat { path } => Ok(self.sys_stat(path)),
             Op::Readdir { path } => Ok(self.sys_readdir(path)),
-            Op::MemoryReclaim { cgroup, bytes } => Ok(self.memory_reclaim(cgroup, *bytes)),
+            Op::MemoryReclaim {
+                cgroup,
+                bytes,
+                swappiness,
+            } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
             Op::TimerStopRate { label, count } => {
                 let now = self.now();
                 if let Some((t0, _)) = self.tasks[tid].stats.timers.remove(label) {

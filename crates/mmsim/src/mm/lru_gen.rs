@@ -38,7 +38,7 @@ use crate::machine::profile::KFunc;
 use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::node::{ListHead, LruList};
 use crate::mm::page::{pg, Pfn, NIL};
-use crate::mm::vmscan::{PageReferences, ScanControl, DEF_PRIORITY, SWAPPINESS};
+use crate::mm::vmscan::{PageReferences, ScanControl, DEF_PRIORITY};
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
@@ -567,7 +567,7 @@ impl Sim {
         if left < MIN_LRU_BATCH {
             0
         } else {
-            SWAPPINESS
+            sc.swappiness()
         }
     }
 

@@ -840,25 +840,37 @@ impl Sim {
     /// retries: EAGAIN. Before 5.19 (eras before 6.1) the file does not exist: ENOENT. The
     /// pages count as the memcg's direct reclaim (pgscan_direct, pgsteal_direct; the
     /// global counters count global reclaim only), as before 6.15's pgscan_proactive (not
-    /// modelled).
-    pub fn memory_reclaim(&mut self, cgroup: &str, bytes: u64) -> crate::workload::OpResult {
+    /// modelled). `swappiness` is the write's `swappiness=N` (v6.11,
+    /// `memory-reclaim-swappiness`: the anon/file balance of this reclaim, 0 = file only in
+    /// a non-root cgroup); before, or above 200, the write is EINVAL.
+    pub fn memory_reclaim(
+        &mut self,
+        cgroup: &str,
+        bytes: u64,
+        swappiness: Option<u64>,
+        progress: &mut u64,
+    ) -> Result<crate::workload::OpResult, crate::sched::Wait> {
         use crate::workload::{Errno, OpResult};
         if self.features.era < crate::kernel::KernelEra::V6_1 {
-            return OpResult::Err(Errno::ENOENT);
+            return Ok(OpResult::Err(Errno::ENOENT));
+        }
+        if swappiness.is_some_and(|s| !self.features.memory_reclaim_swappiness || s > 200) {
+            return Ok(OpResult::Err(Errno::EINVAL));
         }
         let memcg = if cgroup == "/" {
             ROOT_MEM_CGROUP
         } else {
             match self.memcgs.iter().position(|m| *m.name == *cgroup) {
                 Some(m) => m as MemcgId,
-                None => return OpResult::Err(Errno::ENOENT),
+                None => return Ok(OpResult::Err(Errno::ENOENT)),
             }
         };
         let prev = self.enter(KFunc::MemoryReclaim);
         let nr_to_reclaim = bytes.div_ceil(crate::mm::page::PAGE_SIZE);
         let mut nr_retries = MAX_RECLAIM_RETRIES;
-        let mut nr_reclaimed = 0;
-        let mut result = OpResult::Bytes(bytes);
+        // Pages reclaimed before the write slept (resumed).
+        let mut nr_reclaimed = *progress;
+        let mut result = Ok(OpResult::Bytes(bytes));
         while nr_reclaimed < nr_to_reclaim {
             let left = nr_to_reclaim - nr_reclaimed;
             let batch = if self.features.memcg_reclaim_batches {
@@ -869,21 +881,46 @@ impl Sim {
             if nr_retries == 0 {
                 self.lru_add_drain_all();
             }
-            let reclaimed = self.try_to_free_mem_cgroup_pages(
+            let reclaimed = self.try_to_free_mem_cgroup_pages_swappiness(
                 memcg,
                 batch,
                 crate::mm::page_alloc::Gfp::KERNEL,
                 true,
+                swappiness,
             );
+            nr_reclaimed += reclaimed;
+            if self.features.reclaim_throttle {
+                // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED), as in try_charge.
+                let node = self.cur_node();
+                if std::mem::take(&mut self.lruvec_mut(memcg, node).congested) {
+                    result = Err(crate::sched::Wait::Until(self.now() + JIFFY_PS));
+                    break;
+                }
+            }
             if reclaimed == 0 {
                 if nr_retries == 0 {
-                    result = OpResult::Err(Errno::EAGAIN);
+                    // The kernel's rounds take long enough for the swap-outs and writes
+                    // they started to complete; here the write runs within one engine
+                    // step, so it waits for the subtree's writeback before giving up (as
+                    // try_charge does before the OOM killer), then starts its rounds
+                    // again.
+                    let writeback: i64 = self
+                        .memcg_subtree(memcg)
+                        .map(|c| self.memcgs[c as usize].stat.get(VmItem::NrWriteback))
+                        .sum();
+                    result = if writeback > 0 {
+                        Err(crate::sched::Wait::Until(
+                            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                        ))
+                    } else {
+                        Ok(OpResult::Err(Errno::EAGAIN))
+                    };
                     break;
                 }
                 nr_retries -= 1;
             }
-            nr_reclaimed += reclaimed;
         }
+        *progress = nr_reclaimed;
         self.leave(prev);
         result
     }

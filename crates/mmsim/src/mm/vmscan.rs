@@ -80,6 +80,9 @@ pub struct ScanControl {
     pub file_cost: u64,
     /// Per-pass counts for the writeback throttling decisions (sc->nr).
     pub nr: ReclaimNr,
+    /// The swappiness a write to memory.reclaim asked for (`swappiness=`, v6.11,
+    /// sc->proactive_swappiness); None: vm_swappiness.
+    pub proactive_swappiness: Option<u64>,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -125,7 +128,13 @@ impl ScanControl {
             anon_cost: 0,
             file_cost: 0,
             nr: ReclaimNr::default(),
+            proactive_swappiness: None,
         }
+    }
+
+    /// sc_swappiness: the swappiness this reclaim balances anon against file with.
+    pub fn swappiness(&self) -> u64 {
+        self.proactive_swappiness.unwrap_or(SWAPPINESS)
     }
 
     /// cgroup_reclaim: reclaim on behalf of a memcg limit.
@@ -257,7 +266,7 @@ impl Sim {
 
     /// The anon/file scan fractions (SCAN_FRACT) and their denominator.
     fn scan_fractions(&mut self, node: usize, memcg: MemcgId, sc: &ScanControl) -> ([u64; 2], u64) {
-        let anon_prio = SWAPPINESS;
+        let anon_prio = sc.swappiness();
         let file_prio = 200 - anon_prio;
         if self.features.lru_cost_balance {
             // v5.8: pressure inversely proportional to each type's reclaim cost, at least
@@ -306,9 +315,13 @@ impl Sim {
         }
         let mut fraction = [0u64; 2];
         let mut denominator = 1u64;
+        let swappiness = sc.swappiness();
         let balance = if !sc.may_swap || !self.can_reclaim_anon_pages(memcg) {
             Balance::File
-        } else if sc.priority == 0 {
+        } else if sc.cgroup_reclaim() && swappiness == 0 {
+            // memcg users disable swapping for a group with swappiness 0.
+            Balance::File
+        } else if sc.priority == 0 && swappiness != 0 {
             Balance::Equal
         } else if self.features.refault_deactivate {
             // v5.5: file_is_tiny and cache_trim_mode, decided at the reclaim root.
@@ -1258,10 +1271,24 @@ impl Sim {
         gfp: Gfp,
         may_swap: bool,
     ) -> u64 {
+        self.try_to_free_mem_cgroup_pages_swappiness(memcg, nr_pages, gfp, may_swap, None)
+    }
+
+    /// try_to_free_mem_cgroup_pages with the swappiness of a memory.reclaim write
+    /// (`swappiness=`, v6.11; None: vm_swappiness).
+    pub fn try_to_free_mem_cgroup_pages_swappiness(
+        &mut self,
+        memcg: MemcgId,
+        nr_pages: u64,
+        gfp: Gfp,
+        may_swap: bool,
+        swappiness: Option<u64>,
+    ) -> u64 {
         let prev = self.enter(KFunc::TryToFreeMemCgroupPages);
         let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), false, gfp);
         sc.target_memcg = memcg;
         sc.may_swap = may_swap;
+        sc.proactive_swappiness = swappiness;
         let r = self.do_try_to_free_pages(&mut sc);
         self.leave(prev);
         r

@@ -27,6 +27,8 @@ pub struct MemoryReclaimSpec {
     pub interval_ns: u64,
     /// Sleep before the first write, ns.
     pub delay_ns: u64,
+    /// `swappiness=N` appended to each write (v6.11), if given.
+    pub swappiness: Option<u64>,
 }
 
 impl Params for MemoryReclaimSpec {
@@ -84,6 +86,15 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "duration",
             default: "`\"0s\"`",
             rules: "sleep before the first write",
+        },
+        Param {
+            key: "swappiness",
+            ty: "integer",
+            default: "none",
+            rules: "0 ..= 200: written as `swappiness=N` after the amount (6.11+, \
+                    `memory-reclaim-swappiness`; before, every write is EINVAL): the \
+                    anon/file balance of this reclaim instead of vm.swappiness; 0 reclaims \
+                    only file pages from a non-root cgroup",
         },
     ],
     samples: &[SampleDef {
@@ -170,6 +181,13 @@ fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, S
         .opt("interval", want_duration)?
         .map_or(1_000_000_000, |(v, _)| v);
     let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
+    let swappiness = match task.opt("swappiness", want_u32)? {
+        Some((s, loc)) if s > 200 => {
+            return Err(loc.err(format!("swappiness must be 0 ..= 200, got {s}")));
+        }
+        Some((s, _)) => Some(u64::from(s)),
+        None => None,
+    };
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MemoryReclaimSpec {
@@ -178,6 +196,7 @@ fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, S
             count,
             interval_ns,
             delay_ns,
+            swappiness,
         },
     ))
 }
@@ -233,12 +252,17 @@ impl Program for MemoryReclaim {
                     return Op::MemoryReclaim {
                         cgroup: self.cgroup.clone(),
                         bytes: self.spec.amount_bytes,
+                        swappiness: self.spec.swappiness,
                     };
                 }
                 Phase::Stop => {
                     self.written += 1;
-                    // No memory.reclaim in this kernel: nothing more to do.
-                    let gone = *last == OpResult::Err(super::Errno::ENOENT);
+                    // No memory.reclaim in this kernel, or no swappiness= in it: nothing
+                    // more to do.
+                    let gone = matches!(
+                        last,
+                        OpResult::Err(super::Errno::ENOENT | super::Errno::EINVAL)
+                    );
                     self.phase = if gone || self.written >= self.spec.count {
                         Phase::Done
                     } else {

@@ -541,6 +541,8 @@ pub enum Op {
         cgroup: Arc<str>,
         /// Bytes to reclaim.
         bytes: u64,
+        /// `swappiness=N` after the amount (v6.11; EINVAL before).
+        swappiness: Option<u64>,
     },
     /// Stop a named timer and record a rate sample under its label: `count` operations
     /// per second of the elapsed time, rounded (no cost).

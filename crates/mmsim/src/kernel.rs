@@ -267,6 +267,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "readahead-natural-boundary",
+        since: KernelEra::V6_18,
+        version: "6.17",
+        commit: "mm/readahead: Terminate async readahead on natural boundary",
+    },
+    Rule {
         feature: "memory-reclaim-swappiness",
         since: KernelEra::V6_18,
         version: "6.11",

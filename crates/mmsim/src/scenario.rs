@@ -81,6 +81,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
     "memory-reclaim-swappiness",
+    "readahead-natural-boundary",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

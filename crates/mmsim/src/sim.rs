@@ -169,6 +169,10 @@ pub struct Features {
     /// window's end was taken for a marker hit, the window pushed past the page, and the
     /// page read on its own.
     pub sync_readahead_needed_page: bool,
+    /// An async readahead window ends on a natural boundary of the folio order it is read
+    /// with (v6.17, "mm/readahead: Terminate async readahead on natural boundary"): with
+    /// order-0 folios, a multiple of 4 pages. Off: the window ends where its size says.
+    pub readahead_natural_boundary: bool,
     /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
     /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
@@ -261,6 +265,7 @@ impl Features {
             lruvec_lru_lock: false,
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
+            readahead_natural_boundary: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
@@ -329,6 +334,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
+            "readahead-natural-boundary" => self.readahead_natural_boundary = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
@@ -379,6 +385,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock,
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
+            "readahead-natural-boundary" => self.readahead_natural_boundary,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,

@@ -177,6 +177,19 @@ impl Sim {
                 return self.__do_page_cache_readahead(ino, offset, req, 0);
             }
         }
+        if hit_marker && self.features.readahead_natural_boundary {
+            // v6.17 (page_cache_async_ra): the window ends on a boundary of the folio order
+            // it will be read with, the marker folio's order + 2; every folio is order 0
+            // here, so a multiple of 4 pages (at most the largest power of two dividing
+            // the ceiling), unless that would leave nothing.
+            let align = 1u64 << 2u32.min(max.trailing_zeros());
+            let end = ra.start + ra.size;
+            let aligned_end = end & !(align - 1);
+            if aligned_end > ra.start {
+                ra.size -= end - aligned_end;
+            }
+            ra.async_size = ra.size;
+        }
         if !self.features.sync_readahead_needed_page
             && offset == ra.start
             && ra.size == ra.async_size

@@ -1366,6 +1366,42 @@ fn only_a_marker_hit_pushes_the_readahead_window_forward_from_v6_11() {
     }
 }
 
+/// readahead-natural-boundary (v6.17, "mm/readahead: Terminate async readahead on natural
+/// boundary"): reader A reads pages 0 and 1 (a first window of 4 pages, its marker on page
+/// 2); reader B, with a fresh readahead state of its own, reads page 2 and hits A's marker:
+/// interleaved streams, so the window restarts at the next hole (page 4) with the ramped
+/// size of what lay between (2 pages + the 1 asked for: 3, ramped to 6), pages 4..10.
+/// From 6.17 an async window ends on a boundary of the order it is read with (order 0 +
+/// 2: 4 pages): pages 4..8, 8 pages cached instead of 10.
+#[test]
+fn an_async_readahead_window_ends_on_a_natural_boundary_from_v6_17() {
+    for (rule, cached_want, size_want) in [(false, 10usize, 6u64), (true, 8, 4)] {
+        let mut f = Features::vanilla();
+        f.sync_readahead_needed_page = true;
+        f.readahead_natural_boundary = rule;
+        let text = scenario_text("64MiB") + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+        let mut m = M::new(&text, f);
+        let (a, ino) = m.open("/mnt/data");
+        let (b, _) = m.open("/mnt/data");
+        assert_eq!(pread_with_io(&mut m, a, 2 * PAGE_SIZE, 0), 2 * PAGE_SIZE);
+        assert_eq!(
+            pread_with_io(&mut m, b, PAGE_SIZE, 2 * PAGE_SIZE),
+            PAGE_SIZE
+        );
+        let cached = (0..256)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count();
+        assert_eq!(cached, cached_want, "rule {rule}");
+        let ra = m.sim.tasks[m.tid].fds[b as usize].unwrap().ra;
+        assert_eq!(
+            (ra.start, ra.size, ra.async_size),
+            (4, size_want, size_want),
+            "rule {rule}"
+        );
+        m.check();
+    }
+}
+
 /// try_context_readahead (v2.6.31): a fresh file's first miss is not sequential for its
 /// own readahead state, but when more pages than it asks for are cached right before it
 /// (another reader's stream), it starts a window of history + request pages, doubled

@@ -675,11 +675,7 @@ impl Sim {
             // reclaim started): the kernel's retries overlap their completion, while here
             // a charge runs within one engine step, so wait for the IO before declaring
             // OOM (as the global allocator's should_reclaim_retry does).
-            let writeback: i64 = self
-                .memcg_subtree(over)
-                .map(|c| self.memcgs[c as usize].stat.get(VmItem::NrWriteback))
-                .sum();
-            if writeback > 0 {
+            if self.memcg_subtree_writeback(over) > 0 {
                 return Err(AllocError::Wait(crate::sched::Wait::Until(
                     self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
                 )));
@@ -828,6 +824,14 @@ impl Sim {
         (mc.emin, mc.elow)
     }
 
+    /// Pages of `memcg` and its descendants under writeback (their memory.stat
+    /// file_writeback, swap-outs included).
+    fn memcg_subtree_writeback(&self, memcg: MemcgId) -> i64 {
+        self.memcg_subtree(memcg)
+            .map(|c| self.memcgs[c as usize].stat.get(VmItem::NrWriteback))
+            .sum()
+    }
+
     /// memory_reclaim: a write of `bytes` to the memory.reclaim file of `cgroup` (cgroup v2,
     /// v5.19, "memcg: introduce per-memcg reclaim interface"): proactive reclaim from the
     /// cgroup and its descendants, swap allowed, until that much is reclaimed. Each round
@@ -904,11 +908,7 @@ impl Sim {
                     // step, so it waits for the subtree's writeback before giving up (as
                     // try_charge does before the OOM killer), then starts its rounds
                     // again.
-                    let writeback: i64 = self
-                        .memcg_subtree(memcg)
-                        .map(|c| self.memcgs[c as usize].stat.get(VmItem::NrWriteback))
-                        .sum();
-                    result = if writeback > 0 {
+                    result = if self.memcg_subtree_writeback(memcg) > 0 {
                         Err(crate::sched::Wait::Until(
                             self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
                         ))

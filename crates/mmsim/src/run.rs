@@ -153,6 +153,30 @@ pub struct RunReport {
     /// The lru_gen debugfs view at the end (MGLRU runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lru_gen: Vec<crate::mm::lru_gen::LruGenView>,
+    /// Per block device (the swap device included): requests, pages, seeks and busy time,
+    /// as /proc/diskstats counts them.
+    pub devices: Vec<DeviceReport>,
+}
+
+/// One block device's IO over the run (/proc/diskstats).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct DeviceReport {
+    /// The device's name (`[[devices]]`, or `swap` for the swap area's own device).
+    pub name: String,
+    /// Read requests completed or in flight at the end.
+    pub reads: u64,
+    /// Pages read.
+    pub pages_read: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Pages written.
+    pub pages_written: u64,
+    /// Requests that did not continue the previous one on the device and paid its
+    /// positioning latency (a seek on a disk; the device model has no request merging or
+    /// elevator).
+    pub seeks: u64,
+    /// Time the device spent serving requests, ns (io_ticks).
+    pub busy_ns: u64,
 }
 
 /// One memory cgroup at the end of a run, as cgroup v2 files show it.
@@ -676,6 +700,19 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         complete: end == RunEnd::Completed,
         io_errors: io_errors_report(sim),
         replay: None,
+        devices: sim
+            .devices
+            .iter()
+            .map(|d| DeviceReport {
+                name: d.name.clone(),
+                reads: d.nr_reads,
+                pages_read: d.pages_read,
+                writes: d.nr_writes,
+                pages_written: d.pages_written,
+                seeks: d.seeks,
+                busy_ns: d.busy_ps / 1000,
+            })
+            .collect(),
     }
 }
 
@@ -940,6 +977,22 @@ pub fn write_summary(
                 c.stat["pgscan"],
                 c.stat["pgsteal"],
                 c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
+            )?;
+        }
+    }
+    if r.devices.iter().any(|d| d.reads + d.writes > 0) {
+        writeln!(out, "\ndevices (requests, pages, seeks, busy time)")?;
+        for d in r.devices.iter().filter(|d| d.reads + d.writes > 0) {
+            writeln!(
+                out,
+                "  {:<12} reads {} ({} pages)  writes {} ({} pages)  seeks {}  busy {:.3} s",
+                d.name,
+                d.reads,
+                d.pages_read,
+                d.writes,
+                d.pages_written,
+                d.seeks,
+                d.busy_ns as f64 / 1e9,
             )?;
         }
     }

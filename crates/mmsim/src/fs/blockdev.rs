@@ -79,6 +79,11 @@ pub struct BlockDevice {
     pub pages_read: u64,
     /// Pages written.
     pub pages_written: u64,
+    /// Requests that did not continue the previous one and paid the positioning latency
+    /// (seeks on a disk).
+    pub seeks: u64,
+    /// Time the device spent serving requests, ps (/proc/diskstats' io_ticks).
+    pub busy_ps: Ps,
     /// Fault injection configuration.
     pub faults: FaultSpec,
     /// The stream fault decisions are drawn from.
@@ -154,6 +159,8 @@ impl BlockDevice {
             dirty_expire_ps: 30_000_000_000_000,
             dirty_inodes: Vec::new(),
             timer_at_ps: None,
+            seeks: 0,
+            busy_ps: 0,
             nr_reads: 0,
             nr_writes: 0,
             pages_read: 0,
@@ -193,6 +200,8 @@ impl BlockDevice {
         };
         let done = start + seek + self.timing.transfer_ps(nr_pages * PAGE_SIZE);
         self.busy_until_ps = done;
+        self.seeks += u64::from(seek > 0);
+        self.busy_ps += done - start;
         self.next_sector = sector + nr_pages;
         match kind {
             IoKind::Read => {

@@ -66,3 +66,42 @@ fn clock_idle_modes_and_profile_agree_at_every_stop() {
         assert!(ipis > 0, "{name}: interrupts were taken");
     }
 }
+
+/// The report's per-device IO (/proc/diskstats): a sequential read of an 8 MiB file reads
+/// its 2,048 pages in readahead windows that follow each other on the disk, so only the
+/// first request seeks; ten single-page preads 100 pages apart are ten requests and ten
+/// seeks (13 pages: the first, at the file's start, reads an initial window of 4). The device is busy for the requests' service time:
+/// with one reader and nothing else, no longer than the run.
+#[test]
+fn the_report_counts_each_devices_requests_seeks_and_busy_time() {
+    for (program, want_pages, want_seeks) in [
+        (
+            "program = \"read\"\npath = \"/data/f\"\nblock_size = \"128KiB\"",
+            2048u64,
+            Some(1u64),
+        ),
+        (
+            "program = \"pread-stride\"\npath = \"/data/f\"\ncount = 10\nread_pages = 1\nstep_pages = 100",
+            13,
+            Some(10),
+        ),
+    ] {
+        let text = format!(
+            "name = \"io\"\n[machine]\ncpus_per_node = 1\nmemory_per_node = \"64MiB\"\n\
+             [[devices]]\nname = \"sda\"\npreset = \"hdd\"\nsize = \"1GiB\"\n\
+             [[filesystems]]\nmount = \"/data\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
+             [[files]]\npath = \"/data/f\"\nsize = \"8MiB\"\n\
+             [[tasks]]\nname = \"t\"\n{program}\n"
+        );
+        let sc = mmsim::scenario::parse_scenario(&text, "io.toml", &[]).expect("parses");
+        let r = common::run_sc(&sc, Features::patched(), true, 10_000_000);
+        assert_eq!(r.end, RunEnd::Completed);
+        let d = r.devices.iter().find(|d| d.name == "sda").expect("sda");
+        assert_eq!(d.pages_read, want_pages, "{program}");
+        assert_eq!(d.writes, 0);
+        if let Some(s) = want_seeks {
+            assert_eq!(d.seeks, s, "{program}: {d:?}");
+        }
+        assert!(d.reads >= d.seeks && d.busy_ns > 0 && d.busy_ns <= r.elapsed_ns, "{d:?}");
+    }
+}

@@ -44,6 +44,26 @@ pub struct MachineView {
     pub memory_per_node_bytes: u64,
 }
 
+/// One block device's IO over a run (`devices[]`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DeviceView {
+    /// Device name.
+    pub name: String,
+    /// Read requests.
+    pub reads: u64,
+    /// Pages read.
+    pub pages_read: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Pages written.
+    pub pages_written: u64,
+    /// Requests that paid the positioning latency.
+    pub seeks: u64,
+    /// Busy time, ns.
+    pub busy_ns: u64,
+}
+
 /// One profile row (`profile_top[]`).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -204,6 +224,8 @@ pub struct RunDoc {
     pub cgroups: Vec<CgroupView>,
     /// The reclaim policy (`"mglru"`; empty for classic runs and older documents).
     pub policy: String,
+    /// Per-device IO (empty in documents written before it existed).
+    pub devices: Vec<DeviceView>,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,

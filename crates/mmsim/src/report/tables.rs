@@ -412,6 +412,37 @@ pub fn vmstat_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
         .collect()
 }
 
+/// The per-device IO counters (requests, pages, seeks, busy time in ms) whose values are
+/// not the same in every run, as `<device> <counter>`; a device absent from a run counts
+/// as 0.
+pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
+    let names: BTreeSet<&String> = docs
+        .iter()
+        .flat_map(|d| d.devices.iter().map(|x| &x.name))
+        .collect();
+    let fields: [(&str, fn(&super::load::DeviceView) -> u64); 6] = [
+        ("reads", |x| x.reads),
+        ("pages_read", |x| x.pages_read),
+        ("writes", |x| x.writes),
+        ("pages_written", |x| x.pages_written),
+        ("seeks", |x| x.seeks),
+        ("busy_ms", |x| x.busy_ns / 1_000_000),
+    ];
+    let mut out = Vec::new();
+    for name in names {
+        for (field, get) in fields {
+            let v: Vec<u64> = docs
+                .iter()
+                .map(|d| d.devices.iter().find(|x| x.name == *name).map_or(0, get))
+                .collect();
+            if v.iter().any(|x| *x != v[0]) {
+                out.push((format!("{name} {field}"), v));
+            }
+        }
+    }
+    out
+}
+
 /// The profile table: share of busy CPU time (percent, lower is better) of the union of
 /// each run's top [`PROFILE_TOP`] functions plus [`PROFILE_ALWAYS`], ordered by the
 /// largest share in any run. A function a run never entered has share 0. Shares are
@@ -716,6 +747,14 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     } else {
         render_counter_table("vmstat (end of run, counters that differ)", names, &vm)
     });
+    let io = device_differences(docs);
+    if !io.is_empty() {
+        parts.push(render_counter_table(
+            "devices (requests, pages, seeks, busy ms; counters that differ)",
+            names,
+            &io,
+        ));
+    }
     parts.extend(cgroup_tables(docs, names).iter().map(CompareTable::render));
     if docs.first().is_some_and(|b| b.cgroups.is_empty())
         && docs.iter().any(|d| !d.cgroups.is_empty())
@@ -1196,5 +1235,46 @@ mod tests {
         }
         assert!(!out.contains("nr_free_pages"), "{out}");
         assert!(!out.contains("kswapd0"), "{out}");
+    }
+
+    /// The devices table lists `<device> <counter>` rows whose values differ between runs
+    /// (busy time in ms), a device missing from a run counting as 0, and nothing when the
+    /// runs' IO is the same.
+    #[test]
+    fn device_differences_list_the_counters_that_differ() {
+        use crate::report::load::DeviceView;
+        let dev = |name: &str, seeks: u64, busy_ns: u64| DeviceView {
+            name: name.into(),
+            reads: 10,
+            pages_read: 40,
+            seeks,
+            busy_ns,
+            ..DeviceView::default()
+        };
+        let a = RunDoc {
+            devices: vec![dev("sda", 3, 5_000_000)],
+            ..RunDoc::default()
+        };
+        let b = RunDoc {
+            devices: vec![dev("sda", 7, 9_000_000), dev("swap", 1, 1_000_000)],
+            ..RunDoc::default()
+        };
+        let rows = device_differences(&[a.clone(), b]);
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "sda seeks",
+                "sda busy_ms",
+                "swap reads",
+                "swap pages_read",
+                "swap seeks",
+                "swap busy_ms"
+            ]
+        );
+        assert_eq!(rows[0].1, vec![3, 7]);
+        assert_eq!(rows[1].1, vec![5, 9]);
+        assert_eq!(rows[2].1, vec![0, 10]);
+        assert!(device_differences(&[a.clone(), a]).is_empty());
     }
 }

@@ -420,7 +420,8 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
         .iter()
         .flat_map(|d| d.devices.iter().map(|x| &x.name))
         .collect();
-    let fields: [(&str, fn(&super::load::DeviceView) -> u64); 6] = [
+    type Field = (&'static str, fn(&super::load::DeviceView) -> u64);
+    let fields: [Field; 6] = [
         ("reads", |x| x.reads),
         ("pages_read", |x| x.pages_read),
         ("writes", |x| x.writes),

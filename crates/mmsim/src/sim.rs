@@ -982,11 +982,8 @@ impl Sim {
             let memcg = match &t.cgroup {
                 None => crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 Some(name) => sim
-                    .memcgs
-                    .iter()
-                    .position(|m| &m.name == name)
-                    .ok_or_else(|| format!("task {} names unknown cgroup {}", t.name, name))?
-                    as crate::mm::memcontrol::MemcgId,
+                    .memcg_by_name(name)
+                    .ok_or_else(|| format!("task {} names unknown cgroup {}", t.name, name))?,
             };
             let start = t.start_ns.saturating_mul(1_000);
             sim.tasks.push(Task {

@@ -824,6 +824,17 @@ impl Sim {
         (mc.emin, mc.elow)
     }
 
+    /// The memcg at path `name` below the root (`[[cgroups]]` name; "/" is the root).
+    pub fn memcg_by_name(&self, name: &str) -> Option<MemcgId> {
+        if name == "/" {
+            return Some(ROOT_MEM_CGROUP);
+        }
+        self.memcgs
+            .iter()
+            .position(|m| *m.name == *name)
+            .map(|m| m as MemcgId)
+    }
+
     /// Pages of `memcg` and its descendants under writeback (their memory.stat
     /// file_writeback, swap-outs included).
     fn memcg_subtree_writeback(&self, memcg: MemcgId) -> i64 {
@@ -861,13 +872,8 @@ impl Sim {
         if swappiness.is_some_and(|s| !self.features.memory_reclaim_swappiness || s > 200) {
             return Ok(OpResult::Err(Errno::EINVAL));
         }
-        let memcg = if cgroup == "/" {
-            ROOT_MEM_CGROUP
-        } else {
-            match self.memcgs.iter().position(|m| *m.name == *cgroup) {
-                Some(m) => m as MemcgId,
-                None => return Ok(OpResult::Err(Errno::ENOENT)),
-            }
+        let Some(memcg) = self.memcg_by_name(cgroup) else {
+            return Ok(OpResult::Err(Errno::ENOENT));
         };
         let prev = self.enter(KFunc::MemoryReclaim);
         let nr_to_reclaim = bytes.div_ceil(crate::mm::page::PAGE_SIZE);

@@ -86,13 +86,9 @@ fn the_report_counts_each_devices_requests_seeks_and_busy_time() {
             Some(10),
         ),
     ] {
-        let text = format!(
-            "name = \"io\"\n[machine]\ncpus_per_node = 1\nmemory_per_node = \"64MiB\"\n\
-             [[devices]]\nname = \"sda\"\npreset = \"hdd\"\nsize = \"1GiB\"\n\
-             [[filesystems]]\nmount = \"/data\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
-             [[files]]\npath = \"/data/f\"\nsize = \"8MiB\"\n\
-             [[tasks]]\nname = \"t\"\n{program}\n"
-        );
+        let text = common::machine_toml("io", 1, "64MiB", None, "1GiB", "/data")
+            + &common::file_toml("/data/f", 8 << 20, true)
+            + &format!("\n[[tasks]]\nname = \"t\"\n{program}\n");
         let sc = mmsim::scenario::parse_scenario(&text, "io.toml", &[]).expect("parses");
         let r = common::run_sc(&sc, Features::patched(), true, 10_000_000);
         assert_eq!(r.end, RunEnd::Completed);

@@ -932,23 +932,10 @@ fn a_large_read_overruns_memory_high_by_one_syscall_only_before_v5_18() {
 /// A reader fills cgroup `app` with 48 MiB of a file, then a proactive-reclaim agent
 /// (`memory-reclaim`) writes `amount` to the memory.reclaim of `target`.
 fn proactive_run(era: KernelEra, target: &str, amount: &str, batches: Option<bool>) -> RunReport {
-    let text = format!(
-        r#"
-name = "proactive"
-[machine]
-cpus_per_node = 2
-memory_per_node = "128MiB"
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-[[files]]
-path = "/data/hot"
-size = "48MiB"
+    let text = common::machine_toml("proactive", 2, "128MiB", None, "1GiB", "/data")
+        + &common::file_toml("/data/hot", 48 * MIB, true)
+        + &format!(
+            r#"
 [[cgroups]]
 name = "app"
 [[cgroups]]
@@ -969,7 +956,7 @@ count = 2
 interval = "10ms"
 delay = "2s"
 "#
-    );
+        );
     let sc = parse_scenario(&text, "proactive.toml", &[]).expect("scenario parses");
     let mut f = era.features("patched").expect("preset");
     if let Some(b) = batches {
@@ -1053,25 +1040,16 @@ fn the_proactive_reclaim_example_runs() {
 /// with `reader`, a 32 MiB file read once, with swap; an agent writes 16 MiB to its
 /// memory.reclaim at 1 s, with `swappiness`.
 fn swappiness_run(era: KernelEra, swappiness: u32, reader: bool) -> RunReport {
-    let mut text = format!(
-        r#"
-name = "proactive-swappiness"
-[machine]
-cpus_per_node = 2
-memory_per_node = "256MiB"
-[swap]
-size = "256MiB"
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-[[files]]
-path = "/data/f"
-size = "32MiB"
+    let mut text = common::machine_toml(
+        "proactive-swappiness",
+        2,
+        "256MiB",
+        Some("256MiB"),
+        "1GiB",
+        "/data",
+    ) + &common::file_toml("/data/f", 32 * MIB, true)
+        + &format!(
+            r#"
 [[cgroups]]
 name = "app"
 [[tasks]]
@@ -1092,7 +1070,7 @@ count = 1
 delay = "1s"
 swappiness = {swappiness}
 "#
-    );
+        );
     if reader {
         text += "[[tasks]]\nname = \"reader\"\ncpu = 0\ncgroup = \"app\"\nprogram = \"read\"\npath = \"/data/f\"\n";
     }

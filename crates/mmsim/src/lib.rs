@@ -11,6 +11,7 @@ pub mod kernel;
 pub mod machine;
 pub mod mm;
 pub mod progress;
+pub mod psi;
 pub mod report;
 pub mod run;
 pub mod scenario;

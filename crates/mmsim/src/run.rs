@@ -156,6 +156,10 @@ pub struct RunReport {
     /// Per block device (the swap device included): requests, pages, seeks and busy time,
     /// as /proc/diskstats counts them.
     pub devices: Vec<DeviceReport>,
+    /// /proc/pressure/memory and /proc/pressure/io at the end (`crate::psi`); absent on
+    /// kernel eras without PSI (before 4.20: the eras before 6.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<crate::psi::Pressure>,
 }
 
 /// One block device's IO over the run (/proc/diskstats).
@@ -208,6 +212,9 @@ pub struct CgroupReport {
     pub stat: BTreeMap<String, i64>,
     /// Times balance_dirty_pages paused a writer of this cgroup (local; not a kernel file).
     pub dirty_throttled: u64,
+    /// memory.pressure and io.pressure at the end (`crate::psi`; absent before 4.20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<crate::psi::Pressure>,
 }
 
 /// memory.stat keys and the counters they show: (key, item, true = pages shown in bytes).
@@ -273,6 +280,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
     if sim.memcgs.len() <= 1 {
         return Vec::new();
     }
+    let pressure = pressure_files(sim);
     let page = crate::mm::page::PAGE_SIZE;
     let bytes = crate::mm::memcontrol::limit_bytes;
     (0..sim.memcgs.len())
@@ -337,6 +345,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 events_local: mc.events,
                 stat,
                 dirty_throttled: mc.dirty_throttled,
+                pressure: pressure.get(m).copied(),
             }
         })
         .collect()
@@ -682,6 +691,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         truncate: sim.truncate_stats.report(),
         kernel: sim.features.era.to_string(),
         cgroups: cgroup_reports(sim),
+        pressure: pressure_files(sim).first().copied(),
         policy: sim.policy,
         lru_gen: if sim.lru_gen_enabled() {
             sim.lru_gen_view()
@@ -713,6 +723,16 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
                 busy_ns: d.busy_ps / 1000,
             })
             .collect(),
+    }
+}
+
+/// Every cgroup's pressure files read at the end of the run, the root's (the system's)
+/// first; empty on an era without PSI.
+pub fn pressure_files(sim: &Sim) -> Vec<crate::psi::Pressure> {
+    if sim.psi.enabled {
+        sim.psi.read(sim.max_clock())
+    } else {
+        Vec::new()
     }
 }
 
@@ -978,6 +998,41 @@ pub fn write_summary(
                 c.stat["pgsteal"],
                 c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
             )?;
+        }
+    }
+    let pressured: Vec<(&str, &crate::psi::Pressure)> = r
+        .pressure
+        .iter()
+        .map(|p| ("/proc", p))
+        .chain(
+            r.cgroups
+                .iter()
+                .skip(1)
+                .filter_map(|c| c.pressure.as_ref().map(|p| (c.name.as_str(), p))),
+        )
+        .filter(|(_, p)| p.memory.some.total_us + p.io.some.total_us > 0)
+        .collect();
+    if !pressured.is_empty() {
+        writeln!(
+            out,
+            "\npressure (PSI: avg10 avg60 avg300 %, total stall ms; /proc is the machine)"
+        )?;
+        for (name, p) in pressured {
+            for (res, f) in [("memory", &p.memory), ("io", &p.io)] {
+                for (kind, l) in [("some", &f.some), ("full", &f.full)] {
+                    writeln!(
+                        out,
+                        "  {:<12} {:<6} {}  {:>6.2} {:>6.2} {:>6.2}  {:>12.1}",
+                        name,
+                        res,
+                        kind,
+                        l.avg10,
+                        l.avg60,
+                        l.avg300,
+                        l.total_us as f64 / 1000.0
+                    )?;
+                }
+            }
         }
     }
     if r.devices.iter().any(|d| d.reads + d.writes > 0) {

@@ -144,6 +144,11 @@ pub struct Task {
     /// (`memcg-sync-high`), ps: the kernel sleeps inside the charge; here the task
     /// sleeps as long when it returns to user space.
     pub memcg_high_delay_ps: u64,
+    /// PSI task flags (`crate::psi::flags`: TSK_IOWAIT, TSK_MEMSTALL, TSK_RUNNING).
+    pub psi_flags: u8,
+    /// The task's memstall came with its sleep (a wait inside a reclaim section, memory.high
+    /// throttling, a thrashing page wait): it ends when the task runs again.
+    pub psi_sleep_memstall: bool,
 }
 
 impl Task {

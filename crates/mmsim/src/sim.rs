@@ -486,6 +486,11 @@ pub trait StepObserver {
 
 /// The whole simulated system.
 pub struct Sim {
+    /// Pressure stall information (`crate::psi`).
+    pub psi: crate::psi::Psi,
+    /// PSI flags the running task's next sleep takes (`psi_sleep_kind`): set by a sleep
+    /// site inside a memstall section or balance_dirty_pages, taken by `sleep_on`.
+    pub psi_next_sleep: u8,
     /// The cost table in force.
     pub costs: CostTable,
     /// Feature switches.
@@ -745,7 +750,15 @@ impl Sim {
                 m
             })
             .collect();
+        // PSI from 4.20: the 6.1 and 6.18 eras.
+        let psi = crate::psi::Psi::new(
+            features.era >= crate::kernel::KernelEra::V6_1,
+            nr_cpus,
+            memcgs.iter().map(|m| m.parent).collect(),
+        );
         let mut sim = Sim {
+            psi,
+            psi_next_sleep: 0,
             costs,
             policy,
             ops: policy.ops(),
@@ -897,6 +910,8 @@ impl Sim {
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
                 memcg_high_delay_ps: 0,
+                psi_flags: 0,
+                psi_sleep_memstall: false,
             });
             sim.kswapd[n] = Some(id);
         }
@@ -921,6 +936,8 @@ impl Sim {
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
                 memcg_high_delay_ps: 0,
+                psi_flags: 0,
+                psi_sleep_memstall: false,
             });
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
@@ -1007,6 +1024,8 @@ impl Sim {
                 memcg,
                 memcg_nr_pages_over_high: 0,
                 memcg_high_delay_ps: 0,
+                psi_flags: 0,
+                psi_sleep_memstall: false,
             });
             sim.events.push(start, Event::Wake(id as u32));
         }
@@ -1217,6 +1236,7 @@ impl Sim {
     pub fn sleep_on(&mut self, t: TaskId, w: Wait) {
         self.tasks[t].state = TaskState::Sleeping;
         self.tasks[t].stats.nvcsw += 1;
+        let mut psi = std::mem::take(&mut self.psi_next_sleep);
         match w {
             Wait::Until(at) => self.events.push(at, Event::Wake(t as u32)),
             Wait::PageLocked(pfn) | Wait::PageWriteback(pfn) => {
@@ -1232,10 +1252,24 @@ impl Sim {
                     self.wake_up(t, now);
                     return;
                 }
+                // folio_wait_bit_common sleeps in io_schedule; waiting for the lock of a
+                // workingset page that is being read back in is thrashing, a memstall.
+                psi |= crate::psi::flags::IOWAIT;
+                let f = self.mem[pfn as usize].flags;
+                if bit == pg::LOCKED && f & pg::UPTODATE == 0 && f & pg::WORKINGSET != 0 {
+                    psi |= crate::psi::flags::MEMSTALL;
+                }
                 self.mem[pfn as usize].flags |= pg::WAITERS;
                 self.page_waiters.push((pfn, t));
             }
         }
+        self.psi_dequeue(t, psi);
+    }
+
+    /// A task goes to sleep without `sleep_on` (a kthread waiting to be woken, no timer).
+    pub fn set_sleeping(&mut self, t: TaskId) {
+        self.tasks[t].state = TaskState::Sleeping;
+        self.psi_dequeue(t, 0);
     }
 
     /// Make task `t` runnable at time `at` (try_to_wake_up).
@@ -1249,6 +1283,67 @@ impl Sim {
         let cpu = task.cpu;
         self.runqueues[cpu].push(t);
         self.rq_nonempty.set(cpu);
+        // psi_enqueue: runnable, no longer in iowait (a memstall goes on until it runs).
+        self.psi_task_change(t, at, crate::psi::flags::IOWAIT, crate::psi::flags::RUNNING);
+    }
+
+    // ---- pressure stall information (`crate::psi`) ---------------------------------------
+
+    /// psi_task_change: task `t`'s PSI flags lose `clear` and gain `set` at `at`.
+    #[inline]
+    pub fn psi_task_change(&mut self, t: TaskId, at: Ps, clear: u8, set: u8) {
+        let task = &mut self.tasks[t];
+        let old = task.psi_flags;
+        let new = (old & !clear) | set;
+        if old != new {
+            task.psi_flags = new;
+            self.psi.record(task.cpu, at, task.memcg, old, new);
+        }
+    }
+
+    /// psi_dequeue: task `t` sleeps from now, with the flags `set` (TSK_IOWAIT, or a
+    /// TSK_MEMSTALL that ends when it runs again).
+    fn psi_dequeue(&mut self, t: TaskId, set: u8) {
+        let now = self.now();
+        if set & crate::psi::flags::MEMSTALL != 0
+            && self.tasks[t].psi_flags & crate::psi::flags::MEMSTALL == 0
+        {
+            self.tasks[t].psi_sleep_memstall = true;
+        }
+        self.psi_task_change(t, now, crate::psi::flags::RUNNING, set);
+    }
+
+    /// psi_memstall_enter for the running task. Returns whether it already was in a
+    /// memstall section (the kernel's pflags), for `psi_memstall_leave`.
+    pub fn psi_memstall_enter(&mut self) -> bool {
+        let Some(t) = self.cur.task else {
+            return true;
+        };
+        if self.tasks[t].psi_flags & crate::psi::flags::MEMSTALL != 0 {
+            return true;
+        }
+        let now = self.now();
+        self.psi_task_change(t, now, 0, crate::psi::flags::MEMSTALL);
+        false
+    }
+
+    /// psi_memstall_leave: ends the section `psi_memstall_enter` began (unless it was
+    /// nested, `was_stalled`).
+    pub fn psi_memstall_leave(&mut self, was_stalled: bool) {
+        if was_stalled {
+            return;
+        }
+        if let Some(t) = self.cur.task {
+            let now = self.now();
+            self.psi_task_change(t, now, crate::psi::flags::MEMSTALL, 0);
+        }
+    }
+
+    /// The running task's next sleep (the `Err(Wait)` a site is about to return) is taken
+    /// with `f`: TSK_MEMSTALL inside a reclaim section, TSK_IOWAIT in io_schedule_timeout.
+    #[inline]
+    pub fn psi_sleep_kind(&mut self, f: u8) {
+        self.psi_next_sleep |= f;
     }
 
     /// Wake every task waiting on `pfn` (wake_up_page). Called from unlock_page and
@@ -1472,6 +1567,7 @@ impl Sim {
     }
 
     fn take_samples(&mut self, t: Ps) {
+        self.psi.advance(t);
         while self.next_sample_ps <= t {
             let at = self.next_sample_ps;
             self.record_sample(at);
@@ -1562,6 +1658,12 @@ impl Sim {
         };
         if self.runqueues[c].is_empty() {
             self.rq_nonempty.clear(c);
+        }
+        // The memstall a sleep carried ends as the task runs again.
+        self.psi_next_sleep = 0;
+        if self.tasks[tid].psi_sleep_memstall {
+            self.tasks[tid].psi_sleep_memstall = false;
+            self.psi_task_change(tid, now, crate::psi::flags::MEMSTALL, 0);
         }
         self.switch_ctx(Ctx {
             cpu: c,
@@ -1664,6 +1766,8 @@ impl Sim {
                     let owed = std::mem::take(&mut self.tasks[tid].memcg_high_delay_ps);
                     let delay = owed + self.mem_cgroup_handle_over_high(tid);
                     if delay > 0 {
+                        // The throttling sleep is a memstall (mem_cgroup_handle_over_high).
+                        self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                         let at = self.now() + delay;
                         self.sleep_on(tid, Wait::Until(at));
                         return false;
@@ -1696,6 +1800,7 @@ impl Sim {
         }
         task.state = TaskState::Exited;
         task.stats.exit_ps = Some(now);
+        self.psi_task_change(tid, now, u8::MAX, 0);
     }
 }
 

@@ -259,7 +259,7 @@ impl Sim {
             self.devices[dev].timer_at_ps = Some(next);
             self.sleep_on(tid, Wait::Until(next));
         } else {
-            self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+            self.set_sleeping(tid);
         }
         false
     }

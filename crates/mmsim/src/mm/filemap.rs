@@ -424,7 +424,9 @@ impl Sim {
             self.leave(pr);
             done += bytes;
             if self.balance_dirty_pages_ratelimited(ino) {
-                // Over the dirty limit: the writer pauses (balance_dirty_pages).
+                // Over the dirty limit: the writer pauses (balance_dirty_pages, in
+                // io_schedule_timeout: IO wait).
+                self.psi_sleep_kind(crate::psi::flags::IOWAIT);
                 wait = Some(Wait::Until(
                     self.now() + crate::fs::writeback::DIRTY_PAUSE_PS,
                 ));

@@ -649,6 +649,8 @@ impl Sim {
                 // reclaim met was already under writeback; sleep a jiffy, then retry.
                 let node = self.cur_node();
                 if std::mem::take(&mut self.lruvec_mut(over, node).congested) {
+                    // Inside try_to_free_mem_cgroup_pages: a memstall.
+                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                     return Err(AllocError::Wait(crate::sched::Wait::Until(
                         self.now() + JIFFY_PS,
                     )));
@@ -676,6 +678,8 @@ impl Sim {
             // a charge runs within one engine step, so wait for the IO before declaring
             // OOM (as the global allocator's should_reclaim_retry does).
             if self.memcg_subtree_writeback(over) > 0 {
+                // Standing for reclaim retries: a memstall.
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                 return Err(AllocError::Wait(crate::sched::Wait::Until(
                     self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
                 )));
@@ -903,6 +907,7 @@ impl Sim {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED), as in try_charge.
                 let node = self.cur_node();
                 if std::mem::take(&mut self.lruvec_mut(memcg, node).congested) {
+                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                     result = Err(crate::sched::Wait::Until(self.now() + JIFFY_PS));
                     break;
                 }
@@ -915,6 +920,7 @@ impl Sim {
                     // try_charge does before the OOM killer), then starts its rounds
                     // again.
                     result = if self.memcg_subtree_writeback(memcg) > 0 {
+                        self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                         Err(crate::sched::Wait::Until(
                             self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
                         ))

@@ -191,7 +191,10 @@ impl Sim {
             if !gfp.direct_reclaim {
                 return Err(AllocError::NoMem);
             }
+            // __perform_reclaim: a memory stall.
+            let stalled = self.psi_memstall_enter();
             let reclaimed = self.try_to_free_pages(gfp);
+            self.psi_memstall_leave(stalled);
             if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
                 return Ok(p);
             }
@@ -204,7 +207,10 @@ impl Sim {
         }
         let busy = self.vmstat.get(VmItem::NrWriteback) + self.vmstat.get(VmItem::NrDirty);
         if busy > 0 {
-            // should_reclaim_retry: progress is possible once IO completes.
+            // should_reclaim_retry: progress is possible once IO completes. The wait
+            // stands for reclaim's own throttling (reclaim_throttle in shrink_node, inside
+            // __perform_reclaim's memstall).
+            self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
             if self.features.reclaim_throttle {
                 if let Some(t) = self.cur.task {
                     let node = self.cur_node();

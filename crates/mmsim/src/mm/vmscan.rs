@@ -1289,7 +1289,10 @@ impl Sim {
         sc.target_memcg = memcg;
         sc.may_swap = may_swap;
         sc.proactive_swappiness = swappiness;
+        // A memory stall of the reclaiming task (memory.max, memory.high, memory.reclaim).
+        let stalled = self.psi_memstall_enter();
         let r = self.do_try_to_free_pages(&mut sc);
+        self.psi_memstall_leave(stalled);
         self.leave(prev);
         r
     }
@@ -1379,6 +1382,7 @@ impl Sim {
     /// hopeless): HZ/10 first with `kswapd-short-sleep`, else until woken. Returns false
     /// (not runnable).
     fn kswapd_try_to_sleep(&mut self, tid: crate::sched::TaskId, node: usize) -> bool {
+        self.kswapd_psi_leave();
         if self.features.kswapd_short_sleep {
             let until = self.now() + KSWAPD_SHORT_SLEEP_PS;
             self.reclaim[node].kswapd_sleep = KswapdSleep::Short(until);
@@ -1386,7 +1390,7 @@ impl Sim {
             return false;
         }
         self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
-        self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+        self.set_sleeping(tid);
         false
     }
 
@@ -1417,7 +1421,7 @@ impl Sim {
             self.reclaim[node].kswapd_sleep = KswapdSleep::Awake;
             if self.zone_watermark_ok(node, high) || self.kswapd_hopeless(node) {
                 self.reclaim[node].kswapd_sleep = KswapdSleep::Deep;
-                self.tasks[tid].state = crate::sched::TaskState::Sleeping;
+                self.set_sleeping(tid);
                 self.leave(prev);
                 return false;
             }
@@ -1449,6 +1453,9 @@ impl Sim {
             self.reclaim[node].kswapd_scanned = 0;
             self.vmstat.inc(VmItem::Pageoutrun);
         }
+        // balance_pgdat runs as a memory stall of kswapd (psi_memstall_enter at its start,
+        // leave at its end: `kswapd_psi_leave`), its throttling sleeps included.
+        self.psi_memstall_enter();
         let pb = self.enter(KFunc::BalancePgdat);
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX.max(high), true, Gfp::KERNEL);
         sc.priority = self.reclaim[node].kswapd_priority;
@@ -1501,6 +1508,7 @@ impl Sim {
                 // true exhaustion.
                 let at = self.now() + CONGESTION_WAIT_PS;
                 self.leave(prev);
+                self.kswapd_psi_leave();
                 self.sleep_on(tid, crate::sched::Wait::Until(at));
                 return false;
             }
@@ -1531,6 +1539,11 @@ impl Sim {
 }
 
 impl Sim {
+    /// balance_pgdat returned: kswapd's memory stall ends (psi_memstall_leave).
+    fn kswapd_psi_leave(&mut self) {
+        self.psi_memstall_leave(false);
+    }
+
     /// The end of one balance_pgdat pass of kswapd on `node` (`sc` is the pass's scan
     /// control, its priority the one the pass ran at: MGLRU's set_initial_priority may have
     /// moved it): the priority of the next pass. Returns `Some(fruitless)` when the

@@ -64,6 +64,35 @@ pub struct DeviceView {
     pub busy_ns: u64,
 }
 
+/// One line of a pressure file (`pressure.memory.some`, …): its total stall, µs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PressureLineView {
+    /// Stall time since boot, µs.
+    pub total_us: u64,
+}
+
+/// A pressure file's `some` and `full` lines.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PressureFileView {
+    /// At least one task stalled.
+    pub some: PressureLineView,
+    /// Every non-idle task stalled.
+    pub full: PressureLineView,
+}
+
+/// The PSI files of the machine or of a cgroup (`pressure`; absent before 4.20 and in
+/// documents written before PSI existed).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PressureView {
+    /// memory.pressure.
+    pub memory: PressureFileView,
+    /// io.pressure.
+    pub io: PressureFileView,
+}
+
 /// One profile row (`profile_top[]`).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -172,6 +201,8 @@ pub struct CgroupView {
     pub stat: BTreeMap<String, i64>,
     /// Times balance_dirty_pages paused a writer of the cgroup.
     pub dirty_throttled: u64,
+    /// memory.pressure and io.pressure.
+    pub pressure: Option<PressureView>,
 }
 
 impl CgroupView {
@@ -226,6 +257,8 @@ pub struct RunDoc {
     pub policy: String,
     /// Per-device IO (empty in documents written before it existed).
     pub devices: Vec<DeviceView>,
+    /// /proc/pressure (absent before 4.20 and in older documents).
+    pub pressure: Option<PressureView>,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,

@@ -444,6 +444,51 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
     out
 }
 
+/// The pressure stall totals (ms) that differ between runs: the machine's
+/// (/proc/pressure, named `/proc`) and each cgroup's, memory and io, some and full. A run
+/// without PSI (an era before 4.20) counts 0.
+pub fn pressure_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
+    use super::load::PressureView;
+    let mut scopes: Vec<String> = vec!["/proc".to_string()];
+    for d in docs {
+        for c in d.cgroups.iter().skip(1) {
+            if !scopes.contains(&c.name) {
+                scopes.push(c.name.clone());
+            }
+        }
+    }
+    let view = |d: &RunDoc, scope: &str| -> Option<PressureView> {
+        if scope == "/proc" {
+            d.pressure
+        } else {
+            d.cgroups
+                .iter()
+                .find(|c| c.name == scope)
+                .and_then(|c| c.pressure)
+        }
+    };
+    type Field = (&'static str, fn(&PressureView) -> u64);
+    let fields: [Field; 4] = [
+        ("memory some", |p| p.memory.some.total_us),
+        ("memory full", |p| p.memory.full.total_us),
+        ("io some", |p| p.io.some.total_us),
+        ("io full", |p| p.io.full.total_us),
+    ];
+    let mut out = Vec::new();
+    for scope in &scopes {
+        for (field, get) in fields {
+            let v: Vec<u64> = docs
+                .iter()
+                .map(|d| view(d, scope).map_or(0, |p| get(&p) / 1000))
+                .collect();
+            if v.iter().any(|x| *x != v[0]) {
+                out.push((format!("{scope} {field}"), v));
+            }
+        }
+    }
+    out
+}
+
 /// The profile table: share of busy CPU time (percent, lower is better) of the union of
 /// each run's top [`PROFILE_TOP`] functions plus [`PROFILE_ALWAYS`], ordered by the
 /// largest share in any run. A function a run never entered has share 0. Shares are
@@ -754,6 +799,14 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
             "devices (requests, pages, seeks, busy ms; counters that differ)",
             names,
             &io,
+        ));
+    }
+    let psi = pressure_differences(docs);
+    if !psi.is_empty() {
+        parts.push(render_counter_table(
+            "pressure (PSI total stall ms; that differ)",
+            names,
+            &psi,
         ));
     }
     parts.extend(cgroup_tables(docs, names).iter().map(CompareTable::render));
@@ -1277,5 +1330,48 @@ mod tests {
         assert_eq!(rows[1].1, vec![5, 9]);
         assert_eq!(rows[2].1, vec![0, 10]);
         assert!(device_differences(&[a.clone(), a]).is_empty());
+    }
+
+    /// The pressure table lists `<scope> <resource> <some|full>` rows (ms) that differ:
+    /// the machine's as `/proc`, then each cgroup's; a run without PSI counts 0.
+    #[test]
+    fn pressure_differences_list_the_stall_totals_that_differ() {
+        use crate::report::load::{CgroupView, PressureView};
+        let psi = |mem_some_us: u64, io_full_us: u64| {
+            let mut p = PressureView::default();
+            p.memory.some.total_us = mem_some_us;
+            p.io.full.total_us = io_full_us;
+            Some(p)
+        };
+        let cg = |name: &str, p: Option<PressureView>| CgroupView {
+            name: name.into(),
+            pressure: p,
+            ..CgroupView::default()
+        };
+        let a = RunDoc {
+            pressure: psi(5_000, 2_000),
+            cgroups: vec![cg("/", psi(5_000, 2_000)), cg("app", psi(4_000, 0))],
+            ..RunDoc::default()
+        };
+        let b = RunDoc {
+            pressure: psi(9_000, 2_000),
+            cgroups: vec![cg("/", psi(9_000, 2_000)), cg("app", psi(4_000, 7_000))],
+            ..RunDoc::default()
+        };
+        let old = RunDoc::default();
+        let rows = pressure_differences(&[a.clone(), b, old]);
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "/proc memory some",
+                "/proc io full",
+                "app memory some",
+                "app io full"
+            ]
+        );
+        assert_eq!(rows[0].1, vec![5, 9, 0]);
+        assert_eq!(rows[3].1, vec![0, 7, 0]);
+        assert!(pressure_differences(&[a.clone(), a]).is_empty());
     }
 }

@@ -433,6 +433,12 @@ sync = false
         // A forced charge past memory.max needs an OOM without a victim, which these
         // tasks always provide.
         prop_assert!(a.peak <= max_a * MIB, "peak {} max {}", a.peak, max_a * MIB);
+        // PSI: from 4.20 only; a full stall is never longer than a partial one.
+        prop_assert_eq!(r.pressure.is_some(), era >= KernelEra::V6_1);
+        for p in r.cgroups.iter().filter_map(|c| c.pressure).chain(r.pressure) {
+            prop_assert!(p.memory.full.total_us <= p.memory.some.total_us, "{:?}", p);
+            prop_assert!(p.io.full.total_us <= p.io.some.total_us, "{:?}", p);
+        }
     }
 }
 
@@ -1109,4 +1115,83 @@ fn memory_reclaim_swappiness_sets_the_anon_file_balance_from_v6_11() {
     let r = swappiness_run(KernelEra::V6_1, 0, true);
     assert_eq!(task_report(&r, "agent").errors.get("EINVAL"), Some(&1));
     assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
+}
+
+/// PSI (`mmsim::psi`, kernel/sched/psi.c): the cgroup that reclaims at its memory.max
+/// stalls on memory, some and full (its only task reclaims on its own CPU), and so does the
+/// machine; the cgroup beside it never reclaims and shows only the IO wait of its first
+/// pass. Kernels before 4.20 have no pressure files.
+#[test]
+fn memory_pressure_is_the_stall_of_the_cgroup_that_reclaims() {
+    let sc = with_cgroups(
+        STREAM_AND_HOT,
+        vec![cgroup("stream", Some(128 * MIB)), cgroup("hot", None)],
+        &[("stream", "stream"), ("hot", "hot")],
+    );
+    let r = run(&sc, KernelEra::V6_18, false);
+    let p = |n: &str| cg(&r, n).pressure.expect("pressure files on 6.18");
+    let (stream, hot) = (p("stream"), p("hot"));
+    let sys = r.pressure.expect("/proc/pressure on 6.18");
+    assert!(stream.memory.some.total_us > 0, "{stream:?}");
+    assert!(stream.memory.full.total_us > 0, "{stream:?}");
+    assert_eq!(hot.memory.some.total_us, 0, "{hot:?}");
+    assert!(hot.io.some.total_us > 0, "{hot:?}");
+    assert!(sys.memory.some.total_us > 0, "{sys:?}");
+    for x in [stream, hot, sys] {
+        assert!(x.memory.full.total_us <= x.memory.some.total_us, "{x:?}");
+        assert!(x.io.full.total_us <= x.io.some.total_us, "{x:?}");
+        assert!(
+            x.memory.some.total_us * 1000 <= r.elapsed_ns + 1_000_000,
+            "{x:?}"
+        );
+    }
+    let old = run(&sc, KernelEra::V4_14, false);
+    assert!(old.pressure.is_none());
+    assert!(cg(&old, "stream").pressure.is_none());
+}
+
+/// folio_wait_bit_common: waiting for the lock of a page that is being read back in and
+/// was part of the workingset (PG_workingset, not uptodate) is a memory stall as well as an
+/// IO wait; any other page-lock wait is an IO wait only. The stall lasts through the
+/// wake-up until the task runs again.
+#[test]
+fn a_wait_for_a_refaulting_workingset_page_is_a_memory_stall() {
+    use mmsim::mm::page::pg;
+    use mmsim::psi::flags;
+    for (workingset, uptodate, expect) in [
+        (true, false, flags::IOWAIT | flags::MEMSTALL),
+        (false, false, flags::IOWAIT),
+        (true, true, flags::IOWAIT),
+    ] {
+        let (mut sim, t) = stock_machine(KernelEra::V6_18, "max");
+        sim.set_running(0, Some(t));
+        let pfn = sim
+            .alloc_page(mmsim::mm::page_alloc::Gfp::KERNEL)
+            .expect("a free page");
+        sim.wake_up(t, 0);
+        assert_eq!(sim.tasks[t].psi_flags, flags::RUNNING);
+        let page = &mut sim.mem[pfn as usize];
+        page.flags |= pg::LOCKED;
+        if workingset {
+            page.flags |= pg::WORKINGSET;
+        }
+        if uptodate {
+            page.flags |= pg::UPTODATE;
+        }
+        sim.sleep_on(t, mmsim::sched::Wait::PageLocked(pfn));
+        assert_eq!(
+            sim.tasks[t].psi_flags, expect,
+            "workingset {workingset} uptodate {uptodate}"
+        );
+        // Woken: runnable, out of IO wait; a memstall goes on until the task runs.
+        sim.wake_up(t, 1000);
+        assert_eq!(
+            sim.tasks[t].psi_flags,
+            flags::RUNNING | (expect & flags::MEMSTALL)
+        );
+        assert_eq!(
+            sim.tasks[t].psi_sleep_memstall,
+            expect & flags::MEMSTALL != 0
+        );
+    }
 }

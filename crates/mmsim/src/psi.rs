@@ -1,0 +1,562 @@
+//! Pressure stall information (kernel/sched/psi.c, v4.20): the memory and IO pressure of
+//! the whole machine (/proc/pressure/memory, /proc/pressure/io) and of each memory cgroup
+//! (memory.pressure, io.pressure).
+//!
+//! # What is tracked
+//!
+//! Each task carries the kernel's PSI task flags ([`flags`]):
+//! - `RUNNING` from its wake-up (psi_enqueue) to its next sleep (psi_dequeue), on-CPU time
+//!   included;
+//! - `IOWAIT` while it sleeps in io_schedule: on a page lock (lock_page,
+//!   wait_on_page_locked) or on page writeback, and in balance_dirty_pages' pause;
+//! - `MEMSTALL` between psi_memstall_enter and psi_memstall_leave: direct reclaim
+//!   (__perform_reclaim), memcg reclaim (try_to_free_mem_cgroup_pages: memory.max,
+//!   memory.high and memory.reclaim), kswapd's balance_pgdat, the memory.high throttling
+//!   sleep, the sleeps reclaim takes inside those sections (reclaim_throttle), and a wait
+//!   for the lock of a page being read back in that was part of the workingset (PG_workingset
+//!   and not uptodate: folio_wait_bit_common's thrashing case).
+//!
+//! Each change of a task's flags is recorded on its CPU with its time and the task's
+//! cgroup ([`Psi::record`]); the changes count, per CPU and per cgroup (the task's and its
+//! ancestors', the root being the system), the tasks in each state (psi_group_change), and
+//! the states' times follow (test_state):
+//! - memory some: a task is in memstall; memory full: a task is in memstall and every
+//!   runnable task is (5.16's NR_MEMSTALL_RUNNING: reclaim on the CPU counts as full);
+//! - io some: a task waits for IO; io full: a task waits for IO and none is runnable;
+//! - non-idle: a task is runnable, in memstall or waits for IO.
+//!
+//! Every PSI_FREQ (2 s + 1 jiffy) the per-CPU times are folded into each group's totals,
+//! each CPU weighted by its non-idle time in jiffies (collect_percpu_times), and the
+//! running averages avg10, avg60 and avg300 take the period's share (update_averages,
+//! calc_avgs: the load-average fixed point, FSHIFT 11). The report reads the files at the
+//! end of the run as psi_show does: totals up to the end, averages as of the last period.
+//!
+//! Records are buffered per CPU and applied in time order at each period's end: the engine
+//! runs a CPU's step as one piece, so a wake-up another CPU causes can carry an earlier time
+//! than the CPU's own last record; no record can be earlier than the action the engine
+//! runs, so a period is complete once an action starts after its end.
+//!
+//! Not modelled: CPU pressure (tasks runnable but not on a CPU: the engine runs one step at
+//! a time and has no time slices), the avgs worker's stop on idle groups (the periods here
+//! run on a fixed grid from boot; an idle period decays the averages as the kernel's catch-up
+//! does, up to rounding), triggers (poll), and the memstall of read_pages and
+//! swap_readpage while they submit reads of workingset pages (their wait is counted).
+
+use crate::machine::Ps;
+use crate::mm::memcontrol::MemcgId;
+
+/// PSI task flags (TSK_*), as `Task::psi_flags` holds them.
+pub mod flags {
+    /// TSK_IOWAIT: sleeping in io_schedule.
+    pub const IOWAIT: u8 = 1 << 0;
+    /// TSK_MEMSTALL: in a memory stall section.
+    pub const MEMSTALL: u8 = 1 << 1;
+    /// TSK_RUNNING: runnable (on the run queue or on the CPU).
+    pub const RUNNING: u8 = 1 << 2;
+}
+
+/// HZ of the modelled kernels (a jiffy is 1 ms).
+const HZ: u64 = 1000;
+/// PSI_FREQ: the averaging period, 2 s + 1 jiffy, ns.
+pub const PSI_PERIOD_NS: u64 = (2 * HZ + 1) * 1_000_000_000 / HZ;
+const PSI_PERIOD_PS: Ps = PSI_PERIOD_NS * 1000;
+/// FSHIFT / FIXED_1 of the load-average fixed point.
+const FSHIFT: u32 = 11;
+const FIXED_1: u64 = 1 << FSHIFT;
+/// 1/exp(2s/10s), 1/exp(2s/60s), 1/exp(2s/300s) in fixed point.
+const EXP: [u64; 3] = [1677, 1981, 2034];
+
+/// The states (enum psi_states, without CPU pressure): the four stall states and non-idle.
+const IO_SOME: usize = 0;
+const IO_FULL: usize = 1;
+const MEM_SOME: usize = 2;
+const MEM_FULL: usize = 3;
+const NONIDLE: usize = 4;
+const NR_STALL: usize = 4;
+const NR_STATES: usize = 5;
+
+/// Task counts (enum psi_task_count): NR_IOWAIT, NR_MEMSTALL, NR_RUNNING,
+/// NR_MEMSTALL_RUNNING.
+const NR_COUNTS: usize = 4;
+
+/// One change of a task's flags.
+#[derive(Clone, Copy, Debug)]
+struct Change {
+    at: Ps,
+    group: MemcgId,
+    old: u8,
+    new: u8,
+}
+
+/// The counts a task's flags add (NR_MEMSTALL_RUNNING: in memstall and runnable).
+fn counts_of(f: u8) -> [u32; NR_COUNTS] {
+    let io = f & flags::IOWAIT != 0;
+    let mem = f & flags::MEMSTALL != 0;
+    let run = f & flags::RUNNING != 0;
+    [io as u32, mem as u32, run as u32, (mem && run) as u32]
+}
+
+/// One group on one CPU (struct psi_group_cpu).
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupCpu {
+    tasks: [u32; NR_COUNTS],
+    /// The states in force (bit per state).
+    mask: u8,
+    /// Since when, ps.
+    state_start: Ps,
+    /// Time in each state since boot, ps.
+    times: [u64; NR_STATES],
+    /// `times` in ns when last collected (times_prev).
+    prev_ns: [u64; NR_STATES],
+}
+
+impl GroupCpu {
+    /// record_times: the states in force until `at`.
+    fn integrate(&mut self, at: Ps) {
+        let at = at.max(self.state_start);
+        let d = at - self.state_start;
+        if d > 0 && self.mask != 0 {
+            for s in 0..NR_STATES {
+                if self.mask & (1 << s) != 0 {
+                    self.times[s] += d;
+                }
+            }
+        }
+        self.state_start = at;
+    }
+
+    /// test_state for every state.
+    fn update_mask(&mut self) {
+        let [io, mem, run, mem_run] = self.tasks;
+        let mut m = 0u8;
+        if io > 0 {
+            m |= 1 << IO_SOME;
+            if run == 0 {
+                m |= 1 << IO_FULL;
+            }
+        }
+        if mem > 0 {
+            m |= 1 << MEM_SOME;
+            if run == mem_run {
+                m |= 1 << MEM_FULL;
+            }
+        }
+        if io > 0 || mem > 0 || run > 0 {
+            m |= 1 << NONIDLE;
+        }
+        self.mask = m;
+    }
+}
+
+/// One group's aggregated figures (struct psi_group).
+#[derive(Clone, Copy, Debug, Default)]
+struct Group {
+    /// Stall time per state, ns (total[PSI_AVGS]).
+    total: [u64; NR_STALL],
+    /// The part of `total` the averages have seen.
+    avg_total: [u64; NR_STALL],
+    /// avg10, avg60, avg300 per state, fixed point.
+    avg: [[u64; 3]; NR_STALL],
+    avg_last_update: u64,
+    avg_next_update: u64,
+}
+
+/// calc_load: one step of an exponential moving average in fixed point.
+fn calc_load(load: u64, exp: u64, active: u64) -> u64 {
+    let mut newload = load * exp + active * (FIXED_1 - exp);
+    if active >= load {
+        newload += FIXED_1 - 1;
+    }
+    newload / FIXED_1
+}
+
+/// fixed_power_int: `x`^`n` in fixed point with `FSHIFT` fraction bits, rounded.
+fn fixed_power_int(mut x: u64, mut n: u64) -> u64 {
+    let mut result = FIXED_1;
+    while n > 0 {
+        if n & 1 == 1 {
+            result = (result * x + (FIXED_1 >> 1)) >> FSHIFT;
+        }
+        n >>= 1;
+        if n > 0 {
+            x = (x * x + (FIXED_1 >> 1)) >> FSHIFT;
+        }
+    }
+    result
+}
+
+/// calc_avgs: decay over `missed` idle periods, then take the share of `time` in
+/// `period`.
+fn calc_avgs(avg: &mut [u64; 3], missed: u64, time: u64, period: u64) {
+    if missed > 0 {
+        for (a, &e) in avg.iter_mut().zip(&EXP) {
+            *a = calc_load(*a, fixed_power_int(e, missed), 0);
+        }
+    }
+    let pct = time * 100 / period.max(1) * FIXED_1;
+    for (a, &e) in avg.iter_mut().zip(&EXP) {
+        *a = calc_load(*a, e, pct);
+    }
+}
+
+/// A fixed-point average as psi_show prints it (LOAD_INT.LOAD_FRAC): percent, two
+/// decimals.
+fn shown(avg: u64) -> f64 {
+    let int = avg >> FSHIFT;
+    let frac = ((avg & (FIXED_1 - 1)) * 100) >> FSHIFT;
+    int as f64 + frac as f64 / 100.0
+}
+
+/// One line of a pressure file: `some` or `full`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PressureLine {
+    /// Share of the last 10 s stalled, percent (avg10).
+    pub avg10: f64,
+    /// Over 60 s.
+    pub avg60: f64,
+    /// Over 300 s.
+    pub avg300: f64,
+    /// Stall time since boot, µs (total).
+    pub total_us: u64,
+}
+
+/// A pressure file (memory.pressure, io.pressure): its `some` and `full` lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PressureFile {
+    /// At least one task stalled.
+    pub some: PressureLine,
+    /// Every non-idle task stalled.
+    pub full: PressureLine,
+}
+
+/// A group's pressure files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Pressure {
+    /// memory.pressure (/proc/pressure/memory for the root).
+    pub memory: PressureFile,
+    /// io.pressure (/proc/pressure/io for the root).
+    pub io: PressureFile,
+}
+
+/// The PSI state of the machine: per-CPU buffers of changes, per-CPU group states and the
+/// groups' totals and averages.
+#[derive(Clone, Debug)]
+pub struct Psi {
+    /// PSI exists in the kernel era (4.20 and later; the 6.1 and 6.18 eras).
+    pub enabled: bool,
+    nr_groups: usize,
+    /// Each group's parent (the memcg tree; the root has none).
+    parent: Vec<Option<MemcgId>>,
+    /// Changes not yet applied, per CPU.
+    pending: Vec<Vec<Change>>,
+    /// Group states per CPU: `cpu * nr_groups + group`.
+    cpus: Vec<GroupCpu>,
+    groups: Vec<Group>,
+    /// The end of the current period, ps.
+    next_ps: Ps,
+    /// The end of the last period applied, ps (records are never earlier).
+    done_ps: Ps,
+}
+
+impl Psi {
+    /// PSI for `nr_cpus` CPUs and the groups whose parents are `parent` (group 0 the root).
+    pub fn new(enabled: bool, nr_cpus: usize, parent: Vec<Option<MemcgId>>) -> Psi {
+        let nr_groups = parent.len().max(1);
+        let group = Group {
+            avg_next_update: PSI_PERIOD_NS,
+            ..Default::default()
+        };
+        Psi {
+            enabled,
+            nr_groups,
+            parent,
+            pending: vec![Vec::new(); if enabled { nr_cpus } else { 0 }],
+            cpus: vec![GroupCpu::default(); if enabled { nr_cpus * nr_groups } else { 0 }],
+            groups: vec![group; nr_groups],
+            next_ps: PSI_PERIOD_PS,
+            done_ps: 0,
+        }
+    }
+
+    /// psi_task_change: a task of `group` on `cpu` went from flags `old` to `new` at `at`.
+    #[inline]
+    pub fn record(&mut self, cpu: usize, at: Ps, group: MemcgId, old: u8, new: u8) {
+        if self.enabled && old != new {
+            self.pending[cpu].push(Change {
+                at,
+                group,
+                old,
+                new,
+            });
+        }
+    }
+
+    /// The engine is about to run an action at `t`: fold every period that ended by then.
+    #[inline]
+    pub fn advance(&mut self, t: Ps) {
+        while self.enabled && self.next_ps <= t {
+            let b = self.next_ps;
+            self.apply_until(b);
+            self.collect(b);
+            let now_ns = b / 1000;
+            for g in 0..self.nr_groups {
+                if now_ns >= self.groups[g].avg_next_update {
+                    self.update_averages(g, now_ns);
+                }
+            }
+            self.next_ps += PSI_PERIOD_PS;
+        }
+    }
+
+    /// Apply the buffered changes before `b` in time order and bring every CPU's group
+    /// states to `b`.
+    fn apply_until(&mut self, b: Ps) {
+        let n = self.nr_groups;
+        for cpu in 0..self.pending.len() {
+            let mut buf = std::mem::take(&mut self.pending[cpu]);
+            buf.sort_by_key(|c| c.at);
+            let split = buf.partition_point(|c| c.at < b);
+            for c in &buf[..split] {
+                // A change is never earlier than the last period applied (see the module
+                // comment); should one be, it counts from there.
+                let at = c.at.max(self.done_ps);
+                let (old, new) = (counts_of(c.old), counts_of(c.new));
+                let mut g = Some(c.group);
+                while let Some(id) = g {
+                    let gc = &mut self.cpus[cpu * n + id as usize];
+                    gc.integrate(at);
+                    for i in 0..NR_COUNTS {
+                        gc.tasks[i] = (gc.tasks[i] + new[i]).saturating_sub(old[i]);
+                    }
+                    gc.update_mask();
+                    g = self.parent.get(id as usize).copied().flatten();
+                }
+            }
+            buf.drain(..split);
+            self.pending[cpu] = buf;
+            for gc in &mut self.cpus[cpu * n..(cpu + 1) * n] {
+                gc.integrate(b);
+            }
+        }
+        self.done_ps = self.done_ps.max(b);
+    }
+
+    /// collect_percpu_times: fold the CPUs' times since the last collection into the
+    /// groups' totals, each CPU weighted by its non-idle jiffies.
+    fn collect(&mut self, _now: Ps) {
+        let n = self.nr_groups;
+        let nr_cpus = self.pending.len();
+        for g in 0..n {
+            let mut deltas = [0u128; NR_STALL];
+            let mut nonidle_total = 0u128;
+            for cpu in 0..nr_cpus {
+                let gc = &mut self.cpus[cpu * n + g];
+                let mut t = [0u64; NR_STATES];
+                for ((d, &cum), prev) in t.iter_mut().zip(&gc.times).zip(&mut gc.prev_ns) {
+                    let ns = cum / 1000;
+                    *d = ns - *prev;
+                    *prev = ns;
+                }
+                // nsecs_to_jiffies.
+                let nonidle = u128::from(t[NONIDLE] / (1_000_000_000 / HZ));
+                nonidle_total += nonidle;
+                for (d, &x) in deltas.iter_mut().zip(&t) {
+                    *d += u128::from(x) * nonidle;
+                }
+            }
+            for (total, d) in self.groups[g].total.iter_mut().zip(deltas) {
+                *total += (d / nonidle_total.max(1)) as u64;
+            }
+        }
+    }
+
+    /// update_averages at `now` (ns).
+    fn update_averages(&mut self, g: usize, now: u64) {
+        let grp = &mut self.groups[g];
+        let expires = grp.avg_next_update;
+        let missed = if now - expires >= PSI_PERIOD_NS {
+            (now - expires) / PSI_PERIOD_NS
+        } else {
+            0
+        };
+        grp.avg_next_update = expires + (1 + missed) * PSI_PERIOD_NS;
+        let period = now - (grp.avg_last_update + missed * PSI_PERIOD_NS);
+        grp.avg_last_update = now;
+        for s in 0..NR_STALL {
+            let sample = (grp.total[s] - grp.avg_total[s]).min(period);
+            grp.avg_total[s] += sample;
+            calc_avgs(&mut grp.avg[s], missed, sample, period);
+        }
+    }
+
+    /// The pressure files of every group as a read at `end` shows them (psi_show: the
+    /// times collected up to `end`; the averages updated if a period ended).
+    pub fn read(&self, end: Ps) -> Vec<Pressure> {
+        let mut p = self.clone();
+        if p.enabled {
+            p.advance(end);
+            if end > p.done_ps {
+                p.apply_until(end);
+                p.collect(end);
+            }
+        }
+        p.groups
+            .iter()
+            .map(|g| {
+                let line = |s: usize| PressureLine {
+                    avg10: shown(g.avg[s][0]),
+                    avg60: shown(g.avg[s][1]),
+                    avg300: shown(g.avg[s][2]),
+                    total_us: g.total[s] / 1000,
+                };
+                Pressure {
+                    memory: PressureFile {
+                        some: line(MEM_SOME),
+                        full: line(MEM_FULL),
+                    },
+                    io: PressureFile {
+                        some: line(IO_SOME),
+                        full: line(IO_FULL),
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ps = 1_000_000_000;
+
+    #[test]
+    fn a_task_stalled_half_the_time_shows_half_some_and_full() {
+        // One CPU, one group: a task runs 1 s, then sits in memstall (reclaim on the CPU)
+        // for 1 s, and so on.
+        let mut p = Psi::new(true, 1, vec![None]);
+        let r = flags::RUNNING;
+        let m = flags::MEMSTALL | flags::RUNNING;
+        p.record(0, 0, 0, 0, r);
+        let mut t = 0;
+        for _ in 0..50 {
+            p.record(0, t + 1000 * MS, 0, r, m);
+            p.record(0, t + 2000 * MS, 0, m, r);
+            t += 2000 * MS;
+        }
+        let got = p.read(t)[0];
+        // 50 s in memstall: some and full alike (the only runnable task is stalled).
+        assert_eq!(got.memory.some.total_us, 50_000_000);
+        assert_eq!(got.memory.full.total_us, 50_000_000);
+        assert_eq!(got.io.some.total_us, 0);
+        // The averages approach the 50 % share.
+        assert!(
+            (got.memory.some.avg10 - 50.0).abs() < 3.0,
+            "{:?}",
+            got.memory.some
+        );
+    }
+
+    #[test]
+    fn a_runnable_unstalled_task_makes_memory_pressure_some_but_not_full() {
+        let mut p = Psi::new(true, 1, vec![None]);
+        // Task A stalls (memstall, sleeping) while task B runs.
+        p.record(0, 0, 0, 0, flags::RUNNING); // B
+        p.record(0, 0, 0, 0, flags::MEMSTALL); // A
+        let got = p.read(1000 * MS)[0];
+        assert_eq!(got.memory.some.total_us, 1_000_000);
+        assert_eq!(got.memory.full.total_us, 0);
+        // B leaves: now full too.
+        let mut p2 = p.clone();
+        p2.record(0, 1000 * MS, 0, flags::RUNNING, 0);
+        let got = p2.read(2000 * MS)[0];
+        assert_eq!(got.memory.some.total_us, 2_000_000);
+        assert_eq!(got.memory.full.total_us, 1_000_000);
+    }
+
+    #[test]
+    fn io_full_needs_no_runnable_task_and_cpus_weigh_by_nonidle_time() {
+        // CPU 0: a task waits for IO the whole 4.002 s; CPU 1: a task runs the whole time.
+        let mut p = Psi::new(true, 2, vec![None]);
+        p.record(0, 0, 0, 0, flags::IOWAIT);
+        p.record(1, 0, 0, 0, flags::RUNNING);
+        let end = 2 * PSI_PERIOD_PS;
+        let got = p.read(end)[0];
+        // Each CPU is non-idle all along: weights equal, so half the time counts.
+        let half_us = PSI_PERIOD_NS / 1000;
+        assert_eq!(got.io.some.total_us, half_us);
+        assert_eq!(got.io.full.total_us, half_us);
+        assert_eq!(got.memory.some.total_us, 0);
+    }
+
+    #[test]
+    fn a_cgroup_sees_its_tasks_and_the_root_sees_all() {
+        // Groups: 0 root, 1 child of root; a memstalled task in 1 and a runnable one in 0.
+        let mut p = Psi::new(true, 1, vec![None, Some(0)]);
+        p.record(0, 0, 1, 0, flags::MEMSTALL);
+        p.record(0, 0, 0, 0, flags::RUNNING);
+        let got = p.read(1000 * MS);
+        assert_eq!(
+            got[1].memory.full.total_us, 1_000_000,
+            "only its task: full"
+        );
+        assert_eq!(got[0].memory.some.total_us, 1_000_000);
+        assert_eq!(
+            got[0].memory.full.total_us, 0,
+            "the root has a runnable task"
+        );
+    }
+
+    #[test]
+    fn changes_recorded_out_of_order_on_a_cpu_apply_in_time_order() {
+        let mut a = Psi::new(true, 1, vec![None]);
+        let mut b = Psi::new(true, 1, vec![None]);
+        let ch = [
+            (0, 0, flags::MEMSTALL),
+            (700 * MS, flags::MEMSTALL, 0),
+            (300 * MS, 0, flags::RUNNING),
+        ];
+        for &(at, o, n) in &ch[..2] {
+            a.record(0, at, 0, o, n);
+        }
+        // `b` gets the RUNNING change first: same result once sorted.
+        b.record(0, 300 * MS, 0, 0, flags::RUNNING);
+        for &(at, o, n) in &ch[..2] {
+            b.record(0, at, 0, o, n);
+        }
+        a.record(0, 300 * MS, 0, 0, flags::RUNNING);
+        assert_eq!(a.read(3000 * MS), b.read(3000 * MS));
+        let got = a.read(3000 * MS)[0];
+        assert_eq!(got.memory.some.total_us, 700_000);
+        assert_eq!(got.memory.full.total_us, 300_000);
+    }
+
+    #[test]
+    fn the_averages_follow_the_kernels_fixed_point() {
+        // A period entirely stalled: avg10 = 100 % × (1 − e^(−2/10)) in the kernel's
+        // arithmetic.
+        let mut avg = [0u64; 3];
+        calc_avgs(&mut avg, 0, PSI_PERIOD_NS, PSI_PERIOD_NS);
+        let expect = (100 * FIXED_1 * (FIXED_1 - EXP[0])).div_ceil(FIXED_1);
+        assert_eq!(avg[0], expect);
+        // 1 − e^(−0.2) = 18.13 %; the fixed point shows 18.11.
+        assert!((shown(avg[0]) - 18.13).abs() < 0.05, "{}", shown(avg[0]));
+        // An idle period decays it by EXP_10s once.
+        let mut a1 = avg;
+        calc_avgs(&mut a1, 1, 0, PSI_PERIOD_NS);
+        let mut a2 = avg;
+        calc_avgs(&mut a2, 0, 0, PSI_PERIOD_NS);
+        calc_avgs(&mut a2, 0, 0, PSI_PERIOD_NS);
+        assert_eq!(a1[0], a2[0]);
+        assert_eq!(fixed_power_int(EXP[0], 1), EXP[0]);
+        assert_eq!(fixed_power_int(EXP[0], 0), FIXED_1);
+    }
+
+    #[test]
+    fn disabled_psi_reports_zeros() {
+        let mut p = Psi::new(false, 2, vec![None]);
+        p.record(1, 0, 0, 0, flags::MEMSTALL);
+        p.advance(10_000 * MS);
+        assert_eq!(p.read(10_000 * MS)[0], Pressure::default());
+    }
+}

@@ -273,7 +273,8 @@ impl Psi {
             pending: vec![Vec::new(); if enabled { nr_cpus } else { 0 }],
             cpus: vec![GroupCpu::default(); if enabled { nr_cpus * nr_groups } else { 0 }],
             groups: vec![group; nr_groups],
-            next_ps: PSI_PERIOD_PS,
+            // Disabled: no period ever ends.
+            next_ps: if enabled { PSI_PERIOD_PS } else { Ps::MAX },
             done_ps: 0,
         }
     }
@@ -294,7 +295,15 @@ impl Psi {
     /// The engine is about to run an action at `t`: fold every period that ended by then.
     #[inline]
     pub fn advance(&mut self, t: Ps) {
-        while self.enabled && self.next_ps <= t {
+        if self.next_ps <= t {
+            self.fold_periods(t);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fold_periods(&mut self, t: Ps) {
+        while self.next_ps <= t {
             let b = self.next_ps;
             self.apply_until(b);
             self.collect(b);

@@ -1566,6 +1566,7 @@ impl Sim {
             .unwrap_or(0)
     }
 
+    #[inline]
     fn take_samples(&mut self, t: Ps) {
         self.psi.advance(t);
         while self.next_sample_ps <= t {

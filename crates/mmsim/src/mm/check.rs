@@ -28,6 +28,7 @@ use crate::sim::Sim;
 /// Check every invariant; the first violation is returned as a readable message.
 pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
+    check_psi_flags(sim)?;
     if let Some(check) = sim.ops.check {
         check(sim)?;
     }
@@ -631,6 +632,29 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         }
         if mc.peak < mc.usage {
             return Err(format!("memcg \"{}\" peak below usage", mc.name));
+        }
+    }
+    Ok(())
+}
+
+/// The PSI task flags (`crate::psi`) follow the scheduling state: a runnable task is
+/// TSK_RUNNING and not in IO wait, a sleeping one is not running, an exited one has no
+/// flags, and a memstall that ends when the task runs again is a memstall.
+pub fn check_psi_flags(sim: &Sim) -> Result<(), String> {
+    use crate::psi::flags;
+    use crate::sched::TaskState;
+    for t in &sim.tasks {
+        let f = t.psi_flags;
+        let ok = match t.state {
+            TaskState::Runnable => f & flags::RUNNING != 0 && f & flags::IOWAIT == 0,
+            TaskState::Sleeping => f & flags::RUNNING == 0,
+            TaskState::Exited => f == 0,
+        } && (!t.psi_sleep_memstall || f & flags::MEMSTALL != 0);
+        if !ok {
+            return Err(format!(
+                "task {} ({:?}) has PSI flags {:#x} (sleep memstall {})",
+                t.name, t.state, f, t.psi_sleep_memstall
+            ));
         }
     }
     Ok(())

@@ -1,12 +1,15 @@
-//! Pressure stall information (kernel/sched/psi.c, v4.20): the memory and IO pressure of
-//! the whole machine (/proc/pressure/memory, /proc/pressure/io) and of each memory cgroup
-//! (memory.pressure, io.pressure).
+//! Pressure stall information (kernel/sched/psi.c, v4.20): the memory, IO and CPU
+//! pressure of the whole machine (/proc/pressure/memory, io, cpu) and of each memory cgroup
+//! (memory.pressure, io.pressure, cpu.pressure).
 //!
 //! # What is tracked
 //!
 //! Each task carries the kernel's PSI task flags ([`flags`]):
 //! - `RUNNING` from its wake-up (psi_enqueue) to its next sleep (psi_dequeue), on-CPU time
 //!   included;
+//! - `ONCPU` while its CPU runs it: from the start of its step until another task's step
+//!   starts on the CPU (psi_task_switch; the engine's round robin between runnable tasks)
+//!   or it sleeps;
 //! - `IOWAIT` while it sleeps in io_schedule: on a page lock (lock_page,
 //!   wait_on_page_locked) or on page writeback, and in balance_dirty_pages' pause;
 //! - `MEMSTALL` between psi_memstall_enter and psi_memstall_leave: direct reclaim
@@ -23,6 +26,8 @@
 //! - memory some: a task is in memstall; memory full: a task is in memstall and every
 //!   runnable task is (5.16's NR_MEMSTALL_RUNNING: reclaim on the CPU counts as full);
 //! - io some: a task waits for IO; io full: a task waits for IO and none is runnable;
+//! - cpu some: a runnable task is not on the CPU; cpu full: runnable tasks and none of them
+//!   on the CPU (a cgroup's; undefined, and shown as zeros, for the machine);
 //! - non-idle: a task is runnable, in memstall or waits for IO.
 //!
 //! Every PSI_FREQ (2 s + 1 jiffy) the per-CPU times are folded into each group's totals,
@@ -36,8 +41,12 @@
 //! than the CPU's own last record; no record can be earlier than the action the engine
 //! runs, so a period is complete once an action starts after its end.
 //!
-//! Not modelled: CPU pressure (tasks runnable but not on a CPU: the engine runs one step at
-//! a time and has no time slices), the avgs worker's stop on idle groups (the periods here
+//! CPU pressure follows the engine's scheduling: a CPU runs one step (one syscall, one page
+//! access, one writeback batch) of a task at a time and takes its runnable tasks round robin
+//! at step boundaries, where CFS would give each a time slice; the stall is the time a
+//! runnable task waits for the steps of the others.
+//!
+//! Not modelled: IRQ pressure, the avgs worker's stop on idle groups (the periods here
 //! run on a fixed grid from boot; an idle period decays the averages as the kernel's catch-up
 //! does, up to rounding), triggers (poll), and the memstall of read_pages and
 //! swap_readpage while they submit reads of workingset pages (their wait is counted).
@@ -53,6 +62,8 @@ pub mod flags {
     pub const MEMSTALL: u8 = 1 << 1;
     /// TSK_RUNNING: runnable (on the run queue or on the CPU).
     pub const RUNNING: u8 = 1 << 2;
+    /// TSK_ONCPU: the task its CPU runs (psi_task_switch).
+    pub const ONCPU: u8 = 1 << 3;
 }
 
 /// HZ of the modelled kernels (a jiffy is 1 ms).
@@ -66,18 +77,20 @@ const FIXED_1: u64 = 1 << FSHIFT;
 /// 1/exp(2s/10s), 1/exp(2s/60s), 1/exp(2s/300s) in fixed point.
 const EXP: [u64; 3] = [1677, 1981, 2034];
 
-/// The states (enum psi_states, without CPU pressure): the four stall states and non-idle.
+/// The states (enum psi_states, without IRQ pressure): the six stall states and non-idle.
 const IO_SOME: usize = 0;
 const IO_FULL: usize = 1;
 const MEM_SOME: usize = 2;
 const MEM_FULL: usize = 3;
-const NONIDLE: usize = 4;
-const NR_STALL: usize = 4;
-const NR_STATES: usize = 5;
+const CPU_SOME: usize = 4;
+const CPU_FULL: usize = 5;
+const NONIDLE: usize = 6;
+const NR_STALL: usize = 6;
+const NR_STATES: usize = 7;
 
 /// Task counts (enum psi_task_count): NR_IOWAIT, NR_MEMSTALL, NR_RUNNING,
-/// NR_MEMSTALL_RUNNING.
-const NR_COUNTS: usize = 4;
+/// NR_MEMSTALL_RUNNING, and the on-CPU task (the kernel's PSI_ONCPU state bit).
+const NR_COUNTS: usize = 5;
 
 /// One change of a task's flags.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +106,14 @@ fn counts_of(f: u8) -> [u32; NR_COUNTS] {
     let io = f & flags::IOWAIT != 0;
     let mem = f & flags::MEMSTALL != 0;
     let run = f & flags::RUNNING != 0;
-    [io as u32, mem as u32, run as u32, (mem && run) as u32]
+    let oncpu = f & flags::ONCPU != 0;
+    [
+        io as u32,
+        mem as u32,
+        run as u32,
+        (mem && run) as u32,
+        oncpu as u32,
+    ]
 }
 
 /// One group on one CPU (struct psi_group_cpu).
@@ -127,8 +147,14 @@ impl GroupCpu {
 
     /// test_state for every state.
     fn update_mask(&mut self) {
-        let [io, mem, run, mem_run] = self.tasks;
+        let [io, mem, run, mem_run, oncpu] = self.tasks;
         let mut m = 0u8;
+        if run > oncpu {
+            m |= 1 << CPU_SOME;
+        }
+        if run > 0 && oncpu == 0 {
+            m |= 1 << CPU_FULL;
+        }
         if io > 0 {
             m |= 1 << IO_SOME;
             if run == 0 {
@@ -236,6 +262,9 @@ pub struct Pressure {
     pub memory: PressureFile,
     /// io.pressure (/proc/pressure/io for the root).
     pub io: PressureFile,
+    /// cpu.pressure (/proc/pressure/cpu for the root, whose `full` line is all zeros: CPU
+    /// full is undefined for the whole machine).
+    pub cpu: PressureFile,
 }
 
 /// The PSI state of the machine: per-CPU buffers of changes, per-CPU group states and the
@@ -411,7 +440,8 @@ impl Psi {
         }
         p.groups
             .iter()
-            .map(|g| {
+            .enumerate()
+            .map(|(i, g)| {
                 let line = |s: usize| PressureLine {
                     avg10: shown(g.avg[s][0]),
                     avg60: shown(g.avg[s][1]),
@@ -426,6 +456,15 @@ impl Psi {
                     io: PressureFile {
                         some: line(IO_SOME),
                         full: line(IO_FULL),
+                    },
+                    cpu: PressureFile {
+                        some: line(CPU_SOME),
+                        // psi_show: "CPU FULL is undefined at the system level".
+                        full: if i == 0 {
+                            PressureLine::default()
+                        } else {
+                            line(CPU_FULL)
+                        },
                     },
                 }
             })
@@ -559,6 +598,22 @@ mod tests {
         assert_eq!(a1[0], a2[0]);
         assert_eq!(fixed_power_int(EXP[0], 1), EXP[0]);
         assert_eq!(fixed_power_int(EXP[0], 0), FIXED_1);
+    }
+
+    #[test]
+    fn a_task_waiting_for_its_cpu_is_cpu_pressure() {
+        // Groups: 0 root, 1 and 2 children. On the one CPU, a task of 1 runs (on the CPU)
+        // while a task of 2 waits runnable for 1 s.
+        let mut p = Psi::new(true, 1, vec![None, Some(0), Some(0)]);
+        p.record(0, 0, 1, 0, flags::RUNNING | flags::ONCPU);
+        p.record(0, 0, 2, 0, flags::RUNNING);
+        let got = p.read(1000 * MS);
+        assert_eq!(got[0].cpu.some.total_us, 1_000_000, "machine: some");
+        assert_eq!(got[0].cpu.full, PressureLine::default(), "undefined");
+        assert_eq!(got[1].cpu.some.total_us, 0, "group 1 runs");
+        assert_eq!(got[2].cpu.some.total_us, 1_000_000);
+        assert_eq!(got[2].cpu.full.total_us, 1_000_000, "none of 2 on the CPU");
+        assert_eq!(got[0].memory, PressureFile::default());
     }
 
     #[test]

@@ -1010,7 +1010,7 @@ pub fn write_summary(
                 .skip(1)
                 .filter_map(|c| c.pressure.as_ref().map(|p| (c.name.as_str(), p))),
         )
-        .filter(|(_, p)| p.memory.some.total_us + p.io.some.total_us > 0)
+        .filter(|(_, p)| p.memory.some.total_us + p.io.some.total_us + p.cpu.some.total_us > 0)
         .collect();
     if !pressured.is_empty() {
         writeln!(
@@ -1018,7 +1018,7 @@ pub fn write_summary(
             "\npressure (PSI: avg10 avg60 avg300 %, total stall ms; /proc is the machine)"
         )?;
         for (name, p) in pressured {
-            for (res, f) in [("memory", &p.memory), ("io", &p.io)] {
+            for (res, f) in [("memory", &p.memory), ("io", &p.io), ("cpu", &p.cpu)] {
                 for (kind, l) in [("some", &f.some), ("full", &f.full)] {
                     writeln!(
                         out,

@@ -491,6 +491,9 @@ pub struct Sim {
     /// PSI flags the running task's next sleep takes (`psi_sleep_kind`): set by a sleep
     /// site inside a memstall section or balance_dirty_pages, taken by `sleep_on`.
     pub psi_next_sleep: u8,
+    /// The task each CPU runs for PSI (TSK_ONCPU; psi_task_switch): set when a step starts,
+    /// cleared when it sleeps or exits.
+    pub psi_oncpu: Vec<Option<TaskId>>,
     /// The cost table in force.
     pub costs: CostTable,
     /// Feature switches.
@@ -759,6 +762,7 @@ impl Sim {
         let mut sim = Sim {
             psi,
             psi_next_sleep: 0,
+            psi_oncpu: vec![None; nr_cpus],
             costs,
             policy,
             ops: policy.ops(),
@@ -1301,16 +1305,36 @@ impl Sim {
         }
     }
 
+    /// psi_task_switch: task `t` is the one CPU `c` runs from `at` on; the task it ran
+    /// before, still runnable (round robin), waits on the run queue.
+    #[cold]
+    fn psi_task_switch(&mut self, c: CpuId, t: TaskId, at: Ps) {
+        if let Some(prev) = self.psi_oncpu[c] {
+            self.psi_task_change(prev, at, crate::psi::flags::ONCPU, 0);
+        }
+        self.psi_oncpu[c] = Some(t);
+        self.psi_task_change(t, at, 0, crate::psi::flags::ONCPU);
+    }
+
     /// psi_dequeue: task `t` sleeps from now, with the flags `set` (TSK_IOWAIT, or a
-    /// TSK_MEMSTALL that ends when it runs again).
+    /// TSK_MEMSTALL that ends when it runs again), and leaves its CPU.
     fn psi_dequeue(&mut self, t: TaskId, set: u8) {
         let now = self.now();
+        let cpu = self.tasks[t].cpu;
+        if self.psi_oncpu[cpu] == Some(t) {
+            self.psi_oncpu[cpu] = None;
+        }
         if set & crate::psi::flags::MEMSTALL != 0
             && self.tasks[t].psi_flags & crate::psi::flags::MEMSTALL == 0
         {
             self.tasks[t].psi_sleep_memstall = true;
         }
-        self.psi_task_change(t, now, crate::psi::flags::RUNNING, set);
+        self.psi_task_change(
+            t,
+            now,
+            crate::psi::flags::RUNNING | crate::psi::flags::ONCPU,
+            set,
+        );
     }
 
     /// psi_memstall_enter for the running task. Returns whether it already was in a
@@ -1660,6 +1684,10 @@ impl Sim {
         if self.runqueues[c].is_empty() {
             self.rq_nonempty.clear(c);
         }
+        // psi_task_switch: the task takes the CPU (from a task preempted while runnable).
+        if self.psi_oncpu[c] != Some(tid) {
+            self.psi_task_switch(c, tid, now);
+        }
         // The memstall a sleep carried ends as the task runs again.
         self.psi_next_sleep = 0;
         if self.tasks[tid].psi_sleep_memstall {
@@ -1801,6 +1829,10 @@ impl Sim {
         }
         task.state = TaskState::Exited;
         task.stats.exit_ps = Some(now);
+        let cpu = self.tasks[tid].cpu;
+        if self.psi_oncpu[cpu] == Some(tid) {
+            self.psi_oncpu[cpu] = None;
+        }
         self.psi_task_change(tid, now, u8::MAX, 0);
     }
 }

@@ -639,7 +639,8 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
 
 /// The PSI task flags (`crate::psi`) follow the scheduling state: a runnable task is
 /// TSK_RUNNING and not in IO wait, a sleeping one is not running, an exited one has no
-/// flags, and a memstall that ends when the task runs again is a memstall.
+/// flags, a memstall that ends when the task runs again is a memstall, and TSK_ONCPU is
+/// the runnable task its CPU last ran (one per CPU).
 pub fn check_psi_flags(sim: &Sim) -> Result<(), String> {
     use crate::psi::flags;
     use crate::sched::TaskState;
@@ -649,12 +650,24 @@ pub fn check_psi_flags(sim: &Sim) -> Result<(), String> {
             TaskState::Runnable => f & flags::RUNNING != 0 && f & flags::IOWAIT == 0,
             TaskState::Sleeping => f & flags::RUNNING == 0,
             TaskState::Exited => f == 0,
-        } && (!t.psi_sleep_memstall || f & flags::MEMSTALL != 0);
+        } && (!t.psi_sleep_memstall || f & flags::MEMSTALL != 0)
+            && (f & flags::ONCPU == 0
+                || (f & flags::RUNNING != 0 && sim.psi_oncpu[t.cpu] == Some(t.id)));
         if !ok {
             return Err(format!(
                 "task {} ({:?}) has PSI flags {:#x} (sleep memstall {})",
                 t.name, t.state, f, t.psi_sleep_memstall
             ));
+        }
+    }
+    for (c, t) in sim.psi_oncpu.iter().enumerate() {
+        if let Some(t) = *t {
+            if sim.tasks[t].psi_flags & flags::ONCPU == 0 {
+                return Err(format!(
+                    "CPU {c} runs task {} for PSI, which is not TSK_ONCPU",
+                    sim.tasks[t].name
+                ));
+            }
         }
     }
     Ok(())

@@ -91,6 +91,8 @@ pub struct PressureView {
     pub memory: PressureFileView,
     /// io.pressure.
     pub io: PressureFileView,
+    /// cpu.pressure.
+    pub cpu: PressureFileView,
 }
 
 /// One profile row (`profile_top[]`).

@@ -445,8 +445,8 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
 }
 
 /// The pressure stall totals (ms) that differ between runs: the machine's
-/// (/proc/pressure, named `/proc`) and each cgroup's, memory and io, some and full. A run
-/// without PSI (an era before 4.20) counts 0.
+/// (/proc/pressure, named `/proc`) and each cgroup's, memory, io and cpu, some and full. A
+/// run without PSI (an era before 4.20) counts 0.
 pub fn pressure_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
     use super::load::PressureView;
     let mut scopes: Vec<String> = vec!["/proc".to_string()];
@@ -468,11 +468,13 @@ pub fn pressure_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
         }
     };
     type Field = (&'static str, fn(&PressureView) -> u64);
-    let fields: [Field; 4] = [
+    let fields: [Field; 6] = [
         ("memory some", |p| p.memory.some.total_us),
         ("memory full", |p| p.memory.full.total_us),
         ("io some", |p| p.io.some.total_us),
         ("io full", |p| p.io.full.total_us),
+        ("cpu some", |p| p.cpu.some.total_us),
+        ("cpu full", |p| p.cpu.full.total_us),
     ];
     let mut out = Vec::new();
     for scope in &scopes {

@@ -1195,3 +1195,36 @@ fn a_wait_for_a_refaulting_workingset_page_is_a_memory_stall() {
         );
     }
 }
+
+/// cpu.pressure: two tasks of different cgroups on one CPU take turns (the engine's round
+/// robin between runnable tasks), so each waits while the other runs: both cgroups show
+/// CPU stall, some and full (none of their tasks on the CPU while they wait); the machine's
+/// CPU full is undefined and zero. A cgroup whose task has a CPU of its own shows none.
+#[test]
+fn tasks_sharing_a_cpu_stall_on_it() {
+    let anon = |name: &str, cpu: u32| {
+        format!(
+            "\n[[tasks]]\nname = \"{name}\"\ncpu = {cpu}\nprogram = \"anon\"\nsize = \"16MiB\"\npasses = 2\n"
+        )
+    };
+    let text = common::machine_toml("cpu-psi", 2, "512MiB", None, "1GiB", "/mnt")
+        + &anon("a", 0)
+        + &anon("b", 0)
+        + &anon("c", 1);
+    let sc = with_cgroups(
+        &text,
+        vec![cgroup("a", None), cgroup("b", None), cgroup("c", None)],
+        &[("a", "a"), ("b", "b"), ("c", "c")],
+    );
+    let r = run(&sc, KernelEra::V6_18, true);
+    let p = |n: &str| cg(&r, n).pressure.expect("pressure files on 6.18");
+    for n in ["a", "b"] {
+        let x = p(n).cpu;
+        assert!(x.some.total_us > 0, "{n}: {x:?}");
+        assert_eq!(x.full.total_us, x.some.total_us, "{n}: one task: {x:?}");
+    }
+    assert_eq!(p("c").cpu.some.total_us, 0, "{:?}", p("c"));
+    let sys = r.pressure.expect("/proc/pressure");
+    assert!(sys.cpu.some.total_us > 0);
+    assert_eq!(sys.cpu.full.total_us, 0, "undefined for the machine");
+}

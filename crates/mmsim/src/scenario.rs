@@ -1205,6 +1205,19 @@ pub(crate) fn want_u64(item: &Item, loc: &Loc) -> Result<u64, ScenarioError> {
     }
 }
 
+/// A finite number ≥ 0 (a float or an integer).
+pub(crate) fn want_f64(item: &Item, loc: &Loc) -> Result<f64, ScenarioError> {
+    let v = match item.value {
+        Value::Float(v) => v,
+        Value::Int(v) => v as f64,
+        _ => return Err(type_error(loc, "a number", item)),
+    };
+    if !v.is_finite() || v < 0.0 {
+        return Err(loc.err(format!("must be a finite number ≥ 0, got {v}")));
+    }
+    Ok(v)
+}
+
 pub(crate) fn want_u32(item: &Item, loc: &Loc) -> Result<u32, ScenarioError> {
     let v = want_u64(item, loc)?;
     u32::try_from(v).map_err(|_| loc.err(format!("must be ≤ {}, got {v}", u32::MAX)))

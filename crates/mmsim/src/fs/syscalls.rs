@@ -136,6 +136,7 @@ impl Sim {
                 bytes,
                 swappiness,
             } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
+            Op::ReadCgroup { cgroup } => Ok(self.read_cgroup(cgroup)),
             Op::TimerStopRate { label, count } => {
                 let now = self.now();
                 if let Some((t0, _)) = self.tasks[tid].stats.timers.remove(label) {

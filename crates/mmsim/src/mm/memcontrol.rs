@@ -937,6 +937,41 @@ impl Sim {
         result
     }
 
+    /// The reads of `Op::ReadCgroup`: memory.current, memory.stat's file and anon,
+    /// memory.min, memory.max and memory.pressure of `cgroup` now (reading changes
+    /// nothing: PSI is read as a copy, `crate::psi::Psi::read`). ENOENT for an unknown
+    /// cgroup, and before PSI (4.20: the eras before 6.1).
+    pub fn read_cgroup(&self, cgroup: &str) -> crate::workload::OpResult {
+        use crate::mm::node::LruList;
+        use crate::workload::{CgroupRead, Errno, OpResult};
+        let Some(m) = self.memcg_by_name(cgroup) else {
+            return OpResult::Err(Errno::ENOENT);
+        };
+        if !self.psi.enabled {
+            return OpResult::Err(Errno::ENOENT);
+        }
+        let page = crate::mm::page::PAGE_SIZE;
+        let lru = |l: LruList| -> u64 {
+            (0..self.nodes.len())
+                .map(|n| self.lruvec_lru_size_hier(m, n, l))
+                .sum::<u64>()
+                * page
+        };
+        let mc = &self.memcgs[m as usize];
+        let pressure = self.psi.read(self.now());
+        OpResult::Cgroup(Box::new(CgroupRead {
+            current: mc.usage * page,
+            file: lru(LruList::InactiveFile) + lru(LruList::ActiveFile),
+            anon: lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon),
+            swappable: self.swap.is_some() && mc.swap_max > 0,
+            min: mc.min * page,
+            max: limit_bytes(mc.max),
+            memory_some_us: pressure
+                .get(m as usize)
+                .map_or(0, |p| p.memory.some.total_us),
+        }))
+    }
+
     /// mem_cgroup_handle_over_high: on the return to user space after charges that left
     /// a memcg above memory.high, reclaim the excess (reclaim_high) and, while usage stays
     /// above high, throttle (v5.4 and v5.8, `memcg-high-throttle`: retried while reclaim

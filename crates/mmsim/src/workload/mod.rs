@@ -29,6 +29,7 @@ pub mod mmap_read;
 pub mod pread_stride;
 pub mod read;
 pub mod replay;
+pub mod senpai;
 pub mod sparsetruncate;
 
 use std::any::Any;
@@ -49,6 +50,7 @@ pub const PROGRAMS: &[&ProgramDef] = &[
     &desktop::PROGRAM,
     &replay::PROGRAM,
     &memory_reclaim::PROGRAM,
+    &senpai::PROGRAM,
 ];
 
 /// The program named `name` (the `program` key of a task).
@@ -544,6 +546,14 @@ pub enum Op {
         /// `swappiness=N` after the amount (v6.11; EINVAL before).
         swappiness: Option<u64>,
     },
+    /// read(2) of a cgroup's memory.current, memory.stat, memory.min, memory.max and
+    /// memory.pressure (the files a userspace memory controller reads each period). The
+    /// result is `OpResult::Cgroup`, or ENOENT for an unknown cgroup or a kernel without
+    /// PSI (before 4.20).
+    ReadCgroup {
+        /// The cgroup's path below the root (`[[cgroups]]` name, "/" for the root).
+        cgroup: Arc<str>,
+    },
     /// Stop a named timer and record a rate sample under its label: `count` operations
     /// per second of the elapsed time, rounded (no cost).
     TimerStopRate {
@@ -576,6 +586,28 @@ pub enum OpResult {
     Err(Errno),
     /// Directory entry names (readdir), in readdir order.
     Names(Vec<String>),
+    /// What `Op::ReadCgroup` read.
+    Cgroup(Box<CgroupRead>),
+}
+
+/// A cgroup's files as `Op::ReadCgroup` reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CgroupRead {
+    /// memory.current, bytes.
+    pub current: u64,
+    /// memory.stat file (active_file + inactive_file), bytes.
+    pub file: u64,
+    /// memory.stat anon (active_anon + inactive_anon), bytes.
+    pub anon: u64,
+    /// The anonymous memory can be swapped: the machine has swap and memory.swap.max is
+    /// not 0.
+    pub swappable: bool,
+    /// memory.min, bytes.
+    pub min: u64,
+    /// memory.max, bytes (None: max).
+    pub max: Option<u64>,
+    /// memory.pressure `some` total, µs.
+    pub memory_some_us: u64,
 }
 
 /// A workload program.

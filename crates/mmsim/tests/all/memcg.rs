@@ -1228,3 +1228,59 @@ fn tasks_sharing_a_cpu_stall_on_it() {
     assert!(sys.cpu.some.total_us > 0);
     assert_eq!(sys.cpu.full.total_us, 0, "undefined for the machine");
 }
+
+/// The `senpai` program's example (a hot file re-read every 500 ms and a cold file read
+/// once in `app`) with the stall target `pressure` and more `--set`s.
+fn senpai_run(era: KernelEra, pressure: &str, more: &[&str]) -> RunReport {
+    let text = mmsim::workload::senpai::PROGRAM.example;
+    let mut sets = vec![format!("tasks.senpai.pressure={pressure}")];
+    sets.extend(more.iter().map(|s| s.to_string()));
+    let sc = parse_scenario(text, "senpai-example.toml", &sets).expect("the example parses");
+    run(&sc, era, true)
+}
+
+/// oomd's Senpai on memory.pressure and memory.reclaim: it probes memory.current down in
+/// steps that shrink as the stall nears its target, and skips a probe when the stall since
+/// its last decision reached the target (here the cgroup's own reclaim at a memory.max).
+/// Before PSI and memory.reclaim (4.14) it reads ENOENT and stops at once.
+#[test]
+fn senpai_reclaims_until_the_pressure_target_and_backs_off() {
+    let steal = |r: &RunReport| cg(r, "app").stat["pgsteal"];
+    let probes = |r: &RunReport| task_report(r, "senpai").samples["probe"].len();
+    let loose = senpai_run(KernelEra::V6_18, "10s", &[]);
+    assert!(steal(&loose) > 0, "the loose target probes");
+    assert!(
+        cg(&loose, "app").current < 80 << 20,
+        "below the files' 80 MiB"
+    );
+    let tight = senpai_run(KernelEra::V6_18, "1us", &[]);
+    assert!(
+        steal(&tight) < steal(&loose),
+        "smaller probes: {} vs {}",
+        steal(&tight),
+        steal(&loose)
+    );
+    let capped = |pressure: &str| {
+        senpai_run(
+            KernelEra::V6_18,
+            pressure,
+            &["cgroups.app.memory_max=40MiB"],
+        )
+    };
+    let (stalled, unbothered) = (capped("1ms"), capped("10s"));
+    let stall = cg(&stalled, "app").pressure.unwrap().memory.some.total_us;
+    assert!(
+        stall >= 1000,
+        "the cgroup stalls in its own reclaim: {stall} us"
+    );
+    assert!(
+        probes(&stalled) < probes(&unbothered),
+        "a back-off skips a probe: {} vs {}",
+        probes(&stalled),
+        probes(&unbothered)
+    );
+    let old = senpai_run(KernelEra::V4_14, "10ms", &[]);
+    let agent = task_report(&old, "senpai");
+    assert_eq!(agent.errors.get("ENOENT"), Some(&1), "{:?}", agent.errors);
+    assert_eq!(steal(&old), 0);
+}

@@ -938,3 +938,37 @@ fn too_many_tasks_are_refused_by_count() {
         "{err}"
     );
 }
+
+/// A `senpai` task's bad keys name their line and field: a probe above the whole limit, a
+/// zero tick, a number where a string belongs, an unknown target cgroup.
+#[test]
+fn senpai_keys_are_checked() {
+    let text = |extra: &str| {
+        format!(
+            "{BASE}\n[[cgroups]]\nname = \"app\"\n\n[[tasks]]\nname = \"s\"\ncpu = 2\nprogram = \"senpai\"\ntarget = \"app\"\n{extra}\n"
+        )
+    };
+    let line = |t: &str, key: &str| {
+        t.lines()
+            .position(|l| l.starts_with(&format!("{key} =")))
+            .expect("the key")
+            + 1
+    };
+    assert!(parse(&text("max_probe = 0.5\ncoeff_probe = 4")).is_ok());
+    let t = text("max_probe = 2");
+    let msg = expect_err(&t, line(&t, "max_probe"), "tasks.s.max_probe");
+    assert!(msg.contains("at most 1"), "{msg}");
+    let t = text("max_probe = -0.1");
+    expect_err(&t, line(&t, "max_probe"), "tasks.s.max_probe");
+    let t = text("coeff_probe = 0");
+    let msg = expect_err(&t, line(&t, "coeff_probe"), "tasks.s.coeff_probe");
+    assert!(msg.contains("greater than 0"), "{msg}");
+    let t = text("tick = 0");
+    expect_err(&t, line(&t, "tick"), "tasks.s.tick");
+    let t = text("max_probe = \"lots\"");
+    let msg = expect_err(&t, line(&t, "max_probe"), "tasks.s.max_probe");
+    assert!(msg.contains("a number"), "{msg}");
+    let t = text("").replace("target = \"app\"", "target = \"nope\"");
+    let msg = expect_err(&t, line(&t, "target"), "tasks.s.target");
+    assert!(msg.contains("declared cgroups: app"), "{msg}");
+}

@@ -1,0 +1,492 @@
+//! `senpai`: a userspace memory controller that steers proactive reclaim by memory
+//! pressure, as oomd's Senpai plugin does (facebookincubator/oomd, `Senpai::tick`) with
+//! memory.reclaim, the way TMO (ASPLOS 2022) runs it on kernels that have the file. Every
+//! `tick` it reads the cgroup's memory.current, memory.stat, memory.min and
+//! memory.pressure (`Op::ReadCgroup`) and accumulates the `some` stall:
+//! - the stall since the last decision reached `pressure`: back off (no reclaim; the count
+//!   of ticks to the next probe starts again);
+//! - else, `interval` ticks after the last decision: probe, writing to memory.reclaim a
+//!   share of memory.current that grows with the square of the undershoot, up to
+//!   `max_probe` (`Op::MemoryReclaim`), never below `limit_min` plus the memory that cannot
+//!   be reclaimed (anon without swap), nor below memory.min.
+//!
+//! Senpai on memory.high moves a limit the kernel then enforces (and throttles at); with
+//! memory.reclaim there is no limit, so a back-off only postpones the next probe.
+
+use std::sync::Arc;
+
+use super::{CgroupRead, Footprint, Op, OpResult, Program};
+use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use crate::scenario::{
+    want_duration, want_f64, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
+};
+
+use serde::Serialize;
+
+/// Parameters of the `senpai` program.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SenpaiSpec {
+    /// The cgroup it controls (`target`): a `[[cgroups]]` name, or "/" (the root).
+    pub cgroup: String,
+    /// Period of the reads, ns (oomd's main-loop interval).
+    pub tick_ns: u64,
+    /// Ticks from a decision (probe or back-off) to the next probe (Senpai's `interval`).
+    pub interval: u32,
+    /// The stall target: memory `some` time accumulated since the last decision, µs
+    /// (`pressure_ms`).
+    pub pressure_us: u64,
+    /// Largest share of memory.current one probe reclaims.
+    pub max_probe: f64,
+    /// A probe reaches `max_probe` when the stall is at most `pressure / coeff_probe`.
+    pub coeff_probe: f64,
+    /// A probe never leaves less than this plus the unreclaimable memory, bytes.
+    pub limit_min_bytes: u64,
+    /// Ticks before the agent exits.
+    pub count: u32,
+    /// Sleep before the first read, ns.
+    pub delay_ns: u64,
+}
+
+impl Params for SenpaiSpec {
+    fn build(&self) -> Box<dyn super::Program> {
+        Box::new(Senpai::new(self.clone()))
+    }
+    fn footprint(&self, _sc: &Scenario) -> Footprint {
+        Footprint::default()
+    }
+}
+
+/// `program = "senpai"`.
+pub const PROGRAM: ProgramDef = ProgramDef {
+    name: "senpai",
+    summary: "proactive reclaim steered by memory.pressure (oomd's Senpai, 6.x)",
+    doc: "A userspace memory controller as oomd's Senpai plugin runs one with \
+          memory.reclaim (TMO): after `delay`, every `tick` it reads the cgroup `target`'s \
+          memory.current, memory.stat, memory.min and memory.pressure and adds the memory \
+          `some` stall since the last read. When the stall accumulated since its last \
+          decision reaches `pressure`, it backs off: no reclaim, and the count to the next \
+          probe starts again. Otherwise, `interval` ticks after its last decision, it \
+          probes: it writes to memory.reclaim min((pressure / stall / coeff_probe)² × \
+          max_probe, max_probe) of memory.current (whole pages; a probe sample), but never \
+          more than leaves `limit_min` plus what cannot be reclaimed (memory.current less \
+          the file pages, and less the anonymous pages when they can be swapped), nor below \
+          memory.min. It exits after `count` ticks, or at once on a kernel without \
+          memory.pressure or memory.reclaim (before the 6.1 era: ENOENT, the task's \
+          `errors`). The defaults are oomd's; `limit_min` (100 MiB) is large for the small \
+          machines of most scenarios. (Senpai on memory.high moves a limit the kernel \
+          enforces, raising it on a back-off; with memory.reclaim there is no limit.)",
+    params: &[
+        Param {
+            key: "target",
+            ty: "string",
+            default: "required",
+            rules: "a `[[cgroups]]` name, or \"/\" for the root cgroup",
+        },
+        Param {
+            key: "tick",
+            ty: "duration",
+            default: "`\"1s\"`",
+            rules: "> 0: the period of the reads (oomd's main loop)",
+        },
+        Param {
+            key: "interval",
+            ty: "integer",
+            default: "`6`",
+            rules: "ticks from a decision (probe or back-off) to the next probe",
+        },
+        Param {
+            key: "pressure",
+            ty: "duration",
+            default: "`\"10ms\"`",
+            rules: "≥ 1 µs: the memory `some` stall, accumulated since the last \
+                    decision, that makes it back off",
+        },
+        Param {
+            key: "max_probe",
+            ty: "number",
+            default: "`0.01`",
+            rules: "0 < x ≤ 1: the largest share of memory.current one probe reclaims",
+        },
+        Param {
+            key: "coeff_probe",
+            ty: "number",
+            default: "`10`",
+            rules: "> 0: a probe takes `max_probe` once the stall is below pressure / \
+                    coeff_probe",
+        },
+        Param {
+            key: "limit_min",
+            ty: "size (bytes)",
+            default: "`\"100MiB\"`",
+            rules: "≤ RAM: what a probe leaves above the unreclaimable memory",
+        },
+        Param {
+            key: "count",
+            ty: "integer",
+            default: "`60`",
+            rules: "≥ 1: ticks before the agent exits",
+        },
+        Param {
+            key: "delay",
+            ty: "duration",
+            default: "`\"0s\"`",
+            rules: "sleep before the first read",
+        },
+    ],
+    samples: &[SampleDef {
+        label: "probe",
+        kind: SampleKind::Time,
+        doc: "one write to memory.reclaim (a probe), until it returned",
+    }],
+    example: r#"name = "senpai-example"
+kernel = "6.18"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "128MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[[files]]
+path = "/data/hot"
+size = "32MiB"
+
+[[files]]
+path = "/data/cold"
+size = "48MiB"
+
+[[cgroups]]
+name = "app"
+
+[[tasks]]
+name = "hot"
+cpu = 0
+cgroup = "app"
+program = "read"
+path = "/data/hot"
+passes = 8
+think = "500ms"
+
+[[tasks]]
+name = "cold"
+cpu = 0
+cgroup = "app"
+program = "read"
+path = "/data/cold"
+
+[[tasks]]
+name = "senpai"
+cpu = 1
+program = "senpai"
+target = "app"
+tick = "250ms"
+interval = 2
+limit_min = "8MiB"
+max_probe = 0.05
+count = 16
+"#,
+    parse: parse_senpai,
+};
+
+fn parse_senpai(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
+    let (cgroup, cgroup_loc) = task.req("target", "the cgroup to control", want_str)?;
+    if cgroup != "/" && !env.cgroups.iter().any(|g| g.name == cgroup) {
+        let names: Vec<&str> = env.cgroups.iter().map(|g| g.name.as_str()).collect();
+        return Err(cgroup_loc.err(format!(
+            "unknown cgroup \"{cgroup}\"; {} (\"/\" is the root cgroup)",
+            if names.is_empty() {
+                "no [[cgroups]] are declared".to_string()
+            } else {
+                format!("declared cgroups: {}", names.join(", "))
+            }
+        )));
+    }
+    let ram = env.total_memory_bytes;
+    let tick_ns = match task.opt("tick", want_duration)? {
+        Some((0, loc)) => return Err(loc.err("tick must be longer than 0")),
+        Some((v, _)) => v,
+        None => 1_000_000_000,
+    };
+    let interval = task.opt("interval", want_u32)?.map_or(6, |(v, _)| v);
+    let pressure_us = match task.opt("pressure", want_duration)? {
+        Some((v, loc)) if v < 1_000 => {
+            return Err(loc.err(format!("pressure must be at least 1us, got {v} ns")))
+        }
+        Some((v, _)) => v / 1_000,
+        None => 10_000,
+    };
+    let number = |key: &str, default: f64| -> Result<f64, ScenarioError> {
+        match task.opt(key, want_f64)? {
+            Some((0.0, loc)) => Err(loc.err(format!("{key} must be greater than 0"))),
+            Some((v, _)) => Ok(v),
+            None => Ok(default),
+        }
+    };
+    let max_probe = number("max_probe", 0.01)?;
+    if max_probe > 1.0 {
+        let (_, loc) = task.opt("max_probe", want_f64)?.expect("given");
+        return Err(loc.err(format!("max_probe must be at most 1, got {max_probe}")));
+    }
+    let coeff_probe = number("coeff_probe", 10.0)?;
+    let limit_min_bytes = task
+        .opt("limit_min", |i, l| want_size(i, l, Some(ram)))?
+        .map_or(100 << 20, |(v, _)| v);
+    let count = match task.opt("count", want_u32)? {
+        Some((0, loc)) => return Err(loc.err("count must be at least 1")),
+        Some((n, _)) => n,
+        None => 60,
+    };
+    let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
+    Ok(ProgramSpec::new(
+        PROGRAM.name,
+        SenpaiSpec {
+            cgroup: cgroup.to_string(),
+            tick_ns,
+            interval,
+            pressure_us,
+            max_probe,
+            coeff_probe,
+            limit_min_bytes,
+            count,
+            delay_ns,
+        },
+    ))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Delay,
+    Read,
+    Decide,
+    Start,
+    Write,
+    Stop,
+    Sleep,
+    Done,
+}
+
+/// Senpai's state of its cgroup (`Senpai::CgroupState`, without the limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct State {
+    /// memory.pressure `some` total at the last read, µs.
+    last_total: u64,
+    /// Stall since the last decision, µs.
+    cumulative: u64,
+    /// Ticks left before a probe.
+    ticks: u32,
+}
+
+/// The `senpai` program state.
+pub struct Senpai {
+    spec: SenpaiSpec,
+    cgroup: Arc<str>,
+    phase: Phase,
+    ticks_done: u32,
+    state: Option<State>,
+    /// Bytes the current probe writes to memory.reclaim.
+    amount: u64,
+}
+
+impl Senpai {
+    /// An agent as the spec says.
+    pub fn new(spec: SenpaiSpec) -> Senpai {
+        Senpai {
+            cgroup: spec.cgroup.as_str().into(),
+            spec,
+            phase: Phase::Delay,
+            ticks_done: 0,
+            state: None,
+            amount: 0,
+        }
+    }
+
+    /// One tick on the files read (`Senpai::tick`): the bytes to reclaim (0: none).
+    fn tick(&mut self, r: &CgroupRead) -> u64 {
+        let s = &self.spec;
+        let Some(st) = self.state.as_mut() else {
+            // initializeCgroup.
+            self.state = Some(State {
+                last_total: r.memory_some_us,
+                cumulative: 0,
+                ticks: s.interval,
+            });
+            return 0;
+        };
+        st.cumulative += r.memory_some_us.saturating_sub(st.last_total);
+        st.last_total = r.memory_some_us;
+        if st.cumulative >= s.pressure_us {
+            // Too much stall: back off.
+            st.ticks = s.interval;
+            st.cumulative = 0;
+            return 0;
+        }
+        if st.ticks > 0 {
+            st.ticks -= 1;
+            return 0;
+        }
+        // Too little stall: probe.
+        let error = s.pressure_us as f64 / st.cumulative.max(1) as f64;
+        let factor = ((error / s.coeff_probe).powi(2) * s.max_probe).min(s.max_probe);
+        st.ticks = s.interval;
+        st.cumulative = 0;
+        let reclaimable = r.file + if r.swappable { r.anon } else { 0 };
+        let floor = (s.limit_min_bytes + r.current.saturating_sub(reclaimable)).max(r.min);
+        let amount = ((r.current as f64 * factor) as u64).min(r.current.saturating_sub(floor));
+        amount & !0xfff
+    }
+}
+
+impl Program for Senpai {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        loop {
+            match self.phase {
+                Phase::Delay => {
+                    self.phase = Phase::Read;
+                    if self.spec.delay_ns > 0 {
+                        return Op::Sleep {
+                            ns: self.spec.delay_ns,
+                        };
+                    }
+                }
+                Phase::Read => {
+                    self.phase = Phase::Decide;
+                    return Op::ReadCgroup {
+                        cgroup: self.cgroup.clone(),
+                    };
+                }
+                Phase::Decide => {
+                    // No such cgroup, or no memory.pressure: the controller stops.
+                    let OpResult::Cgroup(r) = last else {
+                        self.phase = Phase::Done;
+                        continue;
+                    };
+                    self.ticks_done += 1;
+                    self.amount = self.tick(r);
+                    self.phase = if self.amount > 0 {
+                        Phase::Start
+                    } else {
+                        Phase::Sleep
+                    };
+                }
+                Phase::Start => {
+                    self.phase = Phase::Write;
+                    return Op::TimerStart("probe".into());
+                }
+                Phase::Write => {
+                    self.phase = Phase::Stop;
+                    return Op::MemoryReclaim {
+                        cgroup: self.cgroup.clone(),
+                        bytes: self.amount,
+                        swappiness: None,
+                    };
+                }
+                Phase::Stop => {
+                    self.phase = if matches!(last, OpResult::Err(super::Errno::ENOENT)) {
+                        Phase::Done
+                    } else {
+                        Phase::Sleep
+                    };
+                    return Op::TimerStop("probe".into());
+                }
+                Phase::Sleep => {
+                    if self.ticks_done >= self.spec.count {
+                        self.phase = Phase::Done;
+                        continue;
+                    }
+                    self.phase = Phase::Read;
+                    return Op::Sleep {
+                        ns: self.spec.tick_ns,
+                    };
+                }
+                Phase::Done => return Op::Exit,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> SenpaiSpec {
+        SenpaiSpec {
+            cgroup: "app".into(),
+            tick_ns: 1_000_000_000,
+            interval: 2,
+            pressure_us: 10_000,
+            max_probe: 0.01,
+            coeff_probe: 10.0,
+            limit_min_bytes: 10 << 20,
+            count: 100,
+            delay_ns: 0,
+        }
+    }
+
+    fn read(current: u64, file: u64, some_us: u64) -> CgroupRead {
+        CgroupRead {
+            current,
+            file,
+            memory_some_us: some_us,
+            ..CgroupRead::default()
+        }
+    }
+
+    /// Without stall it probes max_probe of memory.current every `interval` + 1 ticks; a
+    /// stall at the target backs off and the count starts again; a stall below it probes
+    /// less, (pressure / stall / coeff_probe)² × max_probe.
+    #[test]
+    fn senpai_probes_without_stall_and_backs_off_at_the_target() {
+        let mut s = Senpai::new(spec());
+        let cur = 200 << 20;
+        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "initialised");
+        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "tick 1 of 2");
+        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "tick 2 of 2");
+        // No stall at all: the error is pressure / 1 µs, far past coeff_probe: max_probe.
+        assert_eq!(
+            s.tick(&read(cur, cur, 0)),
+            ((cur as f64 * 0.01) as u64) & !0xfff
+        );
+        // 10 ms of stall: back off, and two more ticks to wait.
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
+        assert_eq!(s.state.unwrap().cumulative, 0);
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
+        // 0.5 ms since: error 20, (20 / 10)² × 0.01 = 0.04, capped at max_probe 0.01.
+        assert_eq!(
+            s.tick(&read(cur, cur, 10_500)),
+            ((cur as f64 * 0.01) as u64) & !0xfff
+        );
+        // 4 ms: error 2.5, (0.25)² × 0.01 of memory.current.
+        s.tick(&read(cur, cur, 14_500));
+        s.tick(&read(cur, cur, 14_500));
+        let got = s.tick(&read(cur, cur, 14_500));
+        let f = (2.5f64 / 10.0).powi(2) * 0.01;
+        assert_eq!(got, ((cur as f64 * f) as u64) & !0xfff);
+    }
+
+    /// A probe never leaves less than limit_min plus the memory it cannot reclaim.
+    #[test]
+    fn senpai_keeps_the_unreclaimable_memory_and_limit_min() {
+        let mut sp = spec();
+        sp.max_probe = 1.0;
+        sp.interval = 0;
+        let mut s = Senpai::new(sp);
+        let cur = 100 << 20;
+        // 60 MiB of anonymous memory without swap, 40 MiB of file.
+        s.tick(&read(cur, 40 << 20, 0));
+        assert_eq!(s.tick(&read(cur, 40 << 20, 0)), 30 << 20);
+        // With swap the anonymous memory counts as reclaimable.
+        let mut r = read(cur, 40 << 20, 0);
+        r.anon = 60 << 20;
+        r.swappable = true;
+        assert_eq!(s.tick(&r), 90 << 20);
+    }
+}

@@ -298,6 +298,17 @@ def read_run(path: Union[str, "os.PathLike[str]"]) -> "Run":
         return Run(f.read(), path=os.fspath(path))
 
 
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """Nested dicts as one level of ``a.b.c`` keys."""
+    out: Dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 def _frame_of_rows(rows: List[Dict[str, Any]], index: str) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     return df.set_index(index) if len(df) else df
@@ -450,17 +461,22 @@ class Run:
         cgs = self.doc.get("cgroups")
         if not cgs:
             return None
-        rows = []
-        for c in cgs:
-            r: Dict[str, Any] = {}
-            for k, v in c.items():
-                if isinstance(v, dict):
-                    for kk, vv in v.items():
-                        r[f"{k}.{kk}"] = vv
-                else:
-                    r[k] = v
-            rows.append(r)
-        return _frame_of_rows(rows, "name")
+        return _frame_of_rows([_flatten(c) for c in cgs], "name")
+
+    @property
+    def pressure(self) -> Optional[pd.DataFrame]:
+        """Pressure stall information at the end of the run, or None on a kernel era without
+        PSI (before 4.20): one row per scope, the machine (``/proc``: /proc/pressure) first,
+        then each cgroup (its memory/io/cpu.pressure); columns ``<resource>.<some|full>.<field>``
+        with ``avg10``, ``avg60``, ``avg300`` (percent) and ``total_us``."""
+        system = self.doc.get("pressure")
+        if system is None:
+            return None
+        rows = [dict(_flatten(system), scope="/proc")]
+        for c in self.doc.get("cgroups", [])[1:]:
+            if c.get("pressure") is not None:
+                rows.append(dict(_flatten(c["pressure"]), scope=c["name"]))
+        return _frame_of_rows(rows, "scope")
 
     @property
     def replay(self) -> Optional[Dict[str, Any]]:

@@ -104,6 +104,20 @@ def test_cgroups_and_mglru_views():
     assert "lru_gen0_file" in s.columns and r.policy == "mglru"
 
 
+def test_pressure_view():
+    """PSI: the machine and each cgroup, some and full, on an era with PSI only."""
+    r = mmsim.run("memcg-stream", kernel="6.18", set={"machine.memory_per_node": "512MiB", "tasks.app.size": "32MiB"})
+    p = r.pressure
+    assert p is not None and p.index[0] == "/proc"
+    assert set(r.cgroups.index[1:]) == set(p.index[1:])
+    for res in ("memory", "io", "cpu"):
+        assert (p[f"{res}.full.total_us"] <= p[f"{res}.some.total_us"]).all()
+    assert p.loc["stream", "memory.some.total_us"] > 0
+    assert p.loc["/proc", "cpu.full.total_us"] == 0
+    assert "pressure.memory.some.avg10" in r.cgroups.columns
+    assert mmsim.run("memcg-stream", kernel="4.14", set={"machine.memory_per_node": "512MiB", "tasks.app.size": "32MiB"}).pressure is None
+
+
 def test_compare_matches_the_cli(run_cli, tmp_path):
     a = mmsim.run("dd-tmpfs", preset="vanilla", set=SMALL_DD)
     b = mmsim.run("dd-tmpfs", preset="patched", set=SMALL_DD)

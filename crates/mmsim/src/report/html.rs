@@ -628,6 +628,20 @@ pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Ve
     } else {
         page.counter_table("vmstat (end of run, counters that differ)", names, &vm);
     }
+    let psi = tables::pressure_differences(docs);
+    if !psi.is_empty() {
+        page.h3("Pressure");
+        page.counter_table("pressure (PSI total stall ms; that differ)", names, &psi);
+    }
+    let io = tables::device_differences(docs);
+    if !io.is_empty() {
+        page.h3("Devices");
+        page.counter_table(
+            "devices (requests, pages, seeks, busy ms; counters that differ)",
+            names,
+            &io,
+        );
+    }
     page.h3("Profile");
     page.profile_bars(&tables::profile_table(docs, names));
     plot_grid(page, docs, names);

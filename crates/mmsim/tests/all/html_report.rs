@@ -189,6 +189,10 @@ fn html_report_end_to_end() {
     numbers_match(tables_text, &html);
     assert!(html.contains("cgroup stream"), "per-cgroup tables");
     assert!(
+        html.contains("stream memory some"),
+        "the pressure table (6.18 against 4.2, which has no PSI)"
+    );
+    assert!(
         html.contains("cgroup stream: memory.current"),
         "per-cgroup plots"
     );

@@ -40,7 +40,9 @@
 //!   `memory-reclaim` agent writing RAM/2048 ..= RAM/8 to the memory.reclaim of one of
 //!   them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s, in a third of them with
 //!   `swappiness` 0, 60 or 200 (EAGAIN, EINVAL before 6.11 with a swappiness, and ENOENT
-//!   before the 6.1 era are its expected errors).
+//!   before the 6.1 era are its expected errors); and in a quarter, a `senpai` controller
+//!   on one of them or the root (every 50–500 ms, 2–20 ticks, probes of up to 1–20 % of
+//!   memory.current, a stall target of 1 µs to 100 ms; ENOENT before the 6.1 era).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
@@ -471,6 +473,35 @@ pub fn generate(seed: u64) -> SwarmCase {
                 let _ = write!(what, " swappiness={s}");
             }
             descr.push((format!("agent@cpu{cpu}"), what));
+        }
+        // A pressure-driven controller (`senpai`), drawn after the agent: in a quarter of
+        // the cases with cgroups, on one of them or the root, every 50–500 ms for 2–20
+        // ticks, probing up to 1–20 % of memory.current, with a stall target of 1 µs to
+        // 100 ms (ENOENT before the 6.1 era is its expected error).
+        if rng.gen_bool(0.25) {
+            let k = rng.gen_range(0..=cg.names.len());
+            let target = if k == 0 {
+                "/"
+            } else {
+                cg.names[k - 1].as_str()
+            };
+            let tick = rng.gen_range(50..=500u32);
+            let count = rng.gen_range(2..=20u32);
+            let interval = rng.gen_range(0..=6u32);
+            let pressure_us = *pick(&mut rng, &[1u32, 100, 1_000, 10_000, 100_000]);
+            let max_probe = f64::from(rng.gen_range(1..=20u32)) / 100.0;
+            let limit_min_kib = (ram >> 10) / rng.gen_range(8..=64u64);
+            let cpu = rng.gen_range(0..total_cpus);
+            let _ = write!(
+                tasks,
+                "\n[[tasks]]\nname = \"senpai\"\ncpu = {cpu}\nprogram = \"senpai\"\ntarget = \"{target}\"\ntick = \"{tick}ms\"\ncount = {count}\ninterval = {interval}\npressure = \"{pressure_us}us\"\nmax_probe = {max_probe}\nlimit_min = \"{limit_min_kib}KiB\"\n"
+            );
+            descr.push((
+                format!("senpai@cpu{cpu}"),
+                format!(
+                    "{target} every {tick}ms x{count} interval {interval} pressure {pressure_us}us max_probe {max_probe}"
+                ),
+            ));
         }
     }
     t.push_str(&files);

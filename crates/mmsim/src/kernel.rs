@@ -267,6 +267,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "proactive-reclaim-stats",
+        since: KernelEra::V6_18,
+        version: "6.15",
+        commit: "mm: vmscan: split proactive reclaim statistics from direct reclaim statistics",
+    },
+    Rule {
         feature: "readahead-natural-boundary",
         since: KernelEra::V6_18,
         version: "6.17",

@@ -262,10 +262,12 @@ const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
     ),
     ("pgscan_kswapd", VmItem::PgscanKswapd, false),
     ("pgscan_direct", VmItem::PgscanDirect, false),
+    ("pgscan_proactive", VmItem::PgscanProactive, false),
     ("pgscan_anon", VmItem::PgscanAnon, false),
     ("pgscan_file", VmItem::PgscanFile, false),
     ("pgsteal_kswapd", VmItem::PgstealKswapd, false),
     ("pgsteal_direct", VmItem::PgstealDirect, false),
+    ("pgsteal_proactive", VmItem::PgstealProactive, false),
     ("pgsteal_anon", VmItem::PgstealAnon, false),
     ("pgsteal_file", VmItem::PgstealFile, false),
     ("pgrefill", VmItem::Pgrefill, false),
@@ -314,8 +316,9 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .sum();
                 stat.insert(key.to_string(), if pages { v * page as i64 } else { v });
             }
-            let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"];
-            let pgsteal = stat["pgsteal_kswapd"] + stat["pgsteal_direct"];
+            let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"] + stat["pgscan_proactive"];
+            let pgsteal =
+                stat["pgsteal_kswapd"] + stat["pgsteal_direct"] + stat["pgsteal_proactive"];
             stat.insert("pgscan".to_string(), pgscan);
             stat.insert("pgsteal".to_string(), pgsteal);
             let mut events = MemcgEvents::default();

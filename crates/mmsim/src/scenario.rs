@@ -82,6 +82,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-reclaim-batches",
     "memory-reclaim-swappiness",
     "readahead-natural-boundary",
+    "proactive-reclaim-stats",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -173,6 +173,10 @@ pub struct Features {
     /// with (v6.17, "mm/readahead: Terminate async readahead on natural boundary"): with
     /// order-0 folios, a multiple of 4 pages. Off: the window ends where its size says.
     pub readahead_natural_boundary: bool,
+    /// Proactive reclaim (memory.reclaim) counts as pgscan_proactive and pgsteal_proactive
+    /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
+    /// statistics"). Off: it counts as direct reclaim.
+    pub proactive_reclaim_stats: bool,
     /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
     /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
@@ -266,6 +270,7 @@ impl Features {
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             readahead_natural_boundary: false,
+            proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
@@ -335,6 +340,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
+            "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
@@ -386,6 +392,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "readahead-natural-boundary" => self.readahead_natural_boundary,
+            "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,

@@ -1298,7 +1298,7 @@ impl Sim {
         for pfn in moved.into_iter().rev() {
             self.lruvecs[lv].lrugen.folios[gen][t].add_tail(&mut self.mem, pfn);
         }
-        let (scan_item, _) = reclaim_items(sc.is_kswapd);
+        let (scan_item, _) = self.reclaim_items(sc);
         if !sc.cgroup_reclaim() {
             self.vmstat.add(scan_item, isolated as i64);
             self.vmstat.add(VmItem::Pgrefill, sorted as i64);
@@ -1424,7 +1424,7 @@ impl Sim {
             for pfn in back {
                 self.putback_one(pfn, &mut to_free);
             }
-            let (_, steal_item) = reclaim_items(sc.is_kswapd);
+            let (_, steal_item) = self.reclaim_items(sc);
             if !sc.cgroup_reclaim() {
                 self.vmstat.add(steal_item, reclaimed as i64);
             }
@@ -1721,14 +1721,6 @@ impl Sim {
 /// MEMCG_LRU_TAIL (MEMCG_LRU_HEAD, soft limit reclaim, and MEMCG_LRU_OLD, offlining,
 /// are not modelled).
 const SEG_TAIL: u8 = 2;
-
-fn reclaim_items(kswapd: bool) -> (VmItem, VmItem) {
-    if kswapd {
-        (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
-    } else {
-        (VmItem::PgscanDirect, VmItem::PgstealDirect)
-    }
-}
 
 /// The workingset.
 impl Sim {

@@ -857,9 +857,9 @@ impl Sim {
     /// round that reclaims nothing uses up one of MAX_RECLAIM_RETRIES retries, and the
     /// last round first drains the per-CPU LRU batches (lru_add_drain_all). Out of
     /// retries: EAGAIN. Before 5.19 (eras before 6.1) the file does not exist: ENOENT. The
-    /// pages count as the memcg's direct reclaim (pgscan_direct, pgsteal_direct; the
-    /// global counters count global reclaim only), as before 6.15's pgscan_proactive (not
-    /// modelled). `swappiness` is the write's `swappiness=N` (v6.11,
+    /// pages count as the memcg's proactive reclaim (pgscan_proactive, pgsteal_proactive;
+    /// v6.15, `proactive-reclaim-stats`), before as its direct reclaim (the global counters
+    /// count global reclaim only). `swappiness` is the write's `swappiness=N` (v6.11,
     /// `memory-reclaim-swappiness`: the anon/file balance of this reclaim, 0 = file only in
     /// a non-root cgroup); before, or above 200, the write is EINVAL.
     pub fn memory_reclaim(
@@ -901,6 +901,7 @@ impl Sim {
                 crate::mm::page_alloc::Gfp::KERNEL,
                 true,
                 swappiness,
+                true,
             );
             nr_reclaimed += reclaimed;
             if self.features.reclaim_throttle {

@@ -83,6 +83,8 @@ pub struct ScanControl {
     /// The swappiness a write to memory.reclaim asked for (`swappiness=`, v6.11,
     /// sc->proactive_swappiness); None: vm_swappiness.
     pub proactive_swappiness: Option<u64>,
+    /// Reclaim asked for by a write to memory.reclaim (sc->proactive).
+    pub proactive: bool,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -129,6 +131,7 @@ impl ScanControl {
             file_cost: 0,
             nr: ReclaimNr::default(),
             proactive_swappiness: None,
+            proactive: false,
         }
     }
 
@@ -840,11 +843,7 @@ impl Sim {
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
         let taken = list.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
-        let (scan_item, steal_item) = if sc.is_kswapd {
-            (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
-        } else {
-            (VmItem::PgscanDirect, VmItem::PgstealDirect)
-        };
+        let (scan_item, steal_item) = self.reclaim_items(sc);
         // Global counters count global reclaim only; the memcg's count every reclaim.
         if !sc.cgroup_reclaim() {
             self.vmstat.add(scan_item, scanned as i64);
@@ -1271,11 +1270,12 @@ impl Sim {
         gfp: Gfp,
         may_swap: bool,
     ) -> u64 {
-        self.try_to_free_mem_cgroup_pages_swappiness(memcg, nr_pages, gfp, may_swap, None)
+        self.try_to_free_mem_cgroup_pages_swappiness(memcg, nr_pages, gfp, may_swap, None, false)
     }
 
     /// try_to_free_mem_cgroup_pages with the swappiness of a memory.reclaim write
-    /// (`swappiness=`, v6.11; None: vm_swappiness).
+    /// (`swappiness=`, v6.11; None: vm_swappiness); `proactive`: for memory.reclaim
+    /// (MEMCG_RECLAIM_PROACTIVE).
     pub fn try_to_free_mem_cgroup_pages_swappiness(
         &mut self,
         memcg: MemcgId,
@@ -1283,12 +1283,14 @@ impl Sim {
         gfp: Gfp,
         may_swap: bool,
         swappiness: Option<u64>,
+        proactive: bool,
     ) -> u64 {
         let prev = self.enter(KFunc::TryToFreeMemCgroupPages);
         let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), false, gfp);
         sc.target_memcg = memcg;
         sc.may_swap = may_swap;
         sc.proactive_swappiness = swappiness;
+        sc.proactive = proactive;
         // A memory stall of the reclaiming task (memory.max, memory.high, memory.reclaim).
         let stalled = self.psi_memstall_enter();
         let r = self.do_try_to_free_pages(&mut sc);
@@ -1539,6 +1541,19 @@ impl Sim {
 }
 
 impl Sim {
+    /// The scan and steal counters of a reclaimer (PGSCAN_KSWAPD + reclaimer_offset):
+    /// kswapd's, proactive reclaim's (from v6.15, `proactive-reclaim-stats`), else direct
+    /// reclaim's.
+    pub fn reclaim_items(&self, sc: &ScanControl) -> (VmItem, VmItem) {
+        if sc.is_kswapd {
+            (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
+        } else if sc.proactive && self.features.proactive_reclaim_stats {
+            (VmItem::PgscanProactive, VmItem::PgstealProactive)
+        } else {
+            (VmItem::PgscanDirect, VmItem::PgstealDirect)
+        }
+    }
+
     /// balance_pgdat returned: kswapd's memory stall ends (psi_memstall_leave).
     fn kswapd_psi_leave(&mut self) {
         self.psi_memstall_leave(false);

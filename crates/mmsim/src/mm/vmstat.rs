@@ -59,6 +59,8 @@ vm_items! {
     PgstealDirect => "pgsteal_direct",
     PgscanKswapd => "pgscan_kswapd",
     PgscanDirect => "pgscan_direct",
+    PgstealProactive => "pgsteal_proactive",
+    PgscanProactive => "pgscan_proactive",
     PgscanAnon => "pgscan_anon",
     PgscanFile => "pgscan_file",
     PgstealAnon => "pgsteal_anon",

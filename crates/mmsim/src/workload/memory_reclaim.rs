@@ -51,8 +51,10 @@ pub const PROGRAM: ProgramDef = ProgramDef {
           try_to_free_mem_cgroup_pages rounds, a quarter of what is left each from 6.9, \
           `memcg-reclaim-batches`), and fails with EAGAIN when MAX_RECLAIM_RETRIES rounds \
           reclaimed nothing; the agent records the error (the task's `errors`) and goes \
-          on. The reclaimed pages count as direct reclaim in the cgroup's `memory.stat` and \
-          in `/proc/vmstat`. memory.reclaim exists from 5.19: on an earlier era (before \
+          on. The reclaimed pages count as proactive reclaim (pgscan_proactive, \
+          pgsteal_proactive) in the cgroup's `memory.stat` from 6.15 \
+          (`proactive-reclaim-stats`), as direct reclaim before; the root's count in \
+          `/proc/vmstat` too. memory.reclaim exists from 5.19: on an earlier era (before \
           the 6.1 era) the first write fails with ENOENT and the agent exits. The agent's \
           own task runs where its `cgroup` key puts it (the root by default); the root's \
           memory.reclaim (`target = \"/\"`) reclaims from the whole machine.",

@@ -974,8 +974,8 @@ delay = "2s"
 }
 
 /// memory.reclaim (v5.19): two writes of 8 MiB reclaim at least 4,096 pages from `app`,
-/// counted as the cgroup's direct reclaim and not in the global pgsteal_direct (global
-/// reclaim only), and leave the cgroup at least 16 MiB smaller. Each round asking for all
+/// counted as the cgroup's proactive reclaim on 6.18 (direct reclaim on 6.1) and not in
+/// the global counters (global reclaim only), and leave the cgroup at least 16 MiB smaller. Each round asking for all
 /// that is left overreclaims (each shrink_lruvec of the priority loop measures its own
 /// progress against the whole target); from v6.9 (`memcg-reclaim-batches`) a round asks
 /// for a quarter of what is left and the writes stop within a few SWAP_CLUSTER_MAX
@@ -990,8 +990,11 @@ fn memory_reclaim_reclaims_the_amount_written_from_the_cgroup() {
         let app = cg(&r, "app");
         let steal = app.stat["pgsteal"];
         assert!(steal >= 4096, "batches {batches}: pgsteal {steal}");
-        assert_eq!(app.stat["pgsteal_direct"], steal, "batches {batches}");
+        // 6.18 counts it as proactive reclaim (`proactive-reclaim-stats`, v6.15).
+        assert_eq!(app.stat["pgsteal_proactive"], steal, "batches {batches}");
+        assert_eq!(app.stat["pgsteal_direct"], 0, "batches {batches}");
         assert_eq!(r.vmstat.get("pgsteal_direct").copied().unwrap_or(0), 0);
+        assert_eq!(r.vmstat.get("pgsteal_proactive").copied().unwrap_or(0), 0);
         assert!(
             app.current <= 48 * MIB - 16 * MIB,
             "batches {batches}: memory.current {}",
@@ -1007,6 +1010,12 @@ fn memory_reclaim_reclaims_the_amount_written_from_the_cgroup() {
         steals[0] > steals[1] + 512,
         "without batches a round overreclaims: {steals:?}"
     );
+    // Before 6.15 proactive reclaim is the cgroup's direct reclaim.
+    let r = proactive_run(KernelEra::V6_1, "app", "8MiB", None);
+    let app = cg(&r, "app");
+    assert!(app.stat["pgsteal"] >= 4096);
+    assert_eq!(app.stat["pgsteal_direct"], app.stat["pgsteal"]);
+    assert_eq!(app.stat["pgscan_proactive"], 0);
     let r = proactive_run(KernelEra::V6_18, "idle", "8MiB", None);
     assert_eq!(task_report(&r, "agent").errors.get("EAGAIN"), Some(&2));
     assert_eq!(cg(&r, "app").stat["pgsteal"], 0);

@@ -316,6 +316,17 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .sum();
                 stat.insert(key.to_string(), if pages { v * page as i64 } else { v });
             }
+            if sim.features.era >= crate::kernel::KernelEra::V6_18 {
+                // memory.stat has pswpin and pswpout from 6.13 ("mm: memcontrol: add
+                // per-memcg pgpgin/pswpin counter"; the 6.18 era).
+                for (key, item) in [("pswpin", VmItem::Pswpin), ("pswpout", VmItem::Pswpout)] {
+                    let v: i64 = sub
+                        .clone()
+                        .map(|c| sim.memcgs[c as usize].stat.get(item))
+                        .sum();
+                    stat.insert(key.to_string(), v);
+                }
+            }
             let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"] + stat["pgscan_proactive"];
             let pgsteal =
                 stat["pgsteal_kswapd"] + stat["pgsteal_direct"] + stat["pgsteal_proactive"];

@@ -246,6 +246,7 @@ impl Sim {
         self.vmstat.inc(VmItem::NrWriteback);
         self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
         self.vmstat.inc(VmItem::Pswpout);
+        self.count_memcg_page_event(pfn, VmItem::Pswpout, 1);
         self.vmstat.add(VmItem::Pgpgout, (PAGE_SIZE / 1024) as i64);
         self.unlock_page(pfn);
         let off = self.mem[pfn as usize].private;
@@ -492,6 +493,7 @@ impl Sim {
         self.lru_cache_add(pfn);
         self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
         self.vmstat.inc(VmItem::Pswpin);
+        self.count_memcg_page_event(pfn, VmItem::Pswpin, 1);
         self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
     }
 

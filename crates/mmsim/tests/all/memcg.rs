@@ -527,6 +527,16 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
     );
     assert!(unlimited.vmstat["pswpout"] * 4096 > (16 * MIB) as i64);
     assert!(b.peak <= 64 * MIB);
+    // memory.stat's pswpin and pswpout (6.13, the 6.18 era): all the machine's swap IO is
+    // the cgroup's here.
+    assert_eq!(b.stat["pswpout"], unlimited.vmstat["pswpout"]);
+    assert_eq!(b.stat["pswpin"], unlimited.vmstat["pswpin"]);
+    assert!(
+        !cg(&swap_run_on(None, KernelEra::V6_1), "box")
+            .stat
+            .contains_key("pswpout"),
+        "no such key before 6.13"
+    );
     // Before reclaim_throttle (5.16) the charge path must still wait for the swap-out it
     // started rather than OOM at once.
     let old = swap_run_on(None, KernelEra::V4_2);

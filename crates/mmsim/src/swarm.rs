@@ -447,13 +447,17 @@ pub fn generate(seed: u64) -> SwarmCase {
     // of the cases with cgroups, writing RAM/2048 ..= RAM/8 to the memory.reclaim of one
     // of them or of the root, 1–5 times, 0–500 ms apart, after 0–1 s.
     if let Some(cg) = &cgroups {
-        if rng.gen_bool(0.25) {
+        // One of the cgroups or the root.
+        let pick_target = |rng: &mut Pcg64| {
             let k = rng.gen_range(0..=cg.names.len());
-            let target = if k == 0 {
+            if k == 0 {
                 "/"
             } else {
                 cg.names[k - 1].as_str()
-            };
+            }
+        };
+        if rng.gen_bool(0.25) {
+            let target = pick_target(&mut rng);
             let ram_pages = ram >> 12;
             let pages = rng.gen_range((ram_pages / 2048).max(1)..=ram_pages / 8);
             let count = rng.gen_range(1..=5u32);
@@ -479,12 +483,7 @@ pub fn generate(seed: u64) -> SwarmCase {
         // ticks, probing up to 1–20 % of memory.current, with a stall target of 1 µs to
         // 100 ms (ENOENT before the 6.1 era is its expected error).
         if rng.gen_bool(0.25) {
-            let k = rng.gen_range(0..=cg.names.len());
-            let target = if k == 0 {
-                "/"
-            } else {
-                cg.names[k - 1].as_str()
-            };
+            let target = pick_target(&mut rng);
             let tick = rng.gen_range(50..=500u32);
             let count = rng.gen_range(2..=20u32);
             let interval = rng.gen_range(0..=6u32);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{Footprint, Op, OpResult, Program};
 use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    fmt_bytes, want_duration, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
+    fmt_bytes, want_duration, want_size, want_u32, Env, Scenario, ScenarioError, View,
 };
 
 use serde::Serialize;
@@ -151,18 +151,7 @@ delay = "500ms"
 };
 
 fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (cgroup, cgroup_loc) = task.req("target", "the cgroup to reclaim from", want_str)?;
-    if cgroup != "/" && !env.cgroups.iter().any(|g| g.name == cgroup) {
-        let names: Vec<&str> = env.cgroups.iter().map(|g| g.name.as_str()).collect();
-        return Err(cgroup_loc.err(format!(
-            "unknown cgroup \"{cgroup}\"; {} (\"/\" is the root cgroup)",
-            if names.is_empty() {
-                "no [[cgroups]] are declared".to_string()
-            } else {
-                format!("declared cgroups: {}", names.join(", "))
-            }
-        )));
-    }
+    let cgroup = super::target_cgroup(task, env, "the cgroup to reclaim from")?;
     let ram = env.total_memory_bytes;
     let (amount_bytes, amount_loc) = task.req("amount", "bytes per write", |i, l| {
         want_size(i, l, Some(ram))
@@ -193,7 +182,7 @@ fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, S
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MemoryReclaimSpec {
-            cgroup: cgroup.to_string(),
+            cgroup,
             amount_bytes,
             count,
             interval_ns,

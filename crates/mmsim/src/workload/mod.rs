@@ -53,6 +53,25 @@ pub const PROGRAMS: &[&ProgramDef] = &[
     &senpai::PROGRAM,
 ];
 
+/// The `target` key of a program acting on a cgroup (`memory-reclaim`, `senpai`): a
+/// declared `[[cgroups]]` name, or "/" for the root; an unknown name is an error listing
+/// the declared ones.
+fn target_cgroup(task: &View<'_>, env: &Env<'_>, what: &str) -> Result<String, ScenarioError> {
+    let (cgroup, loc) = task.req("target", what, crate::scenario::want_str)?;
+    if cgroup != "/" && !env.cgroups.iter().any(|g| g.name == cgroup) {
+        let names: Vec<&str> = env.cgroups.iter().map(|g| g.name.as_str()).collect();
+        return Err(loc.err(format!(
+            "unknown cgroup \"{cgroup}\"; {} (\"/\" is the root cgroup)",
+            if names.is_empty() {
+                "no [[cgroups]] are declared".to_string()
+            } else {
+                format!("declared cgroups: {}", names.join(", "))
+            }
+        )));
+    }
+    Ok(cgroup.to_string())
+}
+
 /// The program named `name` (the `program` key of a task).
 pub fn program(name: &str) -> Option<&'static ProgramDef> {
     PROGRAMS.iter().copied().find(|p| p.name == name)

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::{CgroupRead, Footprint, Op, OpResult, Program};
 use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    want_duration, want_f64, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
+    want_duration, want_f64, want_size, want_u32, Env, Scenario, ScenarioError, View,
 };
 
 use serde::Serialize;
@@ -197,18 +197,7 @@ count = 16
 };
 
 fn parse_senpai(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError> {
-    let (cgroup, cgroup_loc) = task.req("target", "the cgroup to control", want_str)?;
-    if cgroup != "/" && !env.cgroups.iter().any(|g| g.name == cgroup) {
-        let names: Vec<&str> = env.cgroups.iter().map(|g| g.name.as_str()).collect();
-        return Err(cgroup_loc.err(format!(
-            "unknown cgroup \"{cgroup}\"; {} (\"/\" is the root cgroup)",
-            if names.is_empty() {
-                "no [[cgroups]] are declared".to_string()
-            } else {
-                format!("declared cgroups: {}", names.join(", "))
-            }
-        )));
-    }
+    let cgroup = super::target_cgroup(task, env, "the cgroup to control")?;
     let ram = env.total_memory_bytes;
     let tick_ns = match task.opt("tick", want_duration)? {
         Some((0, loc)) => return Err(loc.err("tick must be longer than 0")),
@@ -248,7 +237,7 @@ fn parse_senpai(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioE
     Ok(ProgramSpec::new(
         PROGRAM.name,
         SenpaiSpec {
-            cgroup: cgroup.to_string(),
+            cgroup,
             tick_ns,
             interval,
             pressure_us,

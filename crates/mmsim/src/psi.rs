@@ -15,9 +15,11 @@
 //! - `MEMSTALL` between psi_memstall_enter and psi_memstall_leave: direct reclaim
 //!   (__perform_reclaim), memcg reclaim (try_to_free_mem_cgroup_pages: memory.max,
 //!   memory.high and memory.reclaim), kswapd's balance_pgdat, the memory.high throttling
-//!   sleep, the sleeps reclaim takes inside those sections (reclaim_throttle), and a wait
-//!   for the lock of a page being read back in that was part of the workingset (PG_workingset
-//!   and not uptodate: folio_wait_bit_common's thrashing case).
+//!   sleep, the sleeps reclaim takes inside those sections (reclaim_throttle), the
+//!   submission of reads of refaulted workingset pages (read_pages with
+//!   rac->_workingset, filemap_read_folio), and a wait for the lock of a page being read
+//!   back in that was part of the workingset (PG_workingset and not uptodate:
+//!   folio_wait_bit_common's thrashing case).
 //!
 //! Each change of a task's flags is recorded on its CPU with its time and the task's
 //! cgroup ([`Psi::record`]); the changes count, per CPU and per cgroup (the task's and its
@@ -48,8 +50,8 @@
 //!
 //! Not modelled: IRQ pressure, the avgs worker's stop on idle groups (the periods here
 //! run on a fixed grid from boot; an idle period decays the averages as the kernel's catch-up
-//! does, up to rounding), triggers (poll), and the memstall of read_pages and
-//! swap_readpage while they submit reads of workingset pages (their wait is counted).
+//! does, up to rounding), triggers (poll), and the memstall of swap_read_folio while it
+//! submits the read of a workingset page (its wait is counted).
 
 use crate::machine::Ps;
 use crate::mm::memcontrol::MemcgId;

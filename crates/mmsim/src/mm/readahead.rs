@@ -15,7 +15,7 @@
 
 use crate::fs::{BlockDevice, IoKind, IoRequest};
 use crate::machine::profile::KFunc;
-use crate::mm::page::{Pfn, PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::page::{pg, Pfn, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
 use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
@@ -331,15 +331,21 @@ impl Sim {
     }
 
     /// read_pages: add each page to the cache (locked) and read it; contiguous pages with
-    /// data on the device share one request; holes are zero-filled without IO.
+    /// data on the device share one request; holes are zero-filled without IO. Submitting
+    /// the reads of a batch holding a refaulted workingset page is a memory stall
+    /// (rac->_workingset: psi_memstall_enter around ->readahead), from the first request
+    /// after such a page was added.
     fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) {
         let mut run = self.take_pfn_buf();
         let mut run_next = u64::MAX;
+        let mut workingset = false;
+        let mut stalled: Option<bool> = None;
         for &(idx, p) in pages {
             if self.add_to_page_cache_lru(p, ino, idx).is_err() {
                 self.put_page(p);
                 continue;
             }
+            workingset |= self.mem[p as usize].test(pg::WORKINGSET);
             // The allocation reference is dropped after insertion (the cache holds one).
             self.put_page(p);
             if self.inode(ino).disk_at(idx) == 0 {
@@ -347,6 +353,9 @@ impl Sim {
                 continue;
             }
             if idx != run_next && !run.is_empty() {
+                if workingset && stalled.is_none() {
+                    stalled = Some(self.psi_memstall_enter());
+                }
                 let r = std::mem::replace(&mut run, self.take_pfn_buf());
                 self.submit_read(ino, r);
             }
@@ -356,7 +365,13 @@ impl Sim {
         if run.is_empty() {
             self.give_pfn_buf(run);
         } else {
+            if workingset && stalled.is_none() {
+                stalled = Some(self.psi_memstall_enter());
+            }
             self.submit_read(ino, run);
+        }
+        if let Some(was) = stalled {
+            self.psi_memstall_leave(was);
         }
     }
 
@@ -368,7 +383,8 @@ impl Sim {
         self.unlock_page(pfn);
     }
 
-    /// ->readpage on a locked page in the cache: start the read (or zero a hole).
+    /// ->readpage on a locked page in the cache: start the read (or zero a hole). Starting
+    /// the read of a refaulted workingset page is a memory stall (filemap_read_folio).
     pub fn readpage_locked(&mut self, ino: u32, pfn: Pfn) {
         let prev = self.enter(KFunc::Readpage);
         if self.PageError(pfn) {
@@ -378,8 +394,13 @@ impl Sim {
         if self.inode(ino).disk_at(idx) == 0 {
             self.readpage_hole(pfn);
         } else {
+            let workingset = self.mem[pfn as usize].test(pg::WORKINGSET);
+            let stalled = workingset.then(|| self.psi_memstall_enter());
             let pages = self.pfn_buf_of(pfn);
             self.submit_read(ino, pages);
+            if let Some(was) = stalled {
+                self.psi_memstall_leave(was);
+            }
         }
         self.leave(prev);
     }

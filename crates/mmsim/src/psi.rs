@@ -474,6 +474,38 @@ impl Psi {
     }
 }
 
+/// The invariants of pressure files read at `end`: in every group and resource, a full
+/// stall is never longer than a partial one, no stall is longer than the time since boot,
+/// and the averages are shares (0–100 %).
+pub fn check(files: &[Pressure], end: Ps) -> Result<(), String> {
+    let end_us = end / 1_000_000;
+    for (g, p) in files.iter().enumerate() {
+        for (res, f) in [("memory", &p.memory), ("io", &p.io), ("cpu", &p.cpu)] {
+            if f.full.total_us > f.some.total_us {
+                return Err(format!(
+                    "group {g} {res}: full {} us above some {} us",
+                    f.full.total_us, f.some.total_us
+                ));
+            }
+            if f.some.total_us > end_us + 1 {
+                return Err(format!(
+                    "group {g} {res}: some {} us after {end_us} us of run",
+                    f.some.total_us
+                ));
+            }
+            for l in [&f.some, &f.full] {
+                if [l.avg10, l.avg60, l.avg300]
+                    .iter()
+                    .any(|a| !(0.0..=100.0).contains(a))
+                {
+                    return Err(format!("group {g} {res}: an average out of 0-100 %: {l:?}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,6 +648,18 @@ mod tests {
         assert_eq!(got[2].cpu.some.total_us, 1_000_000);
         assert_eq!(got[2].cpu.full.total_us, 1_000_000, "none of 2 on the CPU");
         assert_eq!(got[0].memory, PressureFile::default());
+    }
+
+    #[test]
+    fn check_finds_a_full_stall_longer_than_some_and_stalls_longer_than_the_run() {
+        let mut p = Psi::new(true, 1, vec![None]);
+        p.record(0, 0, 0, 0, flags::MEMSTALL);
+        let files = p.read(1000 * MS);
+        assert_eq!(check(&files, 1000 * MS), Ok(()));
+        assert!(check(&files, 500 * MS).is_err(), "1 s of stall in 0.5 s");
+        let mut bad = files.clone();
+        bad[0].io.full.total_us = 1;
+        assert!(check(&bad, 1000 * MS).unwrap_err().contains("io: full"));
     }
 
     #[test]

@@ -45,8 +45,9 @@
 //!   memory.current, a stall target of 1 µs to 100 ms; ENOENT before the 6.1 era).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
-//!   the end; the content oracle on every read (a violation is a silent loss); a stall; a
-//!   panic (caught with `catch_unwind`). Reaching `max_steps` is not a failure: the case
+//!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
+//!   than the run, averages within 0–100 %); the content oracle on every read (a violation
+//!   is a silent loss); a stall; a panic (caught with `catch_unwind`). Reaching `max_steps` is not a failure: the case
 //!   is only cut short.
 
 use std::fmt::Write as _;
@@ -856,6 +857,12 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             checks += 1;
             if let Err(e) = crate::mm::check::check_all(sim) {
                 end = RunEnd::CheckFailed(e);
+            }
+        }
+        if matches!(end, RunEnd::Completed | RunEnd::StepLimit) {
+            let at = sim.max_clock();
+            if let Err(e) = crate::psi::check(&sim.psi.read(at), at) {
+                end = RunEnd::CheckFailed(format!("pressure: {e}"));
             }
         }
         let io = io_errors_report(sim);

@@ -207,16 +207,19 @@ impl Sim {
         }
         let busy = self.vmstat.get(VmItem::NrWriteback) + self.vmstat.get(VmItem::NrDirty);
         if busy > 0 {
-            // should_reclaim_retry: progress is possible once IO completes. The wait
-            // stands for reclaim's own throttling (reclaim_throttle in shrink_node, inside
-            // __perform_reclaim's memstall).
-            self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+            // should_reclaim_retry: progress is possible once IO completes.
             if self.features.reclaim_throttle {
                 if let Some(t) = self.cur.task {
+                    // The wait stands for reclaim's own throttling (reclaim_throttle in
+                    // shrink_node, inside __perform_reclaim's memstall).
+                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                     let node = self.cur_node();
                     return Err(AllocError::Wait(self.reclaim_throttle(t, node)));
                 }
             }
+            // Before 5.16: should_reclaim_retry's congestion_wait, outside the memstall
+            // section, in io_schedule_timeout (IO wait).
+            self.psi_sleep_kind(crate::psi::flags::IOWAIT);
             let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
             return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
         }

@@ -137,6 +137,7 @@ impl Sim {
                 swappiness,
             } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
             Op::ReadCgroup { cgroup } => Ok(self.read_cgroup(cgroup)),
+            Op::SetMemoryHigh { cgroup, bytes } => Ok(self.memory_high_write(cgroup, *bytes)),
             Op::TimerStopRate { label, count } => {
                 let now = self.now();
                 if let Some((t0, _)) = self.tasks[tid].stats.timers.remove(label) {

@@ -123,6 +123,7 @@ kfuncs! {
     LruGenLookAround => "lru_gen_look_around",
     LruGenAgeNode => "lru_gen_age_node",
     MemoryReclaim => "memory_reclaim",
+    MemoryHighWrite => "memory_high_write",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

@@ -938,6 +938,47 @@ impl Sim {
         result
     }
 
+    /// memory_high_write: `bytes` (None: max) becomes `cgroup`'s memory.high, in whole
+    /// pages; then, while usage is above it, the per-CPU stocks are drained once and the
+    /// cgroup is reclaimed down to it (try_to_free_mem_cgroup_pages, swap allowed) until a
+    /// pass reclaims nothing MAX_RECLAIM_RETRIES times. The root has no memory.high:
+    /// ENOENT, as for an unknown cgroup.
+    pub fn memory_high_write(
+        &mut self,
+        cgroup: &str,
+        bytes: Option<u64>,
+    ) -> crate::workload::OpResult {
+        use crate::workload::{Errno, OpResult};
+        let Some(m) = self.memcg_by_name(cgroup).and_then(nonroot) else {
+            return OpResult::Err(Errno::ENOENT);
+        };
+        let prev = self.enter(KFunc::MemoryHighWrite);
+        let high = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
+        self.memcgs[m as usize].high = high;
+        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
+        loop {
+            let usage = self.memcgs[m as usize].usage;
+            if usage <= high {
+                break;
+            }
+            if !drained && self.features.memcg_charge_stock {
+                self.drain_all_stock(m);
+                drained = true;
+                continue;
+            }
+            let reclaimed = self.try_to_free_mem_cgroup_pages(m, usage - high, Gfp::KERNEL, true);
+            if reclaimed == 0 {
+                if nr_retries == 0 {
+                    break;
+                }
+                nr_retries -= 1;
+            }
+        }
+        self.leave(prev);
+        OpResult::Bytes(bytes.unwrap_or(0))
+    }
+
     /// The reads of `Op::ReadCgroup`: memory.current, memory.stat's file and anon,
     /// memory.min, memory.max and memory.pressure of `cgroup` now (reading changes
     /// nothing: PSI is read as a copy, `crate::psi::Psi::read`). ENOENT for an unknown

@@ -565,6 +565,15 @@ pub enum Op {
         /// `swappiness=N` after the amount (v6.11; EINVAL before).
         swappiness: Option<u64>,
     },
+    /// write(2) of `bytes` (None: "max") to a cgroup's memory.high: the new limit, and
+    /// reclaim down to it before the write returns. The result is the bytes written, or
+    /// ENOENT for the root or an unknown cgroup.
+    SetMemoryHigh {
+        /// The cgroup's path below the root (`[[cgroups]]` name).
+        cgroup: Arc<str>,
+        /// The new memory.high, bytes (None: max).
+        bytes: Option<u64>,
+    },
     /// read(2) of a cgroup's memory.current, memory.stat, memory.min, memory.max and
     /// memory.pressure (the files a userspace memory controller reads each period). The
     /// result is `OpResult::Cgroup`, or ENOENT for an unknown cgroup or a kernel without

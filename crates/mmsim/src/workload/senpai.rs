@@ -10,7 +10,10 @@
 //!   `max_probe` (`Op::MemoryReclaim`), never below `limit_min` plus the memory that cannot
 //!   be reclaimed (anon without swap), nor below memory.min.
 //!
-//! Senpai on memory.high moves a limit the kernel then enforces (and throttles at); with
+//! With `mode = "high"` it is Senpai as oomd wrote it first: it keeps a limit in
+//! memory.high (`Op::SetMemoryHigh`), starting at memory.current; a probe lowers it by the
+//! share above, a back-off raises it by up to `max_backoff`, growing with the square of
+//! the overshoot, and the kernel enforces it (reclaim and memory.high throttling). With
 //! memory.reclaim there is no limit, so a back-off only postpones the next probe.
 
 use std::sync::Arc;
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use super::{CgroupRead, Footprint, Op, OpResult, Program};
 use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    want_duration, want_f64, want_size, want_u32, Env, Scenario, ScenarioError, View,
+    want_duration, want_f64, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
 };
 
 use serde::Serialize;
@@ -45,6 +48,27 @@ pub struct SenpaiSpec {
     pub count: u32,
     /// Sleep before the first read, ns.
     pub delay_ns: u64,
+    /// What a decision writes: memory.reclaim or memory.high.
+    pub mode: SenpaiMode,
+    /// memory.high mode: the largest share of the limit one back-off adds.
+    pub max_backoff: f64,
+    /// memory.high mode: a back-off adds `max_backoff` once the stall is
+    /// `pressure × coeff_backoff`.
+    pub coeff_backoff: f64,
+    /// memory.high mode: the limit stays at most memory.current plus this, bytes.
+    pub limit_max_bytes: u64,
+    /// The machine's RAM (MemTotal), bytes: the limit's ceiling.
+    pub ram_bytes: u64,
+}
+
+/// What Senpai's decisions write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SenpaiMode {
+    /// A probe writes an amount to memory.reclaim (5.19+).
+    Reclaim,
+    /// Every decision writes the limit to memory.high.
+    High,
 }
 
 impl Params for SenpaiSpec {
@@ -73,8 +97,14 @@ pub const PROGRAM: ProgramDef = ProgramDef {
           memory.min. It exits after `count` ticks, or at once on a kernel without \
           memory.pressure or memory.reclaim (before the 6.1 era: ENOENT, the task's \
           `errors`). The defaults are oomd's; `limit_min` (100 MiB) is large for the small \
-          machines of most scenarios. (Senpai on memory.high moves a limit the kernel \
-          enforces, raising it on a back-off; with memory.reclaim there is no limit.)",
+          machines of most scenarios. With `mode = \"high\"` it keeps a limit in memory.high \
+          instead, as oomd's Senpai did before memory.reclaim: it starts at memory.current, \
+          a probe lowers it by the share above, a back-off raises it by \
+          min((stall / pressure / coeff_backoff)² × max_backoff, max_backoff), it stays \
+          between the floor above and min(memory.current + `limit_max`, RAM, memory.max), \
+          and each change is a write to memory.high (an `adjust` sample), which reclaims \
+          down to it before returning; the kernel then enforces it. The limit stays when \
+          the agent exits.",
     params: &[
         Param {
             key: "target",
@@ -121,6 +151,33 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             rules: "≤ RAM: what a probe leaves above the unreclaimable memory",
         },
         Param {
+            key: "mode",
+            ty: "string",
+            default: "`\"reclaim\"`",
+            rules: "`\"reclaim\"` (probes write to memory.reclaim) or `\"high\"` (a limit \
+                    in memory.high)",
+        },
+        Param {
+            key: "max_backoff",
+            ty: "number",
+            default: "`1.0`",
+            rules: "≥ 0: with `mode = \"high\"`, the largest share of the limit one \
+                    back-off adds",
+        },
+        Param {
+            key: "coeff_backoff",
+            ty: "number",
+            default: "`20`",
+            rules: "> 0: with `mode = \"high\"`, a back-off adds `max_backoff` once the \
+                    stall is pressure × coeff_backoff",
+        },
+        Param {
+            key: "limit_max",
+            ty: "size (bytes)",
+            default: "`\"10GiB\"`",
+            rules: "with `mode = \"high\"`: the limit's ceiling above memory.current",
+        },
+        Param {
             key: "count",
             ty: "integer",
             default: "`60`",
@@ -133,11 +190,18 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             rules: "sleep before the first read",
         },
     ],
-    samples: &[SampleDef {
-        label: "probe",
-        kind: SampleKind::Time,
-        doc: "one write to memory.reclaim (a probe), until it returned",
-    }],
+    samples: &[
+        SampleDef {
+            label: "probe",
+            kind: SampleKind::Time,
+            doc: "one write to memory.reclaim (a probe), until it returned",
+        },
+        SampleDef {
+            label: "adjust",
+            kind: SampleKind::Time,
+            doc: "one write to memory.high (`mode = \"high\"`), until it returned",
+        },
+    ],
     example: r#"name = "senpai-example"
 kernel = "6.18"
 
@@ -234,6 +298,23 @@ fn parse_senpai(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioE
         None => 60,
     };
     let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
+    let mode = match task.opt("mode", want_str)? {
+        None | Some(("reclaim", _)) => SenpaiMode::Reclaim,
+        Some(("high", _)) => SenpaiMode::High,
+        Some((other, loc)) => {
+            return Err(loc.err(format!(
+                "unknown mode \"{other}\"; accepted: \"reclaim\", \"high\""
+            )))
+        }
+    };
+    let max_backoff = match task.opt("max_backoff", want_f64)? {
+        Some((v, _)) => v,
+        None => 1.0,
+    };
+    let coeff_backoff = number("coeff_backoff", 20.0)?;
+    let limit_max_bytes = task
+        .opt("limit_max", |i, l| want_size(i, l, None))?
+        .map_or(10 << 30, |(v, _)| v);
     Ok(ProgramSpec::new(
         PROGRAM.name,
         SenpaiSpec {
@@ -246,6 +327,11 @@ fn parse_senpai(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioE
             limit_min_bytes,
             count,
             delay_ns,
+            mode,
+            max_backoff,
+            coeff_backoff,
+            limit_max_bytes,
+            ram_bytes: ram,
         },
     ))
 }
@@ -262,9 +348,11 @@ enum Phase {
     Done,
 }
 
-/// Senpai's state of its cgroup (`Senpai::CgroupState`, without the limit).
+/// Senpai's state of its cgroup (`Senpai::CgroupState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct State {
+    /// The limit (memory.high mode), bytes.
+    limit: u64,
     /// memory.pressure `some` total at the last read, µs.
     last_total: u64,
     /// Stall since the last decision, µs.
@@ -280,8 +368,18 @@ pub struct Senpai {
     phase: Phase,
     ticks_done: u32,
     state: Option<State>,
-    /// Bytes the current probe writes to memory.reclaim.
-    amount: u64,
+    /// What the current decision writes.
+    action: Action,
+}
+
+/// A decision's write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    None,
+    /// Bytes to memory.reclaim.
+    Reclaim(u64),
+    /// The new memory.high, bytes.
+    SetHigh(u64),
 }
 
 impl Senpai {
@@ -293,43 +391,74 @@ impl Senpai {
             phase: Phase::Delay,
             ticks_done: 0,
             state: None,
-            amount: 0,
+            action: Action::None,
         }
     }
 
-    /// One tick on the files read (`Senpai::tick`): the bytes to reclaim (0: none).
-    fn tick(&mut self, r: &CgroupRead) -> u64 {
+    /// One tick on the files read (`Senpai::tick`): what to write.
+    fn tick(&mut self, r: &CgroupRead) -> Action {
         let s = &self.spec;
+        let high = s.mode == SenpaiMode::High;
         let Some(st) = self.state.as_mut() else {
-            // initializeCgroup.
+            // initializeCgroup: in memory.high mode the limit starts at memory.current.
+            let limit = r.current & !0xfff;
             self.state = Some(State {
+                limit,
                 last_total: r.memory_some_us,
                 cumulative: 0,
                 ticks: s.interval,
             });
-            return 0;
+            return if high {
+                Action::SetHigh(limit)
+            } else {
+                Action::None
+            };
         };
         st.cumulative += r.memory_some_us.saturating_sub(st.last_total);
         st.last_total = r.memory_some_us;
-        if st.cumulative >= s.pressure_us {
-            // Too much stall: back off.
-            st.ticks = s.interval;
-            st.cumulative = 0;
-            return 0;
-        }
-        if st.ticks > 0 {
-            st.ticks -= 1;
-            return 0;
-        }
-        // Too little stall: probe.
-        let error = s.pressure_us as f64 / st.cumulative.max(1) as f64;
-        let factor = ((error / s.coeff_probe).powi(2) * s.max_probe).min(s.max_probe);
-        st.ticks = s.interval;
-        st.cumulative = 0;
         let reclaimable = r.file + if r.swappable { r.anon } else { 0 };
         let floor = (s.limit_min_bytes + r.current.saturating_sub(reclaimable)).max(r.min);
-        let amount = ((r.current as f64 * factor) as u64).min(r.current.saturating_sub(floor));
-        amount & !0xfff
+        let factor = if st.cumulative >= s.pressure_us {
+            // Too much stall: back off.
+            if !high {
+                st.ticks = s.interval;
+                st.cumulative = 0;
+                return Action::None;
+            }
+            let error = st.cumulative as f64 / s.pressure_us as f64;
+            ((error / s.coeff_backoff).powi(2) * s.max_backoff).min(s.max_backoff)
+        } else if st.ticks > 0 {
+            st.ticks -= 1;
+            return Action::None;
+        } else {
+            // Too little stall: probe.
+            let error = s.pressure_us as f64 / st.cumulative.max(1) as f64;
+            -((error / s.coeff_probe).powi(2) * s.max_probe).min(s.max_probe)
+        };
+        st.ticks = s.interval;
+        st.cumulative = 0;
+        if !high {
+            let amount = ((r.current as f64 * -factor) as u64).min(r.current.saturating_sub(floor));
+            return Action::Reclaim(amount & !0xfff);
+        }
+        // adjust: the limit moved by the factor, within its bounds, whole pages.
+        let mut ceiling = s.ram_bytes.min(r.current + s.limit_max_bytes);
+        if let Some(max) = r.max {
+            ceiling = ceiling.min(max);
+        }
+        let moved = (st.limit as f64 * (1.0 + factor)).max(0.0) as u64;
+        st.limit = moved.min(ceiling).max(floor) & !0xfff;
+        Action::SetHigh(st.limit)
+    }
+}
+
+impl Senpai {
+    /// The sample label of the current decision's write.
+    fn label(&self) -> &'static str {
+        match self.action {
+            Action::SetHigh(_) => "adjust",
+            _ => "probe",
+        }
     }
 }
 
@@ -358,24 +487,35 @@ impl Program for Senpai {
                         continue;
                     };
                     self.ticks_done += 1;
-                    self.amount = self.tick(r);
-                    self.phase = if self.amount > 0 {
-                        Phase::Start
-                    } else {
-                        Phase::Sleep
+                    self.action = self.tick(r);
+                    self.phase = match self.action {
+                        Action::None | Action::Reclaim(0) => Phase::Sleep,
+                        _ => Phase::Start,
                     };
                 }
                 Phase::Start => {
                     self.phase = Phase::Write;
-                    return Op::TimerStart("probe".into());
+                    return Op::TimerStart(self.label().into());
                 }
                 Phase::Write => {
                     self.phase = Phase::Stop;
-                    return Op::MemoryReclaim {
-                        cgroup: self.cgroup.clone(),
-                        bytes: self.amount,
-                        swappiness: None,
-                    };
+                    match self.action {
+                        Action::SetHigh(bytes) => {
+                            return Op::SetMemoryHigh {
+                                cgroup: self.cgroup.clone(),
+                                bytes: Some(bytes),
+                            }
+                        }
+                        Action::Reclaim(bytes) => {
+                            return Op::MemoryReclaim {
+                                cgroup: self.cgroup.clone(),
+                                bytes,
+                                swappiness: None,
+                            }
+                        }
+                        // Start is entered with a write to make only.
+                        Action::None => self.phase = Phase::Sleep,
+                    }
                 }
                 Phase::Stop => {
                     self.phase = if matches!(last, OpResult::Err(super::Errno::ENOENT)) {
@@ -383,7 +523,7 @@ impl Program for Senpai {
                     } else {
                         Phase::Sleep
                     };
-                    return Op::TimerStop("probe".into());
+                    return Op::TimerStop(self.label().into());
                 }
                 Phase::Sleep => {
                     if self.ticks_done >= self.spec.count {
@@ -416,6 +556,11 @@ mod tests {
             limit_min_bytes: 10 << 20,
             count: 100,
             delay_ns: 0,
+            mode: SenpaiMode::Reclaim,
+            max_backoff: 1.0,
+            coeff_backoff: 20.0,
+            limit_max_bytes: 10 << 30,
+            ram_bytes: 1 << 30,
         }
     }
 
@@ -428,6 +573,10 @@ mod tests {
         }
     }
 
+    fn reclaim(bytes: f64) -> Action {
+        Action::Reclaim((bytes as u64) & !0xfff)
+    }
+
     /// Without stall it probes max_probe of memory.current every `interval` + 1 ticks; a
     /// stall at the target backs off and the count starts again; a stall below it probes
     /// less, (pressure / stall / coeff_probe)² × max_probe.
@@ -435,30 +584,24 @@ mod tests {
     fn senpai_probes_without_stall_and_backs_off_at_the_target() {
         let mut s = Senpai::new(spec());
         let cur = 200 << 20;
-        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "initialised");
-        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "tick 1 of 2");
-        assert_eq!(s.tick(&read(cur, cur, 0)), 0, "tick 2 of 2");
+        assert_eq!(s.tick(&read(cur, cur, 0)), Action::None, "initialised");
+        assert_eq!(s.tick(&read(cur, cur, 0)), Action::None, "tick 1 of 2");
+        assert_eq!(s.tick(&read(cur, cur, 0)), Action::None, "tick 2 of 2");
         // No stall at all: the error is pressure / 1 µs, far past coeff_probe: max_probe.
-        assert_eq!(
-            s.tick(&read(cur, cur, 0)),
-            ((cur as f64 * 0.01) as u64) & !0xfff
-        );
+        assert_eq!(s.tick(&read(cur, cur, 0)), reclaim(cur as f64 * 0.01));
         // 10 ms of stall: back off, and two more ticks to wait.
-        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), Action::None);
         assert_eq!(s.state.unwrap().cumulative, 0);
-        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
-        assert_eq!(s.tick(&read(cur, cur, 10_000)), 0);
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), Action::None);
+        assert_eq!(s.tick(&read(cur, cur, 10_000)), Action::None);
         // 0.5 ms since: error 20, (20 / 10)² × 0.01 = 0.04, capped at max_probe 0.01.
-        assert_eq!(
-            s.tick(&read(cur, cur, 10_500)),
-            ((cur as f64 * 0.01) as u64) & !0xfff
-        );
+        assert_eq!(s.tick(&read(cur, cur, 10_500)), reclaim(cur as f64 * 0.01));
         // 4 ms: error 2.5, (0.25)² × 0.01 of memory.current.
         s.tick(&read(cur, cur, 14_500));
         s.tick(&read(cur, cur, 14_500));
         let got = s.tick(&read(cur, cur, 14_500));
         let f = (2.5f64 / 10.0).powi(2) * 0.01;
-        assert_eq!(got, ((cur as f64 * f) as u64) & !0xfff);
+        assert_eq!(got, reclaim(cur as f64 * f));
     }
 
     /// A probe never leaves less than limit_min plus the memory it cannot reclaim.
@@ -471,11 +614,33 @@ mod tests {
         let cur = 100 << 20;
         // 60 MiB of anonymous memory without swap, 40 MiB of file.
         s.tick(&read(cur, 40 << 20, 0));
-        assert_eq!(s.tick(&read(cur, 40 << 20, 0)), 30 << 20);
+        assert_eq!(s.tick(&read(cur, 40 << 20, 0)), Action::Reclaim(30 << 20));
         // With swap the anonymous memory counts as reclaimable.
         let mut r = read(cur, 40 << 20, 0);
         r.anon = 60 << 20;
         r.swappable = true;
-        assert_eq!(s.tick(&r), 90 << 20);
+        assert_eq!(s.tick(&r), Action::Reclaim(90 << 20));
+    }
+
+    /// memory.high mode: the limit starts at memory.current and is written at once; a
+    /// probe lowers it by max_probe; a stall above the target raises it by
+    /// (stall / pressure / coeff_backoff)² × max_backoff; it stays within memory.max.
+    #[test]
+    fn senpai_high_mode_moves_a_limit_in_memory_high() {
+        let mut sp = spec();
+        sp.mode = SenpaiMode::High;
+        sp.interval = 0;
+        let mut s = Senpai::new(sp);
+        let cur = 200 << 20;
+        assert_eq!(s.tick(&read(cur, cur, 0)), Action::SetHigh(cur));
+        let down = ((cur as f64 * (1.0 - 0.01)) as u64) & !0xfff;
+        assert_eq!(s.tick(&read(cur, cur, 0)), Action::SetHigh(down));
+        // 30 ms of stall over a 10 ms target: up by (3 / 20)² of the limit.
+        let up = ((down as f64 * (1.0 + (3.0f64 / 20.0).powi(2))) as u64) & !0xfff;
+        assert_eq!(s.tick(&read(down, down, 30_000)), Action::SetHigh(up));
+        // A huge stall: at most max_backoff (doubling), and never above memory.max.
+        let mut r = read(up, up, 10_000_000);
+        r.max = Some(up + (8 << 20));
+        assert_eq!(s.tick(&r), Action::SetHigh(up + (8 << 20)));
     }
 }

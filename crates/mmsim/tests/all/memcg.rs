@@ -1298,6 +1298,18 @@ fn senpai_reclaims_until_the_pressure_target_and_backs_off() {
         probes(&stalled),
         probes(&unbothered)
     );
+    // memory.high mode, started once the files are read: the limit starts at
+    // memory.current (80 MiB) and the probes lower it; each write reclaims down to it.
+    let high = senpai_run(
+        KernelEra::V6_18,
+        "10ms",
+        &["tasks.senpai.mode=high", "tasks.senpai.delay=1s"],
+    );
+    let app = cg(&high, "app");
+    let limit = app.memory_high.expect("senpai wrote memory.high");
+    assert!(limit < 80 << 20, "probed down: {limit}");
+    assert!(app.current <= limit, "{} above {limit}", app.current);
+    assert!(task_report(&high, "senpai").samples["adjust"].len() >= 2);
     let old = senpai_run(KernelEra::V4_14, "10ms", &[]);
     let agent = task_report(&old, "senpai");
     assert_eq!(agent.errors.get("ENOENT"), Some(&1), "{:?}", agent.errors);

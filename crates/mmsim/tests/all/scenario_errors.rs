@@ -965,6 +965,13 @@ fn senpai_keys_are_checked() {
     assert!(msg.contains("greater than 0"), "{msg}");
     let t = text("tick = 0");
     expect_err(&t, line(&t, "tick"), "tasks.s.tick");
+    let t = text("mode = \"limit\"");
+    let msg = expect_err(&t, line(&t, "mode"), "tasks.s.mode");
+    assert!(msg.contains("\"reclaim\", \"high\""), "{msg}");
+    assert!(parse(&text(
+        "mode = \"high\"\nmax_backoff = 0.5\nlimit_max = \"1GiB\""
+    ))
+    .is_ok());
     let t = text("max_probe = \"lots\"");
     let msg = expect_err(&t, line(&t, "max_probe"), "tasks.s.max_probe");
     assert!(msg.contains("a number"), "{msg}");

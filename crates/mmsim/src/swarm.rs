@@ -42,7 +42,8 @@
 //!   `swappiness` 0, 60 or 200 (EAGAIN, EINVAL before 6.11 with a swappiness, and ENOENT
 //!   before the 6.1 era are its expected errors); and in a quarter, a `senpai` controller
 //!   on one of them or the root (every 50–500 ms, 2–20 ticks, probes of up to 1–20 % of
-//!   memory.current, a stall target of 1 µs to 100 ms; ENOENT before the 6.1 era).
+//!   memory.current, a stall target of 1 µs to 100 ms, in a third of them in memory.high
+//!   mode after 0–1 s; ENOENT before the 6.1 era).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -496,12 +497,16 @@ pub fn generate(seed: u64) -> SwarmCase {
                 tasks,
                 "\n[[tasks]]\nname = \"senpai\"\ncpu = {cpu}\nprogram = \"senpai\"\ntarget = \"{target}\"\ntick = \"{tick}ms\"\ncount = {count}\ninterval = {interval}\npressure = \"{pressure_us}us\"\nmax_probe = {max_probe}\nlimit_min = \"{limit_min_kib}KiB\"\n"
             );
-            descr.push((
-                format!("senpai@cpu{cpu}"),
-                format!(
-                    "{target} every {tick}ms x{count} interval {interval} pressure {pressure_us}us max_probe {max_probe}"
-                ),
-            ));
+            // In a third of them the memory.high mode, after 0–1 s.
+            let mut what = format!(
+                "{target} every {tick}ms x{count} interval {interval} pressure {pressure_us}us max_probe {max_probe}"
+            );
+            if rng.gen_bool(1.0 / 3.0) {
+                let delay = rng.gen_range(0..=1000u32);
+                let _ = writeln!(tasks, "mode = \"high\"\ndelay = \"{delay}ms\"");
+                let _ = write!(what, " memory.high after {delay}ms");
+            }
+            descr.push((format!("senpai@cpu{cpu}"), what));
         }
     }
     t.push_str(&files);

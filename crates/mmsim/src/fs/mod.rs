@@ -114,17 +114,112 @@ impl Inode {
 /// that exists before the run holds one version over all its pages: that is kept as the
 /// version and the page count (no per-page storage, so millions of replayed object files
 /// cost no allocation each); the first write of another version, or a truncate inside
-/// it, spells the pages out.
+/// it, spells the pages out — as one vector for a file of up to `SPARSE_PAGES` pages, in
+/// chunks of `CHUNK_PAGES` allocated where pages are written for a larger one (a block
+/// trace's device file of terabytes, written here and there, costs its written chunks:
+/// 256 bytes and a hash entry each).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageVersions(Versions);
 
-/// [`PageVersions`]' two forms (24 bytes: the uniform form fits beside the vector's niche).
+/// Pages of a chunk of the sparse form.
+const CHUNK_PAGES: u64 = 64;
+
+/// The largest length spelled out as one vector (64 MiB of versions, a 64 GiB file); a
+/// larger uniform file, or a vector that a write far past its end would grow beyond it,
+/// takes the sparse form.
+const SPARSE_PAGES: u64 = 1 << 24;
+
+/// [`PageVersions`]' three forms (24 bytes: the uniform form fits beside the vector's niche).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Versions {
     /// Every page below `len` holds `version`, none above.
     Uniform { version: u32, len: u64 },
     /// Per-page versions.
     Pages(Vec<u32>),
+    /// A large file: `base` below `base_len` and 0 above, but in the chunks written.
+    Sparse(Box<Sparse>),
+}
+
+/// The sparse form: a uniform base with per-page chunks where pages were written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sparse {
+    /// The version of the pages below `base_len` outside every chunk.
+    base: u32,
+    base_len: u64,
+    /// The length the vector would have.
+    len: u64,
+    /// Chunk number (index / CHUNK_PAGES) to its pages' versions.
+    chunks: rustc_hash::FxHashMap<u64, Box<[u32]>>,
+}
+
+impl Sparse {
+    fn get(&self, index: u64) -> u32 {
+        if index >= self.len {
+            return 0;
+        }
+        match self.chunks.get(&(index / CHUNK_PAGES)) {
+            Some(c) => c[(index % CHUNK_PAGES) as usize],
+            None if index < self.base_len => self.base,
+            None => 0,
+        }
+    }
+
+    fn set(&mut self, index: u64, version: u32) {
+        let n = index / CHUNK_PAGES;
+        let (base, base_len, len) = (self.base, self.base_len, self.len);
+        let chunk = self.chunks.entry(n).or_insert_with(|| {
+            // The chunk's pages as they read before it is spelled out.
+            (n * CHUNK_PAGES..(n + 1) * CHUNK_PAGES)
+                .map(|i| if i < base_len.min(len) { base } else { 0 })
+                .collect()
+        });
+        chunk[(index % CHUNK_PAGES) as usize] = version;
+        self.len = self.len.max(index + 1);
+    }
+
+    fn truncate(&mut self, new_len: u64) {
+        if new_len >= self.len {
+            return;
+        }
+        self.len = new_len;
+        self.base_len = self.base_len.min(new_len);
+        self.chunks.retain(|n, c| {
+            let start = n * CHUNK_PAGES;
+            if start >= new_len {
+                return false;
+            }
+            for i in new_len.saturating_sub(start).min(CHUNK_PAGES)..CHUNK_PAGES {
+                c[i as usize] = 0;
+            }
+            true
+        });
+    }
+
+    fn count_nonzero_from(&self, from: u64) -> u64 {
+        let mut n = 0;
+        // Pages of the base outside the chunks.
+        let base_end = self.base_len.min(self.len);
+        if self.base != 0 && from < base_end {
+            n += base_end - from;
+        }
+        for (k, c) in &self.chunks {
+            let start = k * CHUNK_PAGES;
+            let lo = from.max(start);
+            let hi = (start + CHUNK_PAGES).min(self.len);
+            // The chunk replaces the base's pages in its range.
+            if self.base != 0 {
+                let (blo, bhi) = (lo, hi.min(base_end));
+                n -= bhi.saturating_sub(blo);
+            }
+            if lo < hi {
+                n += c[(lo - start) as usize..(hi - start) as usize]
+                    .iter()
+                    .filter(|v| **v != 0)
+                    .count() as u64;
+            }
+        }
+        n
+    }
 }
 
 impl Default for PageVersions {
@@ -154,25 +249,70 @@ impl PageVersions {
                 }
             }
             Versions::Pages(p) => p.get(index as usize).copied().unwrap_or(0),
+            Versions::Sparse(s) => s.get(index),
         }
     }
 
     /// Store `version` at `index` (growing with zeros).
+    #[inline]
     pub fn set(&mut self, index: u64, version: u32) {
-        if let Versions::Uniform { version: u, len } = self.0 {
-            if index < len && version == u {
+        // A page inside the vector (the common case: a file written from its start).
+        if let Versions::Pages(p) = &mut self.0 {
+            if let Some(v) = p.get_mut(index as usize) {
+                *v = version;
                 return;
             }
-            self.0 = Versions::Pages(vec![u; len as usize]);
         }
-        let Versions::Pages(p) = &mut self.0 else {
-            unreachable!("spelled out above")
-        };
-        let i = index as usize;
-        if p.len() <= i {
-            p.resize(i + 1, 0);
+        self.set_with_limit(index, version, SPARSE_PAGES)
+    }
+
+    /// `set`, with the vector form's largest length `limit` (tests use small ones).
+    fn set_with_limit(&mut self, index: u64, version: u32, limit: u64) {
+        match &mut self.0 {
+            Versions::Uniform { version: u, len } => {
+                let (u, len) = (*u, *len);
+                if index < len && version == u {
+                    return;
+                }
+                self.0 = if len.max(index + 1) > limit {
+                    Versions::Sparse(Box::new(Sparse {
+                        base: u,
+                        base_len: len,
+                        len,
+                        chunks: Default::default(),
+                    }))
+                } else {
+                    Versions::Pages(vec![u; len as usize])
+                };
+            }
+            Versions::Pages(p) if index + 1 > limit && index + 1 > 2 * p.len() as u64 => {
+                // A write far past a large end: the vector's pages become chunks.
+                let mut s = Sparse {
+                    base: 0,
+                    base_len: 0,
+                    len: p.len() as u64,
+                    chunks: Default::default(),
+                };
+                for (i, v) in p.iter().enumerate() {
+                    if *v != 0 {
+                        s.set(i as u64, *v);
+                    }
+                }
+                self.0 = Versions::Sparse(Box::new(s));
+            }
+            _ => {}
         }
-        p[i] = version;
+        match &mut self.0 {
+            Versions::Pages(p) => {
+                let i = index as usize;
+                if p.len() <= i {
+                    p.resize(i + 1, 0);
+                }
+                p[i] = version;
+            }
+            Versions::Sparse(s) => s.set(index, version),
+            Versions::Uniform { .. } => unreachable!("spelled out above"),
+        }
     }
 
     /// Forget the versions at `len` and above (Vec::truncate).
@@ -180,6 +320,7 @@ impl PageVersions {
         match &mut self.0 {
             Versions::Uniform { len, .. } => *len = (*len).min(new_len),
             Versions::Pages(p) => p.truncate(new_len as usize),
+            Versions::Sparse(s) => s.truncate(new_len),
         }
     }
 
@@ -188,6 +329,7 @@ impl PageVersions {
         match &self.0 {
             Versions::Uniform { len, .. } => *len,
             Versions::Pages(p) => p.len() as u64,
+            Versions::Sparse(s) => s.len,
         }
     }
 
@@ -202,6 +344,7 @@ impl PageVersions {
             Versions::Uniform { version: 0, .. } => 0,
             Versions::Uniform { len, .. } => len.saturating_sub(from),
             Versions::Pages(p) => p.iter().skip(from as usize).filter(|v| **v != 0).count() as u64,
+            Versions::Sparse(s) => s.count_nonzero_from(from),
         }
     }
 }
@@ -239,7 +382,7 @@ impl FileSystem {
 
 #[cfg(test)]
 mod page_versions_tests {
-    use super::PageVersions;
+    use super::{PageVersions, CHUNK_PAGES};
     use proptest::prelude::*;
 
     #[derive(Clone, Debug)]
@@ -248,25 +391,45 @@ mod page_versions_tests {
         Truncate(u64),
     }
 
+    /// An index near the start or near a chunk boundary (the sparse form's edges).
+    fn index() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            0u64..24,
+            (CHUNK_PAGES - 6)..(CHUNK_PAGES + 6),
+            (3 * CHUNK_PAGES - 4)..(3 * CHUNK_PAGES + 4),
+        ]
+    }
+
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            (0u64..24, 0u32..3).prop_map(|(i, v)| Step::Set(i, v)),
-            (0u64..24).prop_map(Step::Truncate),
+            (index(), 0u32..3).prop_map(|(i, v)| Step::Set(i, v)),
+            index().prop_map(Step::Truncate),
         ]
+    }
+
+    /// The indices each read checks.
+    fn probes() -> impl Iterator<Item = u64> {
+        (0..26)
+            .chain(CHUNK_PAGES - 8..CHUNK_PAGES + 8)
+            .chain(2 * CHUNK_PAGES - 2..2 * CHUNK_PAGES + 2)
+            .chain(3 * CHUNK_PAGES - 6..3 * CHUNK_PAGES + 6)
     }
 
     proptest! {
         /// Uniform start, then sets and truncates: every read, the length and the non-zero
-        /// count agree with a plain vector's.
+        /// count agree with a plain vector's, whichever form holds the versions (the
+        /// vector's limit drawn small, so that the sparse form is taken at once, after a
+        /// few pages, or never).
         #[test]
-        fn page_versions_read_as_a_vector(v0 in 0u32..3, n in 0u64..16,
+        fn page_versions_read_as_a_vector(v0 in 0u32..3, n in prop_oneof![0u64..16, 1000u64..3100],
+                                          limit in prop_oneof![Just(1u64), 8u64..40, Just(1u64 << 24)],
                                           steps in proptest::collection::vec(step(), 0..24)) {
             let mut pv = PageVersions::uniform(v0, n);
             let mut model = vec![v0; n as usize];
             for s in steps {
                 match s {
                     Step::Set(i, v) => {
-                        pv.set(i, v);
+                        pv.set_with_limit(i, v, limit);
                         if model.len() <= i as usize {
                             model.resize(i as usize + 1, 0);
                         }
@@ -278,12 +441,43 @@ mod page_versions_tests {
                     }
                 }
                 prop_assert_eq!(pv.len(), model.len() as u64);
-                for i in 0..26u64 {
-                    prop_assert_eq!(pv.get(i), model.get(i as usize).copied().unwrap_or(0));
+                for i in probes() {
+                    prop_assert_eq!(pv.get(i), model.get(i as usize).copied().unwrap_or(0), "page {}", i);
+                }
+                for i in [0, 1, 5, CHUNK_PAGES - 1, CHUNK_PAGES, CHUNK_PAGES + 3, 3 * CHUNK_PAGES] {
                     let nz = model.iter().skip(i as usize).filter(|x| **x != 0).count() as u64;
-                    prop_assert_eq!(pv.count_nonzero_from(i), nz);
+                    prop_assert_eq!(pv.count_nonzero_from(i), nz, "from {}", i);
                 }
             }
         }
+    }
+
+    /// A write at the end of a 10 TiB file spells out one chunk, not the file.
+    #[test]
+    fn a_write_far_into_a_huge_file_allocates_a_chunk() {
+        let pages = 10u64 << 28; // 10 TiB in 4 KiB pages
+        let mut pv = PageVersions::uniform(1, pages);
+        pv.set(pages - 1, 2);
+        pv.set(7, 3);
+        let super::Versions::Sparse(s) = &pv.0 else {
+            panic!("a 10 TiB file spelled out as a vector")
+        };
+        assert_eq!(s.chunks.len(), 2);
+        assert_eq!(
+            (
+                pv.get(pages - 1),
+                pv.get(pages - 2),
+                pv.get(7),
+                pv.get(pages)
+            ),
+            (2, 1, 3, 0)
+        );
+        assert_eq!(pv.count_nonzero_from(0), pages);
+        // And a vector written far past its end becomes chunks.
+        let mut pv = PageVersions::default();
+        pv.set(0, 1);
+        pv.set(pages, 1);
+        assert!(matches!(pv.0, super::Versions::Sparse(_)));
+        assert_eq!((pv.len(), pv.count_nonzero_from(0)), (pages + 1, 2));
     }
 }

@@ -1469,9 +1469,16 @@ fn parse_replay(
         .map(|f| f.size_bytes)
         .sum();
     if total.saturating_add(used) > cap {
+        let hint = match what.strip_prefix("device ") {
+            Some(dev) => format!(
+                "; give the device more room: its `size` (mmsim replay: --set devices.{dev}.size=SIZE)"
+            ),
+            None => String::new(),
+        };
         return Err(trace_loc.err(format!(
-            "the trace's files ({}) do not fit in {what} ({})",
+            "the trace's files ({}, {:.1} TiB) do not fit in {what} ({}){hint}",
             fmt_bytes(total),
+            total as f64 / (1u64 << 40) as f64,
             fmt_bytes(cap)
         )));
     }

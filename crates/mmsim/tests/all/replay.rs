@@ -572,6 +572,39 @@ fn a_block_trace_of_a_huge_disk_costs_what_it_touches() {
     assert_eq!(v["oracle_violations"].as_array().map(Vec::len), Some(0));
 }
 
+/// A block trace beyond the replay's 16 TiB device is a clear error that says how to
+/// give the device room, and the room it says is enough.
+#[test]
+fn a_block_trace_beyond_the_device_says_how_to_make_room() {
+    let p = write(
+        "beyond_msr.csv",
+        format!("1,hm,0,Read,{},4096,10\n", 20u64 << 40).as_bytes(),
+    );
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--format",
+        "msr",
+        "--ram",
+        "64MiB",
+    ]);
+    assert_usage_error(&o, "replay", None, "do not fit in device disk (16 TiB)");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("20.0 TiB"), "{err}");
+    assert!(err.contains("--set devices.disk.size=SIZE"), "{err}");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--format",
+        "msr",
+        "--ram",
+        "64MiB",
+        "--set",
+        "devices.disk.size=32TiB",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Writes are not accesses for the LRU from v4.7 (`read-only-activation`, on in the
 /// default 6.18 era): 64 pages written three times each and one batch of them (the era's
 /// PAGEVEC_SIZE, 31) then read twice, all in RAM, with readahead off, activate exactly the

@@ -153,6 +153,7 @@ struct Sparse {
 }
 
 impl Sparse {
+    #[inline(never)]
     fn get(&self, index: u64) -> u32 {
         if index >= self.len {
             return 0;
@@ -256,10 +257,16 @@ impl PageVersions {
     /// Store `version` at `index` (growing with zeros).
     #[inline]
     pub fn set(&mut self, index: u64, version: u32) {
-        // A page inside the vector (the common case: a file written from its start).
+        // A page inside the vector or just past its end (the common cases: a file written
+        // from its start; an append never takes the sparse form).
         if let Versions::Pages(p) = &mut self.0 {
-            if let Some(v) = p.get_mut(index as usize) {
+            let i = index as usize;
+            if let Some(v) = p.get_mut(i) {
                 *v = version;
+                return;
+            }
+            if i == p.len() {
+                p.push(version);
                 return;
             }
         }
@@ -267,6 +274,7 @@ impl PageVersions {
     }
 
     /// `set`, with the vector form's largest length `limit` (tests use small ones).
+    #[inline(never)]
     fn set_with_limit(&mut self, index: u64, version: u32, limit: u64) {
         match &mut self.0 {
             Versions::Uniform { version: u, len } => {

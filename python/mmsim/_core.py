@@ -456,8 +456,9 @@ class Run:
     @property
     def cgroups(self) -> Optional[pd.DataFrame]:
         """Memory cgroups (root ``/`` first), or None when the scenario declares none: the
-        limits, ``current``, ``peak``, ``swap_current`` (bytes), ``events.*``,
-        ``events_local.*`` and ``stat.*`` (memory.stat) columns."""
+        limits, ``current``, ``peak``, ``swap_current``, ``swap_peak`` (bytes), ``events.*``,
+        ``events_local.*``, ``swap_events.*`` (memory.swap.events) and ``stat.*``
+        (memory.stat) columns."""
         cgs = self.doc.get("cgroups")
         if not cgs:
             return None

@@ -46,6 +46,7 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         memory_low: 0,
         memory_min: 0,
         swap_max: None,
+        swap_high: None,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

@@ -202,8 +202,14 @@ pub struct CgroupReport {
     pub current: u64,
     /// memory.peak, bytes.
     pub peak: u64,
+    /// memory.swap.high, bytes (None = max).
+    pub swap_high: Option<u64>,
     /// memory.swap.current, bytes.
     pub swap_current: u64,
+    /// memory.swap.peak, bytes.
+    pub swap_peak: u64,
+    /// memory.swap.events (hierarchical).
+    pub swap_events: crate::mm::memcontrol::MemcgSwapEvents,
     /// memory.events (hierarchical).
     pub events: crate::mm::memcontrol::MemcgEvents,
     /// memory.events.local.
@@ -333,6 +339,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
             stat.insert("pgscan".to_string(), pgscan);
             stat.insert("pgsteal".to_string(), pgsteal);
             let mut events = MemcgEvents::default();
+            let mut swap_events = crate::mm::memcontrol::MemcgSwapEvents::default();
             for c in sub.clone() {
                 let e = &sim.memcgs[c as usize].events;
                 events.low += e.low;
@@ -340,6 +347,10 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 events.max += e.max;
                 events.oom += e.oom;
                 events.oom_kill += e.oom_kill;
+                let e = &sim.memcgs[c as usize].swap_events;
+                swap_events.high += e.high;
+                swap_events.max += e.max;
+                swap_events.fail += e.fail;
             }
             CgroupReport {
                 name: if mc.name.is_empty() {
@@ -354,7 +365,10 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 swap_max: bytes(mc.swap_max),
                 current: mc.usage * page,
                 peak: mc.peak * page,
+                swap_high: bytes(mc.swap_high),
                 swap_current: mc.swap_usage * page,
+                swap_peak: mc.swap_peak * page,
+                swap_events,
                 events,
                 events_local: mc.events,
                 stat,
@@ -1012,6 +1026,23 @@ pub fn write_summary(
                 c.stat["pgsteal"],
                 c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
             )?;
+            let s = &c.swap_events;
+            if c.swap_peak > 0 || s.high > 0 || s.max > 0 || s.fail > 0 {
+                writeln!(
+                    out,
+                    "  {:<12} swap {:>8.1} {:>8.1} {:>6}  memory.swap.events high {} max {} fail {}{}",
+                    "",
+                    mib(c.swap_current),
+                    mib(c.swap_peak),
+                    c.swap_max
+                        .map_or("max".to_string(), |m| format!("{:.0}", mib(m))),
+                    s.high,
+                    s.max,
+                    s.fail,
+                    c.swap_high
+                        .map_or(String::new(), |h| format!("  (swap.high {:.0})", mib(h))),
+                )?;
+            }
         }
     }
     let pressured: Vec<(&str, &crate::psi::Pressure)> = r

@@ -141,6 +141,8 @@ pub struct CgroupSpec {
     pub memory_min: u64,
     /// memory.swap.max: swap the cgroup may use.
     pub swap_max: Option<u64>,
+    /// memory.swap.high (5.8): swap usage above it throttles the cgroup's allocations.
+    pub swap_high: Option<u64>,
 }
 
 /// A swap area on its own block device.
@@ -1720,6 +1722,7 @@ const CGROUP_KEYS: &[&str] = &[
     "memory_low",
     "memory_min",
     "swap_max",
+    "swap_high",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -1750,7 +1753,7 @@ fn want_limit(
             }
         ))),
         Value::Str(s) if s.trim() == "max" => Err(loc.err(
-            "\"max\" is accepted by memory_max, memory_high and swap_max; this is a size \
+            "\"max\" is accepted by memory_max, memory_high, swap_max and swap_high; this is a size \
              (default 0, no protection)",
         )),
         _ => want_size(item, loc, Some(ram)).map(Some),
@@ -1759,7 +1762,11 @@ fn want_limit(
 
 /// `[[cgroups]]`: memory cgroups with cgroup v2 limits, each parent declared before its
 /// children.
-fn read_cgroups(root: &View<'_>, ram: u64) -> Result<Vec<CgroupSpec>, ScenarioError> {
+fn read_cgroups(
+    root: &View<'_>,
+    ram: u64,
+    kernel: Option<crate::kernel::KernelEra>,
+) -> Result<Vec<CgroupSpec>, ScenarioError> {
     let mut cgroups: Vec<CgroupSpec> = Vec::new();
     let Some((views, _)) = root.tables("cgroups")? else {
         return Ok(cgroups);
@@ -1795,7 +1802,7 @@ fn read_cgroups(root: &View<'_>, ram: u64) -> Result<Vec<CgroupSpec>, ScenarioEr
             |key: &str, max_ok: bool| -> Result<(Option<u64>, Option<Loc>), ScenarioError> {
                 let v = g.opt(key, |i, l| want_limit(i, l, ram, max_ok))?;
                 if let Some((Some(bytes), loc)) = &v {
-                    if key != "swap_max" && *bytes > ram {
+                    if !key.starts_with("swap_") && *bytes > ram {
                         return Err(loc.err(format!(
                             "{key} ({}) is above the machine's RAM ({})",
                             fmt_bytes(*bytes),
@@ -1813,6 +1820,15 @@ fn read_cgroups(root: &View<'_>, ram: u64) -> Result<Vec<CgroupSpec>, ScenarioEr
         let (memory_low, _) = limit("memory_low", false)?;
         let (memory_min, min_loc) = limit("memory_min", false)?;
         let (swap_max, _) = limit("swap_max", true)?;
+        let (swap_high, swap_high_loc) = limit("swap_high", true)?;
+        if let (Some(k), Some(loc)) = (kernel, &swap_high_loc) {
+            if k < SWAP_HIGH_SINCE {
+                return Err(loc.err(format!(
+                    "memory.swap.high exists from kernel 5.8 on (the {SWAP_HIGH_SINCE} era); \
+                     this scenario sets kernel = \"{k}\""
+                )));
+            }
+        }
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -1830,10 +1846,14 @@ fn read_cgroups(root: &View<'_>, ram: u64) -> Result<Vec<CgroupSpec>, ScenarioEr
             memory_low,
             memory_min,
             swap_max,
+            swap_high,
         });
     }
     Ok(cgroups)
 }
+
+/// The first era with memory.swap.high (5.8, "mm: memcontrol: add memory.swap.high").
+pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
 
 /// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
 fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {
@@ -1910,7 +1930,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let kernel = read_kernel(&root)?;
     let (policy, mglru) = read_policy(&root, kernel)?;
     let swap = read_swap(&root, total_memory_bytes)?;
-    let cgroups = read_cgroups(&root, total_memory_bytes)?;
+    let cgroups = read_cgroups(&root, total_memory_bytes, kernel)?;
     let env0 = Env {
         total_memory_bytes,
         seed,

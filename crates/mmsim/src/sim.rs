@@ -741,6 +741,17 @@ impl Sim {
             }
             nodes.push(PgData::new(n, first, pages_per_node as u32));
         }
+        if let Some(c) = sc.cgroups.iter().find(|c| c.swap_high.is_some()) {
+            if features.era < crate::scenario::SWAP_HIGH_SINCE {
+                return Err(format!(
+                    "cgroup {} sets swap_high, but memory.swap.high exists from kernel 5.8 on \
+                     (the {} era); this run follows kernel {}",
+                    c.name,
+                    crate::scenario::SWAP_HIGH_SINCE,
+                    features.era
+                ));
+            }
+        }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let policy = features.policy.or(sc.policy).unwrap_or_default();

@@ -103,6 +103,19 @@ pub struct MemcgEvents {
     pub oom_kill: u64,
 }
 
+/// memory.swap.events (local counts; the report sums a cgroup's subtree, as
+/// memcg_memory_event propagates them to every ancestor below the root).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemcgSwapEvents {
+    /// The over-high work found swap usage above memory.swap.high (MEMCG_SWAP_HIGH,
+    /// swap_find_max_overage: once per memcg and pass).
+    pub high: u64,
+    /// A swap-out was refused at memory.swap.max (MEMCG_SWAP_MAX).
+    pub max: u64,
+    /// A swap-out found no slot, or was refused at memory.swap.max (MEMCG_SWAP_FAIL).
+    pub fail: u64,
+}
+
 /// Which memory.events counter to bump (enum memcg_memory_event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemcgEvent {
@@ -143,6 +156,13 @@ pub struct MemCgroup {
     pub peak: u64,
     /// memory.swap.current: swap slots charged here and below.
     pub swap_usage: u64,
+    /// memory.swap.high, pages (5.8): swap usage above it throttles the cgroup's
+    /// allocations (mem_cgroup_handle_over_high); it reclaims nothing.
+    pub swap_high: u64,
+    /// memory.swap.peak (6.5): the most `swap_usage` has been.
+    pub swap_peak: u64,
+    /// memory.swap.events of the pages charged here (local).
+    pub swap_events: MemcgSwapEvents,
     /// Effective memory.min (computed by mem_cgroup_calculate_protection).
     pub emin: u64,
     /// Effective memory.low.
@@ -170,6 +190,9 @@ impl MemCgroup {
             usage: 0,
             peak: 0,
             swap_usage: 0,
+            swap_high: PAGE_COUNTER_MAX,
+            swap_peak: 0,
+            swap_events: MemcgSwapEvents::default(),
             emin: 0,
             elow: 0,
             events: MemcgEvents::default(),
@@ -208,6 +231,7 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.low = s.memory_low / crate::mm::page::PAGE_SIZE;
             m.min = s.memory_min / crate::mm::page::PAGE_SIZE;
             m.swap_max = pages(s.swap_max);
+            m.swap_high = pages(s.swap_high);
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -456,9 +480,10 @@ impl Sim {
     }
 
     /// page_counter_charge of `nr` pages up the ancestry (excluding the root), one atomic
-    /// per level; usage above memory.high queues the over-high work for the return to user
-    /// space (try_charge's memcg_nr_pages_over_high += batch; the `high` event is counted
-    /// by reclaim_high when that work runs).
+    /// per level; usage above memory.high, or swap usage above memory.swap.high, queues the
+    /// over-high work for the return to user space (try_charge's
+    /// memcg_nr_pages_over_high += batch; the `high` events are counted when that work
+    /// runs: reclaim_high's and swap_find_max_overage's).
     fn page_counter_charge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         let mut over_high = false;
@@ -467,7 +492,7 @@ impl Sim {
             let mc = &mut self.memcgs[id as usize];
             mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);
-            over_high |= mc.usage > mc.high;
+            over_high |= mc.usage > mc.high || mc.swap_usage > mc.swap_high;
             c = self.parent_below_root(id);
         }
         if over_high {
@@ -714,7 +739,8 @@ impl Sim {
     }
 
     /// mem_cgroup_try_charge_swap: charge a swap slot to the page's memcg; false if the
-    /// memcg or an ancestor is at memory.swap.max.
+    /// memcg or an ancestor is at memory.swap.max — a swap.events `max` and `fail` of the
+    /// page's memcg (and, in the report, its ancestors).
     pub fn mem_cgroup_try_charge_swap(&mut self, pfn: Pfn, off: u32) -> bool {
         let m = self.mem[pfn as usize].memcg;
         if m == NO_MEMCG {
@@ -724,19 +750,33 @@ impl Sim {
         while let Some(id) = c {
             let mc = &self.memcgs[id as usize];
             if mc.swap_usage + 1 > mc.swap_max {
+                let e = &mut self.memcgs[m as usize].swap_events;
+                e.max += 1;
+                e.fail += 1;
                 return false;
             }
             c = self.parent_below_root(id);
         }
         let mut c = nonroot(m);
         while let Some(id) = c {
-            self.memcgs[id as usize].swap_usage += 1;
+            let mc = &mut self.memcgs[id as usize];
+            mc.swap_usage += 1;
+            mc.swap_peak = mc.swap_peak.max(mc.swap_usage);
             c = self.parent_below_root(id);
         }
         if let Some(slot) = self.swap_cgroup.get_mut(off as usize) {
             *slot = m;
         }
         true
+    }
+
+    /// __mem_cgroup_try_charge_swap without a slot (folio_alloc_swap calls it even when
+    /// the allocation failed): a swap.events `fail` of the page's memcg, not the root's.
+    pub fn mem_cgroup_swap_fail(&mut self, pfn: Pfn) {
+        let m = self.mem[pfn as usize].memcg;
+        if m != NO_MEMCG && m != ROOT_MEM_CGROUP {
+            self.memcgs[m as usize].swap_events.fail += 1;
+        }
     }
 
     /// mem_cgroup_uncharge_swap: a swap slot is freed.
@@ -1041,8 +1081,10 @@ impl Sim {
                 nr_pages
             };
             let nr_reclaimed = self.reclaim_high(memcg, want);
-            let penalty = calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages, batch)
-                .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            let swap_overage = self.swap_find_max_overage(memcg);
+            let penalty = (calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages, batch)
+                + calculate_high_delay(swap_overage, nr_pages, batch))
+            .min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
             // Not worth sleeping for less than HZ/100.
             if penalty <= 1000 / 100 {
                 break 0;
@@ -1083,6 +1125,23 @@ impl Sim {
         while let Some(id) = c {
             let mc = &self.memcgs[id as usize];
             max = max.max(calculate_overage(mc.usage, mc.high));
+            c = self.parent_below_root(id);
+        }
+        max
+    }
+
+    /// swap_find_max_overage: the largest memory.swap.high overage of the ancestry; each
+    /// memcg over its swap.high counts a memory.swap.events `high`.
+    fn swap_find_max_overage(&mut self, memcg: MemcgId) -> u64 {
+        let mut max = 0;
+        let mut c = nonroot(memcg);
+        while let Some(id) = c {
+            let mc = &mut self.memcgs[id as usize];
+            let overage = calculate_overage(mc.swap_usage, mc.swap_high);
+            if overage > 0 {
+                mc.swap_events.high += 1;
+            }
+            max = max.max(overage);
             c = self.parent_below_root(id);
         }
         max

@@ -201,6 +201,9 @@ impl Sim {
     pub fn add_to_swap(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::AddToSwap);
         let Some(off) = self.get_swap_page() else {
+            if self.swap.is_some() {
+                self.mem_cgroup_swap_fail(pfn);
+            }
             self.leave(prev);
             return false;
         };

@@ -173,6 +173,26 @@ impl MemcgEventsView {
     }
 }
 
+/// memory.swap.events of a cgroup (`cgroups[].swap_events`; absent in documents from
+/// before it was reported: zeros).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct MemcgSwapEventsView {
+    /// Swap usage went over memory.swap.high.
+    pub high: u64,
+    /// A swap-out was refused at memory.swap.max.
+    pub max: u64,
+    /// A swap-out found no slot or was refused at memory.swap.max.
+    pub fail: u64,
+}
+
+impl MemcgSwapEventsView {
+    /// The counters under their memory.swap.events names, in the file's order.
+    pub fn entries(&self) -> [(&'static str, u64); 3] {
+        [("high", self.high), ("max", self.max), ("fail", self.fail)]
+    }
+}
+
 /// One memory cgroup at the end of a run (`cgroups[]`); sizes in bytes, `None` = "max".
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(default)]
@@ -195,8 +215,14 @@ pub struct CgroupView {
     pub peak: u64,
     /// memory.swap.current at the end of the run.
     pub swap_current: u64,
+    /// memory.swap.high.
+    pub swap_high: Option<u64>,
+    /// memory.swap.peak.
+    pub swap_peak: u64,
     /// memory.events (hierarchical).
     pub events: MemcgEventsView,
+    /// memory.swap.events (hierarchical).
+    pub swap_events: MemcgSwapEventsView,
     /// memory.events.local.
     pub events_local: MemcgEventsView,
     /// memory.stat (hierarchical): sizes in bytes, events in counts.

@@ -661,6 +661,27 @@ pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
                 t.rows
                     .push(CompareRow::new("memory.events", key, LowerIsBetter, values));
             }
+            // Swap: only when some run swapped from the cgroup or was refused.
+            let swapped = |c: &CgroupView| {
+                c.swap_peak > 0 || c.swap_events.entries().iter().any(|(_, n)| *n > 0)
+            };
+            if views.iter().flatten().any(|c| swapped(c)) {
+                let peak = views.iter().map(|c| c.map(|c| mib(c.swap_peak))).collect();
+                t.rows
+                    .push(CompareRow::neutral("memory.swap.peak", "(MiB)", peak));
+                for (i, (key, _)) in cg.swap_events.entries().iter().enumerate() {
+                    let values = views
+                        .iter()
+                        .map(|c| c.map(|c| c.swap_events.entries()[i].1 as f64))
+                        .collect();
+                    t.rows.push(CompareRow::new(
+                        "memory.swap.events",
+                        key,
+                        LowerIsBetter,
+                        values,
+                    ));
+                }
+            }
             t
         })
         .collect()
@@ -1051,6 +1072,30 @@ mod tests {
         let mut f = c.clone();
         f[0].cgroups.clear();
         assert!(render_all(&f, &names).contains("cgroups: the baseline run has none"));
+    }
+
+    #[test]
+    fn cgroup_tables_show_swap_only_when_a_run_swapped() {
+        let d = docs();
+        let c = vec![
+            with_cgroup(&d[0], 1000, 60, 10),
+            with_cgroup(&d[1], 250, 48, 10),
+        ];
+        let names = default_names(&c);
+        let t = &cgroup_tables(&c, &names)[1];
+        assert!(t.rows.iter().all(|r| !r.stat.starts_with("memory.swap")));
+        // The second run swapped 16 MiB at most and was refused 5 swap-outs.
+        let mut s = c.clone();
+        s[1].cgroups[1].swap_peak = 16 << 20;
+        s[1].cgroups[1].swap_events.max = 5;
+        s[1].cgroups[1].swap_events.fail = 5;
+        let t = &cgroup_tables(&s, &names)[1];
+        let peak = row(t, "memory.swap.peak", "(MiB)");
+        assert!(peak.neutral && close(peak.values[0], 0.0) && close(peak.values[1], 16.0));
+        let max = row(t, "memory.swap.events", "max");
+        assert_eq!(max.direction, LowerIsBetter);
+        assert!(close(max.values[1], 5.0));
+        assert!(close(row(t, "memory.swap.events", "fail").values[1], 5.0));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use common::{run_sc, task_report};
 use mmsim::kernel::KernelEra;
 use mmsim::run::{CgroupReport, RunReport};
 use mmsim::scenario::{parse_scenario, CgroupSpec, Scenario};
-use mmsim::sim::RunEnd;
+use mmsim::sim::{RunEnd, Sim};
 use proptest::prelude::*;
 
 const MIB: u64 = 1 << 20;
@@ -23,6 +23,7 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         memory_low: 0,
         memory_min: 0,
         swap_max: None,
+        swap_high: None,
     }
 }
 
@@ -541,6 +542,11 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
     // started rather than OOM at once.
     let old = swap_run_on(None, KernelEra::V4_2);
     assert_eq!(cg(&old, "box").events.oom_kill, 0, "{:?}", old.oom);
+    // Without a swap limit no swap-out is refused; memory.swap.peak is the most the
+    // cgroup had in swap, at least what it has at the end.
+    let b = cg(&unlimited, "box");
+    assert_eq!((b.swap_events.max, b.swap_events.fail), (0, 0));
+    assert!(b.swap_peak >= b.swap_current && b.swap_peak > 16 * MIB);
     let limited = swap_run(Some(16 * MIB));
     let b = cg(&limited, "box");
     assert!(b.swap_current <= 16 * MIB);
@@ -548,6 +554,84 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
         b.events.oom_kill, 1,
         "64 MiB + 16 MiB of swap cannot hold 96 MiB"
     );
+    // memory.swap.events: the swap-outs refused at memory.swap.max are both `max` and
+    // `fail`; the peak is the limit, reached.
+    assert!(b.swap_events.max > 0, "{:?}", b.swap_events);
+    assert_eq!(b.swap_events.fail, b.swap_events.max);
+    assert_eq!(b.swap_peak, 16 * MIB);
+    // A swap device too small for what the cgroup must swap: swap-outs fail for want of
+    // a slot (`fail` without `max`).
+    let small = run(
+        &with_cgroups(
+            &SWAPPY.replace("size = \"256MiB\"", "size = \"8MiB\""),
+            vec![cgroup("box", Some(64 * MIB))],
+            &[("hog", "box")],
+        ),
+        KernelEra::V6_18,
+        true,
+    );
+    let b = cg(&small, "box");
+    assert_eq!(b.swap_events.max, 0);
+    assert!(b.swap_events.fail > 0, "{:?}", b.swap_events);
+    assert_eq!(b.swap_peak, 8 * MIB);
+}
+
+/// memory.swap.high (5.8) throttles, it does not limit: the 96 MiB hog in a 64 MiB cgroup
+/// swaps about 32 MiB; with swap.high at 8 MiB its allocations past that are throttled on
+/// the return to user space (swap_find_max_overage's penalty added to memory.high's, the
+/// sleep a memory stall), each over-high pass counts a memory.swap.events `high`, and the
+/// swap still goes past swap.high. The penalty grows with the overage squared, so the
+/// hog takes longer. On 4.14 the file does not exist: an error, in the scenario (with its
+/// line) and for a run of another era.
+#[test]
+fn swap_high_throttles_without_limiting() {
+    let in_box = |swap_high: Option<u64>| {
+        let mut c = cgroup("box", Some(64 * MIB));
+        c.swap_high = swap_high;
+        with_cgroups(SWAPPY, vec![c], &[("hog", "box")])
+    };
+    let free = run(&in_box(None), KernelEra::V6_18, false);
+    let high = run(&in_box(Some(8 * MIB)), KernelEra::V6_18, false);
+    let (f, h) = (cg(&free, "box"), cg(&high, "box"));
+    let elapsed = |r: &RunReport| r.tasks.iter().find(|t| t.name == "hog").unwrap().elapsed_ns;
+    eprintln!(
+        "hog: {} ms free, {} ms with swap.high 8 MiB; swap.events {:?}; swap peak {} MiB",
+        elapsed(&free) / 1_000_000,
+        elapsed(&high) / 1_000_000,
+        h.swap_events,
+        h.swap_peak >> 20
+    );
+    assert_eq!(f.swap_events.high, 0);
+    assert!(h.swap_events.high > 0, "{:?}", h.swap_events);
+    assert_eq!((h.swap_events.max, h.swap_events.fail), (0, 0));
+    assert!(
+        h.swap_peak > 8 * MIB,
+        "not a limit: {} MiB",
+        h.swap_peak >> 20
+    );
+    assert!(elapsed(&high) > elapsed(&free));
+    let stall = |c: &CgroupReport| c.pressure.expect("6.18 has PSI").memory.some.total_us;
+    assert!(stall(h) > stall(f), "{} vs {} us", stall(h), stall(f));
+    assert_eq!(h.swap_high, Some(8 * MIB));
+    // The era without it.
+    let f414 = KernelEra::V4_14.features("patched").unwrap();
+    let err = Sim::new(&in_box(Some(8 * MIB)), f414)
+        .err()
+        .expect("an error on 4.14");
+    assert!(
+        err.contains("cgroup box sets swap_high") && err.contains("5.8"),
+        "{err}"
+    );
+    let text =
+        format!("kernel = \"4.14\"{SWAPPY}[[cgroups]]\nname = \"box\"\nswap_high = \"8MiB\"\n")
+            .replace("[[tasks]]", "[[tasks]]\ncgroup = \"box\"");
+    let e = parse_scenario(&text, "sh.toml", &[]).expect_err("4.14 has no swap.high");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sh.toml:") && msg.contains("swap_high"),
+        "{msg}"
+    );
+    assert!(msg.contains("exists from kernel 5.8"), "{msg}");
 }
 
 /// A 48 MiB file read three times in a 64 MiB cgroup beside 32 MiB of anonymous memory

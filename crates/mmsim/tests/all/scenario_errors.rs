@@ -650,6 +650,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 memory_low: 0,
                 memory_min: 0,
                 swap_max: None,
+                swap_high: None,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -658,6 +659,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 memory_low: 4 * GIB / 8,
                 memory_min: 64 << 20,
                 swap_max: Some(256 << 20),
+                swap_high: None,
             },
         ]
     );

@@ -359,9 +359,19 @@ fn compares_cgroup_runs_of_two_kernel_eras() {
         .unwrap_or_else(|| panic!("no pgscan row in\n{out}"));
     assert_eq!(pgscan.matches('%').count(), 2, "{pgscan}");
     assert!(pgscan.contains(" 0.00%)"), "{pgscan}");
-    for want in ["memory.peak", "memory.events max", "memory.events oom_kill"] {
+    // Rows by their words (the label column is as wide as its longest label).
+    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "memory.peak",
+        "memory.events max",
+        "memory.events oom_kill",
+        // Both runs swapped: the swap rows are there.
+        "memory.swap.peak (MiB)",
+        "memory.swap.events max",
+        "memory.swap.events fail",
+    ] {
         assert!(
-            table.iter().any(|l| l.starts_with(want)),
+            table.iter().any(|l| words(l).starts_with(want)),
             "no {want} row in\n{out}"
         );
     }

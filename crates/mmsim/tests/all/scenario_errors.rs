@@ -865,7 +865,7 @@ fn negative_cgroup_limit() {
         "cgroups.a.memory_low",
     );
     assert!(
-        msg.contains("memory_max, memory_high and swap_max"),
+        msg.contains("memory_max, memory_high, swap_max and swap_high"),
         "{msg}"
     );
     let msg = expect_err(

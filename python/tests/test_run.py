@@ -99,6 +99,8 @@ def test_cgroups_and_mglru_views():
     cg = r.cgroups
     assert cg is not None and cg.index[0] == "/"
     assert {"current", "peak", "stat.pgscan", "events.oom_kill"} <= set(cg.columns)
+    assert {"swap_peak", "swap_events.high", "swap_events.max", "swap_events.fail"} <= set(cg.columns)
+    assert (cg["swap_peak"] >= cg["swap_current"]).all()
     s = r.series
     assert any(c.startswith("memory.current:") for c in s.columns)
     assert "lru_gen0_file" in s.columns and r.policy == "mglru"

@@ -21,7 +21,8 @@
 //!   same seed before cgroups existed): in half of the cases 1–3 `[[cgroups]]`, the
 //!   second sometimes a child of the first (`a/b`), each with a random memory.max between
 //!   RAM/16 and RAM (or `"max"`), sometimes memory.high, memory.low and memory.min below
-//!   the max, and with swap sometimes swap_max; each task then runs in a random one of
+//!   the max, and with swap sometimes swap_max (and swap_high from the 6.1 era, from a
+//!   generator of its own); each task then runs in a random one of
 //!   them or in the root. The limits always pass the scenario's validation.
 //! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
 //!   it (6.1 and later).
@@ -395,7 +396,7 @@ pub fn generate(seed: u64) -> SwarmCase {
         &format!("; kernel {era} features {}", on.join(",")),
     );
     t.insert_str(kernel_at, &format!("kernel = \"{era}\"\n"));
-    let cgroups = draw_cgroups(&mut rng, ram, swap_mib, nr_tasks);
+    let cgroups = draw_cgroups(&mut rng, ram, swap_mib, nr_tasks, era);
     if let Some(cg) = &cgroups {
         t.push_str(&cg.toml);
         let _ = write!(sum, "; cgroups {}", cg.summary.join(", "));
@@ -688,6 +689,9 @@ struct CaseCgroups {
 /// - memory.low in 1/3: up to half the max (or RAM);
 /// - memory.min in 1/4: up to a quarter of the max (or RAM), at most RAM/8;
 /// - swap_max in 1/3 of the cases with swap: 0 ..= the swap size;
+/// - swap_high in 1/4 of the cases with swap on eras that have it (6.1 and later): 0 ..=
+///   the swap size, drawn from a generator of its own (seeded from a copy of the case's),
+///   so that the rest of a seed's case is what it was before swap_high existed;
 ///
 /// and each of the `nr_tasks` tasks in one of them or in the root, uniformly. Sizes are
 /// whole pages, written in KiB. Every limit is at most RAM and memory.min at most
@@ -697,10 +701,12 @@ fn draw_cgroups(
     ram: u64,
     swap_mib: Option<u64>,
     nr_tasks: u32,
+    era: KernelEra,
 ) -> Option<CaseCgroups> {
     if !rng.gen_bool(0.5) {
         return None;
     }
+    let mut side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5357_4150_4849_4748);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -748,6 +754,11 @@ fn draw_cgroups(
                 let p = rng.gen_range(0..=smib << 8);
                 let _ = writeln!(toml, "swap_max = \"{}KiB\"", p * 4);
                 lim.push(format!("swap {}KiB", p * 4));
+            }
+            if era >= crate::scenario::SWAP_HIGH_SINCE && side.gen_bool(0.25) {
+                let p = side.gen_range(0..=smib << 8);
+                let _ = writeln!(toml, "swap_high = \"{}KiB\"", p * 4);
+                lim.push(format!("swap.high {}KiB", p * 4));
             }
         }
         summary.push(if lim.is_empty() {
@@ -817,6 +828,12 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
     };
     if let Some(k) = opts.kernel {
         let _ = write!(res.summary, " (--kernel {k})");
+        if k < crate::scenario::SWAP_HIGH_SINCE && sc.cgroups.iter().any(|c| c.swap_high.is_some())
+        {
+            // --kernel older than memory.swap.high: the case runs without it.
+            sc.cgroups.iter_mut().for_each(|c| c.swap_high = None);
+            res.summary.push_str(" (no swap.high: the era has none)");
+        }
         if sc.policy.is_some_and(|p| k < p.ops().since) {
             // --kernel older than the drawn policy: the case runs the classic policy.
             sc.policy = None;

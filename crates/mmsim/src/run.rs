@@ -1027,7 +1027,8 @@ pub fn write_summary(
                 c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
             )?;
             let s = &c.swap_events;
-            if c.swap_peak > 0 || s.high > 0 || s.max > 0 || s.fail > 0 {
+            // The root has no swap files (its swap is not counted per cgroup).
+            if c.name != "/" && (c.swap_peak > 0 || s.high > 0 || s.max > 0 || s.fail > 0) {
                 writeln!(
                     out,
                     "  {:<12} swap {:>8.1} {:>8.1} {:>6}  memory.swap.events high {} max {} fail {}{}",

@@ -577,7 +577,8 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
 }
 
 /// memory.swap.high (5.8) throttles, it does not limit: the 96 MiB hog in a 64 MiB cgroup
-/// swaps about 32 MiB; with swap.high at 8 MiB its allocations past that are throttled on
+/// of examples/swap_high.toml (docs/EXPERIMENTS.md, "memory.swap.high") swaps; with
+/// swap.high at 8 MiB its allocations past that are throttled on
 /// the return to user space (swap_find_max_overage's penalty added to memory.high's, the
 /// sleep a memory stall), each over-high pass counts a memory.swap.events `high`, and the
 /// swap still goes past swap.high. The penalty grows with the overage squared, so the
@@ -585,10 +586,14 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
 /// line) and for a run of another era.
 #[test]
 fn swap_high_throttles_without_limiting() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/swap_high.toml");
+    let text = std::fs::read_to_string(path).expect("the example exists");
+    let example = parse_scenario(&text, path, &[]).expect("the example parses");
+    assert_eq!(example.cgroups[0].swap_high, Some(8 * MIB));
     let in_box = |swap_high: Option<u64>| {
-        let mut c = cgroup("box", Some(64 * MIB));
-        c.swap_high = swap_high;
-        with_cgroups(SWAPPY, vec![c], &[("hog", "box")])
+        let mut sc = example.clone();
+        sc.cgroups[0].swap_high = swap_high;
+        sc
     };
     let free = run(&in_box(None), KernelEra::V6_18, false);
     let high = run(&in_box(Some(8 * MIB)), KernelEra::V6_18, false);

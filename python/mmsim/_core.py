@@ -389,7 +389,8 @@ class Run:
     def series(self) -> pd.DataFrame:
         """The time series: one row per sample, indexed by simulated time (``time_s``,
         seconds; ``t_ns`` is the exact time), one column per sampled counter; with
-        cgroups, ``memory.current:<cgroup>`` (bytes); under MGLRU, ``lru_gen<i>_anon`` and
+        cgroups, ``memory.current:<cgroup>`` (bytes), and with swap too
+        ``memory.swap.current:<cgroup>`` (bytes); under MGLRU, ``lru_gen<i>_anon`` and
         ``lru_gen<i>_file`` (pages, youngest generation first)."""
         cols = list(self.doc["series_columns"])
         samples = self.doc["series"]
@@ -401,6 +402,12 @@ class Run:
             for i, n in enumerate(names):
                 data[f"memory.current:{n}"] = [
                     s["cgroups"][i] * 4096 if i < len(s.get("cgroups", [])) else None for s in samples
+                ]
+        if names and any(s.get("cgroups_swap") for s in samples):
+            for i, n in enumerate(names):
+                data[f"memory.swap.current:{n}"] = [
+                    s["cgroups_swap"][i] * 4096 if i < len(s.get("cgroups_swap", [])) else None
+                    for s in samples
                 ]
         ngen = max((len(s.get("lru_gen", [])) for s in samples), default=0)
         for g in range(ngen):

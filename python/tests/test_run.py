@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import mmsim
-from conftest import SMALL_DD
+from conftest import REPO, SMALL_DD
 
 # (scenario, run kwargs, the CLI's flags): each must give the CLI's JSON exactly.
 CASES = {
@@ -101,9 +101,22 @@ def test_cgroups_and_mglru_views():
     assert {"current", "peak", "stat.pgscan", "events.oom_kill"} <= set(cg.columns)
     assert {"swap_peak", "swap_events.high", "swap_events.max", "swap_events.fail"} <= set(cg.columns)
     assert (cg["swap_peak"] >= cg["swap_current"]).all()
+    # Without a [swap] device no swap series is sampled.
+    assert not any(c.startswith("memory.swap.current:") for c in r.series.columns)
     s = r.series
     assert any(c.startswith("memory.current:") for c in s.columns)
     assert "lru_gen0_file" in s.columns and r.policy == "mglru"
+
+
+def test_swap_series_and_swap_files():
+    """A cgroup that swaps: memory.swap.current over time per cgroup, within memory.swap.peak."""
+    r = mmsim.run(str(REPO / "examples" / "swap_high.toml"), set={"cgroups.box.swap_high": "max"})
+    s = r.series["memory.swap.current:box"]
+    cg = r.cgroups
+    assert s.max() > 0 and s.max() <= cg.loc["box", "swap_peak"]
+    assert (r.series["memory.swap.current:/"] == 0).all()
+    assert cg.loc["box", "swap_events.high"] == 0
+    assert pd.isna(cg.loc["box", "swap_high"])  # "max"
 
 
 def test_pressure_view():

@@ -443,6 +443,10 @@ pub struct Sample {
     /// memory.current of each memcg (root first), pages; empty without cgroups.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<u64>,
+    /// memory.swap.current of each memcg (root first: 0, it has no swap counter), pages;
+    /// empty without cgroups or without swap.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroups_swap: Vec<u64>,
     /// MGLRU generation sizes, youngest first: [anon, file] per generation (summed over
     /// lruvecs); empty under the classic policy.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -1640,6 +1644,11 @@ impl Sim {
         } else {
             Vec::new()
         };
+        let cgroups_swap = if self.memcgs.len() > 1 && self.swap.is_some() {
+            self.memcgs.iter().map(|m| m.swap_usage).collect()
+        } else {
+            Vec::new()
+        };
         let lru_gen = if self.lru_gen_enabled() {
             self.lru_gen_sample()
         } else {
@@ -1649,6 +1658,7 @@ impl Sim {
             t_ns: t / 1_000,
             values,
             cgroups,
+            cgroups_swap,
             lru_gen,
         });
     }

@@ -573,9 +573,10 @@ fn plot_grid(page: &mut Page, docs: &[RunDoc], names: &[String]) {
     type Keep = fn(&Plot) -> bool;
     let groups: [(&str, Keep); 4] = [
         ("Counters over time", |p| p.stem.starts_with("series-")),
-        ("Memory cgroups: memory.current over time", |p| {
-            p.stem.starts_with("cgroup-")
-        }),
+        (
+            "Memory cgroups: memory.current (and memory.swap.current) over time",
+            |p| p.stem.starts_with("cgroup-"),
+        ),
         ("MGLRU generations over time", |p| {
             p.stem.starts_with("lru-gen-")
         }),

@@ -139,6 +139,10 @@ pub struct SampleView {
     /// memory.current of each memory cgroup, pages, in `cgroups` order (root first);
     /// empty without cgroups.
     pub cgroups: Vec<u64>,
+    /// memory.swap.current of each memory cgroup, pages, in `cgroups` order; empty
+    /// without cgroups or swap (and in documents from before it was sampled).
+    #[serde(default)]
+    pub cgroups_swap: Vec<u64>,
     /// MGLRU generation sizes, youngest first ([anon, file]); empty for classic runs.
     #[serde(default)]
     pub lru_gen: Vec<[i64; 2]>,
@@ -347,13 +351,24 @@ impl RunDoc {
     /// sample's entry at the cgroup's position in `cgroups`); empty if the run did not
     /// have it.
     pub fn cgroup_series(&self, name: &str) -> Vec<(u64, u64)> {
+        self.cgroup_column(name, |s| &s.cgroups)
+    }
+
+    /// memory.swap.current of the cgroup called `name` over time, as `cgroup_series`;
+    /// empty without swap.
+    pub fn cgroup_swap_series(&self, name: &str) -> Vec<(u64, u64)> {
+        self.cgroup_column(name, |s| &s.cgroups_swap)
+    }
+
+    /// The samples' per-cgroup `column` entry of the cgroup called `name`, in bytes.
+    fn cgroup_column(&self, name: &str, column: fn(&SampleView) -> &Vec<u64>) -> Vec<(u64, u64)> {
         let Some(i) = self.cgroups.iter().position(|c| c.name == name) else {
             return Vec::new();
         };
         let page = crate::mm::page::PAGE_SIZE;
         self.series
             .iter()
-            .filter_map(|s| s.cgroups.get(i).map(|p| (s.t_ns, p * page)))
+            .filter_map(|s| column(s).get(i).map(|p| (s.t_ns, p * page)))
             .collect()
     }
 

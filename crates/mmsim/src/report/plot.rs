@@ -6,6 +6,7 @@
 //!   `pgmajfault`) against virtual time; a counter that is zero throughout every run is
 //!   not drawn; free pages show the zone watermarks (min, low, high) as dashed lines;
 //! - `cgroup-<name>-usage.{svg,png}` — memory.current of each memory cgroup but the root
+//!   (and `cgroup-<name>-swap`, its memory.swap.current, when a run swapped from it)
 //!   (MiB) against virtual time, when the runs have `[[cgroups]]`; a nested cgroup's `/`
 //!   becomes `.` (`cgroup-a.b-usage`: dots cannot appear in cgroup names);
 //! - `lru-gen-<run>.{svg,png}` — MGLRU runs: the size of each generation (youngest =
@@ -274,6 +275,33 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             lines,
             ..Plot::default()
         });
+        // memory.swap.current, when some run swapped from the cgroup.
+        let swap: Vec<(String, Vec<(f64, f64)>)> = docs
+            .iter()
+            .zip(names)
+            .map(|(d, n)| {
+                let pts = d
+                    .cgroup_swap_series(&cg)
+                    .into_iter()
+                    .map(|(t, b)| (t as f64 / 1e9, b as f64 / f64::from(1u32 << 20)))
+                    .collect();
+                (n.clone(), pts)
+            })
+            .collect();
+        if swap
+            .iter()
+            .any(|(_, pts)| pts.iter().any(|&(_, v)| v > 0.0))
+        {
+            out.push(Plot {
+                stem: format!("cgroup-{}-swap", sanitize(&cg.replace('/', "."))),
+                title: format!("cgroup {cg}: memory.swap.current"),
+                subtitle: subtitle.clone(),
+                x_desc: "virtual time (s)".into(),
+                y_desc: "memory.swap.current (MiB)".into(),
+                lines: swap,
+                ..Plot::default()
+            });
+        }
     }
     // MGLRU: generation sizes over time, one plot per run that has them.
     for (d, n) in docs.iter().zip(names) {
@@ -842,6 +870,27 @@ mod tests {
             cgp[1].lines[1],
             ("b".to_string(), vec![(0.0, 2.0), (0.1, 2.0)])
         );
+        // Swap: a plot of memory.swap.current only for a cgroup that some run swapped from.
+        for (i, s) in docs[0].series.iter_mut().enumerate() {
+            s.cgroups_swap = vec![0, 0, 512 * i as u64];
+        }
+        let p = plots(&docs, &names);
+        let stems: Vec<&str> = p
+            .iter()
+            .filter(|p| p.stem.starts_with("cgroup-"))
+            .map(|p| p.stem.as_str())
+            .collect();
+        assert_eq!(
+            stems,
+            [
+                "cgroup-web-usage",
+                "cgroup-web.db-usage",
+                "cgroup-web.db-swap"
+            ]
+        );
+        let sw = p.iter().find(|p| p.stem == "cgroup-web.db-swap").unwrap();
+        assert_eq!(sw.lines[0].1, [(0.0, 0.0), (0.1, 2.0), (0.2, 4.0)]);
+        assert!(sw.lines[1].1.is_empty(), "run b sampled no swap");
     }
 
     #[test]

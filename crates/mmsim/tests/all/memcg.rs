@@ -547,6 +547,22 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
     let b = cg(&unlimited, "box");
     assert_eq!((b.swap_events.max, b.swap_events.fail), (0, 0));
     assert!(b.swap_peak >= b.swap_current && b.swap_peak > 16 * MIB);
+    // The time series samples memory.swap.current per cgroup (root first, always 0): it
+    // never exceeds the peak and ends at the end's value.
+    let i = unlimited
+        .cgroups
+        .iter()
+        .position(|c| c.name == "box")
+        .unwrap();
+    let swap: Vec<u64> = unlimited
+        .series
+        .iter()
+        .map(|s| s.cgroups_swap[i] * 4096)
+        .collect();
+    assert!(unlimited.series.iter().all(|s| s.cgroups_swap[0] == 0));
+    assert!(swap.iter().all(|b| *b <= cg(&unlimited, "box").swap_peak));
+    assert!(*swap.iter().max().unwrap() > 16 * MIB, "{swap:?}");
+    assert_eq!(*swap.last().unwrap(), b.swap_current);
     let limited = swap_run(Some(16 * MIB));
     let b = cg(&limited, "box");
     assert!(b.swap_current <= 16 * MIB);

@@ -13,6 +13,9 @@
 //! RSS of `mmsim replay` on 100,000 and on 400,000 distinct objects, and the slope.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+#[path = "../tests/common/peak_rss.rs"]
+mod peak_rss;
 use mmsim::run::{run_scenario, RunOptions};
 use mmsim::scenario::{parse_scenario, Scenario};
 
@@ -150,30 +153,14 @@ fn versus_libcachesim(name: &str, range: bool) {
     }
 }
 
-/// Peak RSS in bytes of `mmsim replay TRACE --format txt --ram 256MiB` (its own process,
-/// through wait4's rusage; Linux reports ru_maxrss in KiB).
-// The child is reaped by wait4 (which also gives its rusage), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// Peak RSS in bytes of `mmsim replay TRACE --format txt --ram 256MiB` (its own process).
 fn replay_peak_rss(trace: &std::path::Path) -> u64 {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mmsim"))
-        .arg("replay")
-        .arg(trace)
-        .args(["--format", "txt", "--ram", "256MiB"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("mmsim runs");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: `pid` is our child, not yet waited for; `status` and `usage` outlive the call.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "mmsim replay failed"
-    );
-    usage.ru_maxrss as u64 * 1024
+    peak_rss::peak_rss(
+        std::process::Command::new(env!("CARGO_BIN_EXE_mmsim"))
+            .arg("replay")
+            .arg(trace)
+            .args(["--format", "txt", "--ram", "256MiB"]),
+    )
 }
 
 /// Host memory per distinct object: the peak RSS of replays of 100,000 and 400,000

@@ -528,8 +528,6 @@ fn block_writes_are_pwrites_through_the_page_cache() {
 /// pages are written or asked for; a flat vector took 26 s and 9.8 GB for one write near
 /// 10 TiB), and the results are those of any disk: the writes and the first read of a
 /// page miss, the re-reads hit.
-// The child is reaped by wait4 (which also gives its rusage), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
 #[test]
 fn a_block_trace_of_a_huge_disk_costs_what_it_touches() {
     let far = (10u64 << 40) - 4096;
@@ -540,28 +538,18 @@ fn a_block_trace_of_a_huge_disk_costs_what_it_touches() {
     );
     let p = write("huge_disk_msr.csv", trace.as_bytes());
     let json = dir().join("huge_disk.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_mmsim"))
-        .args([
-            "replay",
-            p.to_str().unwrap(),
-            "--format",
-            "msr",
-            "--ram",
-            "64MiB",
-        ])
-        .args(["--readahead", "off", "--json", json.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("mmsim runs");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: `pid` is our child, not yet waited for; `status` and `usage` outlive the call.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    let peak = usage.ru_maxrss as u64 * 1024; // KiB on Linux
+    let peak = crate::common::peak_rss::peak_rss(
+        Command::new(env!("CARGO_BIN_EXE_mmsim"))
+            .args([
+                "replay",
+                p.to_str().unwrap(),
+                "--format",
+                "msr",
+                "--ram",
+                "64MiB",
+            ])
+            .args(["--readahead", "off", "--json", json.to_str().unwrap()]),
+    );
     assert!(peak < 256 << 20, "peak RSS {} MiB", peak >> 20);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -580,28 +568,24 @@ fn a_block_trace_beyond_the_device_says_how_to_make_room() {
         "beyond_msr.csv",
         format!("1,hm,0,Read,{},4096,10\n", 20u64 << 40).as_bytes(),
     );
-    let o = mmsim(&[
-        "replay",
-        p.to_str().unwrap(),
-        "--format",
-        "msr",
-        "--ram",
-        "64MiB",
-    ]);
+    let replay = |more: &[&str]| {
+        let mut args = vec![
+            "replay",
+            p.to_str().unwrap(),
+            "--format",
+            "msr",
+            "--ram",
+            "64MiB",
+        ];
+        args.extend_from_slice(more);
+        mmsim(&args)
+    };
+    let o = replay(&[]);
     assert_usage_error(&o, "replay", None, "do not fit in device disk (16 TiB)");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("20.0 TiB"), "{err}");
     assert!(err.contains("--set devices.disk.size=SIZE"), "{err}");
-    let o = mmsim(&[
-        "replay",
-        p.to_str().unwrap(),
-        "--format",
-        "msr",
-        "--ram",
-        "64MiB",
-        "--set",
-        "devices.disk.size=32TiB",
-    ]);
+    let o = replay(&["--set", "devices.disk.size=32TiB"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 

@@ -7,6 +7,8 @@
 //! file of its own; each module uses a part of it.
 #![allow(dead_code)]
 
+pub mod peak_rss;
+
 use mmsim::machine::Event;
 use mmsim::mm::check::check_all;
 use mmsim::mm::memory::pte;

@@ -322,6 +322,14 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .sum();
                 stat.insert(key.to_string(), if pages { v * page as i64 } else { v });
             }
+            if sim.features.era >= crate::kernel::KernelEra::V6_1 {
+                // memory.stat has swapcached from 5.12 (NR_SWAPCACHE; the 6.1 era).
+                let v: i64 = sub
+                    .clone()
+                    .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrSwapcached))
+                    .sum();
+                stat.insert("swapcached".to_string(), v * page as i64);
+            }
             if sim.features.era >= crate::kernel::KernelEra::V6_18 {
                 // memory.stat has pswpin and pswpout from 6.13 ("mm: memcontrol: add
                 // per-memcg pgpgin/pswpin counter"; the 6.18 era).

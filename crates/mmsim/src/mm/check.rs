@@ -322,6 +322,18 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             ));
         }
     }
+    let swapcached = sim.swap.as_ref().map_or(0, |sw| {
+        sw.cache
+            .iter()
+            .filter(|&&p| p != crate::mm::page::NIL)
+            .count()
+    });
+    if swapcached as i64 != sim.vmstat.get(VmItem::NrSwapcached) {
+        return Err(format!(
+            "nr_swapcached = {} but the swap cache holds {swapcached}",
+            sim.vmstat.get(VmItem::NrSwapcached)
+        ));
+    }
     if file_pages as i64 != sim.vmstat.get(VmItem::NrFilePages) {
         return Err(format!(
             "nr_file_pages = {} but the trees hold {}",
@@ -531,6 +543,7 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
     let mut local = vec![0u64; sim.nr_memcgs()];
     let mut mapped = vec![0i64; sim.nr_memcgs()];
     let mut shmem = vec![0i64; sim.nr_memcgs()];
+    let mut swapcached = vec![0i64; sim.nr_memcgs()];
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.memcg == NO_MEMCG {
             continue;
@@ -554,6 +567,9 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         if file && p.mapping != crate::mm::page::NO_MAPPING && p.test(pg::SWAPBACKED) {
             shmem[p.memcg as usize] += 1;
         }
+        if p.test(pg::SWAPCACHE) {
+            swapcached[p.memcg as usize] += 1;
+        }
     }
     // Without [[cgroups]] these report-only counters are not kept (mod_memcg_page_stat).
     let kept = if sim.nr_memcgs() > 1 {
@@ -566,6 +582,7 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         for (key, item, want) in [
             ("file_mapped", VmItem::NrMapped, mapped[m]),
             ("shmem", VmItem::NrShmem, shmem[m]),
+            ("swapcached", VmItem::NrSwapcached, swapcached[m]),
         ] {
             if st.get(item) != want {
                 return Err(format!(

@@ -218,6 +218,7 @@ impl Sim {
         self.mem[pfn as usize].private = off;
         self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
         self.vmstat.inc(VmItem::NrFilePages); // swap cache pages count as file pages
+        self.mod_swapcache_stat(pfn, 1);
         self.SetPageDirty(pfn);
         self.leave(prev);
         true
@@ -265,6 +266,14 @@ impl Sim {
         self.leave(prev);
     }
 
+    /// NR_SWAPCACHE (5.12, "mm: memcg: add swapcache stat for cgroup v2"): the page
+    /// entered (+1) or left (-1) the swap cache; /proc/vmstat nr_swapcached and its memcg's
+    /// memory.stat `swapcached`.
+    fn mod_swapcache_stat(&mut self, pfn: Pfn, n: i64) {
+        self.vmstat.add(VmItem::NrSwapcached, n);
+        self.mod_memcg_page_stat(pfn, VmItem::NrSwapcached, n);
+    }
+
     /// __delete_from_swap_cache.
     fn delete_from_swap_cache(&mut self, pfn: Pfn) {
         let off = self.mem[pfn as usize].private;
@@ -272,6 +281,7 @@ impl Sim {
         self.ClearPageSwapCache(pfn);
         self.mem[pfn as usize].private = 0;
         self.vmstat.dec(VmItem::NrFilePages);
+        self.mod_swapcache_stat(pfn, -1);
         self.maybe_free_slot(off);
     }
 
@@ -484,6 +494,7 @@ impl Sim {
         self.get_page(pfn); // swap cache reference
         self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
         self.vmstat.inc(VmItem::NrFilePages);
+        self.mod_swapcache_stat(pfn, 1);
         // v5.9: the slot's shadow entry (left by the swap-out) is a refault.
         let shadow = self
             .swap_shadows

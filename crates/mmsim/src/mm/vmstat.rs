@@ -39,6 +39,7 @@ vm_items! {
     NrDirty => "nr_dirty",
     NrWriteback => "nr_writeback",
     NrShmem => "nr_shmem",
+    NrSwapcached => "nr_swapcached",
     NrIsolatedAnon => "nr_isolated_anon",
     NrIsolatedFile => "nr_isolated_file",
     NrDirtied => "nr_dirtied",

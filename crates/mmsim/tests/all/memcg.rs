@@ -538,10 +538,30 @@ fn swap_max_bounds_what_a_cgroup_may_swap() {
             .contains_key("pswpout"),
         "no such key before 6.13"
     );
+    // memory.stat swapcached (5.12): the box's pages in the swap cache, here all of the
+    // machine's (nr_swapcached); none before the 6.1 era. Stopped three quarters through,
+    // while the hog still holds its swapped-in pages (they keep their slots); at the end
+    // the hog has exited and the cache is empty.
+    assert_eq!(
+        (b.stat["swapcached"], unlimited.vmstat["nr_swapcached"]),
+        (0, 0)
+    );
+    let sc = with_cgroups(
+        SWAPPY,
+        vec![cgroup("box", Some(64 * MIB))],
+        &[("hog", "box")],
+    );
+    let f = KernelEra::V6_18.features("patched").unwrap();
+    let mid = run_sc(&sc, f, false, unlimited.steps * 3 / 4);
+    assert_eq!(mid.end, RunEnd::StepLimit);
+    let m = cg(&mid, "box");
+    assert!(m.stat["swapcached"] > 0, "{:?}", m.stat);
+    assert_eq!(m.stat["swapcached"], mid.vmstat["nr_swapcached"] * 4096);
     // Before reclaim_throttle (5.16) the charge path must still wait for the swap-out it
     // started rather than OOM at once.
     let old = swap_run_on(None, KernelEra::V4_2);
     assert_eq!(cg(&old, "box").events.oom_kill, 0, "{:?}", old.oom);
+    assert!(!cg(&old, "box").stat.contains_key("swapcached"));
     // Without a swap limit no swap-out is refused; memory.swap.peak is the most the
     // cgroup had in swap, at least what it has at the end.
     let b = cg(&unlimited, "box");

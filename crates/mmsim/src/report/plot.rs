@@ -253,52 +253,44 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             ..Plot::default()
         });
     }
+    // Per cgroup: memory.current, and memory.swap.current when some run swapped from it.
+    type CgroupSeries = fn(&RunDoc, &str) -> Vec<(u64, u64)>;
+    let per_cgroup: [(&str, &str, CgroupSeries, bool); 2] = [
+        ("usage", "memory.current", RunDoc::cgroup_series, true),
+        (
+            "swap",
+            "memory.swap.current",
+            RunDoc::cgroup_swap_series,
+            false,
+        ),
+    ];
     for cg in cgroup_names(docs) {
-        let lines = docs
-            .iter()
-            .zip(names)
-            .map(|(d, n)| {
-                let pts = d
-                    .cgroup_series(&cg)
-                    .into_iter()
-                    .map(|(t, b)| (t as f64 / 1e9, b as f64 / f64::from(1u32 << 20)))
-                    .collect();
-                (n.clone(), pts)
-            })
-            .collect();
-        out.push(Plot {
-            stem: format!("cgroup-{}-usage", sanitize(&cg.replace('/', "."))),
-            title: format!("cgroup {cg}: memory.current"),
-            subtitle: subtitle.clone(),
-            x_desc: "virtual time (s)".into(),
-            y_desc: "memory.current (MiB)".into(),
-            lines,
-            ..Plot::default()
-        });
-        // memory.swap.current, when some run swapped from the cgroup.
-        let swap: Vec<(String, Vec<(f64, f64)>)> = docs
-            .iter()
-            .zip(names)
-            .map(|(d, n)| {
-                let pts = d
-                    .cgroup_swap_series(&cg)
-                    .into_iter()
-                    .map(|(t, b)| (t as f64 / 1e9, b as f64 / f64::from(1u32 << 20)))
-                    .collect();
-                (n.clone(), pts)
-            })
-            .collect();
-        if swap
-            .iter()
-            .any(|(_, pts)| pts.iter().any(|&(_, v)| v > 0.0))
-        {
+        for (suffix, file, series, always) in per_cgroup {
+            let lines: Vec<(String, Vec<(f64, f64)>)> = docs
+                .iter()
+                .zip(names)
+                .map(|(d, n)| {
+                    let pts = series(d, &cg)
+                        .into_iter()
+                        .map(|(t, b)| (t as f64 / 1e9, b as f64 / f64::from(1u32 << 20)))
+                        .collect();
+                    (n.clone(), pts)
+                })
+                .collect();
+            if !always
+                && lines
+                    .iter()
+                    .all(|(_, pts)| pts.iter().all(|&(_, v)| v == 0.0))
+            {
+                continue;
+            }
             out.push(Plot {
-                stem: format!("cgroup-{}-swap", sanitize(&cg.replace('/', "."))),
-                title: format!("cgroup {cg}: memory.swap.current"),
+                stem: format!("cgroup-{}-{suffix}", sanitize(&cg.replace('/', "."))),
+                title: format!("cgroup {cg}: {file}"),
                 subtitle: subtitle.clone(),
                 x_desc: "virtual time (s)".into(),
-                y_desc: "memory.swap.current (MiB)".into(),
-                lines: swap,
+                y_desc: format!("{file} (MiB)"),
+                lines,
                 ..Plot::default()
             });
         }

@@ -522,6 +522,12 @@ fn block_writes_are_pwrites_through_the_page_cache() {
     assert_eq!(r.replay.as_ref().unwrap().io_pages_read, 2);
 }
 
+/// `mmsim replay P --format msr --ram 64MiB`'s arguments.
+fn msr_replay_args(p: &std::path::Path) -> Vec<&str> {
+    let p = p.to_str().unwrap();
+    vec!["replay", p, "--format", "msr", "--ram", "64MiB"]
+}
+
 /// A block trace of a 10 TiB disk, written and read at both ends and in the middle: the
 /// replay's host memory is what the requests touch, not the device's size (the content
 /// oracle's versions and the replay's seen-page bits are spelled out in chunks where
@@ -540,14 +546,7 @@ fn a_block_trace_of_a_huge_disk_costs_what_it_touches() {
     let json = dir().join("huge_disk.json");
     let peak = crate::common::peak_rss::peak_rss(
         Command::new(env!("CARGO_BIN_EXE_mmsim"))
-            .args([
-                "replay",
-                p.to_str().unwrap(),
-                "--format",
-                "msr",
-                "--ram",
-                "64MiB",
-            ])
+            .args(msr_replay_args(&p))
             .args(["--readahead", "off", "--json", json.to_str().unwrap()]),
     );
     assert!(peak < 256 << 20, "peak RSS {} MiB", peak >> 20);
@@ -569,14 +568,7 @@ fn a_block_trace_beyond_the_device_says_how_to_make_room() {
         format!("1,hm,0,Read,{},4096,10\n", 20u64 << 40).as_bytes(),
     );
     let replay = |more: &[&str]| {
-        let mut args = vec![
-            "replay",
-            p.to_str().unwrap(),
-            "--format",
-            "msr",
-            "--ram",
-            "64MiB",
-        ];
+        let mut args = msr_replay_args(&p);
         args.extend_from_slice(more);
         mmsim(&args)
     };

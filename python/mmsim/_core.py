@@ -475,8 +475,9 @@ class Run:
     def pressure(self) -> Optional[pd.DataFrame]:
         """Pressure stall information at the end of the run, or None on a kernel era without
         PSI (before 4.20): one row per scope, the machine (``/proc``: /proc/pressure) first,
-        then each cgroup (its memory/io/cpu.pressure); columns ``<resource>.<some|full>.<field>``
-        with ``avg10``, ``avg60``, ``avg300`` (percent) and ``total_us``."""
+        then each cgroup (its memory/io/cpu/irq.pressure); columns ``<resource>.<some|full>.<field>``
+        with ``avg10``, ``avg60``, ``avg300`` (percent) and ``total_us`` (``irq`` has a
+        ``full`` line only: its ``some`` columns are 0)."""
         system = self.doc.get("pressure")
         if system is None:
             return None

@@ -129,6 +129,7 @@ def test_pressure_view():
         assert (p[f"{res}.full.total_us"] <= p[f"{res}.some.total_us"]).all()
     assert p.loc["stream", "memory.some.total_us"] > 0
     assert p.loc["/proc", "cpu.full.total_us"] == 0
+    assert (p["irq.some.total_us"] == 0).all() and (p["irq.full.total_us"] >= 0).all()
     assert "pressure.memory.some.avg10" in r.cgroups.columns
     assert mmsim.run("memcg-stream", kernel="4.14", set={"machine.memory_per_node": "512MiB", "tasks.app.size": "32MiB"}).pressure is None
 

@@ -1064,7 +1064,10 @@ pub fn write_summary(
                 .skip(1)
                 .filter_map(|c| c.pressure.as_ref().map(|p| (c.name.as_str(), p))),
         )
-        .filter(|(_, p)| p.memory.some.total_us + p.io.some.total_us + p.cpu.some.total_us > 0)
+        .filter(|(_, p)| {
+            p.memory.some.total_us + p.io.some.total_us + p.cpu.some.total_us + p.irq.full.total_us
+                > 0
+        })
         .collect();
     if !pressured.is_empty() {
         writeln!(
@@ -1072,8 +1075,16 @@ pub fn write_summary(
             "\npressure (PSI: avg10 avg60 avg300 %, total stall ms; /proc is the machine)"
         )?;
         for (name, p) in pressured {
-            for (res, f) in [("memory", &p.memory), ("io", &p.io), ("cpu", &p.cpu)] {
-                for (kind, l) in [("some", &f.some), ("full", &f.full)] {
+            let files = [
+                ("memory", &p.memory),
+                ("io", &p.io),
+                ("cpu", &p.cpu),
+                ("irq", &p.irq),
+            ];
+            for (res, f) in files {
+                // irq.pressure has a `full` line only.
+                let lines = [("some", &f.some), ("full", &f.full)];
+                for (kind, l) in lines.into_iter().skip(usize::from(res == "irq")) {
                     writeln!(
                         out,
                         "  {:<12} {:<6} {}  {:>6.2} {:>6.2} {:>6.2}  {:>12.1}",

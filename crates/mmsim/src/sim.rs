@@ -1327,6 +1327,17 @@ impl Sim {
         }
     }
 
+    /// psi_account_irqtime: the running interrupt handler on CPU `c` began at `start`
+    /// (this CPU's clock, which runs now); its time counts as IRQ pressure of the task the
+    /// CPU runs (PSI_IRQ_FULL of its cgroup and ancestors), of nobody on an idle CPU.
+    pub(crate) fn psi_account_irqtime(&mut self, c: CpuId, start: Ps) {
+        debug_assert_eq!(self.cur.cpu, c);
+        if let Some(t) = self.psi_oncpu[c] {
+            let irq = self.clock.saturating_sub(start);
+            self.psi.record_irq(c, self.clock, self.tasks[t].memcg, irq);
+        }
+    }
+
     /// psi_task_switch: task `t` is the one CPU `c` runs from `at` on; the task it ran
     /// before, still runnable (round robin), waits on the run queue.
     #[cold]

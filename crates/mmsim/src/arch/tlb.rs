@@ -424,6 +424,7 @@ impl Sim {
             func: KFunc::FlushTlbFunc,
             ..self.cur
         });
+        let irq_start = self.now();
         self.cpus[c].interrupts += 1;
         self.cpus[c].tlb_shootdowns += 1;
         self.charge(self.costs.ipi_receive_ps + far);
@@ -447,6 +448,7 @@ impl Sim {
                 self.tlbs[c].flush_all();
             }
         }
+        self.psi_account_irqtime(c, irq_start);
         self.switch_ctx(saved);
     }
 

@@ -425,6 +425,7 @@ impl Sim {
             mode: Mode::Irq,
             ..self.cur
         });
+        let irq_start = self.now();
         self.cpus[req.cpu].interrupts += 1;
         match req.kind {
             IoKind::Read => {
@@ -509,6 +510,7 @@ impl Sim {
             self.evict_orphans();
         }
         self.give_pfn_buf(req.pages);
+        self.psi_account_irqtime(req.cpu, irq_start);
         self.switch_ctx(saved);
     }
 

@@ -93,6 +93,8 @@ pub struct PressureView {
     pub io: PressureFileView,
     /// cpu.pressure.
     pub cpu: PressureFileView,
+    /// irq.pressure (its `full` line; absent before IRQ pressure was reported: zeros).
+    pub irq: PressureFileView,
 }
 
 /// One profile row (`profile_top[]`).

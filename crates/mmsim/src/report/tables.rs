@@ -445,7 +445,8 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
 }
 
 /// The pressure stall totals (ms) that differ between runs: the machine's
-/// (/proc/pressure, named `/proc`) and each cgroup's, memory, io and cpu, some and full. A
+/// (/proc/pressure, named `/proc`) and each cgroup's, memory, io and cpu, some and full,
+/// and irq full. A
 /// run without PSI (an era before 4.20) counts 0.
 pub fn pressure_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
     use super::load::PressureView;
@@ -468,13 +469,14 @@ pub fn pressure_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
         }
     };
     type Field = (&'static str, fn(&PressureView) -> u64);
-    let fields: [Field; 6] = [
+    let fields: [Field; 7] = [
         ("memory some", |p| p.memory.some.total_us),
         ("memory full", |p| p.memory.full.total_us),
         ("io some", |p| p.io.some.total_us),
         ("io full", |p| p.io.full.total_us),
         ("cpu some", |p| p.cpu.some.total_us),
         ("cpu full", |p| p.cpu.full.total_us),
+        ("irq full", |p| p.irq.full.total_us),
     ];
     let mut out = Vec::new();
     for scope in &scopes {

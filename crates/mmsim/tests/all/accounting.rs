@@ -101,3 +101,31 @@ fn the_report_counts_each_devices_requests_seeks_and_busy_time() {
         assert!(d.reads >= d.seeks && d.busy_ns > 0 && d.busy_ns <= r.elapsed_ns, "{d:?}");
     }
 }
+
+/// IRQ pressure (6.1+): the TLB-flush IPIs a task's CPU takes while it runs are
+/// irq.pressure `full` of its cgroup and of the machine. Batched TLB flushing (seed 002)
+/// sends far fewer of them: lru-file-mmap-read on 6.18, vanilla against patched. No era
+/// before PSI has the file.
+#[test]
+fn tlb_shootdowns_are_irq_pressure_and_batching_cuts_it() {
+    use mmsim::kernel::KernelEra;
+    let irq = |preset: &str, era: KernelEra| {
+        let sc = load_builtin("lru-file-mmap-read", &[]);
+        let f = mmsim::kernel::resolve_features(None, Some(era), preset, &Default::default(), None)
+            .unwrap();
+        let r = common::run_sc(&sc, f, false, u64::MAX);
+        assert_eq!(r.end, RunEnd::Completed);
+        r.pressure
+            .map(|p| (p.irq.full.total_us, r.interrupts.iter().sum::<u64>()))
+    };
+    let (vanilla, v_irqs) = irq("vanilla", KernelEra::V6_18).expect("6.18 has PSI");
+    let (patched, p_irqs) = irq("patched", KernelEra::V6_18).unwrap();
+    eprintln!(
+        "irq full: vanilla {vanilla} us ({v_irqs} interrupts), patched {patched} us ({p_irqs})"
+    );
+    assert!(
+        vanilla > 0 && patched < vanilla / 4,
+        "{vanilla} vs {patched} us"
+    );
+    assert!(irq("vanilla", KernelEra::V4_14).is_none());
+}

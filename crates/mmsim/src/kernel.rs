@@ -165,6 +165,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: don't cap request size based on read-ahead setting",
     },
     Rule {
+        feature: "memcg-kmem-pgtables",
+        since: KernelEra::V4_14,
+        version: "4.7",
+        commit: "arch: x86: charge page tables to kmemcg",
+    },
+    Rule {
         feature: "lru-size-inactive-ratio",
         since: KernelEra::V4_14,
         version: "4.10",

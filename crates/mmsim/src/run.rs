@@ -329,6 +329,13 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrSwapcached))
                     .sum();
                 stat.insert("swapcached".to_string(), v * page as i64);
+                // memory.stat has pagetables from 5.11 (NR_PAGETABLE per memcg, "mm:
+                // memcontrol: account pagetables per-memcg"; the 6.1 era).
+                let v: i64 = sub
+                    .clone()
+                    .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrPageTablePages))
+                    .sum();
+                stat.insert("pagetables".to_string(), v * page as i64);
             }
             if sim.features.era >= crate::kernel::KernelEra::V6_18 {
                 // memory.stat has pswpin and pswpout from 6.13 ("mm: memcontrol: add

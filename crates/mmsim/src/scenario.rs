@@ -51,6 +51,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-multi-stock",
     "memcg-sync-high",
     "memcg-high-throttle",
+    "memcg-kmem-pgtables",
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",

@@ -76,6 +76,11 @@ pub struct Features {
     /// v5.8, "mm, memcg: reclaim more aggressively before high allocator throttling").
     /// Off: one reclaim pass of the pages charged over high, no sleep (v4.5–v5.3).
     pub memcg_high_throttle: bool,
+    /// Page-table pages are charged to the faulting task's memory cgroup (x86 pte_alloc_one
+    /// with __GFP_ACCOUNT, v4.7, "arch: x86: charge page tables to kmemcg"): they count in
+    /// memory.current and memory.max applies to them. Off: they take frames but no memcg
+    /// charge (2.6.30–4.6).
+    pub memcg_kmem_pgtables: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -253,6 +258,7 @@ impl Features {
             memcg_multi_stock: false,
             memcg_sync_high: false,
             memcg_high_throttle: false,
+            memcg_kmem_pgtables: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -323,6 +329,7 @@ impl Features {
             "memcg-multi-stock" => self.memcg_multi_stock = on,
             "memcg-sync-high" => self.memcg_sync_high = on,
             "memcg-high-throttle" => self.memcg_high_throttle = on,
+            "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -375,6 +382,7 @@ impl Features {
             "memcg-multi-stock" => self.memcg_multi_stock,
             "memcg-sync-high" => self.memcg_sync_high,
             "memcg-high-throttle" => self.memcg_high_throttle,
+            "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,

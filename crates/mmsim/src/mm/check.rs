@@ -155,6 +155,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     }
     let mut dirty = 0i64;
     let mut writeback = 0i64;
+    let mut table_frames = 0i64;
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.refcount < 0 {
             return Err(format!("pfn {} has refcount {}", pfn, p.refcount));
@@ -177,6 +178,9 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
         if p.test(pg::WRITEBACK) {
             writeback += 1;
+        }
+        if p.test(pg::TABLE) {
+            table_frames += 1;
         }
         if p.test(pg::LRU) && !on_list[pfn] {
             return Err(format!("pfn {} has PG_lru but is on no list", pfn));
@@ -244,6 +248,37 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 dirty += 1;
             }
         }
+    }
+    // Page-table pages: each live mm's tables are frames of the PG_table type, referenced
+    // once, on no LRU and of no mapping; nr_page_table_pages counts them all.
+    let mut tables = 0i64;
+    for m in sim.mms.iter().flatten() {
+        for &pfn in m.pgtable.table_pfns() {
+            tables += 1;
+            let p = &sim.mem[pfn as usize];
+            if !p.test(pg::TABLE)
+                || p.refcount != 1
+                || p.mapping != NO_MAPPING
+                || p.test(pg::LRU)
+                || p.test(pg::BUDDY)
+            {
+                return Err(format!(
+                    "page-table pfn {} is not a page-table page: flags {} count {} mapping {}",
+                    pfn,
+                    p.flag_names(),
+                    p.refcount,
+                    p.mapping
+                ));
+            }
+        }
+    }
+    if tables != table_frames || tables != sim.vmstat.get(VmItem::NrPageTablePages) {
+        return Err(format!(
+            "nr_page_table_pages = {} but the mms hold {} tables and {} frames are PG_table",
+            sim.vmstat.get(VmItem::NrPageTablePages),
+            tables,
+            table_frames
+        ));
     }
     if dirty != sim.vmstat.get(VmItem::NrDirty) {
         return Err(format!(
@@ -544,6 +579,7 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
     let mut mapped = vec![0i64; sim.nr_memcgs()];
     let mut shmem = vec![0i64; sim.nr_memcgs()];
     let mut swapcached = vec![0i64; sim.nr_memcgs()];
+    let mut pagetables = vec![0i64; sim.nr_memcgs()];
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.memcg == NO_MEMCG {
             continue;
@@ -570,6 +606,9 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         if p.test(pg::SWAPCACHE) {
             swapcached[p.memcg as usize] += 1;
         }
+        if p.test(pg::TABLE) {
+            pagetables[p.memcg as usize] += 1;
+        }
     }
     // Without [[cgroups]] these report-only counters are not kept (mod_memcg_page_stat).
     let kept = if sim.nr_memcgs() > 1 {
@@ -583,6 +622,7 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
             ("file_mapped", VmItem::NrMapped, mapped[m]),
             ("shmem", VmItem::NrShmem, shmem[m]),
             ("swapcached", VmItem::NrSwapcached, swapcached[m]),
+            ("pagetables", VmItem::NrPageTablePages, pagetables[m]),
         ] {
             if st.get(item) != want {
                 return Err(format!(

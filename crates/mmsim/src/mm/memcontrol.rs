@@ -36,8 +36,10 @@
 //! - **Events**: memory.events `low`, `high`, `max`, `oom`, `oom_kill` (local counts;
 //!   the report sums them up the tree as memory.events does).
 //!
-//! Not modelled: kernel memory (slab, page tables) charges and the objcg stock,
-//! memory.oom.group, cgroup v1.
+//! - **Kernel memory**: page-table pages are charged to the faulting task's memcg from
+//!   4.7 (`memcg-kmem-pgtables`, `Sim::__pte_alloc`), memory.stat `pagetables`.
+//!
+//! Not modelled: slab charges and the objcg stock, memory.oom.group, cgroup v1.
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};

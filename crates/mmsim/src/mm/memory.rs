@@ -75,11 +75,14 @@ pub const PTRS_PER_PTE: u64 = 512;
 
 /// A process's page table (leaf level): page-table pages by PMD index (vpn / 512), with
 /// a hint to the last one used (faults, rmap walks and zaps go through neighbouring
-/// PTEs). Page-table pages are never freed here (no free_pgtables), so a position stays
-/// valid.
+/// PTEs). Each table is a frame of the machine (`pfns`), allocated by `Sim::__pte_alloc`
+/// and freed with the mm (exit_mmap's free_pgtables; munmap frees none here), so a
+/// position stays valid.
 #[derive(Debug)]
 pub struct PageTable {
     tables: Vec<Box<[u64; PTRS_PER_PTE as usize]>>,
+    /// The frame backing each table (same positions as `tables`).
+    pfns: Vec<Pfn>,
     /// PMD index → position in `tables`.
     index: FxHashMap<u64, u32>,
     /// (PMD index, position) of the last table looked up.
@@ -90,6 +93,7 @@ impl Default for PageTable {
     fn default() -> Self {
         PageTable {
             tables: Vec::new(),
+            pfns: Vec::new(),
             index: FxHashMap::default(),
             hint: std::cell::Cell::new((u64::MAX, 0)),
         }
@@ -115,22 +119,19 @@ impl PageTable {
             .map(|t| self.tables[t][(vpn % PTRS_PER_PTE) as usize])
             .unwrap_or(0)
     }
-    /// A mutable PTE, allocating its table (returns whether a table was allocated).
-    #[inline]
-    pub fn entry(&mut self, vpn: u64) -> (&mut u64, bool) {
-        let pmd = vpn / PTRS_PER_PTE;
-        let (t, new) = match self.table_of(pmd) {
-            Some(t) => (t, false),
-            None => {
-                let t = self.tables.len();
-                self.tables.push(Box::new([0; PTRS_PER_PTE as usize]));
-                let pos = u32::try_from(t).expect("2^32 page-table pages");
-                self.index.insert(pmd, pos);
-                self.hint.set((pmd, pos));
-                (t, true)
-            }
-        };
-        (&mut self.tables[t][(vpn % PTRS_PER_PTE) as usize], new)
+    /// pmd_populate: install frame `pfn` as the (empty) table covering PMD index `pmd`.
+    pub fn populate(&mut self, pmd: u64, pfn: Pfn) {
+        debug_assert!(self.table_of(pmd).is_none(), "PMD {pmd} populated twice");
+        let t = self.tables.len();
+        self.tables.push(Box::new([0; PTRS_PER_PTE as usize]));
+        self.pfns.push(pfn);
+        let pos = u32::try_from(t).expect("2^32 page-table pages");
+        self.index.insert(pmd, pos);
+        self.hint.set((pmd, pos));
+    }
+    /// The frames of the tables, in allocation order.
+    pub fn table_pfns(&self) -> &[Pfn] {
+        &self.pfns
     }
     /// A mutable PTE if its table exists.
     #[inline]
@@ -193,13 +194,66 @@ pub enum FaultResult {
 }
 
 impl Sim {
-    /// Set a PTE, accounting a new page-table page.
+    /// Set a PTE in a table the fault allocated (`__pte_alloc`).
     pub fn set_pte(&mut self, mm: u32, vpn: u64, val: u64) {
-        let (p, new) = self.mm_mut(mm).pgtable.entry(vpn);
+        let p = self
+            .mm_mut(mm)
+            .pgtable
+            .get_mut(vpn)
+            .expect("a PTE table allocated by the fault (__pte_alloc)");
         *p = val;
-        if new {
-            self.vmstat.inc(VmItem::NrPageTablePages);
-            self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+    }
+
+    /// __pte_alloc (pte_alloc_one + pmd_populate): a fault whose PMD has no PTE table
+    /// allocates one before anything else (do_anonymous_page's pte_alloc; __do_fault and
+    /// do_fault_around preallocate it before ->fault): a zeroed frame, GFP_KERNEL, charged
+    /// to the faulting task's memcg from 4.7 (`memcg-kmem-pgtables`: GFP_PGTABLE_USER has
+    /// __GFP_ACCOUNT). A failed allocation is VM_FAULT_OOM: the OOM killer ran, the fault
+    /// is retried after a short back-off. Counted in nr_page_table_pages and the memcg's
+    /// memory.stat `pagetables` (NR_PAGETABLE, pagetable_pte_ctor).
+    pub fn __pte_alloc(&mut self, mm: u32, vpn: u64) -> Result<(), Wait> {
+        let pmd = vpn / PTRS_PER_PTE;
+        if self.mm(mm).pgtable.has_table(pmd) {
+            return Ok(());
+        }
+        let r = if self.features.memcg_kmem_pgtables {
+            let memcg = self.current_memcg();
+            self.alloc_page_charged(Gfp::KERNEL, memcg)
+        } else {
+            self.alloc_page(Gfp::KERNEL)
+        };
+        let pfn = match r {
+            Ok(p) => p,
+            Err(AllocError::Wait(w)) => return Err(w),
+            Err(AllocError::NoMem) => {
+                return Err(Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                ))
+            }
+        };
+        // Reclaim inside the allocation may have slept and let another fault of this mm
+        // populate the PMD (pmd_install finds it populated and frees the new table).
+        if self.mm(mm).pgtable.has_table(pmd) {
+            self.put_page(pfn);
+            return Ok(());
+        }
+        self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+        self.mem[pfn as usize].flags |= pg::TABLE;
+        self.vmstat.inc(VmItem::NrPageTablePages);
+        self.mod_memcg_page_stat(pfn, VmItem::NrPageTablePages, 1);
+        self.mm_mut(mm).pgtable.populate(pmd, pfn);
+        Ok(())
+    }
+
+    /// free_pgtables at exit: every page-table page of `mm` goes back to the allocator
+    /// (uncharged from its memcg).
+    pub fn free_pgtables(&mut self, mm: u32) {
+        let pfns = std::mem::take(&mut self.mm_mut(mm).pgtable.pfns);
+        for &pfn in &pfns {
+            self.vmstat.dec(VmItem::NrPageTablePages);
+            self.mod_memcg_page_stat(pfn, VmItem::NrPageTablePages, -1);
+            self.mem[pfn as usize].flags &= !pg::TABLE;
+            self.put_page(pfn);
         }
     }
 
@@ -441,6 +495,13 @@ impl Sim {
         write: bool,
     ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
+        // The PTE table first. An allocation that sleeps in reclaim is the same fault
+        // resumed, and a failed one (VM_FAULT_OOM) is retried as a new fault: neither
+        // counts yet, nor is it a FAULT_FLAG_TRIED retry.
+        if let Err(w) = self.__pte_alloc(mm, vpn) {
+            self.leave(prev);
+            return Err(w);
+        }
         self.fault_was_major = false;
         let retry = self.tasks[tid].fault_retry == Some(vpn);
         self.fault_tried = retry;
@@ -609,8 +670,9 @@ impl Sim {
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
     }
 
-    /// do_fault_around / filemap_map_pages: map the pages of the faulting address's aligned
-    /// window of fault_around_bytes (64 KiB, 16 pages) inside the VMA that are cached,
+    /// do_fault_around / filemap_map_pages: map the pages of the window of
+    /// fault_around_bytes (64 KiB, 16 pages) from the faulting address rounded down to 16
+    /// pages (or the VMA's start), within the VMA and the faulting PTE table, that are cached,
     /// uptodate, unlocked and not readahead markers, read-only and young, the faulting page
     /// included. Every page mapped counts as a hit for the mmap read-around heuristic
     /// (mmap_miss decremented, not below 0), except, from v6.10 (`mmap-miss-workingset`),
@@ -619,7 +681,10 @@ impl Sim {
     fn do_fault_around(&mut self, mm: u32, vma: &crate::mm::mmap::Vma, ino: u32, vpn: u64) -> bool {
         let nr = 16u64;
         let start = (vpn & !(nr - 1)).max(vma.start >> PAGE_SHIFT);
-        let end = (start + nr).min(vma.end >> PAGE_SHIFT);
+        // Clamped to the VMA and to the faulting PTE table (the kernel's min3 with
+        // PTRS_PER_PTE): a window never crosses into the next PMD.
+        let pmd_end = (vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE;
+        let end = (start + nr).min(vma.end >> PAGE_SHIFT).min(pmd_end);
         let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
         let mut hits = 0u32;
         let mut mapped_fault = false;

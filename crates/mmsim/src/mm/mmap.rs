@@ -408,9 +408,7 @@ impl Sim {
                 self.tlbs[c].flush_all();
             }
         }
-        let pt_pages = self.mm(mm).pgtable.nr_tables() as i64;
-        self.vmstat
-            .add(crate::mm::vmstat::VmItem::NrPageTablePages, -pt_pages);
+        self.free_pgtables(mm);
         self.mms[mm as usize] = None;
     }
 }

@@ -68,6 +68,8 @@ pub mod pg {
     pub const LRU_LIST_SHIFT: u32 = 21;
     /// See `LRU_LIST_SHIFT`.
     pub const LRU_LIST_MASK: u32 = 0x3 << LRU_LIST_SHIFT;
+    /// A page-table page (the PG_table page type; not on an LRU, never reclaimed).
+    pub const TABLE: u32 = 1 << 23;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -86,6 +88,7 @@ pub mod pg {
         (BUDDY, "buddy"),
         (ERROR, "error"),
         (WORKINGSET, "workingset"),
+        (TABLE, "table"),
     ];
 }
 

@@ -1440,3 +1440,65 @@ fn senpai_reclaims_until_the_pressure_target_and_backs_off() {
     assert_eq!(agent.errors.get("ENOENT"), Some(&1), "{:?}", agent.errors);
     assert_eq!(steal(&old), 0);
 }
+
+const MAPPER: &str = r#"
+name = "memcg-pagetables"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+[[tasks]]
+name = "hog"
+cpu = 0
+program = "anon"
+size = "64MiB"
+passes = 2
+"#;
+
+/// Page-table pages are frames (pte_alloc_one) charged, from 4.7, to the faulting task's
+/// memcg (`memcg-kmem-pgtables`), shown as memory.stat `pagetables` from 5.11. A 64 MiB
+/// mapping touched once needs 32 PTE pages (512 PTEs each; 33 if it straddles a 2 MiB
+/// boundary); they stay until the mm exits.
+#[test]
+fn page_tables_are_frames_charged_to_the_faulting_cgroup() {
+    let sc = with_cgroups(MAPPER, vec![cgroup("box", None)], &[("hog", "box")]);
+    let full = run(&sc, KernelEra::V6_18, true);
+    // At the end the hog has exited: its tables are freed and uncharged.
+    assert_eq!(full.vmstat["nr_page_table_pages"], 0);
+    assert_eq!(cg(&full, "box").stat["pagetables"], 0);
+    // Three quarters through, the first pass has touched the whole mapping.
+    let mid_of = |f: mmsim::sim::Features| {
+        let r = run_sc(&sc, f, true, full.steps * 3 / 4);
+        assert_eq!(r.end, RunEnd::StepLimit);
+        r
+    };
+    let on = mid_of(KernelEra::V6_18.features("patched").unwrap());
+    let tables = on.vmstat["nr_page_table_pages"];
+    assert!((32..=33).contains(&tables), "{tables} PTE pages");
+    let b = cg(&on, "box");
+    assert_eq!(b.stat["pagetables"], tables * 4096);
+    // memory.current holds them beside the anon pages (and the CPU stock's precharge).
+    assert!(b.current as i64 >= b.stat["anon"] + b.stat["pagetables"]);
+    // Without kmem accounting (before 4.7) the tables still take frames, unaccounted.
+    let mut f = KernelEra::V6_18.features("patched").unwrap();
+    f.set("memcg-kmem-pgtables", false);
+    let off = mid_of(f);
+    assert_eq!(off.vmstat["nr_page_table_pages"], tables);
+    assert_eq!(cg(&off, "box").stat["pagetables"], 0);
+    // The same run but for the tables' charge, which the CPU's stock precharges in
+    // batches of MEMCG_CHARGE_BATCH (64 pages).
+    let more = (b.current - cg(&off, "box").current) / 4096;
+    assert!(
+        (tables as u64..=tables as u64 + 64).contains(&more),
+        "{more} pages more charged for {tables} tables"
+    );
+    // No memory.stat pagetables before 5.11; the 4.14 era charges the tables already.
+    let old = run_sc(
+        &sc,
+        KernelEra::V4_14.features("patched").unwrap(),
+        true,
+        full.steps * 3 / 4,
+    );
+    assert!(!cg(&old, "box").stat.contains_key("pagetables"));
+    assert!(old.vmstat["nr_page_table_pages"] >= 32);
+}

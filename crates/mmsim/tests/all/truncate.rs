@@ -1630,9 +1630,12 @@ fn run_vacts(
     prop_assert!(v.sim.orphans.is_empty());
     prop_assert_eq!(v.vm(VmItem::NrMapped), 0);
     prop_assert_eq!(
-        v.vm(VmItem::NrFreePages) + v.vm(VmItem::NrFilePages) + v.vm(VmItem::NrAnonPages),
+        v.vm(VmItem::NrFreePages)
+            + v.vm(VmItem::NrFilePages)
+            + v.vm(VmItem::NrAnonPages)
+            + v.vm(VmItem::NrPageTablePages),
         v.sim.mem.len() as i64,
-        "frames neither free, cached nor mapped"
+        "frames neither free, cached, mapped nor page tables"
     );
     Ok(())
 }

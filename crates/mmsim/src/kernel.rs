@@ -291,6 +291,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: add swappiness= arg to memory.reclaim",
     },
     Rule {
+        feature: "memory-reclaim-swappiness-max",
+        since: KernelEra::V6_18,
+        version: "6.16",
+        commit: "mm: add swappiness=max arg to memory.reclaim for only anon reclaim",
+    },
+    Rule {
         feature: "memcg-reclaim-batches",
         since: KernelEra::V6_18,
         version: "6.9",

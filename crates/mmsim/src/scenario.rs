@@ -82,6 +82,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
     "memory-reclaim-swappiness",
+    "memory-reclaim-swappiness-max",
     "readahead-natural-boundary",
     "proactive-reclaim-stats",
 ];

@@ -81,6 +81,10 @@ pub struct Features {
     /// memory.current and memory.max applies to them. Off: they take frames but no memcg
     /// charge (2.6.30–4.6).
     pub memcg_kmem_pgtables: bool,
+    /// memory.reclaim accepts `swappiness=max`: reclaim anonymous pages only
+    /// (SWAPPINESS_ANON_ONLY; v6.16, "mm: add swappiness=max arg to memory.reclaim for
+    /// only anon reclaim"). Off: the write is EINVAL.
+    pub memory_reclaim_swappiness_max: bool,
     /// Reclaim writes dirty file pages only from kswapd, and only while the node's LRU
     /// tail is full of dirty pages (ZONE_DIRTY) (v3.2, "mm: vmscan: do not writeback
     /// filesystem pages in direct reclaim", with v3.11's ZONE_DIRTY condition for kswapd).
@@ -259,6 +263,7 @@ impl Features {
             memcg_sync_high: false,
             memcg_high_throttle: false,
             memcg_kmem_pgtables: false,
+            memory_reclaim_swappiness_max: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
             context_readahead: true,
@@ -330,6 +335,7 @@ impl Features {
             "memcg-sync-high" => self.memcg_sync_high = on,
             "memcg-high-throttle" => self.memcg_high_throttle = on,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
+            "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
             "context-readahead" => self.context_readahead = on,
@@ -383,6 +389,7 @@ impl Features {
             "memcg-sync-high" => self.memcg_sync_high,
             "memcg-high-throttle" => self.memcg_high_throttle,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
+            "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
             "context-readahead" => self.context_readahead,

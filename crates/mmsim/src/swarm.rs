@@ -472,12 +472,20 @@ pub fn generate(seed: u64) -> SwarmCase {
                 "\n[[tasks]]\nname = \"agent\"\ncpu = {cpu}\nprogram = \"memory-reclaim\"\ntarget = \"{target}\"\namount = \"{}KiB\"\ncount = {count}\ninterval = \"{interval}ms\"\ndelay = \"{delay}ms\"\n",
                 pages * 4
             );
-            // In a third of them `swappiness=` (0, 60 or 200; EINVAL before 6.11).
+            // In a third of them `swappiness=` (0, 60 or 200; EINVAL before 6.11); half the
+            // 200s are `max` (6.16; EINVAL before), drawn from a generator of their own so
+            // that the rest of a seed's case is what it was before `max` existed.
             let mut what = format!("memory.reclaim {target} {}KiB x{count}", pages * 4);
             if rng.gen_bool(1.0 / 3.0) {
                 let s = *pick(&mut rng, &[0u32, 60, 200]);
-                let _ = writeln!(tasks, "swappiness = {s}");
-                let _ = write!(what, " swappiness={s}");
+                let mut side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5357_4d41_5800);
+                if s == 200 && side.gen_bool(0.5) {
+                    let _ = writeln!(tasks, "swappiness = \"max\"");
+                    what.push_str(" swappiness=max");
+                } else {
+                    let _ = writeln!(tasks, "swappiness = {s}");
+                    let _ = write!(what, " swappiness={s}");
+                }
             }
             descr.push((format!("agent@cpu{cpu}"), what));
         }

@@ -903,7 +903,9 @@ impl Sim {
     /// v6.15, `proactive-reclaim-stats`), before as its direct reclaim (the global counters
     /// count global reclaim only). `swappiness` is the write's `swappiness=N` (v6.11,
     /// `memory-reclaim-swappiness`: the anon/file balance of this reclaim, 0 = file only in
-    /// a non-root cgroup); before, or above 200, the write is EINVAL.
+    /// a non-root cgroup); before, or above 200, the write is EINVAL, except
+    /// SWAPPINESS_ANON_ONLY, `swappiness=max`: anonymous pages only (v6.16,
+    /// `memory-reclaim-swappiness-max`).
     pub fn memory_reclaim(
         &mut self,
         cgroup: &str,
@@ -915,7 +917,12 @@ impl Sim {
         if self.features.era < crate::kernel::KernelEra::V6_1 {
             return Ok(OpResult::Err(Errno::ENOENT));
         }
-        if swappiness.is_some_and(|s| !self.features.memory_reclaim_swappiness || s > 200) {
+        let known = |s: u64| {
+            s <= crate::mm::lru_gen::MAX_SWAPPINESS
+                || (s == crate::mm::vmscan::SWAPPINESS_ANON_ONLY
+                    && self.features.memory_reclaim_swappiness_max)
+        };
+        if swappiness.is_some_and(|s| !self.features.memory_reclaim_swappiness || !known(s)) {
             return Ok(OpResult::Err(Errno::EINVAL));
         }
         let Some(memcg) = self.memcg_by_name(cgroup) else {

@@ -146,6 +146,10 @@ impl ScanControl {
     }
 }
 
+/// SWAPPINESS_ANON_ONLY (MAX_SWAPPINESS + 1): the swappiness of a memory.reclaim write
+/// with `swappiness=max`, which reclaims anonymous pages only (v6.16).
+pub const SWAPPINESS_ANON_ONLY: u64 = crate::mm::lru_gen::MAX_SWAPPINESS + 1;
+
 /// DEACTIVATE_ANON.
 pub const DEACTIVATE_ANON: u8 = 1;
 /// DEACTIVATE_FILE.
@@ -324,6 +328,10 @@ impl Sim {
         } else if sc.cgroup_reclaim() && swappiness == 0 {
             // memcg users disable swapping for a group with swappiness 0.
             Balance::File
+        } else if swappiness == SWAPPINESS_ANON_ONLY {
+            // memory.reclaim's swappiness=max (v6.16): anonymous pages only. As 6.16 has
+            // it, after the tests above: without swap it scans file pages.
+            Balance::Anon
         } else if sc.priority == 0 && swappiness != 0 {
             Balance::Equal
         } else if self.features.refault_deactivate {

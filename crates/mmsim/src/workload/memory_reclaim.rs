@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{Footprint, Op, OpResult, Program};
 use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    fmt_bytes, want_duration, want_size, want_u32, Env, Scenario, ScenarioError, View,
+    fmt_bytes, want_duration, want_size, want_str, want_u32, Env, Scenario, ScenarioError, View,
 };
 
 use serde::Serialize;
@@ -27,7 +27,8 @@ pub struct MemoryReclaimSpec {
     pub interval_ns: u64,
     /// Sleep before the first write, ns.
     pub delay_ns: u64,
-    /// `swappiness=N` appended to each write (v6.11), if given.
+    /// `swappiness=N` appended to each write (v6.11), if given; `swappiness=max` (v6.16) is
+    /// SWAPPINESS_ANON_ONLY (201).
     pub swappiness: Option<u64>,
 }
 
@@ -91,12 +92,14 @@ pub const PROGRAM: ProgramDef = ProgramDef {
         },
         Param {
             key: "swappiness",
-            ty: "integer",
+            ty: "integer or \"max\"",
             default: "none",
             rules: "0 ..= 200: written as `swappiness=N` after the amount (6.11+, \
                     `memory-reclaim-swappiness`; before, every write is EINVAL): the \
                     anon/file balance of this reclaim instead of vm.swappiness; 0 reclaims \
-                    only file pages from a non-root cgroup",
+                    only file pages from a non-root cgroup. `\"max\"`: `swappiness=max` \
+                    (6.16+, `memory-reclaim-swappiness-max`; EINVAL before), anonymous \
+                    pages only (without swap, file pages, as 6.16 has it)",
         },
     ],
     samples: &[SampleDef {
@@ -172,13 +175,25 @@ fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, S
         .opt("interval", want_duration)?
         .map_or(1_000_000_000, |(v, _)| v);
     let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
-    let swappiness = match task.opt("swappiness", want_u32)? {
-        Some((s, loc)) if s > 200 => {
-            return Err(loc.err(format!("swappiness must be 0 ..= 200, got {s}")));
-        }
-        Some((s, _)) => Some(u64::from(s)),
-        None => None,
-    };
+    let swappiness = task
+        .opt("swappiness", |item, loc| {
+            // An integer, or the string "max" (SWAPPINESS_ANON_ONLY).
+            if let Ok(s) = want_str(item, loc) {
+                return if s == "max" {
+                    Ok(crate::mm::vmscan::SWAPPINESS_ANON_ONLY)
+                } else {
+                    Err(loc.err(format!(
+                        "swappiness must be 0 ..= 200 or \"max\", got \"{s}\""
+                    )))
+                };
+            }
+            match want_u32(item, loc) {
+                Ok(s) if s <= 200 => Ok(u64::from(s)),
+                Ok(s) => Err(loc.err(format!("swappiness must be 0 ..= 200 or \"max\", got {s}"))),
+                Err(_) => Err(loc.err("swappiness must be an integer 0 ..= 200 or \"max\"")),
+            }
+        })?
+        .map(|(s, _)| s);
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MemoryReclaimSpec {

@@ -562,7 +562,8 @@ pub enum Op {
         cgroup: Arc<str>,
         /// Bytes to reclaim.
         bytes: u64,
-        /// `swappiness=N` after the amount (v6.11; EINVAL before).
+        /// `swappiness=N` after the amount (v6.11; EINVAL before); SWAPPINESS_ANON_ONLY is
+        /// `swappiness=max` (v6.16).
         swappiness: Option<u64>,
     },
     /// write(2) of `bytes` (None: "max") to a cgroup's memory.high: the new limit, and

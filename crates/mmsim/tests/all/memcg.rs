@@ -1190,6 +1190,17 @@ fn the_proactive_reclaim_example_runs() {
 /// with `reader`, a 32 MiB file read once, with swap; an agent writes 16 MiB to its
 /// memory.reclaim at 1 s, with `swappiness`.
 fn swappiness_run(era: KernelEra, swappiness: u32, reader: bool) -> RunReport {
+    swappiness_run_with(era, &swappiness.to_string(), reader, None)
+}
+
+/// `swappiness_run` with the key's TOML value given as written (`"\"max\""`), under
+/// `policy` (None: the scenario's, classic).
+fn swappiness_run_with(
+    era: KernelEra,
+    swappiness: &str,
+    reader: bool,
+    policy: Option<mmsim::mm::policy::ReclaimPolicy>,
+) -> RunReport {
     let mut text = common::machine_toml(
         "proactive-swappiness",
         2,
@@ -1225,12 +1236,9 @@ swappiness = {swappiness}
         text += "[[tasks]]\nname = \"reader\"\ncpu = 0\ncgroup = \"app\"\nprogram = \"read\"\npath = \"/data/f\"\n";
     }
     let sc = parse_scenario(&text, "swappiness.toml", &[]).expect("scenario parses");
-    let r = run_sc(
-        &sc,
-        era.features("patched").expect("preset"),
-        true,
-        MAX_STEPS,
-    );
+    let mut f = era.features("patched").expect("preset");
+    f.policy = policy;
+    let r = run_sc(&sc, f, true, MAX_STEPS);
     assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
     r
 }
@@ -1259,6 +1267,37 @@ fn memory_reclaim_swappiness_sets_the_anon_file_balance_from_v6_11() {
     let r = swappiness_run(KernelEra::V6_1, 0, true);
     assert_eq!(task_report(&r, "agent").errors.get("EINVAL"), Some(&1));
     assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
+}
+
+/// memory.reclaim's `swappiness=max` (v6.16, `memory-reclaim-swappiness-max`): anonymous
+/// pages only (SWAPPINESS_ANON_ONLY), beside a file too, where swappiness 200 reclaims
+/// file pages (cache_trim_mode comes first); under MGLRU as under the classic LRU. On 6.1
+/// the write is EINVAL; a value other than an integer or "max" is a scenario error.
+#[test]
+fn memory_reclaim_swappiness_max_reclaims_anon_only_from_v6_16() {
+    use mmsim::mm::policy::ReclaimPolicy;
+    for policy in [None, Some(ReclaimPolicy::Mglru)] {
+        let r = swappiness_run_with(KernelEra::V6_18, "\"max\"", true, policy);
+        let st = &cg(&r, "app").stat;
+        assert_eq!(st["pgsteal_file"], 0, "{policy:?} {st:?}");
+        assert!(st["pgsteal_anon"] >= 4096, "{policy:?} {st:?}");
+        assert!(task_report(&r, "agent").errors.is_empty(), "{policy:?}");
+    }
+    let r = swappiness_run_with(KernelEra::V6_18, "200", true, None);
+    let st = &cg(&r, "app").stat;
+    assert!(st["pgsteal_file"] >= 4096, "{st:?}");
+    let r = swappiness_run_with(KernelEra::V6_1, "\"max\"", true, None);
+    assert_eq!(task_report(&r, "agent").errors.get("EINVAL"), Some(&1));
+    assert_eq!(cg(&r, "app").stat["pgsteal"], 0);
+    let bad = common::machine_toml("bad", 2, "256MiB", None, "1GiB", "/data")
+        + "[[tasks]]\nname = \"agent\"\ncpu = 0\nprogram = \"memory-reclaim\"\ntarget = \"/\"\namount = \"1MiB\"\nswappiness = \"min\"\n";
+    let e = parse_scenario(&bad, "bad.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.toml") && e.contains("swappiness") && e.contains("\"max\""),
+        "{e}"
+    );
 }
 
 /// PSI (`mmsim::psi`, kernel/sched/psi.c): the cgroup that reclaims at its memory.max

@@ -250,10 +250,16 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
     }
     // Page-table pages: each live mm's tables are frames of the PG_table type, referenced
-    // once, on no LRU and of no mapping; nr_page_table_pages counts them all.
+    // once, on no LRU and of no mapping, each under a VMA (munmap frees the others);
+    // nr_page_table_pages counts them all.
     let mut tables = 0i64;
     for m in sim.mms.iter().flatten() {
-        for &pfn in m.pgtable.table_pfns() {
+        for (pmd, pfn) in m.pgtable.tables() {
+            if !m.vma_under_pmd(pmd) {
+                return Err(format!(
+                    "the page table of PMD {pmd:#x} (pfn {pfn}) is under no VMA"
+                ));
+            }
             tables += 1;
             let p = &sim.mem[pfn as usize];
             if !p.test(pg::TABLE)

@@ -76,13 +76,16 @@ pub const PTRS_PER_PTE: u64 = 512;
 /// A process's page table (leaf level): page-table pages by PMD index (vpn / 512), with
 /// a hint to the last one used (faults, rmap walks and zaps go through neighbouring
 /// PTEs). Each table is a frame of the machine (`pfns`), allocated by `Sim::__pte_alloc`
-/// and freed with the mm (exit_mmap's free_pgtables; munmap frees none here), so a
-/// position stays valid.
+/// and freed by munmap once no VMA is left over its 2 MiB (`Sim::free_pgtables_range`)
+/// or with the mm (exit_mmap's free_pgtables); a removal moves the last table into its
+/// position.
 #[derive(Debug)]
 pub struct PageTable {
     tables: Vec<Box<[u64; PTRS_PER_PTE as usize]>>,
     /// The frame backing each table (same positions as `tables`).
     pfns: Vec<Pfn>,
+    /// The PMD index of each table (same positions).
+    pmds: Vec<u64>,
     /// PMD index → position in `tables`.
     index: FxHashMap<u64, u32>,
     /// (PMD index, position) of the last table looked up.
@@ -94,6 +97,7 @@ impl Default for PageTable {
         PageTable {
             tables: Vec::new(),
             pfns: Vec::new(),
+            pmds: Vec::new(),
             index: FxHashMap::default(),
             hint: std::cell::Cell::new((u64::MAX, 0)),
         }
@@ -125,13 +129,31 @@ impl PageTable {
         let t = self.tables.len();
         self.tables.push(Box::new([0; PTRS_PER_PTE as usize]));
         self.pfns.push(pfn);
+        self.pmds.push(pmd);
         let pos = u32::try_from(t).expect("2^32 page-table pages");
         self.index.insert(pmd, pos);
         self.hint.set((pmd, pos));
     }
-    /// The frames of the tables, in allocation order.
+    /// The frames of the tables.
     pub fn table_pfns(&self) -> &[Pfn] {
         &self.pfns
+    }
+    /// (PMD index, frame) of every table.
+    pub fn tables(&self) -> impl Iterator<Item = (u64, Pfn)> + '_ {
+        self.pmds.iter().copied().zip(self.pfns.iter().copied())
+    }
+    /// Take out the table covering PMD index `pmd`, returning its frame (the last table
+    /// takes its position).
+    pub fn remove_table(&mut self, pmd: u64) -> Option<Pfn> {
+        let t = self.index.remove(&pmd)? as usize;
+        self.tables.swap_remove(t);
+        let pfn = self.pfns.swap_remove(t);
+        self.pmds.swap_remove(t);
+        if let Some(&moved) = self.pmds.get(t) {
+            self.index.insert(moved, t as u32);
+        }
+        self.hint.set((u64::MAX, 0));
+        Some(pfn)
     }
     /// A mutable PTE if its table exists.
     #[inline]
@@ -250,11 +272,34 @@ impl Sim {
     pub fn free_pgtables(&mut self, mm: u32) {
         let pfns = std::mem::take(&mut self.mm_mut(mm).pgtable.pfns);
         for &pfn in &pfns {
-            self.vmstat.dec(VmItem::NrPageTablePages);
-            self.mod_memcg_page_stat(pfn, VmItem::NrPageTablePages, -1);
-            self.mem[pfn as usize].flags &= !pg::TABLE;
-            self.put_page(pfn);
+            self.pte_free(pfn);
         }
+    }
+
+    /// free_pgtables after munmap of [start, end) (vpns): the PTE tables whose whole 2 MiB
+    /// no VMA of `mm` overlaps any more go back to the allocator (free_pgd_range between the
+    /// neighbouring VMAs; their PTEs were zapped and the TLBs flushed).
+    pub fn free_pgtables_range(&mut self, mm: u32, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        for pmd in start / PTRS_PER_PTE..=(end - 1) / PTRS_PER_PTE {
+            let m = self.mm(mm);
+            if !m.pgtable.has_table(pmd) || m.vma_under_pmd(pmd) {
+                continue;
+            }
+            if let Some(pfn) = self.mm_mut(mm).pgtable.remove_table(pmd) {
+                self.pte_free(pfn);
+            }
+        }
+    }
+
+    /// pte_free: one page-table page back to the allocator.
+    fn pte_free(&mut self, pfn: Pfn) {
+        self.vmstat.dec(VmItem::NrPageTablePages);
+        self.mod_memcg_page_stat(pfn, VmItem::NrPageTablePages, -1);
+        self.mem[pfn as usize].flags &= !pg::TABLE;
+        self.put_page(pfn);
     }
 
     /// The program's memory accesses: every `stride` bytes of [addr, addr+len), a slice of

@@ -131,6 +131,15 @@ impl Mm {
     pub fn cpumask(&self) -> &crate::machine::Cpumask {
         &self.cpumask
     }
+    /// Whether a VMA overlaps the 2 MiB of PMD index `pmd` (its PTE table is in use).
+    pub fn vma_under_pmd(&self, pmd: u64) -> bool {
+        let span = crate::mm::memory::PTRS_PER_PTE << PAGE_SHIFT;
+        let (lo, hi) = (pmd * span, (pmd + 1) * span);
+        self.vmas
+            .range(..hi)
+            .next_back()
+            .is_some_and(|(_, v)| v.end > lo)
+    }
     /// find_vma: the VMA containing `addr`.
     pub fn find_vma(&self, addr: u64) -> Option<&Vma> {
         self.vmas
@@ -299,7 +308,8 @@ impl Sim {
     }
 
     /// munmap(2) of whole VMAs in [addr, addr+len) (partial unmaps split nothing: a range
-    /// must cover whole mappings). Unmapped pages' TLB entries are flushed.
+    /// must cover whole mappings). Unmapped pages' TLB entries are flushed, and the
+    /// page-table pages left without a VMA are freed (free_pgtables).
     pub fn sys_munmap(&mut self, tid: TaskId, addr: u64, len: u64) -> Result<OpResult, Wait> {
         let Some(mm) = self.tasks[tid].mm else {
             return Ok(OpResult::Err(Errno::EINVAL));
@@ -309,12 +319,14 @@ impl Sim {
         }
         let end = addr + len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
+        // A range that would split a mapping is refused before anything is unmapped.
+        if starts.iter().any(|s| self.mm(mm).vmas[s].end > end) {
+            return Ok(OpResult::Err(Errno::EINVAL));
+        }
         for s in starts {
-            if self.mm(mm).vmas[&s].end > end {
-                return Ok(OpResult::Err(Errno::EINVAL));
-            }
             self.unmap_vma(mm, s);
         }
+        self.free_pgtables_range(mm, addr >> PAGE_SHIFT, end >> PAGE_SHIFT);
         Ok(OpResult::None)
     }
 

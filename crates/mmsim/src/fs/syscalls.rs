@@ -138,6 +138,11 @@ impl Sim {
             } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
             Op::ReadCgroup { cgroup } => Ok(self.read_cgroup(cgroup)),
             Op::SetMemoryHigh { cgroup, bytes } => Ok(self.memory_high_write(cgroup, *bytes)),
+            Op::CgroupWrite {
+                cgroup,
+                file,
+                bytes,
+            } => self.cgroup_write(cgroup, *file, *bytes),
             Op::TimerStopRate { label, count } => {
                 let now = self.now();
                 if let Some((t0, _)) = self.tasks[tid].stats.timers.remove(label) {

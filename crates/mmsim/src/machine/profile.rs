@@ -124,6 +124,7 @@ kfuncs! {
     LruGenAgeNode => "lru_gen_age_node",
     MemoryReclaim => "memory_reclaim",
     MemoryHighWrite => "memory_high_write",
+    MemoryMaxWrite => "memory_max_write",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

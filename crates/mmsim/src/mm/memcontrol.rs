@@ -1028,6 +1028,93 @@ impl Sim {
         OpResult::Bytes(bytes.unwrap_or(0))
     }
 
+    /// `Op::CgroupWrite`: a write of `bytes` (None: "max", PAGE_COUNTER_MAX) to one of
+    /// `cgroup`'s limit files, in whole pages. memory.high: `memory_high_write`.
+    /// memory.max: `memory_max_write`. memory.swap.max and memory.swap.high take the new
+    /// limit and reclaim nothing (swap_max_write, swap_high_write); memory.swap.high exists
+    /// from 5.8 (`scenario::SWAP_HIGH_SINCE`: ENOENT before). The root has none of these
+    /// files: ENOENT, as for an unknown cgroup.
+    pub fn cgroup_write(
+        &mut self,
+        cgroup: &str,
+        file: crate::workload::CgroupFile,
+        bytes: Option<u64>,
+    ) -> Result<crate::workload::OpResult, crate::sched::Wait> {
+        use crate::workload::{CgroupFile, Errno, OpResult};
+        let Some(m) = self.memcg_by_name(cgroup).and_then(nonroot) else {
+            return Ok(OpResult::Err(Errno::ENOENT));
+        };
+        let pages = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
+        match file {
+            CgroupFile::MemoryHigh => return Ok(self.memory_high_write(cgroup, bytes)),
+            CgroupFile::MemoryMax => self.memory_max_write(m, pages)?,
+            CgroupFile::SwapMax => self.memcgs[m as usize].swap_max = pages,
+            CgroupFile::SwapHigh => {
+                if self.features.era < crate::scenario::SWAP_HIGH_SINCE {
+                    return Ok(OpResult::Err(Errno::ENOENT));
+                }
+                self.memcgs[m as usize].swap_high = pages;
+            }
+        }
+        Ok(OpResult::Bytes(bytes.unwrap_or(0)))
+    }
+
+    /// memory_max_write: `max` pages become `m`'s memory.max; then, while usage is above
+    /// it, the per-CPU stocks are drained once and the cgroup is reclaimed down to it
+    /// (try_to_free_mem_cgroup_pages, swap allowed) until MAX_RECLAIM_RETRIES passes
+    /// reclaimed nothing (and the subtree's writeback, which the kernel's passes outlast, is
+    /// done: the write waits for it and starts again); then a MEMCG_OOM event and the
+    /// memcg OOM killer. The writer waits
+    /// a jiffy for the victim to exit and goes on (the kernel's loop spins until the
+    /// victim's memory is freed); with nothing left to kill the write returns, usage still
+    /// above the new max (charges then fail or OOM-kill at the limit).
+    fn memory_max_write(&mut self, m: MemcgId, max: u64) -> Result<(), crate::sched::Wait> {
+        let prev = self.enter(KFunc::MemoryMaxWrite);
+        self.memcgs[m as usize].max = max;
+        let mut nr_reclaims = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
+        let mut r = Ok(());
+        loop {
+            let usage = self.memcgs[m as usize].usage;
+            if usage <= max {
+                break;
+            }
+            if !drained && self.features.memcg_charge_stock {
+                self.drain_all_stock(m);
+                drained = true;
+                continue;
+            }
+            if nr_reclaims > 0 {
+                if self.try_to_free_mem_cgroup_pages(m, usage - max, Gfp::KERNEL, true) == 0 {
+                    nr_reclaims -= 1;
+                }
+                continue;
+            }
+            if self.memcg_subtree_writeback(m) > 0 {
+                // As in memory_reclaim: the kernel's passes take long enough for the
+                // swap-outs and writes they started to complete; here the write runs within
+                // one step, so it waits for the subtree's writeback before the OOM killer,
+                // then starts its passes again.
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                r = Err(crate::sched::Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                ));
+                break;
+            }
+            match self.mem_cgroup_out_of_memory(m) {
+                OomOutcome::NoVictim => break,
+                // The victim frees its memory when it exits; the write is resumed then
+                // (a killed writer exits at its next step).
+                _ => {
+                    r = Err(crate::sched::Wait::Until(self.now() + JIFFY_PS));
+                    break;
+                }
+            }
+        }
+        self.leave(prev);
+        r
+    }
+
     /// The reads of `Op::ReadCgroup`: memory.current, memory.stat's file and anon,
     /// memory.min, memory.max and memory.pressure of `cgroup` now (reading changes
     /// nothing: PSI is read as a copy, `crate::psi::Psi::read`). ENOENT for an unknown

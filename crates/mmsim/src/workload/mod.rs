@@ -22,6 +22,7 @@
 
 pub mod anon;
 pub mod bonnie;
+pub mod cgroup_write;
 pub mod dd;
 pub mod desktop;
 pub mod memory_reclaim;
@@ -51,6 +52,7 @@ pub const PROGRAMS: &[&ProgramDef] = &[
     &replay::PROGRAM,
     &memory_reclaim::PROGRAM,
     &senpai::PROGRAM,
+    &cgroup_write::PROGRAM,
 ];
 
 /// The `target` key of a program acting on a cgroup (`memory-reclaim`, `senpai`): a
@@ -70,6 +72,29 @@ fn target_cgroup(task: &View<'_>, env: &Env<'_>, what: &str) -> Result<String, S
         )));
     }
     Ok(cgroup.to_string())
+}
+
+/// A cgroup limit file `Op::CgroupWrite` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum CgroupFile {
+    /// memory.max.
+    MemoryMax,
+    /// memory.high.
+    MemoryHigh,
+    /// memory.swap.max.
+    SwapMax,
+    /// memory.swap.high (5.8).
+    SwapHigh,
+}
+
+impl CgroupFile {
+    /// Every file, with its name.
+    pub const ALL: [(CgroupFile, &'static str); 4] = [
+        (CgroupFile::MemoryMax, "memory.max"),
+        (CgroupFile::MemoryHigh, "memory.high"),
+        (CgroupFile::SwapMax, "memory.swap.max"),
+        (CgroupFile::SwapHigh, "memory.swap.high"),
+    ];
 }
 
 /// The program named `name` (the `program` key of a task).
@@ -565,6 +590,17 @@ pub enum Op {
         /// `swappiness=N` after the amount (v6.11; EINVAL before); SWAPPINESS_ANON_ONLY is
         /// `swappiness=max` (v6.16).
         swappiness: Option<u64>,
+    },
+    /// write(2) of `bytes` (None: "max") to one of a cgroup's limit files
+    /// (`Sim::cgroup_write`). The result is the bytes written, or ENOENT for the root, an
+    /// unknown cgroup or a file the kernel does not have.
+    CgroupWrite {
+        /// The cgroup's path below the root (`[[cgroups]]` name).
+        cgroup: Arc<str>,
+        /// The file written.
+        file: CgroupFile,
+        /// The value, bytes (None: "max").
+        bytes: Option<u64>,
     },
     /// write(2) of `bytes` (None: "max") to a cgroup's memory.high: the new limit, and
     /// reclaim down to it before the write returns. The result is the bytes written, or

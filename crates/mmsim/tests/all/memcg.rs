@@ -1541,3 +1541,80 @@ fn page_tables_are_frames_charged_to_the_faulting_cgroup() {
     assert!(!cg(&old, "box").stat.contains_key("pagetables"));
     assert!(old.vmstat["nr_page_table_pages"] >= 32);
 }
+
+/// The `cgroup-write` program's example with `file` and `value` replaced (and, with
+/// `swap = false`, no swap device).
+fn cgroup_write_run(era: KernelEra, file: &str, value: &str, swap: bool) -> RunReport {
+    let mut text = mmsim::workload::cgroup_write::PROGRAM
+        .example
+        .replace("file = \"memory.max\"", &format!("file = \"{file}\""))
+        .replace("value = \"32MiB\"", &format!("value = {value}"));
+    if !swap {
+        text = text.replace("[swap]\nsize = \"256MiB\"\npreset = \"ssd\"\n", "");
+    }
+    let sc = parse_scenario(&text, "cgroup-write.toml", &[]).expect("scenario parses");
+    let r = run_sc(&sc, era.features("patched").unwrap(), true, MAX_STEPS);
+    assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
+    r
+}
+
+/// `cgroup-write` (memory_max_write): lowering memory.max under a 64 MiB anonymous working
+/// set reclaims (swaps) the cgroup down to the new limit before the write returns, without
+/// the OOM killer while swap has room; the cgroup then runs within it. Without swap nothing
+/// can be reclaimed: a memory.events `oom` and the OOM kill of the cgroup's task. The swap
+/// files take the value and reclaim nothing; memory.swap.high does not exist before 5.8.
+#[test]
+fn cgroup_write_lowers_memory_max_and_reclaims_down_to_it() {
+    let r = cgroup_write_run(KernelEra::V6_18, "memory.max", "\"32MiB\"", true);
+    let app = cg(&r, "app");
+    assert_eq!((app.events.oom, app.events.oom_kill), (0, 0), "{:?}", r.oom);
+    assert_eq!(app.memory_max, Some(32 * MIB));
+    assert!(app.peak > 48 * MIB, "it held its 64 MiB before the write");
+    assert!(r.vmstat["pswpout"] * 4096 >= (32 * MIB) as i64);
+    assert!(task_report(&r, "admin").errors.is_empty());
+    // After the write (at 0.5 s) memory.current stays within the new limit (plus what the
+    // CPUs' stocks hold ahead, MEMCG_CHARGE_BATCH pages each).
+    let done_ns = task_report(&r, "admin").elapsed_ns;
+    let k = r.cgroups.iter().position(|c| c.name == "app").unwrap();
+    let after: Vec<u64> = r
+        .series
+        .iter()
+        .filter(|s| s.t_ns > done_ns)
+        .map(|s| s.cgroups[k])
+        .collect();
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|&p| p <= 32 * 256 + 2 * 64), "{after:?}");
+    // No swap: reclaim finds nothing to take, the write ends in the memcg OOM killer.
+    let r = cgroup_write_run(KernelEra::V6_18, "memory.max", "\"8MiB\"", false);
+    let app = cg(&r, "app");
+    assert!(
+        app.events.oom >= 1 && app.events.oom_kill == 1,
+        "{:?}",
+        app.events
+    );
+    assert!(!r.oom.is_empty());
+    // memory.swap.max takes the value; memory.swap.high is ENOENT before 5.8.
+    let r = cgroup_write_run(KernelEra::V6_18, "memory.swap.max", "\"16MiB\"", true);
+    assert_eq!(cg(&r, "app").swap_max, Some(16 * MIB));
+    assert!(cg(&r, "app").swap_peak <= 16 * MIB + 64 * 4096);
+    let r = cgroup_write_run(KernelEra::V4_14, "memory.swap.high", "\"16MiB\"", true);
+    assert_eq!(task_report(&r, "admin").errors.get("ENOENT"), Some(&1));
+    // Bad keys name the file, line and field.
+    let bad = mmsim::workload::cgroup_write::PROGRAM
+        .example
+        .replace("file = \"memory.max\"", "file = \"memory.min\"");
+    let e = parse_scenario(&bad, "bad.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.toml:") && e.contains("file") && e.contains("memory.swap.high"),
+        "{e}"
+    );
+    let bad = mmsim::workload::cgroup_write::PROGRAM
+        .example
+        .replace("target = \"app\"", "target = \"/\"");
+    let e = parse_scenario(&bad, "bad.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad.toml:") && e.contains("root"), "{e}");
+}

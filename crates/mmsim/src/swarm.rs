@@ -44,7 +44,10 @@
 //!   before the 6.1 era are its expected errors); and in a quarter, a `senpai` controller
 //!   on one of them or the root (every 50–500 ms, 2–20 ticks, probes of up to 1–20 % of
 //!   memory.current, a stall target of 1 µs to 100 ms, in a third of them in memory.high
-//!   mode after 0–1 s; ENOENT before the 6.1 era).
+//!   mode after 0–1 s; ENOENT before the 6.1 era); and, from a generator of its own, in a
+//!   fifth a `cgroup-write` of one cgroup's memory.max, memory.high, memory.swap.max or
+//!   memory.swap.high (RAM/64 ..= RAM/4, or "max" in a fifth of them) after 0–1 s
+//!   (memory.swap.high is ENOENT before the 6.1 era).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -516,6 +519,40 @@ pub fn generate(seed: u64) -> SwarmCase {
                 let _ = write!(what, " memory.high after {delay}ms");
             }
             descr.push((format!("senpai@cpu{cpu}"), what));
+        }
+        // A limit changed mid-run (`cgroup-write`), in a fifth of the cases with cgroups:
+        // drawn from a generator of its own, so that the rest of a seed's case is what it
+        // was before the program existed.
+        let mut side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4347_5752_4954);
+        if side.gen_bool(0.2) {
+            let target = &cg.names[side.gen_range(0..cg.names.len())];
+            let file = *pick(
+                &mut side,
+                &[
+                    "memory.max",
+                    "memory.high",
+                    "memory.swap.max",
+                    "memory.swap.high",
+                ],
+            );
+            let value = if side.gen_bool(0.2) {
+                "\"max\"".to_string()
+            } else {
+                format!(
+                    "\"{}KiB\"",
+                    side.gen_range((ram >> 18).max(1)..=(ram >> 14).max(1)) * 4
+                )
+            };
+            let delay = side.gen_range(0..=1000u32);
+            let cpu = side.gen_range(0..total_cpus);
+            let _ = write!(
+                tasks,
+                "\n[[tasks]]\nname = \"admin\"\ncpu = {cpu}\nprogram = \"cgroup-write\"\ntarget = \"{target}\"\nfile = \"{file}\"\nvalue = {value}\ndelay = \"{delay}ms\"\n"
+            );
+            descr.push((
+                format!("admin@cpu{cpu}"),
+                format!("{target} {file} = {value} after {delay}ms"),
+            ));
         }
     }
     t.push_str(&files);

@@ -686,7 +686,9 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
                     mc.name, mc.swap_usage, swap
                 ));
             }
-            if mc.swap_usage > mc.swap_max {
+            // A write of memory.swap.max below the usage reclaims nothing: the usage may
+            // stay above it, never above what it was then.
+            if mc.swap_usage > mc.swap_max.max(mc.swap_max_ceiling) {
                 return Err(format!(
                     "memcg \"{}\" swap usage {} above swap.max {}",
                     mc.name, mc.swap_usage, mc.swap_max

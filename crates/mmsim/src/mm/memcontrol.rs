@@ -152,6 +152,10 @@ pub struct MemCgroup {
     pub min: u64,
     /// memory.swap.max, pages.
     pub swap_max: u64,
+    /// Swap usage when memory.swap.max was last lowered below it (0 otherwise): a write
+    /// reclaims no swap, so usage may stay above the new limit, never above this (the
+    /// checker's bound).
+    pub swap_max_ceiling: u64,
     /// memory.current: pages charged to this memcg and its descendants.
     pub usage: u64,
     /// memory.peak.
@@ -189,6 +193,7 @@ impl MemCgroup {
             low: 0,
             min: 0,
             swap_max: PAGE_COUNTER_MAX,
+            swap_max_ceiling: 0,
             usage: 0,
             peak: 0,
             swap_usage: 0,
@@ -1048,7 +1053,15 @@ impl Sim {
         match file {
             CgroupFile::MemoryHigh => return Ok(self.memory_high_write(cgroup, bytes)),
             CgroupFile::MemoryMax => self.memory_max_write(m, pages)?,
-            CgroupFile::SwapMax => self.memcgs[m as usize].swap_max = pages,
+            CgroupFile::SwapMax => {
+                let mc = &mut self.memcgs[m as usize];
+                mc.swap_max = pages;
+                mc.swap_max_ceiling = if mc.swap_usage > pages {
+                    mc.swap_usage
+                } else {
+                    0
+                };
+            }
             CgroupFile::SwapHigh => {
                 if self.features.era < crate::scenario::SWAP_HIGH_SINCE {
                     return Ok(OpResult::Err(Errno::ENOENT));

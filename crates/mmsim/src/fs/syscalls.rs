@@ -137,7 +137,7 @@ impl Sim {
                 swappiness,
             } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
             Op::ReadCgroup { cgroup } => Ok(self.read_cgroup(cgroup)),
-            Op::SetMemoryHigh { cgroup, bytes } => Ok(self.memory_high_write(cgroup, *bytes)),
+            Op::SetMemoryHigh { cgroup, bytes } => self.memory_high_write(cgroup, *bytes),
             Op::CgroupWrite {
                 cgroup,
                 file,

@@ -995,16 +995,17 @@ impl Sim {
     /// memory_high_write: `bytes` (None: max) becomes `cgroup`'s memory.high, in whole
     /// pages; then, while usage is above it, the per-CPU stocks are drained once and the
     /// cgroup is reclaimed down to it (try_to_free_mem_cgroup_pages, swap allowed) until a
-    /// pass reclaims nothing MAX_RECLAIM_RETRIES times. The root has no memory.high:
-    /// ENOENT, as for an unknown cgroup.
+    /// pass reclaims nothing MAX_RECLAIM_RETRIES times, and the subtree's writeback is done
+    /// (`wait_for_limit_writeback`: the write waits for it, then starts its passes again).
+    /// The root has no memory.high: ENOENT, as for an unknown cgroup.
     pub fn memory_high_write(
         &mut self,
         cgroup: &str,
         bytes: Option<u64>,
-    ) -> crate::workload::OpResult {
+    ) -> Result<crate::workload::OpResult, crate::sched::Wait> {
         use crate::workload::{Errno, OpResult};
         let Some(m) = self.memcg_by_name(cgroup).and_then(nonroot) else {
-            return OpResult::Err(Errno::ENOENT);
+            return Ok(OpResult::Err(Errno::ENOENT));
         };
         let prev = self.enter(KFunc::MemoryHighWrite);
         let high = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
@@ -1024,13 +1025,31 @@ impl Sim {
             let reclaimed = self.try_to_free_mem_cgroup_pages(m, usage - high, Gfp::KERNEL, true);
             if reclaimed == 0 {
                 if nr_retries == 0 {
+                    if let Some(w) = self.wait_for_limit_writeback(m) {
+                        self.leave(prev);
+                        return Err(w);
+                    }
                     break;
                 }
                 nr_retries -= 1;
             }
         }
         self.leave(prev);
-        OpResult::Bytes(bytes.unwrap_or(0))
+        Ok(OpResult::Bytes(bytes.unwrap_or(0)))
+    }
+
+    /// A limit write out of reclaim passes: the kernel's passes take long enough for the
+    /// swap-outs and writes they started to complete; here the write runs within one step,
+    /// so while the subtree of `m` has pages under writeback it waits for them (a memory
+    /// stall) and is resumed, starting its passes again (as memory_reclaim does).
+    fn wait_for_limit_writeback(&mut self, m: MemcgId) -> Option<crate::sched::Wait> {
+        if self.memcg_subtree_writeback(m) == 0 {
+            return None;
+        }
+        self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+        Some(crate::sched::Wait::Until(
+            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+        ))
     }
 
     /// `Op::CgroupWrite`: a write of `bytes` (None: "max", PAGE_COUNTER_MAX) to one of
@@ -1051,7 +1070,7 @@ impl Sim {
         };
         let pages = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
         match file {
-            CgroupFile::MemoryHigh => return Ok(self.memory_high_write(cgroup, bytes)),
+            CgroupFile::MemoryHigh => return self.memory_high_write(cgroup, bytes),
             CgroupFile::MemoryMax => self.memory_max_write(m, pages)?,
             CgroupFile::SwapMax => {
                 let mc = &mut self.memcgs[m as usize];
@@ -1103,15 +1122,8 @@ impl Sim {
                 }
                 continue;
             }
-            if self.memcg_subtree_writeback(m) > 0 {
-                // As in memory_reclaim: the kernel's passes take long enough for the
-                // swap-outs and writes they started to complete; here the write runs within
-                // one step, so it waits for the subtree's writeback before the OOM killer,
-                // then starts its passes again.
-                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                r = Err(crate::sched::Wait::Until(
-                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                ));
+            if let Some(w) = self.wait_for_limit_writeback(m) {
+                r = Err(w);
                 break;
             }
             match self.mem_cgroup_out_of_memory(m) {

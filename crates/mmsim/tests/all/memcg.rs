@@ -1560,7 +1560,8 @@ fn cgroup_write_run(era: KernelEra, file: &str, value: &str, swap: bool) -> RunR
 
 /// `cgroup-write` (memory_max_write): lowering memory.max under a 64 MiB anonymous working
 /// set reclaims (swaps) the cgroup down to the new limit before the write returns, without
-/// the OOM killer while swap has room; the cgroup then runs within it. Without swap nothing
+/// the OOM killer while swap has room; the cgroup then runs within it; so does lowering
+/// memory.high. Without swap nothing
 /// can be reclaimed: a memory.events `oom` and the OOM kill of the cgroup's task. The swap
 /// files take the value and reclaim nothing; memory.swap.high does not exist before 5.8.
 #[test]
@@ -1574,15 +1575,26 @@ fn cgroup_write_lowers_memory_max_and_reclaims_down_to_it() {
     assert!(task_report(&r, "admin").errors.is_empty());
     // After the write (at 0.5 s) memory.current stays within the new limit (plus what the
     // CPUs' stocks hold ahead, MEMCG_CHARGE_BATCH pages each).
-    let done_ns = task_report(&r, "admin").elapsed_ns;
-    let k = r.cgroups.iter().position(|c| c.name == "app").unwrap();
-    let after: Vec<u64> = r
-        .series
-        .iter()
-        .filter(|s| s.t_ns > done_ns)
-        .map(|s| s.cgroups[k])
-        .collect();
-    assert!(!after.is_empty());
+    let after_write = |r: &RunReport| -> Vec<u64> {
+        let done_ns = task_report(r, "admin").elapsed_ns;
+        let k = r.cgroups.iter().position(|c| c.name == "app").unwrap();
+        let after: Vec<u64> = r
+            .series
+            .iter()
+            .filter(|s| s.t_ns > done_ns)
+            .map(|s| s.cgroups[k])
+            .collect();
+        assert!(!after.is_empty());
+        after
+    };
+    let after = after_write(&r);
+    assert!(after.iter().all(|&p| p <= 32 * 256 + 2 * 64), "{after:?}");
+    // memory.high (memory_high_write) reclaims down to it as well: the write outlasts the
+    // swap-outs it starts, as the kernel's passes do (it once returned with all 64 MiB
+    // under writeback, and nothing charged afterwards to bring the cgroup down).
+    let r = cgroup_write_run(KernelEra::V6_18, "memory.high", "\"32MiB\"", true);
+    assert_eq!(cg(&r, "app").memory_high, Some(32 * MIB));
+    let after = after_write(&r);
     assert!(after.iter().all(|&p| p <= 32 * 256 + 2 * 64), "{after:?}");
     // No swap: reclaim finds nothing to take, the write ends in the memcg OOM killer.
     let r = cgroup_write_run(KernelEra::V6_18, "memory.max", "\"8MiB\"", false);

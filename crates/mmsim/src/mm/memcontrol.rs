@@ -1010,32 +1010,45 @@ impl Sim {
         let prev = self.enter(KFunc::MemoryHighWrite);
         let high = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
         self.memcgs[m as usize].high = high;
-        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        // `if (!reclaimed && !nr_retries--) break;`: MAX_RECLAIM_RETRIES + 1 passes.
+        let r = self.reclaim_to_limit(m, high, MAX_RECLAIM_RETRIES + 1);
+        self.leave(prev);
+        r?;
+        Ok(OpResult::Bytes(bytes.unwrap_or(0)))
+    }
+
+    /// The reclaim loop of a limit write (memory_high_write, memory_max_write): while
+    /// `m`'s usage is above `limit`, drain the CPUs' stocks once, then reclaim down to it
+    /// (try_to_free_mem_cgroup_pages, swap allowed) until `passes` passes have reclaimed
+    /// nothing, then wait for the subtree's writeback (`wait_for_limit_writeback`).
+    /// Ok(true): the usage is within the limit; Ok(false): out of passes.
+    fn reclaim_to_limit(
+        &mut self,
+        m: MemcgId,
+        limit: u64,
+        mut passes: u32,
+    ) -> Result<bool, crate::sched::Wait> {
         let mut drained = false;
         loop {
             let usage = self.memcgs[m as usize].usage;
-            if usage <= high {
-                break;
+            if usage <= limit {
+                return Ok(true);
             }
             if !drained && self.features.memcg_charge_stock {
                 self.drain_all_stock(m);
                 drained = true;
                 continue;
             }
-            let reclaimed = self.try_to_free_mem_cgroup_pages(m, usage - high, Gfp::KERNEL, true);
-            if reclaimed == 0 {
-                if nr_retries == 0 {
-                    if let Some(w) = self.wait_for_limit_writeback(m) {
-                        self.leave(prev);
-                        return Err(w);
-                    }
-                    break;
-                }
-                nr_retries -= 1;
+            if passes == 0 {
+                return match self.wait_for_limit_writeback(m) {
+                    Some(w) => Err(w),
+                    None => Ok(false),
+                };
+            }
+            if self.try_to_free_mem_cgroup_pages(m, usage - limit, Gfp::KERNEL, true) == 0 {
+                passes -= 1;
             }
         }
-        self.leave(prev);
-        Ok(OpResult::Bytes(bytes.unwrap_or(0)))
     }
 
     /// A limit write out of reclaim passes: the kernel's passes take long enough for the
@@ -1103,39 +1116,16 @@ impl Sim {
     fn memory_max_write(&mut self, m: MemcgId, max: u64) -> Result<(), crate::sched::Wait> {
         let prev = self.enter(KFunc::MemoryMaxWrite);
         self.memcgs[m as usize].max = max;
-        let mut nr_reclaims = MAX_RECLAIM_RETRIES;
-        let mut drained = false;
-        let mut r = Ok(());
-        loop {
-            let usage = self.memcgs[m as usize].usage;
-            if usage <= max {
-                break;
-            }
-            if !drained && self.features.memcg_charge_stock {
-                self.drain_all_stock(m);
-                drained = true;
-                continue;
-            }
-            if nr_reclaims > 0 {
-                if self.try_to_free_mem_cgroup_pages(m, usage - max, Gfp::KERNEL, true) == 0 {
-                    nr_reclaims -= 1;
-                }
-                continue;
-            }
-            if let Some(w) = self.wait_for_limit_writeback(m) {
-                r = Err(w);
-                break;
-            }
-            match self.mem_cgroup_out_of_memory(m) {
-                OomOutcome::NoVictim => break,
+        let r = match self.reclaim_to_limit(m, max, MAX_RECLAIM_RETRIES) {
+            Ok(true) => Ok(()),
+            Err(w) => Err(w),
+            Ok(false) => match self.mem_cgroup_out_of_memory(m) {
+                OomOutcome::NoVictim => Ok(()),
                 // The victim frees its memory when it exits; the write is resumed then
                 // (a killed writer exits at its next step).
-                _ => {
-                    r = Err(crate::sched::Wait::Until(self.now() + JIFFY_PS));
-                    break;
-                }
-            }
-        }
+                _ => Err(crate::sched::Wait::Until(self.now() + JIFFY_PS)),
+            },
+        };
         self.leave(prev);
         r
     }

@@ -29,8 +29,8 @@ impl Params for CgroupWriteSpec {
     fn build(&self) -> Box<dyn super::Program> {
         Box::new(CgroupWrite {
             cgroup: self.cgroup.as_str().into(),
+            writes: super::TimedWrites::new("write", self.delay_ns, 0, 1),
             spec: self.clone(),
-            phase: Phase::Delay,
         })
     }
     fn footprint(&self, _sc: &Scenario) -> Footprint {
@@ -154,52 +154,24 @@ fn parse_cgroup_write(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Sce
     ))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Delay,
-    Start,
-    Write,
-    Stop,
-    Done,
-}
-
 /// The `cgroup-write` program state.
 pub struct CgroupWrite {
     spec: CgroupWriteSpec,
     cgroup: Arc<str>,
-    phase: Phase,
+    writes: super::TimedWrites,
 }
 
 impl Program for CgroupWrite {
-    fn next_op(&mut self, _last: &OpResult) -> Op {
-        loop {
-            match self.phase {
-                Phase::Delay => {
-                    self.phase = Phase::Start;
-                    if self.spec.delay_ns > 0 {
-                        return Op::Sleep {
-                            ns: self.spec.delay_ns,
-                        };
-                    }
-                }
-                Phase::Start => {
-                    self.phase = Phase::Write;
-                    return Op::TimerStart("write".into());
-                }
-                Phase::Write => {
-                    self.phase = Phase::Stop;
-                    return Op::CgroupWrite {
-                        cgroup: self.cgroup.clone(),
-                        file: self.spec.file,
-                        bytes: self.spec.bytes,
-                    };
-                }
-                Phase::Stop => {
-                    self.phase = Phase::Done;
-                    return Op::TimerStop("write".into());
-                }
-                Phase::Done => return Op::Exit,
-            }
-        }
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        let (cgroup, spec) = (&self.cgroup, &self.spec);
+        self.writes.next_op(
+            last,
+            || Op::CgroupWrite {
+                cgroup: cgroup.clone(),
+                file: spec.file,
+                bytes: spec.bytes,
+            },
+            |_| true,
+        )
     }
 }

@@ -207,22 +207,11 @@ fn parse_memory_reclaim(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, S
     ))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    Delay,
-    Start,
-    Write,
-    Stop,
-    Sleep,
-    Done,
-}
-
 /// The `memory-reclaim` program state.
 pub struct MemoryReclaim {
     spec: MemoryReclaimSpec,
     cgroup: Arc<str>,
-    phase: Phase,
-    written: u32,
+    writes: super::TimedWrites,
 }
 
 impl MemoryReclaim {
@@ -230,62 +219,29 @@ impl MemoryReclaim {
     pub fn new(spec: MemoryReclaimSpec) -> MemoryReclaim {
         MemoryReclaim {
             cgroup: spec.cgroup.as_str().into(),
+            writes: super::TimedWrites::new("reclaim", spec.delay_ns, spec.interval_ns, spec.count),
             spec,
-            phase: Phase::Delay,
-            written: 0,
         }
     }
 }
 
 impl Program for MemoryReclaim {
     fn next_op(&mut self, last: &OpResult) -> Op {
-        loop {
-            match self.phase {
-                Phase::Delay => {
-                    self.phase = Phase::Start;
-                    if self.spec.delay_ns > 0 {
-                        return Op::Sleep {
-                            ns: self.spec.delay_ns,
-                        };
-                    }
-                }
-                Phase::Start => {
-                    self.phase = Phase::Write;
-                    return Op::TimerStart("reclaim".into());
-                }
-                Phase::Write => {
-                    self.phase = Phase::Stop;
-                    return Op::MemoryReclaim {
-                        cgroup: self.cgroup.clone(),
-                        bytes: self.spec.amount_bytes,
-                        swappiness: self.spec.swappiness,
-                    };
-                }
-                Phase::Stop => {
-                    self.written += 1;
-                    // No memory.reclaim in this kernel, or no swappiness= in it: nothing
-                    // more to do.
-                    let gone = matches!(
-                        last,
-                        OpResult::Err(super::Errno::ENOENT | super::Errno::EINVAL)
-                    );
-                    self.phase = if gone || self.written >= self.spec.count {
-                        Phase::Done
-                    } else {
-                        Phase::Sleep
-                    };
-                    return Op::TimerStop("reclaim".into());
-                }
-                Phase::Sleep => {
-                    self.phase = Phase::Start;
-                    if self.spec.interval_ns > 0 {
-                        return Op::Sleep {
-                            ns: self.spec.interval_ns,
-                        };
-                    }
-                }
-                Phase::Done => return Op::Exit,
-            }
-        }
+        let (cgroup, spec) = (&self.cgroup, &self.spec);
+        self.writes.next_op(
+            last,
+            || Op::MemoryReclaim {
+                cgroup: cgroup.clone(),
+                bytes: spec.amount_bytes,
+                swappiness: spec.swappiness,
+            },
+            // No memory.reclaim in this kernel, or no swappiness= in it: nothing more to do.
+            |last| {
+                matches!(
+                    last,
+                    OpResult::Err(super::Errno::ENOENT | super::Errno::EINVAL)
+                )
+            },
+        )
     }
 }

@@ -74,6 +74,90 @@ fn target_cgroup(task: &View<'_>, env: &Env<'_>, what: &str) -> Result<String, S
     Ok(cgroup.to_string())
 }
 
+/// The schedule of an agent that writes a control file (`memory-reclaim`, `cgroup-write`):
+/// after `delay_ns`, the write `count` times, `interval_ns` apart, each timed under
+/// `label`; the agent exits after the last write, or after one whose result says the file
+/// is not there to write again.
+#[derive(Clone, Debug)]
+pub(crate) struct TimedWrites {
+    label: &'static str,
+    delay_ns: u64,
+    interval_ns: u64,
+    count: u32,
+    written: u32,
+    phase: TimedPhase,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimedPhase {
+    Delay,
+    Start,
+    Write,
+    Stop,
+    Sleep,
+    Done,
+}
+
+impl TimedWrites {
+    /// A schedule starting with its delay.
+    pub(crate) fn new(label: &'static str, delay_ns: u64, interval_ns: u64, count: u32) -> Self {
+        TimedWrites {
+            label,
+            delay_ns,
+            interval_ns,
+            count,
+            written: 0,
+            phase: TimedPhase::Delay,
+        }
+    }
+
+    /// The agent's next op: `write()` when a write is due; `last` is the result of the
+    /// previous op, and `gone(last)` after a write ends the schedule.
+    pub(crate) fn next_op(
+        &mut self,
+        last: &OpResult,
+        write: impl FnOnce() -> Op,
+        gone: impl FnOnce(&OpResult) -> bool,
+    ) -> Op {
+        loop {
+            match self.phase {
+                TimedPhase::Delay => {
+                    self.phase = TimedPhase::Start;
+                    if self.delay_ns > 0 {
+                        return Op::Sleep { ns: self.delay_ns };
+                    }
+                }
+                TimedPhase::Start => {
+                    self.phase = TimedPhase::Write;
+                    return Op::TimerStart(self.label.into());
+                }
+                TimedPhase::Write => {
+                    self.phase = TimedPhase::Stop;
+                    return write();
+                }
+                TimedPhase::Stop => {
+                    self.written += 1;
+                    self.phase = if gone(last) || self.written >= self.count {
+                        TimedPhase::Done
+                    } else {
+                        TimedPhase::Sleep
+                    };
+                    return Op::TimerStop(self.label.into());
+                }
+                TimedPhase::Sleep => {
+                    self.phase = TimedPhase::Start;
+                    if self.interval_ns > 0 {
+                        return Op::Sleep {
+                            ns: self.interval_ns,
+                        };
+                    }
+                }
+                TimedPhase::Done => return Op::Exit,
+            }
+        }
+    }
+}
+
 /// A cgroup limit file `Op::CgroupWrite` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum CgroupFile {

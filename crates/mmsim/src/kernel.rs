@@ -171,6 +171,12 @@ pub const RULES: &[Rule] = &[
         commit: "arch: x86: charge page tables to kmemcg",
     },
     Rule {
+        feature: "memcg-kmem-vfs",
+        since: KernelEra::V4_14,
+        version: "4.5",
+        commit: "kmemcg: account certain kmem allocations to memcg",
+    },
+    Rule {
         feature: "lru-size-inactive-ratio",
         since: KernelEra::V4_14,
         version: "4.10",

@@ -48,6 +48,10 @@ pub struct TaskReport {
     pub syscalls: u64,
     /// Pages reads found missing from the page cache.
     pub cache_misses: u64,
+    /// Inode-table pages its lookups read into the page cache (files whose inode was not
+    /// in the inode cache).
+    #[serde(default)]
+    pub inode_table_misses: u64,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
@@ -229,6 +233,9 @@ const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
     ("shmem", VmItem::NrShmem, true),
     ("file_dirty", VmItem::NrDirty, true),
     ("file_writeback", VmItem::NrWriteback, true),
+    // The VFS caches' slab pages (SLAB_ACCOUNT from 4.5; the keys from 4.13).
+    ("slab_reclaimable", VmItem::NrSlabReclaimable, true),
+    ("slab_unreclaimable", VmItem::NrSlabUnreclaimable, true),
     ("pgfault", VmItem::Pgfault, false),
     ("pgmajfault", VmItem::Pgmajfault, false),
     (
@@ -348,6 +355,8 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     stat.insert(key.to_string(), v);
                 }
             }
+            let slab = stat["slab_reclaimable"] + stat["slab_unreclaimable"];
+            stat.insert("slab".to_string(), slab);
             let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"] + stat["pgscan_proactive"];
             let pgsteal =
                 stat["pgsteal_kswapd"] + stat["pgsteal_direct"] + stat["pgsteal_proactive"];
@@ -678,6 +687,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             nvcsw: t.stats.nvcsw,
             syscalls: t.stats.syscalls,
             cache_misses: t.stats.cache_misses,
+            inode_table_misses: t.stats.inode_table_misses,
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             samples: t.stats.samples.clone(),

@@ -52,6 +52,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-sync-high",
     "memcg-high-throttle",
     "memcg-kmem-pgtables",
+    "memcg-kmem-vfs",
     "kswapd-file-writeback",
     "mapped-used-once",
     "context-readahead",

@@ -91,6 +91,9 @@ pub struct TaskStats {
     /// Pages this task's reads brought into the page cache (readahead and readpage): the
     /// read misses.
     pub cache_misses: u64,
+    /// Inode-table pages this task's lookups brought into the page cache (an inode not in
+    /// the inode cache read from disk; not in `cache_misses`).
+    pub inode_table_misses: u64,
     /// Bytes read and written by syscalls.
     pub read_bytes: u64,
     /// Bytes written.

@@ -81,6 +81,11 @@ pub struct Features {
     /// memory.current and memory.max applies to them. Off: they take frames but no memcg
     /// charge (2.6.30–4.6).
     pub memcg_kmem_pgtables: bool,
+    /// The dentry and inode caches are SLAB_ACCOUNT: their slab pages are charged to the
+    /// allocating task's memory cgroup (v4.5, "kmemcg: account certain kmem allocations to
+    /// memcg"). Off: they take frames but no memcg charge, and only global reclaim shrinks
+    /// them (2.6.30–4.4).
+    pub memcg_kmem_vfs: bool,
     /// memory.reclaim accepts `swappiness=max`: reclaim anonymous pages only
     /// (SWAPPINESS_ANON_ONLY; v6.16, "mm: add swappiness=max arg to memory.reclaim for
     /// only anon reclaim"). Off: the write is EINVAL.
@@ -263,6 +268,7 @@ impl Features {
             memcg_sync_high: false,
             memcg_high_throttle: false,
             memcg_kmem_pgtables: false,
+            memcg_kmem_vfs: false,
             memory_reclaim_swappiness_max: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
@@ -335,6 +341,7 @@ impl Features {
             "memcg-sync-high" => self.memcg_sync_high = on,
             "memcg-high-throttle" => self.memcg_high_throttle = on,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
+            "memcg-kmem-vfs" => self.memcg_kmem_vfs = on,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
@@ -389,6 +396,7 @@ impl Features {
             "memcg-sync-high" => self.memcg_sync_high,
             "memcg-high-throttle" => self.memcg_high_throttle,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
+            "memcg-kmem-vfs" => self.memcg_kmem_vfs,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,
@@ -670,6 +678,8 @@ pub struct Sim {
     /// or writeback where the caller could not sleep (task exit, the last mapping's fput);
     /// `evict_orphans` finishes them as IO completes.
     pub orphans: Vec<u32>,
+    /// The last sequence number given to a VFS list_lru entry (`mm::slab`).
+    pub vfs_lru_seq: u32,
     /// CPUs in the middle of an engine step, outermost first. A step that waits for IPI
     /// acknowledgements runs the rest of the machine up to the IPIs' arrival
     /// ([`Sim::run_others_until`]), which nests the steps of other CPUs inside it.
@@ -881,6 +891,7 @@ impl Sim {
             completing_version: None,
             truncate_stats: Default::default(),
             orphans: Vec::new(),
+            vfs_lru_seq: 0,
             stepping: Vec::new(),
             stepping_mask: Default::default(),
             nr_user_alive: 0,
@@ -1035,6 +1046,7 @@ impl Sim {
             (sc.files.len() % 4096) as u64,
             std::sync::atomic::Ordering::Relaxed,
         );
+        sim.vfs_setup()?;
         for t in &sc.tasks {
             let id = sim.tasks.len();
             let memcg = match &t.cgroup {

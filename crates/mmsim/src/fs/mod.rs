@@ -64,6 +64,8 @@ pub struct Inode {
     pub nr_blocks: u64,
     /// i_mmap: the VMAs that map this file.
     pub i_mmap: Vec<MappedVma>,
+    /// Its dentry and inode objects (the VFS caches).
+    pub vfs: crate::mm::slab::VfsInode,
 }
 
 /// A VMA on its file's i_mmap: which one (mm, start) and what an rmap walk needs of it, so
@@ -372,6 +374,9 @@ pub struct FileSystem {
     pub dirs: BTreeMap<String, namei::Directory>,
     /// Pages allocated on the device.
     pub used_blocks: u64,
+    /// The hidden file holding the inode table (a block filesystem's; read through the page
+    /// cache when an inode not in the inode cache is looked up).
+    pub inode_table: Option<u32>,
 }
 
 impl FileSystem {
@@ -384,6 +389,7 @@ impl FileSystem {
             names: rustc_hash::FxHashMap::default(),
             dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
+            inode_table: None,
         }
     }
 }

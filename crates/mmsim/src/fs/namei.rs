@@ -238,6 +238,8 @@ impl Sim {
         self.charge(self.costs.dir_op_ps);
         let f = &self.fss[fs];
         if let Some(&ino) = f.names.get(path) {
+            self.vfs_ensure_nowait(ino);
+            self.vfs_dput(ino);
             return OpResult::Bytes(self.inode(ino).size);
         }
         if f.dirs.contains_key(path) {
@@ -285,7 +287,11 @@ impl Sim {
             };
             self.charge(self.costs.dir_op_ps);
             match self.fss[fs].names.get(path).copied() {
-                Some(ino) => ino,
+                Some(ino) => {
+                    self.vfs_ensure_nowait(ino);
+                    self.vfs_dput(ino);
+                    ino
+                }
                 None if self.fss[fs].dirs.contains_key(path) => {
                     return Ok(OpResult::Err(Errno::EISDIR))
                 }

@@ -59,6 +59,7 @@ impl Sim {
             disk: Default::default(),
             nr_blocks: 0,
             i_mmap: Vec::new(),
+            vfs: Default::default(),
         }));
         self.namei_link_file(fs, &path);
         self.fss[fs].names.insert(path, ino);
@@ -115,7 +116,12 @@ impl Sim {
                 offset,
                 prot,
                 shared,
-            } => Ok(self.sys_mmap(tid, path.as_deref(), *len, *offset, *prot, *shared)),
+            } => match path.as_deref() {
+                Some(p) => self.walk_then(p, false, |s| {
+                    Ok(s.sys_mmap(tid, Some(p), *len, *offset, *prot, *shared))
+                }),
+                None => Ok(self.sys_mmap(tid, None, *len, *offset, *prot, *shared)),
+            },
             Op::Munmap { addr, len } => self.sys_munmap(tid, *addr, *len),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
             Op::Touch {
@@ -124,12 +130,18 @@ impl Sim {
                 stride,
                 write,
             } => self.sys_touch(tid, *addr, *len, *stride, *write, &mut progress),
+            Op::Unlink { path } if progress == 0 => {
+                self.walk_then(path, false, |s| s.sys_unlink(path, &mut progress))
+            }
             Op::Unlink { path } => self.sys_unlink(path, &mut progress),
             Op::Ftruncate { fd, size } => self.sys_ftruncate(tid, *fd, *size, &mut progress),
+            Op::Truncate { path, size } if progress == 0 => {
+                self.walk_then(path, false, |s| s.sys_truncate(path, *size, &mut progress))
+            }
             Op::Truncate { path, size } => self.sys_truncate(path, *size, &mut progress),
             Op::Mkdir { path } => Ok(self.sys_mkdir(path)),
             Op::Rmdir { path } => Ok(self.sys_rmdir(path)),
-            Op::Stat { path } => Ok(self.sys_stat(path)),
+            Op::Stat { path } => self.walk_then(path, false, |s| Ok(s.sys_stat(path))),
             Op::Readdir { path } => Ok(self.sys_readdir(path)),
             Op::MemoryReclaim {
                 cgroup,
@@ -201,6 +213,19 @@ impl Sim {
         r
     }
 
+    /// The restartable path walk ([`Sim::vfs_path_walk`]), then the syscall.
+    fn walk_then(
+        &mut self,
+        path: &str,
+        create: bool,
+        f: impl FnOnce(&mut Sim) -> Result<OpResult, Wait>,
+    ) -> Result<OpResult, Wait> {
+        match self.vfs_path_walk(path, create)? {
+            Some(e) => Ok(OpResult::Err(e)),
+            None => f(self),
+        }
+    }
+
     fn fd_file(&self, tid: TaskId, fd: u32) -> Option<OpenFile> {
         self.tasks[tid].fds.get(fd as usize).copied().flatten()
     }
@@ -223,7 +248,18 @@ impl Sim {
         // A name is a file or a directory, never both (mkdir and create check): a file
         // found needs no directory lookup.
         let ino = match self.fss[fs].names.get(path).copied() {
-            Some(ino) => ino,
+            Some(ino) => {
+                // The path walk: a file not in the dentry cache is looked up (its objects
+                // allocated, its inode read from the inode table), restartably.
+                if let Err(e) = self.vfs_lookup(ino) {
+                    self.leave(prev);
+                    return match e {
+                        crate::mm::slab::VfsAllocError::Wait(w) => Err(w),
+                        crate::mm::slab::VfsAllocError::NoMem => Ok(OpResult::Err(Errno::ENOMEM)),
+                    };
+                }
+                ino
+            }
             None if self.fss[fs].dirs.contains_key(path) => {
                 self.leave(prev);
                 return Ok(OpResult::Err(Errno::EISDIR)); // no directory descriptors
@@ -233,8 +269,23 @@ impl Sim {
                     self.leave(prev);
                     return Ok(OpResult::Err(e));
                 }
+                // d_alloc and new_inode: their slab objects first (restartable).
+                let tmpfs = self.fss[fs].kind == FsKind::Tmpfs;
+                let caches = [
+                    crate::mm::slab::KmemCache::Dentry,
+                    crate::mm::slab::inode_cache(tmpfs),
+                ];
+                if let Err(e) = self.vfs_prealloc(&caches) {
+                    self.leave(prev);
+                    return match e {
+                        crate::mm::slab::VfsAllocError::Wait(w) => Err(w),
+                        crate::mm::slab::VfsAllocError::NoMem => Ok(OpResult::Err(Errno::ENOMEM)),
+                    };
+                }
                 self.charge(self.costs.inode_op_ps);
-                self.create_inode(fs, path)
+                let ino = self.create_inode(fs, path);
+                self.vfs_create(ino);
+                ino
             }
             None => {
                 self.leave(prev);
@@ -393,6 +444,7 @@ impl Sim {
             let inode = self.inode_mut(f.ino);
             inode.open -= 1;
             if inode.open > 0 || inode.nlink > 0 {
+                self.vfs_dput(f.ino);
                 return Ok(if wb_err {
                     OpResult::Err(Errno::EIO)
                 } else {
@@ -585,6 +637,7 @@ impl Sim {
             "evicting inode {} with cached entries",
             ino
         );
+        self.vfs_free(ino);
         self.inodes[ino as usize] = None;
         self.leave(prev);
         Ok(())

@@ -100,6 +100,8 @@ kfuncs! {
     DoAnonymousPage => "do_anonymous_page",
     OomKill => "oom_kill_process",
     ScanShadowNodes => "scan_shadow_nodes",
+    ShrinkSlab => "shrink_slab",
+    VfsLookup => "lookup_slow",
     SwapWritepage => "swap_writepage",
     FlushTlbOthers => "native_flush_tlb_others",
     FlushTlbFunc => "flush_tlb_func",

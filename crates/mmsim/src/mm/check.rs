@@ -28,6 +28,7 @@ use crate::sim::Sim;
 /// Check every invariant; the first violation is returned as a readable message.
 pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
+    crate::mm::slab::check_vfs(sim)?;
     check_psi_flags(sim)?;
     if let Some(check) = sim.ops.check {
         check(sim)?;

@@ -323,6 +323,9 @@ impl Sim {
         };
         let old = self.inode_mut(ino).mapping.tree.store(index, e);
         debug_assert_eq!(old, Entry::Page(pfn));
+        // filemap_remove_folio / __remove_mapping: an unused inode whose cache is now
+        // empty joins the inode list.
+        self.inode_maybe_shrinkable(ino);
         self.vmstat.dec(VmItem::NrFilePages);
         if self.mem[pfn as usize].test(pg::SWAPBACKED) {
             self.vmstat.dec(VmItem::NrShmem);

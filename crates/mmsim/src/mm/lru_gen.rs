@@ -1570,6 +1570,8 @@ impl Sim {
         if self.features.shadow_lru_limit {
             self.scan_shadow_nodes_memcg(node, memcg, sc.priority);
         }
+        // shrink_slab, then flush_reclaim_state (root reclaim counts freed slab pages).
+        sc.nr_reclaimed += self.shrink_slab_vfs(node, memcg, sc.priority);
         if success {
             return MemcgLruOp::Young;
         }

@@ -263,7 +263,10 @@ impl Sim {
                     return OpResult::Err(Errno::ENOENT);
                 };
                 match self.fss[fs].names.get(p).copied() {
-                    Some(ino) => Some(ino),
+                    Some(ino) => {
+                        self.vfs_ensure_nowait(ino);
+                        Some(ino)
+                    }
                     None => return OpResult::Err(Errno::ENOENT),
                 }
             }
@@ -390,6 +393,8 @@ impl Sim {
         inode.open -= 1;
         if inode.open == 0 && inode.nlink == 0 {
             self.iput_final_nowait(ino);
+        } else {
+            self.vfs_dput(ino);
         }
     }
 

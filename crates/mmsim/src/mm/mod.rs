@@ -15,6 +15,7 @@ pub mod policy;
 pub mod radix_tree;
 pub mod readahead;
 pub mod rmap;
+pub mod slab;
 pub mod swap;
 pub mod swapfile;
 pub mod truncate;

@@ -188,6 +188,8 @@ pub struct Lruvec {
     /// lruvec->lru_lock (v5.11, `lruvec-lru-lock`); unused before, where the node's lock
     /// guards every lruvec on it.
     pub lru_lock: crate::machine::SpinLock,
+    /// The VFS caches' slabs and list_lrus of this memcg and node.
+    pub vfs: crate::mm::slab::VfsLruvec,
 }
 
 impl Lruvec {

@@ -70,6 +70,9 @@ pub mod pg {
     pub const LRU_LIST_MASK: u32 = 0x3 << LRU_LIST_SHIFT;
     /// A page-table page (the PG_table page type; not on an LRU, never reclaimed).
     pub const TABLE: u32 = 1 << 23;
+    /// A slab page of the VFS caches (PG_slab; not on an LRU, freed by the shrinker or when
+    /// its objects are freed).
+    pub const SLAB: u32 = 1 << 24;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -89,6 +92,7 @@ pub mod pg {
         (ERROR, "error"),
         (WORKINGSET, "workingset"),
         (TABLE, "table"),
+        (SLAB, "slab"),
     ];
 }
 

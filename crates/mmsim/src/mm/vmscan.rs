@@ -525,6 +525,12 @@ impl Sim {
             if self.features.shadow_lru_limit {
                 self.scan_shadow_nodes_memcg(node, m, sc.priority);
             }
+            // shrink_slab; flush_reclaim_state counts the freed slab pages in root reclaim
+            // only (a cgroup's reclaim may free other cgroups' objects).
+            let freed = self.shrink_slab_vfs(node, m, sc.priority);
+            if !sc.cgroup_reclaim() {
+                sc.nr_reclaimed += freed;
+            }
         }
     }
 

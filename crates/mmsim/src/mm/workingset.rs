@@ -226,6 +226,7 @@ impl Sim {
         self.tree_lock(ino);
         let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
         self.tree_unlock(ino);
+        self.inode_maybe_shrinkable(ino);
         if n > 0 {
             self.vmstat.inc(VmItem::WorkingsetNodereclaim);
             self.count_memcg_events(memcg, VmItem::WorkingsetNodereclaim, 1);

@@ -1101,6 +1101,7 @@ impl ReplayDriver {
                     pages_read_in: t.stats.cache_misses,
                     readahead_pages: ra_read,
                     readahead_wasted: ra_read.saturating_sub(c.readahead_used),
+                    inode_table_pages_read: t.stats.inode_table_misses,
                     elapsed_ns: t.stats.exit_ps.map_or(0, |e| (e - t.stats.start_ps) / 1000),
                     cgroup: match sim.memcgs[t.memcg as usize].name.as_str() {
                         "" => "/".to_string(),
@@ -1188,6 +1189,10 @@ pub struct ReplayTaskReport {
     pub readahead_pages: u64,
     /// Read-ahead pages never hit before they went (read ahead minus first hits).
     pub readahead_wasted: u64,
+    /// Inode-table pages its opens read into the page cache: files whose inode was not in
+    /// the inode cache (cold, or evicted by the shrinker). Also in `io_pages_read` when
+    /// they came from the device.
+    pub inode_table_pages_read: u64,
     /// Virtual time of the replay, ns.
     pub elapsed_ns: u64,
     /// The memory cgroup the task ran in ("/" = the root).

@@ -30,5 +30,6 @@ mod scenario_mutation;
 mod swap_errors;
 mod swap_readahead;
 mod truncate;
+mod vfs_caches;
 mod vm;
 mod vm_prop;

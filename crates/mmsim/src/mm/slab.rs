@@ -1,0 +1,969 @@
+//! The VFS caches' memory: dentry and inode objects in slab pages (fs/dcache.c d_alloc,
+//! fs/inode.c alloc_inode, mm/slub.c), their memory-cgroup charge (SLAB_ACCOUNT), the
+//! per-memcg, per-node list_lrus of unused dentries and inodes (mm/list_lru.c), and the
+//! superblock shrinker that reclaim calls (fs/super.c super_cache_count / super_cache_scan,
+//! fs/dcache.c prune_dcache_sb, fs/inode.c prune_icache_sb, mm/shrinker.c do_shrink_slab).
+//!
+//! # What the kernel does
+//!
+//! A lookup that misses the dentry cache allocates a dentry; one that misses the inode cache
+//! allocates an inode and reads it from the filesystem's inode table (ext4_iget reads the
+//! inode-table block through the block device's page cache). Creating a file allocates both.
+//! From 4.5 the dentry and inode caches are SLAB_ACCOUNT: their slab pages are charged to
+//! the memory cgroup of the allocating task, count in memory.current and are subject to
+//! memory.max. Both caches are SLAB_RECLAIM_ACCOUNT (nr_slab_reclaimable), except tmpfs'
+//! shmem_inode_cache (unreclaimable: a tmpfs file lives only in memory).
+//!
+//! An unused dentry (no reference: the file is neither open nor mapped) sits on its
+//! superblock's dentry list_lru of its memcg and node; dput of an entry already there sets
+//! DCACHE_REFERENCED. When a dentry is pruned its inode loses its last reference
+//! (iput_final) and, if the filesystem is mounted, stays cached on the inode list_lru — from
+//! 5.16 only when its page cache is empty and it is clean (mapping_shrinkable: "vfs: keep
+//! inodes with page cache off the inode shrinker LRU"); an inode whose last page leaves the
+//! page cache goes onto the list then (filemap_remove_folio, __remove_mapping).
+//!
+//! Reclaim calls shrink_slab for each memcg and node after shrinking its LRU lists
+//! (shrink_node_memcgs; MGLRU's shrink_one). The superblock shrinker counts the unused
+//! dentries and inodes (vfs_cache_pressure 100), and do_shrink_slab scans
+//! `(count >> priority) * 4 / seeks` of them (seeks = DEFAULT_SEEKS = 2) plus the work it
+//! deferred at this priority, in batches of 1024 (the superblock shrinker's batch), capped
+//! at twice the count; super_cache_scan splits each batch between dentries and inodes in
+//! proportion to their counts and prunes dentries first. An isolated dentry that is in use
+//! leaves the list, a referenced one is rotated, any other is freed; an inode likewise, and
+//! a freed inode is evicted: the next lookup reads it from disk again.
+//!
+//! # What we model
+//!
+//! - Each regular file has a dentry and an inode object when it is "in core"
+//!   ([`VfsState`]); files of a scenario's `[[files]]` on a block filesystem start on disk
+//!   only (cold caches, as after boot or `drop_caches`); tmpfs files start in core.
+//! - Objects are packed into slabs of the cache's geometry per memcg and node ([`CACHES`]:
+//!   typical x86-64 6.x /proc/slabinfo values), perfectly: a memcg's slabs for a cache are
+//!   `ceil(objects / objs_per_slab)` slabs, each `pages_per_slab` order-0 frames (the
+//!   kernel's order-1..3 slab pages and partially used slabs are not modelled). Frames carry
+//!   PG_slab, count in nr_slab_reclaimable / nr_slab_unreclaimable and in the memcg's
+//!   memory.stat `slab_reclaimable` / `slab_unreclaimable` / `slab`.
+//! - A lookup of a file not in core reads block `ino / 16` of its filesystem's inode table
+//!   (16 inodes of 256 bytes per 4 KiB block), a hidden file on the same device, through the
+//!   page cache: the read is a real IO on a miss and a page-cache hit otherwise; the page is
+//!   charged and reclaimed like any file page.
+//! - The shrinker runs per memcg and node from classic reclaim and MGLRU, with the 4.16+
+//!   priority formula in every era (before 4.16 the scan target was proportional to the LRU
+//!   pages scanned; not modelled), and the 5.16+ inode-list rule in every era (before 5.16
+//!   inodes with page cache were on the list and the shrinker invalidated their clean pages,
+//!   `pginodesteal`; not modelled). Freed slab pages count as reclaimed (reclaim_state).
+//! - Not modelled: negative dentries, directories' dentries and inodes, the dcache hash
+//!   table, RCU-delayed freeing, other slab caches (buffer heads, xarray nodes, filesystem
+//!   metadata objects).
+
+use std::collections::VecDeque;
+
+use crate::machine::profile::KFunc;
+use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
+use crate::mm::page::{pg, Pfn, PAGE_SIZE};
+use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::vmstat::VmItem;
+use crate::sched::Wait;
+use crate::sim::Sim;
+
+/// A VFS slab cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KmemCache {
+    /// `dentry`.
+    Dentry = 0,
+    /// `ext4_inode_cache` (a block filesystem's inodes).
+    BlockfsInode = 1,
+    /// `shmem_inode_cache` (tmpfs' inodes).
+    ShmemInode = 2,
+}
+
+/// Number of VFS caches.
+pub const NR_CACHES: usize = 3;
+
+/// A cache's geometry (/proc/slabinfo's objsize, objperslab, pagesperslab).
+#[derive(Clone, Copy, Debug)]
+pub struct CacheGeometry {
+    /// /proc/slabinfo name.
+    pub name: &'static str,
+    /// Object size, bytes.
+    pub objsize: u64,
+    /// Objects per slab.
+    pub objs_per_slab: u64,
+    /// Pages per slab.
+    pub pages_per_slab: u64,
+    /// SLAB_RECLAIM_ACCOUNT: counted in nr_slab_reclaimable.
+    pub reclaimable: bool,
+}
+
+/// The caches, indexed by [`KmemCache`] (typical x86-64 6.x /proc/slabinfo).
+pub const CACHES: [CacheGeometry; NR_CACHES] = [
+    CacheGeometry {
+        name: "dentry",
+        objsize: 192,
+        objs_per_slab: 21,
+        pages_per_slab: 1,
+        reclaimable: true,
+    },
+    CacheGeometry {
+        name: "ext4_inode_cache",
+        objsize: 1176,
+        objs_per_slab: 27,
+        pages_per_slab: 8,
+        reclaimable: true,
+    },
+    CacheGeometry {
+        name: "shmem_inode_cache",
+        objsize: 752,
+        objs_per_slab: 21,
+        pages_per_slab: 4,
+        reclaimable: false,
+    },
+];
+
+/// Inodes per inode-table block (256-byte on-disk inodes in a 4 KiB block).
+pub const INODES_PER_BLOCK: u64 = PAGE_SIZE / 256;
+
+/// The superblock shrinker's batch (s_shrink->batch).
+const SB_SHRINK_BATCH: u64 = 1024;
+
+/// DEFAULT_SEEKS.
+const DEFAULT_SEEKS: u64 = 2;
+
+/// Where a file's VFS objects are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VfsState {
+    /// On disk only: a lookup allocates both objects and reads the inode.
+    #[default]
+    Cold,
+    /// The inode is cached, its dentry was pruned: a lookup allocates a dentry.
+    InodeOnly,
+    /// Dentry and inode cached.
+    Cached,
+}
+
+/// A file's dentry and inode objects: where they are charged and their list_lru state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VfsInode {
+    /// Which objects exist.
+    pub state: VfsState,
+    /// The dentry's memcg and node.
+    pub d_memcg: MemcgId,
+    /// The dentry's node.
+    pub d_node: u8,
+    /// The inode's node.
+    pub i_node: u8,
+    /// The inode's memcg.
+    pub i_memcg: MemcgId,
+    /// Nonzero: the dentry is on its list_lru under this sequence number.
+    pub d_lru: u32,
+    /// DCACHE_REFERENCED.
+    pub d_referenced: bool,
+    /// Nonzero: the inode is on its list_lru under this sequence number.
+    pub i_lru: u32,
+    /// I_REFERENCED.
+    pub i_referenced: bool,
+}
+
+/// One superblock's list_lrus of one memcg and node. Entries are `(ino, seq)`; an entry
+/// whose inode no longer carries `seq` was removed (list_lru_del) and is skipped.
+#[derive(Clone, Debug, Default)]
+pub struct SbLru {
+    /// Unused dentries, oldest first.
+    pub dentries: VecDeque<(u32, u32)>,
+    /// Live entries of `dentries`.
+    pub nr_dentries: u64,
+    /// Unused inodes, oldest first.
+    pub inodes: VecDeque<(u32, u32)>,
+    /// Live entries of `inodes`.
+    pub nr_inodes: u64,
+    /// The shrinker's deferred work (nr_deferred of this memcg and node).
+    pub nr_deferred: u64,
+}
+
+/// The VFS slab state of one lruvec (memcg and node).
+#[derive(Clone, Debug, Default)]
+pub struct VfsLruvec {
+    /// Objects per cache.
+    pub objs: [u64; NR_CACHES],
+    /// Slab frames per cache.
+    pub frames: [Vec<Pfn>; NR_CACHES],
+    /// Per filesystem (superblock) index.
+    pub sb: Vec<SbLru>,
+}
+
+impl VfsLruvec {
+    /// Objects the frames of `cache` can hold.
+    fn capacity(&self, cache: usize) -> u64 {
+        let g = &CACHES[cache];
+        self.frames[cache].len() as u64 / g.pages_per_slab * g.objs_per_slab
+    }
+    fn sb_mut(&mut self, fs: usize) -> &mut SbLru {
+        if self.sb.len() <= fs {
+            self.sb.resize_with(fs + 1, SbLru::default);
+        }
+        &mut self.sb[fs]
+    }
+    /// This superblock's lists, if any.
+    pub fn sb(&self, fs: usize) -> Option<&SbLru> {
+        self.sb.get(fs)
+    }
+}
+
+/// mapping_shrinkable: no page cached, and no shadow entry but, at most, one at index 0
+/// (the xarray keeps a lone index-0 entry in its head, where the shadow-node shrinker cannot
+/// see it).
+pub fn mapping_shrinkable(inode: &crate::fs::Inode) -> bool {
+    let t = &inode.mapping.tree;
+    t.nr_pages() == 0
+        && (t.nr_shadows() == 0
+            || (t.nr_shadows() == 1
+                && matches!(t.lookup(0), crate::mm::radix_tree::Entry::Shadow(_))))
+}
+
+/// The inode cache of a file (tmpfs: shmem_inode_cache).
+pub fn inode_cache(tmpfs: bool) -> KmemCache {
+    if tmpfs {
+        KmemCache::ShmemInode
+    } else {
+        KmemCache::BlockfsInode
+    }
+}
+
+impl Sim {
+    /// The memcg new VFS objects are charged to: the current task's with SLAB_ACCOUNT
+    /// (`memcg-kmem-vfs`), else the root.
+    fn vfs_memcg(&self) -> MemcgId {
+        if self.features.memcg_kmem_vfs {
+            self.current_memcg()
+        } else {
+            ROOT_MEM_CGROUP
+        }
+    }
+
+    /// Make room for one object of each of `caches` in the slabs of the current memcg and
+    /// node (new_slab: `pages_per_slab` GFP_KERNEL frames, charged with SLAB_ACCOUNT). A
+    /// wait in the allocation returns the wait; the caller's op restarts and finds the frames
+    /// already allocated. Memory that cannot be had is ENOMEM.
+    pub fn vfs_prealloc(&mut self, caches: &[KmemCache]) -> Result<(), VfsAllocError> {
+        let memcg = self.vfs_memcg();
+        let node = self.cur_node();
+        for &c in caches {
+            let c = c as usize;
+            let g = CACHES[c];
+            loop {
+                let lv = &self.lruvec(memcg, node).vfs;
+                if lv.capacity(c) > lv.objs[c] {
+                    break;
+                }
+                let r = if self.features.memcg_kmem_vfs {
+                    self.alloc_page_charged(Gfp::KERNEL, memcg)
+                } else {
+                    self.alloc_page(Gfp::KERNEL)
+                };
+                let pfn = match r {
+                    Ok(p) => p,
+                    Err(AllocError::Wait(w)) => return Err(VfsAllocError::Wait(w)),
+                    Err(AllocError::NoMem) => return Err(VfsAllocError::NoMem),
+                };
+                self.mem[pfn as usize].flags |= pg::SLAB;
+                let item = if g.reclaimable {
+                    VmItem::NrSlabReclaimable
+                } else {
+                    VmItem::NrSlabUnreclaimable
+                };
+                self.vmstat.inc(item);
+                self.mod_memcg_page_stat(pfn, item, 1);
+                self.lruvec_mut(memcg, node).vfs.frames[c].push(pfn);
+            }
+        }
+        Ok(())
+    }
+
+    /// kmem_cache_alloc of one object of `cache` after [`Sim::vfs_prealloc`]: its memcg and
+    /// node.
+    fn vfs_obj_alloc(&mut self, cache: KmemCache) -> (MemcgId, u8) {
+        let memcg = self.vfs_memcg();
+        let node = self.cur_node();
+        let lv = &mut self.lruvec_mut(memcg, node).vfs;
+        debug_assert!(lv.capacity(cache as usize) > lv.objs[cache as usize]);
+        lv.objs[cache as usize] += 1;
+        (memcg, node as u8)
+    }
+
+    /// kmem_cache_free of one object of `cache` charged to `memcg` on `node`; a slab left
+    /// empty goes back to the allocator (discard_slab). Returns the pages freed.
+    fn vfs_obj_free(&mut self, cache: KmemCache, memcg: MemcgId, node: u8) -> u64 {
+        let c = cache as usize;
+        let g = CACHES[c];
+        let node = node as usize;
+        let lv = &mut self.lruvec_mut(memcg, node).vfs;
+        lv.objs[c] -= 1;
+        let mut freed = Vec::new();
+        while lv.capacity(c) >= lv.objs[c] + g.objs_per_slab {
+            for _ in 0..g.pages_per_slab {
+                freed.push(lv.frames[c].pop().expect("slab frames"));
+            }
+        }
+        let item = if g.reclaimable {
+            VmItem::NrSlabReclaimable
+        } else {
+            VmItem::NrSlabUnreclaimable
+        };
+        let n = freed.len() as u64;
+        for pfn in freed {
+            self.vmstat.dec(item);
+            self.mod_memcg_page_stat(pfn, item, -1);
+            self.mem[pfn as usize].flags &= !pg::SLAB;
+            self.put_page(pfn);
+        }
+        n
+    }
+
+    /// d_alloc + new_inode of a file being created (exec_op's path walk preallocated both;
+    /// a direct call that cannot have the memory at once leaves the file on disk only).
+    pub fn vfs_create(&mut self, ino: u32) {
+        let tmpfs = self.inode(ino).mapping.swapbacked;
+        if self
+            .vfs_prealloc(&[KmemCache::Dentry, inode_cache(tmpfs)])
+            .is_err()
+        {
+            return;
+        }
+        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
+        let (im, inn) = self.vfs_obj_alloc(inode_cache(tmpfs));
+        let v = &mut self.inode_mut(ino).vfs;
+        v.state = VfsState::Cached;
+        (v.d_memcg, v.d_node, v.i_memcg, v.i_node) = (dm, dn, im, inn);
+    }
+
+    /// The caches a lookup of `ino` must allocate (none when it is cached).
+    pub fn vfs_lookup_needs(&self, ino: u32) -> &'static [KmemCache] {
+        match self.inode(ino).vfs.state {
+            VfsState::Cached => &[],
+            VfsState::InodeOnly => &[KmemCache::Dentry],
+            VfsState::Cold => &[KmemCache::Dentry, KmemCache::BlockfsInode],
+        }
+    }
+
+    /// A path lookup of the regular file `ino` (path walk, d_lookup; on a miss d_alloc and
+    /// ->lookup, whose iget reads the inode from the inode table when it is not cached).
+    /// Restartable: a wait returns with nothing committed but the objects' slab frames and
+    /// the inode-table page, which the retry finds. The lookup holds no reference after it
+    /// returns: the caller takes one (open) or lets the dentry go back to its list (dput).
+    pub fn vfs_lookup(&mut self, ino: u32) -> Result<(), VfsAllocError> {
+        let state = self.inode(ino).vfs.state;
+        if state == VfsState::Cached {
+            return Ok(());
+        }
+        let prev = self.enter(KFunc::VfsLookup);
+        let r = self.vfs_lookup_slow(ino, state);
+        self.leave(prev);
+        r
+    }
+
+    fn vfs_lookup_slow(&mut self, ino: u32, state: VfsState) -> Result<(), VfsAllocError> {
+        self.vfs_prealloc(self.vfs_lookup_needs(ino))?;
+        if state == VfsState::Cold {
+            self.read_inode_table(ino)?;
+            let (im, inn) = self.vfs_obj_alloc(KmemCache::BlockfsInode);
+            let v = &mut self.inode_mut(ino).vfs;
+            (v.i_memcg, v.i_node) = (im, inn);
+            self.charge(self.costs.inode_op_ps);
+        }
+        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
+        let v = &mut self.inode_mut(ino).vfs;
+        (v.d_memcg, v.d_node) = (dm, dn);
+        v.state = VfsState::Cached;
+        // The new dentry holds the inode: an inode still on its list leaves it lazily
+        // (inode_lru_isolate finds it referenced).
+        Ok(())
+    }
+
+    /// ext4_iget's read of the inode-table block of `ino` (__ext4_get_inode_loc →
+    /// sb_getblk + bh_read: the block device's page cache, here the filesystem's hidden
+    /// inode-table file).
+    fn read_inode_table(&mut self, ino: u32) -> Result<(), VfsAllocError> {
+        let fs = self.inode(ino).fs;
+        let Some(table) = self.fss[fs].inode_table else {
+            return Ok(());
+        };
+        let pos = u64::from(ino) / INODES_PER_BLOCK * PAGE_SIZE;
+        let mut ra = crate::mm::readahead::RaState::with_pages(0);
+        let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
+        let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
+        if let (Some(t), Some(before)) = (self.cur.task, misses) {
+            let s = &mut self.tasks[t].stats;
+            s.inode_table_misses += s.cache_misses - before;
+            s.cache_misses = before;
+        }
+        if let Some(w) = out.wait {
+            return Err(VfsAllocError::Wait(w));
+        }
+        if out.err.is_some() {
+            return Err(VfsAllocError::NoMem);
+        }
+        Ok(())
+    }
+
+    /// dput of the last reference of `ino`'s dentry (close, munmap, a path lookup without
+    /// open): onto the dentry list, or DCACHE_REFERENCED when it is already there
+    /// (retain_dentry). tmpfs dentries are pinned (never on a list).
+    pub fn vfs_dput(&mut self, ino: u32) {
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+            return;
+        };
+        if inode.mapping.swapbacked || inode.vfs.state != VfsState::Cached || inode.open > 0 {
+            return;
+        }
+        if inode.nlink == 0 {
+            return;
+        }
+        if inode.vfs.d_lru != 0 {
+            self.inode_mut(ino).vfs.d_referenced = true;
+            return;
+        }
+        let fs = inode.fs;
+        let (m, n) = (inode.vfs.d_memcg, inode.vfs.d_node as usize);
+        let seq = self.next_lru_seq();
+        self.inode_mut(ino).vfs.d_lru = seq;
+        let sb = self.lruvec_mut(m, n).vfs.sb_mut(fs);
+        sb.dentries.push_back((ino, seq));
+        sb.nr_dentries += 1;
+        self.vfs_compact(m, n, fs);
+    }
+
+    fn next_lru_seq(&mut self) -> u32 {
+        self.vfs_lru_seq = self.vfs_lru_seq.wrapping_add(1).max(1);
+        self.vfs_lru_seq
+    }
+
+    /// __inode_add_lru: an unreferenced, clean inode with an empty page cache goes onto its
+    /// inode list (`rotate`: already there, it is marked I_REFERENCED instead).
+    pub fn inode_add_lru(&mut self, ino: u32, rotate: bool) {
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+            return;
+        };
+        if inode.vfs.state != VfsState::InodeOnly || inode.open > 0 || inode.nlink == 0 {
+            return;
+        }
+        if inode.dirtied_when().is_some() || !mapping_shrinkable(inode) {
+            return; // I_DIRTY or !mapping_shrinkable
+        }
+        if inode.vfs.i_lru != 0 {
+            if rotate {
+                self.inode_mut(ino).vfs.i_referenced = true;
+            }
+            return;
+        }
+        let fs = inode.fs;
+        let (m, n) = (inode.vfs.i_memcg, inode.vfs.i_node as usize);
+        let seq = self.next_lru_seq();
+        self.inode_mut(ino).vfs.i_lru = seq;
+        let sb = self.lruvec_mut(m, n).vfs.sb_mut(fs);
+        sb.inodes.push_back((ino, seq));
+        sb.nr_inodes += 1;
+        self.vfs_compact(m, n, fs);
+    }
+
+    /// Drop a list's removed entries once they outnumber its live ones (lists whose entries
+    /// are mostly removed without a scan stay bounded).
+    fn vfs_compact(&mut self, m: MemcgId, n: usize, fs: usize) {
+        let sb = &self.lruvec(m, n).vfs.sb[fs];
+        if sb.dentries.len() as u64 <= 2 * sb.nr_dentries + 64
+            && sb.inodes.len() as u64 <= 2 * sb.nr_inodes + 64
+        {
+            return;
+        }
+        let mut lists = std::mem::take(&mut self.lruvec_mut(m, n).vfs.sb[fs]);
+        let vfs = |ino: u32| {
+            self.inodes
+                .get(ino as usize)
+                .and_then(|i| i.as_ref())
+                .map(|i| i.vfs)
+        };
+        lists
+            .dentries
+            .retain(|&(ino, seq)| vfs(ino).is_some_and(|v| v.d_lru == seq));
+        lists
+            .inodes
+            .retain(|&(ino, seq)| vfs(ino).is_some_and(|v| v.i_lru == seq));
+        self.lruvec_mut(m, n).vfs.sb[fs] = lists;
+    }
+
+    /// After a page of `ino` left the page cache (filemap_remove_folio, __remove_mapping,
+    /// the shadow shrinker): an unused inode whose cache is now empty joins its list.
+    #[inline]
+    pub fn inode_maybe_shrinkable(&mut self, ino: u32) {
+        if let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) {
+            if inode.vfs.state == VfsState::InodeOnly && inode.vfs.i_lru == 0 {
+                self.inode_add_lru(ino, false);
+            }
+        }
+    }
+
+    fn dentry_lru_del(&mut self, ino: u32) {
+        let v = self.inode(ino).vfs;
+        if v.d_lru != 0 {
+            let fs = self.inode(ino).fs;
+            self.inode_mut(ino).vfs.d_lru = 0;
+            let sb = self.lruvec_mut(v.d_memcg, v.d_node as usize).vfs.sb_mut(fs);
+            sb.nr_dentries -= 1;
+        }
+    }
+
+    fn inode_lru_del(&mut self, ino: u32) {
+        let v = self.inode(ino).vfs;
+        if v.i_lru != 0 {
+            let fs = self.inode(ino).fs;
+            self.inode_mut(ino).vfs.i_lru = 0;
+            let sb = self.lruvec_mut(v.i_memcg, v.i_node as usize).vfs.sb_mut(fs);
+            sb.nr_inodes -= 1;
+        }
+    }
+
+    /// The objects of an inode being evicted for good (unlinked, last reference gone): off
+    /// the lists, back to their slabs.
+    pub fn vfs_free(&mut self, ino: u32) {
+        let v = self.inode(ino).vfs;
+        let tmpfs = self.inode(ino).mapping.swapbacked;
+        self.dentry_lru_del(ino);
+        self.inode_lru_del(ino);
+        if v.state == VfsState::Cached {
+            self.vfs_obj_free(KmemCache::Dentry, v.d_memcg, v.d_node);
+        }
+        if v.state != VfsState::Cold {
+            self.vfs_obj_free(inode_cache(tmpfs), v.i_memcg, v.i_node);
+        }
+        self.inode_mut(ino).vfs.state = VfsState::Cold;
+    }
+
+    /// shrink_slab's superblock shrinkers for `memcg` on `node` at `priority`
+    /// (do_shrink_slab over super_cache_count / super_cache_scan). Returns the slab pages
+    /// freed (reclaim_state->reclaimed).
+    pub fn shrink_slab_vfs(&mut self, node: usize, memcg: MemcgId, priority: u32) -> u64 {
+        let nsb = self.lruvec(memcg, node).vfs.sb.len();
+        let mut freed = 0;
+        for fs in 0..nsb {
+            let sb = &self.lruvec(memcg, node).vfs.sb[fs];
+            let count = sb.nr_dentries + sb.nr_inodes;
+            if count == 0 {
+                continue;
+            }
+            let prev = self.enter(KFunc::ShrinkSlab);
+            let nr = std::mem::take(&mut self.lruvec_mut(memcg, node).vfs.sb[fs].nr_deferred);
+            let delta = (count >> priority) * 4 / DEFAULT_SEEKS;
+            let mut total_scan = ((nr >> priority) + delta).min(2 * count);
+            let mut scanned = 0u64;
+            while total_scan >= SB_SHRINK_BATCH || total_scan >= count {
+                let nr_to_scan = SB_SHRINK_BATCH.min(total_scan);
+                freed += self.super_cache_scan(node, memcg, fs, nr_to_scan);
+                self.vmstat.add(VmItem::SlabsScanned, nr_to_scan as i64);
+                total_scan -= nr_to_scan;
+                scanned += nr_to_scan;
+                if nr_to_scan == 0 {
+                    break;
+                }
+            }
+            let next = (nr + delta).saturating_sub(scanned).min(2 * count);
+            self.lruvec_mut(memcg, node).vfs.sb[fs].nr_deferred = next;
+            self.leave(prev);
+        }
+        freed
+    }
+
+    /// super_cache_scan: `nr_to_scan` split between the dentry and inode lists by their
+    /// counts; dentries first.
+    fn super_cache_scan(&mut self, node: usize, memcg: MemcgId, fs: usize, nr_to_scan: u64) -> u64 {
+        let sb = &self.lruvec(memcg, node).vfs.sb[fs];
+        let (d, i) = (sb.nr_dentries, sb.nr_inodes);
+        let total = d + i + 1;
+        let dentries = nr_to_scan * d / total;
+        let inodes = nr_to_scan * i / total;
+        let mut freed = self.prune_dcache_sb(node, memcg, fs, dentries + 1);
+        freed += self.prune_icache_sb(node, memcg, fs, inodes + 1);
+        freed
+    }
+
+    /// prune_dcache_sb: walk up to `nr` dentries from the list's head (dentry_lru_isolate):
+    /// in use → off the list; DCACHE_REFERENCED → cleared, rotated; else freed, its inode's
+    /// last reference dropped (iput_final → the inode list).
+    fn prune_dcache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
+        let mut freed = 0;
+        let mut walked = 0;
+        while walked < nr {
+            let Some((ino, seq)) = self.lruvec_mut(memcg, node).vfs.sb[fs].dentries.pop_front()
+            else {
+                break;
+            };
+            let live = self
+                .inodes
+                .get(ino as usize)
+                .and_then(|i| i.as_ref())
+                .is_some_and(|i| i.vfs.d_lru == seq);
+            if !live {
+                continue;
+            }
+            walked += 1;
+            self.charge(self.costs.list_op_ps);
+            let inode = self.inode(ino);
+            if inode.open > 0 {
+                self.inode_mut(ino).vfs.d_lru = 0;
+                self.lruvec_mut(memcg, node).vfs.sb[fs].nr_dentries -= 1;
+                continue;
+            }
+            if inode.vfs.d_referenced {
+                self.inode_mut(ino).vfs.d_referenced = false;
+                self.lruvec_mut(memcg, node).vfs.sb[fs]
+                    .dentries
+                    .push_back((ino, seq));
+                continue;
+            }
+            self.inode_mut(ino).vfs.d_lru = 0;
+            self.lruvec_mut(memcg, node).vfs.sb[fs].nr_dentries -= 1;
+            // __dentry_kill: off the hash and the parent, freed.
+            self.charge(self.costs.dir_op_ps);
+            let v = self.inode(ino).vfs;
+            freed += self.vfs_obj_free(KmemCache::Dentry, v.d_memcg, v.d_node);
+            self.inode_mut(ino).vfs.state = VfsState::InodeOnly;
+            self.inode_add_lru(ino, true);
+        }
+        freed
+    }
+
+    /// prune_icache_sb: walk up to `nr` inodes from the list's head (inode_lru_isolate):
+    /// referenced by a dentry or an opener, dirty or with page cache → off the list;
+    /// I_REFERENCED → cleared, rotated; else evicted (the object freed; the inode is read
+    /// from disk at its next lookup).
+    fn prune_icache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
+        let mut freed = 0;
+        let mut walked = 0;
+        while walked < nr {
+            let Some((ino, seq)) = self.lruvec_mut(memcg, node).vfs.sb[fs].inodes.pop_front()
+            else {
+                break;
+            };
+            let live = self
+                .inodes
+                .get(ino as usize)
+                .and_then(|i| i.as_ref())
+                .is_some_and(|i| i.vfs.i_lru == seq);
+            if !live {
+                continue;
+            }
+            walked += 1;
+            self.charge(self.costs.list_op_ps);
+            let inode = self.inode(ino);
+            let busy = inode.open > 0
+                || inode.vfs.state != VfsState::InodeOnly
+                || inode.dirtied_when().is_some()
+                || !mapping_shrinkable(inode);
+            if busy {
+                self.inode_mut(ino).vfs.i_lru = 0;
+                self.lruvec_mut(memcg, node).vfs.sb[fs].nr_inodes -= 1;
+                continue;
+            }
+            if inode.vfs.i_referenced {
+                self.inode_mut(ino).vfs.i_referenced = false;
+                self.lruvec_mut(memcg, node).vfs.sb[fs]
+                    .inodes
+                    .push_back((ino, seq));
+                continue;
+            }
+            self.inode_mut(ino).vfs.i_lru = 0;
+            self.lruvec_mut(memcg, node).vfs.sb[fs].nr_inodes -= 1;
+            // evict: truncate_inode_pages_final drops a lone shadow entry; destroy_inode.
+            if self.inode(ino).mapping.tree.nr_shadows() > 0 {
+                self.tree_lock(ino);
+                self.inode_mut(ino)
+                    .mapping
+                    .tree
+                    .store(0, crate::mm::radix_tree::Entry::Empty);
+                self.tree_unlock(ino);
+            }
+            self.charge(self.costs.inode_op_ps);
+            let v = self.inode(ino).vfs;
+            freed += self.vfs_obj_free(KmemCache::BlockfsInode, v.i_memcg, v.i_node);
+            self.inode_mut(ino).vfs.state = VfsState::Cold;
+        }
+        freed
+    }
+}
+
+/// Why a VFS allocation did not complete.
+#[derive(Clone, Copy, Debug)]
+pub enum VfsAllocError {
+    /// Sleep, then restart the op.
+    Wait(Wait),
+    /// No memory (ENOMEM).
+    NoMem,
+}
+
+/// Inode-table blocks a filesystem's hidden table file spans (every u32 inode number).
+const INODE_TABLE_PAGES: u64 = (u32::MAX as u64 + 1) / INODES_PER_BLOCK;
+
+impl Sim {
+    /// The VFS caches when the run starts: each block filesystem gets its inode table (a
+    /// hidden file, on the device, read through the page cache); the scenario's files on a
+    /// block filesystem are on disk only (cold caches), those on tmpfs are in core (a tmpfs
+    /// file is its dentry and inode), their objects charged to the root.
+    pub fn vfs_setup(&mut self) -> Result<(), String> {
+        for fs in 0..self.fss.len() {
+            if self.fss[fs].kind != crate::scenario::FsKind::Blockfs {
+                continue;
+            }
+            let ino = self.inodes.len() as u32;
+            let v = self.new_version();
+            self.inodes.push(Some(crate::fs::Inode {
+                ino,
+                fs,
+                size: INODE_TABLE_PAGES * PAGE_SIZE,
+                nlink: 1,
+                // Pinned: the superblock holds it for the life of the mount.
+                open: 1,
+                mapping: crate::fs::AddressSpace {
+                    account_dirty: true,
+                    ..Default::default()
+                },
+                nr_dirty: 0,
+                dirtied_when_ps: crate::fs::NOT_DIRTIED,
+                writeback_index: 0,
+                expected: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
+                disk: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
+                nr_blocks: 0,
+                i_mmap: Vec::new(),
+                vfs: VfsInode {
+                    state: VfsState::Cached,
+                    ..Default::default()
+                },
+            }));
+            self.fss[fs].inode_table = Some(ino);
+        }
+        for ino in 1..self.inodes.len() as u32 {
+            let Some(inode) = self.inodes[ino as usize].as_ref() else {
+                continue;
+            };
+            if !inode.mapping.swapbacked || inode.vfs.state != VfsState::Cold {
+                continue;
+            }
+            if self
+                .vfs_prealloc(&[KmemCache::Dentry, KmemCache::ShmemInode])
+                .is_err()
+            {
+                return Err(format!(
+                    "the dentries and inodes of the scenario's tmpfs files do not fit in memory \
+                     (at inode {ino})"
+                ));
+            }
+            self.vfs_create(ino);
+        }
+        Ok(())
+    }
+
+    /// A file not in core gets its objects without the inode read (direct calls of the
+    /// syscalls outside the engine, whose exec_op does the restartable lookup first); if
+    /// memory cannot be had at once it stays as it is.
+    pub fn vfs_ensure_nowait(&mut self, ino: u32) {
+        let v = self.inode(ino).vfs;
+        if v.state == VfsState::Cached {
+            return;
+        }
+        if self.vfs_prealloc(self.vfs_lookup_needs(ino)).is_err() {
+            return;
+        }
+        if v.state == VfsState::Cold {
+            let (im, inn) = self.vfs_obj_alloc(KmemCache::BlockfsInode);
+            let v = &mut self.inode_mut(ino).vfs;
+            (v.i_memcg, v.i_node) = (im, inn);
+        }
+        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
+        let v = &mut self.inode_mut(ino).vfs;
+        (v.d_memcg, v.d_node) = (dm, dn);
+        v.state = VfsState::Cached;
+    }
+
+    /// The path walk of a syscall that names a file (open, mmap, stat, truncate, unlink),
+    /// before the syscall proper: a file not in the dentry cache is looked up
+    /// ([`Sim::vfs_lookup`]); a creating open of a missing name preallocates its dentry and
+    /// inode. Restartable; `Ok(Some(ENOMEM))` when memory cannot be had.
+    pub fn vfs_path_walk(
+        &mut self,
+        path: &str,
+        create: bool,
+    ) -> Result<Option<crate::workload::Errno>, Wait> {
+        let Some(fs) = self.resolve_fs(path) else {
+            return Ok(None);
+        };
+        let r = match self.fss[fs].names.get(path).copied() {
+            Some(ino) => {
+                if self.inode(ino).vfs.state == VfsState::Cached {
+                    return Ok(None);
+                }
+                self.vfs_lookup(ino)
+            }
+            None if create && !self.fss[fs].dirs.contains_key(path) => {
+                let tmpfs = self.fss[fs].kind == crate::scenario::FsKind::Tmpfs;
+                self.vfs_prealloc(&[KmemCache::Dentry, inode_cache(tmpfs)])
+            }
+            None => return Ok(None),
+        };
+        match r {
+            Ok(()) => Ok(None),
+            Err(VfsAllocError::Wait(w)) => Err(w),
+            Err(VfsAllocError::NoMem) => Ok(Some(crate::workload::Errno::ENOMEM)),
+        }
+    }
+}
+
+/// The VFS caches' invariants: every slab frame is PG_slab, referenced once, on no LRU and
+/// of no mapping, charged to its lruvec's memcg (with SLAB_ACCOUNT); the slabs are packed
+/// (fewer than a slab's worth of free objects per cache, memcg and node); the objects are
+/// those of the files in core; the lists hold exactly the entries their counts say; vmstat
+/// and memory.stat count the frames.
+pub fn check_vfs(sim: &Sim) -> Result<(), String> {
+    use std::collections::HashSet;
+    let nodes = sim.nodes.len();
+    let tables: HashSet<u32> = sim.fss.iter().filter_map(|f| f.inode_table).collect();
+    // Objects the files in core hold, per lruvec index and cache.
+    let mut objs = vec![[0u64; NR_CACHES]; sim.lruvecs.len()];
+    let mut on_d: Vec<Vec<u64>> = vec![vec![0; sim.fss.len()]; sim.lruvecs.len()];
+    let mut on_i: Vec<Vec<u64>> = vec![vec![0; sim.fss.len()]; sim.lruvecs.len()];
+    for inode in sim.inodes.iter().flatten() {
+        if tables.contains(&inode.ino) {
+            continue;
+        }
+        let v = inode.vfs;
+        let d = v.d_memcg as usize * nodes + v.d_node as usize;
+        let i = v.i_memcg as usize * nodes + v.i_node as usize;
+        let ic = inode_cache(inode.mapping.swapbacked) as usize;
+        match v.state {
+            VfsState::Cold => {
+                if v.d_lru != 0 || v.i_lru != 0 {
+                    return Err(format!("inode {} is not in core but on a list", inode.ino));
+                }
+            }
+            VfsState::InodeOnly => {
+                if v.d_lru != 0 {
+                    return Err(format!(
+                        "inode {} has no dentry but is on the dentry list",
+                        inode.ino
+                    ));
+                }
+                objs[i][ic] += 1;
+            }
+            VfsState::Cached => {
+                objs[d][KmemCache::Dentry as usize] += 1;
+                objs[i][ic] += 1;
+            }
+        }
+        if v.d_lru != 0 {
+            on_d[d][inode.fs] += 1;
+        }
+        if v.i_lru != 0 {
+            on_i[i][inode.fs] += 1;
+        }
+    }
+    let mut frames_by_memcg = vec![[0i64; 2]; sim.memcgs.len()];
+    let mut total = 0i64;
+    for (lv, l) in sim.lruvecs.iter().enumerate() {
+        let memcg = (lv / nodes) as MemcgId;
+        let vfs = &l.vfs;
+        for c in 0..NR_CACHES {
+            let g = CACHES[c];
+            if vfs.objs[c] != objs[lv][c] {
+                return Err(format!(
+                    "lruvec {lv} counts {} {} objects but the files in core hold {}",
+                    vfs.objs[c], g.name, objs[lv][c]
+                ));
+            }
+            if vfs.objs[c] > vfs.capacity(c) {
+                return Err(format!("lruvec {lv}: {} objects beyond its slabs", g.name));
+            }
+            if vfs.capacity(c) >= vfs.objs[c] + 2 * g.objs_per_slab {
+                return Err(format!(
+                    "lruvec {lv}: {} slabs hold {} objects in {} frames (an empty slab kept)",
+                    g.name,
+                    vfs.objs[c],
+                    vfs.frames[c].len()
+                ));
+            }
+            for &pfn in &vfs.frames[c] {
+                let p = &sim.mem[pfn as usize];
+                let memcg_ok = !sim.features.memcg_kmem_vfs || p.memcg == memcg;
+                if !p.test(pg::SLAB)
+                    || p.refcount != 1
+                    || p.mapping != crate::mm::page::NO_MAPPING
+                    || p.test(pg::LRU)
+                    || !memcg_ok
+                {
+                    return Err(format!(
+                        "slab pfn {pfn} of {} is not a slab page of memcg {memcg}: flags {} \
+                         count {} memcg {}",
+                        g.name,
+                        p.flag_names(),
+                        p.refcount,
+                        p.memcg
+                    ));
+                }
+                total += 1;
+                if p.memcg != crate::mm::memcontrol::NO_MEMCG {
+                    frames_by_memcg[p.memcg as usize][usize::from(!g.reclaimable)] += 1;
+                }
+            }
+        }
+        for fs in 0..sim.fss.len() {
+            let (nd, ni, dl, il) = match vfs.sb(fs) {
+                Some(sb) => (sb.nr_dentries, sb.nr_inodes, &sb.dentries, &sb.inodes),
+                None => (0, 0, &VecDeque::new(), &VecDeque::new()),
+            };
+            if nd != on_d[lv][fs] || ni != on_i[lv][fs] {
+                return Err(format!(
+                    "lruvec {lv} fs {fs}: the lists count {nd} dentries and {ni} inodes but \
+                     {} and {} are on them",
+                    on_d[lv][fs], on_i[lv][fs]
+                ));
+            }
+            let live = |list: &VecDeque<(u32, u32)>, dentry: bool| {
+                list.iter()
+                    .filter(|&&(ino, seq)| {
+                        sim.inodes
+                            .get(ino as usize)
+                            .and_then(|i| i.as_ref())
+                            .is_some_and(|i| {
+                                (if dentry { i.vfs.d_lru } else { i.vfs.i_lru }) == seq
+                            })
+                    })
+                    .count() as u64
+            };
+            if live(dl, true) != nd || live(il, false) != ni {
+                return Err(format!(
+                    "lruvec {lv} fs {fs}: a list entry is missing or doubled"
+                ));
+            }
+        }
+    }
+    let slab =
+        sim.vmstat.get(VmItem::NrSlabReclaimable) + sim.vmstat.get(VmItem::NrSlabUnreclaimable);
+    let pg_slab = sim.mem.iter().filter(|p| p.test(pg::SLAB)).count() as i64;
+    if slab != total || pg_slab != total {
+        return Err(format!(
+            "nr_slab_* = {slab} but the caches hold {total} frames and {pg_slab} are PG_slab"
+        ));
+    }
+    if sim.nr_memcgs() > 1 {
+        for (m, f) in frames_by_memcg.iter().enumerate() {
+            let st = &sim.memcgs[m].stat;
+            let have = [
+                st.get(VmItem::NrSlabReclaimable),
+                st.get(VmItem::NrSlabUnreclaimable),
+            ];
+            if have != *f {
+                return Err(format!(
+                    "memcg \"{}\" memory.stat slab_reclaimable/unreclaimable are {:?} pages but \
+                     its slab frames are {:?}",
+                    sim.memcgs[m].name, have, f
+                ));
+            }
+        }
+    }
+    Ok(())
+}

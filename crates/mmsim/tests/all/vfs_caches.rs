@@ -1,0 +1,239 @@
+//! The VFS caches (`mm::slab`): dentries and inodes take slab memory charged to the
+//! creating task's cgroup, go back on unlink, and the superblock shrinker prunes unused
+//! dentries and evicts unused inodes without page cache, which the next lookup reads from
+//! the inode table again.
+
+use crate::common;
+
+use common::{unit_machine_toml, UnitMachine};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::slab::{KmemCache, VfsState, CACHES};
+use mmsim::mm::vmstat::VmItem;
+use mmsim::run::RunReport;
+use mmsim::sched::Wait;
+use mmsim::workload::OpResult;
+
+/// Slab pages `n` objects of `cache` take, packed (whole slabs).
+fn slab_pages(cache: KmemCache, n: u64) -> i64 {
+    let g = CACHES[cache as usize];
+    (n.div_ceil(g.objs_per_slab) * g.pages_per_slab) as i64
+}
+
+fn machine(era: KernelEra) -> UnitMachine {
+    let text = unit_machine_toml(
+        "vfs",
+        "64MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+    );
+    UnitMachine::new(&text, era.features("patched").expect("preset"))
+}
+
+fn create(m: &mut UnitMachine, path: &str) -> u32 {
+    let mut progress = 0;
+    let tid = m.tid;
+    let fd = match m.sim.sys_open(tid, path, true, false, &mut progress) {
+        Ok(OpResult::Fd(fd)) => fd,
+        other => panic!("open {path}: {other:?}"),
+    };
+    let ino = m.sim.fss[1].names[path];
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+    ino
+}
+
+fn slab(m: &UnitMachine) -> i64 {
+    m.sim.vmstat.get(VmItem::NrSlabReclaimable)
+}
+
+#[test]
+fn created_files_take_packed_slab_pages_and_unlink_gives_them_back() {
+    let mut m = machine(KernelEra::V6_18);
+    assert_eq!(slab(&m), 0, "the scenario's files start on disk only");
+    let n = 100u64;
+    let inos: Vec<u32> = (0..n)
+        .map(|i| create(&mut m, &format!("/mnt/f{i}")))
+        .collect();
+    assert_eq!(
+        slab(&m),
+        slab_pages(KmemCache::Dentry, n) + slab_pages(KmemCache::BlockfsInode, n)
+    );
+    // Closed, every dentry is unused: on its superblock's dentry list; no inode is (each
+    // is held by its dentry).
+    let sb = m
+        .sim
+        .lruvec(ROOT_MEM_CGROUP, 0)
+        .vfs
+        .sb(1)
+        .expect("lists of /mnt")
+        .clone();
+    assert_eq!((sb.nr_dentries, sb.nr_inodes), (n, 0));
+    assert!(inos
+        .iter()
+        .all(|&i| m.sim.inode(i).vfs.state == VfsState::Cached));
+    m.check();
+    for i in 0..n {
+        let mut progress = 0;
+        assert_eq!(
+            m.sim.sys_unlink(&format!("/mnt/f{i}"), &mut progress),
+            Ok(OpResult::None)
+        );
+    }
+    assert_eq!(slab(&m), 0);
+    let sb = m
+        .sim
+        .lruvec(ROOT_MEM_CGROUP, 0)
+        .vfs
+        .sb(1)
+        .expect("lists")
+        .clone();
+    assert_eq!((sb.nr_dentries, sb.nr_inodes), (0, 0));
+    m.check();
+}
+
+#[test]
+fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
+    let mut m = machine(KernelEra::V6_18);
+    let n = 40u64;
+    let tid = m.tid;
+    let inos: Vec<u32> = (0..n)
+        .map(|i| create(&mut m, &format!("/mnt/f{i}")))
+        .collect();
+    // Half the files get a cached page.
+    for i in 0..n / 2 {
+        let mut progress = 0;
+        let fd = match m
+            .sim
+            .sys_open(tid, &format!("/mnt/f{i}"), false, false, &mut progress)
+        {
+            Ok(OpResult::Fd(fd)) => fd,
+            other => panic!("{other:?}"),
+        };
+        let mut progress = 0;
+        m.sim
+            .sys_write(tid, fd, 4096, None, &mut progress)
+            .expect("write");
+        assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+    }
+    let before = m.sim.vmstat.get(VmItem::SlabsScanned);
+    // At priority 0 do_shrink_slab scans twice the count: referenced dentries are rotated
+    // once, then pruned; a few passes empty the lists.
+    for _ in 0..4 {
+        m.sim.shrink_slab_vfs(0, ROOT_MEM_CGROUP, 0);
+    }
+    assert!(m.sim.vmstat.get(VmItem::SlabsScanned) > before);
+    for (i, &ino) in inos.iter().enumerate() {
+        let want = if (i as u64) < n / 2 {
+            VfsState::InodeOnly // page cache (dirty, even): kept off the inode list
+        } else {
+            VfsState::Cold
+        };
+        assert_eq!(m.sim.inode(ino).vfs.state, want, "file {i}");
+    }
+    assert_eq!(slab(&m), slab_pages(KmemCache::BlockfsInode, n / 2));
+    m.check();
+    // A lookup of an evicted file reads its inode from the inode table (the open sleeps on
+    // the read), then allocates both objects again.
+    let mut progress = 0;
+    let r = m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress);
+    assert!(matches!(r, Err(Wait::PageLocked(_))), "{r:?}");
+    assert_eq!(m.sim.inode(inos[39]).vfs.state, VfsState::Cold);
+    assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, 1);
+    common::complete_io(&mut m.sim);
+    let fd = match m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress) {
+        Ok(OpResult::Fd(fd)) => fd,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(m.sim.inode(inos[39]).vfs.state, VfsState::Cached);
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+    m.check();
+}
+
+/// Replay `ids` (one-page objects, a file each) on a machine of `ram`, in a cgroup of
+/// `memory_max` when given, on `era`.
+fn replay(name: &str, ids: &[u64], ram: &str, memory_max: Option<&str>, era: &str) -> RunReport {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("vfs-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(name);
+    let text: String = ids.iter().map(|i| format!("{i}\n")).collect();
+    std::fs::write(&p, text).unwrap();
+    let mut argv = vec![
+        p.to_str().unwrap().to_string(),
+        "--format".into(),
+        "txt".into(),
+        "--ram".into(),
+        ram.into(),
+        "--kernel".into(),
+        era.into(),
+    ];
+    if let Some(max) = memory_max {
+        argv.extend(["--memory-max".to_string(), max.to_string()]);
+    }
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let a = mmsim::api::replay_args(&argv).expect("options");
+    let r = mmsim::api::replay(&a).expect("run");
+    assert!(r.complete, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    r
+}
+
+#[test]
+fn inodes_evicted_under_pressure_are_read_from_the_inode_table_again() {
+    // 30,000 one-page files read twice on 32 MiB: their dentries and inodes alone
+    // (30,000 × (192 + 1,176) bytes, 39 MiB packed) outgrow RAM, so the shrinker must evict
+    // inodes during the first pass; the second pass reads those from disk again.
+    let n = 30_000u64;
+    let ids: Vec<u64> = (0..n).chain(0..n).collect();
+    let r = replay("twice.txt", &ids, "32MiB", None, "6.18");
+    let t = r
+        .tasks
+        .iter()
+        .find(|t| t.name == "replay")
+        .expect("the replay task");
+    let blocks = n.div_ceil(mmsim::mm::slab::INODES_PER_BLOCK);
+    assert!(
+        t.inode_table_misses > blocks,
+        "inode-table reads {} (first pass alone {blocks})",
+        t.inode_table_misses
+    );
+    assert!(r.vmstat["slabs_scanned"] > 0);
+    assert_eq!(r.vmstat["oom_kill"], 0);
+    let slab = (r.vmstat["nr_slab_reclaimable"] as u64) * 4096;
+    assert!(slab < 32 << 20, "slab {slab} bytes");
+    assert!(slab > 0);
+}
+
+#[test]
+fn a_cgroup_pays_for_its_dentries_and_inodes_from_v4_5() {
+    // 20,000 files in a cgroup of 16 MiB on a 256 MiB machine: from 4.5 the objects are
+    // charged to the cgroup, whose own reclaim shrinks them (no OOM); memory.stat shows
+    // them. On 4.2 the cgroup pays nothing for them.
+    let n = 20_000u64;
+    let ids: Vec<u64> = (0..n).collect();
+    let r = replay("cg.txt", &ids, "256MiB", Some("16MiB"), "6.18");
+    let c = r
+        .cgroups
+        .iter()
+        .find(|c| c.name == "replay")
+        .expect("cgroup");
+    let slab = c.stat["slab"];
+    assert!(slab > 0);
+    assert_eq!(
+        slab,
+        c.stat["slab_reclaimable"] + c.stat["slab_unreclaimable"]
+    );
+    assert!(slab <= 16 << 20, "slab {slab}");
+    assert_eq!(c.events.oom_kill, 0);
+    assert!(
+        r.vmstat["slabs_scanned"] > 0,
+        "the cgroup's reclaim shrinks its objects"
+    );
+    let r = replay("cg42.txt", &ids, "256MiB", Some("16MiB"), "4.2");
+    let c = r
+        .cgroups
+        .iter()
+        .find(|c| c.name == "replay")
+        .expect("cgroup");
+    assert_eq!(c.stat["slab"], 0);
+    assert!(r.vmstat["nr_slab_reclaimable"] > 0, "the root holds them");
+}

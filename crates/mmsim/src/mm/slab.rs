@@ -39,8 +39,9 @@
 //!   only (cold caches, as after boot or `drop_caches`); tmpfs files start in core.
 //! - Objects are packed into slabs of the cache's geometry per memcg and node ([`CACHES`]:
 //!   typical x86-64 6.x /proc/slabinfo values), perfectly: a memcg's slabs for a cache are
-//!   `ceil(objects / objs_per_slab)` slabs, each `pages_per_slab` order-0 frames (the
-//!   kernel's order-1..3 slab pages and partially used slabs are not modelled). Frames carry
+//!   `ceil(objects / objs_per_slab)` slabs, each `pages_per_slab` order-0 frames, and at
+//!   most one more, empty (SLUB's min_partial keeps 5–10; the kernel's order-1..3 slab
+//!   pages and the fragmentation of partially used slabs are not modelled). Frames carry
 //!   PG_slab, count in nr_slab_reclaimable / nr_slab_unreclaimable and in the memcg's
 //!   memory.stat `slab_reclaimable` / `slab_unreclaimable` / `slab`.
 //! - A lookup of a file not in core reads block `ino / 16` of its filesystem's inode table
@@ -290,8 +291,11 @@ impl Sim {
         (memcg, node as u8)
     }
 
-    /// kmem_cache_free of one object of `cache` charged to `memcg` on `node`; a slab left
-    /// empty goes back to the allocator (discard_slab). Returns the pages freed.
+    /// kmem_cache_free of one object of `cache` charged to `memcg` on `node`; an empty slab
+    /// beyond one goes back to the allocator (discard_slab: SLUB keeps empty slabs on the
+    /// node's partial list up to min_partial; one here). Keeping one also keeps the room a
+    /// [`Sim::vfs_prealloc`] made when reclaim between it and the allocation shrinks the
+    /// cache. Returns the pages freed.
     fn vfs_obj_free(&mut self, cache: KmemCache, memcg: MemcgId, node: u8) -> u64 {
         let c = cache as usize;
         let g = CACHES[c];
@@ -299,7 +303,7 @@ impl Sim {
         let lv = &mut self.lruvec_mut(memcg, node).vfs;
         lv.objs[c] -= 1;
         let mut freed = Vec::new();
-        while lv.capacity(c) >= lv.objs[c] + g.objs_per_slab {
+        while lv.capacity(c) >= lv.objs[c] + 2 * g.objs_per_slab {
             for _ in 0..g.pages_per_slab {
                 freed.push(lv.frames[c].pop().expect("slab frames"));
             }

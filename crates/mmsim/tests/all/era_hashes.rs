@@ -34,10 +34,10 @@ use mmsim::kernel::resolve_features;
 
 /// (built-in, preset, event hash, elapsed ns, pgscan_kswapd + pgscan_direct).
 const GOLDEN: &[(&str, &str, &str, u64, i64)] = &[
-    ("dd-tmpfs", "vanilla", "85cee5b357845385", 311369119, 0),
-    ("dd-tmpfs", "patched", "85cee5b357845385", 308485524, 0),
-    ("dd-blockfs", "vanilla", "d7eb233214510cc5", 326438379, 0),
-    ("dd-blockfs", "patched", "d7eb233214510cc5", 323554784, 0),
+    ("dd-tmpfs", "vanilla", "85cee5b357845385", 311367374, 0),
+    ("dd-tmpfs", "patched", "85cee5b357845385", 308483779, 0),
+    ("dd-blockfs", "vanilla", "d7eb233214510cc5", 326435238, 0),
+    ("dd-blockfs", "patched", "d7eb233214510cc5", 323551643, 0),
     (
         "stream-read",
         "vanilla",
@@ -98,28 +98,28 @@ const GOLDEN: &[(&str, &str, &str, u64, i64)] = &[
         "sparsetruncate",
         "vanilla",
         "59e0f4e025df9ce6",
-        520337087,
+        520336754,
         526880,
     ),
     (
         "sparsetruncate",
         "patched",
-        "9e02e351a2ee7e27",
-        513005012,
+        "ae493ad7ed6c1e27",
+        513004679,
         526880,
     ),
     (
         "bonnie",
         "vanilla",
-        "d42367bd674ed744",
-        10411115526,
+        "eb8de229fd037fc4",
+        10411111683,
         4707396,
     ),
     (
         "bonnie",
         "patched",
-        "e9f4c16b301add55",
-        10388210151,
+        "4de8e198620b64d5",
+        10388206308,
         4707396,
     ),
     (
@@ -139,16 +139,16 @@ const GOLDEN: &[(&str, &str, &str, u64, i64)] = &[
     (
         "desktop",
         "vanilla",
-        "93dca6e274dbd665",
-        20848612395,
-        1302407,
+        "4a12a07ff042a1ee",
+        19723397302,
+        1253237,
     ),
     (
         "desktop",
         "patched",
-        "5fc957a43e0de107",
-        19607498379,
-        1174105,
+        "4f17df81cc463546",
+        19681349422,
+        1175305,
     ),
 ];
 

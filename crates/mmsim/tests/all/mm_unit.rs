@@ -1541,7 +1541,7 @@ fn unlink_frees(path: &str, keep_open: bool) {
     m.check();
     m.sim.lru_add_drain_all();
     assert_eq!(m.vm(VmItem::NrFilePages), 0);
-    assert_eq!(m.vm(VmItem::NrFreePages), free0);
+    assert_eq!(m.vm(VmItem::NrFreePages) + m.free_slab_pages(), free0);
     assert_eq!(m.vm(VmItem::NrDirty), 0);
     assert_eq!(m.vm(VmItem::NrShmem), 0);
     for l in LruList::ALL {
@@ -1594,7 +1594,7 @@ fn unlink_waits_for_writeback_then_frees_every_page() {
     assert!(m.sim.inodes[ino as usize].is_none());
     m.sim.lru_add_drain_all();
     assert_eq!(m.vm(VmItem::NrFilePages), 0);
-    assert_eq!(m.vm(VmItem::NrFreePages), free0);
+    assert_eq!(m.vm(VmItem::NrFreePages) + m.free_slab_pages(), free0);
     m.check();
 }
 
@@ -1623,7 +1623,7 @@ fn last_close_of_an_unlinked_file_under_writeback_frees_its_pages() {
         m.sim.inode(ino).mapping.tree.nr_pages()
     );
     assert_eq!(m.vm(VmItem::NrFilePages), 0);
-    assert_eq!(m.vm(VmItem::NrFreePages), free0);
+    assert_eq!(m.vm(VmItem::NrFreePages) + m.free_slab_pages(), free0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1887,7 +1887,7 @@ fn run_acts(acts: &[Act], features: Features) -> Result<(), TestCaseError> {
     prop_assert_eq!(check_all(&m.sim), Ok(()));
     prop_assert_eq!(m.vm(VmItem::NrFilePages), 0);
     prop_assert_eq!(m.vm(VmItem::NrDirty), 0);
-    prop_assert_eq!(m.vm(VmItem::NrFreePages), free0);
+    prop_assert_eq!(m.vm(VmItem::NrFreePages) + m.free_slab_pages(), free0);
     // Only the filesystems' inode tables (pinned by their superblocks) are left.
     prop_assert!(m.sim.inodes.iter().flatten().all(|i| m
         .sim
@@ -2053,9 +2053,9 @@ fn run_engine(mut acts: Vec<EAct>, features: Features) -> Result<(), TestCaseErr
     prop_assert_eq!(check_all(&m.sim), Ok(()));
     prop_assert_eq!(m.vm(VmItem::NrWriteback), 0);
     prop_assert_eq!(
-        m.vm(VmItem::NrFreePages) + m.vm(VmItem::NrFilePages),
+        m.vm(VmItem::NrFreePages) + m.vm(VmItem::NrFilePages) + m.free_slab_pages(),
         m.sim.mem.len() as i64,
-        "frames neither free nor cached"
+        "frames neither free, cached nor slab"
     );
     // Every name is gone, and with the IO done so is every inode (an orphan left by a last
     // close that could not wait is evicted when its writeback ends).

@@ -1643,9 +1643,11 @@ fn run_vacts(
         v.vm(VmItem::NrFreePages)
             + v.vm(VmItem::NrFilePages)
             + v.vm(VmItem::NrAnonPages)
-            + v.vm(VmItem::NrPageTablePages),
+            + v.vm(VmItem::NrPageTablePages)
+            + v.vm(VmItem::NrSlabReclaimable)
+            + v.vm(VmItem::NrSlabUnreclaimable),
         v.sim.mem.len() as i64,
-        "frames neither free, cached, mapped nor page tables"
+        "frames neither free, cached, mapped, page tables nor slab"
     );
     Ok(())
 }

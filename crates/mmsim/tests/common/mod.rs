@@ -122,6 +122,14 @@ impl UnitMachine {
         UnitMachine { sim, tid }
     }
 
+    /// Slab pages of the VFS caches: once every file is gone, the empty slabs the caches
+    /// keep (one per cache, memcg and node), the only frames not given back.
+    pub fn free_slab_pages(&self) -> i64 {
+        use mmsim::mm::vmstat::VmItem;
+        self.sim.vmstat.get(VmItem::NrSlabReclaimable)
+            + self.sim.vmstat.get(VmItem::NrSlabUnreclaimable)
+    }
+
     /// The invariant checker passes.
     pub fn check(&self) {
         if let Err(e) = check_all(&self.sim) {

@@ -300,25 +300,28 @@ impl Sim {
         let c = cache as usize;
         let g = CACHES[c];
         let node = node as usize;
-        let lv = &mut self.lruvec_mut(memcg, node).vfs;
-        lv.objs[c] -= 1;
-        let mut freed = Vec::new();
-        while lv.capacity(c) >= lv.objs[c] + 2 * g.objs_per_slab {
-            for _ in 0..g.pages_per_slab {
-                freed.push(lv.frames[c].pop().expect("slab frames"));
-            }
-        }
+        self.lruvec_mut(memcg, node).vfs.objs[c] -= 1;
         let item = if g.reclaimable {
             VmItem::NrSlabReclaimable
         } else {
             VmItem::NrSlabUnreclaimable
         };
-        let n = freed.len() as u64;
-        for pfn in freed {
-            self.vmstat.dec(item);
-            self.mod_memcg_page_stat(pfn, item, -1);
-            self.mem[pfn as usize].flags &= !pg::SLAB;
-            self.put_page(pfn);
+        let mut n = 0;
+        loop {
+            let lv = &mut self.lruvec_mut(memcg, node).vfs;
+            if lv.capacity(c) < lv.objs[c] + 2 * g.objs_per_slab {
+                break;
+            }
+            // discard_slab: its frames back to the allocator, last allocated first.
+            for _ in 0..g.pages_per_slab {
+                let lv = &mut self.lruvec_mut(memcg, node).vfs;
+                let pfn = lv.frames[c].pop().expect("slab frames");
+                self.vmstat.dec(item);
+                self.mod_memcg_page_stat(pfn, item, -1);
+                self.mem[pfn as usize].flags &= !pg::SLAB;
+                self.put_page(pfn);
+                n += 1;
+            }
         }
         n
     }

@@ -591,109 +591,163 @@ impl Sim {
         freed
     }
 
-    /// prune_dcache_sb: walk up to `nr` dentries from the list's head (dentry_lru_isolate):
-    /// in use → off the list; DCACHE_REFERENCED → cleared, rotated; else freed, its inode's
-    /// last reference dropped (iput_final → the inode list).
-    fn prune_dcache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
+    /// list_lru_walk_one of one superblock's `lru` of `memcg` on `node`: up to `nr` live
+    /// entries from the head, each charged one list operation; `isolate` says what to do with
+    /// it; a disposed entry is taken off the list, then `dispose` frees it. Returns the
+    /// pages freed.
+    fn list_lru_walk(&mut self, at: (usize, MemcgId, usize), lru: VfsList, nr: u64) -> u64 {
+        let (node, memcg, fs) = at;
         let mut freed = 0;
         let mut walked = 0;
         while walked < nr {
-            let Some((ino, seq)) = self.lruvec_mut(memcg, node).vfs.sb[fs].dentries.pop_front()
-            else {
+            let sb = &mut self.lruvec_mut(memcg, node).vfs.sb[fs];
+            let list = match lru {
+                VfsList::Dentries => &mut sb.dentries,
+                VfsList::Inodes => &mut sb.inodes,
+            };
+            let Some((ino, seq)) = list.pop_front() else {
                 break;
             };
             let live = self
                 .inodes
                 .get(ino as usize)
                 .and_then(|i| i.as_ref())
-                .is_some_and(|i| i.vfs.d_lru == seq);
+                .is_some_and(|i| lru.seq(&i.vfs) == seq);
             if !live {
                 continue;
             }
             walked += 1;
             self.charge(self.costs.list_op_ps);
-            let inode = self.inode(ino);
-            if inode.open > 0 {
-                self.inode_mut(ino).vfs.d_lru = 0;
-                self.lruvec_mut(memcg, node).vfs.sb[fs].nr_dentries -= 1;
-                continue;
+            let status = match lru {
+                VfsList::Dentries => self.dentry_lru_isolate(ino),
+                VfsList::Inodes => self.inode_lru_isolate(ino),
+            };
+            let sb = &mut self.lruvec_mut(memcg, node).vfs.sb[fs];
+            match status {
+                LruStatus::Rotate => match lru {
+                    VfsList::Dentries => sb.dentries.push_back((ino, seq)),
+                    VfsList::Inodes => sb.inodes.push_back((ino, seq)),
+                },
+                LruStatus::Removed | LruStatus::Dispose => {
+                    match lru {
+                        VfsList::Dentries => sb.nr_dentries -= 1,
+                        VfsList::Inodes => sb.nr_inodes -= 1,
+                    }
+                    let v = &mut self.inode_mut(ino).vfs;
+                    match lru {
+                        VfsList::Dentries => v.d_lru = 0,
+                        VfsList::Inodes => v.i_lru = 0,
+                    }
+                    if status == LruStatus::Dispose {
+                        freed += match lru {
+                            VfsList::Dentries => self.dentry_dispose(ino),
+                            VfsList::Inodes => self.inode_dispose(ino),
+                        };
+                    }
+                }
             }
-            if inode.vfs.d_referenced {
-                self.inode_mut(ino).vfs.d_referenced = false;
-                self.lruvec_mut(memcg, node).vfs.sb[fs]
-                    .dentries
-                    .push_back((ino, seq));
-                continue;
-            }
-            self.inode_mut(ino).vfs.d_lru = 0;
-            self.lruvec_mut(memcg, node).vfs.sb[fs].nr_dentries -= 1;
-            // __dentry_kill: off the hash and the parent, freed.
-            self.charge(self.costs.dir_op_ps);
-            let v = self.inode(ino).vfs;
-            freed += self.vfs_obj_free(KmemCache::Dentry, v.d_memcg, v.d_node);
-            self.inode_mut(ino).vfs.state = VfsState::InodeOnly;
-            self.inode_add_lru(ino, true);
         }
         freed
     }
 
-    /// prune_icache_sb: walk up to `nr` inodes from the list's head (inode_lru_isolate):
-    /// referenced by a dentry or an opener, dirty or with page cache → off the list;
-    /// I_REFERENCED → cleared, rotated; else evicted (the object freed; the inode is read
-    /// from disk at its next lookup).
+    /// prune_dcache_sb: walk up to `nr` dentries.
+    fn prune_dcache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
+        self.list_lru_walk((node, memcg, fs), VfsList::Dentries, nr)
+    }
+
+    /// prune_icache_sb: walk up to `nr` inodes.
     fn prune_icache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
-        let mut freed = 0;
-        let mut walked = 0;
-        while walked < nr {
-            let Some((ino, seq)) = self.lruvec_mut(memcg, node).vfs.sb[fs].inodes.pop_front()
-            else {
-                break;
-            };
-            let live = self
-                .inodes
-                .get(ino as usize)
-                .and_then(|i| i.as_ref())
-                .is_some_and(|i| i.vfs.i_lru == seq);
-            if !live {
-                continue;
-            }
-            walked += 1;
-            self.charge(self.costs.list_op_ps);
-            let inode = self.inode(ino);
-            let busy = inode.open > 0
-                || inode.vfs.state != VfsState::InodeOnly
-                || inode.dirtied_when().is_some()
-                || !mapping_shrinkable(inode);
-            if busy {
-                self.inode_mut(ino).vfs.i_lru = 0;
-                self.lruvec_mut(memcg, node).vfs.sb[fs].nr_inodes -= 1;
-                continue;
-            }
-            if inode.vfs.i_referenced {
-                self.inode_mut(ino).vfs.i_referenced = false;
-                self.lruvec_mut(memcg, node).vfs.sb[fs]
-                    .inodes
-                    .push_back((ino, seq));
-                continue;
-            }
-            self.inode_mut(ino).vfs.i_lru = 0;
-            self.lruvec_mut(memcg, node).vfs.sb[fs].nr_inodes -= 1;
-            // evict: truncate_inode_pages_final drops a lone shadow entry; destroy_inode.
-            if self.inode(ino).mapping.tree.nr_shadows() > 0 {
-                self.tree_lock(ino);
-                self.inode_mut(ino)
-                    .mapping
-                    .tree
-                    .store(0, crate::mm::radix_tree::Entry::Empty);
-                self.tree_unlock(ino);
-            }
-            self.charge(self.costs.inode_op_ps);
-            let v = self.inode(ino).vfs;
-            freed += self.vfs_obj_free(KmemCache::BlockfsInode, v.i_memcg, v.i_node);
-            self.inode_mut(ino).vfs.state = VfsState::Cold;
+        self.list_lru_walk((node, memcg, fs), VfsList::Inodes, nr)
+    }
+
+    /// dentry_lru_isolate: in use → off the list; DCACHE_REFERENCED → cleared, rotated;
+    /// else freed.
+    fn dentry_lru_isolate(&mut self, ino: u32) -> LruStatus {
+        let inode = self.inode(ino);
+        if inode.open > 0 {
+            return LruStatus::Removed;
         }
+        if inode.vfs.d_referenced {
+            self.inode_mut(ino).vfs.d_referenced = false;
+            return LruStatus::Rotate;
+        }
+        LruStatus::Dispose
+    }
+
+    /// __dentry_kill: off the hash and the parent, freed; its inode's last reference
+    /// dropped (iput_final → the inode list).
+    fn dentry_dispose(&mut self, ino: u32) -> u64 {
+        self.charge(self.costs.dir_op_ps);
+        let v = self.inode(ino).vfs;
+        let freed = self.vfs_obj_free(KmemCache::Dentry, v.d_memcg, v.d_node);
+        self.inode_mut(ino).vfs.state = VfsState::InodeOnly;
+        self.inode_add_lru(ino, true);
         freed
     }
+
+    /// inode_lru_isolate: referenced by a dentry or an opener, dirty or with page cache →
+    /// off the list; I_REFERENCED → cleared, rotated; else evicted.
+    fn inode_lru_isolate(&mut self, ino: u32) -> LruStatus {
+        let inode = self.inode(ino);
+        let busy = inode.open > 0
+            || inode.vfs.state != VfsState::InodeOnly
+            || inode.dirtied_when().is_some()
+            || !mapping_shrinkable(inode);
+        if busy {
+            return LruStatus::Removed;
+        }
+        if inode.vfs.i_referenced {
+            self.inode_mut(ino).vfs.i_referenced = false;
+            return LruStatus::Rotate;
+        }
+        LruStatus::Dispose
+    }
+
+    /// evict: truncate_inode_pages_final drops a lone shadow entry; destroy_inode frees the
+    /// object (the inode is read from disk at its next lookup).
+    fn inode_dispose(&mut self, ino: u32) -> u64 {
+        if self.inode(ino).mapping.tree.nr_shadows() > 0 {
+            self.tree_lock(ino);
+            self.inode_mut(ino)
+                .mapping
+                .tree
+                .store(0, crate::mm::radix_tree::Entry::Empty);
+            self.tree_unlock(ino);
+        }
+        self.charge(self.costs.inode_op_ps);
+        let v = self.inode(ino).vfs;
+        let freed = self.vfs_obj_free(KmemCache::BlockfsInode, v.i_memcg, v.i_node);
+        self.inode_mut(ino).vfs.state = VfsState::Cold;
+        freed
+    }
+}
+
+/// A superblock's two list_lrus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VfsList {
+    Dentries,
+    Inodes,
+}
+
+impl VfsList {
+    /// The inode's sequence number on this list (0: not on it).
+    fn seq(self, v: &VfsInode) -> u32 {
+        match self {
+            VfsList::Dentries => v.d_lru,
+            VfsList::Inodes => v.i_lru,
+        }
+    }
+}
+
+/// What an isolate callback decided (enum lru_status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LruStatus {
+    /// LRU_REMOVED: off the list, kept.
+    Removed,
+    /// LRU_ROTATE: to the list's tail.
+    Rotate,
+    /// Off the list and freed (onto the dispose list).
+    Dispose,
 }
 
 /// Why a VFS allocation did not complete.

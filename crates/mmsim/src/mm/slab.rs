@@ -53,6 +53,12 @@
 //!   pages scanned; not modelled), and the 5.16+ inode-list rule in every era (before 5.16
 //!   inodes with page cache were on the list and the shrinker invalidated their clean pages,
 //!   `pginodesteal`; not modelled). Freed slab pages count as reclaimed (reclaim_state).
+//! - Charging is by slab page per memcg, as 4.5–5.8 did (each memcg had its own copies of
+//!   the caches). From 5.9 ("mm: memcg/slab: use a single set of kmem_caches for all
+//!   accounted allocations") slab pages are shared and each object is charged in bytes
+//!   (obj_cgroup, a per-CPU byte stock): a 6.x cgroup pays for its objects' bytes, up to a
+//!   slab per cache and node less than here, and memory.stat `slab` counts object bytes.
+//!   Not modelled.
 //! - Not modelled: negative dentries, directories' dentries and inodes, the dcache hash
 //!   table, RCU-delayed freeing, other slab caches (buffer heads, xarray nodes, filesystem
 //!   metadata objects).

@@ -529,6 +529,18 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         rp.cache_pages_max,
         rp.cache_pages_max >> 8
     )?;
+    // The files' dentries and inodes (mm::slab) at the end: memory the page cache did not
+    // have.
+    let slab_pages: i64 = ["nr_slab_reclaimable", "nr_slab_unreclaimable"]
+        .iter()
+        .map(|k| r.vmstat.get(*k).copied().unwrap_or(0))
+        .sum();
+    writeln!(
+        out,
+        "  VFS slab at end    {} pages ({} MiB): the files' dentries and inodes",
+        slab_pages,
+        slab_pages >> 8
+    )?;
     let inode_reads: u64 = rp.tasks.iter().map(|t| t.inode_table_pages_read).sum();
     writeln!(
         out,

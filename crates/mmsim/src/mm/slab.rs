@@ -342,19 +342,35 @@ impl Sim {
         {
             return;
         }
-        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
-        let (im, inn) = self.vfs_obj_alloc(inode_cache(tmpfs));
-        let v = &mut self.inode_mut(ino).vfs;
-        v.state = VfsState::Cached;
-        (v.d_memcg, v.d_node, v.i_memcg, v.i_node) = (dm, dn, im, inn);
+        self.vfs_instantiate(ino);
     }
 
     /// The caches a lookup of `ino` must allocate (none when it is cached).
     pub fn vfs_lookup_needs(&self, ino: u32) -> &'static [KmemCache] {
-        match self.inode(ino).vfs.state {
-            VfsState::Cached => &[],
-            VfsState::InodeOnly => &[KmemCache::Dentry],
-            VfsState::Cold => &[KmemCache::Dentry, KmemCache::BlockfsInode],
+        let inode = self.inode(ino);
+        match (inode.vfs.state, inode.mapping.swapbacked) {
+            (VfsState::Cached, _) => &[],
+            (VfsState::InodeOnly, _) => &[KmemCache::Dentry],
+            (VfsState::Cold, false) => &[KmemCache::Dentry, KmemCache::BlockfsInode],
+            (VfsState::Cold, true) => &[KmemCache::Dentry, KmemCache::ShmemInode],
+        }
+    }
+
+    /// Take the objects `ino` lacks from the slabs [`Sim::vfs_prealloc`] made room in (its
+    /// inode when on disk only — alloc_inode —, then its dentry — d_alloc —): in core.
+    fn vfs_instantiate(&mut self, ino: u32) {
+        let v = self.inode(ino).vfs;
+        if v.state == VfsState::Cold {
+            let cache = inode_cache(self.inode(ino).mapping.swapbacked);
+            let (im, inn) = self.vfs_obj_alloc(cache);
+            let v = &mut self.inode_mut(ino).vfs;
+            (v.i_memcg, v.i_node) = (im, inn);
+        }
+        if v.state != VfsState::Cached {
+            let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
+            let v = &mut self.inode_mut(ino).vfs;
+            (v.d_memcg, v.d_node) = (dm, dn);
+            v.state = VfsState::Cached;
         }
     }
 
@@ -378,15 +394,9 @@ impl Sim {
         self.vfs_prealloc(self.vfs_lookup_needs(ino))?;
         if state == VfsState::Cold {
             self.read_inode_table(ino)?;
-            let (im, inn) = self.vfs_obj_alloc(KmemCache::BlockfsInode);
-            let v = &mut self.inode_mut(ino).vfs;
-            (v.i_memcg, v.i_node) = (im, inn);
-            self.charge(self.costs.inode_op_ps);
+            self.charge(self.costs.inode_op_ps); // iget: the inode filled in
         }
-        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
-        let v = &mut self.inode_mut(ino).vfs;
-        (v.d_memcg, v.d_node) = (dm, dn);
-        v.state = VfsState::Cached;
+        self.vfs_instantiate(ino);
         // The new dentry holds the inode: an inode still on its list leaves it lazily
         // (inode_lru_isolate finds it referenced).
         Ok(())
@@ -834,18 +844,9 @@ impl Sim {
         if v.state == VfsState::Cached {
             return;
         }
-        if self.vfs_prealloc(self.vfs_lookup_needs(ino)).is_err() {
-            return;
+        if self.vfs_prealloc(self.vfs_lookup_needs(ino)).is_ok() {
+            self.vfs_instantiate(ino);
         }
-        if v.state == VfsState::Cold {
-            let (im, inn) = self.vfs_obj_alloc(KmemCache::BlockfsInode);
-            let v = &mut self.inode_mut(ino).vfs;
-            (v.i_memcg, v.i_node) = (im, inn);
-        }
-        let (dm, dn) = self.vfs_obj_alloc(KmemCache::Dentry);
-        let v = &mut self.inode_mut(ino).vfs;
-        (v.d_memcg, v.d_node) = (dm, dn);
-        v.state = VfsState::Cached;
     }
 
     /// The path walk of a syscall that names a file (open, mmap, stat, truncate, unlink),

@@ -102,6 +102,8 @@ kfuncs! {
     ScanShadowNodes => "scan_shadow_nodes",
     ShrinkSlab => "shrink_slab",
     VfsLookup => "lookup_slow",
+    ShmemWritepage => "shmem_writepage",
+    ShmemSwapin => "shmem_swapin_folio",
     SwapWritepage => "swap_writepage",
     FlushTlbOthers => "native_flush_tlb_others",
     FlushTlbFunc => "flush_tlb_func",

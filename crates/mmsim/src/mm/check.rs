@@ -394,6 +394,8 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
 /// - no PTE (present or swap) of a file VMA lies at or beyond the end of the file (truncate
 ///   unmaps them; a fault there is SIGBUS);
 /// - each mm's rss_file, rss_anon and swapents equal its PTEs; a swap PTE's slot is in use;
+/// - each swap slot's count (swap_map) is the number of swap PTEs and tmpfs swap entries
+///   that refer to it;
 /// - every page's mapcount is the number of PTEs mapping it (−1: none); nr_mapped counts
 ///   the mapped file pages and nr_anon_pages the mapped anonymous pages.
 pub fn check_ptes(sim: &Sim) -> Result<(), String> {
@@ -420,6 +422,33 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
         }
     }
     let mut maps = vec![0i64; sim.mem.len()];
+    // References on each swap slot: swap PTEs and tmpfs files' swap entries.
+    let mut slot_refs = vec![0u64; sim.swap.as_ref().map_or(0, |s| s.swap_map.len())];
+    for inode in sim.inodes.iter().flatten() {
+        if !inode.mapping.swapbacked || inode.mapping.tree.nr_shadows() == 0 {
+            continue;
+        }
+        let mut entries = Vec::new();
+        let mut idx = 0u64;
+        loop {
+            entries.clear();
+            if inode.mapping.tree.gang_lookup(idx, 64, &mut entries) == 0 {
+                break;
+            }
+            for &(i, e) in &entries {
+                idx = i + 1;
+                if let crate::mm::radix_tree::Entry::Shadow(off) = e {
+                    let Some(r) = slot_refs.get_mut(off as usize) else {
+                        return Err(format!(
+                            "tmpfs inode {} index {i}: swap entry {off} beyond the swap area",
+                            inode.ino
+                        ));
+                    };
+                    *r += 1;
+                }
+            }
+        }
+    }
     for m in sim.mms.iter().flatten() {
         let (mut file, mut anon, mut swap) = (0u64, 0u64, 0u64);
         for (vpn, p) in m.pgtable.entries() {
@@ -464,6 +493,7 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
                         m.id, vpn, off
                     ));
                 }
+                slot_refs[off] += 1;
                 swap += 1;
                 continue;
             }
@@ -535,6 +565,16 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
                 "mm {}: rss file/anon/swapents {}/{}/{} but the PTEs say {}/{}/{}",
                 m.id, m.rss_file, m.rss_anon, m.swapents, file, anon, swap
             ));
+        }
+    }
+    if let Some(sw) = &sim.swap {
+        for (off, (&count, &refs)) in sw.swap_map.iter().zip(&slot_refs).enumerate() {
+            if u64::from(count) != refs {
+                return Err(format!(
+                    "swap slot {off}: swap_map {count} but {refs} swap PTEs and tmpfs swap \
+                     entries refer to it"
+                ));
+            }
         }
     }
     let (mut nr_mapped, mut nr_anon) = (0i64, 0i64);

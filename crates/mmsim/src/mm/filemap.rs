@@ -107,6 +107,16 @@ impl Sim {
         let r = loop {
             let page = match self.find_get_entry(ino, index) {
                 Entry::Page(p) => Some(p),
+                // A tmpfs file's value entry is a page swapped out: shmem_get_folio swaps
+                // it in (its callers usually did already), then looks again.
+                Entry::Shadow(v) if self.inode(ino).mapping.swapbacked => {
+                    match self.shmem_swapin(ino, index, v as u32, false) {
+                        Ok(true) => continue,
+                        Ok(false) => break Ok(None),
+                        Err(_) if fgp_flags & fgp::NOWAIT != 0 => break Ok(None),
+                        Err(w) => break Err(w),
+                    }
+                }
                 _ => None, // a shadow entry counts as a miss
             };
             if let Some(p) = page {
@@ -165,6 +175,19 @@ impl Sim {
         };
         self.leave(prev);
         r
+    }
+
+    /// The swap entry in slot `index` of tmpfs file `ino`, if the page there was swapped
+    /// out (shmem_writepage): a look, no cost (shmem_swapin charges the lookup).
+    pub fn shmem_swap_entry(&self, ino: u32, index: u64) -> Option<u32> {
+        let m = &self.inode(ino).mapping;
+        if !m.swapbacked {
+            return None;
+        }
+        match m.tree.lookup(index) {
+            Entry::Shadow(v) => Some(v as u32),
+            _ => None,
+        }
     }
 
     /// find_get_page: flags 0.
@@ -286,6 +309,10 @@ impl Sim {
                 Err(CacheError::Exists)
             }
             Entry::Empty | Entry::Shadow(_) => {
+                debug_assert!(
+                    !(swapbacked && matches!(old, Entry::Shadow(_))),
+                    "a new page over tmpfs inode {ino}'s swap entry at {index}"
+                );
                 self.vmstat.inc(VmItem::NrFilePages);
                 if swapbacked {
                     self.vmstat.inc(VmItem::NrShmem);
@@ -354,7 +381,20 @@ impl Sim {
             let index = p / PAGE_SIZE;
             let offset = p % PAGE_SIZE;
             let bytes = (PAGE_SIZE - offset).min(len - done);
-            // ->write_begin
+            // ->write_begin; shmem_write_begin swaps a swapped-out page in first.
+            if let Some(off) = self.shmem_swap_entry(ino, index) {
+                match self.shmem_swapin(ino, index, off, false) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        err = Some(crate::workload::Errno::EIO);
+                        break;
+                    }
+                    Err(w) => {
+                        wait = Some(w);
+                        break;
+                    }
+                }
+            }
             let page = if tmpfs {
                 let pr = self.enter(KFunc::ShmemWriteBegin);
                 let r = self.grab_cache_page_write_begin(ino, index, false);
@@ -500,6 +540,23 @@ impl Sim {
             let index = p / PAGE_SIZE;
             let offset = p % PAGE_SIZE;
             let nr = (PAGE_SIZE - offset).min(end - p);
+            if tmpfs {
+                // shmem_file_read_iter → shmem_get_folio(SGP_READ): a swapped-out page is
+                // swapped in first.
+                if let Some(off) = self.shmem_swap_entry(ino, index) {
+                    match self.shmem_swapin(ino, index, off, false) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            out.err = Some(crate::workload::Errno::EIO);
+                            break;
+                        }
+                        Err(w) => {
+                            out.wait = Some(w);
+                            break;
+                        }
+                    }
+                }
+            }
             let mut page = self.find_get_page(ino, index);
             if tmpfs {
                 match page {

@@ -791,6 +791,9 @@ impl Sim {
         if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
             return Ok(None); // VM_FAULT_SIGBUS
         }
+        if self.inode(ino).mapping.swapbacked {
+            return self.shmem_fault(ino, index);
+        }
         let mut major = false;
         let mut page = self.find_get_page(ino, index);
         let (vflags, mut ra, mut miss) = {
@@ -891,6 +894,56 @@ impl Sim {
             return Ok(None); // VM_FAULT_SIGBUS
         }
         Ok(Some((pfn, major)))
+    }
+
+    /// shmem_fault → shmem_get_folio_gfp(SGP_CACHE), for a tmpfs file: a swapped-out page
+    /// is swapped in (a major fault when it is read from the device), a hole gets a new
+    /// zeroed page (a minor fault); tmpfs has no read-around. Returns the page locked with a
+    /// reference, as filemap_fault; `None` is VM_FAULT_SIGBUS (beyond the end of the file,
+    /// or a swap read that failed).
+    fn shmem_fault(&mut self, ino: u32, index: u64) -> Result<Option<(Pfn, bool)>, Wait> {
+        if let Some(off) = self.shmem_swap_entry(ino, index) {
+            if !self.shmem_swapin(ino, index, off, true)? {
+                return Ok(None);
+            }
+        }
+        let pfn = match self.find_get_page(ino, index) {
+            Some(p) => p,
+            None => {
+                let memcg = self.current_memcg();
+                let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+                    Ok(p) => p,
+                    Err(AllocError::Wait(w)) => return Err(w),
+                    Err(AllocError::NoMem) => {
+                        return Err(Wait::Until(
+                            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                        ))
+                    }
+                };
+                if self.add_to_page_cache_lru(p, ino, index).is_err() {
+                    self.put_page(p);
+                    return Err(Wait::Until(self.now()));
+                }
+                self.readpage_locked(ino, p); // no device: zero-filled, unlocked
+                p
+            }
+        };
+        if !self.trylock_page(pfn) {
+            self.put_page(pfn);
+            return Err(Wait::PageLocked(pfn));
+        }
+        if self.mem[pfn as usize].mapping != ino {
+            // Truncated (or swapped out) meanwhile: retry.
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            return Err(Wait::Until(self.now()));
+        }
+        if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
+            self.unlock_page(pfn);
+            self.put_page(pfn);
+            return Ok(None); // VM_FAULT_SIGBUS
+        }
+        Ok(Some((pfn, self.fault_was_major)))
     }
 
     /// do_wp_page: a write to a present read-only PTE. Anonymous pages mapped once are

@@ -291,6 +291,10 @@ impl Sim {
         nr: u64,
         lookahead: u64,
     ) -> u64 {
+        debug_assert!(
+            !self.inode(ino).mapping.swapbacked,
+            "tmpfs has no readahead (its value entries are swap entries)"
+        );
         let prev = self.enter(KFunc::PageCacheReadahead);
         let size = self.inode(ino).size;
         // The simulation's scratch list (a readahead nested in this one, from a step run

@@ -42,8 +42,17 @@
 //! - free_swap_and_cache: zapping a swap PTE (munmap, exit) frees the slot and, when the
 //!   swap cache was its last user, drops the cached page at once.
 //!
-//! Not modelled: shmem/tmpfs pages going to swap (tmpfs pages stay resident:
-//! shrink_page_list keeps them), swap priorities and clusters.
+//! - tmpfs (shmem): reclaim writes a dirty tmpfs page with shmem_writepage: the page moves
+//!   from its file's page cache to the swap cache, the file's slot keeps the swap entry
+//!   (a reference on the swap slot), and the page is written like an anonymous one. The
+//!   next read, write, fault or partial truncate of that page swaps it in
+//!   (shmem_swapin_folio): from the swap cache, or read with the readahead window around
+//!   the slot; the page goes back into the file dirty and the slot is freed. Truncating
+//!   the file frees the slots of its swap entries (free_swap_and_cache). Without swap, or
+//!   with the swap full, tmpfs pages stay resident (activated).
+//!
+//! Not modelled: swap priorities and clusters; shmem's own swap accounting in the inode
+//! (info->swapped) and the huge (THP) tmpfs pages.
 
 use crate::fs::{IoKind, IoRequest};
 use crate::machine::profile::KFunc;
@@ -373,41 +382,11 @@ impl Sim {
             self.vmstat.inc(VmItem::Pgmajfault);
             self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
             self.fault_was_major = true;
-            let adaptive = self.features.adaptive_swap_readahead;
-            let sw = self.swap.as_mut().expect("swap");
-            let window = if adaptive {
-                let pages = sw.swapin_nr_pages(off);
-                sw.readahead_window_of(off, pages)
-            } else {
-                sw.readahead_window(off)
-            };
-            if window.len() <= 1 {
-                self.swap_read_run(&[pfn], off);
-                return Err(Wait::PageLocked(pfn));
-            }
-            let pr = self.enter(KFunc::SwapinReadahead);
-            let mut reads = self.swapin_readahead(window, off, pfn);
-            reads.sort_unstable();
-            // One request per run of contiguous slots (the plug merges them).
-            let mut i = 0;
-            while i < reads.len() {
-                let mut j = i + 1;
-                while j < reads.len() && reads[j].0 == reads[j - 1].0 + 1 {
-                    j += 1;
-                }
-                let run: Vec<Pfn> = reads[i..j].iter().map(|r| r.1).collect();
-                self.swap_read_run(&run, reads[i].0);
-                i = j;
-            }
-            self.lru_add_drain(); // push the new pages onto the LRU now
-            self.leave(pr);
+            self.swapin_read_around(off, pfn);
             return Err(Wait::PageLocked(pfn));
         }
         let pfn = cached;
-        // lookup_swap_cache: a page read ahead earns the window a hit (v3.15).
-        if self.features.adaptive_swap_readahead && self.TestClearPageReadahead(pfn) {
-            self.swap.as_mut().expect("swap").readahead_hits += 1;
-        }
+        self.lookup_swap_cache_hit(pfn);
         if self.PageLocked(pfn) {
             return Err(Wait::PageLocked(pfn));
         }
@@ -456,6 +435,187 @@ impl Sim {
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         Ok(FaultResult::Handled)
+    }
+
+    /// The read of a swap-cache miss at slot `off`, whose page `pfn` was just added to the
+    /// swap cache locked (swapin_readahead; shmem's swap_cluster_readahead is the same
+    /// window): the slot alone, or the readahead window around it, one request per run of
+    /// contiguous slots.
+    fn swapin_read_around(&mut self, off: u32, pfn: Pfn) {
+        let adaptive = self.features.adaptive_swap_readahead;
+        let sw = self.swap.as_mut().expect("swap");
+        let window = if adaptive {
+            let pages = sw.swapin_nr_pages(off);
+            sw.readahead_window_of(off, pages)
+        } else {
+            sw.readahead_window(off)
+        };
+        if window.len() <= 1 {
+            self.swap_read_run(&[pfn], off);
+            return;
+        }
+        let pr = self.enter(KFunc::SwapinReadahead);
+        let mut reads = self.swapin_readahead(window, off, pfn);
+        reads.sort_unstable();
+        // One request per run of contiguous slots (the plug merges them).
+        let mut i = 0;
+        while i < reads.len() {
+            let mut j = i + 1;
+            while j < reads.len() && reads[j].0 == reads[j - 1].0 + 1 {
+                j += 1;
+            }
+            let run: Vec<Pfn> = reads[i..j].iter().map(|r| r.1).collect();
+            self.swap_read_run(&run, reads[i].0);
+            i = j;
+        }
+        self.lru_add_drain(); // push the new pages onto the LRU now
+        self.leave(pr);
+    }
+
+    /// lookup_swap_cache's hit: a page read ahead earns the window a hit (v3.15).
+    fn lookup_swap_cache_hit(&mut self, pfn: Pfn) {
+        if self.features.adaptive_swap_readahead && self.TestClearPageReadahead(pfn) {
+            self.swap.as_mut().expect("swap").readahead_hits += 1;
+        }
+    }
+
+    /// shmem_writepage (mm/shmem.c; shmem_writeout in 6.16+), from pageout: a dirty,
+    /// unmapped tmpfs page moves from its file's page cache to the swap cache and is
+    /// written to a new slot (pswpout). The file's slot keeps the swap entry, which holds a
+    /// reference on the swap slot (swap_shmem_alloc) until the page is swapped in again or
+    /// the file truncated. The slot is charged to the page's memcg (memory.swap.current).
+    /// Returns false when no slot can be had — the swap area is full, or the memcg is at
+    /// memory.swap.max — and reclaim redirties and activates the page
+    /// (AOP_WRITEPAGE_ACTIVATE).
+    pub fn shmem_writepage(&mut self, pfn: Pfn) -> bool {
+        let prev = self.enter(KFunc::ShmemWritepage);
+        let Some(off) = self.get_swap_page() else {
+            if self.swap.is_some() {
+                self.mem_cgroup_swap_fail(pfn);
+            }
+            self.leave(prev);
+            return false;
+        };
+        if !self.mem_cgroup_try_charge_swap(pfn, off) {
+            self.swap.as_mut().expect("swap").free_pages += 1;
+            self.leave(prev);
+            return false;
+        }
+        let ino = self.mem[pfn as usize].mapping;
+        // swap_shmem_alloc: the file's reference on the slot.
+        self.swap_duplicate(off);
+        // add_to_swap_cache.
+        self.get_page(pfn); // the swap cache's reference
+        self.SetPageSwapCache(pfn);
+        self.mem[pfn as usize].private = off;
+        self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
+        self.vmstat.inc(VmItem::NrFilePages);
+        self.mod_swapcache_stat(pfn, 1);
+        // shmem_delete_from_page_cache: the file's slot takes the swap entry.
+        self.tree_lock(ino);
+        self.__delete_from_page_cache(pfn, Some(u64::from(off)));
+        self.tree_unlock(ino);
+        self.put_page(pfn); // the page cache's reference
+        self.swap_writepage(pfn);
+        self.leave(prev);
+        true
+    }
+
+    /// shmem_swapin_folio (mm/shmem.c): bring back page `index` of tmpfs inode `ino`, whose
+    /// slot in the file holds swap entry `off` (every tmpfs read, write, fault and partial
+    /// truncate that meets a swap entry comes here first, as shmem_get_folio does).
+    ///
+    /// - Not in the swap cache: a page charged to the memcg the slot was charged to
+    ///   (mem_cgroup_swapin_charge_folio) is added to the swap cache and read, with the
+    ///   readahead window around the slot (swap_cluster_readahead; pswpin, pgpgin); a
+    ///   fault (`fault`) counts pgmajfault. The caller sleeps on the page and looks again.
+    /// - In the swap cache: wait while it is locked or under writeback (a swap-out still
+    ///   being written), then the page takes the file's slot again (shmem_add_to_page_cache
+    ///   replaces the swap entry), leaves the swap cache, is dirtied (its only copy is in
+    ///   memory now) and the slot is freed (swap_free: memory.swap.current falls).
+    ///
+    /// `Ok(true)`: the page is in the file again (unlocked); `Ok(false)`: its swap read
+    /// failed (-EIO; the entry stays); `Err`: sleep, then call again.
+    pub fn shmem_swapin(
+        &mut self,
+        ino: u32,
+        index: u64,
+        off: u32,
+        fault: bool,
+    ) -> Result<bool, Wait> {
+        let prev = self.enter(KFunc::ShmemSwapin);
+        let r = self.__shmem_swapin(ino, index, off, fault);
+        self.leave(prev);
+        r
+    }
+
+    fn __shmem_swapin(
+        &mut self,
+        ino: u32,
+        index: u64,
+        off: u32,
+        fault: bool,
+    ) -> Result<bool, Wait> {
+        self.charge(self.costs.radix_level_ps); // swap-cache lookup
+        let cached = self.swap.as_ref().expect("a swap entry without swap").cache[off as usize];
+        if cached == NIL {
+            let memcg = self.swapin_memcg(off);
+            let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+                Ok(p) => p,
+                Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
+                Err(crate::mm::page_alloc::AllocError::NoMem) => {
+                    return Err(Wait::Until(
+                        self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                    ))
+                }
+            };
+            // Owner set when the page takes the file's slot again.
+            self.add_to_swap_cache_for_read(pfn, off);
+            if fault {
+                self.vmstat.inc(VmItem::Pgmajfault);
+                self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
+                self.fault_was_major = true;
+            }
+            self.swapin_read_around(off, pfn);
+            return Err(Wait::PageLocked(pfn));
+        }
+        let pfn = cached;
+        self.lookup_swap_cache_hit(pfn);
+        if self.PageLocked(pfn) {
+            return Err(Wait::PageLocked(pfn));
+        }
+        if !self.PageUptodate(pfn) {
+            return Ok(false); // the read failed (PG_error): -EIO
+        }
+        if self.PageWriteback(pfn) {
+            return Err(Wait::PageWriteback(pfn));
+        }
+        let locked = self.trylock_page(pfn);
+        debug_assert!(locked, "an unlocked page locks");
+        // shmem_add_to_page_cache: the page replaces the swap entry in the file.
+        self.tree_lock(ino);
+        self.charge_tree_walk(ino);
+        let old = self
+            .inode_mut(ino)
+            .mapping
+            .tree
+            .store(index, crate::mm::radix_tree::Entry::Page(pfn));
+        debug_assert_eq!(old, crate::mm::radix_tree::Entry::Shadow(u64::from(off)));
+        self.tree_unlock(ino);
+        // delete_from_swap_cache: its reference becomes the page cache's.
+        self.delete_from_swap_cache(pfn);
+        {
+            let p = &mut self.mem[pfn as usize];
+            p.mapping = ino;
+            p.index = index;
+        }
+        self.vmstat.inc(VmItem::NrFilePages);
+        self.vmstat.inc(VmItem::NrShmem);
+        self.mod_memcg_page_stat(pfn, VmItem::NrShmem, 1);
+        self.SetPageDirty(pfn); // folio_mark_dirty: shmem's __set_page_dirty_no_writeback
+        self.swap_free(off); // the file's reference: the slot is free
+        self.unlock_page(pfn);
+        Ok(true)
     }
 
     /// free_swap_and_cache: a PTE's reference to slot `off` goes (zap_pte_range: munmap,

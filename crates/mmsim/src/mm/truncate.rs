@@ -219,6 +219,15 @@ impl Sim {
             .leaf(index)
             .is_some_and(|(_, count, shadows)| count == shadows && count == 1);
         self.inode_mut(ino).mapping.tree.store(index, Entry::Empty);
+        if self.inode(ino).mapping.swapbacked {
+            // A tmpfs file's value entry is a swap entry (shmem_free_swap): its slot is
+            // released, and a clean copy left in the swap cache goes with it
+            // (free_swap_and_cache). Its nodes are on no shadow list.
+            if let Entry::Shadow(off) = entry {
+                self.free_swap_and_cache(off as u32);
+            }
+            return true;
+        }
         if shadow_only_leaf {
             // The node is now empty: list_lru_del from workingset_shadow_nodes.
             self.charge(self.costs.spin_lock_ps + self.costs.list_op_ps);

@@ -1082,10 +1082,14 @@ impl Sim {
             if self.mem[pfn as usize].test(pg::SWAPBACKED)
                 && !anon
                 && !self.mem[pfn as usize].test(pg::SWAPCACHE)
+                && (self.swap.is_none() || !sc.may_swap)
             {
-                // shmem/tmpfs: shmem_writepage is not modelled, the page stays resident.
+                // shmem/tmpfs without swap: shmem_writepage has nowhere to write it
+                // (`!total_swap_pages`: redirty, AOP_WRITEPAGE_ACTIVATE), the page stays
+                // resident. With swap, a dirty tmpfs page is written by pageout below.
                 // (A swap-cache page without an anon mapping is a swap-in nobody has mapped
-                // yet, e.g. readahead: clean and unmapped, it is removed below.)
+                // yet, e.g. readahead, or a tmpfs page swapped out: clean and unmapped, it
+                // is removed below.)
                 self.activate_locked(pfn, &mut nr_activate);
                 self.unlock_page(pfn);
                 ret.push(pfn);
@@ -1159,7 +1163,13 @@ impl Sim {
                     ret.push(pfn);
                     continue;
                 }
-                self.pageout(pfn);
+                if !self.pageout(pfn) {
+                    // shmem_writepage found no swap slot: redirtied, activated.
+                    self.activate_locked(pfn, &mut nr_activate);
+                    self.unlock_page(pfn);
+                    ret.push(pfn);
+                    continue;
+                }
                 st.nr_unqueued_dirty += 1;
                 st.nr_pageout += 1;
                 ret.push(pfn); // the page is now under writeback (or was unlocked)
@@ -1189,12 +1199,19 @@ impl Sim {
         st
     }
 
-    /// pageout: write a dirty page from reclaim (clear dirty, PG_reclaim, start writeback).
-    fn pageout(&mut self, pfn: Pfn) {
+    /// pageout: write a dirty page from reclaim (clear dirty, PG_reclaim, start writeback):
+    /// a swap-cache page to its slot, a tmpfs page through shmem_writepage (false: no
+    /// slot, the page stays dirty and locked), a file page to its filesystem.
+    fn pageout(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::Pageout);
-        if self.mem[pfn as usize].test(pg::SWAPBACKED) && self.mem[pfn as usize].test(pg::SWAPCACHE)
-        {
+        let swapbacked = self.mem[pfn as usize].test(pg::SWAPBACKED);
+        if swapbacked && self.mem[pfn as usize].test(pg::SWAPCACHE) {
             self.swap_writepage(pfn);
+        } else if swapbacked {
+            if !self.shmem_writepage(pfn) {
+                self.leave(prev);
+                return false;
+            }
         } else {
             let ino = self.mem[pfn as usize].mapping;
             if self.TestClearPageDirty(pfn) {
@@ -1210,6 +1227,7 @@ impl Sim {
         }
         self.vmstat.inc(VmItem::NrVmscanWrite);
         self.leave(prev);
+        true
     }
 
     /// shrink_page_list's activate_locked: the isolated page goes back active
@@ -1247,14 +1265,17 @@ impl Sim {
         self.mem[pfn as usize].refcount = 0;
         let index = self.mem[pfn as usize].index;
         let memcg = self.mem[pfn as usize].memcg;
+        // Only file-LRU pages leave a shadow (folio_is_file_lru): a clean tmpfs page
+        // (never written: its content is zeroes) just goes.
+        let file_lru = !self.mem[pfn as usize].test(pg::SWAPBACKED);
         let shadow = match target {
-            Some(t) => {
+            Some(t) if file_lru => {
                 let pr = self.enter(KFunc::WorkingsetEviction);
                 let s = self.workingset_eviction(pfn, t);
                 self.leave(pr);
                 s
             }
-            None => None,
+            _ => None,
         };
         self.__delete_from_page_cache(pfn, shadow);
         if shadow.is_some() {

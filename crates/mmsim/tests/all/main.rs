@@ -27,6 +27,7 @@ mod replay;
 mod reproduce;
 mod scenario_errors;
 mod scenario_mutation;
+mod shmem_swap;
 mod swap_errors;
 mod swap_readahead;
 mod truncate;

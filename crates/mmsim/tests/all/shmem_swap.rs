@@ -1,0 +1,336 @@
+//! tmpfs pages go to swap (mm/shmem.c): reclaim writes a dirty tmpfs page with
+//! shmem_writepage (the page moves to the swap cache, the file keeps a swap entry), and the
+//! next read, write or fault of it swaps it back in (shmem_swapin_folio); truncate frees the
+//! swap entries. Without swap, tmpfs pages stay resident.
+
+use crate::common;
+
+use common::{complete_io_and_ipis, machine_toml, run_on, run_sc, UnitMachine};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::page::{pg, NIL, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::scenario::parse_scenario;
+use mmsim::sched::Wait;
+use mmsim::sim::RunEnd;
+use mmsim::workload::OpResult;
+
+/// Pages of the test file.
+const PAGES: u64 = 16;
+
+/// A 64 MiB machine with `swap` (or none), a tmpfs on /tmp, and the user task `t`.
+fn machine(swap: Option<&str>) -> UnitMachine {
+    let text = machine_toml("shmem", 2, "64MiB", swap, "1GiB", "/mnt")
+        + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n";
+    UnitMachine::new(&text, KernelEra::V6_18.features("patched").expect("preset"))
+}
+
+/// Call a restartable syscall until it stops sleeping, completing IO between the calls.
+fn retry<T>(m: &mut UnitMachine, mut call: impl FnMut(&mut UnitMachine) -> Result<T, Wait>) -> T {
+    for _ in 0..100 {
+        match call(m) {
+            Ok(r) => return r,
+            Err(_) => {
+                complete_io_and_ipis(&mut m.sim);
+                run_on(&mut m.sim, 0, m.tid);
+            }
+        }
+    }
+    panic!("the call kept sleeping");
+}
+
+/// Create /tmp/f with `PAGES` pages written; returns its inode and an open descriptor.
+fn write_file(m: &mut UnitMachine) -> (u32, u32) {
+    let tid = m.tid;
+    let mut progress = 0;
+    let fd = match m.sim.sys_open(tid, "/tmp/f", true, false, &mut progress) {
+        Ok(OpResult::Fd(fd)) => fd,
+        other => panic!("open: {other:?}"),
+    };
+    let mut progress = 0;
+    let r = retry(m, |m| {
+        m.sim
+            .sys_write(tid, fd, PAGES * PAGE_SIZE, Some(0), &mut progress)
+    });
+    assert_eq!(r, OpResult::Bytes(PAGES * PAGE_SIZE));
+    let ino = m.sim.fss[0].names["/tmp/f"];
+    (ino, fd)
+}
+
+/// Reclaim at priority 0 until no page of the file is left in memory: the file holds swap
+/// entries only and the swap cache is empty (written, then dropped as clean). Returns the
+/// slots, by index.
+fn swap_out_file(m: &mut UnitMachine, ino: u32) -> Vec<u32> {
+    for _round in 0..400 {
+        let entries: Vec<Entry> = (0..PAGES).map(|i| m.entry(ino, i)).collect();
+        let cached = m.sim.swap.as_ref().unwrap().cache.iter().any(|&p| p != NIL);
+        if !cached && entries.iter().all(|e| matches!(e, Entry::Shadow(_))) {
+            m.check();
+            return entries
+                .iter()
+                .map(|e| match e {
+                    Entry::Shadow(off) => *off as u32,
+                    _ => unreachable!(),
+                })
+                .collect();
+        }
+        run_on(&mut m.sim, 0, m.tid);
+        m.sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        complete_io_and_ipis(&mut m.sim);
+        m.check();
+    }
+    panic!("the tmpfs pages were not swapped out");
+}
+
+fn stat(m: &UnitMachine, item: VmItem) -> i64 {
+    m.sim.vmstat.get(item)
+}
+
+fn swap_free(m: &UnitMachine) -> u64 {
+    m.sim.swap.as_ref().unwrap().free_pages
+}
+
+#[test]
+fn reclaim_swaps_tmpfs_pages_out_and_a_read_swaps_them_back_in() {
+    let mut m = machine(Some("64MiB"));
+    let total = swap_free(&m);
+    let (ino, fd) = write_file(&mut m);
+    assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);
+    let slots = swap_out_file(&mut m, ino);
+    // Every page went through shmem_writepage: written once, then dropped from the swap
+    // cache; the file's slots hold the swap entries, one reference each.
+    assert_eq!(stat(&m, VmItem::Pswpout), PAGES as i64);
+    assert_eq!(stat(&m, VmItem::NrShmem), 0);
+    assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), 0);
+    assert_eq!(swap_free(&m), total - PAGES);
+    let sw = m.sim.swap.as_ref().unwrap();
+    assert!(slots.iter().all(|&s| sw.swap_map[s as usize] == 1));
+    // A read swaps them in: it sleeps on the swap read (with readahead around the slot),
+    // then finds every page back in the file, dirty, and the slots free.
+    let tid = m.tid;
+    let mut progress = 0;
+    let mut slept = 0;
+    let r = retry(&mut m, |m| {
+        let r = m
+            .sim
+            .sys_read(tid, fd, PAGES * PAGE_SIZE, Some(0), &mut progress);
+        slept += usize::from(r.is_err());
+        r
+    });
+    assert_eq!(r, OpResult::Bytes(PAGES * PAGE_SIZE));
+    assert!(
+        slept >= 1,
+        "the first read of a swapped-out page sleeps on its IO"
+    );
+    assert_eq!(stat(&m, VmItem::Pswpin), PAGES as i64);
+    assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);
+    assert_eq!(stat(&m, VmItem::NrSwapcached), 0);
+    for i in 0..PAGES {
+        let p = m.page(ino, i);
+        assert!(
+            m.sim.mem[p as usize].test(pg::DIRTY),
+            "page {i} dirty again"
+        );
+        assert!(!m.sim.mem[p as usize].test(pg::SWAPCACHE));
+    }
+    assert_eq!(swap_free(&m), total, "swap-in frees the slots");
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+}
+
+#[test]
+fn a_page_still_in_the_swap_cache_comes_back_without_io() {
+    let mut m = machine(Some("64MiB"));
+    let (ino, fd) = write_file(&mut m);
+    // One reclaim pass at priority 0 with the IO completed: the pages are written and
+    // clean in the swap cache, not yet dropped.
+    run_on(&mut m.sim, 0, m.tid);
+    m.sim.lru_add_drain_all();
+    let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    complete_io_and_ipis(&mut m.sim);
+    m.check();
+    let in_cache = (0..PAGES)
+        .filter(|&i| match m.entry(ino, i) {
+            Entry::Shadow(off) => m.sim.swap.as_ref().unwrap().cache[off as usize] != NIL,
+            _ => false,
+        })
+        .count() as u64;
+    assert!(in_cache > 0, "some pages wait in the swap cache");
+    // A write over them: shmem_write_begin swaps them in from the swap cache, no read.
+    let tid = m.tid;
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim
+            .sys_write(tid, fd, PAGES * PAGE_SIZE, Some(0), &mut progress)
+    });
+    assert_eq!(r, OpResult::Bytes(PAGES * PAGE_SIZE));
+    assert_eq!(
+        stat(&m, VmItem::Pswpin),
+        0,
+        "pages still in the swap cache are taken from it"
+    );
+    assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+}
+
+#[test]
+fn truncating_a_swapped_out_tmpfs_file_frees_its_swap_slots() {
+    let mut m = machine(Some("64MiB"));
+    let total = swap_free(&m);
+    let (ino, fd) = write_file(&mut m);
+    swap_out_file(&mut m, ino);
+    assert_eq!(swap_free(&m), total - PAGES);
+    assert_eq!(m.sim.sys_close(m.tid, fd), Ok(OpResult::None));
+    let mut progress = 0;
+    let r = retry(&mut m, |m| m.sim.sys_unlink("/tmp/f", &mut progress));
+    assert_eq!(r, OpResult::None);
+    assert_eq!(swap_free(&m), total, "unlink frees every slot");
+    assert_eq!(stat(&m, VmItem::Pswpin), 0, "nothing is read back");
+    m.check();
+}
+
+#[test]
+fn a_fault_on_a_swapped_out_tmpfs_mapping_is_a_major_fault() {
+    let mut m = machine(Some("64MiB"));
+    let (ino, fd) = write_file(&mut m);
+    swap_out_file(&mut m, ino);
+    let tid = m.tid;
+    let addr = common::mmap_at(
+        &mut m.sim,
+        tid,
+        Some("/tmp/f"),
+        PAGES * PAGE_SIZE,
+        0,
+        3, // PROT_READ | PROT_WRITE
+        true,
+    );
+    let before = stat(&m, VmItem::Pgmajfault);
+    let mut touched = None;
+    for _ in 0..100 {
+        match common::touch_pages(&mut m.sim, 0, tid, addr, 1, false) {
+            Ok(r) => {
+                touched = Some(r);
+                break;
+            }
+            Err(_) => {
+                complete_io_and_ipis(&mut m.sim);
+            }
+        }
+    }
+    assert!(
+        touched.is_some(),
+        "the fault completes once its read is done"
+    );
+    assert_eq!(stat(&m, VmItem::Pgmajfault), before + 1);
+    assert!(matches!(m.entry(ino, 0), Entry::Page(_)));
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    let _ = fd;
+    m.check();
+}
+
+#[test]
+fn without_swap_tmpfs_pages_stay_resident() {
+    let mut m = machine(None);
+    let (ino, _fd) = write_file(&mut m);
+    for _ in 0..4 {
+        run_on(&mut m.sim, 0, m.tid);
+        m.sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        complete_io_and_ipis(&mut m.sim);
+    }
+    assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
+    assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);
+    m.check();
+}
+
+/// bonnie on a tmpfs in a cgroup a quarter the size of its files.
+fn bonnie(swap: bool) -> String {
+    let swap = if swap {
+        "[swap]\nsize = \"64MiB\"\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"name = "shmem-bonnie"
+kernel = "6.18"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+{swap}
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+[[cgroups]]
+name = "box"
+memory_max = "4MiB"
+[[tasks]]
+name = "b"
+cpu = 0
+cgroup = "box"
+program = "bonnie"
+path = "/tmp/d"
+files = 32
+file_size = "512KiB"
+block_size = "64KiB"
+iterations = 1
+"#
+    )
+}
+
+#[test]
+fn a_cgroup_writes_and_reads_tmpfs_files_four_times_its_limit_through_swap() {
+    let sc = parse_scenario(&bonnie(true), "bonnie", &[]).expect("parses");
+    let r = run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").unwrap(),
+        true,
+        2_000_000,
+    );
+    assert_eq!(r.end, RunEnd::Completed);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    let box_ = &r.cgroups[1];
+    assert_eq!(box_.events.oom_kill, 0);
+    // Each file is read back once: every page written was swapped out, most of them
+    // read in again.
+    let pages = 2 * 32 * 512 / 4; // SeqCreate and RandCreate
+    assert!(
+        r.vmstat["pswpout"] >= pages * 3 / 4,
+        "{}",
+        r.vmstat["pswpout"]
+    );
+    assert!(r.vmstat["pswpin"] >= pages / 2, "{}", r.vmstat["pswpin"]);
+    assert!(box_.swap_peak >= 8 << 20, "swap peak {}", box_.swap_peak);
+    assert_eq!(box_.swap_current, 0, "deleting the files frees their swap");
+    // Without swap the same cgroup has nowhere to put them.
+    let sc = parse_scenario(&bonnie(false), "bonnie", &[]).expect("parses");
+    let r = run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").unwrap(),
+        true,
+        2_000_000,
+    );
+    assert!(r.cgroups[1].events.oom_kill > 0);
+}

@@ -307,6 +307,11 @@ pub struct FsSpec {
     pub kind: FsKind,
     /// Backing device name: required for `blockfs`, absent for `tmpfs`.
     pub device: Option<String>,
+    /// A tmpfs's size limit in bytes (the `size=` mount option; default half of RAM,
+    /// shmem_default_max_blocks): the pages its files hold in memory and in swap. `None`
+    /// for a blockfs (its device's size limits it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
 }
 
 /// One task: a workload program pinned to a CPU.
@@ -1455,7 +1460,7 @@ pub(crate) fn want_work_dir<'a>(
 }
 
 /// Capacity left for a program's files on the filesystem holding `path`: the device's
-/// size for blockfs, RAM for tmpfs.
+/// size for blockfs, the tmpfs's size (half of RAM unless `size` says) for tmpfs.
 pub(crate) fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
     match resolve_mount_in(env.filesystems, path) {
         Some((_, fs)) if fs.kind == FsKind::Blockfs => {
@@ -1468,7 +1473,11 @@ pub(crate) fn fs_capacity(path: &str, env: &Env<'_>) -> (u64, String) {
                 None => (u64::MAX, String::new()),
             }
         }
-        _ => (env.total_memory_bytes, "RAM (tmpfs)".to_string()),
+        Some((_, fs)) => (
+            fs.size_bytes.unwrap_or(env.total_memory_bytes),
+            format!("the tmpfs at {} (its `size`)", fs.mount),
+        ),
+        None => (env.total_memory_bytes, "RAM".to_string()),
     }
 }
 
@@ -1887,7 +1896,7 @@ const DEVICE_KEYS: &[&str] = &[
     "fail",
 ];
 const FAIL_KEYS: &[&str] = &["file", "offset", "op"];
-const FS_KEYS: &[&str] = &["mount", "type", "device"];
+const FS_KEYS: &[&str] = &["mount", "type", "device", "size"];
 const COST_PROFILES: &[&str] = &["default"];
 const MAX_CPUS: u64 = 1024;
 /// The least RAM a node may have (a scenario's `machine.memory_per_node`, `--ram`).
@@ -1927,7 +1936,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let total_cpus = machine.nodes * machine.cpus_per_node;
     let mut fail_locs = Vec::new();
     let devices = read_devices(&root, total_memory_bytes, &mut fail_locs)?;
-    let filesystems = read_filesystems(&root, &devices)?;
+    let filesystems = read_filesystems(&root, &devices, total_memory_bytes)?;
     check_fail_points(&fail_locs, &filesystems)?;
     let features = read_features(&root)?;
     let kernel = read_kernel(&root)?;
@@ -2132,7 +2141,11 @@ fn check_fail_points(
     Ok(())
 }
 
-fn read_filesystems(root: &View<'_>, devices: &[DeviceSpec]) -> Result<Vec<FsSpec>, ScenarioError> {
+fn read_filesystems(
+    root: &View<'_>,
+    devices: &[DeviceSpec],
+    ram: u64,
+) -> Result<Vec<FsSpec>, ScenarioError> {
     let mut filesystems: Vec<FsSpec> = Vec::new();
     let Some((views, _)) = root.tables("filesystems")? else {
         return Ok(filesystems);
@@ -2192,10 +2205,31 @@ fn read_filesystems(root: &View<'_>, devices: &[DeviceSpec]) -> Result<Vec<FsSpe
                 Some(dev.to_string())
             }
         };
+        let size = f.opt("size", |i, l| want_size(i, l, Some(ram)))?;
+        let size_bytes = match (kind, size) {
+            (FsKind::Blockfs, Some((_, loc))) => {
+                return Err(loc.err(
+                    "a blockfs is as large as its device; `size` is a tmpfs option, remove it",
+                ));
+            }
+            (FsKind::Blockfs, None) => None,
+            // shmem_default_max_blocks: totalram_pages() / 2.
+            (FsKind::Tmpfs, None) => Some(ram / 2 / PAGE_SIZE * PAGE_SIZE),
+            (FsKind::Tmpfs, Some((b, loc))) => {
+                if !(PAGE_SIZE..=64 * TIB).contains(&b) {
+                    return Err(loc.err(format!(
+                        "a tmpfs size must be between 4 KiB and 64 TiB, got {}",
+                        fmt_bytes(b)
+                    )));
+                }
+                Some(b / PAGE_SIZE * PAGE_SIZE)
+            }
+        };
         filesystems.push(FsSpec {
             mount: mount.to_string(),
             kind,
             device,
+            size_bytes,
         });
     }
     Ok(filesystems)
@@ -2551,6 +2585,7 @@ mod tests {
             mount: m.into(),
             kind: FsKind::Tmpfs,
             device: None,
+            size_bytes: Some(1 << 30),
         };
         let all = vec![fs("/"), fs("/mnt"), fs("/mnt/data")];
         assert_eq!(

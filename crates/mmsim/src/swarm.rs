@@ -9,7 +9,8 @@
 //!   generator also exercises the parser (a rejected case is a failure too).
 //! - Machine: 1–2 nodes, 1–4 CPUs per node, 16–128 MiB per node, swap (with its own
 //!   preset, sometimes with swap-out errors) or not, one block device with a random preset
-//!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`.
+//!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`
+//!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
 //! - Programs (1–3 tasks): dd, read, anon, mmap-read, pread-stride, sparsetruncate,
 //!   bonnie, desktop, at small sizes.
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
@@ -205,7 +206,7 @@ pub fn generate(seed: u64) -> SwarmCase {
     }
     let _ = writeln!(
         t,
-        "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\""
+        "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\"\nsize = \"ram\""
     );
     let mut swap_mib = None;
     if rng.gen_bool(0.5) {

@@ -377,6 +377,11 @@ pub struct FileSystem {
     /// The hidden file holding the inode table (a block filesystem's; read through the page
     /// cache when an inode not in the inode cache is looked up).
     pub inode_table: Option<u32>,
+    /// A tmpfs's size limit in pages (sbinfo->max_blocks); `None` for a blockfs.
+    pub shmem_max_blocks: Option<u64>,
+    /// A tmpfs's pages in use (sbinfo->used_blocks): its files' pages in the page cache and
+    /// in swap (swap entries). A new page past the limit is ENOSPC (SIGBUS for a fault).
+    pub shmem_used_blocks: u64,
 }
 
 impl FileSystem {
@@ -390,6 +395,8 @@ impl FileSystem {
             dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
             inode_table: None,
+            shmem_max_blocks: spec.size_bytes.map(|b| b / crate::mm::page::PAGE_SIZE),
+            shmem_used_blocks: 0,
         }
     }
 }

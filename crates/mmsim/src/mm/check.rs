@@ -301,6 +301,21 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             writeback
         ));
     }
+    let mut shmem_blocks = vec![0u64; sim.fss.len()];
+    for inode in sim.inodes.iter().flatten() {
+        if inode.mapping.swapbacked {
+            shmem_blocks[inode.fs] +=
+                inode.mapping.tree.nr_pages() + inode.mapping.tree.nr_shadows();
+        }
+    }
+    for (fs, f) in sim.fss.iter().enumerate() {
+        if f.shmem_max_blocks.is_some() && f.shmem_used_blocks != shmem_blocks[fs] {
+            return Err(format!(
+                "tmpfs {}: used_blocks {} but its files hold {} pages in memory and swap",
+                f.mount, f.shmem_used_blocks, shmem_blocks[fs]
+            ));
+        }
+    }
     let mut file_pages = 0u64;
     for inode in sim.inodes.iter().flatten() {
         inode

@@ -317,6 +317,7 @@ impl Sim {
                 if swapbacked {
                     self.vmstat.inc(VmItem::NrShmem);
                     self.mod_memcg_page_stat(pfn, VmItem::NrShmem, 1);
+                    self.shmem_acct_blocks(ino, 1);
                 }
                 Ok(match old {
                     Entry::Shadow(s) => Some(s),
@@ -357,9 +358,29 @@ impl Sim {
         if self.mem[pfn as usize].test(pg::SWAPBACKED) {
             self.vmstat.dec(VmItem::NrShmem);
             self.mod_memcg_page_stat(pfn, VmItem::NrShmem, -1);
+            if shadow.is_none() {
+                // Gone for good (a swap entry keeps its block).
+                self.shmem_acct_blocks(ino, -1);
+            }
         }
         self.mem[pfn as usize].mapping = crate::mm::page::NO_MAPPING;
         self.leave(prev);
+    }
+
+    /// shmem_inode_acct_blocks / shmem_inode_unacct_blocks: a tmpfs page (in the page cache
+    /// or in swap) joins (`n` > 0) or leaves its filesystem's used blocks.
+    pub fn shmem_acct_blocks(&mut self, ino: u32, n: i64) {
+        let fs = self.inode(ino).fs;
+        let f = &mut self.fss[fs];
+        f.shmem_used_blocks = f.shmem_used_blocks.saturating_add_signed(n);
+    }
+
+    /// Whether tmpfs file `ino` may take one more page (shmem_inode_acct_blocks'
+    /// percpu_counter_limited_add against sbinfo->max_blocks); true off tmpfs.
+    pub fn shmem_may_acct_block(&self, ino: u32) -> bool {
+        let f = &self.fss[self.inode(ino).fs];
+        f.shmem_max_blocks
+            .is_none_or(|max| f.shmem_used_blocks < max)
     }
 
     /// generic_perform_write: copy `len` bytes at `pos` into the page cache, one page-sized
@@ -394,6 +415,14 @@ impl Sim {
                         break;
                     }
                 }
+            }
+            if tmpfs
+                && !self.shmem_may_acct_block(ino)
+                && !matches!(self.inode(ino).mapping.tree.lookup(index), Entry::Page(_))
+            {
+                // shmem_alloc_and_add_folio: the tmpfs is full.
+                err = Some(crate::workload::Errno::ENOSPC);
+                break;
             }
             let page = if tmpfs {
                 let pr = self.enter(KFunc::ShmemWriteBegin);

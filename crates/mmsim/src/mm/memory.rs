@@ -909,6 +909,9 @@ impl Sim {
         }
         let pfn = match self.find_get_page(ino, index) {
             Some(p) => p,
+            None if !self.shmem_may_acct_block(ino) => {
+                return Ok(None); // the tmpfs is full: -ENOSPC, VM_FAULT_SIGBUS
+            }
             None => {
                 let memcg = self.current_memcg();
                 let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {

@@ -225,6 +225,7 @@ impl Sim {
             // (free_swap_and_cache). Its nodes are on no shadow list.
             if let Entry::Shadow(off) = entry {
                 self.free_swap_and_cache(off as u32);
+                self.shmem_acct_blocks(ino, -1);
             }
             return true;
         }
@@ -323,6 +324,7 @@ impl Sim {
             if self.mem[pfn as usize].test(pg::SWAPBACKED) {
                 self.vmstat.dec(VmItem::NrShmem);
                 self.mod_memcg_page_stat(pfn, VmItem::NrShmem, -1);
+                self.shmem_acct_blocks(ino, -1);
             }
             self.mem[pfn as usize].mapping = crate::mm::page::NO_MAPPING;
         }

@@ -102,7 +102,7 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "file_size",
             ty: "size (bytes)",
             default: "`\"ram*2/1024\"`",
-            rules: "`files × file_size` ≤ the device (blockfs) or RAM (tmpfs); 0 = empty files",
+            rules: "`files × file_size` ≤ the device (blockfs) or the tmpfs's `size` (half of RAM by default); 0 = empty files",
         },
         Param {
             key: "block_size",

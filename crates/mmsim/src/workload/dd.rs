@@ -57,7 +57,7 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "size",
             ty: "size (bytes)",
             default: "required",
-            rules: "≥ 1 byte; on a `blockfs` ≤ the device's size; on a `tmpfs` ≤ total RAM",
+            rules: "≥ 1 byte; on a `blockfs` ≤ the device's size; on a `tmpfs` ≤ its `size` (half of RAM by default)",
         },
         Param {
             key: "block_size",
@@ -139,12 +139,14 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
             }
         }
         FsKind::Tmpfs => {
-            if size_bytes > ram {
+            let max = fs.size_bytes.unwrap_or(ram);
+            if size_bytes > max {
                 return Err(size_loc.err(format!(
-                    "file larger than RAM (tmpfs {} lives in memory): {} > {}",
+                    "file larger than the tmpfs at {}: {} > {} (its `size`; half of RAM by \
+                     default)",
                     fs.mount,
                     fmt_bytes(size_bytes),
-                    fmt_bytes(ram)
+                    fmt_bytes(max)
                 )));
             }
         }

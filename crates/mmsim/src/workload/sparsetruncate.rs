@@ -102,7 +102,7 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "file_size",
             ty: "size (bytes)",
             default: "`\"4MiB\"`",
-            rules: "≥ 1; `files × file_size` ≤ the device (blockfs) or RAM (tmpfs)",
+            rules: "≥ 1; `files × file_size` ≤ the device (blockfs) or the tmpfs's `size` (half of RAM by default)",
         },
         Param {
             key: "read_size",

@@ -383,9 +383,36 @@ fn dd_file_larger_than_the_device() {
         msg.contains("file larger than the device") && msg.contains("64 GiB"),
         "{msg}"
     );
-    // On tmpfs the limit is RAM.
-    let msg = expect_err(&with_line(34, "size = \"ram*2\""), 34, "tasks.dd.size");
-    assert!(msg.contains("larger than RAM"), "{msg}");
+    // On tmpfs the limit is the tmpfs's size: half of RAM by default (2 GiB here).
+    let msg = expect_err(&with_line(34, "size = \"ram*3/4\""), 34, "tasks.dd.size");
+    assert!(
+        msg.contains("larger than the tmpfs at /tmp") && msg.contains("2 GiB"),
+        "{msg}"
+    );
+    parse(&with_line(34, "size = \"ram/2\"")).expect("half of RAM fits the default tmpfs");
+    // A `size` on the tmpfs moves the limit.
+    let text = with_line(20, "type = \"tmpfs\"\nsize = \"ram\"")
+        .replace("size = \"ram/10\"", "size = \"ram*3/4\"");
+    parse(&text).expect("a tmpfs of RAM's size holds 3/4 of RAM");
+}
+
+#[test]
+fn tmpfs_size_is_a_tmpfs_option_of_at_least_a_page() {
+    let s = parse(BASE).expect("base parses");
+    assert_eq!(s.filesystems[1].size_bytes, Some(2 * GIB), "half of RAM");
+    assert_eq!(s.filesystems[0].size_bytes, None);
+    let msg = expect_err(
+        &with_line(16, "device = \"sda\"\nsize = \"1GiB\""),
+        17,
+        "filesystems.0.size",
+    );
+    assert!(msg.contains("`size` is a tmpfs option"), "{msg}");
+    let msg = expect_err(
+        &with_line(20, "type = \"tmpfs\"\nsize = \"2KiB\""),
+        21,
+        "filesystems.1.size",
+    );
+    assert!(msg.contains("between 4 KiB and 64 TiB"), "{msg}");
 }
 
 #[test]

@@ -334,3 +334,70 @@ fn a_cgroup_writes_and_reads_tmpfs_files_four_times_its_limit_through_swap() {
     );
     assert!(r.cgroups[1].events.oom_kill > 0);
 }
+
+/// A machine whose tmpfs is `size` large, with 64 MiB of swap.
+fn machine_with_tmpfs_size(size: &str) -> UnitMachine {
+    let text = machine_toml("shmem", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt").replace(
+        "type = \"tmpfs\"",
+        &format!("type = \"tmpfs\"\nsize = \"{size}\""),
+    ) + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n";
+    UnitMachine::new(&text, KernelEra::V6_18.features("patched").expect("preset"))
+}
+
+fn open(m: &mut UnitMachine, path: &str) -> u32 {
+    let mut progress = 0;
+    match m.sim.sys_open(m.tid, path, true, false, &mut progress) {
+        Ok(OpResult::Fd(fd)) => fd,
+        other => panic!("open {path}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_full_tmpfs_is_enospc_and_swapped_out_pages_still_count() {
+    // A tmpfs of 24 pages: the 16-page file fits, a second one gets the 8 pages left.
+    let mut m = machine_with_tmpfs_size("96KiB");
+    let (ino, fd) = write_file(&mut m);
+    swap_out_file(&mut m, ino);
+    assert_eq!(
+        m.sim.fss[0].shmem_used_blocks, PAGES,
+        "swap entries keep their blocks"
+    );
+    let tid = m.tid;
+    let fd2 = open(&mut m, "/tmp/g");
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim
+            .sys_write(tid, fd2, PAGES * PAGE_SIZE, Some(0), &mut progress)
+    });
+    assert_eq!(
+        r,
+        OpResult::Bytes(8 * PAGE_SIZE),
+        "the write stops where the tmpfs is full"
+    );
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim
+            .sys_write(tid, fd2, PAGE_SIZE, Some(8 * PAGE_SIZE), &mut progress)
+    });
+    assert_eq!(r, OpResult::Err(mmsim::workload::Errno::ENOSPC));
+    // Rewriting a page the file has needs no block.
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim.sys_write(tid, fd2, PAGE_SIZE, Some(0), &mut progress)
+    });
+    assert_eq!(r, OpResult::Bytes(PAGE_SIZE));
+    m.check();
+    // Unlinking the swapped-out file gives its blocks back once it is closed.
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+    let mut progress = 0;
+    let r = retry(&mut m, |m| m.sim.sys_unlink("/tmp/f", &mut progress));
+    assert_eq!(r, OpResult::None);
+    assert_eq!(m.sim.fss[0].shmem_used_blocks, 8);
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim
+            .sys_write(tid, fd2, PAGE_SIZE, Some(8 * PAGE_SIZE), &mut progress)
+    });
+    assert_eq!(r, OpResult::Bytes(PAGE_SIZE));
+    m.check();
+}

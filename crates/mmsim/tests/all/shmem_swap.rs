@@ -401,3 +401,56 @@ fn a_full_tmpfs_is_enospc_and_swapped_out_pages_still_count() {
     assert_eq!(r, OpResult::Bytes(PAGE_SIZE));
     m.check();
 }
+
+#[test]
+fn a_failed_swap_read_of_a_tmpfs_page_is_eio_and_the_entry_stays() {
+    let text = machine_toml("shmem", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt").replace(
+        "[swap]\nsize = \"64MiB\"\npreset = \"ssd\"\n",
+        "[swap]\nsize = \"64MiB\"\npreset = \"ssd\"\nread_error_rate = 1\n",
+    ) + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n";
+    let mut m = UnitMachine::new(&text, KernelEra::V6_18.features("patched").expect("preset"));
+    let total = swap_free(&m);
+    let (ino, fd) = write_file(&mut m);
+    let slots = swap_out_file(&mut m, ino);
+    let tid = m.tid;
+    let mut progress = 0;
+    let r = retry(&mut m, |m| {
+        m.sim.sys_read(tid, fd, PAGE_SIZE, Some(0), &mut progress)
+    });
+    assert_eq!(r, OpResult::Err(mmsim::workload::Errno::EIO));
+    // The swap entry stays in the file (its copy in swap is all there is); the page that
+    // failed waits in the swap cache, not uptodate.
+    assert_eq!(m.entry(ino, 0), Entry::Shadow(u64::from(slots[0])));
+    let p = m.sim.swap.as_ref().unwrap().cache[slots[0] as usize];
+    assert_ne!(p, NIL);
+    assert!(!m.sim.mem[p as usize].test(pg::UPTODATE));
+    m.check();
+    // Unlinking the file frees every slot and the failed page.
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+    let mut progress = 0;
+    let r = retry(&mut m, |m| m.sim.sys_unlink("/tmp/f", &mut progress));
+    assert_eq!(r, OpResult::None);
+    assert_eq!(swap_free(&m), total);
+    m.check();
+}
+
+#[test]
+fn with_memory_swap_max_0_a_cgroups_tmpfs_pages_stay_and_it_is_oom_killed() {
+    let text = bonnie(true).replace(
+        "memory_max = \"4MiB\"",
+        "memory_max = \"4MiB\"\nswap_max = \"0\"",
+    );
+    let sc = parse_scenario(&text, "bonnie", &[]).expect("parses");
+    let r = run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").unwrap(),
+        true,
+        2_000_000,
+    );
+    let box_ = &r.cgroups[1];
+    assert_eq!(r.vmstat["pswpout"], 0, "no slot may be charged");
+    // can_reclaim_anon_pages: with no swap left to the cgroup its anon LRU (where tmpfs
+    // pages are) is not even scanned, so no swap-out is tried (no swap.events).
+    assert_eq!(box_.swap_events.max, 0);
+    assert!(box_.events.oom_kill > 0);
+}

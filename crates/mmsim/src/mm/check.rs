@@ -323,31 +323,23 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             .tree
             .check()
             .map_err(|e| format!("inode {} tree: {}", inode.ino, e))?;
-        let mut entries = Vec::new();
-        let mut idx = 0u64;
-        loop {
-            entries.clear();
-            if inode.mapping.tree.gang_lookup(idx, 64, &mut entries) == 0 {
-                break;
-            }
-            for &(i, e) in &entries {
-                idx = i + 1;
-                if let Entry::Page(pfn) = e {
-                    let p = &sim.mem[pfn as usize];
-                    if p.mapping != inode.ino || p.index != i || p.test(pg::BUDDY) {
-                        return Err(format!(
-                            "inode {} slot {} holds pfn {} whose mapping/index is {}/{} (flags {})",
-                            inode.ino,
-                            i,
-                            pfn,
-                            p.mapping,
-                            p.index,
-                            p.flag_names()
-                        ));
-                    }
+        for_each_entry(&inode.mapping.tree, |i, e| {
+            if let Entry::Page(pfn) = e {
+                let p = &sim.mem[pfn as usize];
+                if p.mapping != inode.ino || p.index != i || p.test(pg::BUDDY) {
+                    return Err(format!(
+                        "inode {} slot {} holds pfn {} whose mapping/index is {}/{} (flags {})",
+                        inode.ino,
+                        i,
+                        pfn,
+                        p.mapping,
+                        p.index,
+                        p.flag_names()
+                    ));
                 }
             }
-        }
+            Ok(())
+        })?;
         file_pages += inode.mapping.tree.nr_pages();
     }
     // Swap-cache pages count as file pages too.
@@ -443,26 +435,18 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
         if !inode.mapping.swapbacked || inode.mapping.tree.nr_shadows() == 0 {
             continue;
         }
-        let mut entries = Vec::new();
-        let mut idx = 0u64;
-        loop {
-            entries.clear();
-            if inode.mapping.tree.gang_lookup(idx, 64, &mut entries) == 0 {
-                break;
+        for_each_entry(&inode.mapping.tree, |i, e| {
+            if let Entry::Shadow(off) = e {
+                let Some(r) = slot_refs.get_mut(off as usize) else {
+                    return Err(format!(
+                        "tmpfs inode {} index {i}: swap entry {off} beyond the swap area",
+                        inode.ino
+                    ));
+                };
+                *r += 1;
             }
-            for &(i, e) in &entries {
-                idx = i + 1;
-                if let crate::mm::radix_tree::Entry::Shadow(off) = e {
-                    let Some(r) = slot_refs.get_mut(off as usize) else {
-                        return Err(format!(
-                            "tmpfs inode {} index {i}: swap entry {off} beyond the swap area",
-                            inode.ino
-                        ));
-                    };
-                    *r += 1;
-                }
-            }
-        }
+            Ok(())
+        })?;
     }
     for m in sim.mms.iter().flatten() {
         let (mut file, mut anon, mut swap) = (0u64, 0u64, 0u64);
@@ -792,4 +776,23 @@ pub fn check_psi_flags(sim: &Sim) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Every entry of a page-cache tree in index order, to `f` (the first error stops).
+fn for_each_entry(
+    tree: &crate::mm::radix_tree::RadixTree,
+    mut f: impl FnMut(u64, Entry) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut entries = Vec::new();
+    let mut idx = 0u64;
+    loop {
+        entries.clear();
+        if tree.gang_lookup(idx, 64, &mut entries) == 0 {
+            return Ok(());
+        }
+        for &(i, e) in &entries {
+            idx = i + 1;
+            f(i, e)?;
+        }
+    }
 }

@@ -853,20 +853,7 @@ impl Sim {
             Some(p) => p,
             None => {
                 // no_cached_page: allocate and read it ourselves.
-                let memcg = self.current_memcg();
-                let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
-                    Ok(p) => p,
-                    Err(AllocError::Wait(w)) => return Err(w),
-                    Err(AllocError::NoMem) => {
-                        return Err(Wait::Until(
-                            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                        ))
-                    }
-                };
-                if self.add_to_page_cache_lru(p, ino, index).is_err() {
-                    self.put_page(p);
-                    return Err(Wait::Until(self.now()));
-                }
+                let p = self.fault_page_cache_alloc(ino, index)?;
                 self.count_cache_misses(1);
                 self.readpage_locked(ino, p);
                 p
@@ -896,6 +883,28 @@ impl Sim {
         Ok(Some((pfn, major)))
     }
 
+    /// A fault's new page-cache page for `ino` at `index`, charged to the faulting task's
+    /// memcg and added to the cache locked (to be read, or zeroed). A failed allocation
+    /// retries the fault after a congestion wait; a page someone else added meanwhile
+    /// retries it at once.
+    fn fault_page_cache_alloc(&mut self, ino: u32, index: u64) -> Result<Pfn, Wait> {
+        let memcg = self.current_memcg();
+        let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+            Ok(p) => p,
+            Err(AllocError::Wait(w)) => return Err(w),
+            Err(AllocError::NoMem) => {
+                return Err(Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                ))
+            }
+        };
+        if self.add_to_page_cache_lru(p, ino, index).is_err() {
+            self.put_page(p);
+            return Err(Wait::Until(self.now()));
+        }
+        Ok(p)
+    }
+
     /// shmem_fault → shmem_get_folio_gfp(SGP_CACHE), for a tmpfs file: a swapped-out page
     /// is swapped in (a major fault when it is read from the device), a hole gets a new
     /// zeroed page (a minor fault); tmpfs has no read-around. Returns the page locked with a
@@ -913,20 +922,7 @@ impl Sim {
                 return Ok(None); // the tmpfs is full: -ENOSPC, VM_FAULT_SIGBUS
             }
             None => {
-                let memcg = self.current_memcg();
-                let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
-                    Ok(p) => p,
-                    Err(AllocError::Wait(w)) => return Err(w),
-                    Err(AllocError::NoMem) => {
-                        return Err(Wait::Until(
-                            self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                        ))
-                    }
-                };
-                if self.add_to_page_cache_lru(p, ino, index).is_err() {
-                    self.put_page(p);
-                    return Err(Wait::Until(self.now()));
-                }
+                let p = self.fault_page_cache_alloc(ino, index)?;
                 self.readpage_locked(ino, p); // no device: zero-filled, unlocked
                 p
             }

@@ -209,28 +209,43 @@ impl Sim {
     /// add_to_swap: allocate a slot and add the page (locked, anonymous) to the swap cache.
     pub fn add_to_swap(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::AddToSwap);
+        let Some(off) = self.folio_alloc_swap(pfn) else {
+            self.leave(prev);
+            return false;
+        };
+        self.add_to_swap_cache(pfn, off);
+        self.SetPageDirty(pfn);
+        self.leave(prev);
+        true
+    }
+
+    /// folio_alloc_swap: a free slot for `pfn`, charged to its memcg
+    /// (mem_cgroup_try_charge_swap: a memcg at memory.swap.max keeps its page). None when
+    /// the swap area is full (a swap.events `fail`) or the memcg at its limit.
+    fn folio_alloc_swap(&mut self, pfn: Pfn) -> Option<u32> {
         let Some(off) = self.get_swap_page() else {
             if self.swap.is_some() {
                 self.mem_cgroup_swap_fail(pfn);
             }
-            self.leave(prev);
-            return false;
+            return None;
         };
-        // mem_cgroup_try_charge_swap: a memcg at memory.swap.max keeps its page.
         if !self.mem_cgroup_try_charge_swap(pfn, off) {
             self.swap.as_mut().expect("swap").free_pages += 1;
-            self.leave(prev);
-            return false;
+            return None;
         }
-        self.get_page(pfn); // the swap cache's reference
+        Some(off)
+    }
+
+    /// add_to_swap_cache: the page (locked) enters the swap cache for slot `off`, which
+    /// takes a reference (PG_swapcache, page_private = offset); swap-cache pages count as
+    /// file pages.
+    fn add_to_swap_cache(&mut self, pfn: Pfn, off: u32) {
+        self.get_page(pfn);
         self.SetPageSwapCache(pfn);
         self.mem[pfn as usize].private = off;
         self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
-        self.vmstat.inc(VmItem::NrFilePages); // swap cache pages count as file pages
+        self.vmstat.inc(VmItem::NrFilePages);
         self.mod_swapcache_stat(pfn, 1);
-        self.SetPageDirty(pfn);
-        self.leave(prev);
-        true
     }
 
     /// swap_duplicate: one more PTE refers to the slot.
@@ -361,29 +376,7 @@ impl Sim {
         let off = pte::pfn(p);
         let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
         if cached == NIL {
-            // swapin: allocate (this one may reclaim and sleep), add to the swap cache
-            // locked, read the slot — and the readahead window around it.
-            let memcg = self.swapin_memcg(off);
-            let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
-                Ok(p) => p,
-                Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
-                Err(crate::mm::page_alloc::AllocError::NoMem) => {
-                    return Err(Wait::Until(
-                        self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                    ))
-                }
-            };
-            {
-                let pg_ = &mut self.mem[pfn as usize];
-                pg_.mapping = ANON_MAPPING | mm;
-                pg_.index = vpn;
-            }
-            self.add_to_swap_cache_for_read(pfn, off);
-            self.vmstat.inc(VmItem::Pgmajfault);
-            self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
-            self.fault_was_major = true;
-            self.swapin_read_around(off, pfn);
-            return Err(Wait::PageLocked(pfn));
+            return Err(self.swapin_miss(off, Some((ANON_MAPPING | mm, vpn)), true));
         }
         let pfn = cached;
         self.lookup_swap_cache_hit(pfn);
@@ -435,6 +428,35 @@ impl Sim {
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         Ok(FaultResult::Handled)
+    }
+
+    /// A swap-cache miss at slot `off` (do_swap_page, shmem_swapin_folio): allocate a page
+    /// (this one may reclaim and sleep) charged to the memcg the slot was charged to
+    /// (mem_cgroup_swapin_charge_folio), owned by `owner` (mapping, index) when known, add
+    /// it to the swap cache locked and read it, with the readahead window around the slot;
+    /// a fault counts pgmajfault. Returns what to sleep on.
+    fn swapin_miss(&mut self, off: u32, owner: Option<(u32, u64)>, fault: bool) -> Wait {
+        let memcg = self.swapin_memcg(off);
+        let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+            Ok(p) => p,
+            Err(crate::mm::page_alloc::AllocError::Wait(w)) => return w,
+            Err(crate::mm::page_alloc::AllocError::NoMem) => {
+                return Wait::Until(self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS)
+            }
+        };
+        if let Some((mapping, index)) = owner {
+            let pg_ = &mut self.mem[pfn as usize];
+            pg_.mapping = mapping;
+            pg_.index = index;
+        }
+        self.add_to_swap_cache_for_read(pfn, off);
+        if fault {
+            self.vmstat.inc(VmItem::Pgmajfault);
+            self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
+            self.fault_was_major = true;
+        }
+        self.swapin_read_around(off, pfn);
+        Wait::PageLocked(pfn)
     }
 
     /// The read of a swap-cache miss at slot `off`, whose page `pfn` was just added to the
@@ -489,28 +511,14 @@ impl Sim {
     /// (AOP_WRITEPAGE_ACTIVATE).
     pub fn shmem_writepage(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::ShmemWritepage);
-        let Some(off) = self.get_swap_page() else {
-            if self.swap.is_some() {
-                self.mem_cgroup_swap_fail(pfn);
-            }
+        let Some(off) = self.folio_alloc_swap(pfn) else {
             self.leave(prev);
             return false;
         };
-        if !self.mem_cgroup_try_charge_swap(pfn, off) {
-            self.swap.as_mut().expect("swap").free_pages += 1;
-            self.leave(prev);
-            return false;
-        }
         let ino = self.mem[pfn as usize].mapping;
         // swap_shmem_alloc: the file's reference on the slot.
         self.swap_duplicate(off);
-        // add_to_swap_cache.
-        self.get_page(pfn); // the swap cache's reference
-        self.SetPageSwapCache(pfn);
-        self.mem[pfn as usize].private = off;
-        self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
-        self.vmstat.inc(VmItem::NrFilePages);
-        self.mod_swapcache_stat(pfn, 1);
+        self.add_to_swap_cache(pfn, off);
         // shmem_delete_from_page_cache: the file's slot takes the swap entry.
         self.tree_lock(ino);
         self.__delete_from_page_cache(pfn, Some(u64::from(off)));
@@ -559,25 +567,8 @@ impl Sim {
         self.charge(self.costs.radix_level_ps); // swap-cache lookup
         let cached = self.swap.as_ref().expect("a swap entry without swap").cache[off as usize];
         if cached == NIL {
-            let memcg = self.swapin_memcg(off);
-            let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
-                Ok(p) => p,
-                Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
-                Err(crate::mm::page_alloc::AllocError::NoMem) => {
-                    return Err(Wait::Until(
-                        self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                    ))
-                }
-            };
             // Owner set when the page takes the file's slot again.
-            self.add_to_swap_cache_for_read(pfn, off);
-            if fault {
-                self.vmstat.inc(VmItem::Pgmajfault);
-                self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
-                self.fault_was_major = true;
-            }
-            self.swapin_read_around(off, pfn);
-            return Err(Wait::PageLocked(pfn));
+            return Err(self.swapin_miss(off, None, fault));
         }
         let pfn = cached;
         self.lookup_swap_cache_hit(pfn);

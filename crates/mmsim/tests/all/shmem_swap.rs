@@ -59,6 +59,16 @@ fn write_file(m: &mut UnitMachine) -> (u32, u32) {
     (ino, fd)
 }
 
+/// One reclaim pass of node 0 at priority 0 in the task's context, its IO completed.
+fn reclaim_pass(m: &mut UnitMachine) {
+    run_on(&mut m.sim, 0, m.tid);
+    m.sim.lru_add_drain_all();
+    let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    complete_io_and_ipis(&mut m.sim);
+}
+
 /// Reclaim at priority 0 until no page of the file is left in memory: the file holds swap
 /// entries only and the swap cache is empty (written, then dropped as clean). Returns the
 /// slots, by index.
@@ -76,15 +86,19 @@ fn swap_out_file(m: &mut UnitMachine, ino: u32) -> Vec<u32> {
                 })
                 .collect();
         }
-        run_on(&mut m.sim, 0, m.tid);
-        m.sim.lru_add_drain_all();
-        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
-        sc.priority = 0;
-        m.sim.shrink_node(0, &mut sc);
-        complete_io_and_ipis(&mut m.sim);
+        reclaim_pass(m);
         m.check();
     }
     panic!("the tmpfs pages were not swapped out");
+}
+
+/// Every read saw the newest write (content oracle).
+fn assert_oracle_clean(m: &UnitMachine) {
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
 }
 
 fn stat(m: &UnitMachine, item: VmItem) -> i64 {
@@ -139,11 +153,7 @@ fn reclaim_swaps_tmpfs_pages_out_and_a_read_swaps_them_back_in() {
         assert!(!m.sim.mem[p as usize].test(pg::SWAPCACHE));
     }
     assert_eq!(swap_free(&m), total, "swap-in frees the slots");
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    assert_oracle_clean(&m);
     m.check();
 }
 
@@ -153,12 +163,7 @@ fn a_page_still_in_the_swap_cache_comes_back_without_io() {
     let (ino, fd) = write_file(&mut m);
     // One reclaim pass at priority 0 with the IO completed: the pages are written and
     // clean in the swap cache, not yet dropped.
-    run_on(&mut m.sim, 0, m.tid);
-    m.sim.lru_add_drain_all();
-    let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
-    sc.priority = 0;
-    m.sim.shrink_node(0, &mut sc);
-    complete_io_and_ipis(&mut m.sim);
+    reclaim_pass(&mut m);
     m.check();
     let in_cache = (0..PAGES)
         .filter(|&i| match m.entry(ino, i) {
@@ -181,11 +186,7 @@ fn a_page_still_in_the_swap_cache_comes_back_without_io() {
         "pages still in the swap cache are taken from it"
     );
     assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    assert_oracle_clean(&m);
     m.check();
 }
 
@@ -239,11 +240,7 @@ fn a_fault_on_a_swapped_out_tmpfs_mapping_is_a_major_fault() {
     );
     assert_eq!(stat(&m, VmItem::Pgmajfault), before + 1);
     assert!(matches!(m.entry(ino, 0), Entry::Page(_)));
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    assert_oracle_clean(&m);
     let _ = fd;
     m.check();
 }
@@ -253,12 +250,7 @@ fn without_swap_tmpfs_pages_stay_resident() {
     let mut m = machine(None);
     let (ino, _fd) = write_file(&mut m);
     for _ in 0..4 {
-        run_on(&mut m.sim, 0, m.tid);
-        m.sim.lru_add_drain_all();
-        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
-        sc.priority = 0;
-        m.sim.shrink_node(0, &mut sc);
-        complete_io_and_ipis(&mut m.sim);
+        reclaim_pass(&mut m);
     }
     assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
     assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);

@@ -403,7 +403,7 @@ impl Sim {
             let offset = p % PAGE_SIZE;
             let bytes = (PAGE_SIZE - offset).min(len - done);
             // ->write_begin; shmem_write_begin swaps a swapped-out page in first.
-            if let Some(off) = self.shmem_swap_entry(ino, index) {
+            if let Some(off) = tmpfs.then(|| self.shmem_swap_entry(ino, index)).flatten() {
                 match self.shmem_swapin(ino, index, off, false) {
                     Ok(true) => {}
                     Ok(false) => {

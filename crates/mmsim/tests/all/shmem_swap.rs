@@ -59,6 +59,15 @@ fn write_file(m: &mut UnitMachine) -> (u32, u32) {
     (ino, fd)
 }
 
+/// The invariant checker and the page-table checker (check_ptes counts each swap slot's
+/// references: swap PTEs and tmpfs swap entries) pass.
+fn check(m: &UnitMachine) {
+    m.check();
+    if let Err(e) = mmsim::mm::check::check_ptes(&m.sim) {
+        panic!("page tables: {e}");
+    }
+}
+
 /// One reclaim pass of node 0 at priority 0 in the task's context, its IO completed.
 fn reclaim_pass(m: &mut UnitMachine) {
     run_on(&mut m.sim, 0, m.tid);
@@ -77,7 +86,7 @@ fn swap_out_file(m: &mut UnitMachine, ino: u32) -> Vec<u32> {
         let entries: Vec<Entry> = (0..PAGES).map(|i| m.entry(ino, i)).collect();
         let cached = m.sim.swap.as_ref().unwrap().cache.iter().any(|&p| p != NIL);
         if !cached && entries.iter().all(|e| matches!(e, Entry::Shadow(_))) {
-            m.check();
+            check(m);
             return entries
                 .iter()
                 .map(|e| match e {
@@ -87,7 +96,7 @@ fn swap_out_file(m: &mut UnitMachine, ino: u32) -> Vec<u32> {
                 .collect();
         }
         reclaim_pass(m);
-        m.check();
+        check(m);
     }
     panic!("the tmpfs pages were not swapped out");
 }
@@ -154,7 +163,7 @@ fn reclaim_swaps_tmpfs_pages_out_and_a_read_swaps_them_back_in() {
     }
     assert_eq!(swap_free(&m), total, "swap-in frees the slots");
     assert_oracle_clean(&m);
-    m.check();
+    check(&m);
 }
 
 #[test]
@@ -164,7 +173,7 @@ fn a_page_still_in_the_swap_cache_comes_back_without_io() {
     // One reclaim pass at priority 0 with the IO completed: the pages are written and
     // clean in the swap cache, not yet dropped.
     reclaim_pass(&mut m);
-    m.check();
+    check(&m);
     let in_cache = (0..PAGES)
         .filter(|&i| match m.entry(ino, i) {
             Entry::Shadow(off) => m.sim.swap.as_ref().unwrap().cache[off as usize] != NIL,
@@ -187,7 +196,7 @@ fn a_page_still_in_the_swap_cache_comes_back_without_io() {
     );
     assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
     assert_oracle_clean(&m);
-    m.check();
+    check(&m);
 }
 
 #[test]
@@ -203,7 +212,7 @@ fn truncating_a_swapped_out_tmpfs_file_frees_its_swap_slots() {
     assert_eq!(r, OpResult::None);
     assert_eq!(swap_free(&m), total, "unlink frees every slot");
     assert_eq!(stat(&m, VmItem::Pswpin), 0, "nothing is read back");
-    m.check();
+    check(&m);
 }
 
 #[test]
@@ -242,7 +251,7 @@ fn a_fault_on_a_swapped_out_tmpfs_mapping_is_a_major_fault() {
     assert!(matches!(m.entry(ino, 0), Entry::Page(_)));
     assert_oracle_clean(&m);
     let _ = fd;
-    m.check();
+    check(&m);
 }
 
 #[test]
@@ -254,7 +263,7 @@ fn without_swap_tmpfs_pages_stay_resident() {
     }
     assert_eq!(m.sim.inode(ino).mapping.tree.nr_pages(), PAGES);
     assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);
-    m.check();
+    check(&m);
 }
 
 /// bonnie on a tmpfs in a cgroup a quarter the size of its files.
@@ -378,7 +387,7 @@ fn a_full_tmpfs_is_enospc_and_swapped_out_pages_still_count() {
         m.sim.sys_write(tid, fd2, PAGE_SIZE, Some(0), &mut progress)
     });
     assert_eq!(r, OpResult::Bytes(PAGE_SIZE));
-    m.check();
+    check(&m);
     // Unlinking the swapped-out file gives its blocks back once it is closed.
     assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
     let mut progress = 0;
@@ -391,7 +400,7 @@ fn a_full_tmpfs_is_enospc_and_swapped_out_pages_still_count() {
             .sys_write(tid, fd2, PAGE_SIZE, Some(8 * PAGE_SIZE), &mut progress)
     });
     assert_eq!(r, OpResult::Bytes(PAGE_SIZE));
-    m.check();
+    check(&m);
 }
 
 #[test]
@@ -416,14 +425,14 @@ fn a_failed_swap_read_of_a_tmpfs_page_is_eio_and_the_entry_stays() {
     let p = m.sim.swap.as_ref().unwrap().cache[slots[0] as usize];
     assert_ne!(p, NIL);
     assert!(!m.sim.mem[p as usize].test(pg::UPTODATE));
-    m.check();
+    check(&m);
     // Unlinking the file frees every slot and the failed page.
     assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
     let mut progress = 0;
     let r = retry(&mut m, |m| m.sim.sys_unlink("/tmp/f", &mut progress));
     assert_eq!(r, OpResult::None);
     assert_eq!(swap_free(&m), total);
-    m.check();
+    check(&m);
 }
 
 #[test]

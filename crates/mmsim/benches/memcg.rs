@@ -47,6 +47,7 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         memory_min: 0,
         swap_max: None,
         swap_high: None,
+        oom_group: false,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

@@ -65,6 +65,9 @@ pub struct TaskReport {
     pub region_majflt: BTreeMap<String, Vec<u64>>,
     /// Errors returned, by errno.
     pub errors: BTreeMap<String, u64>,
+    /// Killed by an OOM killer (as its victim, or with its memory.oom.group).
+    #[serde(default)]
+    pub oom_killed: bool,
 }
 
 /// One profile row.
@@ -371,6 +374,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 events.max += e.max;
                 events.oom += e.oom;
                 events.oom_kill += e.oom_kill;
+                events.oom_group_kill += e.oom_group_kill;
                 let e = &sim.memcgs[c as usize].swap_events;
                 swap_events.high += e.high;
                 swap_events.max += e.max;
@@ -690,6 +694,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             inode_table_misses: t.stats.inode_table_misses,
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
+            oom_killed: t.oom_killed,
             samples: t.stats.samples.clone(),
             sample_units: {
                 let program = sc
@@ -1019,6 +1024,9 @@ pub fn write_summary(
                 .unwrap_or_else(|| crate::workload::SampleUnit::of(label, None));
             write!(out, "\n    {}: {}", label, fmt_samples(v, &unit))?;
         }
+        if t.oom_killed {
+            write!(out, "\n    killed by the OOM killer")?;
+        }
         if !t.errors.is_empty() {
             write!(out, "\n    errors:")?;
         }
@@ -1051,6 +1059,13 @@ pub fn write_summary(
                 c.stat["pgsteal"],
                 c.stat["workingset_refault_file"] + c.stat["workingset_refault_anon"],
             )?;
+            if e.oom_group_kill > 0 {
+                writeln!(
+                    out,
+                    "  {:<12} memory.oom.group: oom_group_kill {}",
+                    "", e.oom_group_kill
+                )?;
+            }
             let s = &c.swap_events;
             // The root has no swap files (its swap is not counted per cgroup).
             if c.name != "/" && (c.swap_peak > 0 || s.high > 0 || s.max > 0 || s.fail > 0) {

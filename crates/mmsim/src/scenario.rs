@@ -146,6 +146,8 @@ pub struct CgroupSpec {
     pub swap_max: Option<u64>,
     /// memory.swap.high (5.8): swap usage above it throttles the cgroup's allocations.
     pub swap_high: Option<u64>,
+    /// memory.oom.group (4.19): an OOM kill of a task below it kills every task of it.
+    pub oom_group: bool,
 }
 
 /// A swap area on its own block device.
@@ -325,6 +327,8 @@ pub struct TaskSpec {
     pub start_ns: u64,
     /// The memory cgroup the task runs in (`cgroup`; None = the root cgroup).
     pub cgroup: Option<String>,
+    /// /proc/<pid>/oom_score_adj: -1000 (never OOM-killed) ..= 1000 (killed first).
+    pub oom_score_adj: i16,
     /// The program and its parameters.
     pub program: ProgramSpec,
 }
@@ -1553,7 +1557,15 @@ fn read_files(root: &View<'_>, env: &Env<'_>) -> Result<Vec<FileSpec>, ScenarioE
     Ok(files)
 }
 
-const TASK_KEYS: &[&str] = &["name", "cpu", "start", "program", "replicas", "cgroup"];
+const TASK_KEYS: &[&str] = &[
+    "name",
+    "cpu",
+    "start",
+    "program",
+    "replicas",
+    "cgroup",
+    "oom_score_adj",
+];
 
 pub(crate) const MIB: u64 = 1 << 20;
 pub(crate) const GIB: u64 = 1 << 30;
@@ -1735,6 +1747,7 @@ const CGROUP_KEYS: &[&str] = &[
     "memory_min",
     "swap_max",
     "swap_high",
+    "oom_group",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -1841,6 +1854,17 @@ fn read_cgroups(
                 )));
             }
         }
+        let oom_group = match g.opt("oom_group", want_bool)? {
+            Some((true, loc)) if kernel.is_some_and(|k| k < OOM_GROUP_SINCE) => {
+                return Err(loc.err(format!(
+                    "memory.oom.group exists from kernel 4.19 on (the {OOM_GROUP_SINCE} era); \
+                     this scenario sets kernel = \"{}\"",
+                    kernel.expect("checked")
+                )));
+            }
+            Some((v, _)) => v,
+            None => false,
+        };
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -1859,6 +1883,7 @@ fn read_cgroups(
             memory_min,
             swap_max,
             swap_high,
+            oom_group,
         });
     }
     Ok(cgroups)
@@ -1866,6 +1891,10 @@ fn read_cgroups(
 
 /// The first era with memory.swap.high (5.8, "mm: memcontrol: add memory.swap.high").
 pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+
+/// The first era with memory.oom.group (4.19, "mm, oom: introduce memory.oom.group") and
+/// its memory.events `oom_group_kill` (5.17).
+pub const OOM_GROUP_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
 
 /// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
 fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {
@@ -2339,12 +2368,26 @@ fn read_tasks(
                 )));
             }
         };
+        let oom_score_adj = match t.get("oom_score_adj") {
+            None => 0,
+            Some((item, loc)) => match &item.value {
+                Value::Int(v) if (-1000..=1000).contains(v) => *v as i16,
+                Value::Int(v) => {
+                    return Err(loc.err(format!(
+                        "oom_score_adj must be between -1000 (never OOM-killed) and 1000 \
+                         (killed first), got {v}"
+                    )))
+                }
+                _ => return Err(type_error(&loc, "an integer from -1000 to 1000", item)),
+            },
+        };
         let program = (program.parse)(&t, env)?;
         tasks.push(TaskSpec {
             name: name.to_string(),
             cpu,
             start_ns,
             cgroup,
+            oom_score_adj,
             program,
         });
     }

@@ -136,6 +136,9 @@ pub struct Task {
     pub tlb_ubc: crate::mm::rmap::TlbflushUnmapBatch,
     /// Chosen by the OOM killer: exits at its next step.
     pub oom_killed: bool,
+    /// /proc/<pid>/oom_score_adj (-1000 ..= 1000): added to its badness in units of a
+    /// thousandth of the OOM domain's memory; -1000 is never killed.
+    pub oom_score_adj: i16,
     /// The virtual page of a fault that slept and will be retried (counted once).
     pub fault_retry: Option<u64>,
     /// The memory cgroup the task runs in.

@@ -781,6 +781,17 @@ impl Sim {
                 ));
             }
         }
+        if let Some(c) = sc.cgroups.iter().find(|c| c.oom_group) {
+            if features.era < crate::scenario::OOM_GROUP_SINCE {
+                return Err(format!(
+                    "cgroup {} sets oom_group, but memory.oom.group exists from kernel 4.19 on \
+                     (the {} era); this run follows kernel {}",
+                    c.name,
+                    crate::scenario::OOM_GROUP_SINCE,
+                    features.era
+                ));
+            }
+        }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let policy = features.policy.or(sc.policy).unwrap_or_default();
@@ -958,6 +969,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                oom_score_adj: 0,
                 fault_retry: None,
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
@@ -984,6 +996,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                oom_score_adj: 0,
                 fault_retry: None,
                 memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
                 memcg_nr_pages_over_high: 0,
@@ -1073,6 +1086,7 @@ impl Sim {
                 mm: None,
                 tlb_ubc: Default::default(),
                 oom_killed: false,
+                oom_score_adj: t.oom_score_adj,
                 fault_retry: None,
                 memcg,
                 memcg_nr_pages_over_high: 0,

@@ -23,8 +23,9 @@
 //!   second sometimes a child of the first (`a/b`), each with a random memory.max between
 //!   RAM/16 and RAM (or `"max"`), sometimes memory.high, memory.low and memory.min below
 //!   the max, and with swap sometimes swap_max (and swap_high from the 6.1 era, from a
-//!   generator of its own); each task then runs in a random one of
-//!   them or in the root. The limits always pass the scenario's validation.
+//!   generator of its own), from the 6.1 era sometimes memory.oom.group; each task then
+//!   runs in a random one of them or in the root, sometimes with an oom_score_adj (both
+//!   from a third generator). The limits always pass the scenario's validation.
 //! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
 //!   it (6.1 and later).
 //! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
@@ -406,6 +407,10 @@ pub fn generate(seed: u64) -> SwarmCase {
         let _ = write!(sum, "; cgroups {}", cg.summary.join(", "));
         // From the last task back, so the earlier offsets stay valid.
         for (i, end) in task_ends.iter().enumerate().rev() {
+            if let Some(adj) = cg.oom_score_adj[i] {
+                tasks.insert_str(*end, &format!("oom_score_adj = {adj}\n"));
+                descr[i].0.push_str(&format!(" adj {adj}"));
+            }
             match &cg.task_cgroup[i] {
                 Some(name) => {
                     tasks.insert_str(*end, &format!("cgroup = \"{name}\"\n"));
@@ -724,6 +729,8 @@ struct CaseCgroups {
     explicit_root: Vec<bool>,
     /// The cgroups' names.
     names: Vec<String>,
+    /// Per task: its oom_score_adj, if it sets one.
+    oom_score_adj: Vec<Option<i16>>,
 }
 
 /// Draws a case's memory cgroups (None in half of the cases): 1–3 cgroups, the second a
@@ -738,6 +745,9 @@ struct CaseCgroups {
 /// - swap_high in 1/4 of the cases with swap on eras that have it (6.1 and later): 0 ..=
 ///   the swap size, drawn from a generator of its own (seeded from a copy of the case's),
 ///   so that the rest of a seed's case is what it was before swap_high existed;
+/// - memory.oom.group in 1/4 on eras that have it (6.1 and later), and for each task an
+///   oom_score_adj in 1/4 (-1000, -500, -1, 1, 500 or 1000), both from a third generator
+///   of their own (the rest of the case is as before they existed);
 ///
 /// and each of the `nr_tasks` tasks in one of them or in the root, uniformly. Sizes are
 /// whole pages, written in KiB. Every limit is at most RAM and memory.min at most
@@ -753,6 +763,8 @@ fn draw_cgroups(
         return None;
     }
     let mut side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5357_4150_4849_4748);
+    // memory.oom.group and oom_score_adj come from a generator of their own too.
+    let mut oom_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4f4f_4d5f_4752_4f55);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -807,6 +819,10 @@ fn draw_cgroups(
                 lim.push(format!("swap.high {}KiB", p * 4));
             }
         }
+        if era >= crate::scenario::OOM_GROUP_SINCE && oom_side.gen_bool(0.25) {
+            toml.push_str("oom_group = true\n");
+            lim.push("oom.group".to_string());
+        }
         summary.push(if lim.is_empty() {
             format!("{name} (no limits)")
         } else {
@@ -820,12 +836,20 @@ fn draw_cgroups(
         task_cgroup.push((k > 0).then(|| names[k - 1].to_string()));
         explicit_root.push(k == 0 && rng.gen_bool(0.5));
     }
+    let oom_score_adj = (0..nr_tasks)
+        .map(|_| {
+            oom_side
+                .gen_bool(0.25)
+                .then(|| *pick(&mut oom_side, &[-1000i16, -500, -1, 1, 500, 1000]))
+        })
+        .collect();
     Some(CaseCgroups {
         toml,
         summary,
         task_cgroup,
         explicit_root,
         names: names[..n].iter().map(|s| s.to_string()).collect(),
+        oom_score_adj,
     })
 }
 
@@ -879,6 +903,11 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             // --kernel older than memory.swap.high: the case runs without it.
             sc.cgroups.iter_mut().for_each(|c| c.swap_high = None);
             res.summary.push_str(" (no swap.high: the era has none)");
+        }
+        if k < crate::scenario::OOM_GROUP_SINCE && sc.cgroups.iter().any(|c| c.oom_group) {
+            // --kernel older than memory.oom.group: the case runs without it.
+            sc.cgroups.iter_mut().for_each(|c| c.oom_group = false);
+            res.summary.push_str(" (no oom.group: the era has none)");
         }
         if sc.policy.is_some_and(|p| k < p.ops().since) {
             // --kernel older than the drawn policy: the case runs the classic policy.

@@ -33,13 +33,15 @@
 //!   effective_protection does (without memory_recursiveprot).
 //! - **Swap**: swapping a page out charges the memcg's swap counter (memory.swap.max);
 //!   a memcg at its swap limit cannot swap and its anon pages stay resident.
-//! - **Events**: memory.events `low`, `high`, `max`, `oom`, `oom_kill` (local counts;
-//!   the report sums them up the tree as memory.events does).
+//! - **Events**: memory.events `low`, `high`, `max`, `oom`, `oom_kill`, `oom_group_kill`
+//!   (local counts; the report sums them up the tree as memory.events does).
+//! - **OOM**: the memcg OOM killer picks its victim inside the subtree of the memcg whose
+//!   limit was hit; memory.oom.group and oom_score_adj are in `mm/oom_kill.rs`.
 //!
 //! - **Kernel memory**: page-table pages are charged to the faulting task's memcg from
 //!   4.7 (`memcg-kmem-pgtables`, `Sim::__pte_alloc`), memory.stat `pagetables`.
 //!
-//! Not modelled: slab charges and the objcg stock, memory.oom.group, cgroup v1.
+//! Not modelled: slab charges and the objcg stock, cgroup v1.
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
@@ -103,6 +105,9 @@ pub struct MemcgEvents {
     pub oom: u64,
     /// A task of this cgroup was killed by an OOM killer.
     pub oom_kill: u64,
+    /// This cgroup's memory.oom.group made an OOM kill take all its tasks
+    /// (MEMCG_OOM_GROUP_KILL, 5.17).
+    pub oom_group_kill: u64,
 }
 
 /// memory.swap.events (local counts; the report sums a cgroup's subtree, as
@@ -131,6 +136,8 @@ pub enum MemcgEvent {
     Oom,
     /// MEMCG_OOM_KILL.
     OomKill,
+    /// MEMCG_OOM_GROUP_KILL.
+    OomGroupKill,
 }
 
 /// struct mem_cgroup.
@@ -179,6 +186,8 @@ pub struct MemCgroup {
     pub stat: VmStat,
     /// Times a writer of this memcg was paused by balance_dirty_pages.
     pub dirty_throttled: u64,
+    /// memory.oom.group (4.19): an OOM kill of a task in this subtree kills all of it.
+    pub oom_group: bool,
 }
 
 impl MemCgroup {
@@ -205,6 +214,7 @@ impl MemCgroup {
             events: MemcgEvents::default(),
             stat: VmStat::default(),
             dirty_throttled: 0,
+            oom_group: false,
         }
     }
 }
@@ -239,6 +249,7 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.min = s.memory_min / crate::mm::page::PAGE_SIZE;
             m.swap_max = pages(s.swap_max);
             m.swap_high = pages(s.swap_high);
+            m.oom_group = s.oom_group;
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -385,6 +396,7 @@ impl Sim {
             MemcgEvent::Max => e.max += 1,
             MemcgEvent::Oom => e.oom += 1,
             MemcgEvent::OomKill => e.oom_kill += 1,
+            MemcgEvent::OomGroupKill => e.oom_group_kill += 1,
         }
     }
 
@@ -1259,9 +1271,10 @@ impl Sim {
     }
 
     /// mem_cgroup_out_of_memory: the memcg OOM killer. Picks the task of `memcg`'s subtree
-    /// with the largest badness (resident + swap + page tables; a task that never mapped
-    /// memory has 0 and can still be chosen), kills it, counts `oom` on `memcg` and
-    /// `oom_kill` on the victim's memcg.
+    /// with the most points (oom_badness over mem_cgroup_get_max; a task that never mapped
+    /// memory has a footprint of 0 and can still be chosen), kills it (with its
+    /// memory.oom.group, `mm/oom_kill.rs`), counts `oom` on `memcg` and `oom_kill` on each
+    /// victim's memcg.
     pub fn mem_cgroup_out_of_memory(&mut self, memcg: MemcgId) -> OomOutcome {
         let prev = self.enter(KFunc::OomKill);
         let now = self.now();
@@ -1279,45 +1292,31 @@ impl Sim {
             self.leave(prev);
             return OomOutcome::VictimPending;
         }
-        let victim = self
-            .tasks
-            .iter()
-            .filter(|t| in_subtree(self, t))
-            .map(|t| {
-                let badness =
-                    t.mm.and_then(|m| self.mms.get(m as usize)?.as_ref())
-                        .map_or(0, |m| {
-                            m.rss_anon + m.rss_file + m.swapents + m.pgtable.nr_tables() as u64
-                        });
-                (badness, std::cmp::Reverse(t.id), t.id)
-            })
-            .max();
+        let totalpages = self.mem_cgroup_get_max(memcg);
+        let victim = self.select_bad_process(totalpages, |s, t| {
+            in_subtree(s, t).then(|| s.oom_footprint(t).unwrap_or(0))
+        });
         let who = self
             .cur
             .task
             .map(|t| self.tasks[t].name.clone())
             .unwrap_or_default();
         let outcome = match victim {
-            Some((badness, _, v)) => {
-                self.vmstat.inc(VmItem::OomKill);
-                self.tasks[v].oom_killed = true;
-                let vm = self.tasks[v].memcg;
-                self.memcg_memory_event(vm, MemcgEvent::OomKill);
-                self.wake_up(v, now);
+            Some(v) => {
+                let kill = self.oom_kill_process(v.task, memcg);
                 let line = format!(
-                    "t={} ns: memory cgroup out of memory in {} (cgroup {}: usage {} pages, max {}): killed {} (badness {} pages)",
+                    "t={} ns: memory cgroup out of memory in {} (cgroup {}: usage {} pages, max {}): {}",
                     now / 1000,
                     who,
                     self.memcgs[memcg as usize].name,
                     self.memcgs[memcg as usize].usage,
                     self.memcgs[memcg as usize].max,
-                    self.tasks[v].name,
-                    badness
+                    self.oom_kill_words(&v, &kill)
                 );
                 if self.oom_reports.len() < 100 {
                     self.oom_reports.push(line);
                 }
-                if Some(v) == self.cur.task {
+                if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
                     OomOutcome::KilledCurrent
                 } else {
                     OomOutcome::Killed

@@ -8,6 +8,7 @@ pub mod memcontrol;
 pub mod memory;
 pub mod mmap;
 pub mod node;
+pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_flags;

@@ -232,9 +232,10 @@ impl Sim {
     }
 
     /// out_of_memory: nothing is left to reclaim. The OOM killer picks the user task with
-    /// the largest badness (oom_badness: resident pages + swap entries + page-table pages)
-    /// and kills it; it exits at its next step and its memory is freed by exit_mmap. The run
-    /// reports the kill (oom_kill, the victim, why) and goes on.
+    /// the most points (oom_badness: resident pages + swap entries + page-table pages, and
+    /// its oom_score_adj; `mm/oom_kill.rs`) and kills it, with its memory.oom.group if one
+    /// says so; a victim exits at its next step and its memory is freed by exit_mmap. The
+    /// run reports the kill (oom_kill, the victim, why) and goes on.
     pub fn out_of_memory(&mut self) {
         let prev = self.enter(KFunc::OomKill);
         let now = self.now();
@@ -252,28 +253,16 @@ impl Sim {
             self.leave(prev);
             return;
         }
-        let victim = self
-            .tasks
-            .iter()
-            .filter(|t| !t.is_kthread() && t.state != crate::sched::TaskState::Exited)
-            .filter_map(|t| {
-                let m = self.mms.get(t.mm? as usize)?.as_ref()?;
-                let badness = m.rss_anon + m.rss_file + m.swapents + m.pgtable.nr_tables() as u64;
-                Some((badness, std::cmp::Reverse(t.id), t.id))
-            })
-            .max()
-            .map(|(b, _, id)| (id, b));
+        let totalpages = self.oom_totalpages_global();
+        let victim = self.select_bad_process(totalpages, |s, t| s.oom_footprint(t));
         let line = match victim {
-            Some((v, badness)) => {
-                self.vmstat.inc(VmItem::OomKill);
-                self.tasks[v].oom_killed = true;
-                self.wake_up(v, now);
+            Some(v) => {
+                let kill = self.oom_kill_process(v.task, crate::mm::memcontrol::ROOT_MEM_CGROUP);
                 format!(
-                    "t={} ns: out of memory in {}: killed {} (badness {} pages: resident + swap + page tables); free {} pages, file {} pages, nothing reclaimable",
+                    "t={} ns: out of memory in {}: {}; free {} pages, file {} pages, nothing reclaimable",
                     now / 1000,
                     who,
-                    self.tasks[v].name,
-                    badness,
+                    self.oom_kill_words(&v, &kill),
                     self.vmstat.get(VmItem::NrFreePages),
                     self.vmstat.get(VmItem::NrFilePages)
                 )

@@ -164,17 +164,21 @@ pub struct MemcgEventsView {
     pub oom: u64,
     /// A task of the cgroup was killed by an OOM killer.
     pub oom_kill: u64,
+    /// The cgroup's memory.oom.group made an OOM kill take all its tasks (absent in
+    /// documents from before it was reported: 0).
+    pub oom_group_kill: u64,
 }
 
 impl MemcgEventsView {
     /// The counters under their memory.events names, in the file's order.
-    pub fn entries(&self) -> [(&'static str, u64); 5] {
+    pub fn entries(&self) -> [(&'static str, u64); 6] {
         [
             ("low", self.low),
             ("high", self.high),
             ("max", self.max),
             ("oom", self.oom),
             ("oom_kill", self.oom_kill),
+            ("oom_group_kill", self.oom_group_kill),
         ]
     }
 }

@@ -614,7 +614,7 @@ fn cgroup_title(cg: &CgroupView) -> String {
 /// One table per memory cgroup of the baseline run, in its order (the root first): the
 /// memory.stat keys of [`CGROUP_STAT_EVENTS`] (lower is better) and [`CGROUP_STAT_SIZES`]
 /// (MiB, no direction) whose values are not the same in every run, then memory.peak
-/// (MiB, no direction) and the five memory.events counters (lower is better). A key
+/// (MiB, no direction) and the six memory.events counters (lower is better). A key
 /// absent from a run's memory.stat counts as 0; a run without the cgroup shows `-`.
 pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
     let Some(base) = docs.first() else {

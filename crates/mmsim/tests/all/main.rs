@@ -17,6 +17,7 @@ mod html_report;
 mod memcg;
 mod mglru;
 mod mm_unit;
+mod oom;
 mod perf_gate;
 #[path = "../perf_shapes/mod.rs"]
 mod perf_shapes;

@@ -24,6 +24,7 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         memory_min: 0,
         swap_max: None,
         swap_high: None,
+        oom_group: false,
     }
 }
 

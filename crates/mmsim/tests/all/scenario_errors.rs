@@ -678,6 +678,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 memory_min: 0,
                 swap_max: None,
                 swap_high: None,
+                oom_group: false,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -687,6 +688,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 memory_min: 64 << 20,
                 swap_max: Some(256 << 20),
                 swap_high: None,
+                oom_group: false,
             },
         ]
     );

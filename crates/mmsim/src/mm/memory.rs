@@ -247,11 +247,7 @@ impl Sim {
         let pfn = match r {
             Ok(p) => p,
             Err(AllocError::Wait(w)) => return Err(w),
-            Err(AllocError::NoMem) => {
-                return Err(Wait::Until(
-                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                ))
-            }
+            Err(AllocError::NoMem) => return Err(self.vm_fault_oom()),
         };
         // Reclaim inside the allocation may have slept and let another fault of this mm
         // populate the PMD (pmd_install finds it populated and frees the new table).
@@ -593,17 +589,23 @@ impl Sim {
         Ok(FaultResult::Handled)
     }
 
+    /// VM_FAULT_OOM: the allocation failed after the OOM killer ran. A task it killed
+    /// leaves at once (pagefault_out_of_memory returns on its fatal signal and the return
+    /// to user space exits); any other retries the fault after a short back-off.
+    fn vm_fault_oom(&self) -> Wait {
+        if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
+            Wait::Until(self.now())
+        } else {
+            Wait::Until(self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS)
+        }
+    }
+
     fn alloc_user_page(&mut self) -> Result<Pfn, Wait> {
         let memcg = self.current_memcg();
         match self.alloc_page_charged(Gfp::KERNEL, memcg) {
             Ok(p) => Ok(p),
             Err(AllocError::Wait(w)) => Err(w),
-            Err(AllocError::NoMem) => {
-                // VM_FAULT_OOM: the OOM killer ran; retry after a short back-off.
-                Err(Wait::Until(
-                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                ))
-            }
+            Err(AllocError::NoMem) => Err(self.vm_fault_oom()),
         }
     }
 
@@ -892,11 +894,7 @@ impl Sim {
         let p = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
             Ok(p) => p,
             Err(AllocError::Wait(w)) => return Err(w),
-            Err(AllocError::NoMem) => {
-                return Err(Wait::Until(
-                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                ))
-            }
+            Err(AllocError::NoMem) => return Err(self.vm_fault_oom()),
         };
         if self.add_to_page_cache_lru(p, ino, index).is_err() {
             self.put_page(p);

@@ -391,7 +391,9 @@ class Run:
         seconds; ``t_ns`` is the exact time), one column per sampled counter; with
         cgroups, ``memory.current:<cgroup>`` (bytes), and with swap too
         ``memory.swap.current:<cgroup>`` (bytes); under MGLRU, ``lru_gen<i>_anon`` and
-        ``lru_gen<i>_file`` (pages, youngest generation first)."""
+        ``lru_gen<i>_file`` (pages, youngest generation first); on kernel eras with PSI,
+        ``pressure.<memory|io>.<some|full>:<group>`` (total stall, microseconds; the group
+        ``/proc`` is /proc/pressure, the others the cgroups' files)."""
         cols = list(self.doc["series_columns"])
         samples = self.doc["series"]
         data: Dict[str, Any] = {"t_ns": [s["t_ns"] for s in samples]}
@@ -408,6 +410,13 @@ class Run:
                 data[f"memory.swap.current:{n}"] = [
                     s["cgroups_swap"][i] * 4096 if i < len(s.get("cgroups_swap", [])) else None
                     for s in samples
+                ]
+        npsi = max((len(s.get("pressure", [])) for s in samples), default=0)
+        groups = ["/proc"] + names[1:] if names else ["/proc"]
+        for i in range(min(npsi, len(groups))):
+            for j, key in enumerate(("memory.some", "memory.full", "io.some", "io.full")):
+                data[f"pressure.{key}:{groups[i]}"] = [
+                    s["pressure"][i][j] if i < len(s.get("pressure", [])) else None for s in samples
                 ]
         ngen = max((len(s.get("lru_gen", [])) for s in samples), default=0)
         for g in range(ngen):

@@ -131,6 +131,10 @@ def test_pressure_view():
     assert p.loc["/proc", "cpu.full.total_us"] == 0
     assert (p["irq.some.total_us"] == 0).all() and (p["irq.full.total_us"] >= 0).all()
     assert "pressure.memory.some.avg10" in r.cgroups.columns
+    # The series has each group's stall totals over time (µs), full never above some.
+    s = r.series
+    assert s["pressure.memory.some:stream"].max() > 0
+    assert (s["pressure.memory.full:/proc"] <= s["pressure.memory.some:/proc"]).all()
     assert mmsim.run("memcg-stream", kernel="4.14", set={"machine.memory_per_node": "512MiB", "tasks.app.size": "32MiB"}).pressure is None
 
 

@@ -148,6 +148,11 @@ pub struct SampleView {
     /// MGLRU generation sizes, youngest first ([anon, file]); empty for classic runs.
     #[serde(default)]
     pub lru_gen: Vec<[i64; 2]>,
+    /// PSI stall totals, µs, per group in `cgroups` order (/proc/pressure first):
+    /// [memory some, memory full, io some, io full]; empty on eras without PSI (and in
+    /// documents from before it was sampled).
+    #[serde(default)]
+    pub pressure: Vec<[u64; 4]>,
 }
 
 /// memory.events of a cgroup (`cgroups[].events`, `events_local`).
@@ -364,6 +369,24 @@ impl RunDoc {
     /// empty without swap.
     pub fn cgroup_swap_series(&self, name: &str) -> Vec<(u64, u64)> {
         self.cgroup_column(name, |s| &s.cgroups_swap)
+    }
+
+    /// The PSI stall totals of group `name` over time (`"/"`: /proc/pressure; else a
+    /// cgroup's *.pressure): `(t_ns, [memory some, memory full, io some, io full] µs)`;
+    /// empty if the run has no such group or no PSI.
+    pub fn pressure_series(&self, name: &str) -> Vec<(u64, [u64; 4])> {
+        let i = if name == "/" {
+            0
+        } else {
+            match self.cgroups.iter().position(|c| c.name == name) {
+                Some(i) => i,
+                None => return Vec::new(),
+            }
+        };
+        self.series
+            .iter()
+            .filter_map(|s| s.pressure.get(i).map(|p| (s.t_ns, *p)))
+            .collect()
     }
 
     /// The samples' per-cgroup `column` entry of the cgroup called `name`, in bytes.

@@ -1634,3 +1634,44 @@ fn cgroup_write_lowers_memory_max_and_reclaims_down_to_it() {
         .to_string();
     assert!(e.contains("bad.toml:") && e.contains("root"), "{e}");
 }
+
+/// The time series carries each PSI group's stall totals on the eras with PSI: one entry
+/// per group (/proc first), memory full never above some in a sample, and sampling (a read
+/// of a copy of the PSI state) changes nothing: a finer series leaves the run's event
+/// hash, elapsed time and pressure files as they were.
+#[test]
+fn the_series_samples_pressure_without_changing_the_run() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/tmpfs_swap.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("example");
+    let load = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        parse_scenario(&text, path, &sets).expect("example parses")
+    };
+    let run6 = |sc: &Scenario| run(sc, KernelEra::V6_18, false);
+    let coarse = run6(&load(&[]));
+    let fine = run6(&load(&["sample_interval=\"50us\""]));
+    assert!(fine.series.len() > coarse.series.len());
+    assert_eq!(fine.event_hash, coarse.event_hash);
+    assert_eq!(fine.elapsed_ns, coarse.elapsed_ns);
+    assert_eq!(fine.pressure, coarse.pressure);
+    let groups = coarse.cgroups.len();
+    assert!(groups >= 2);
+    for s in &coarse.series {
+        assert_eq!(s.pressure.len(), groups, "at {} ns", s.t_ns);
+        for p in &s.pressure {
+            assert!(
+                p[1] <= p[0] && p[3] <= p[2],
+                "full above some at {} ns",
+                s.t_ns
+            );
+        }
+    }
+    let last = coarse.series.last().expect("samples");
+    assert!(last.pressure[0][0] > 0, "the run stalls on memory");
+    // 4.2 has no PSI: no pressure in the series.
+    let old = run(&load(&[]), KernelEra::V4_2, false);
+    assert!(old.series.iter().all(|s| s.pressure.is_empty()));
+}

@@ -386,14 +386,32 @@ class Run:
         return pd.Series(self.doc["vmstat"], dtype="int64", name="vmstat")
 
     @property
+    def pressure_series(self) -> Optional[pd.DataFrame]:
+        """PSI stall totals at the end of each 2 s aggregation period (None on kernel eras
+        without PSI or a run shorter than a period): one row per period, indexed by
+        simulated time (``time_s``), columns ``<memory|io>.<some|full>:<group>`` (total
+        stall, microseconds; the group ``/proc`` is /proc/pressure, the others the
+        cgroups' files)."""
+        rows = self.doc.get("pressure_series") or []
+        if not rows:
+            return None
+        names = [c["name"] for c in self.doc.get("cgroups", [])]
+        groups = ["/proc"] + names[1:] if names else ["/proc"]
+        data: Dict[str, Any] = {"t_ns": [r["t_ns"] for r in rows]}
+        for i, g in enumerate(groups):
+            for j, key in enumerate(("memory.some", "memory.full", "io.some", "io.full")):
+                data[f"{key}:{g}"] = [r["totals"][i][j] if i < len(r["totals"]) else None for r in rows]
+        df = pd.DataFrame(data)
+        df.index = pd.Index(df["t_ns"] / 1e9, name="time_s")
+        return df
+
+    @property
     def series(self) -> pd.DataFrame:
         """The time series: one row per sample, indexed by simulated time (``time_s``,
         seconds; ``t_ns`` is the exact time), one column per sampled counter; with
         cgroups, ``memory.current:<cgroup>`` (bytes), and with swap too
         ``memory.swap.current:<cgroup>`` (bytes); under MGLRU, ``lru_gen<i>_anon`` and
-        ``lru_gen<i>_file`` (pages, youngest generation first); on kernel eras with PSI,
-        ``pressure.<memory|io>.<some|full>:<group>`` (total stall, microseconds; the group
-        ``/proc`` is /proc/pressure, the others the cgroups' files)."""
+        ``lru_gen<i>_file`` (pages, youngest generation first)."""
         cols = list(self.doc["series_columns"])
         samples = self.doc["series"]
         data: Dict[str, Any] = {"t_ns": [s["t_ns"] for s in samples]}
@@ -410,13 +428,6 @@ class Run:
                 data[f"memory.swap.current:{n}"] = [
                     s["cgroups_swap"][i] * 4096 if i < len(s.get("cgroups_swap", [])) else None
                     for s in samples
-                ]
-        npsi = max((len(s.get("pressure", [])) for s in samples), default=0)
-        groups = ["/proc"] + names[1:] if names else ["/proc"]
-        for i in range(min(npsi, len(groups))):
-            for j, key in enumerate(("memory.some", "memory.full", "io.some", "io.full")):
-                data[f"pressure.{key}:{groups[i]}"] = [
-                    s["pressure"][i][j] if i < len(s.get("pressure", [])) else None for s in samples
                 ]
         ngen = max((len(s.get("lru_gen", [])) for s in samples), default=0)
         for g in range(ngen):

@@ -131,11 +131,18 @@ def test_pressure_view():
     assert p.loc["/proc", "cpu.full.total_us"] == 0
     assert (p["irq.some.total_us"] == 0).all() and (p["irq.full.total_us"] >= 0).all()
     assert "pressure.memory.some.avg10" in r.cgroups.columns
-    # The series has each group's stall totals over time (µs), full never above some.
-    s = r.series
-    assert s["pressure.memory.some:stream"].max() > 0
-    assert (s["pressure.memory.full:/proc"] <= s["pressure.memory.some:/proc"]).all()
     assert mmsim.run("memcg-stream", kernel="4.14", set={"machine.memory_per_node": "512MiB", "tasks.app.size": "32MiB"}).pressure is None
+
+
+def test_pressure_series():
+    """PSI totals at each 2 s period's end: the throttled hog of swap_high.toml stalls."""
+    r = mmsim.run(str(REPO / "examples" / "swap_high.toml"))
+    ps = r.pressure_series
+    assert ps is not None and len(ps) >= 100
+    assert ps["memory.some:box"].is_monotonic_increasing
+    assert (ps["memory.full:/proc"] <= ps["memory.some:/proc"]).all()
+    assert ps["memory.some:box"].iloc[-1] <= r.pressure.loc["box", "memory.some.total_us"]
+    assert mmsim.run("dd-tmpfs", set=SMALL_DD).pressure_series is None
 
 
 def test_compare_matches_the_cli(run_cli, tmp_path):

@@ -302,7 +302,14 @@ pub struct Psi {
     next_ps: Ps,
     /// The end of the last period applied, ps (records are never earlier).
     done_ps: Ps,
+    /// The stall totals at each period's end, as the aggregator collected them (the
+    /// report's pressure time series): (time ns, per group [memory some, memory full, io
+    /// some, io full] µs). Written only; at most `PSI_HISTORY_MAX` entries.
+    pub history: Vec<(u64, Vec<[u64; 4]>)>,
 }
+
+/// The most periods `Psi::history` keeps (about 23 days of virtual time).
+pub const PSI_HISTORY_MAX: usize = 1 << 20;
 
 impl Psi {
     /// PSI for `nr_cpus` CPUs and the groups whose parents are `parent` (group 0 the root).
@@ -322,6 +329,7 @@ impl Psi {
             // Disabled: no period ever ends.
             next_ps: if enabled { PSI_PERIOD_PS } else { Ps::MAX },
             done_ps: 0,
+            history: Vec::new(),
         }
     }
 
@@ -371,6 +379,14 @@ impl Psi {
             self.apply_until(b);
             self.collect(b);
             let now_ns = b / 1000;
+            if self.history.len() < PSI_HISTORY_MAX {
+                let totals = self
+                    .groups
+                    .iter()
+                    .map(|g| [MEM_SOME, MEM_FULL, IO_SOME, IO_FULL].map(|s| g.total[s] / 1000))
+                    .collect();
+                self.history.push((now_ns, totals));
+            }
             for g in 0..self.nr_groups {
                 if now_ns >= self.groups[g].avg_next_update {
                     self.update_averages(g, now_ns);

@@ -133,6 +133,10 @@ pub struct RunReport {
     pub series_columns: Vec<String>,
     /// Time series.
     pub series: Vec<crate::sim::Sample>,
+    /// The PSI stall totals at the end of each 2 s aggregation period (psi_avgs_work's
+    /// collection: the totals the averages are computed from), on eras with PSI.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pressure_series: Vec<PressureSample>,
     /// Content-oracle violations.
     pub oracle_violations: Vec<String>,
     /// OOM-killer reports (oom_kill events: who, why).
@@ -167,6 +171,16 @@ pub struct RunReport {
     /// kernel eras without PSI (before 4.20: the eras before 6.1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure: Option<crate::psi::Pressure>,
+}
+
+/// The PSI stall totals at the end of one aggregation period.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq, Default)]
+pub struct PressureSample {
+    /// The period's end, virtual ns.
+    pub t_ns: u64,
+    /// Per group (/proc/pressure first, then each cgroup's files, in `cgroups` order):
+    /// [memory some, memory full, io some, io full] total, µs.
+    pub totals: Vec<[u64; 4]>,
 }
 
 /// One block device's IO over the run (/proc/diskstats).
@@ -761,6 +775,15 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             .map(|i: &VmItem| i.name().to_string())
             .collect(),
         series: sim.samples.clone(),
+        pressure_series: sim
+            .psi
+            .history
+            .iter()
+            .map(|(t_ns, totals)| PressureSample {
+                t_ns: *t_ns,
+                totals: totals.clone(),
+            })
+            .collect(),
         oracle_violations: sim.oracle_violations.clone(),
         oom: sim.oom_reports.clone(),
         steps: sim.steps,

@@ -474,11 +474,6 @@ pub struct Sample {
     /// lruvecs); empty under the classic policy.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lru_gen: Vec<[i64; 2]>,
-    /// Stall totals of each PSI group (/proc/pressure first, then each memcg's
-    /// *.pressure), µs: [memory some, memory full, io some, io full], as a read of the
-    /// files at the sample's time shows them; empty on eras without PSI.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub pressure: Vec<[u64; 4]>,
 }
 
 /// Counters recorded in the time series.
@@ -1711,31 +1706,12 @@ impl Sim {
         } else {
             Vec::new()
         };
-        // A read of the pressure files (psi_show on a copy: the run's own state is not
-        // folded, so sampling changes nothing).
-        let pressure = if self.psi.enabled {
-            self.psi
-                .read(t)
-                .iter()
-                .map(|p| {
-                    [
-                        p.memory.some.total_us,
-                        p.memory.full.total_us,
-                        p.io.some.total_us,
-                        p.io.full.total_us,
-                    ]
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         self.samples.push(Sample {
             t_ns: t / 1_000,
             values,
             cgroups,
             cgroups_swap,
             lru_gen,
-            pressure,
         });
     }
 

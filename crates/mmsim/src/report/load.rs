@@ -148,11 +148,6 @@ pub struct SampleView {
     /// MGLRU generation sizes, youngest first ([anon, file]); empty for classic runs.
     #[serde(default)]
     pub lru_gen: Vec<[i64; 2]>,
-    /// PSI stall totals, µs, per group in `cgroups` order (/proc/pressure first):
-    /// [memory some, memory full, io some, io full]; empty on eras without PSI (and in
-    /// documents from before it was sampled).
-    #[serde(default)]
-    pub pressure: Vec<[u64; 4]>,
 }
 
 /// memory.events of a cgroup (`cgroups[].events`, `events_local`).
@@ -291,6 +286,10 @@ pub struct RunDoc {
     pub series_columns: Vec<String>,
     /// Time series.
     pub series: Vec<SampleView>,
+    /// PSI stall totals at the end of each 2 s period (`RunReport::pressure_series`; empty
+    /// without PSI and in documents from before it was recorded).
+    #[serde(default)]
+    pub pressure_series: Vec<crate::run::PressureSample>,
     /// The kernel era whose rules the run followed (`"6.18"`); empty in documents written
     /// before eras existed.
     pub kernel: String,
@@ -383,9 +382,9 @@ impl RunDoc {
                 None => return Vec::new(),
             }
         };
-        self.series
+        self.pressure_series
             .iter()
-            .filter_map(|s| s.pressure.get(i).map(|p| (s.t_ns, *p)))
+            .filter_map(|s| s.totals.get(i).map(|p| (s.t_ns, *p)))
             .collect()
     }
 

@@ -12,8 +12,8 @@
 //! - `pressure-proc.{svg,png}` and `cgroup-<name>-pressure.{svg,png}` — on the eras with
 //!   PSI, the share of each sampling interval that /proc/pressure (or the cgroup's
 //!   memory.pressure and io.pressure) counted as a memory or IO stall, some and full (%),
-//!   over windows of at least 10 ms, against virtual time; a plot without any stall is
-//!   not drawn;
+//!   per 2 s PSI period (from the totals the aggregator collected at each period's end),
+//!   against virtual time; a run shorter than a period, or without any stall, draws none;
 //! - `lru-gen-<run>.{svg,png}` — MGLRU runs: the size of each generation (youngest =
 //!   max_seq), anon and file, against virtual time;
 //! - `samples-<task>-<label>.{svg,png}` — the empirical CDF of each task's timed samples,
@@ -324,12 +324,14 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
         let (stem, title) = if g == "/" {
             (
                 "pressure-proc".to_string(),
-                "/proc/pressure: memory and IO stall share over time".to_string(),
+                "/proc/pressure: memory and IO stall share per 2 s PSI period".to_string(),
             )
         } else {
             (
                 format!("cgroup-{}-pressure", sanitize(&g.replace('/', "."))),
-                format!("cgroup {g}: memory.pressure and io.pressure, stall share over time"),
+                format!(
+                    "cgroup {g}: memory.pressure and io.pressure, stall share per 2 s PSI period"
+                ),
             )
         };
         out.push(Plot {
@@ -415,25 +417,16 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
     out
 }
 
-/// The shortest window of a stall share, ns: PSI weighs each CPU by its non-idle jiffies,
-/// so a share over less than a few jiffies is mostly rounding.
-pub const PSI_WINDOW_NS: u64 = 10_000_000;
-
-/// The share (%) of each window of at least [`PSI_WINDOW_NS`] that stall total `k` of
-/// `series` grew by, at the window's end; clamped to 0–100 (totals read between two PSI
-/// periods are estimates that may step back a little).
+/// The share (%) of each PSI period (from one entry of `series` to the next; the first
+/// from time 0) that stall total `k` grew by, at the period's end.
 pub fn stall_shares(series: &[(u64, [u64; 4])], k: usize) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
-    let Some(&(mut t0, first)) = series.first() else {
-        return out;
-    };
-    let mut v0 = first[k];
-    for &(t, v) in &series[1..] {
-        if t.saturating_sub(t0) < PSI_WINDOW_NS {
-            continue;
+    let (mut t0, mut v0) = (0u64, 0u64);
+    for &(t, v) in series {
+        if t > t0 {
+            let share = 100.0 * v[k].saturating_sub(v0) as f64 / ((t - t0) as f64 / 1e3);
+            out.push((t as f64 / 1e9, share.min(100.0)));
         }
-        let share = 100.0 * (v[k] as f64 - v0 as f64) / ((t - t0) as f64 / 1e3);
-        out.push((t as f64 / 1e9, share.clamp(0.0, 100.0)));
         (t0, v0) = (t, v[k]);
     }
     out
@@ -957,27 +950,21 @@ mod tests {
     }
 
     #[test]
-    fn stall_shares_take_windows_of_ten_ms() {
+    fn stall_shares_are_per_period() {
         let ms = 1_000_000u64;
-        // Samples every 4 ms; memory some grows 2 ms per 4 ms (50 %) for 12 ms, then by
-        // 12 ms in 12 ms (100 %); the total then steps back 1 ms by 40 ms, which reads as
-        // 0 %, not negative.
-        let mut series = Vec::new();
-        let mut some = 0u64;
-        for i in 0..=6u64 {
-            series.push((i * 4 * ms, [some, 0, 0, 0]));
-            some += if i < 3 { 2_000 } else { 4_000 };
-        }
-        series.push((40 * ms, [some - 5_000, 0, 0, 0]));
+        // Periods end at 2, 4 and 6 s: 1 s, then 2 s, then nothing stalled.
+        let series = [
+            (2_000 * ms, [1_000_000, 0, 0, 0]),
+            (4_000 * ms, [3_000_000, 0, 0, 0]),
+            (6_000 * ms, [3_000_000, 0, 0, 0]),
+        ];
         let got = stall_shares(&series, 0);
-        // Windows end at the first sample ≥ 10 ms after the last end: 12, 24 and 40 ms
-        // (the samples at 16 and 20 ms are inside the second window).
-        let want = [(0.012, 50.0), (0.024, 100.0), (0.040, 0.0)];
+        let want = [(2.0, 50.0), (4.0, 100.0), (6.0, 0.0)];
         assert_eq!(got.len(), want.len(), "{got:?}");
         for ((t, v), (wt, wv)) in got.iter().zip(want) {
             assert!((t - wt).abs() < 1e-12 && (v - wv).abs() < 1e-9, "{got:?}");
         }
-        assert!(stall_shares(&series[..1], 0).is_empty());
+        assert!(stall_shares(&series, 1).iter().all(|&(_, v)| v == 0.0));
         assert!(stall_shares(&[], 0).is_empty());
     }
 

@@ -1635,43 +1635,59 @@ fn cgroup_write_lowers_memory_max_and_reclaims_down_to_it() {
     assert!(e.contains("bad.toml:") && e.contains("root"), "{e}");
 }
 
-/// The time series carries each PSI group's stall totals on the eras with PSI: one entry
-/// per group (/proc first), memory full never above some in a sample, and sampling (a read
-/// of a copy of the PSI state) changes nothing: a finer series leaves the run's event
-/// hash, elapsed time and pressure files as they were.
+/// The report's pressure series: the PSI totals at the end of every 2 s aggregation period
+/// of a run, one entry per group (/proc first), never falling, memory full never above
+/// some, the last at most the pressure files' totals at the end; none without PSI.
 #[test]
-fn the_series_samples_pressure_without_changing_the_run() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/tmpfs_swap.toml"
-    );
+fn the_pressure_series_has_the_totals_of_each_psi_period() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/swap_high.toml");
     let text = std::fs::read_to_string(path).expect("example");
-    let load = |sets: &[&str]| {
-        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        parse_scenario(&text, path, &sets).expect("example parses")
-    };
-    let run6 = |sc: &Scenario| run(sc, KernelEra::V6_18, false);
-    let coarse = run6(&load(&[]));
-    let fine = run6(&load(&["sample_interval=\"50us\""]));
-    assert!(fine.series.len() > coarse.series.len());
-    assert_eq!(fine.event_hash, coarse.event_hash);
-    assert_eq!(fine.elapsed_ns, coarse.elapsed_ns);
-    assert_eq!(fine.pressure, coarse.pressure);
-    let groups = coarse.cgroups.len();
-    assert!(groups >= 2);
-    for s in &coarse.series {
-        assert_eq!(s.pressure.len(), groups, "at {} ns", s.t_ns);
-        for p in &s.pressure {
+    let sc = parse_scenario(&text, path, &[]).expect("example parses");
+    // The throttled hog stalls for minutes (docs/EXPERIMENTS.md, "memory.swap.high").
+    let r = run(&sc, KernelEra::V6_18, false);
+    let ps = &r.pressure_series;
+    let period = mmsim::psi::PSI_PERIOD_NS;
+    assert_eq!(
+        ps.len() as u64,
+        r.elapsed_ns / period,
+        "one entry per period ended"
+    );
+    assert!(ps
+        .iter()
+        .enumerate()
+        .all(|(i, p)| p.t_ns == (i as u64 + 1) * period));
+    let groups = r.cgroups.len();
+    for w in ps.windows(2) {
+        assert_eq!(w[1].totals.len(), groups);
+        for (a, b) in w[0].totals.iter().zip(&w[1].totals) {
             assert!(
-                p[1] <= p[0] && p[3] <= p[2],
+                a.iter().zip(b).all(|(x, y)| x <= y),
+                "totals fall at {} ns",
+                w[1].t_ns
+            );
+            assert!(
+                b[1] <= b[0] && b[3] <= b[2],
                 "full above some at {} ns",
-                s.t_ns
+                w[1].t_ns
             );
         }
     }
-    let last = coarse.series.last().expect("samples");
-    assert!(last.pressure[0][0] > 0, "the run stalls on memory");
-    // 4.2 has no PSI: no pressure in the series.
-    let old = run(&load(&[]), KernelEra::V4_2, false);
-    assert!(old.series.iter().all(|s| s.pressure.is_empty()));
+    let box_ = r.cgroups.iter().position(|c| c.name == "box").expect("box");
+    let last = &ps.last().expect("periods").totals;
+    let end = r.cgroups[box_].pressure.expect("PSI on 6.18");
+    assert!(last[box_][0] <= end.memory.some.total_us);
+    // Most of each period is memory stall once the hog is throttled.
+    assert!(last[box_][0] > r.elapsed_ns / 1000 / 2, "{:?}", last[box_]);
+    // 4.2 has no PSI (and no memory.swap.high): 4 s of the hog without it, no series.
+    let sets = [
+        "cgroups.box.swap_high=\"max\"".to_string(),
+        "tasks.hog.think=\"4s\"".to_string(),
+    ];
+    let old = run(
+        &parse_scenario(&text, path, &sets).expect("parses"),
+        KernelEra::V4_2,
+        false,
+    );
+    assert!(old.elapsed_ns > 2 * period);
+    assert!(old.pressure_series.is_empty());
 }

@@ -582,6 +582,9 @@ pub struct Sim {
     pub inodes: Vec<Option<Inode>>,
     /// Mounted filesystems.
     pub fss: Vec<FileSystem>,
+    /// shm_mnt: the internal tmpfs of shared anonymous mappings (`fss` index), mounted at
+    /// the first one (`Sim::shmem_zero_setup`).
+    pub shm_mnt: Option<usize>,
     /// Block devices.
     pub devices: Vec<BlockDevice>,
     /// Block requests in flight, by id.
@@ -846,6 +849,7 @@ impl Sim {
             tasks: Vec::new(),
             inodes: vec![None],
             fss: Vec::new(),
+            shm_mnt: None,
             devices: Vec::new(),
             io: Vec::new(),
             io_free: Vec::new(),

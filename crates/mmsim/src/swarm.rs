@@ -11,8 +11,8 @@
 //!   preset, sometimes with swap-out errors) or not, one block device with a random preset
 //!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`
 //!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
-//! - Programs (1–3 tasks): dd, read, anon, mmap-read, pread-stride, sparsetruncate,
-//!   bonnie, desktop, at small sizes.
+//! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem), mmap-read,
+//!   pread-stride, sparsetruncate, bonnie, desktop, at small sizes.
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
 //!   it), every studied change on or off, and about a quarter of the era's rules
 //!   overridden in `[features]`, so the cases cover each era and combinations no kernel
@@ -295,7 +295,17 @@ pub fn generate(seed: u64) -> SwarmCase {
                     "program = \"anon\"\nsize = \"{size}KiB\"\npasses = {passes}\npattern = \"{pat}\"\nwrite = {write}\nseed = {}",
                     rng.gen_range(0..1000)
                 );
-                format!("anon {size}KiB {pat} x{passes}")
+                // MAP_SHARED (shmem) in a quarter of the cases, from a generator of its own
+                // (the rest of the case is as before shared mappings existed).
+                let shared = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5348_4d45_4d5f_5a45)
+                    .gen_bool(0.25);
+                if shared {
+                    tasks.push_str("shared = true\n");
+                }
+                format!(
+                    "anon {size}KiB {pat} x{passes}{}",
+                    if shared { " shared" } else { "" }
+                )
             }
             3 => {
                 let size = kib(&mut rng, 16, (ram >> 12) / 2);

@@ -281,6 +281,12 @@ impl Sim {
         if len > TASK_SIZE - start {
             return OpResult::Err(Errno::ENOMEM);
         }
+        // MAP_SHARED|MAP_ANONYMOUS: shmem_zero_setup backs the mapping with a file of its
+        // own on the internal tmpfs (its pages are shmem: swap-backed page cache).
+        let file = match file {
+            None if shared => Some(self.shmem_zero_setup(len)),
+            f => f,
+        };
         let ra = file.map_or_else(RaState::new, |ino| self.file_ra_state_init(ino));
         let m = self.mm_mut(mm);
         // A guard page between mappings keeps them apart.
@@ -308,6 +314,49 @@ impl Sim {
         }
         self.charge(self.costs.dir_op_ps / 2);
         OpResult::Addr(start)
+    }
+
+    /// shmem_zero_setup: the file behind a shared anonymous mapping of `len` bytes, an
+    /// unlinked inode of i_size `len` on shm_mnt, the internal tmpfs (no size limit: a
+    /// kernel mount; mounted here at the first such mapping). The mapping holds the only
+    /// reference: its last unmap evicts the file, its pages and its swap entries. Its
+    /// inode and dentry objects (one of each per mapping) are not modelled.
+    pub fn shmem_zero_setup(&mut self, len: u64) -> u32 {
+        let fs = match self.shm_mnt {
+            Some(fs) => fs,
+            None => {
+                let spec = crate::scenario::FsSpec {
+                    mount: "(shm_mnt)".into(),
+                    kind: crate::scenario::FsKind::Tmpfs,
+                    device: None,
+                    size_bytes: None,
+                };
+                self.fss.push(crate::fs::FileSystem::new(&spec, None));
+                self.shm_mnt = Some(self.fss.len() - 1);
+                self.fss.len() - 1
+            }
+        };
+        let ino = self.inodes.len() as u32;
+        self.inodes.push(Some(crate::fs::Inode {
+            ino,
+            fs,
+            size: len,
+            nlink: 0,
+            open: 0,
+            mapping: crate::fs::AddressSpace {
+                swapbacked: true,
+                ..Default::default()
+            },
+            nr_dirty: 0,
+            dirtied_when_ps: crate::fs::NOT_DIRTIED,
+            writeback_index: 0,
+            expected: Default::default(),
+            disk: Default::default(),
+            nr_blocks: 0,
+            i_mmap: Vec::new(),
+            vfs: Default::default(),
+        }));
+        ino
     }
 
     /// munmap(2) of whole VMAs in [addr, addr+len) (partial unmaps split nothing: a range

@@ -29,6 +29,8 @@ pub struct AnonSpec {
     pub think_ns: u64,
     /// Seed of the random order.
     pub seed: u64,
+    /// MAP_SHARED (shmem, as PostgreSQL's shared buffers) instead of MAP_PRIVATE.
+    pub shared: bool,
 }
 
 impl Params for AnonSpec {
@@ -45,7 +47,9 @@ pub const PROGRAM: ProgramDef = ProgramDef {
     name: "anon",
     summary: "map anonymous memory and touch every page of it, several passes",
     doc: "Maps `size` bytes of private anonymous memory (`mmap(MAP_PRIVATE|MAP_ANONYMOUS)`, \
-          read and write) and touches one byte of every page, `passes` times: sequentially, \
+          read and write; with `shared = true` `MAP_SHARED|MAP_ANONYMOUS`, shmem as \
+          PostgreSQL's shared buffers are) and touches one byte of every page, `passes` \
+          times: sequentially, \
           or with `pattern = \"random\"` in a random order of 64-page (256 KiB) chunks drawn \
           from `seed`, sleeping `think` between passes; then unmaps it and exits. The first \
           pass faults every page in (zero-filled); with more anonymous memory than RAM, later \
@@ -89,6 +93,17 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "integer",
             default: "`1`",
             rules: "seed of the random order (not the scenario's `seed`)",
+        },
+        Param {
+            key: "shared",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: a shared anonymous mapping. The kernel backs it with an unlinked \
+                    file on its internal tmpfs (shmem_zero_setup): its pages are shmem — \
+                    memory.stat `shmem` and `file`, /proc/vmstat `nr_shmem`, on the anon LRU, \
+                    written to swap by shmem_writepage (the swap entry stays in the file, \
+                    the PTE is cleared) and read back by shmem_swapin — and a read \
+                    allocates a page. The last unmap frees them and their swap",
         },
     ],
     samples: &[SampleDef {
@@ -150,6 +165,7 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     };
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
+    let shared = task.opt("shared", want_bool)?.is_some_and(|(b, _)| b);
     Ok(ProgramSpec::new(
         PROGRAM.name,
         AnonSpec {
@@ -159,6 +175,7 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
             random,
             think_ns,
             seed,
+            shared,
         },
     ))
 }
@@ -215,7 +232,7 @@ impl Program for Anon {
                     len: self.spec.size_bytes,
                     offset: 0,
                     prot: 3,
-                    shared: false,
+                    shared: self.spec.shared,
                 }
             }
             Phase::StartPass => {

@@ -1010,3 +1010,26 @@ fn senpai_keys_are_checked() {
     let msg = expect_err(&t, line(&t, "target"), "tasks.s.target");
     assert!(msg.contains("declared cgroups: app"), "{msg}");
 }
+
+/// Every example scenario of examples/ loads and builds its machine on its own kernel era.
+#[test]
+fn every_example_scenario_loads_and_builds() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).expect("examples/") {
+        let p = e.expect("an entry").path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).expect("readable");
+        let sc = mmsim::scenario::parse_scenario(&text, &p.display().to_string(), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let era = sc.kernel.unwrap_or(mmsim::kernel::KernelEra::V6_18);
+        let f = era.features("patched").expect("preset");
+        if let Err(e) = mmsim::sim::Sim::new(&sc, f) {
+            panic!("{}: {e}", p.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 6, "{n} examples");
+}

@@ -455,3 +455,122 @@ fn with_memory_swap_max_0_a_cgroups_tmpfs_pages_stay_and_it_is_oom_killed() {
     assert_eq!(box_.swap_events.max, 0);
     assert!(box_.events.oom_kill > 0);
 }
+
+/// The file behind the shared anonymous mapping at `addr` of the unit machine's task.
+fn vma_file(m: &UnitMachine, addr: u64) -> u32 {
+    let mm = m.sim.tasks[m.tid].mm.expect("an mm");
+    let vma = &m.sim.mms[mm as usize].as_ref().expect("mm").vmas[&addr];
+    vma.file.expect("a shared anonymous mapping has a file")
+}
+
+/// Touch `pages` pages at `addr` until the accesses complete, IO done between the tries.
+fn touch(m: &mut UnitMachine, addr: u64, pages: u64, write: bool) {
+    let tid = m.tid;
+    for _ in 0..100 {
+        match common::touch_pages(&mut m.sim, 0, tid, addr, pages, write) {
+            Ok(OpResult::Bytes(b)) if b == pages * PAGE_SIZE => return,
+            Ok(other) => panic!("touch: {other:?}"),
+            Err(_) => {
+                complete_io_and_ipis(&mut m.sim);
+            }
+        }
+    }
+    panic!("the touch kept sleeping");
+}
+
+/// mmap(MAP_SHARED|MAP_ANONYMOUS) is shmem (shmem_zero_setup): an unlinked file on the
+/// internal tmpfs whose pages are swap-backed page cache (nr_shmem, nr_file_pages, not
+/// nr_anon_pages), allocated by a read as by a write, swapped out by shmem_writepage
+/// (the file keeps the swap entries) and back in by a fault; the last unmap frees the
+/// file, its pages and its swap slots.
+#[test]
+fn a_shared_anonymous_mapping_is_shmem_and_its_unmap_frees_it() {
+    let mut m = machine(Some("64MiB"));
+    let total = swap_free(&m);
+    let tid = m.tid;
+    let (anon0, file0) = (stat(&m, VmItem::NrAnonPages), stat(&m, VmItem::NrFilePages));
+    let addr = common::mmap_at(&mut m.sim, tid, None, PAGES * PAGE_SIZE, 0, 3, true);
+    let ino = vma_file(&m, addr);
+    let fs = m
+        .sim
+        .shm_mnt
+        .expect("shm_mnt is mounted at the first shared mapping");
+    {
+        let inode = m.sim.inode(ino);
+        assert_eq!((inode.fs, inode.nlink, inode.open), (fs, 0, 1));
+        assert!(inode.mapping.swapbacked && inode.size == PAGES * PAGE_SIZE);
+    }
+    assert!(m.sim.fss[fs].names.is_empty(), "the file has no name");
+    assert_eq!(
+        m.sim.resolve_fs("/tmp/x"),
+        Some(0),
+        "shm_mnt resolves no path"
+    );
+    touch(&mut m, addr, PAGES, true);
+    assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64);
+    assert_eq!(stat(&m, VmItem::NrFilePages), file0 + PAGES as i64);
+    assert_eq!(stat(&m, VmItem::NrAnonPages), anon0, "not anonymous pages");
+    check(&m);
+    // A read of a shared anonymous page allocates it too.
+    let addr2 = common::mmap_at(&mut m.sim, tid, None, 4 * PAGE_SIZE, 0, 3, true);
+    let ino2 = vma_file(&m, addr2);
+    assert_ne!(ino2, ino, "each mapping has its own file");
+    touch(&mut m, addr2, 4, false);
+    assert_eq!(stat(&m, VmItem::NrShmem), PAGES as i64 + 4);
+    // Reclaim unmaps the written pages and writes them to swap; the file keeps the entries.
+    let slots = swap_out_file(&mut m, ino);
+    assert_eq!(swap_free(&m), total - PAGES);
+    assert!(slots
+        .iter()
+        .all(|&s| m.sim.swap.as_ref().unwrap().swap_map[s as usize] == 1));
+    // A fault brings them back (major faults, pswpin), the content intact.
+    let (maj, pswpin) = (stat(&m, VmItem::Pgmajfault), stat(&m, VmItem::Pswpin));
+    touch(&mut m, addr, PAGES, false);
+    assert!(stat(&m, VmItem::Pgmajfault) > maj);
+    assert_eq!(stat(&m, VmItem::Pswpin), pswpin + PAGES as i64);
+    assert!((0..PAGES).all(|i| matches!(m.entry(ino, i), Entry::Page(_))));
+    assert_oracle_clean(&m);
+    check(&m);
+    // Swap them out again and unmap: the file, its pages and its slots are gone.
+    swap_out_file(&mut m, ino);
+    let r = retry(&mut m, |m| m.sim.sys_munmap(tid, addr, PAGES * PAGE_SIZE));
+    assert_eq!(r, OpResult::None);
+    let r = retry(&mut m, |m| m.sim.sys_munmap(tid, addr2, 4 * PAGE_SIZE));
+    assert_eq!(r, OpResult::None);
+    assert!(m.sim.inodes[ino as usize].is_none() && m.sim.inodes[ino2 as usize].is_none());
+    assert_eq!(stat(&m, VmItem::NrShmem), 0);
+    assert_eq!(swap_free(&m), total);
+    check(&m);
+}
+
+/// A shared anonymous buffer twice its cgroup's memory.max (PostgreSQL's shared_buffers in
+/// a container) runs through swap like private anonymous memory, and is OOM-killed
+/// without swap; the checker passes on every step.
+#[test]
+fn a_shared_buffer_larger_than_its_cgroup_goes_to_swap() {
+    let text = |swap: &str| {
+        format!(
+            "name = \"shared-anon\"\nkernel = \"6.18\"\n[machine]\ncpus_per_node = 2\n\
+             memory_per_node = \"128MiB\"\n{swap}[[cgroups]]\nname = \"db\"\n\
+             memory_max = \"16MiB\"\n[[tasks]]\nname = \"pg\"\ncgroup = \"db\"\n\
+             program = \"anon\"\nsize = \"32MiB\"\npasses = 2\nshared = true\n"
+        )
+    };
+    let f = KernelEra::V6_18.features("patched").expect("preset");
+    let sc = parse_scenario(&text("[swap]\nsize = \"128MiB\"\n"), "sa.toml", &[]).expect("parses");
+    let r = run_sc(&sc, f.clone(), true, 20_000_000);
+    assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    assert_eq!(r.vmstat["oom_kill"], 0, "{:?}", r.oom);
+    assert!(r.vmstat["pswpout"] >= 4096 && r.vmstat["pswpin"] > 0);
+    let db = r.cgroups.iter().find(|c| c.name == "db").expect("db");
+    assert!(db.peak <= 16 << 20 && db.swap_peak > 0);
+    assert_eq!(
+        (db.current, db.swap_current),
+        (0, 0),
+        "the exit freed everything"
+    );
+    let sc = parse_scenario(&text(""), "sa.toml", &[]).expect("parses");
+    let r = run_sc(&sc, f, true, 20_000_000);
+    assert_eq!(r.vmstat["oom_kill"], 1, "without swap: {:?}", r.oom);
+}

@@ -773,26 +773,33 @@ impl Sim {
             }
             nodes.push(PgData::new(n, first, pages_per_node as u32));
         }
-        if let Some(c) = sc.cgroups.iter().find(|c| c.swap_high.is_some()) {
-            if features.era < crate::scenario::SWAP_HIGH_SINCE {
-                return Err(format!(
-                    "cgroup {} sets swap_high, but memory.swap.high exists from kernel 5.8 on \
-                     (the {} era); this run follows kernel {}",
-                    c.name,
-                    crate::scenario::SWAP_HIGH_SINCE,
-                    features.era
-                ));
-            }
-        }
-        if let Some(c) = sc.cgroups.iter().find(|c| c.oom_group) {
-            if features.era < crate::scenario::OOM_GROUP_SINCE {
-                return Err(format!(
-                    "cgroup {} sets oom_group, but memory.oom.group exists from kernel 4.19 on \
-                     (the {} era); this run follows kernel {}",
-                    c.name,
-                    crate::scenario::OOM_GROUP_SINCE,
-                    features.era
-                ));
+        // Cgroup files newer than the run's era (a `--kernel` older than the scenario's).
+        type CgroupKey = fn(&crate::scenario::CgroupSpec) -> bool;
+        let newer: [(&str, &str, &str, crate::kernel::KernelEra, CgroupKey); 2] = [
+            (
+                "swap_high",
+                "memory.swap.high",
+                "5.8",
+                crate::scenario::SWAP_HIGH_SINCE,
+                |c| c.swap_high.is_some(),
+            ),
+            (
+                "oom_group",
+                "memory.oom.group",
+                "4.19",
+                crate::scenario::OOM_GROUP_SINCE,
+                |c| c.oom_group,
+            ),
+        ];
+        for (key, file, version, since, set) in newer {
+            if let Some(c) = sc.cgroups.iter().find(|c| set(c)) {
+                if features.era < since {
+                    return Err(format!(
+                        "cgroup {} sets {key}, but {file} exists from kernel {version} on \
+                         (the {since} era); this run follows kernel {}",
+                        c.name, features.era
+                    ));
+                }
             }
         }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;

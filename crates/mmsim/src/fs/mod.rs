@@ -68,6 +68,29 @@ pub struct Inode {
     pub vfs: crate::mm::slab::VfsInode,
 }
 
+impl Inode {
+    /// A new empty inode `ino` of filesystem `fs` with page cache `mapping`: size 0, one
+    /// link, not open, clean, no blocks, not mapped, its VFS objects not allocated.
+    pub fn new(ino: u32, fs: usize, mapping: AddressSpace) -> Inode {
+        Inode {
+            ino,
+            fs,
+            size: 0,
+            nlink: 1,
+            open: 0,
+            mapping,
+            nr_dirty: 0,
+            dirtied_when_ps: NOT_DIRTIED,
+            writeback_index: 0,
+            expected: Default::default(),
+            disk: Default::default(),
+            nr_blocks: 0,
+            i_mmap: Vec::new(),
+            vfs: Default::default(),
+        }
+    }
+}
+
 /// A VMA on its file's i_mmap: which one (mm, start) and what an rmap walk needs of it, so
 /// the walk does not look the VMA up in its mm (`sys_mmap` and `sys_mprotect` keep the
 /// copy equal to the VMA; the invariant checker compares them).

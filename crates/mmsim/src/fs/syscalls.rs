@@ -45,22 +45,7 @@ impl Sim {
             swapbacked: kind == FsKind::Tmpfs,
             ..Default::default()
         };
-        self.inodes.push(Some(Inode {
-            ino,
-            fs,
-            size: 0,
-            nlink: 1,
-            open: 0,
-            mapping,
-            nr_dirty: 0,
-            dirtied_when_ps: crate::fs::NOT_DIRTIED,
-            writeback_index: 0,
-            expected: Default::default(),
-            disk: Default::default(),
-            nr_blocks: 0,
-            i_mmap: Vec::new(),
-            vfs: Default::default(),
-        }));
+        self.inodes.push(Some(Inode::new(ino, fs, mapping)));
         self.namei_link_file(fs, &path);
         self.fss[fs].names.insert(path, ino);
         ino

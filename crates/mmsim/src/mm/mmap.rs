@@ -337,24 +337,14 @@ impl Sim {
             }
         };
         let ino = self.inodes.len() as u32;
+        let mapping = crate::fs::AddressSpace {
+            swapbacked: true,
+            ..Default::default()
+        };
         self.inodes.push(Some(crate::fs::Inode {
-            ino,
-            fs,
             size: len,
             nlink: 0,
-            open: 0,
-            mapping: crate::fs::AddressSpace {
-                swapbacked: true,
-                ..Default::default()
-            },
-            nr_dirty: 0,
-            dirtied_when_ps: crate::fs::NOT_DIRTIED,
-            writeback_index: 0,
-            expected: Default::default(),
-            disk: Default::default(),
-            nr_blocks: 0,
-            i_mmap: Vec::new(),
-            vfs: Default::default(),
+            ..crate::fs::Inode::new(ino, fs, mapping)
         }));
         ino
     }

@@ -790,28 +790,21 @@ impl Sim {
             }
             let ino = self.inodes.len() as u32;
             let v = self.new_version();
+            let mapping = crate::fs::AddressSpace {
+                account_dirty: true,
+                ..Default::default()
+            };
             self.inodes.push(Some(crate::fs::Inode {
-                ino,
-                fs,
                 size: INODE_TABLE_PAGES * PAGE_SIZE,
-                nlink: 1,
                 // Pinned: the superblock holds it for the life of the mount.
                 open: 1,
-                mapping: crate::fs::AddressSpace {
-                    account_dirty: true,
-                    ..Default::default()
-                },
-                nr_dirty: 0,
-                dirtied_when_ps: crate::fs::NOT_DIRTIED,
-                writeback_index: 0,
                 expected: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
                 disk: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
-                nr_blocks: 0,
-                i_mmap: Vec::new(),
                 vfs: VfsInode {
                     state: VfsState::Cached,
                     ..Default::default()
                 },
+                ..crate::fs::Inode::new(ino, fs, mapping)
             }));
             self.fss[fs].inode_table = Some(ino);
         }

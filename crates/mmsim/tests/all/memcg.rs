@@ -39,18 +39,11 @@ fn with_cgroups(text: &str, cgroups: Vec<CgroupSpec>, tasks: &[(&str, &str)]) ->
 }
 
 fn run(sc: &Scenario, era: KernelEra, check: bool) -> RunReport {
-    let f = era.features("patched").expect("preset");
-    let r = run_sc(sc, f, check, MAX_STEPS);
-    assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
-    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
-    r
+    common::run_completed(sc, era, check, MAX_STEPS)
 }
 
 fn cg<'a>(r: &'a RunReport, name: &str) -> &'a CgroupReport {
-    r.cgroups
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("cgroup {name} in the report"))
+    common::cgroup_report(r, name)
 }
 
 const STREAM_AND_HOT: &str = r#"

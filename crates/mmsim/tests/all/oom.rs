@@ -4,28 +4,18 @@
 
 use crate::common;
 
-use common::{run_sc, task_report};
+use common::task_report;
 use mmsim::kernel::KernelEra;
-use mmsim::run::{CgroupReport, RunReport};
+use mmsim::run::RunReport;
 use mmsim::scenario::{parse_scenario, Scenario};
-use mmsim::sim::RunEnd;
 
 const MAX_STEPS: u64 = 30_000_000;
 
 fn run(sc: &Scenario) -> RunReport {
-    let f = KernelEra::V6_18.features("patched").expect("preset");
-    let r = run_sc(sc, f, true, MAX_STEPS);
-    assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
-    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
-    r
+    common::run_completed(sc, KernelEra::V6_18, true, MAX_STEPS)
 }
 
-fn cg<'a>(r: &'a RunReport, name: &str) -> &'a CgroupReport {
-    r.cgroups
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("cgroup {name} in the report"))
-}
+use common::cgroup_report as cg;
 
 fn killed(r: &RunReport) -> Vec<&str> {
     r.tasks

@@ -16,7 +16,7 @@ use mmsim::mm::node::LruList;
 use mmsim::mm::page::{Pfn, PAGE_SIZE};
 use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::vmstat::VmItem;
-use mmsim::run::{run_scenario, RunOptions, RunReport, TaskReport};
+use mmsim::run::{run_scenario, CgroupReport, RunOptions, RunReport, TaskReport};
 use mmsim::scenario::{load_scenario, parse_scenario, Scenario};
 use mmsim::sched::{TaskBody, TaskId, Wait};
 use mmsim::sim::{Features, RunEnd, Sim};
@@ -318,6 +318,29 @@ pub fn run_sc(sc: &Scenario, features: Features, check: bool, max_steps: u64) ->
         max_steps,
     };
     run_scenario(sc, &opts, &mut |_| {}).expect("run")
+}
+
+/// Run `sc` on `era`'s patched rules (the checker after every step if `check`) and
+/// assert that it completed with no content-oracle violation.
+pub fn run_completed(
+    sc: &Scenario,
+    era: mmsim::kernel::KernelEra,
+    check: bool,
+    max_steps: u64,
+) -> RunReport {
+    let f = era.features("patched").expect("preset");
+    let r = run_sc(sc, f, check, max_steps);
+    assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    r
+}
+
+/// The report of cgroup `name` (`/` is the root).
+pub fn cgroup_report<'a>(r: &'a RunReport, name: &str) -> &'a CgroupReport {
+    r.cgroups
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("cgroup {name} in the report"))
 }
 
 /// The report of task `name`.

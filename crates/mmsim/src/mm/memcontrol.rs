@@ -1112,6 +1112,13 @@ impl Sim {
                 }
                 self.memcgs[m as usize].swap_high = pages;
             }
+            CgroupFile::OomGroup => {
+                // memory_oom_group_write: 0 or 1 (the program checked the value).
+                if self.features.era < crate::scenario::OOM_GROUP_SINCE {
+                    return Ok(OpResult::Err(Errno::ENOENT));
+                }
+                self.memcgs[m as usize].oom_group = bytes == Some(1);
+            }
         }
         Ok(OpResult::Bytes(bytes.unwrap_or(0)))
     }

@@ -1,14 +1,16 @@
 //! `cgroup-write`: change a cgroup's limit mid-run, as an administrator, systemd
 //! (`systemctl set-property`) or an OOM daemon does: after `delay`, writes `value` to the
-//! file `file` (memory.max, memory.high, memory.swap.max or memory.swap.high) of the
-//! cgroup `target`, once, and exits. The write is timed under the label "write": lowering
+//! file `file` (memory.max, memory.high, memory.swap.max, memory.swap.high or
+//! memory.oom.group) of the cgroup `target`, once, and exits. The write is timed under the label "write": lowering
 //! memory.max or memory.high reclaims down to the new limit before the write returns.
 
 use std::sync::Arc;
 
 use super::{CgroupFile, Footprint, Op, OpResult, Program};
 use super::{Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
-use crate::scenario::{want_duration, want_size, want_str, Env, Scenario, ScenarioError, View};
+use crate::scenario::{
+    want_duration, want_size, want_str, want_u64, Env, Scenario, ScenarioError, View,
+};
 
 use serde::Serialize;
 
@@ -19,7 +21,7 @@ pub struct CgroupWriteSpec {
     pub cgroup: String,
     /// The file written.
     pub file: CgroupFile,
-    /// The value written, bytes (None: "max").
+    /// The value written, bytes (None: "max"); 0 or 1 for memory.oom.group.
     pub bytes: Option<u64>,
     /// Sleep before the write, ns.
     pub delay_ns: u64,
@@ -41,7 +43,7 @@ impl Params for CgroupWriteSpec {
 /// `program = "cgroup-write"`.
 pub const PROGRAM: ProgramDef = ProgramDef {
     name: "cgroup-write",
-    summary: "write a cgroup's memory.max, memory.high, memory.swap.max or memory.swap.high once, mid-run",
+    summary: "write a cgroup's memory.max, memory.high, memory.swap.max, memory.swap.high or memory.oom.group once, mid-run",
     doc: "Changes one limit of a cgroup while the others run, as an administrator, systemd \
           or an OOM daemon does: after `delay`, writes `value` to the file `file` of the \
           cgroup `target` and exits. memory.max (memory_max_write): the new limit, then, \
@@ -52,7 +54,9 @@ pub const PROGRAM: ProgramDef = ProgramDef {
           memory.high (memory_high_write): the new limit, and reclaim down to it, without \
           the OOM killer. memory.swap.max and memory.swap.high take the new limit and \
           reclaim nothing; memory.swap.high exists from 5.8 (the 6.1 and 6.18 eras): on an \
-          earlier era the write fails with ENOENT, recorded as the task's error. The write \
+          earlier era the write fails with ENOENT, recorded as the task's error. \
+          memory.oom.group (4.19, the 6.1 and 6.18 eras; ENOENT before) takes 0 or 1: \
+          whether an OOM kill in the cgroup takes all its tasks from then on. The write \
           is timed under the label \"write\". The writer's own task runs where its \
           `cgroup` key puts it (the root by default).",
     params: &[
@@ -66,13 +70,15 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "file",
             ty: "string",
             default: "required",
-            rules: "\"memory.max\", \"memory.high\", \"memory.swap.max\" or \"memory.swap.high\"",
+            rules: "\"memory.max\", \"memory.high\", \"memory.swap.max\", \"memory.swap.high\" \
+                    or \"memory.oom.group\"",
         },
         Param {
             key: "value",
-            ty: "size (bytes) or \"max\"",
+            ty: "size (bytes) or \"max\"; 0 or 1",
             default: "required",
-            rules: "the new limit, rounded down to whole 4 KiB pages; \"max\": no limit",
+            rules: "the new limit, rounded down to whole 4 KiB pages; \"max\": no limit. For \
+                    memory.oom.group the integer 0 or 1",
         },
         Param {
             key: "delay",
@@ -136,12 +142,19 @@ fn parse_cgroup_write(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Sce
         )));
     };
     let ram = env.total_memory_bytes;
-    let (bytes, _) = task.req("value", "the new limit", |item, loc| {
-        if want_str(item, loc).is_ok_and(|s| s == "max") {
-            return Ok(None);
-        }
-        want_size(item, loc, Some(ram)).map(Some)
-    })?;
+    let (bytes, _) = if file == CgroupFile::OomGroup {
+        task.req("value", "0 or 1", |item, loc| match want_u64(item, loc)? {
+            v @ (0 | 1) => Ok(Some(v)),
+            v => Err(loc.err(format!("memory.oom.group takes 0 or 1, got {v}"))),
+        })?
+    } else {
+        task.req("value", "the new limit", |item, loc| {
+            if want_str(item, loc).is_ok_and(|s| s == "max") {
+                return Ok(None);
+            }
+            want_size(item, loc, Some(ram)).map(Some)
+        })?
+    };
     let delay_ns = task.opt("delay", want_duration)?.map_or(0, |(v, _)| v);
     Ok(ProgramSpec::new(
         PROGRAM.name,

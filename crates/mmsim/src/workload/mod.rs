@@ -169,15 +169,18 @@ pub enum CgroupFile {
     SwapMax,
     /// memory.swap.high (5.8).
     SwapHigh,
+    /// memory.oom.group (4.19): 0 or 1.
+    OomGroup,
 }
 
 impl CgroupFile {
     /// Every file, with its name.
-    pub const ALL: [(CgroupFile, &'static str); 4] = [
+    pub const ALL: [(CgroupFile, &'static str); 5] = [
         (CgroupFile::MemoryMax, "memory.max"),
         (CgroupFile::MemoryHigh, "memory.high"),
         (CgroupFile::SwapMax, "memory.swap.max"),
         (CgroupFile::SwapHigh, "memory.swap.high"),
+        (CgroupFile::OomGroup, "memory.oom.group"),
     ];
 }
 

@@ -269,3 +269,36 @@ fn oom_keys_reject_bad_values_with_file_and_field() {
     let e = mmsim::sim::Sim::new(&sc, old).err().expect("an error");
     assert!(e.contains("oom_group") && e.contains("4.19"), "{e}");
 }
+
+/// memory.oom.group written mid-run (`cgroup-write`, as a kubelet or systemd does): the
+/// pod's next OOM kill takes the group; the file takes 0 or 1 only, and does not exist
+/// before 4.19 (ENOENT).
+#[test]
+fn memory_oom_group_written_mid_run_takes_effect() {
+    let admin = |value: &str| {
+        format!(
+            "{}\n[[tasks]]\nname = \"admin\"\ncpu = 3\nprogram = \"cgroup-write\"\n\
+             target = \"pod\"\nfile = \"memory.oom.group\"\nvalue = {value}\n",
+            pod(false, "6.18")
+        )
+    };
+    let sc = parse_scenario(&admin("1"), "pod.toml", &[]).expect("parses");
+    let r = run(&sc);
+    assert_eq!(killed(&r), ["hog", "sidecar"], "{:?}", r.oom);
+    assert_eq!(cg(&r, "pod").events.oom_group_kill, 1);
+    assert!(task_report(&r, "admin").errors.is_empty());
+    let e = parse_scenario(&admin("2"), "pod.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tasks.admin.value") && e.contains("0 or 1"),
+        "{e}"
+    );
+    // On 4.14 the file does not exist: the write fails, and only hog goes.
+    let sc = parse_scenario(&admin("1").replace("\"6.18\"", "\"4.14\""), "pod.toml", &[])
+        .expect("parses");
+    let f = KernelEra::V4_14.features("patched").expect("preset");
+    let r = common::run_sc(&sc, f, true, MAX_STEPS);
+    assert_eq!(killed(&r), ["hog"], "{:?}", r.oom);
+    assert_eq!(task_report(&r, "admin").errors.get("ENOENT"), Some(&1));
+}

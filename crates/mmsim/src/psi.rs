@@ -484,7 +484,18 @@ impl Psi {
     /// The pressure files of every group as a read at `end` shows them (psi_show: the
     /// times collected up to `end`; the averages updated if a period ended).
     pub fn read(&self, end: Ps) -> Vec<Pressure> {
-        let mut p = self.clone();
+        // A copy of the state without the history (a read neither needs nor keeps it).
+        let mut p = Psi {
+            enabled: self.enabled,
+            nr_groups: self.nr_groups,
+            parent: self.parent.clone(),
+            pending: self.pending.clone(),
+            cpus: self.cpus.clone(),
+            groups: self.groups.clone(),
+            next_ps: self.next_ps,
+            done_ps: self.done_ps,
+            history: Vec::new(),
+        };
         if p.enabled {
             p.advance(end);
             if end > p.done_ps {

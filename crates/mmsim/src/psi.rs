@@ -303,9 +303,18 @@ pub struct Psi {
     /// The end of the last period applied, ps (records are never earlier).
     done_ps: Ps,
     /// The stall totals at each period's end, as the aggregator collected them (the
-    /// report's pressure time series): (time ns, per group [memory some, memory full, io
-    /// some, io full] µs). Written only; at most `PSI_HISTORY_MAX` entries.
-    pub history: Vec<(u64, Vec<[u64; 4]>)>,
+    /// report's pressure time series). Written only; at most `PSI_HISTORY_MAX` entries.
+    pub history: Vec<PressureSample>,
+}
+
+/// The PSI stall totals at the end of one aggregation period.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq, Default)]
+pub struct PressureSample {
+    /// The period's end, virtual ns.
+    pub t_ns: u64,
+    /// Per group (/proc/pressure first, then each cgroup's files, in memcg order):
+    /// [memory some, memory full, io some, io full] total, µs.
+    pub totals: Vec<[u64; 4]>,
 }
 
 /// The most periods `Psi::history` keeps (about 23 days of virtual time).
@@ -385,7 +394,10 @@ impl Psi {
                     .iter()
                     .map(|g| [MEM_SOME, MEM_FULL, IO_SOME, IO_FULL].map(|s| g.total[s] / 1000))
                     .collect();
-                self.history.push((now_ns, totals));
+                self.history.push(PressureSample {
+                    t_ns: now_ns,
+                    totals,
+                });
             }
             for g in 0..self.nr_groups {
                 if now_ns >= self.groups[g].avg_next_update {

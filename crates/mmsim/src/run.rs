@@ -173,15 +173,7 @@ pub struct RunReport {
     pub pressure: Option<crate::psi::Pressure>,
 }
 
-/// The PSI stall totals at the end of one aggregation period.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq, Default)]
-pub struct PressureSample {
-    /// The period's end, virtual ns.
-    pub t_ns: u64,
-    /// Per group (/proc/pressure first, then each cgroup's files, in `cgroups` order):
-    /// [memory some, memory full, io some, io full] total, µs.
-    pub totals: Vec<[u64; 4]>,
-}
+pub use crate::psi::PressureSample;
 
 /// One block device's IO over the run (/proc/diskstats).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -775,15 +767,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             .map(|i: &VmItem| i.name().to_string())
             .collect(),
         series: sim.samples.clone(),
-        pressure_series: sim
-            .psi
-            .history
-            .iter()
-            .map(|(t_ns, totals)| PressureSample {
-                t_ns: *t_ns,
-                totals: totals.clone(),
-            })
-            .collect(),
+        pressure_series: sim.psi.history.clone(),
         oracle_violations: sim.oracle_violations.clone(),
         oom: sim.oom_reports.clone(),
         steps: sim.steps,

@@ -189,6 +189,18 @@ pub const RULES: &[Rule] = &[
         commit: "mm: workingset: fix premature shadow node shrinking with cgroups",
     },
     Rule {
+        feature: "vma-swap-readahead",
+        since: KernelEra::V4_14,
+        version: "4.14",
+        commit: "mm, swap: VMA based swap readahead",
+    },
+    Rule {
+        feature: "vma-swap-readahead-nonrot",
+        since: KernelEra::V6_1,
+        version: "4.16",
+        commit: "mm, swap: Don't use VMA based swap readahead if HDD is used as swap",
+    },
+    Rule {
         feature: "pagevec-15",
         since: KernelEra::V6_1,
         version: "4.16",

@@ -64,6 +64,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",
+    "vma-swap-readahead",
+    "vma-swap-readahead-nonrot",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",
@@ -162,6 +164,9 @@ pub struct SwapSpec {
     /// vm.page_cluster: a swap fault reads the aligned cluster of 2^page_cluster slots
     /// around the faulting one (0 = no readahead). 0 ..= 10, default 3.
     pub page_cluster: u32,
+    /// /sys/kernel/mm/swap/vma_ra_enabled (4.14+): `Some(false)` turns VMA-based swap
+    /// readahead off (the slot-cluster readahead instead); None leaves the default, on.
+    pub vma_ra_enabled: Option<bool>,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -1604,6 +1609,7 @@ const SWAP_KEYS: &[&str] = &[
     "read_error_rate",
     "write_error_rate",
     "page_cluster",
+    "vma_ra_enabled",
 ];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
 pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
@@ -1653,11 +1659,13 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
             )))
         }
     };
+    let vma_ra_enabled = s.opt("vma_ra_enabled", want_bool)?.map(|(b, _)| b);
     Ok(Some(SwapSpec {
         size_bytes,
         preset,
         faults,
         page_cluster,
+        vma_ra_enabled,
     }))
 }
 

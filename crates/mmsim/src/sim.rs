@@ -221,6 +221,16 @@ pub struct Features {
     /// per memcg and node, at pages/8 nodes, scanned as do_shrink_slab does with seeks 0
     /// (v4.14; before: the node's present pages / 16, per node).
     pub shadow_lru_limit: bool,
+    /// do_swap_page's readahead reads the swap entries of the PTEs around the faulting
+    /// address in its VMA (swap_vma_readahead, v4.14, "mm, swap: VMA based swap
+    /// readahead"), with the window and hits kept per VMA; off, the window of swap slots
+    /// around the faulting slot (swap_cluster_readahead). Also counts swap_ra and
+    /// swap_ra_hit (the same release).
+    pub vma_swap_readahead: bool,
+    /// VMA-based swap readahead only when no swap device is rotational (v4.16, "mm, swap:
+    /// Don't use VMA based swap readahead if HDD is used as swap"): an `hdd` swap device
+    /// keeps the slot-cluster readahead.
+    pub vma_swap_readahead_nonrot: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).
     pub workingset_restore: bool,
@@ -295,6 +305,8 @@ impl Features {
             writeback_activate: false,
             lru_size_inactive_ratio: false,
             shadow_lru_limit: false,
+            vma_swap_readahead: false,
+            vma_swap_readahead_nonrot: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -368,6 +380,8 @@ impl Features {
             "writeback-activate" => self.writeback_activate = on,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio = on,
             "shadow-lru-limit" => self.shadow_lru_limit = on,
+            "vma-swap-readahead" => self.vma_swap_readahead = on,
+            "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -423,6 +437,8 @@ impl Features {
             "writeback-activate" => self.writeback_activate,
             "lru-size-inactive-ratio" => self.lru_size_inactive_ratio,
             "shadow-lru-limit" => self.shadow_lru_limit,
+            "vma-swap-readahead" => self.vma_swap_readahead,
+            "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,
@@ -802,6 +818,16 @@ impl Sim {
                 }
             }
         }
+        if sc.swap.as_ref().is_some_and(|s| s.vma_ra_enabled.is_some())
+            && !features.vma_swap_readahead
+        {
+            return Err(format!(
+                "[swap] sets vma_ra_enabled, but /sys/kernel/mm/swap/vma_ra_enabled exists \
+                 from kernel 4.14 on (the rule vma-swap-readahead); this run follows kernel \
+                 {} without it",
+                features.era
+            ));
+        }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let policy = features.policy.or(sc.policy).unwrap_or_default();
@@ -955,11 +981,13 @@ impl Sim {
                 &sim.costs,
             ));
             let slots = sw.size_bytes / crate::mm::page::PAGE_SIZE;
-            sim.swap = Some(crate::mm::swapfile::SwapInfo::new(
-                slots,
-                dev,
-                sw.page_cluster,
-            ));
+            let mut info = crate::mm::swapfile::SwapInfo::new(slots, dev, sw.page_cluster);
+            // swap_use_vma_readahead: enable_vma_readahead && !nr_rotate_swap (4.16).
+            info.vma_ra = sim.features.vma_swap_readahead
+                && sw.vma_ra_enabled.unwrap_or(true)
+                && !(sim.features.vma_swap_readahead_nonrot
+                    && sw.preset == crate::scenario::DevicePreset::Hdd);
+            sim.swap = Some(info);
             sim.swap_cgroup = vec![crate::mm::memcontrol::NO_MEMCG; slots as usize];
             sim.swap_shadows = vec![0; slots as usize];
         }

@@ -42,6 +42,8 @@ pub struct Vma {
     pub ra: RaState,
     /// file_ra_state.mmap_miss.
     pub mmap_miss: u32,
+    /// vma->swap_readahead_info (v4.14): VMA-based swap readahead's state.
+    pub swap_ra: crate::mm::swapfile::SwapRaInfo,
 }
 
 impl Vma {
@@ -299,6 +301,7 @@ impl Sim {
             pgoff: offset / PAGE_SIZE,
             ra,
             mmap_miss: 0,
+            swap_ra: Default::default(),
         };
         let mapped = crate::fs::MappedVma {
             mm,

@@ -28,9 +28,19 @@
 //!   reclaim drops them (clean, unmapped: __remove_mapping, no IO). v3.15+ (the feature
 //!   on, both presets): readahead pages get PG_readahead, a fault that finds one counts a
 //!   hit (lookup_swap_cache), and each miss sizes its window from the hits since the last
-//!   miss (`SwapInfo::swapin_nr_pages`). Not modelled: VMA-based readahead (v4.14+); the kernel also
-//!   skips slot 0 (the swap header), which this swap area does not have, and allocates
-//!   readahead pages with the fault's GFP_HIGHUSER_MOVABLE (which may reclaim).
+//!   miss (`SwapInfo::swapin_nr_pages`). The kernel also skips slot 0 (the swap header),
+//!   which this swap area does not have, and allocates readahead pages with the fault's
+//!   GFP_HIGHUSER_MOVABLE (which may reclaim).
+//! - swap_vma_readahead (v4.14, feature `vma-swap-readahead`; from v4.16,
+//!   `vma-swap-readahead-nonrot`, only when the swap device is not an `hdd`; `[swap]
+//!   vma_ra_enabled`): an anonymous fault's readahead reads the swap entries of the PTEs
+//!   around the faulting address instead of the slots around its slot. The window is
+//!   __swapin_nr_pages over virtual page numbers with the VMA's own state
+//!   (vma->swap_readahead_info: the last swap fault's address, its window, and the
+//!   readahead pages faults found since): at most 2^min(page_cluster, 5) pages, starting
+//!   at the fault when it follows the last one, ending at it when it precedes it, centred
+//!   otherwise, clipped to the VMA and to the faulting PTE table. Every swap-cache lookup
+//!   by a fault moves the VMA's address to it. tmpfs swap-in keeps the slot window.
 //! - The content oracle: swap-out persists the page's version in the slot; swap-in (the
 //!   faulting page and readahead pages alike) restores it when the read completes
 //!   (`io_complete`).
@@ -94,6 +104,51 @@ pub struct SwapInfo {
     pub prev_offset: u32,
     /// swapin_nr_pages' last_readahead_pages.
     pub last_readahead_pages: u32,
+    /// swap_use_vma_readahead: anonymous faults read ahead by virtual address (v4.14).
+    pub vma_ra: bool,
+}
+
+/// SWAP_RA_ORDER_CEILING: VMA-based swap readahead reads at most 2^5 pages.
+pub const SWAP_RA_ORDER_CEILING: u32 = 5;
+/// SWAP_RA_HITS_MAX: the most readahead hits a VMA's state counts.
+pub const SWAP_RA_HITS_MAX: u32 = 63;
+
+/// vma->swap_readahead_info (v4.14): the VMA's last swap fault, as a virtual page number,
+/// the readahead window it got, and the readahead pages faults found since.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwapRaInfo {
+    /// Virtual page number of the last fault that looked up the swap cache.
+    pub vpn: u64,
+    /// The window of the last readahead, pages.
+    pub win: u32,
+    /// Readahead pages found since that readahead (at most SWAP_RA_HITS_MAX).
+    pub hits: u32,
+}
+
+/// __swapin_nr_pages (v3.15): a readahead window. With no readahead hits to judge by, 2
+/// pages when `offset` is next to `prev_offset`, else 1; with hits, hits + 2 rounded up to
+/// a power of two ≥ 4; at most `max_pages`, at least half of `prev_win` ("don't shrink
+/// readahead too fast").
+pub fn swapin_window(
+    prev_offset: u64,
+    offset: u64,
+    hits: u32,
+    max_pages: u32,
+    prev_win: u32,
+) -> u32 {
+    let mut pages = hits + 2;
+    if pages == 2 {
+        if offset != prev_offset.wrapping_add(1) && offset != prev_offset.wrapping_sub(1) {
+            pages = 1;
+        }
+    } else {
+        let mut roundup = 4;
+        while roundup < pages {
+            roundup <<= 1;
+        }
+        pages = roundup;
+    }
+    pages.min(max_pages).max(prev_win / 2)
 }
 
 impl SwapInfo {
@@ -111,6 +166,7 @@ impl SwapInfo {
             readahead_hits: 0,
             prev_offset: 0,
             last_readahead_pages: 0,
+            vma_ra: false,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
@@ -145,20 +201,17 @@ impl SwapInfo {
         if max_pages <= 1 {
             return 1;
         }
-        let mut pages = std::mem::take(&mut self.readahead_hits) + 2;
-        if pages == 2 {
-            if off != self.prev_offset.wrapping_add(1) && off != self.prev_offset.wrapping_sub(1) {
-                pages = 1;
-            }
+        let hits = std::mem::take(&mut self.readahead_hits);
+        let pages = swapin_window(
+            u64::from(self.prev_offset),
+            u64::from(off),
+            hits,
+            max_pages,
+            self.last_readahead_pages,
+        );
+        if hits == 0 {
             self.prev_offset = off;
-        } else {
-            let mut roundup = 4;
-            while roundup < pages {
-                roundup <<= 1;
-            }
-            pages = roundup;
         }
-        pages = pages.min(max_pages).max(self.last_readahead_pages / 2);
         self.last_readahead_pages = pages;
         pages
     }
@@ -376,10 +429,10 @@ impl Sim {
         let off = pte::pfn(p);
         let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
         if cached == NIL {
-            return Err(self.swapin_miss(off, Some((ANON_MAPPING | mm, vpn)), true));
+            return Err(self.swapin_miss(off, Some((mm, vpn)), true));
         }
         let pfn = cached;
-        self.lookup_swap_cache_hit(pfn);
+        self.lookup_swap_cache_hit(pfn, Some((mm, vpn)));
         if self.PageLocked(pfn) {
             return Err(Wait::PageLocked(pfn));
         }
@@ -432,10 +485,12 @@ impl Sim {
 
     /// A swap-cache miss at slot `off` (do_swap_page, shmem_swapin_folio): allocate a page
     /// (this one may reclaim and sleep) charged to the memcg the slot was charged to
-    /// (mem_cgroup_swapin_charge_folio), owned by `owner` (mapping, index) when known, add
-    /// it to the swap cache locked and read it, with the readahead window around the slot;
-    /// a fault counts pgmajfault. Returns what to sleep on.
-    fn swapin_miss(&mut self, off: u32, owner: Option<(u32, u64)>, fault: bool) -> Wait {
+    /// (mem_cgroup_swapin_charge_folio), add it to the swap cache locked and read it, with
+    /// the readahead window around the slot, or around the faulting address when `anon`
+    /// (the fault's mm and virtual page) is given and the VMA-based readahead is in use;
+    /// an anonymous page is owned by that address at once. A fault counts pgmajfault.
+    /// Returns what to sleep on.
+    fn swapin_miss(&mut self, off: u32, anon: Option<(u32, u64)>, fault: bool) -> Wait {
         let memcg = self.swapin_memcg(off);
         let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
             Ok(p) => p,
@@ -444,10 +499,10 @@ impl Sim {
                 return Wait::Until(self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS)
             }
         };
-        if let Some((mapping, index)) = owner {
+        if let Some((mm, vpn)) = anon {
             let pg_ = &mut self.mem[pfn as usize];
-            pg_.mapping = mapping;
-            pg_.index = index;
+            pg_.mapping = ANON_MAPPING | mm;
+            pg_.index = vpn;
         }
         self.add_to_swap_cache_for_read(pfn, off);
         if fault {
@@ -455,14 +510,18 @@ impl Sim {
             self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
             self.fault_was_major = true;
         }
-        self.swapin_read_around(off, pfn);
+        match anon {
+            Some((mm, vpn)) if self.swap.as_ref().expect("swap").vma_ra => {
+                self.swap_vma_readahead(mm, vpn, off, pfn)
+            }
+            _ => self.swapin_read_around(off, pfn),
+        }
         Wait::PageLocked(pfn)
     }
 
     /// The read of a swap-cache miss at slot `off`, whose page `pfn` was just added to the
-    /// swap cache locked (swapin_readahead; shmem's swap_cluster_readahead is the same
-    /// window): the slot alone, or the readahead window around it, one request per run of
-    /// contiguous slots.
+    /// swap cache locked (swap_cluster_readahead, also shmem's): the slot alone, or the
+    /// readahead window around it, one request per run of contiguous slots.
     fn swapin_read_around(&mut self, off: u32, pfn: Pfn) {
         let adaptive = self.features.adaptive_swap_readahead;
         let sw = self.swap.as_mut().expect("swap");
@@ -477,9 +536,121 @@ impl Sim {
             return;
         }
         let pr = self.enter(KFunc::SwapinReadahead);
-        let mut reads = self.swapin_readahead(window, off, pfn);
+        let mut reads = Vec::with_capacity(window.len());
+        reads.push((off, pfn));
+        for s in window {
+            if s == off {
+                continue;
+            }
+            self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
+            match self.swap_readahead_page(s) {
+                Some(Some(p)) => reads.push((s, p)),
+                Some(None) => {}
+                None => break,
+            }
+        }
+        self.swap_read_runs(reads);
+        self.leave(pr);
+    }
+
+    /// swap_vma_ra_win (v4.14): the window of a swap-cache miss by an anonymous fault on
+    /// virtual page `vpn` of `mm`, as virtual pages, from the VMA's readahead state, which
+    /// it resets to this fault, the window and no hits. None: only the faulting page.
+    fn swap_vma_ra_win(&mut self, mm: u32, vpn: u64) -> Option<std::ops::Range<u64>> {
+        let page_cluster = self.swap.as_ref().expect("swap").page_cluster;
+        let max_win = 1u32 << page_cluster.min(SWAP_RA_ORDER_CEILING);
+        if max_win == 1 {
+            return None;
+        }
+        let vma = self
+            .mm_mut(mm)
+            .find_vma_mut(vpn << crate::mm::page::PAGE_SHIFT)
+            .expect("a fault in a VMA");
+        let prev = vma.swap_ra;
+        let win = swapin_window(prev.vpn, vpn, prev.hits, max_win, prev.win);
+        vma.swap_ra = SwapRaInfo { vpn, win, hits: 0 };
+        if win == 1 {
+            return None;
+        }
+        let w = u64::from(win);
+        let left = if vpn == prev.vpn.wrapping_add(1) {
+            vpn
+        } else if prev.vpn == vpn.wrapping_add(1) {
+            (vpn + 1).saturating_sub(w)
+        } else {
+            vpn.saturating_sub((w - 1) / 2)
+        };
+        let right = left + w;
+        // Within the VMA and the faulting PTE table (the PMD's reach).
+        let ptrs = crate::mm::memory::PTRS_PER_PTE;
+        let table = vpn - vpn % ptrs;
+        let (vs, ve) = (
+            vma.start >> crate::mm::page::PAGE_SHIFT,
+            vma.end >> crate::mm::page::PAGE_SHIFT,
+        );
+        Some(left.max(vs).max(table)..right.min(ve).min(table + ptrs))
+    }
+
+    /// swap_vma_readahead (v4.14): after a swap-cache miss by an anonymous fault on `vpn`
+    /// of `mm` (slot `off`, its page `pfn` in the swap cache locked), read the swap entries
+    /// of the PTEs in the window around the address that are in use and not cached, each
+    /// a readahead page (PG_readahead, swap_ra); an allocation that fails skips its slot.
+    /// One request per run of contiguous slots.
+    fn swap_vma_readahead(&mut self, mm: u32, vpn: u64, off: u32, pfn: Pfn) {
+        let Some(window) = self.swap_vma_ra_win(mm, vpn) else {
+            self.swap_read_run(&[pfn], off);
+            return;
+        };
+        let pr = self.enter(KFunc::SwapinReadahead);
+        let mut reads = Vec::with_capacity(window.end.saturating_sub(window.start) as usize);
+        reads.push((off, pfn));
+        for v in window {
+            self.charge(self.costs.mem_access_ps); // ptep_get_lockless
+            if v == vpn {
+                continue;
+            }
+            let p = self.mm(mm).pgtable.get(v);
+            if p & pte::PRESENT != 0 || p & pte::SWAP == 0 {
+                continue;
+            }
+            let s = pte::pfn(p);
+            self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
+            if let Some(Some(page)) = self.swap_readahead_page(s) {
+                reads.push((s, page));
+            }
+        }
+        self.swap_read_runs(reads);
+        self.leave(pr);
+    }
+
+    /// read_swap_cache_async for readahead slot `s`: `Some(Some(page))` when the slot is in
+    /// use and not cached and got a page (GFP_NOWAIT: no sleeping, no direct reclaim),
+    /// added to the swap cache locked, owner unknown until a fault maps it (page->mapping
+    /// stays NULL); `Some(None)` when the slot needs no read; None when the allocation
+    /// failed.
+    fn swap_readahead_page(&mut self, s: u32) -> Option<Option<Pfn>> {
+        let sw = self.swap.as_ref().expect("swap");
+        if sw.swap_map[s as usize] == 0 || sw.cache[s as usize] != NIL {
+            // A free slot, or a page already cached (reading, under writeback, mapped).
+            return Some(None);
+        }
+        let memcg = self.swapin_memcg(s);
+        let p = self.alloc_page_charged(Gfp::NOWAIT, memcg).ok()?;
+        self.add_to_swap_cache_for_read(p, s);
+        if self.features.adaptive_swap_readahead || self.swap.as_ref().expect("swap").vma_ra {
+            // Marks it for the hit count of the window (v3.15).
+            self.SetPageReadahead(p);
+        }
+        if self.features.vma_swap_readahead {
+            self.vmstat.inc(VmItem::SwapRa);
+        }
+        Some(Some(p))
+    }
+
+    /// Start the reads of (slot, page) pairs, one request per run of contiguous slots (the
+    /// plug merges them), and push the new pages onto the LRU (lru_add_drain).
+    fn swap_read_runs(&mut self, mut reads: Vec<(u32, Pfn)>) {
         reads.sort_unstable();
-        // One request per run of contiguous slots (the plug merges them).
         let mut i = 0;
         while i < reads.len() {
             let mut j = i + 1;
@@ -491,13 +662,33 @@ impl Sim {
             i = j;
         }
         self.lru_add_drain(); // push the new pages onto the LRU now
-        self.leave(pr);
     }
 
-    /// lookup_swap_cache's hit: a page read ahead earns the window a hit (v3.15).
-    fn lookup_swap_cache_hit(&mut self, pfn: Pfn) {
-        if self.features.adaptive_swap_readahead && self.TestClearPageReadahead(pfn) {
-            self.swap.as_mut().expect("swap").readahead_hits += 1;
+    /// swap_cache_get_folio's hit on `pfn`: a page read ahead earns a hit (v3.15) — the
+    /// global count of swapin_nr_pages, or, for a fault (`anon`: its mm and virtual page)
+    /// under VMA-based readahead, the VMA's, whose address moves to this fault's (v4.14).
+    fn lookup_swap_cache_hit(&mut self, pfn: Pfn, anon: Option<(u32, u64)>) {
+        let vma_ra = self.swap.as_ref().expect("swap").vma_ra;
+        let readahead =
+            (self.features.adaptive_swap_readahead || vma_ra) && self.TestClearPageReadahead(pfn);
+        if readahead && self.features.vma_swap_readahead {
+            self.vmstat.inc(VmItem::SwapRaHit);
+        }
+        match anon {
+            Some((mm, vpn)) if vma_ra => {
+                let vma = self
+                    .mm_mut(mm)
+                    .find_vma_mut(vpn << crate::mm::page::PAGE_SHIFT)
+                    .expect("a fault in a VMA");
+                let hits = (vma.swap_ra.hits + u32::from(readahead)).min(SWAP_RA_HITS_MAX);
+                vma.swap_ra = SwapRaInfo {
+                    vpn,
+                    hits,
+                    ..vma.swap_ra
+                };
+            }
+            _ if readahead => self.swap.as_mut().expect("swap").readahead_hits += 1,
+            _ => {}
         }
     }
 
@@ -571,7 +762,7 @@ impl Sim {
             return Err(self.swapin_miss(off, None, fault));
         }
         let pfn = cached;
-        self.lookup_swap_cache_hit(pfn);
+        self.lookup_swap_cache_hit(pfn, None);
         if self.PageLocked(pfn) {
             return Err(Wait::PageLocked(pfn));
         }
@@ -660,44 +851,6 @@ impl Sim {
         self.vmstat.inc(VmItem::Pswpin);
         self.count_memcg_page_event(pfn, VmItem::Pswpin, 1);
         self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
-    }
-
-    /// swapin_readahead's loop over `window` (read_swap_cache_async per slot) around the
-    /// faulting slot `off`, whose page `pfn` is already in the swap cache: each slot in use
-    /// and not cached gets a page, stopping at the first allocation that fails (GFP_NOWAIT:
-    /// no sleeping, no direct reclaim). Returns (slot, page) of every read to start,
-    /// the faulting one included.
-    fn swapin_readahead(
-        &mut self,
-        window: std::ops::Range<u32>,
-        off: u32,
-        pfn: Pfn,
-    ) -> Vec<(u32, Pfn)> {
-        let mut reads = Vec::with_capacity(window.len());
-        reads.push((off, pfn));
-        for s in window {
-            if s == off {
-                continue;
-            }
-            self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
-            let sw = self.swap.as_ref().expect("swap");
-            if sw.swap_map[s as usize] == 0 || sw.cache[s as usize] != NIL {
-                // A free slot, or a page already cached (reading, under writeback, mapped).
-                continue;
-            }
-            let memcg = self.swapin_memcg(s);
-            let Ok(p) = self.alloc_page_charged(Gfp::NOWAIT, memcg) else {
-                break;
-            };
-            // Owner unknown until a fault maps it: page->mapping stays NULL.
-            self.add_to_swap_cache_for_read(p, s);
-            if self.features.adaptive_swap_readahead {
-                // Marks it for the hit count of swapin_nr_pages (v3.15).
-                self.SetPageReadahead(p);
-            }
-            reads.push((s, p));
-        }
-        reads
     }
 
     /// swap_readpage for contiguous slots from `first`: one read request.

@@ -90,6 +90,8 @@ vm_items! {
     NrTlbRemoteFlushReceived => "nr_tlb_remote_flush_received",
     NrTlbLocalFlushAll => "nr_tlb_local_flush_all",
     NrTlbLocalFlushOne => "nr_tlb_local_flush_one",
+    SwapRa => "swap_ra",
+    SwapRaHit => "swap_ra_hit",
 }
 
 /// The counter array.

@@ -699,8 +699,8 @@ fn random_text(seed: u64, page_cluster: u32, anon_kib: u64, write: bool, random:
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
-    /// Random anonymous workloads larger than RAM with any readahead window keep every
-    /// invariant (checked after every step) and read back every written version.
+    /// Random anonymous workloads larger than RAM with any readahead window, by slot or
+    /// by VMA, keep every invariant (checked after every step) and read back every written version.
     #[test]
     fn random_swap_workloads_keep_invariants(
         seed in 0u64..1000,
@@ -708,16 +708,24 @@ proptest! {
         anon_kib in 18432u64..28672,
         write in any::<bool>(),
         random in any::<bool>(),
+        vma in any::<bool>(),
     ) {
         let text = random_text(seed, page_cluster, anon_kib, write, random);
         let sc = parse_scenario(&text, "ra-prop.toml", &[]).unwrap();
-        let r = run_sc(&sc, true);
+        let mut f = Features::patched();
+        f.set("vma-swap-readahead", vma);
+        let r = common::run_sc(&sc, f, true, 20_000_000);
         prop_assert!(matches!(r.end, RunEnd::Completed), "{:?}\n{}", r.end, text);
         prop_assert!(r.oracle_violations.is_empty(), "{:?}\n{}", r.oracle_violations, text);
         // `w` alone is larger than RAM: its second pass swaps in.
         prop_assert!(r.vmstat["pswpout"] > 0 && r.vmstat["pgmajfault"] > 0, "{:?}", r.vmstat);
         if page_cluster == 0 {
             prop_assert_eq!(r.vmstat["pswpin"], r.vmstat["pgmajfault"]);
+            prop_assert_eq!(r.vmstat["swap_ra"], 0);
+        } else if vma {
+            // Every page read is the faulting one or a readahead page (swap_ra).
+            prop_assert_eq!(r.vmstat["pswpin"], r.vmstat["pgmajfault"] + r.vmstat["swap_ra"]);
+            prop_assert!(r.vmstat["swap_ra_hit"] <= r.vmstat["swap_ra"]);
         } else {
             prop_assert!(r.vmstat["pswpin"] > r.vmstat["pgmajfault"]);
         }
@@ -768,4 +776,182 @@ fn bad_page_cluster_is_a_clear_error() {
     assert_eq!(err.file, "--set");
     assert_eq!(err.field, "swap.page_cluster");
     assert!(err.message.contains("between 0 and 10"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// VMA-based readahead (v4.14 swap_vma_readahead)
+// ---------------------------------------------------------------------------------------
+
+/// The tiny machine with VMA-based swap readahead on (`vma-swap-readahead`) and the
+/// swap device `preset`.
+fn vma_machine(preset: &str) -> Sim {
+    let mut f = Features::patched();
+    f.set("vma-swap-readahead", true);
+    let text = machine_text(None).replace("preset = \"ssd\"", &format!("preset = \"{preset}\""));
+    build_sim(&text, "ra.toml", f)
+}
+
+/// Pages read from swap, swap_ra and swap_ra_hit so far.
+fn ra_counts(sim: &Sim) -> (i64, i64, i64) {
+    (
+        vmstat(sim, VmItem::Pswpin),
+        vmstat(sim, VmItem::SwapRa),
+        vmstat(sim, VmItem::SwapRaHit),
+    )
+}
+
+/// The window by hand (page_cluster 3: at most 8 pages): a first fault has no history
+/// (the VMA's last address is 0): 1 page. The next page is adjacent: 2 pages from the
+/// fault on. A fault on that read-ahead page is a hit. The next miss, adjacent, with 1
+/// hit: 1 + 2 rounded up to 4 pages from the fault on. A far fault with no hits: half the
+/// last window, 2 pages, centred ((2 − 1) / 2 = 0 pages before it). Every read page but
+/// the faulting one counts swap_ra; each found by a fault swap_ra_hit.
+#[test]
+fn vma_window_follows_the_faults_of_the_vma() {
+    let mut sim = vma_machine("ssd");
+    assert!(sim.swap.as_ref().unwrap().vma_ra);
+    let a = task_id(&sim, "a");
+    let n = 64;
+    let first = write_pages(&mut sim, a, n);
+    swap_out_all(&mut sim, a, first, n);
+    let mm = mm_of(&sim, a);
+    let cached_vpn = |sim: &Sim, v: u64| {
+        let p = sim.mm(mm).pgtable.get(v);
+        p & pte::SWAP != 0 && cached(sim, pte::pfn(p)) != NIL
+    };
+    let (in0, ra0, hit0) = ra_counts(&sim);
+    let step = |sim: &mut Sim, i: u64| {
+        access_waiting(sim, a, first + i, false);
+        let (i1, r1, h1) = ra_counts(sim);
+        (i1 - in0, r1 - ra0, h1 - hit0)
+    };
+    assert_eq!(step(&mut sim, 10), (1, 0, 0), "no history: the page alone");
+    assert_eq!(step(&mut sim, 11), (3, 1, 0), "adjacent: pages 11 and 12");
+    assert!(cached_vpn(&sim, first + 12) && !cached_vpn(&sim, first + 13));
+    assert_eq!(step(&mut sim, 12), (3, 1, 1), "12 was read ahead: a hit");
+    assert_eq!(step(&mut sim, 13), (7, 4, 1), "1 hit: 4 pages, 13..17");
+    assert!(cached_vpn(&sim, first + 16) && !cached_vpn(&sim, first + 17));
+    assert_eq!(
+        step(&mut sim, 40),
+        (9, 5, 1),
+        "far, no hits: 4 / 2 = 2 pages, 40..42"
+    );
+    assert!(cached_vpn(&sim, first + 41) && !cached_vpn(&sim, first + 39));
+    assert_clean(&sim);
+}
+
+/// The window never leaves the faulting PTE table (the PMD's 512 pages) nor the VMA.
+#[test]
+fn vma_window_stops_at_the_page_table_and_the_vma() {
+    let mut sim = vma_machine("ssd");
+    let a = task_id(&sim, "a");
+    let n = 1024;
+    let first = write_pages(&mut sim, a, n);
+    swap_out_all(&mut sim, a, first, n);
+    let table_end = (first / 512 + 1) * 512;
+    assert!(table_end + 2 < first + n);
+    let (in0, _, _) = ra_counts(&sim);
+    // A fault at the table's second-to-last page, then at its last: adjacent, a window of
+    // 2 from the fault, cut at the table's end: one page each.
+    access_waiting(&mut sim, a, table_end - 2, false);
+    access_waiting(&mut sim, a, table_end - 1, false);
+    assert_eq!(ra_counts(&sim).0 - in0, 2, "nothing past the page table");
+    // The VMA's last page, after its second-to-last: nothing past the VMA either.
+    let (in1, _, _) = ra_counts(&sim);
+    access_waiting(&mut sim, a, first + n - 2, false);
+    access_waiting(&mut sim, a, first + n - 1, false);
+    assert_eq!(ra_counts(&sim).0 - in1, 2);
+    assert_clean(&sim);
+}
+
+/// Two mappings written in turns are swapped out in turns, so their pages alternate in
+/// the swap area. Reading one back in order: the VMA-based readahead's window grows on
+/// its hits and reads only the pages the reader's own PTEs name; v3.15's slot window
+/// never grows (no two misses on adjacent slots, no hits): a major fault per page; and
+/// the fixed slot cluster of 2.6.x brings in the other mapping's pages, half of each.
+#[test]
+fn vma_readahead_reads_only_the_faulting_mappings_pages() {
+    let read_one_back = |adaptive: bool, vma: bool| {
+        let mut f = Features::patched();
+        f.set("adaptive-swap-readahead", adaptive);
+        f.set("vma-swap-readahead", vma);
+        let mut sim = build_sim(&machine_text(None), "ra.toml", f);
+        let a = task_id(&sim, "a");
+        let n = 64;
+        let x = mmap_at(&mut sim, a, None, n * PAGE_SIZE, 0, 3, false) >> PAGE_SHIFT;
+        let y = mmap_at(&mut sim, a, None, n * PAGE_SIZE, 0, 3, false) >> PAGE_SHIFT;
+        for i in 0..n {
+            access_waiting(&mut sim, a, x + i, true);
+            access_waiting(&mut sim, a, y + i, true);
+        }
+        swap_out_all(&mut sim, a, x, n);
+        swap_out_all(&mut sim, a, y, n);
+        let mm = mm_of(&sim, a);
+        let slot = |sim: &Sim, v: u64| pte::pfn(sim.mm(mm).pgtable.get(v));
+        assert_eq!(
+            slot(&sim, y + 5).abs_diff(slot(&sim, x + 5)),
+            1,
+            "the two mappings' pages alternate in the swap area"
+        );
+        let (in0, maj0) = (
+            vmstat(&sim, VmItem::Pswpin),
+            vmstat(&sim, VmItem::Pgmajfault),
+        );
+        for i in 0..n {
+            access_waiting(&mut sim, a, x + i, false);
+        }
+        assert_clean(&sim);
+        (
+            vmstat(&sim, VmItem::Pswpin) - in0,
+            vmstat(&sim, VmItem::Pgmajfault) - maj0,
+        )
+    };
+    let (in_vma, maj_vma) = read_one_back(true, true);
+    let (in_slots, maj_slots) = read_one_back(true, false);
+    let (in_fixed, maj_fixed) = read_one_back(false, false);
+    assert_eq!(in_vma, 64, "only the reader's own pages");
+    assert!(maj_vma < 20, "the VMA window grows: {maj_vma} major faults");
+    assert_eq!(
+        (in_slots, maj_slots),
+        (64, 64),
+        "the slot window stays at 1"
+    );
+    assert_eq!(maj_fixed, 16, "4 of the reader's pages per cluster of 8");
+    assert_eq!(in_fixed, 128, "and 4 of the other mapping's");
+}
+
+/// Which readahead a run uses: the VMA-based one from 4.14, except, from 4.16's rule, on
+/// a rotational (hdd) swap device; `[swap] vma_ra_enabled = false` turns it off; the key
+/// is an error on an era without it.
+#[test]
+fn vma_readahead_follows_the_era_the_device_and_vma_ra_enabled() {
+    let uses = |kernel: &str, preset: &str, extra: &str| -> Result<bool, String> {
+        let text = machine_text(None)
+            .replace(
+                "preset = \"ssd\"",
+                &format!("preset = \"{preset}\"\n{extra}"),
+            )
+            .replace(
+                "name = \"ra\"",
+                &format!("name = \"ra\"\nkernel = \"{kernel}\""),
+            );
+        let sc = parse_scenario(&text, "ra.toml", &[]).map_err(|e| e.to_string())?;
+        let f = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)?;
+        Sim::new(&sc, f).map(|s| s.swap.as_ref().unwrap().vma_ra)
+    };
+    assert_eq!(uses("4.2", "ssd", ""), Ok(false));
+    assert_eq!(uses("4.14", "ssd", ""), Ok(true));
+    assert_eq!(uses("4.14", "hdd", ""), Ok(true), "4.14 ignores the device");
+    assert_eq!(uses("6.18", "ssd", ""), Ok(true));
+    assert_eq!(uses("6.18", "nvme", ""), Ok(true));
+    assert_eq!(uses("6.18", "hdd", ""), Ok(false), "nr_rotate_swap (4.16)");
+    assert_eq!(uses("6.18", "ssd", "vma_ra_enabled = false"), Ok(false));
+    assert_eq!(uses("6.18", "ssd", "vma_ra_enabled = true"), Ok(true));
+    let err = uses("4.2", "ssd", "vma_ra_enabled = true").unwrap_err();
+    assert!(
+        err.contains("vma_ra_enabled") && err.contains("4.14"),
+        "{err}"
+    );
+    let err = uses("6.18", "ssd", "vma_ra_enabled = 1").unwrap_err();
+    assert!(err.contains("swap.vma_ra_enabled"), "{err}");
 }

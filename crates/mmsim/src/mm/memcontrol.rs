@@ -1300,7 +1300,7 @@ impl Sim {
             return OomOutcome::VictimPending;
         }
         let totalpages = self.mem_cgroup_get_max(memcg);
-        let victim = self.select_bad_process(totalpages, |s, t| {
+        let victim = self.select_bad_process(totalpages, true, |s, t| {
             in_subtree(s, t).then(|| s.oom_footprint(t).unwrap_or(0))
         });
         let who = self

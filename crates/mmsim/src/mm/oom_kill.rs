@@ -6,8 +6,9 @@
 //!   pages, plus its `oom_score_adj` (-1000 ..= 1000) times a thousandth of the OOM
 //!   domain's memory (`totalpages`: RAM + swap for a global OOM; memory.max + the swap
 //!   the cgroup may use for a memcg OOM, mem_cgroup_get_max). A task at
-//!   OOM_SCORE_ADJ_MIN (-1000) is never chosen. The highest points win (ties: the oldest
-//!   task).
+//!   OOM_SCORE_ADJ_MIN (-1000) is never chosen. The highest points win; equal points go
+//!   to the task scanned last (the newest; for a memcg OOM, of the last memcg in
+//!   pre-order).
 //! - **memory.oom.group** (4.19): before the victim is killed, mem_cgroup_get_oom_group
 //!   walks from the victim's memcg up to the OOM domain (the memcg whose limit was hit, or
 //!   the root) and takes the highest memcg with oom.group set. After the victim, every
@@ -72,10 +73,15 @@ impl Sim {
     }
 
     /// select_bad_process: the live user task with the most points among those for which
-    /// `footprint` gives a value (None: not eligible), ties to the oldest task.
+    /// `footprint` gives a value (None: not eligible). oom_evaluate_task takes a task whose
+    /// points equal the chosen one's (`points < chosen_points` alone skips it), so a tie
+    /// goes to the task scanned last: for_each_process goes from the oldest task to the
+    /// newest; a memcg OOM (`by_memcg`, mem_cgroup_scan_tasks) goes through the memcgs
+    /// in pre-order, each one's tasks oldest first.
     pub(crate) fn select_bad_process(
         &self,
         totalpages: u64,
+        by_memcg: bool,
         footprint: impl Fn(&Sim, &Task) -> Option<u64>,
     ) -> Option<OomVictim> {
         self.tasks
@@ -84,10 +90,11 @@ impl Sim {
             .filter_map(|t| {
                 let f = footprint(self, t)?;
                 let points = Self::oom_badness(t, f, totalpages)?;
-                Some((points, std::cmp::Reverse(t.id), f))
+                let scan_order = (if by_memcg { t.memcg } else { 0 }, t.id);
+                Some((points, scan_order, f))
             })
             .max()
-            .map(|(points, std::cmp::Reverse(task), footprint)| OomVictim {
+            .map(|(points, (_, task), footprint)| OomVictim {
                 task,
                 footprint,
                 points,

@@ -254,7 +254,7 @@ impl Sim {
             return;
         }
         let totalpages = self.oom_totalpages_global();
-        let victim = self.select_bad_process(totalpages, |s, t| s.oom_footprint(t));
+        let victim = self.select_bad_process(totalpages, false, |s, t| s.oom_footprint(t));
         let line = match victim {
             Some(v) => {
                 let kill = self.oom_kill_process(v.task, crate::mm::memcontrol::ROOT_MEM_CGROUP);

@@ -302,3 +302,55 @@ fn memory_oom_group_written_mid_run_takes_effect() {
     assert_eq!(killed(&r), ["hog"], "{:?}", r.oom);
     assert_eq!(task_report(&r, "admin").errors.get("ENOENT"), Some(&1));
 }
+
+/// Three identical workers hold 16 MiB each in a 64 MiB cgroup without swap; an immune
+/// task (oom_score_adj -1000) then needs 24 MiB more, room one kill makes. The workers' points are equal, and
+/// oom_evaluate_task takes a task whose points equal the chosen one's, so the OOM kills
+/// the one scanned last: the newest worker (`worker2`), in a memcg OOM
+/// (mem_cgroup_scan_tasks) as in a global one (for_each_process: the same tasks on a
+/// 64 MiB machine, no cgroup).
+#[test]
+fn equal_points_go_to_the_task_scanned_last() {
+    let text = |memcg: bool| {
+        let (ram, cg, member) = if memcg {
+            (
+                "256MiB",
+                "[[cgroups]]\nname = \"box\"\nmemory_max = \"64MiB\"\n",
+                "cgroup = \"box\"\n",
+            )
+        } else {
+            ("64MiB", "", "")
+        };
+        format!(
+            r#"
+name = "tie"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_per_node = "{ram}"
+{cg}
+[[tasks]]
+name = "worker"
+replicas = 3
+cpu = 0
+{member}program = "anon"
+size = "16MiB"
+passes = 100
+think = "10ms"
+[[tasks]]
+name = "grower"
+cpu = 3
+start = "300ms"
+{member}program = "anon"
+size = "24MiB"
+oom_score_adj = -1000
+"#
+        )
+    };
+    for memcg in [true, false] {
+        let sc = parse_scenario(&text(memcg), "tie.toml", &[]).expect("scenario parses");
+        let r = run(&sc);
+        let k = killed(&r);
+        assert_eq!(k, ["worker2"], "memcg {memcg}");
+    }
+}

@@ -49,7 +49,8 @@
 //!   mode after 0–1 s; ENOENT before the 6.1 era); and, from a generator of its own, in a
 //!   fifth a `cgroup-write` of one cgroup's memory.max, memory.high, memory.swap.max or
 //!   memory.swap.high (RAM/64 ..= RAM/4, or "max" in a fifth of them) after 0–1 s
-//!   (memory.swap.high is ENOENT before the 6.1 era).
+//!   (memory.swap.high is ENOENT before the 6.1 era); after it, in a tenth, a
+//!   `cgroup-write` of one cgroup's memory.oom.group (0 or 1; ENOENT before the 6.1 era).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -568,6 +569,22 @@ pub fn generate(seed: u64) -> SwarmCase {
             descr.push((
                 format!("admin@cpu{cpu}"),
                 format!("{target} {file} = {value} after {delay}ms"),
+            ));
+        }
+        // memory.oom.group set or cleared mid-run, as a kubelet or systemd does, in a
+        // tenth of the cases with cgroups: drawn after the rest of `side`.
+        if side.gen_bool(0.1) {
+            let target = &cg.names[side.gen_range(0..cg.names.len())];
+            let value = side.gen_range(0..=1u32);
+            let delay = side.gen_range(0..=1000u32);
+            let cpu = side.gen_range(0..total_cpus);
+            let _ = write!(
+                tasks,
+                "\n[[tasks]]\nname = \"oomgroup\"\ncpu = {cpu}\nprogram = \"cgroup-write\"\ntarget = \"{target}\"\nfile = \"memory.oom.group\"\nvalue = {value}\ndelay = \"{delay}ms\"\n"
+            );
+            descr.push((
+                format!("oomgroup@cpu{cpu}"),
+                format!("{target} memory.oom.group = {value} after {delay}ms"),
             ));
         }
     }

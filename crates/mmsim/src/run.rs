@@ -1001,10 +1001,18 @@ pub fn write_summary(
         }
     }
     writeln!(out, "\ntasks")?;
+    let w = r
+        .tasks
+        .iter()
+        .filter(|t| !t.kthread)
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12);
     for t in r.tasks.iter().filter(|t| !t.kthread) {
         write!(
             out,
-            "  {:<12} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}  page-cache misses {}",
+            "  {:<w$} cpu {:<3} elapsed {:.6} s  majflt {}  minflt {}  page-cache misses {}",
             t.name,
             t.cpu,
             s(t.elapsed_ns),
@@ -1045,6 +1053,14 @@ pub fn write_summary(
     if !r.cgroups.is_empty() {
         writeln!(out, "\ncgroups (memory.current / memory.peak / memory.max, MiB; memory.events; pgscan, pgsteal, refaults)")?;
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        // The name column fits the longest path (a nested cgroup's is its whole path).
+        let w = r
+            .cgroups
+            .iter()
+            .map(|c| c.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(12);
         for c in &r.cgroups {
             let max = c
                 .memory_max
@@ -1052,7 +1068,7 @@ pub fn write_summary(
             let e = &c.events;
             writeln!(
                 out,
-                "  {:<12} {:>8.1} {:>8.1} {:>6}  low {} high {} max {} oom {} oom_kill {}  pgscan {} pgsteal {} workingset_refault {}",
+                "  {:<w$} {:>8.1} {:>8.1} {:>6}  low {} high {} max {} oom {} oom_kill {}  pgscan {} pgsteal {} workingset_refault {}",
                 c.name,
                 mib(c.current),
                 mib(c.peak),
@@ -1069,7 +1085,7 @@ pub fn write_summary(
             if e.oom_group_kill > 0 {
                 writeln!(
                     out,
-                    "  {:<12} memory.oom.group: oom_group_kill {}",
+                    "  {:<w$} memory.oom.group: oom_group_kill {}",
                     "", e.oom_group_kill
                 )?;
             }
@@ -1078,7 +1094,7 @@ pub fn write_summary(
             if c.name != "/" && (c.swap_peak > 0 || s.high > 0 || s.max > 0 || s.fail > 0) {
                 writeln!(
                     out,
-                    "  {:<12} swap {:>8.1} {:>8.1} {:>6}  memory.swap.events high {} max {} fail {}{}",
+                    "  {:<w$} swap {:>8.1} {:>8.1} {:>6}  memory.swap.events high {} max {} fail {}{}",
                     "",
                     mib(c.swap_current),
                     mib(c.swap_peak),
@@ -1113,6 +1129,12 @@ pub fn write_summary(
             out,
             "\npressure (PSI: avg10 avg60 avg300 %, total stall ms; /proc is the machine)"
         )?;
+        let w = pressured
+            .iter()
+            .map(|(n, _)| n.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(12);
         for (name, p) in pressured {
             let files = [
                 ("memory", &p.memory),
@@ -1126,7 +1148,7 @@ pub fn write_summary(
                 for (kind, l) in lines.into_iter().skip(usize::from(res == "irq")) {
                     writeln!(
                         out,
-                        "  {:<12} {:<6} {}  {:>6.2} {:>6.2} {:>6.2}  {:>12.1}",
+                        "  {:<w$} {:<6} {}  {:>6.2} {:>6.2} {:>6.2}  {:>12.1}",
                         name,
                         res,
                         kind,

@@ -540,3 +540,102 @@ fn an_unwritable_output_is_refused_before_the_run() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(v.get("vmstat").is_some());
 }
+
+/// The summary's task, cgroup and pressure tables widen their name column to the longest
+/// name: a nested cgroup's path (as systemd or a kubelet names them) keeps the numbers in
+/// line.
+#[test]
+fn summary_name_columns_fit_long_cgroup_paths() {
+    let path = temp_file(
+        "long-cgroup-names.toml",
+        r#"name = "long-cgroup-names"
+kernel = "6.18"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "128MiB"
+[swap]
+size = "64MiB"
+[[cgroups]]
+name = "kubepods-burstable-pod1234"
+memory_max = "32MiB"
+[[cgroups]]
+name = "kubepods-burstable-pod1234/container-abcdef"
+memory_max = "4MiB"
+[[tasks]]
+name = "a-task-with-a-long-name"
+cgroup = "kubepods-burstable-pod1234/container-abcdef"
+program = "anon"
+size = "8MiB"
+"#,
+    );
+    let o = mmsim(&["run", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let section = |title: &str| -> Vec<String> {
+        out.lines()
+            .skip_while(|l| !l.starts_with(title))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .map(str::to_string)
+            .collect()
+    };
+    let names_w = || "kubepods-burstable-pod1234/container-abcdef".len();
+    // Where the first number after the name column starts, on each line.
+    let value_column = |l: &str, name: &str| {
+        l[2 + name.len()..].len() - l[2 + name.len()..].trim_start().len() + 2 + name.len()
+    };
+    // A cgroup's line, and under it, with a blank name column, its swap line.
+    let (cg, swap): (Vec<String>, Vec<String>) = section("cgroups")
+        .into_iter()
+        .partition(|l| !l[2..].starts_with(' '));
+    assert!(!swap.is_empty(), "{out}");
+    for l in &swap {
+        assert_eq!(l.find("swap"), Some(2 + names_w() + 1), "{l}");
+    }
+    let names = [
+        "/",
+        "kubepods-burstable-pod1234",
+        "kubepods-burstable-pod1234/container-abcdef",
+    ];
+    assert_eq!(cg.len(), 3, "{out}");
+    let cols: Vec<usize> = cg
+        .iter()
+        .zip(names)
+        .map(|(l, n)| {
+            assert!(l[2..].starts_with(n), "{l}");
+            value_column(l, n)
+        })
+        .collect();
+    assert!(
+        cols.iter().all(|&c| c == cols[0]),
+        "cgroup lines out of line:\n{}",
+        cg.join("\n")
+    );
+    let tasks = section("tasks");
+    assert!(
+        tasks[0][2..].starts_with("a-task-with-a-long-name cpu "),
+        "{}",
+        tasks[0]
+    );
+    let psi = section("pressure");
+    let first = psi
+        .iter()
+        .map(|l| l[2..].split_whitespace().next().unwrap().len())
+        .max()
+        .unwrap();
+    assert_eq!(first, names[2].len(), "{}", psi.join("\n"));
+    let resource_cols: std::collections::BTreeSet<usize> = psi
+        .iter()
+        .map(|l| {
+            let n = l[2..].split_whitespace().next().unwrap();
+            value_column(l, n)
+        })
+        .collect();
+    assert_eq!(
+        resource_cols.len(),
+        1,
+        "pressure lines out of line:\n{}",
+        psi.join("\n")
+    );
+}

@@ -18,8 +18,10 @@
 //!   cluster of 2^`page_cluster` slots around the faulting one (`[swap] page_cluster`,
 //!   vm.page_cluster, default 3; 0 = one page per fault), clipped to the device. Every slot
 //!   of the cluster in use by a PTE (swap_map > 0) and not in the swap cache (so not under
-//!   writeback either) gets a page from a GFP_NOWAIT allocation — readahead never sleeps
-//!   nor enters direct reclaim; the first failure ends it — added to the swap cache locked
+//!   writeback either) gets a page allocated as the fault's is (GFP_HIGHUSER_MOVABLE: below
+//!   the min watermark, or in a cgroup at its limit, it reclaims), with one reclaim attempt
+//!   and no sleeping (as file readahead's __GFP_NORETRY; the kernel's would retry and
+//!   could even OOM); the first failure ends it — added to the swap cache locked
 //!   and to the inactive anon list (lru_cache_add, drained at the end as the kernel's
 //!   lru_add_drain), and read (pswpin, pgpgin each; pgmajfault only for the faulting page).
 //!   Contiguous slots share one request. Readahead pages are not mapped and their owner is
@@ -29,8 +31,7 @@
 //!   on, both presets): readahead pages get PG_readahead, a fault that finds one counts a
 //!   hit (lookup_swap_cache), and each miss sizes its window from the hits since the last
 //!   miss (`SwapInfo::swapin_nr_pages`). The kernel also skips slot 0 (the swap header),
-//!   which this swap area does not have, and allocates readahead pages with the fault's
-//!   GFP_HIGHUSER_MOVABLE (which may reclaim).
+//!   which this swap area does not have.
 //! - swap_vma_readahead (v4.14, feature `vma-swap-readahead`; from v4.16,
 //!   `vma-swap-readahead-nonrot`, only when the swap device is not an `hdd`; `[swap]
 //!   vma_ra_enabled`): an anonymous fault's readahead reads the swap entries of the PTEs
@@ -624,7 +625,8 @@ impl Sim {
     }
 
     /// read_swap_cache_async for readahead slot `s`: `Some(Some(page))` when the slot is in
-    /// use and not cached and got a page (GFP_NOWAIT: no sleeping, no direct reclaim),
+    /// use and not cached and got a page (the fault's GFP with one reclaim attempt, never
+    /// sleeping),
     /// added to the swap cache locked, owner unknown until a fault maps it (page->mapping
     /// stays NULL); `Some(None)` when the slot needs no read; None when the allocation
     /// failed.
@@ -635,7 +637,11 @@ impl Sim {
             return Some(None);
         }
         let memcg = self.swapin_memcg(s);
-        let p = self.alloc_page_charged(Gfp::NOWAIT, memcg).ok()?;
+        let gfp = Gfp {
+            noretry: true,
+            ..Gfp::KERNEL
+        };
+        let p = self.alloc_page_charged(gfp, memcg).ok()?;
         self.add_to_swap_cache_for_read(p, s);
         if self.features.adaptive_swap_readahead || self.swap.as_ref().expect("swap").vma_ra {
             // Marks it for the hit count of the window (v3.15).

@@ -679,10 +679,12 @@ impl Sim {
                 batch = 1;
                 continue;
             }
-            self.memcg_memory_event(over, MemcgEvent::Max);
+            // A charge that may not block fails without a `max` event (the event is
+            // raised after try_charge_memcg's gfpflags_allow_blocking test).
             if !gfp.direct_reclaim {
                 return Err(AllocError::NoMem);
             }
+            self.memcg_memory_event(over, MemcgEvent::Max);
             // A task the OOM killer already chose gives up (task_is_dying).
             if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
                 return Err(AllocError::NoMem);

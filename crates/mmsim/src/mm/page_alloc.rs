@@ -45,7 +45,7 @@ impl Gfp {
         noretry: false,
         direct_reclaim: true,
     };
-    /// GFP_NOWAIT: never sleeps nor reclaims (swap readahead here).
+    /// GFP_NOWAIT: never sleeps nor reclaims.
     pub const NOWAIT: Gfp = Gfp {
         fs: false,
         io: false,

@@ -1684,3 +1684,40 @@ fn the_pressure_series_has_the_totals_of_each_psi_period() {
     assert!(old.elapsed_ns > 2 * period);
     assert!(old.pressure_series.is_empty());
 }
+
+/// memory.events `max` counts charges that may reclaim: try_charge_memcg raises MEMCG_MAX
+/// after its gfpflags_allow_blocking test, so a GFP_NOWAIT charge that does not fit fails
+/// without one, and a GFP_KERNEL charge that does not fit raises it before reclaiming.
+#[test]
+fn the_max_event_counts_only_charges_that_may_reclaim() {
+    use mmsim::mm::page_alloc::{AllocError, Gfp};
+    let text = common::unit_machine_toml(
+        "unit",
+        "16MiB",
+        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+    ) + "\n[[cgroups]]\nname = \"box\"\nmemory_max = \"64KiB\"\n";
+    let f = KernelEra::V6_18.features("patched").expect("preset");
+    let mut sim = common::build_sim(&text, "unit.toml", f);
+    let t = common::task_id(&sim, "t");
+    sim.tasks[t].memcg = 1;
+    sim.set_running(0, Some(t));
+    // Fill the cgroup (16 pages) without reclaim.
+    let mut held = 0;
+    while sim.alloc_page_charged(Gfp::NOWAIT, 1).is_ok() {
+        held += 1;
+        assert!(held <= 16, "charged past memory.max");
+    }
+    assert_eq!(held, 16);
+    assert_eq!(
+        sim.memcgs[1].events.max, 0,
+        "a NOWAIT charge raises no max event"
+    );
+    // A charge that may reclaim: the event, then reclaim (nothing reclaimable: the pages
+    // are off the LRU), then the OOM killer, whose only candidate is the running task.
+    let r = sim.alloc_page_charged(Gfp::KERNEL, 1);
+    assert!(
+        matches!(r, Err(AllocError::NoMem) | Err(AllocError::Wait(_))),
+        "{r:?}"
+    );
+    assert!(sim.memcgs[1].events.max >= 1, "{:?}", sim.memcgs[1].events);
+}

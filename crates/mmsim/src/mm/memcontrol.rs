@@ -607,7 +607,11 @@ impl Sim {
 
     /// drain_all_stock: drain the stock of every CPU that holds pages of `root`'s subtree
     /// (drain_local_stock empties the whole stock of such a CPU). The kernel drains the
-    /// other CPUs' stocks from a work item on each; here they are drained at once.
+    /// other CPUs' stocks from a work item on each (schedule_work_on); here they are
+    /// drained at once. A charge's retries after the drain (reclaim passes, up to
+    /// MAX_RECLAIM_RETRIES) take long enough in the kernel for those kworkers to run,
+    /// while here the charge runs within one engine step, where a queued drain could not
+    /// run before the charge gave up and called the OOM killer.
     fn drain_all_stock(&mut self, root: MemcgId) {
         let n = self.memcg_stock_slots();
         for cpu in 0..self.memcg_stock.len() {

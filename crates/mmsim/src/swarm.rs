@@ -562,14 +562,7 @@ pub fn generate(seed: u64) -> SwarmCase {
             };
             let delay = side.gen_range(0..=1000u32);
             let cpu = side.gen_range(0..total_cpus);
-            let _ = write!(
-                tasks,
-                "\n[[tasks]]\nname = \"admin\"\ncpu = {cpu}\nprogram = \"cgroup-write\"\ntarget = \"{target}\"\nfile = \"{file}\"\nvalue = {value}\ndelay = \"{delay}ms\"\n"
-            );
-            descr.push((
-                format!("admin@cpu{cpu}"),
-                format!("{target} {file} = {value} after {delay}ms"),
-            ));
+            CgroupWrite("admin", cpu, target, file, &value, delay).push(&mut tasks, &mut descr);
         }
         // memory.oom.group set or cleared mid-run, as a kubelet or systemd does, in a
         // tenth of the cases with cgroups: drawn after the rest of `side`.
@@ -578,14 +571,8 @@ pub fn generate(seed: u64) -> SwarmCase {
             let value = side.gen_range(0..=1u32);
             let delay = side.gen_range(0..=1000u32);
             let cpu = side.gen_range(0..total_cpus);
-            let _ = write!(
-                tasks,
-                "\n[[tasks]]\nname = \"oomgroup\"\ncpu = {cpu}\nprogram = \"cgroup-write\"\ntarget = \"{target}\"\nfile = \"memory.oom.group\"\nvalue = {value}\ndelay = \"{delay}ms\"\n"
-            );
-            descr.push((
-                format!("oomgroup@cpu{cpu}"),
-                format!("{target} memory.oom.group = {value} after {delay}ms"),
-            ));
+            let (file, value) = ("memory.oom.group", value.to_string());
+            CgroupWrite("oomgroup", cpu, target, file, &value, delay).push(&mut tasks, &mut descr);
         }
     }
     t.push_str(&files);
@@ -1268,5 +1255,23 @@ pub mod cli {
             println!("  {}", opts.replay_command(f[0]));
             std::process::ExitCode::from(1)
         })
+    }
+}
+
+/// A `cgroup-write` task of a case (name, CPU, target cgroup, file, value, delay in ms):
+/// its table and its line in the case's description.
+struct CgroupWrite<'a>(&'a str, u32, &'a str, &'a str, &'a str, u32);
+
+impl CgroupWrite<'_> {
+    fn push(&self, tasks: &mut String, descr: &mut Vec<(String, String)>) {
+        let CgroupWrite(name, cpu, target, file, value, delay) = self;
+        let _ = write!(
+            tasks,
+            "\n[[tasks]]\nname = \"{name}\"\ncpu = {cpu}\nprogram = \"cgroup-write\"\ntarget = \"{target}\"\nfile = \"{file}\"\nvalue = {value}\ndelay = \"{delay}ms\"\n"
+        );
+        descr.push((
+            format!("{name}@cpu{cpu}"),
+            format!("{target} {file} = {value} after {delay}ms"),
+        ));
     }
 }

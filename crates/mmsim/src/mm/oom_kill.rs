@@ -6,9 +6,10 @@
 //!   pages, plus its `oom_score_adj` (-1000 ..= 1000) times a thousandth of the OOM
 //!   domain's memory (`totalpages`: RAM + swap for a global OOM; memory.max + the swap
 //!   the cgroup may use for a memcg OOM, mem_cgroup_get_max). A task at
-//!   OOM_SCORE_ADJ_MIN (-1000) is never chosen. The highest points win; equal points go
-//!   to the task scanned last (the newest; for a memcg OOM, of the last memcg in
-//!   pre-order).
+//!   OOM_SCORE_ADJ_MIN (-1000) is never chosen. A task that never mapped memory has no
+//!   mm here but one in the kernel (its text, libraries, stack): it counts no pages and
+//!   stays eligible. The highest points win; equal points go to the task scanned last
+//!   (the newest; for a memcg OOM, of the last memcg in pre-order).
 //! - **memory.oom.group** (4.19): before the victim is killed, mem_cgroup_get_oom_group
 //!   walks from the victim's memcg up to the OOM domain (the memcg whose limit was hit, or
 //!   the root) and takes the highest memcg with oom.group set. After the victim, every

@@ -254,7 +254,11 @@ impl Sim {
             return;
         }
         let totalpages = self.oom_totalpages_global();
-        let victim = self.select_bad_process(totalpages, false, |s, t| s.oom_footprint(t));
+        // A task that never mapped memory has no mm here, but a process has one (its text,
+        // libraries, stack): eligible with no pages counted, as in a memcg OOM.
+        let victim = self.select_bad_process(totalpages, false, |s, t| {
+            Some(s.oom_footprint(t).unwrap_or(0))
+        });
         let line = match victim {
             Some(v) => {
                 let kill = self.oom_kill_process(v.task, crate::mm::memcontrol::ROOT_MEM_CGROUP);
@@ -268,7 +272,7 @@ impl Sim {
                 )
             }
             None => format!(
-                "t={} ns: out of memory in {}: no task with memory to kill; the allocation fails (ENOMEM)",
+                "t={} ns: out of memory in {}: no killable task (the kernel panics here); the allocation fails (ENOMEM)",
                 now / 1000,
                 who
             ),

@@ -354,3 +354,39 @@ oom_score_adj = -1000
         assert_eq!(k, ["worker2"], "memcg {memcg}");
     }
 }
+
+/// A task that never mapped memory is a process with an mm in the kernel (text, libraries,
+/// stack), so the global OOM killer may choose it as a memcg OOM does: dd filling a
+/// tmpfs larger than RAM without swap (unreclaimable shmem pages) is killed, where it used
+/// to get ENOMEM. The tmpfs pages outlive it.
+#[test]
+fn the_global_oom_killer_takes_a_task_without_mappings() {
+    let text = r#"
+name = "tmpfs-oom"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "32MiB"
+[[filesystems]]
+mount = "/tmp"
+type = "tmpfs"
+size = "64MiB"
+[[tasks]]
+name = "dd"
+cpu = 0
+program = "dd"
+path = "/tmp/big"
+size = "48MiB"
+"#;
+    let sc = parse_scenario(text, "tmpfs-oom.toml", &[]).expect("scenario parses");
+    let r = run(&sc);
+    assert_eq!(killed(&r), ["dd"]);
+    assert_eq!(r.vmstat["oom_kill"], 1);
+    assert!(
+        r.oom[0].contains("killed dd (badness 0 pages"),
+        "{}",
+        r.oom[0]
+    );
+    assert!(task_report(&r, "dd").errors.is_empty(), "no ENOMEM");
+    assert!(r.vmstat["nr_shmem"] > 4096, "the file's pages stay");
+}

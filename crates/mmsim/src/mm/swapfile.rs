@@ -626,10 +626,9 @@ impl Sim {
 
     /// read_swap_cache_async for readahead slot `s`: `Some(Some(page))` when the slot is in
     /// use and not cached and got a page (the fault's GFP with one reclaim attempt, never
-    /// sleeping),
-    /// added to the swap cache locked, owner unknown until a fault maps it (page->mapping
-    /// stays NULL); `Some(None)` when the slot needs no read; None when the allocation
-    /// failed.
+    /// sleeping), added to the swap cache locked, owner unknown until a fault maps it
+    /// (page->mapping stays NULL); `Some(None)` when the slot needs no read; None when the
+    /// allocation failed.
     fn swap_readahead_page(&mut self, s: u32) -> Option<Option<Pfn>> {
         let sw = self.swap.as_ref().expect("swap");
         if sw.swap_map[s as usize] == 0 || sw.cache[s as usize] != NIL {
@@ -643,8 +642,7 @@ impl Sim {
         };
         let p = self.alloc_page_charged(gfp, memcg).ok()?;
         self.add_to_swap_cache_for_read(p, s);
-        if self.features.adaptive_swap_readahead || self.swap.as_ref().expect("swap").vma_ra {
-            // Marks it for the hit count of the window (v3.15).
+        if self.swap_ra_counts_hits() {
             self.SetPageReadahead(p);
         }
         if self.features.vma_swap_readahead {
@@ -670,13 +668,19 @@ impl Sim {
         self.lru_add_drain(); // push the new pages onto the LRU now
     }
 
+    /// Whether readahead pages carry PG_readahead for the window's hit count: the adaptive
+    /// slot window (v3.15) and the VMA window (v4.14, always adaptive) size themselves by
+    /// hits; 2.6.x's fixed cluster does not.
+    fn swap_ra_counts_hits(&self) -> bool {
+        self.features.adaptive_swap_readahead || self.swap.as_ref().expect("swap").vma_ra
+    }
+
     /// swap_cache_get_folio's hit on `pfn`: a page read ahead earns a hit (v3.15) — the
     /// global count of swapin_nr_pages, or, for a fault (`anon`: its mm and virtual page)
     /// under VMA-based readahead, the VMA's, whose address moves to this fault's (v4.14).
     fn lookup_swap_cache_hit(&mut self, pfn: Pfn, anon: Option<(u32, u64)>) {
         let vma_ra = self.swap.as_ref().expect("swap").vma_ra;
-        let readahead =
-            (self.features.adaptive_swap_readahead || vma_ra) && self.TestClearPageReadahead(pfn);
+        let readahead = self.swap_ra_counts_hits() && self.TestClearPageReadahead(pfn);
         if readahead && self.features.vma_swap_readahead {
             self.vmstat.inc(VmItem::SwapRaHit);
         }

@@ -267,6 +267,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: synchronously enforce memory.high for large overcharges",
     },
     Rule {
+        feature: "mlock-count",
+        since: KernelEra::V6_1,
+        version: "5.18",
+        commit: "mm/munlock: maintain page->mlock_count while unevictable",
+    },
+    Rule {
         feature: "read-accessed-folio",
         since: KernelEra::V6_1,
         version: "5.19",

@@ -50,6 +50,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-charge-batch-64",
     "memcg-multi-stock",
     "memcg-sync-high",
+    "mlock-count",
     "memcg-high-throttle",
     "memcg-kmem-pgtables",
     "memcg-kmem-vfs",
@@ -1215,6 +1216,27 @@ pub(crate) fn want_bool(item: &Item, loc: &Loc) -> Result<bool, ScenarioError> {
     match item.value {
         Value::Bool(b) => Ok(b),
         _ => Err(type_error(loc, "a boolean (true or false)", item)),
+    }
+}
+
+/// A boolean, or one of `words` (a mode beside on/off, e.g. `mlock = "onfault"`):
+/// `Ok(Ok(bool))` or `Ok(Err(word))`.
+pub(crate) fn want_bool_or_word(
+    item: &Item,
+    loc: &Loc,
+    words: &[&'static str],
+) -> Result<Result<bool, &'static str>, ScenarioError> {
+    let expected = || {
+        let w: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+        format!("true, false or {}", w.join(", "))
+    };
+    match &item.value {
+        Value::Bool(b) => Ok(Ok(*b)),
+        Value::Str(s) => match words.iter().find(|w| **w == s.as_str()) {
+            Some(w) => Ok(Err(*w)),
+            None => Err(loc.err(format!("unknown value \"{s}\"; expected {}", expected()))),
+        },
+        _ => Err(type_error(loc, &expected(), item)),
     }
 }
 

@@ -69,6 +69,15 @@ pub struct Features {
     /// return to user space, so one large syscall may overrun memory.high by all it
     /// charges.
     pub memcg_sync_high: bool,
+    /// An mlocked page on the unevictable list counts the VM_LOCKED mappings that mlocked
+    /// it (folio->mlock_count; v5.18, "mm/munlock: maintain page->mlock_count while
+    /// unevictable"): munlock decrements it and releases the page at 0; a page found by
+    /// reclaim in a VM_LOCKED VMA is mlocked there and activated (FOLIOREF_ACTIVATE). Off,
+    /// munlock clears PG_mlocked and keeps the page locked only if an rmap walk finds
+    /// another VM_LOCKED mapping (try_to_munlock), the last unmap of a still-mlocked page
+    /// clears it (clear_page_mlock, unevictable_pgs_cleared), and reclaim lets
+    /// try_to_unmap mlock it (PAGEREF_RECLAIM).
+    pub mlock_count: bool,
     /// memory.high throttles: the over-high work on the return to user space retries
     /// reclaim while it makes progress (or up to MAX_RECLAIM_RETRIES times without) and,
     /// usage still above high, sleeps calculate_high_delay's penalty (v5.4, "mm, memcg:
@@ -276,6 +285,7 @@ impl Features {
             memcg_charge_batch_64: false,
             memcg_multi_stock: false,
             memcg_sync_high: false,
+            mlock_count: false,
             memcg_high_throttle: false,
             memcg_kmem_pgtables: false,
             memcg_kmem_vfs: false,
@@ -351,6 +361,7 @@ impl Features {
             "memcg-charge-batch-64" => self.memcg_charge_batch_64 = on,
             "memcg-multi-stock" => self.memcg_multi_stock = on,
             "memcg-sync-high" => self.memcg_sync_high = on,
+            "mlock-count" => self.mlock_count = on,
             "memcg-high-throttle" => self.memcg_high_throttle = on,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs = on,
@@ -408,6 +419,7 @@ impl Features {
             "memcg-charge-batch-64" => self.memcg_charge_batch_64,
             "memcg-multi-stock" => self.memcg_multi_stock,
             "memcg-sync-high" => self.memcg_sync_high,
+            "mlock-count" => self.mlock_count,
             "memcg-high-throttle" => self.memcg_high_throttle,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs,

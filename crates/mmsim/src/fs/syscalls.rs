@@ -109,6 +109,7 @@ impl Sim {
             },
             Op::Munmap { addr, len } => self.sys_munmap(tid, *addr, *len),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
+            Op::Mlock { addr, len, lock } => Ok(self.sys_mlock(tid, *addr, *len, *lock)),
             Op::Touch {
                 addr,
                 len,

@@ -129,6 +129,9 @@ kfuncs! {
     MemoryReclaim => "memory_reclaim",
     MemoryHighWrite => "memory_high_write",
     MemoryMaxWrite => "memory_max_write",
+    MlockFixup => "mlock_fixup",
+    MlockFolio => "mlock_folio",
+    MunlockFolio => "munlock_folio",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

@@ -4,6 +4,8 @@
 //! - every page on an LRU list has PG_lru, its PG_active / swap-backed / unevictable flags
 //!   agree with the list, its node is the list's node, and it is on exactly one list;
 //! - list lengths equal the list heads' counts and the nr_* vmstat gauges;
+//! - mlock: nr_mlock equals the PG_mlocked pages, and an mlocked page on a list is on the
+//!   unevictable list;
 //! - refcounts are ≥ 0; a free page (PG_buddy) has refcount 0, no mapping, no LRU, is on its
 //!   node's free list and in no page-cache tree; nr_free_pages equals the free lists;
 //! - every page-cache entry points back: the page's mapping and index equal the slot's;
@@ -157,6 +159,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     let mut dirty = 0i64;
     let mut writeback = 0i64;
     let mut table_frames = 0i64;
+    let mut mlocked = 0i64;
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.refcount < 0 {
             return Err(format!("pfn {} has refcount {}", pfn, p.refcount));
@@ -185,6 +188,16 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
         if p.test(pg::LRU) && !on_list[pfn] {
             return Err(format!("pfn {} has PG_lru but is on no list", pfn));
+        }
+        if p.test(pg::MLOCKED) {
+            mlocked += 1;
+            if p.test(pg::LRU) && !p.test(pg::UNEVICTABLE) {
+                return Err(format!(
+                    "mlocked pfn {} is on an evictable list ({})",
+                    pfn,
+                    p.flag_names()
+                ));
+            }
         }
         if p.test(pg::SWAPCACHE) {
             let ok = sim
@@ -285,6 +298,13 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             sim.vmstat.get(VmItem::NrPageTablePages),
             tables,
             table_frames
+        ));
+    }
+    if mlocked != sim.vmstat.get(VmItem::NrMlock) {
+        return Err(format!(
+            "nr_mlock = {} but {} pages are PG_mlocked",
+            sim.vmstat.get(VmItem::NrMlock),
+            mlocked
         ));
     }
     if dirty != sim.vmstat.get(VmItem::NrDirty) {

@@ -32,7 +32,7 @@ use crate::machine::profile::KFunc;
 use crate::machine::Mode;
 use crate::mm::page::{pg, Pfn, NO_MAPPING, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::page_alloc::{AllocError, Gfp};
-use crate::mm::rmap::{ANON_MAPPING, VM_EXEC, VM_SHARED, VM_WRITE};
+use crate::mm::rmap::{ANON_MAPPING, VM_EXEC, VM_LOCKED, VM_SHARED, VM_WRITE};
 use crate::mm::vmstat::VmItem;
 use crate::sched::{TaskId, Wait};
 use crate::sim::Sim;
@@ -609,8 +609,17 @@ impl Sim {
         }
     }
 
-    /// Map a new anonymous page (page_add_new_anon_rmap, lru_cache_add_active_or_unevictable).
-    fn map_new_anon_page(&mut self, mm: u32, vpn: u64, pfn: Pfn, writable: bool, dirty: bool) {
+    /// Map a new anonymous page (page_add_new_anon_rmap, lru_cache_add_active_or_unevictable;
+    /// in a VM_LOCKED VMA, `locked`, it is mlocked instead: folio_add_lru_vma's
+    /// mlock_new_folio).
+    fn map_new_anon_page(
+        &mut self,
+        mm: u32,
+        vpn: u64,
+        pfn: Pfn,
+        (writable, dirty): (bool, bool),
+        locked: bool,
+    ) {
         {
             let p = &mut self.mem[pfn as usize];
             p.mapping = ANON_MAPPING | mm;
@@ -620,11 +629,15 @@ impl Sim {
         }
         self.vmstat.inc(VmItem::NrAnonPages);
         self.mm_mut(mm).rss_anon += 1;
-        // v5.9 (anon-inactive-first): lru_cache_add_inactive_or_unevictable.
-        if !self.features.anon_inactive_first {
-            self.__SetPageActive(pfn);
+        if locked {
+            self.mlock_new_page(pfn);
+        } else {
+            // v5.9 (anon-inactive-first): lru_cache_add_inactive_or_unevictable.
+            if !self.features.anon_inactive_first {
+                self.__SetPageActive(pfn);
+            }
+            self.lru_cache_add(pfn);
         }
-        self.lru_cache_add(pfn);
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         // The new page's content: zeros (version 0) unless copied.
         let v = self.mem[pfn as usize].version;
@@ -655,7 +668,8 @@ impl Sim {
         self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
         self.mem[pfn as usize].version = 0;
         self.__SetPageUptodate(pfn);
-        self.map_new_anon_page(mm, vpn, pfn, vma.flags & VM_WRITE != 0, write);
+        let locked = vma.flags & VM_LOCKED != 0;
+        self.map_new_anon_page(mm, vpn, pfn, (vma.flags & VM_WRITE != 0, write), locked);
         self.leave(prev);
         Ok(())
     }
@@ -698,11 +712,12 @@ impl Sim {
             self.__SetPageUptodate(newp);
             self.unlock_page(pfn);
             self.put_page(pfn);
-            self.map_new_anon_page(mm, vpn, newp, true, true);
+            let locked = vma.flags & VM_LOCKED != 0;
+            self.map_new_anon_page(mm, vpn, newp, (true, true), locked);
             return Ok(FaultResult::Handled);
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
-        self.map_file_page(mm, vpn, pfn, writable, writable);
+        self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags);
         if writable {
             self.set_page_dirty(pfn);
         }
@@ -711,8 +726,20 @@ impl Sim {
     }
 
     /// Map a page-cache page (page_add_file_rmap); the caller's reference becomes the PTE's.
-    fn map_file_page(&mut self, mm: u32, vpn: u64, pfn: Pfn, writable: bool, dirty: bool) {
+    /// In a VM_LOCKED VMA (`vm_flags`) the page is mlocked (v5.18's mlock_vma_folio in
+    /// folio_add_file_rmap; before, populate's follow_page(FOLL_MLOCK) did it).
+    fn map_file_page(
+        &mut self,
+        mm: u32,
+        vpn: u64,
+        pfn: Pfn,
+        (writable, dirty): (bool, bool),
+        vm_flags: u64,
+    ) {
         self.page_add_file_rmap(pfn);
+        if vm_flags & VM_LOCKED != 0 {
+            self.mlock_vma_page(pfn);
+        }
         self.mm_mut(mm).rss_file += 1;
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
     }
@@ -756,7 +783,7 @@ impl Sim {
                 hits += 1;
             }
             self.get_page(p);
-            self.map_file_page(mm, v, p, false, false);
+            self.map_file_page(mm, v, p, (false, false), vma.flags);
             mapped_fault |= v == vpn;
         }
         if hits > 0 {
@@ -979,9 +1006,15 @@ impl Sim {
         }
         self.flush_tlb_page(mm, vpn);
         self.page_remove_rmap(pfn);
+        let locked = vma.flags & VM_LOCKED != 0;
+        if locked {
+            // folio_remove_rmap_pte's munlock_vma_folio (v5.18); wp_page_copy's
+            // munlock_vma_page before.
+            self.munlock_page(pfn);
+        }
         self.mm_mut(mm).rss_file -= 1;
         self.put_page(pfn);
-        self.map_new_anon_page(mm, vpn, newp, true, true);
+        self.map_new_anon_page(mm, vpn, newp, (true, true), locked);
         Ok(())
     }
 
@@ -1036,6 +1069,14 @@ impl Sim {
     ) {
         let prev = self.enter(KFunc::ZapPteRange);
         let check_mapping = details.and_then(|d| d.check_mapping);
+        // v5.18: removing a VM_LOCKED VMA's PTE munlocks its page (folio_remove_rmap_ptes'
+        // munlock_vma_folio). Before, munmap and exit munlocked the VMA first
+        // (munlock_vma_pages_range) and the last unmap cleared what was left.
+        let locked = self.features.mlock_count
+            && self
+                .mm(mm)
+                .find_vma(start << PAGE_SHIFT)
+                .is_some_and(|v| v.flags & VM_LOCKED != 0);
         let mut vpn = start;
         while vpn < end {
             // Skip page-table pages that do not exist.
@@ -1076,6 +1117,9 @@ impl Sim {
                         self.mm_mut(mm).rss_file -= 1;
                     }
                     self.page_remove_rmap(pfn);
+                    if locked {
+                        self.munlock_page(pfn);
+                    }
                     if tlb.defer_free {
                         tlb.pages.push(pfn); // __tlb_remove_page
                     } else {

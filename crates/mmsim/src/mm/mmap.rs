@@ -13,7 +13,7 @@ use crate::machine::CpuId;
 use crate::mm::memory::PageTable;
 use crate::mm::page::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::readahead::RaState;
-use crate::mm::rmap::{VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::rmap::{VM_EXEC, VM_LOCKED, VM_READ, VM_SHARED, VM_WRITE};
 use crate::sched::{TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, OpResult};
@@ -378,6 +378,11 @@ impl Sim {
     /// Remove one VMA: zap its PTEs (flushing TLBs for the range) and drop it from the file's
     /// i_mmap.
     pub fn unmap_vma(&mut self, mm: u32, start: u64) {
+        if self.mm(mm).vmas[&start].flags & VM_LOCKED != 0 && !self.features.mlock_count {
+            // Before v5.18, munmap and exit munlock a locked VMA before zapping it
+            // (munlock_vma_pages_range); from v5.18 the zap does it page by page.
+            self.mlock_fixup(mm, start, false);
+        }
         let vma = self.mm(mm).vmas[&start].clone();
         self.zap_page_range(mm, &vma);
         self.flush_tlb_mm_range(mm, vma.start >> PAGE_SHIFT, vma.end >> PAGE_SHIFT);

@@ -6,6 +6,7 @@ pub mod filemap;
 pub mod lru_gen;
 pub mod memcontrol;
 pub mod memory;
+pub mod mlock;
 pub mod mmap;
 pub mod node;
 pub mod oom_kill;

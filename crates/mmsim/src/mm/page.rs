@@ -73,6 +73,9 @@ pub mod pg {
     /// A slab page of the VFS caches (PG_slab; not on an LRU, freed by the shrinker or when
     /// its objects are freed).
     pub const SLAB: u32 = 1 << 24;
+    /// Mapped by a VM_LOCKED VMA (PG_mlocked): unevictable, kept on the unevictable list
+    /// (mm/mlock.c).
+    pub const MLOCKED: u32 = 1 << 25;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -93,6 +96,7 @@ pub mod pg {
         (WORKINGSET, "workingset"),
         (TABLE, "table"),
         (SLAB, "slab"),
+        (MLOCKED, "mlocked"),
     ];
 }
 
@@ -126,6 +130,10 @@ pub struct Page {
     pub version: u32,
     /// page_private: the swap offset of a swap-cache page.
     pub private: u32,
+    /// folio->mlock_count (v5.18, `mlock-count`): the VM_LOCKED mappings counted on a page
+    /// of the unevictable list (the kernel overlays it on lru.prev; here the struct's
+    /// padding holds it, so a frame stays 48 bytes). Meaningless elsewhere.
+    pub mlock_count: u32,
 }
 
 impl Page {
@@ -143,6 +151,7 @@ impl Page {
             next: NIL,
             version: 0,
             private: 0,
+            mlock_count: 0,
         }
     }
     /// Test a flag.

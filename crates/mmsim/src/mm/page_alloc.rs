@@ -312,6 +312,9 @@ impl Sim {
             self.wake_up_page(pfn);
         }
         self.mem_cgroup_uncharge(pfn);
+        if self.mem[pfn as usize].test(pg::MLOCKED) {
+            self.mlock_clear_at_free(pfn);
+        }
         let node = self.mem[pfn as usize].node as usize;
         {
             let p = &mut self.mem[pfn as usize];

@@ -193,6 +193,16 @@ page_flag!(
     TestClearPageReadahead,
     PageReadahead
 );
+page_flag!(
+    pg::MLOCKED,
+    SetPageMlocked,
+    ClearPageMlocked,
+    __SetPageMlocked,
+    __ClearPageMlocked,
+    TestSetPageMlocked,
+    TestClearPageMlocked,
+    PageMlocked
+);
 
 impl Sim {
     /// trylock_page: atomic test-and-set of PG_locked; true if we got the lock.

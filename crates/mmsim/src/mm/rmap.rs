@@ -122,11 +122,16 @@ impl Sim {
         let p = &mut self.mem[pfn as usize];
         p.mapcount -= 1;
         if p.mapcount == -1 {
+            let mlocked = p.test(pg::MLOCKED);
             if p.mapping & ANON_MAPPING != 0 {
                 self.vmstat.dec(VmItem::NrAnonPages);
             } else {
                 self.vmstat.dec(VmItem::NrMapped);
                 self.mod_memcg_page_stat(pfn, VmItem::NrMapped, -1);
+            }
+            if mlocked && !self.features.mlock_count {
+                // Before v5.18: the last unmap of a page still mlocked clears it.
+                self.clear_page_mlock(pfn);
             }
         }
     }
@@ -169,8 +174,14 @@ impl Sim {
                 continue;
             }
             if flags & VM_LOCKED != 0 {
+                // A page of a VM_LOCKED VMA that is not (or no longer) mlocked: the walk
+                // stops without counting a reference. From v5.18 (`mlock-count`) it
+                // restores the missed mlock here (mlock_vma_folio); before, try_to_unmap
+                // does.
+                if self.features.mlock_count {
+                    self.mlock_vma_page(pfn);
+                }
                 vm_flags |= VM_LOCKED;
-                referenced += 1;
                 break;
             }
             if *p & pte::YOUNG != 0 {
@@ -257,6 +268,9 @@ impl Sim {
         }
         self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps);
         if flags & VM_LOCKED != 0 {
+            // Restore the mlock which got missed (mlock_vma_folio; SWAP_MLOCK before
+            // v4.13): the caller keeps the page, which goes to the unevictable list.
+            self.mlock_vma_page(pfn);
             return TtuResult::Fail;
         }
         if p & pte::YOUNG != 0 {

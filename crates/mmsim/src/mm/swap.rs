@@ -220,7 +220,7 @@ impl Sim {
     /// root lruvec (index = node), whose lock is the node's. Two pages share a lock when
     /// this is equal (folio_lruvec_relock_irqsave keeps it).
     #[inline]
-    fn page_lru_lock_idx(&self, pfn: Pfn) -> usize {
+    pub(crate) fn page_lru_lock_idx(&self, pfn: Pfn) -> usize {
         if self.features.lruvec_lru_lock {
             self.page_lruvec_idx(pfn)
         } else {
@@ -303,6 +303,7 @@ impl Sim {
     fn __pagevec_lru_add_fn(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::PagevecLruAdd);
         debug_assert!(!self.PageLRU(pfn), "page already on the LRU");
+        self.lru_add_cull_or_rescue(pfn);
         self.SetPageLRU(pfn);
         let lru = self.page_lru(pfn);
         self.add_page_to_lru_list(pfn, lru);

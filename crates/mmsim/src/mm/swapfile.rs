@@ -459,6 +459,9 @@ impl Sim {
         if self.mem[pfn as usize].mapcount == 0 {
             self.vmstat.inc(VmItem::NrAnonPages);
         }
+        if vma.flags & crate::mm::rmap::VM_LOCKED != 0 {
+            self.mlock_vma_page(pfn); // folio_add_anon_rmap_ptes' mlock_vma_folio
+        }
         self.swap_free(off);
         self.mm_mut(mm).swapents -= 1;
         self.mm_mut(mm).rss_anon += 1;

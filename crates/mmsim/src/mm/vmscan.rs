@@ -756,8 +756,9 @@ impl Sim {
         let mut deactivate = self.take_pfn_buf();
         let mut rotated = 0u64;
         for &pfn in &hold {
-            if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
-                deactivate.push(pfn);
+            if self.mem[pfn as usize].flags & (pg::UNEVICTABLE | pg::MLOCKED) != 0 {
+                // !folio_evictable: folio_putback_lru (putback_one culls it).
+                keep_active.push(pfn);
                 continue;
             }
             let (referenced, vm_flags) = self.page_referenced(pfn);
@@ -822,6 +823,7 @@ impl Sim {
     /// isolation reference; a page whose last reference that was is queued for freeing.
     /// Returns true if it went back on a list.
     pub(crate) fn putback_one(&mut self, pfn: Pfn, to_free: &mut Vec<Pfn>) -> bool {
+        self.lru_add_cull_or_rescue(pfn);
         self.SetPageLRU(pfn);
         let lru = self.page_lru(pfn);
         self.add_page_to_lru_list(pfn, lru);
@@ -1027,7 +1029,8 @@ impl Sim {
             if p.mapped() || p.test(pg::SWAPCACHE) {
                 sc.nr_scanned += 1; // mapped pages count twice
             }
-            if p.test(pg::UNEVICTABLE) {
+            if p.flags & (pg::UNEVICTABLE | pg::MLOCKED) != 0 {
+                // !page_evictable: back it goes (to the unevictable list, putback_one).
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1233,6 +1236,11 @@ impl Sim {
     /// shrink_page_list's activate_locked: the isolated page goes back active
     /// (PG_active, pgactivate in its memcg; the node's count is added at the end).
     fn activate_locked(&mut self, pfn: Pfn, nr_activate: &mut i64) {
+        if self.mem[pfn as usize].test(pg::MLOCKED) {
+            // An mlocked page is not activated: it goes back to the unevictable list
+            // (v4.x's cull_mlocked; `if (!folio_test_mlocked(folio))` since).
+            return;
+        }
         self.SetPageActive(pfn);
         *nr_activate += 1;
         self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);

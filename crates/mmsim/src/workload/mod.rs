@@ -619,6 +619,17 @@ pub enum Op {
         /// New PROT_* bits.
         prot: u32,
     },
+    /// mlock(2) (`lock`) or munlock(2) of whole mappings in [addr, addr+len): VM_LOCKED set
+    /// or cleared, their pages mlocked or munlocked (`mm::mlock`). mlock's populate is the
+    /// program's own touch of the range afterwards.
+    Mlock {
+        /// Start address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// mlock (else munlock).
+        lock: bool,
+    },
     /// Touch memory: access every `stride`-th byte of [addr, addr+len) (stride ≥ 1 page means
     /// one access per touched page; smaller strides add cache-hit accesses within a page),
     /// reading or writing. Executed in slices so other CPUs interleave.

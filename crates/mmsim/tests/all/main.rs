@@ -16,6 +16,7 @@ mod fuzz_parser;
 mod html_report;
 mod memcg;
 mod mglru;
+mod mlock;
 mod mm_unit;
 mod oom;
 mod perf_gate;

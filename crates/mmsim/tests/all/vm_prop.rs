@@ -1,5 +1,6 @@
-//! Property test of issue 4: random map / access (read, write) / reclaim / munmap
-//! sequences by three processes on three CPUs, with the real TLB-flush rules (vanilla and
+//! Property test of issue 4: random map / access (read, write) / mlock / munlock /
+//! reclaim / munmap sequences by three processes on three CPUs (mlock with and without
+//! v5.18's mlock_count), with the real TLB-flush rules (vanilla and
 //! batched). After every operation (and the delivery of the IPIs it sent, as the sender
 //! waits for them) the invariant checker and the page-table checker pass, the content
 //! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
@@ -22,7 +23,7 @@ use proptest::prelude::*;
 const CPUS: usize = 3;
 const FILE_PAGES: u64 = 256;
 
-fn machine(batch: bool) -> (Sim, Vec<TaskId>) {
+fn machine(batch: bool, mlock_count: bool) -> (Sim, Vec<TaskId>) {
     let mut text = machine_toml("vm-prop", 3, "16MiB", None, "1GiB", "/data");
     for f in 0..2 {
         text += &file_toml(&format!("/data/f{f}"), FILE_PAGES * PAGE_SIZE, false);
@@ -30,7 +31,9 @@ fn machine(batch: bool) -> (Sim, Vec<TaskId>) {
     for t in 0..3 {
         text += &dd_task_toml(&format!("p{t}"), t, &format!("/tmp/x{t}"));
     }
-    let sim = build_sim(&text, "vm-prop", batch_tlb_features(batch));
+    let mut features = batch_tlb_features(batch);
+    features.mlock_count = mlock_count;
+    let sim = build_sim(&text, "vm-prop", features);
     let tasks = (0..3).map(|t| task_id(&sim, &format!("p{t}"))).collect();
     (sim, tasks)
 }
@@ -53,6 +56,8 @@ enum Act {
     Reclaim { t: usize, cpu: usize },
     /// Task t unmaps its mapping number v.
     Munmap { t: usize, v: usize },
+    /// Task t mlocks (or munlocks) its mapping number v.
+    Mlock { t: usize, v: usize, lock: bool },
 }
 
 fn act() -> impl Strategy<Value = Act> {
@@ -62,15 +67,17 @@ fn act() -> impl Strategy<Value = Act> {
             .prop_map(|(t, cpu, v, first, n, write)| Act::Touch { t, cpu, v, first, n, write }),
         3 => (0..3usize, 0..CPUS).prop_map(|(t, cpu)| Act::Reclaim { t, cpu }),
         1 => (0..3usize, 0..4usize).prop_map(|(t, v)| Act::Munmap { t, v }),
+        2 => (0..3usize, 0..4usize, any::<bool>())
+            .prop_map(|(t, v, lock)| Act::Mlock { t, v, lock }),
     ]
 }
 
-fn run(acts: Vec<Act>, batch: bool) -> Result<(), TestCaseError> {
-    run_keep(acts, batch).map(|_| ())
+fn run(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<(), TestCaseError> {
+    run_keep(acts, batch, mlock_count).map(|_| ())
 }
 
-fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
-    let (mut sim, tasks) = machine(batch);
+fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<Sim, TestCaseError> {
+    let (mut sim, tasks) = machine(batch, mlock_count);
     // (start, pages) of each task's live mappings, in creation order.
     let mut maps: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 3];
     for (i, a) in acts.iter().enumerate() {
@@ -146,6 +153,14 @@ fn run_keep(acts: Vec<Act>, batch: bool) -> Result<Sim, TestCaseError> {
                 let r = sim.sys_munmap(tasks[t], addr, pages * PAGE_SIZE);
                 prop_assert_eq!(r, Ok(OpResult::None));
             }
+            Act::Mlock { t, v, lock } => {
+                let Some(&(addr, pages)) = maps[t].get(v % maps[t].len().max(1)) else {
+                    continue;
+                };
+                run_on(&mut sim, t, tasks[t]);
+                let r = sim.sys_mlock(tasks[t], addr, pages * PAGE_SIZE, lock);
+                prop_assert_eq!(r, OpResult::None);
+            }
         }
         complete_io_and_ipis(&mut sim);
         prop_assert_eq!(check_all(&sim), Ok(()), "after op {} {:?}", i, a);
@@ -169,8 +184,9 @@ proptest! {
     fn random_map_access_reclaim_unmap_keeps_tlbs_and_content_right(
         acts in prop::collection::vec(act(), 1..40),
         batch in any::<bool>(),
+        mlock_count in any::<bool>(),
     ) {
-        run(acts, batch)?;
+        run(acts, batch, mlock_count)?;
     }
 }
 
@@ -228,7 +244,7 @@ fn a_fixed_sequence_reclaims_mapped_pages_across_cpus() {
             write: false,
         });
         acts.push(Act::Munmap { t: 0, v: 0 });
-        let sim = run_keep(acts, batch).expect("clean");
+        let sim = run_keep(acts, batch, false).expect("clean");
         let v = |i| sim.vmstat.get(i);
         use mmsim::mm::vmstat::VmItem;
         assert!(v(VmItem::PgstealDirect) > 0, "reclaimed");

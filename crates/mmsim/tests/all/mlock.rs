@@ -1,0 +1,326 @@
+//! mlock (`mm::mlock`): VM_LOCKED mappings keep their pages on the unevictable list, out of
+//! reclaim's reach, on both sides of v5.18's mlock_count (`mlock-count`): the counters,
+//! munlock with a second locked mapping, truncation of a locked mapping, and reclaim
+//! restoring an mlock it finds missing. The random-sequence checks are in `vm_prop`.
+
+use crate::common;
+
+use common::{
+    build_sim, complete_io_and_ipis, dd_task_toml, file_toml, machine_toml, mm_of, mmap_at, run_on,
+    task_id, task_report, touch_pages, vmstat,
+};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::check::{check_all, check_ptes};
+use mmsim::mm::node::LruList;
+use mmsim::mm::page::PAGE_SIZE;
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::scenario::parse_scenario;
+use mmsim::sim::{Features, Sim};
+use mmsim::workload::OpResult;
+
+/// A 32 MiB machine with swap: `hog` maps 12 MiB of anonymous memory (mlocked as `mlock`
+/// says) and holds it over three passes while `seq` cycles 28 MiB through the rest.
+fn hog_scenario(kernel: &str, mlock: &str) -> String {
+    hog_scenario_on(kernel, "classic", mlock)
+}
+
+/// `hog_scenario` under reclaim policy `policy`.
+fn hog_scenario_on(kernel: &str, policy: &str, mlock: &str) -> String {
+    format!(
+        r#"name = "mlock-hog"
+kernel = "{kernel}"
+policy = "{policy}"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "32MiB"
+
+[swap]
+size = "256MiB"
+preset = "ssd"
+
+[[tasks]]
+name = "hog"
+cpu = 0
+program = "anon"
+size = "12MiB"
+passes = 3
+think = "200ms"
+mlock = {mlock}
+
+[[tasks]]
+name = "seq"
+cpu = 1
+program = "anon"
+size = "28MiB"
+passes = 2
+"#
+    )
+}
+
+fn run_text(text: &str) -> mmsim::run::RunReport {
+    let sc = parse_scenario(text, "mlock-hog", &[]).expect("parses");
+    let era: KernelEra = sc.kernel.expect("kernel given");
+    common::run_completed(&sc, era, true, 5_000_000)
+}
+
+const HOG_PAGES: i64 = 12 * 256;
+
+#[test]
+fn mlocked_anonymous_memory_is_never_reclaimed() {
+    for (kernel, policy) in [("4.2", "classic"), ("6.18", "classic"), ("6.18", "mglru")] {
+        let locked = run_text(&hog_scenario_on(kernel, policy, "true"));
+        let free = run_text(&hog_scenario_on(kernel, policy, "false"));
+        let kernel = format!("{kernel} {policy}");
+        let v = |r: &mmsim::run::RunReport, k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+        // Without mlock the hog's memory is swapped out while it thinks; with it, never.
+        assert!(
+            task_report(&free, "hog").majflt > 0,
+            "{kernel}: the unlocked hog is swapped"
+        );
+        assert_eq!(task_report(&locked, "hog").majflt, 0, "{kernel}");
+        assert!(v(&locked, "pswpout") > 0, "{kernel}: seq is still swapped");
+        // Every page of the hog was mlocked and culled once, and munlocked and rescued by
+        // the unmap at its end.
+        for k in [
+            "unevictable_pgs_mlocked",
+            "unevictable_pgs_culled",
+            "unevictable_pgs_munlocked",
+            "unevictable_pgs_rescued",
+        ] {
+            assert_eq!(v(&locked, k), HOG_PAGES, "{kernel}: {k}");
+            assert_eq!(v(&free, k), 0, "{kernel}: {k} without mlock");
+        }
+        assert_eq!(v(&locked, "nr_mlock"), 0, "{kernel}: all munlocked at exit");
+        assert_eq!(v(&locked, "unevictable_pgs_cleared"), 0, "{kernel}");
+    }
+}
+
+#[test]
+fn onfault_mlocks_pages_as_they_fault_in() {
+    let locked = run_text(&hog_scenario("6.18", "\"onfault\""));
+    let v = |k: &str| locked.vmstat.get(k).copied().unwrap_or(0);
+    assert_eq!(task_report(&locked, "hog").majflt, 0);
+    assert_eq!(v("unevictable_pgs_mlocked"), HOG_PAGES);
+    // The pages were faulted by the first pass, not by a populate: the pass's faults.
+    assert_eq!(task_report(&locked, "hog").minflt, HOG_PAGES as u64);
+}
+
+#[test]
+fn a_bad_mlock_value_names_the_field() {
+    let err = parse_scenario(&hog_scenario("6.18", "\"yes\""), "hog.toml", &[])
+        .expect_err("rejected")
+        .to_string();
+    assert!(err.contains("hog.toml"), "{err}");
+    assert!(err.contains("mlock"), "{err}");
+    assert!(err.contains("\"onfault\""), "{err}");
+    let err = parse_scenario(&hog_scenario("6.18", "3"), "hog.toml", &[])
+        .expect_err("rejected")
+        .to_string();
+    assert!(err.contains("mlock"), "{err}");
+}
+
+const FILE_PAGES: u64 = 32;
+
+/// Two processes (`p0` on CPU 0, `p1` on CPU 1) and a 32-page file with data on disk.
+fn two_process_machine(mlock_count: bool) -> (Sim, [usize; 2]) {
+    let mut text = machine_toml("mlock", 2, "32MiB", Some("64MiB"), "1GiB", "/data");
+    text += &file_toml("/data/f", FILE_PAGES * PAGE_SIZE, true);
+    for t in 0..2 {
+        text += &dd_task_toml(&format!("p{t}"), t, &format!("/tmp/x{t}"));
+    }
+    let mut f = Features::vanilla();
+    f.mlock_count = mlock_count;
+    let sim = build_sim(&text, "mlock", f);
+    let tasks = [task_id(&sim, "p0"), task_id(&sim, "p1")];
+    (sim, tasks)
+}
+
+/// Map /data/f shared read-only in task `t` and fault it all in; returns the address.
+fn map_file(sim: &mut Sim, cpu: usize, tid: usize) -> u64 {
+    run_on(sim, cpu, tid);
+    let a = mmap_at(
+        sim,
+        tid,
+        Some("/data/f"),
+        FILE_PAGES * PAGE_SIZE,
+        0,
+        1,
+        true,
+    );
+    run_on(sim, cpu, tid);
+    for _ in 0..1000 {
+        match touch_pages(sim, cpu, tid, a, FILE_PAGES, false) {
+            Ok(_) => return a,
+            Err(_) => {
+                complete_io_and_ipis(sim);
+            }
+        }
+    }
+    panic!("the file never faulted in");
+}
+
+fn checked(sim: &Sim) {
+    check_all(sim).expect("invariants");
+    check_ptes(sim).expect("page tables");
+}
+
+fn mlocked_pages(sim: &Sim) -> i64 {
+    vmstat(sim, VmItem::NrMlock)
+}
+
+#[test]
+fn munlock_keeps_pages_another_locked_mapping_maps() {
+    let n = FILE_PAGES as i64;
+    for mlock_count in [false, true] {
+        let (mut sim, [p0, p1]) = two_process_machine(mlock_count);
+        let a0 = map_file(&mut sim, 0, p0);
+        let a1 = map_file(&mut sim, 1, p1);
+        run_on(&mut sim, 0, p0);
+        assert_eq!(
+            sim.sys_mlock(p0, a0, FILE_PAGES * PAGE_SIZE, true),
+            OpResult::None
+        );
+        run_on(&mut sim, 1, p1);
+        assert_eq!(
+            sim.sys_mlock(p1, a1, FILE_PAGES * PAGE_SIZE, true),
+            OpResult::None
+        );
+        checked(&sim);
+        assert_eq!(mlocked_pages(&sim), n);
+        assert_eq!(vmstat(&sim, VmItem::NrUnevictable), n);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsCulled), n);
+        // One process munlocks: the other still locks every page.
+        run_on(&mut sim, 0, p0);
+        assert_eq!(
+            sim.sys_mlock(p0, a0, FILE_PAGES * PAGE_SIZE, false),
+            OpResult::None
+        );
+        checked(&sim);
+        assert_eq!(mlocked_pages(&sim), n, "mlock_count {mlock_count}");
+        assert_eq!(vmstat(&sim, VmItem::NrUnevictable), n);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsMunlocked), 0);
+        // Before 5.18 the munlock cleared PG_mlocked and try_to_munlock's walk set it
+        // again, counting a second mlock; from 5.18 the page only dropped one count.
+        let relocked = if mlock_count { 0 } else { n };
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsMlocked), n + relocked);
+        // The second munlock releases them to the inactive file list.
+        run_on(&mut sim, 1, p1);
+        assert_eq!(
+            sim.sys_mlock(p1, a1, FILE_PAGES * PAGE_SIZE, false),
+            OpResult::None
+        );
+        checked(&sim);
+        assert_eq!(mlocked_pages(&sim), 0);
+        assert_eq!(vmstat(&sim, VmItem::NrUnevictable), 0);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsMunlocked), n);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsRescued), n);
+        let mm = mm_of(&sim, p1);
+        let pfn = mmsim::mm::memory::pte::pfn(sim.mm(mm).pgtable.get(a1 / PAGE_SIZE));
+        assert!(common::on_lru_list(&sim, pfn, LruList::InactiveFile));
+    }
+}
+
+#[test]
+fn an_mlock_range_must_be_mapped_and_cover_whole_mappings() {
+    let (mut sim, [p0, _]) = two_process_machine(true);
+    let a0 = map_file(&mut sim, 0, p0);
+    run_on(&mut sim, 0, p0);
+    let len = FILE_PAGES * PAGE_SIZE;
+    // Past the mapping's end is a hole: ENOMEM, as for_each_vma_range finds it.
+    let r = sim.sys_mlock(p0, a0, len + PAGE_SIZE, true);
+    assert_eq!(r, OpResult::Err(mmsim::workload::Errno::ENOMEM));
+    // Part of a mapping would split it: not modelled, EINVAL.
+    let r = sim.sys_mlock(p0, a0 + PAGE_SIZE, PAGE_SIZE, true);
+    assert_eq!(r, OpResult::Err(mmsim::workload::Errno::EINVAL));
+    assert_eq!(mlocked_pages(&sim), 0, "a refused call locks nothing");
+    // An unaligned start rounds down, the length up: the whole mapping.
+    assert_eq!(sim.sys_mlock(p0, a0 + 10, len - 10, true), OpResult::None);
+    assert_eq!(mlocked_pages(&sim), FILE_PAGES as i64);
+    checked(&sim);
+}
+
+#[test]
+fn truncating_a_locked_mapping_munlocks_or_clears_by_era() {
+    let n = FILE_PAGES as i64;
+    for mlock_count in [false, true] {
+        let (mut sim, [p0, _]) = two_process_machine(mlock_count);
+        let a0 = map_file(&mut sim, 0, p0);
+        run_on(&mut sim, 0, p0);
+        assert_eq!(
+            sim.sys_mlock(p0, a0, FILE_PAGES * PAGE_SIZE, true),
+            OpResult::None
+        );
+        let mut progress = 0;
+        let mut done = false;
+        for _ in 0..1000 {
+            run_on(&mut sim, 0, p0);
+            if sim.sys_truncate("/data/f", 0, &mut progress).is_ok() {
+                done = true;
+                break;
+            }
+            complete_io_and_ipis(&mut sim);
+        }
+        assert!(done, "truncate finished");
+        complete_io_and_ipis(&mut sim);
+        checked(&sim);
+        assert_eq!(mlocked_pages(&sim), 0);
+        assert_eq!(vmstat(&sim, VmItem::NrUnevictable), 0);
+        // From 5.18 the zap of a VM_LOCKED PTE munlocks; before, the last unmap of a page
+        // still mlocked cleared it.
+        let (munlocked, cleared) = if mlock_count { (n, 0) } else { (0, n) };
+        assert_eq!(
+            vmstat(&sim, VmItem::UnevictablePgsMunlocked),
+            munlocked,
+            "mlock_count {mlock_count}"
+        );
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsCleared), cleared);
+    }
+}
+
+#[test]
+fn reclaim_restores_an_mlock_it_finds_missing() {
+    let n = FILE_PAGES as i64;
+    for mlock_count in [false, true] {
+        let (mut sim, [p0, _]) = two_process_machine(mlock_count);
+        let a0 = run_anon(&mut sim, p0);
+        // VM_LOCKED set without mlocking the pages: what reclaim meets when mlock loses
+        // the race for a page another CPU had isolated.
+        let mm = mm_of(&sim, p0);
+        sim.mm_mut(mm).vmas.get_mut(&a0).expect("vma").flags |= mmsim::mm::rmap::VM_LOCKED;
+        assert_eq!(mlocked_pages(&sim), 0);
+        run_on(&mut sim, 1, p0);
+        for _ in 0..20 {
+            sim.try_to_free_pages(Gfp::KERNEL);
+            complete_io_and_ipis(&mut sim);
+        }
+        checked(&sim);
+        // Each page reclaim met was mlocked and culled (reclaim need not meet them all:
+        // a page it leaves on the active anon list stays as it was).
+        let m = mlocked_pages(&sim);
+        assert!(
+            m > n / 2,
+            "mlock_count {mlock_count}: {m} of {n} pages mlocked"
+        );
+        assert_eq!(vmstat(&sim, VmItem::NrUnevictable), m);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsCulled), m);
+        assert_eq!(vmstat(&sim, VmItem::UnevictablePgsMlocked), m);
+        assert_eq!(
+            vmstat(&sim, VmItem::Pswpout),
+            0,
+            "nothing locked is swapped"
+        );
+        assert_eq!(sim.mm(mm).rss_anon, FILE_PAGES, "still mapped");
+    }
+}
+
+/// Map FILE_PAGES of private anonymous memory in `tid` and write every page.
+fn run_anon(sim: &mut Sim, tid: usize) -> u64 {
+    run_on(sim, 0, tid);
+    let a = mmap_at(sim, tid, None, FILE_PAGES * PAGE_SIZE, 0, 3, false);
+    run_on(sim, 0, tid);
+    touch_pages(sim, 0, tid, a, FILE_PAGES, true).expect("anonymous faults do not wait");
+    complete_io_and_ipis(sim);
+    a
+}

@@ -11,7 +11,8 @@
 //!   preset, sometimes with swap-out errors) or not, one block device with a random preset
 //!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`
 //!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
-//! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem), mmap-read,
+//! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem; a tenth
+//!   mlocked, from a generator of its own), mmap-read,
 //!   pread-stride, sparsetruncate, bonnie, desktop, at small sizes.
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
 //!   it), every studied change on or off, and about a quarter of the era's rules
@@ -303,9 +304,22 @@ pub fn generate(seed: u64) -> SwarmCase {
                 if shared {
                     tasks.push_str("shared = true\n");
                 }
+                // mlock in a tenth of the cases (a third of them MLOCK_ONFAULT), from a
+                // generator of its own.
+                let mut mrng =
+                    Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d4c_4f43_4b5f_414e);
+                let mlock = match mrng.gen_range(0..30) {
+                    0..=1 => "true",
+                    2 => "\"onfault\"",
+                    _ => "false",
+                };
+                if mlock != "false" {
+                    let _ = writeln!(tasks, "mlock = {mlock}");
+                }
                 format!(
-                    "anon {size}KiB {pat} x{passes}{}",
-                    if shared { " shared" } else { "" }
+                    "anon {size}KiB {pat} x{passes}{}{}",
+                    if shared { " shared" } else { "" },
+                    if mlock != "false" { " mlocked" } else { "" }
                 )
             }
             3 => {

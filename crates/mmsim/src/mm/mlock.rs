@@ -228,39 +228,23 @@ impl Sim {
 
     /// try_to_munlock's walk (before v5.18): whether a VM_LOCKED VMA maps the page.
     fn mapped_by_locked_vma(&mut self, pfn: Pfn) -> bool {
-        let page = &self.mem[pfn as usize];
-        if page.mapping & crate::mm::rmap::ANON_MAPPING != 0 {
-            // An anonymous page has one mapping (no fork): the one being munlocked.
-            return false;
-        }
-        let Some(inode) = self
-            .inodes
-            .get(page.mapping as usize)
-            .and_then(|i| i.as_ref())
-        else {
-            return false;
-        };
-        let index = page.index;
+        let targets = self.rmap_targets(pfn);
         let mut found = false;
-        let mut walked = 0;
-        for v in &inode.i_mmap {
-            let Some(addr) = v.addr_of(index) else {
+        for &(mm, vpn, vma_flags) in &targets {
+            self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps);
+            let Some(m) = self.mms[mm as usize].as_ref() else {
                 continue;
             };
-            walked += 1;
-            if v.flags & VM_LOCKED == 0 {
-                continue;
-            }
-            let Some(m) = self.mms[v.mm as usize].as_ref() else {
-                continue;
-            };
-            let p = m.pgtable.get(addr >> PAGE_SHIFT);
-            if p & pte::PRESENT != 0 && pte::pfn(p) == pfn {
+            let locked = vma_flags
+                .or_else(|| m.find_vma(vpn << PAGE_SHIFT).map(|v| v.flags))
+                .is_some_and(|f| f & VM_LOCKED != 0);
+            let p = m.pgtable.get(vpn);
+            if locked && p & pte::PRESENT != 0 && pte::pfn(p) == pfn {
                 found = true;
                 break;
             }
         }
-        self.charge((self.costs.spin_lock_ps + self.costs.tlb_walk_ps) * walked);
+        self.rmap_done(targets);
         found
     }
 

@@ -71,7 +71,7 @@ impl Sim {
     /// flags are those of the VMA the walk found for a file page (the one `find_vma`
     /// returns for the address, VMAs do not overlap), valid until the engine runs another
     /// step; `None` for an anonymous page (its VMA is looked up by address).
-    fn rmap_targets(&mut self, pfn: Pfn) -> Vec<(u32, u64, Option<u64>)> {
+    pub(crate) fn rmap_targets(&mut self, pfn: Pfn) -> Vec<(u32, u64, Option<u64>)> {
         let mut out = std::mem::take(&mut self.rmap_scratch);
         out.clear();
         let page = &self.mem[pfn as usize];
@@ -101,7 +101,7 @@ impl Sim {
     }
 
     /// Give the buffer of `rmap_targets` back for the next walk.
-    fn rmap_done(&mut self, targets: Vec<(u32, u64, Option<u64>)>) {
+    pub(crate) fn rmap_done(&mut self, targets: Vec<(u32, u64, Option<u64>)>) {
         self.rmap_scratch = targets;
     }
 

@@ -9,10 +9,9 @@ use super::{Op, OpResult, Program};
 
 use serde::Serialize;
 
-use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use super::{Footprint, MlockMode, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    want_bool, want_bool_or_word, want_duration, want_size, want_str, want_u64, Env, Scenario,
-    ScenarioError, View,
+    want_bool, want_duration, want_size, want_str, want_u64, Env, Scenario, ScenarioError, View,
 };
 
 /// Parameters of the `anon` program.
@@ -34,18 +33,6 @@ pub struct AnonSpec {
     pub shared: bool,
     /// mlock(2) the mapping right after mmap.
     pub mlock: MlockMode,
-}
-
-/// The `mlock` parameter of `anon`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MlockMode {
-    /// No mlock.
-    Off,
-    /// mlock(2): VM_LOCKED, and the whole mapping populated at once.
-    On,
-    /// mlock2(MLOCK_ONFAULT): VM_LOCKED, pages mlocked as they are faulted in.
-    OnFault,
 }
 
 impl Params for AnonSpec {
@@ -120,19 +107,16 @@ pub const PROGRAM: ProgramDef = ProgramDef {
                     the PTE is cleared) and read back by shmem_swapin — and a read \
                     allocates a page. The last unmap frees them and their swap",
         },
-        Param {
-            key: "mlock",
-            ty: "boolean or string",
-            default: "`false`",
-            rules: "`true`: mlock(2) the mapping right after mmap — VM_LOCKED, then every \
-                    page faulted in at once (mlock's populate: written for a private mapping, \
-                    read for a shared one) before the first pass; its pages are mlocked \
-                    (/proc/vmstat `nr_mlock`), on the unevictable list (`nr_unevictable`, \
-                    memory.stat `unevictable`) and never reclaimed, until the unmap munlocks \
-                    them. `\"onfault\"`: mlock2(MLOCK_ONFAULT), VM_LOCKED without the \
-                    populate: each page is mlocked when the passes fault it in. The task \
-                    has CAP_IPC_LOCK (no RLIMIT_MEMLOCK). See `mm/mlock.rs`",
-        },
+        MlockMode::param(
+            "`true`: mlock(2) the mapping right after mmap — VM_LOCKED, then every \
+             page faulted in at once (mlock's populate: written for a private mapping, \
+             read for a shared one) before the first pass; its pages are mlocked \
+             (/proc/vmstat `nr_mlock`), on the unevictable list (`nr_unevictable`, \
+             memory.stat `unevictable`) and never reclaimed, until the unmap munlocks \
+             them. `\"onfault\"`: mlock2(MLOCK_ONFAULT), VM_LOCKED without the \
+             populate: each page is mlocked when the passes fault it in. The task \
+             has CAP_IPC_LOCK (no RLIMIT_MEMLOCK). See `mm/mlock.rs`",
+        ),
     ],
     samples: &[SampleDef {
         label: "pass",
@@ -194,11 +178,7 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
     let shared = task.opt("shared", want_bool)?.is_some_and(|(b, _)| b);
-    let mlock = match task.opt("mlock", |i, l| want_bool_or_word(i, l, &["onfault"]))? {
-        None | Some((Ok(false), _)) => MlockMode::Off,
-        Some((Ok(true), _)) => MlockMode::On,
-        Some((Err(_onfault), _)) => MlockMode::OnFault,
-    };
+    let mlock = MlockMode::parse(task)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         AnonSpec {
@@ -220,7 +200,6 @@ const CHUNK: u64 = 64 * 4096;
 enum Phase {
     Map,
     Mlock,
-    Populate,
     StartPass,
     Touch,
     Think,
@@ -237,6 +216,8 @@ pub struct Anon {
     order: Vec<u64>,
     next: usize,
     rng: rand_pcg::Pcg64,
+    /// The mlock and populate ops after the mmap, popped from the back.
+    queued: Vec<Op>,
 }
 
 impl Anon {
@@ -251,6 +232,7 @@ impl Anon {
             order: Vec::new(),
             next: 0,
             rng,
+            queued: Vec::new(),
         }
     }
 }
@@ -276,28 +258,13 @@ impl Program for Anon {
                 }
             }
             Phase::Mlock => {
-                if let OpResult::Addr(a) = last {
-                    self.addr = *a;
-                }
-                self.phase = if self.spec.mlock == MlockMode::On {
-                    Phase::Populate
-                } else {
-                    Phase::StartPass
-                };
-                Op::Mlock {
-                    addr: self.addr,
-                    len: self.spec.size_bytes,
-                    lock: true,
-                }
-            }
-            Phase::Populate => {
-                // __mm_populate: FOLL_WRITE for a private writable mapping.
-                self.phase = Phase::StartPass;
-                Op::Touch {
-                    addr: self.addr,
-                    len: self.spec.size_bytes,
-                    stride: 4096,
-                    write: !self.spec.shared,
+                let (mode, shape) = (self.spec.mlock, (self.spec.size_bytes, !self.spec.shared));
+                match mode.next_after_mmap(&mut self.queued, last, &mut self.addr, shape) {
+                    Some(op) => op,
+                    None => {
+                        self.phase = Phase::StartPass;
+                        self.next_op(last)
+                    }
                 }
             }
             Phase::StartPass => {

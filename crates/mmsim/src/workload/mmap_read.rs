@@ -7,7 +7,7 @@ use super::{Op, OpResult, Program};
 
 use serde::Serialize;
 
-use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
+use super::{Footprint, MlockMode, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
     check_abs_path, want_bool, want_duration, want_size, want_str, Env, Scenario, ScenarioError,
     View, PAGE_SIZE,
@@ -28,6 +28,8 @@ pub struct MmapReadSpec {
     pub exec: bool,
     /// Sleep between passes, ns.
     pub think_ns: u64,
+    /// mlock(2) the mapping right after mmap.
+    pub mlock: MlockMode,
 }
 
 impl Params for MmapReadSpec {
@@ -83,6 +85,14 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             default: "`\"0s\"`",
             rules: "sleep between passes",
         },
+        MlockMode::param(
+            "`true`: mlock(2) the mapping right after mmap — VM_LOCKED, then the whole \
+             file read in through the mapping at once (mlock's populate, before the first \
+             pass); its pages are mlocked, on the unevictable list and never reclaimed \
+             until the unmap munlocks them (a page another task also maps locked stays \
+             locked). `\"onfault\"`: mlock2(MLOCK_ONFAULT), each page mlocked when a pass \
+             faults it in. See `mm/mlock.rs`",
+        ),
     ],
     samples: &[SampleDef {
         label: "pass",
@@ -142,6 +152,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
     };
     let exec = task.opt("exec", want_bool)?.is_some_and(|(b, _)| b);
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    let mlock = MlockMode::parse(task)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MmapReadSpec {
@@ -151,6 +162,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
             stride_bytes,
             exec,
             think_ns,
+            mlock,
         },
     ))
 }
@@ -158,6 +170,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Map,
+    Mlock,
     StartPass,
     Touch,
     StopPass,
@@ -172,6 +185,8 @@ pub struct MmapRead {
     phase: Phase,
     addr: u64,
     pass: u32,
+    /// The mlock and populate ops after the mmap, popped from the back.
+    queued: Vec<Op>,
 }
 
 impl MmapRead {
@@ -182,6 +197,7 @@ impl MmapRead {
             phase: Phase::Map,
             addr: 0,
             pass: 0,
+            queued: Vec::new(),
         }
     }
 }
@@ -193,13 +209,27 @@ impl Program for MmapRead {
         }
         match self.phase {
             Phase::Map => {
-                self.phase = Phase::StartPass;
+                self.phase = if self.spec.mlock == MlockMode::Off {
+                    Phase::StartPass
+                } else {
+                    Phase::Mlock
+                };
                 Op::Mmap {
                     path: Some(self.spec.path.clone()),
                     len: self.spec.size_bytes,
                     offset: 0,
                     prot: if self.spec.exec { 5 } else { 1 },
                     shared: false,
+                }
+            }
+            Phase::Mlock => {
+                let (mode, shape) = (self.spec.mlock, (self.spec.size_bytes, false));
+                match mode.next_after_mmap(&mut self.queued, last, &mut self.addr, shape) {
+                    Some(op) => op,
+                    None => {
+                        self.phase = Phase::StartPass;
+                        self.next_op(last)
+                    }
                 }
             }
             Phase::StartPass => {

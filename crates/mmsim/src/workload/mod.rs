@@ -880,6 +880,84 @@ pub(crate) fn parse_passes(task: &View<'_>) -> Result<u32, ScenarioError> {
     })
 }
 
+/// The `mlock` parameter of the mapping programs (`anon`, `mmap-read`): whether the
+/// mapping is mlocked right after mmap (`mm::mlock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MlockMode {
+    /// No mlock.
+    Off,
+    /// mlock(2): VM_LOCKED, and the whole mapping populated at once.
+    On,
+    /// mlock2(MLOCK_ONFAULT): VM_LOCKED, each page mlocked when it is faulted in.
+    OnFault,
+}
+
+impl MlockMode {
+    /// `mlock`: `true`, `false` (the default) or `"onfault"`.
+    pub(crate) fn parse(task: &View<'_>) -> Result<MlockMode, ScenarioError> {
+        Ok(
+            match task.opt("mlock", |i, l| {
+                crate::scenario::want_bool_or_word(i, l, &["onfault"])
+            })? {
+                None | Some((Ok(false), _)) => MlockMode::Off,
+                Some((Ok(true), _)) => MlockMode::On,
+                Some((Err(_onfault), _)) => MlockMode::OnFault,
+            },
+        )
+    }
+
+    /// The ops that follow the mmap of [addr, addr+len): mlock(2), then its populate
+    /// (__mm_populate, a touch of every page: a write when `write`, FOLL_WRITE for a
+    /// private writable mapping) unless `onfault`. Popped from the back.
+    fn ops_after_mmap(self, addr: u64, len: u64, write: bool) -> Vec<Op> {
+        let mut ops = Vec::new();
+        if self == MlockMode::On {
+            ops.push(Op::Touch {
+                addr,
+                len,
+                stride: 4096,
+                write,
+            });
+        }
+        if self != MlockMode::Off {
+            ops.push(Op::Mlock {
+                addr,
+                len,
+                lock: true,
+            });
+        }
+        ops
+    }
+
+    /// The next op after the mmap: on the call that gets the mmap's address (`last`),
+    /// `addr` is set and `queued` filled with [`MlockMode::ops_after_mmap`]; `None` once
+    /// they are all issued.
+    pub(crate) fn next_after_mmap(
+        self,
+        queued: &mut Vec<Op>,
+        last: &OpResult,
+        addr: &mut u64,
+        (len, write): (u64, bool),
+    ) -> Option<Op> {
+        if let OpResult::Addr(a) = last {
+            *addr = *a;
+            *queued = self.ops_after_mmap(*a, len, write);
+        }
+        queued.pop()
+    }
+
+    /// The documentation of the `mlock` parameter (`rules`: what it does in the program).
+    pub(crate) const fn param(rules: &'static str) -> Param {
+        Param {
+            key: "mlock",
+            ty: "boolean or string",
+            default: "`false`",
+            rules,
+        }
+    }
+}
+
 /// Build the program a scenario task runs.
 pub fn build_program(spec: &ProgramSpec) -> Box<dyn Program> {
     spec.build()

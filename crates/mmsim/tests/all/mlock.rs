@@ -19,48 +19,29 @@ use mmsim::scenario::parse_scenario;
 use mmsim::sim::{Features, Sim};
 use mmsim::workload::OpResult;
 
-/// A 32 MiB machine with swap: `hog` maps 12 MiB of anonymous memory (mlocked as `mlock`
-/// says) and holds it over three passes while `seq` cycles 28 MiB through the rest.
-fn hog_scenario(kernel: &str, mlock: &str) -> String {
-    hog_scenario_on(kernel, "classic", mlock)
-}
-
-/// `hog_scenario` under reclaim policy `policy`.
-fn hog_scenario_on(kernel: &str, policy: &str, mlock: &str) -> String {
-    format!(
-        r#"name = "mlock-hog"
-kernel = "{kernel}"
-policy = "{policy}"
-
-[machine]
-cpus_per_node = 2
-memory_per_node = "32MiB"
-
-[swap]
-size = "256MiB"
-preset = "ssd"
-
-[[tasks]]
-name = "hog"
-cpu = 0
-program = "anon"
-size = "12MiB"
-passes = 3
-think = "200ms"
-mlock = {mlock}
-
-[[tasks]]
-name = "seq"
-cpu = 1
-program = "anon"
-size = "28MiB"
-passes = 2
-"#
-    )
+/// examples/mlock_hog.toml (docs/EXPERIMENTS.md, "mlock") at 32 MiB: `db` maps 12 MiB of
+/// anonymous memory (mlocked as `mlock` says) and holds it over three passes while `batch`
+/// cycles 28 MiB through the rest twice, on `kernel` under `policy`.
+fn hog(kernel: &str, policy: &str, mlock: &str) -> mmsim::run::RunReport {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mlock_hog.toml");
+    let sc = common::load_builtin(
+        path,
+        &[
+            "machine.memory_per_node=32MiB",
+            "tasks.db.passes=3",
+            "tasks.db.think=200ms",
+            "tasks.batch.passes=2",
+            &format!("kernel={kernel}"),
+            &format!("policy={policy}"),
+            &format!("tasks.db.mlock={mlock}"),
+        ],
+    );
+    let era: KernelEra = sc.kernel.expect("kernel given");
+    common::run_completed(&sc, era, true, 5_000_000)
 }
 
 fn run_text(text: &str) -> mmsim::run::RunReport {
-    let sc = parse_scenario(text, "mlock-hog", &[]).expect("parses");
+    let sc = parse_scenario(text, "mlock", &[]).expect("parses");
     let era: KernelEra = sc.kernel.expect("kernel given");
     common::run_completed(&sc, era, true, 5_000_000)
 }
@@ -70,17 +51,20 @@ const HOG_PAGES: i64 = 12 * 256;
 #[test]
 fn mlocked_anonymous_memory_is_never_reclaimed() {
     for (kernel, policy) in [("4.2", "classic"), ("6.18", "classic"), ("6.18", "mglru")] {
-        let locked = run_text(&hog_scenario_on(kernel, policy, "true"));
-        let free = run_text(&hog_scenario_on(kernel, policy, "false"));
+        let locked = hog(kernel, policy, "true");
+        let free = hog(kernel, policy, "false");
         let kernel = format!("{kernel} {policy}");
         let v = |r: &mmsim::run::RunReport, k: &str| r.vmstat.get(k).copied().unwrap_or(0);
         // Without mlock the hog's memory is swapped out while it thinks; with it, never.
         assert!(
-            task_report(&free, "hog").majflt > 0,
-            "{kernel}: the unlocked hog is swapped"
+            task_report(&free, "db").majflt > 0,
+            "{kernel}: the unlocked db is swapped"
         );
-        assert_eq!(task_report(&locked, "hog").majflt, 0, "{kernel}");
-        assert!(v(&locked, "pswpout") > 0, "{kernel}: seq is still swapped");
+        assert_eq!(task_report(&locked, "db").majflt, 0, "{kernel}");
+        assert!(
+            v(&locked, "pswpout") > 0,
+            "{kernel}: batch is still swapped"
+        );
         // Every page of the hog was mlocked and culled once, and munlocked and rescued by
         // the unmap at its end.
         for k in [
@@ -99,26 +83,34 @@ fn mlocked_anonymous_memory_is_never_reclaimed() {
 
 #[test]
 fn onfault_mlocks_pages_as_they_fault_in() {
-    let locked = run_text(&hog_scenario("6.18", "\"onfault\""));
+    let locked = hog("6.18", "classic", "onfault");
     let v = |k: &str| locked.vmstat.get(k).copied().unwrap_or(0);
-    assert_eq!(task_report(&locked, "hog").majflt, 0);
+    assert_eq!(task_report(&locked, "db").majflt, 0);
     assert_eq!(v("unevictable_pgs_mlocked"), HOG_PAGES);
     // The pages were faulted by the first pass, not by a populate: the pass's faults.
-    assert_eq!(task_report(&locked, "hog").minflt, HOG_PAGES as u64);
+    assert_eq!(task_report(&locked, "db").minflt, HOG_PAGES as u64);
 }
 
 #[test]
 fn a_bad_mlock_value_names_the_field() {
-    let err = parse_scenario(&hog_scenario("6.18", "\"yes\""), "hog.toml", &[])
+    let text = |v: &str| {
+        format!(
+            "name = \"m\"\n[machine]\ncpus_per_node = 1\nmemory_per_node = \"32MiB\"\n\n[[tasks]]\nname = \"db\"\n\
+             program = \"anon\"\nsize = \"1MiB\"\nmlock = {v}\n"
+        )
+    };
+    let err = parse_scenario(&text("\"yes\""), "db.toml", &[])
         .expect_err("rejected")
         .to_string();
-    assert!(err.contains("hog.toml"), "{err}");
+    assert!(err.contains("db.toml"), "{err}");
+    assert!(err.contains("db.toml:10"), "{err}");
     assert!(err.contains("mlock"), "{err}");
     assert!(err.contains("\"onfault\""), "{err}");
-    let err = parse_scenario(&hog_scenario("6.18", "3"), "hog.toml", &[])
+    let err = parse_scenario(&text("3"), "db.toml", &[])
         .expect_err("rejected")
         .to_string();
     assert!(err.contains("mlock"), "{err}");
+    assert!(parse_scenario(&text("\"onfault\""), "db.toml", &[]).is_ok());
 }
 
 const FILE_PAGES: u64 = 32;
@@ -323,4 +315,98 @@ fn run_anon(sim: &mut Sim, tid: usize) -> u64 {
     touch_pages(sim, 0, tid, a, FILE_PAGES, true).expect("anonymous faults do not wait");
     complete_io_and_ipis(sim);
     a
+}
+
+/// Two processes map one file with `mlock = true` (mmap-read) while a stream reads
+/// another past RAM.
+fn shared_lib_scenario(kernel: &str) -> String {
+    machine_toml("mlock-file", 2, "32MiB", None, "1GiB", "/data").replacen(
+        '\n',
+        &format!("\nkernel = \"{kernel}\"\n"),
+        1,
+    ) + &file_toml("/data/lib", 1 << 20, true)
+        + &file_toml("/data/big", 48 << 20, true)
+        + r#"
+[[tasks]]
+name = "r"
+replicas = 2
+program = "mmap-read"
+path = "/data/lib"
+passes = 2
+think = "100ms"
+mlock = true
+
+[[tasks]]
+name = "stream"
+cpu = 1
+program = "read"
+path = "/data/big"
+"#
+}
+
+#[test]
+fn two_processes_locking_one_file_count_by_era() {
+    let n = 256;
+    for (kernel, mlock_count) in [("4.14", false), ("6.18", true)] {
+        let r = run_text(&shared_lib_scenario(kernel));
+        let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+        // Each page is mlocked once by whichever mapping faults it first. When the first
+        // reader exits, 4.14's munlock clears PG_mlocked and try_to_munlock's walk finds
+        // the other reader's locked VMA and mlocks it again; 6.18 just drops a count.
+        let mlocked = if mlock_count { n } else { 2 * n };
+        assert_eq!(v("unevictable_pgs_mlocked"), mlocked, "{kernel}");
+        assert_eq!(v("unevictable_pgs_munlocked"), n, "{kernel}");
+        assert_eq!(v("nr_mlock"), 0, "{kernel}");
+        assert!(v("unevictable_pgs_culled") > 0, "{kernel}");
+        assert_eq!(task_report(&r, "r0").samples["pass"].len(), 2);
+    }
+}
+
+#[test]
+fn mlocked_memory_over_memory_max_ends_in_the_cgroups_oom() {
+    let text = |mlock: bool| {
+        format!(
+            r#"name = "mlock-memcg"
+kernel = "6.18"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+
+[swap]
+size = "128MiB"
+preset = "ssd"
+
+[[cgroups]]
+name = "box"
+memory_max = "8MiB"
+
+[[tasks]]
+name = "hog"
+cgroup = "box"
+program = "anon"
+size = "12MiB"
+passes = 2
+mlock = {mlock}
+"#
+        )
+    };
+    let sc = |mlock| parse_scenario(&text(mlock), "mlock-memcg", &[]).expect("parses");
+    let f = KernelEra::V6_18.features("patched").expect("preset");
+    // Unlocked, 12 MiB in an 8 MiB cgroup swaps and completes.
+    let free = common::run_sc(&sc(false), f.clone(), true, 5_000_000);
+    let box_free = common::cgroup_report(&free, "box");
+    assert_eq!(box_free.events.oom_kill, 0);
+    assert!(free.vmstat["pswpout"] > 0);
+    // Locked, nothing in the cgroup is reclaimable: the charge that crosses memory.max
+    // finds nothing to scan and the cgroup's OOM killer takes the hog.
+    let locked = common::run_sc(&sc(true), f, true, 5_000_000);
+    let box_locked = common::cgroup_report(&locked, "box");
+    assert_eq!(box_locked.events.oom_kill, 1);
+    assert_eq!(locked.vmstat.get("pswpout").copied().unwrap_or(0), 0);
+    let mlocked = locked.vmstat["unevictable_pgs_mlocked"];
+    assert!(mlocked > 1900 && mlocked <= 2048, "{mlocked}");
+    // The killed task's exit munlocks what it had locked.
+    assert_eq!(locked.vmstat["unevictable_pgs_munlocked"], mlocked);
+    assert_eq!(locked.vmstat["nr_mlock"], 0);
 }

@@ -297,6 +297,40 @@ const MEMORY_STAT: &[(&str, VmItem, bool)] = &[
     ("pgdeactivate", VmItem::Pgdeactivate, false),
 ];
 
+/// Per memcg (local), the pages memory.stat shows as `anon` and `file`, counted from the
+/// frames: `file` is NR_FILE_PAGES, the page cache charged to the memcg, tmpfs and shmem
+/// included (the swap cache is not: from 5.8 it counts in the node's NR_FILE_PAGES only);
+/// `anon` is NR_ANON_MAPPED from 5.8 ("mm: memcontrol: switch to native NR_ANON_MAPPED
+/// counter"; the 6.1 era): anonymous pages mapped by a PTE, mlocked ones included. Before
+/// (MEMCG_RSS) it is every charged anonymous page, those in the swap cache and not mapped
+/// too. Neither is the LRU: shmem sits on the anon lists, mlocked pages on the
+/// unevictable one.
+fn memcg_anon_file_pages(sim: &Sim) -> (Vec<u64>, Vec<u64>) {
+    use crate::mm::page::{pg, NO_MAPPING};
+    use crate::mm::rmap::ANON_MAPPING;
+    let n = sim.memcgs.len();
+    let (mut anon, mut file) = (vec![0u64; n], vec![0u64; n]);
+    let native = sim.features.era >= crate::kernel::KernelEra::V6_1;
+    for p in &sim.mem {
+        let m = p.memcg as usize;
+        if m >= n || p.flags & (pg::BUDDY | pg::TABLE | pg::SLAB) != 0 {
+            continue;
+        }
+        if p.mapping & ANON_MAPPING != 0 {
+            if p.mapped() || !native {
+                anon[m] += 1;
+            }
+        } else if p.flags & pg::SWAPCACHE != 0 {
+            if !native {
+                anon[m] += 1; // a swap-in nobody has mapped yet: charged as anon
+            }
+        } else if p.mapping != NO_MAPPING {
+            file[m] += 1;
+        }
+    }
+    (anon, file)
+}
+
 /// The cgroup reports of a run (empty without `[[cgroups]]`).
 pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
     use crate::mm::memcontrol::MemcgEvents;
@@ -307,6 +341,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
     let pressure = pressure_files(sim);
     let page = crate::mm::page::PAGE_SIZE;
     let bytes = crate::mm::memcontrol::limit_bytes;
+    let (anon_pages, file_pages) = memcg_anon_file_pages(sim);
     (0..sim.memcgs.len())
         .map(|m| {
             let mc = &sim.memcgs[m];
@@ -324,8 +359,9 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 lru(LruList::InactiveFile),
                 lru(LruList::ActiveFile),
             );
-            stat.insert("anon".to_string(), ia + aa);
-            stat.insert("file".to_string(), ifl + af);
+            let sum = |v: &[u64]| -> i64 { sub.clone().map(|c| v[c as usize] as i64).sum() };
+            stat.insert("anon".to_string(), sum(&anon_pages) * page as i64);
+            stat.insert("file".to_string(), sum(&file_pages) * page as i64);
             stat.insert("inactive_anon".to_string(), ia);
             stat.insert("active_anon".to_string(), aa);
             stat.insert("inactive_file".to_string(), ifl);

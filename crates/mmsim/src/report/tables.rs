@@ -559,6 +559,8 @@ pub const CGROUP_STAT_EVENTS: &[&str] = &[
 pub const CGROUP_STAT_SIZES: &[&str] = &[
     "file",
     "anon",
+    "shmem",
+    "unevictable",
     "active_file",
     "inactive_file",
     "file_dirty",

@@ -1721,3 +1721,64 @@ fn the_max_event_counts_only_charges_that_may_reclaim() {
     );
     assert!(sim.memcgs[1].events.max >= 1, "{:?}", sim.memcgs[1].events);
 }
+
+/// memory.stat `anon` and `file` are the kernel's counters, not LRU sizes: shmem (a
+/// shared anonymous mapping) is `file` though it sits on the anon lists, and mlocked
+/// anonymous memory is `anon` though it sits on the unevictable list. Snapshot at a step
+/// limit, while three tasks of one cgroup hold their memory.
+#[test]
+fn memory_stat_anon_and_file_are_the_kernels_counters_not_the_lrus() {
+    let text = r#"name = "stat"
+kernel = "6.18"
+[machine]
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[swap]
+size = "128MiB"
+[[cgroups]]
+name = "box"
+[[tasks]]
+name = "private"
+cgroup = "box"
+program = "anon"
+size = "8MiB"
+think = "1s"
+passes = 2
+[[tasks]]
+name = "shared"
+cgroup = "box"
+program = "anon"
+size = "4MiB"
+shared = true
+passes = 2
+think = "1s"
+[[tasks]]
+name = "locked"
+cgroup = "box"
+program = "anon"
+size = "2MiB"
+mlock = true
+passes = 2
+think = "1s"
+"#;
+    let sc = parse_scenario(text, "stat", &[]).expect("parses");
+    let f = KernelEra::V6_18.features("patched").expect("preset");
+    let r = run_sc(&sc, f, true, 200);
+    assert_eq!(r.end, RunEnd::StepLimit);
+    let b = common::cgroup_report(&r, "box");
+    let page = 4096;
+    let (anon, file) = (b.stat["anon"] / page, b.stat["file"] / page);
+    let lru_anon = (b.stat["inactive_anon"] + b.stat["active_anon"]) / page;
+    let (shmem, unevictable) = (b.stat["shmem"] / page, b.stat["unevictable"] / page);
+    // Every task is in the box, so the box's counters are the machine's.
+    assert_eq!(anon, r.vmstat["nr_anon_pages"]);
+    assert_eq!(shmem, r.vmstat["nr_shmem"]);
+    assert_eq!(unevictable, r.vmstat["nr_mlock"]);
+    assert!(shmem > 0 && unevictable > 0 && anon > unevictable);
+    // Only shmem is file here, and the anon lists hold shmem but not the locked pages;
+    // the rest of the anonymous and shmem pages wait in the CPUs' LRU add batches (up to
+    // 31 pages each on 6.18).
+    assert_eq!(file, shmem);
+    let batched = anon - unevictable + shmem - lru_anon;
+    assert!((0..=2 * 31).contains(&batched), "{batched}");
+}

@@ -515,6 +515,7 @@ pub const SAMPLED: &[VmItem] = &[
     VmItem::NrDirty,
     VmItem::NrWriteback,
     VmItem::Pgmajfault,
+    VmItem::NrUnevictable,
 ];
 
 /// A run shorter than this many sampling intervals is sampled more finely, so that a short

@@ -402,6 +402,12 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
             }
             let slab = stat["slab_reclaimable"] + stat["slab_unreclaimable"];
             stat.insert("slab".to_string(), slab);
+            if sim.features.era >= crate::kernel::KernelEra::V6_1 {
+                // memory.stat has kernel from 5.18 (MEMCG_KMEM, "memcg: add per-memcg total
+                // kernel memory stat"): every kernel page charged to the cgroup, here its
+                // slab and page tables (kernel stacks, percpu and vmalloc are not modelled).
+                stat.insert("kernel".to_string(), slab + stat["pagetables"]);
+            }
             let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"] + stat["pgscan_proactive"];
             let pgsteal =
                 stat["pgsteal_kswapd"] + stat["pgsteal_direct"] + stat["pgsteal_proactive"];

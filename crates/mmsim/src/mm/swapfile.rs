@@ -352,6 +352,23 @@ impl Sim {
         self.mod_memcg_page_stat(pfn, VmItem::NrSwapcached, n);
     }
 
+    /// try_to_free_swap (folio_free_swap) on a locked page: a swap-cache page no swap
+    /// entry refers to any more and not under writeback leaves the swap cache, dirty (its
+    /// slot's copy is gone), and its slot is freed. Returns whether it did.
+    pub(crate) fn try_to_free_swap(&mut self, pfn: Pfn) -> bool {
+        if !self.PageSwapCache(pfn) || self.PageWriteback(pfn) {
+            return false;
+        }
+        let off = self.mem[pfn as usize].private;
+        if self.swap.as_ref().expect("swap").swap_map[off as usize] != 0 {
+            return false;
+        }
+        self.delete_from_swap_cache(pfn);
+        self.put_page(pfn); // the swap cache's reference
+        self.SetPageDirty(pfn);
+        true
+    }
+
     /// __delete_from_swap_cache.
     fn delete_from_swap_cache(&mut self, pfn: Pfn) {
         let off = self.mem[pfn as usize].private;

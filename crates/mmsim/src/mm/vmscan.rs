@@ -951,7 +951,15 @@ impl Sim {
         let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
         let referenced_page = self.TestClearPageReferenced(pfn);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
-            return PageReferences::Reclaim;
+            // A VM_LOCKED mapping: from v5.18 (`mlock-count`) page_referenced mlocked the
+            // page and it goes back, to the unevictable list (FOLIOREF_ACTIVATE, which
+            // activate_locked does not activate); before, "mlock lost the isolation race
+            // with us: let try_to_unmap() move the page to the unevictable list".
+            return if self.features.mlock_count {
+                PageReferences::Activate
+            } else {
+                PageReferences::Reclaim
+            };
         }
         if !self.features.mapped_used_once {
             // Before v2.6.34: any reference (a young PTE or PG_referenced) activates a page
@@ -1238,7 +1246,9 @@ impl Sim {
     fn activate_locked(&mut self, pfn: Pfn, nr_activate: &mut i64) {
         if self.mem[pfn as usize].test(pg::MLOCKED) {
             // An mlocked page is not activated: it goes back to the unevictable list
-            // (v4.x's cull_mlocked; `if (!folio_test_mlocked(folio))` since).
+            // (v4.x's cull_mlocked; `if (!folio_test_mlocked(folio))` since), and its swap
+            // slot, if add_to_swap gave it one, is freed (try_to_free_swap).
+            self.try_to_free_swap(pfn);
             return;
         }
         self.SetPageActive(pfn);

@@ -117,6 +117,12 @@ pub const RULES: &[Rule] = &[
         commit: "swap: change swap readahead to use a sliding window",
     },
     Rule {
+        feature: "swap-percpu-cluster",
+        since: KernelEra::V3_15,
+        version: "3.14",
+        commit: "swap: make cluster allocation per-cpu",
+    },
+    Rule {
         feature: "mmap-readaround-marker",
         since: KernelEra::V3_15,
         version: "3.0",
@@ -283,6 +289,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_1,
         version: "6.0",
         commit: "memcg: increase MEMCG_CHARGE_BATCH to 64",
+    },
+    Rule {
+        feature: "swap-cluster-lists",
+        since: KernelEra::V6_18,
+        version: "6.14",
+        commit: "mm, swap: rework of swap allocator locks (series)",
     },
     Rule {
         feature: "no-reclaim-file-writeback",

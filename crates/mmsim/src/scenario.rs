@@ -67,6 +67,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "shadow-lru-limit",
     "vma-swap-readahead",
     "vma-swap-readahead-nonrot",
+    "swap-percpu-cluster",
+    "swap-cluster-lists",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",

@@ -240,6 +240,14 @@ pub struct Features {
     /// Don't use VMA based swap readahead if HDD is used as swap"): an `hdd` swap device
     /// keeps the slot-cluster readahead.
     pub vma_swap_readahead_nonrot: bool,
+    /// A non-rotational swap device gives each CPU a cluster of 256 slots of its own
+    /// (v3.14, "swap: make cluster allocation per-cpu"; `mm/swap_cluster.rs`); off, every
+    /// slot comes from the device-wide next-fit scan.
+    pub swap_percpu_cluster: bool,
+    /// Swap clusters on free, nonfull, frag and full lists, a partly used cluster reused
+    /// before a free one, and one shared cluster on a rotational device (v6.14, "mm, swap:
+    /// rework of swap allocator locks"; `mm/swap_cluster.rs`).
+    pub swap_cluster_lists: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).
     pub workingset_restore: bool,
@@ -317,6 +325,8 @@ impl Features {
             shadow_lru_limit: false,
             vma_swap_readahead: false,
             vma_swap_readahead_nonrot: false,
+            swap_percpu_cluster: false,
+            swap_cluster_lists: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -393,6 +403,8 @@ impl Features {
             "shadow-lru-limit" => self.shadow_lru_limit = on,
             "vma-swap-readahead" => self.vma_swap_readahead = on,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot = on,
+            "swap-percpu-cluster" => self.swap_percpu_cluster = on,
+            "swap-cluster-lists" => self.swap_cluster_lists = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -451,6 +463,8 @@ impl Features {
             "shadow-lru-limit" => self.shadow_lru_limit,
             "vma-swap-readahead" => self.vma_swap_readahead,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot,
+            "swap-percpu-cluster" => self.swap_percpu_cluster,
+            "swap-cluster-lists" => self.swap_cluster_lists,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,
@@ -1000,6 +1014,16 @@ impl Sim {
                 && sw.vma_ra_enabled.unwrap_or(true)
                 && !(sim.features.vma_swap_readahead_nonrot
                     && sw.preset == crate::scenario::DevicePreset::Hdd);
+            // Per-CPU clusters on a non-rotational device (3.14); 6.14's lists on every
+            // device, one cluster shared by all CPUs on a rotational one.
+            let hdd = sw.preset == crate::scenario::DevicePreset::Hdd;
+            let lists = sim.features.swap_cluster_lists;
+            if lists || (sim.features.swap_percpu_cluster && !hdd) {
+                let cpus = if hdd { 1 } else { sim.cpus.len() };
+                info.clusters = Some(crate::mm::swap_cluster::SwapClusters::new(
+                    slots, cpus, lists,
+                ));
+            }
             sim.swap = Some(info);
             sim.swap_cgroup = vec![crate::mm::memcontrol::NO_MEMCG; slots as usize];
             sim.swap_shadows = vec![0; slots as usize];

@@ -14,7 +14,8 @@
 //! - swap: every PG_swapcache page is swap-backed, has no file mapping (its owner may be
 //!   unknown: a swap-in nobody has mapped yet has none), is uptodate unless its read is in
 //!   flight (locked) or failed, and its slot points back; every swap-cache slot holds such a
-//!   page; the free-slot count equals the slots with no PTE reference and no cached page.
+//!   page; the free-slot count equals the slots with no PTE reference and no cached page;
+//!   each swap cluster's count equals its slots in use.
 //!
 //! [`check_ptes`] checks the page-table side — every PTE against its VMA, its page and the
 //! rmap; mapcounts, rss counters, nr_mapped and nr_anon_pages recomputed from the PTEs;
@@ -24,6 +25,7 @@
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, NO_MAPPING};
 use crate::mm::radix_tree::Entry;
+use crate::mm::swap_cluster::SWAPFILE_CLUSTER;
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
@@ -389,6 +391,22 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 "swap free_pages = {} but {} slots are free",
                 sw.free_pages, free_slots
             ));
+        }
+        // Each swap cluster counts its slots in use (and the padding past the device's end).
+        if let Some(c) = &sw.clusters {
+            for ci in 0..c.len() as u32 {
+                let lo = (ci * SWAPFILE_CLUSTER) as usize;
+                let hi = (lo + SWAPFILE_CLUSTER as usize).min(sw.swap_map.len());
+                let used = (lo..hi)
+                    .filter(|&o| sw.swap_map[o] != 0 || sw.cache[o] != crate::mm::page::NIL)
+                    .count() as u32;
+                if c.count(ci) != used + c.padding(ci) {
+                    return Err(format!(
+                        "swap cluster {ci} counts {} slots in use but {used} are",
+                        c.count(ci) - c.padding(ci)
+                    ));
+                }
+            }
         }
     }
     let swapcached = sim.swap.as_ref().map_or(0, |sw| {

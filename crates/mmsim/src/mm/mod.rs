@@ -19,6 +19,7 @@ pub mod readahead;
 pub mod rmap;
 pub mod slab;
 pub mod swap;
+pub mod swap_cluster;
 pub mod swapfile;
 pub mod truncate;
 pub mod vmscan;

@@ -62,7 +62,9 @@
 //!   the file frees the slots of its swap entries (free_swap_and_cache). Without swap, or
 //!   with the swap full, tmpfs pages stay resident (activated).
 //!
-//! Not modelled: swap priorities and clusters; shmem's own swap accounting in the inode
+//! - Slot allocation: the next-fit scan, or per-CPU clusters (`mm/swap_cluster.rs`).
+//!
+//! Not modelled: swap priorities; shmem's own swap accounting in the inode
 //! (info->swapped) and the huge (THP) tmpfs pages.
 
 use crate::fs::{IoKind, IoRequest};
@@ -107,6 +109,9 @@ pub struct SwapInfo {
     pub last_readahead_pages: u32,
     /// swap_use_vma_readahead: anonymous faults read ahead by virtual address (v4.14).
     pub vma_ra: bool,
+    /// The clusters slots are allocated from (`mm/swap_cluster.rs`; v3.14 on a
+    /// non-rotational device, v6.14 on every one); None: the next-fit scan alone.
+    pub clusters: Option<crate::mm::swap_cluster::SwapClusters>,
 }
 
 /// SWAP_RA_ORDER_CEILING: VMA-based swap readahead reads at most 2^5 pages.
@@ -168,6 +173,7 @@ impl SwapInfo {
             prev_offset: 0,
             last_readahead_pages: 0,
             vma_ra: false,
+            clusters: None,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
@@ -224,18 +230,39 @@ impl Sim {
         self.swap.as_ref().map(|s| s.free_pages).unwrap_or(0)
     }
 
-    /// get_swap_page: a free slot, or None.
+    /// get_swap_page: a free slot for the running CPU, or None. From its cluster when the
+    /// device has clusters (`SwapClusters::alloc`); else, and under 3.14's rule when no
+    /// cluster is free, the next-fit scan from the slot after the last one handed out
+    /// (si->cluster_next).
     fn get_swap_page(&mut self) -> Option<u32> {
+        let cpu = self.cur.cpu;
         let s = self.swap.as_mut()?;
         if s.free_pages == 0 {
             return None;
         }
         let n = s.nr_pages as usize;
+        let SwapInfo {
+            swap_map,
+            cache,
+            clusters,
+            ..
+        } = s;
+        if let Some(c) = clusters.as_mut() {
+            let free = |o: u32| swap_map[o as usize] == 0 && cache[o as usize] == NIL;
+            if let Some(off) = c.alloc(cpu, &free) {
+                s.scan_next = (off as usize + 1) % n;
+                s.free_pages -= 1;
+                return Some(off);
+            }
+        }
         for i in 0..n {
             let off = (s.scan_next + i) % n;
             if s.slot_free(off) {
                 s.scan_next = (off + 1) % n;
                 s.free_pages -= 1;
+                if let Some(c) = s.clusters.as_mut() {
+                    c.take(off as u32);
+                }
                 return Some(off as u32);
             }
         }
@@ -248,6 +275,9 @@ impl Sim {
             let f = s.slot_free(off as usize);
             if f {
                 s.free_pages += 1;
+                if let Some(c) = s.clusters.as_mut() {
+                    c.release(off);
+                }
             }
             f
         });
@@ -284,7 +314,12 @@ impl Sim {
             return None;
         };
         if !self.mem_cgroup_try_charge_swap(pfn, off) {
-            self.swap.as_mut().expect("swap").free_pages += 1;
+            // put_swap_folio: the slot goes back.
+            let s = self.swap.as_mut().expect("swap");
+            s.free_pages += 1;
+            if let Some(c) = s.clusters.as_mut() {
+                c.release(off);
+            }
             return None;
         }
         Some(off)

@@ -30,6 +30,7 @@ mod reproduce;
 mod scenario_errors;
 mod scenario_mutation;
 mod shmem_swap;
+mod swap_cluster;
 mod swap_errors;
 mod swap_readahead;
 mod truncate;

@@ -293,8 +293,8 @@ pub const RULES: &[Rule] = &[
     Rule {
         feature: "swap-cluster-lists",
         since: KernelEra::V6_18,
-        version: "6.14",
-        commit: "mm, swap: rework of swap allocator locks (series)",
+        version: "6.17",
+        commit: "mm, swap: prefer nonfull over free clusters",
     },
     Rule {
         feature: "no-reclaim-file-writeback",

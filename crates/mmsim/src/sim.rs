@@ -244,9 +244,10 @@ pub struct Features {
     /// (v3.14, "swap: make cluster allocation per-cpu"; `mm/swap_cluster.rs`); off, every
     /// slot comes from the device-wide next-fit scan.
     pub swap_percpu_cluster: bool,
-    /// Swap clusters on free, nonfull, frag and full lists, a partly used cluster reused
-    /// before a free one, and one shared cluster on a rotational device (v6.14, "mm, swap:
-    /// rework of swap allocator locks"; `mm/swap_cluster.rs`).
+    /// Swap clusters on free, nonfull, frag and full lists and one shared cluster on a
+    /// rotational device (v6.14, "mm, swap: rework of swap allocator locks"), a partly used
+    /// cluster reused before a free one (v6.17, "mm, swap: prefer nonfull over free
+    /// clusters"); `mm/swap_cluster.rs`.
     pub swap_cluster_lists: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).

@@ -14,17 +14,18 @@
 //!   conflict (scan_swap_map_ssd_cluster_conflict): the CPU takes the head instead. With no
 //!   free cluster left, the slot comes from the device-wide next-fit scan from the last
 //!   slot handed out (si->cluster_next; `SwapInfo::scan_next`).
-//! - v6.14 (`swap-cluster-lists`, "mm, swap: rework of swap allocator locks"):
-//!   cluster_alloc_swap_entry. Besides the free list, a cluster that lost a slot while
+//! - v6.17 (`swap-cluster-lists`: "mm, swap: prefer nonfull over free clusters" and "mm,
+//!   swap: only scan one cluster in fragment list", on 6.14's "mm, swap: rework of swap
+//!   allocator locks" series): cluster_alloc_swap_entry. Besides the free list, a cluster that lost a slot while
 //!   partly used is on the nonfull list, one a CPU left partly used on the frag list, a
 //!   full one on the full list. The CPU's cluster first (swap_alloc_fast, from its offset;
 //!   from the start of a cluster emptied since); then the nonfull clusters in order, each
 //!   scanned from its start; then the head of the free list; then one frag cluster, then
 //!   all of them. A CPU that found its slot keeps the next offset when the cluster has
 //!   room after it (relocate_cluster files the cluster by its count after each
-//!   allocation). An `hdd` swap device has one cluster for every CPU (si->global_cluster,
-//!   "mm, swap: use a global swap cluster for non-rotation devices" gave the other kind
-//!   per-CPU ones; the rotational kind shares one).
+//!   allocation). An `hdd` swap device has one cluster that every CPU allocates from
+//!   (si->global_cluster: a rotational device wants its writes contiguous more than it
+//!   fears contention; "mm, swap: use a global swap cluster for non-rotation devices").
 //!
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
 //! at swapon (the list starts in slot order here), the swap slots cache (4.11–6.14:
@@ -75,7 +76,7 @@ pub struct SwapClusters {
     /// Per CPU, the slot its next allocation scans from (percpu_cluster->next; 6.14's
     /// percpu_swap_cluster.offset); None: no cluster.
     percpu: Vec<Option<u32>>,
-    /// 6.14's lists (else 3.14's free list and fallback scan).
+    /// 6.17's lists (else 3.14's free list and fallback scan).
     lists: bool,
     /// Slots on the device.
     nr_pages: u32,
@@ -400,7 +401,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_6_14_prefer_a_nonfull_cluster_to_a_free_one() {
+    fn lists_6_17_prefer_a_nonfull_cluster_to_a_free_one() {
         let mut d = Dev::new(4 * SWAPFILE_CLUSTER, 2, true);
         for _ in 0..SWAPFILE_CLUSTER {
             d.alloc(0).unwrap();
@@ -443,7 +444,7 @@ mod tests {
                             let Some(off) = (0..n).map(|i| (next_fit + i) % n).find(|&s| !used[s as usize]) else {
                                 continue;
                             };
-                            proptest::prop_assert!(!lists, "6.14 said full with slot {} free", off);
+                            proptest::prop_assert!(!lists, "6.17 said full with slot {} free", off);
                             next_fit = off + 1;
                             d.c.take(off);
                             d.used.borrow_mut()[off as usize] = true;

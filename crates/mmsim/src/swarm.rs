@@ -32,6 +32,8 @@
 //! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
 //!   `[swap] read_error_rate` (0.01 %, 0.1 % or 1 % per page); the task that faults on a
 //!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
+//! - `[swap] vma_ra_enabled = false`, from a generator of its own: in a fifth of the cases
+//!   with swap whose features have VMA-based swap readahead (back to the slot window).
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
 //!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
 //!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
@@ -460,6 +462,24 @@ pub fn generate(seed: u64) -> SwarmCase {
         if let Some(at) = t.find("\n[swap]\n") {
             t.insert_str(at + "\n[swap]\n".len(), &format!("read_error_rate = {r}\n"));
             let _ = write!(sum, "; swap-in errors {r}");
+        }
+    }
+    // /sys/kernel/mm/swap/vma_ra_enabled = 0, from a generator of its own (every other
+    // draw stays that of the same seed before it existed): in a fifth of the cases with
+    // swap whose features have VMA-based swap readahead (the key is an error without it).
+    let vma_ra = on
+        .iter()
+        .find(|o| &o[1..] == "vma-swap-readahead")
+        .map(|o| o.starts_with('+'))
+        .unwrap_or_else(|| {
+            RULES
+                .iter()
+                .any(|r| r.feature == "vma-swap-readahead" && r.since <= era)
+        });
+    if swap_mib.is_some() && vma_ra && Pcg64::seed_from_u64(seed ^ 0x5641_5241_4f46).gen_bool(0.2) {
+        if let Some(at) = t.find("\n[swap]\n") {
+            t.insert_str(at + "\n[swap]\n".len(), "vma_ra_enabled = false\n");
+            sum.push_str("; vma_ra_enabled false");
         }
     }
     // A trace replay task, drawn after everything else (a case without one is the case of

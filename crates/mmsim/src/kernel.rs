@@ -183,6 +183,12 @@ pub const RULES: &[Rule] = &[
         commit: "kmemcg: account certain kmem allocations to memcg",
     },
     Rule {
+        feature: "memcg-swap-full",
+        since: KernelEra::V4_14,
+        version: "4.5",
+        commit: "mm: free swap cache aggressively if memcg swap is full",
+    },
+    Rule {
         feature: "lru-size-inactive-ratio",
         since: KernelEra::V4_14,
         version: "4.10",

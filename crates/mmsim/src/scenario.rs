@@ -68,6 +68,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "vma-swap-readahead",
     "vma-swap-readahead-nonrot",
     "swap-percpu-cluster",
+    "memcg-swap-full",
     "swap-cluster-lists",
     "workingset-restore",
     "refault-deactivate",

@@ -244,6 +244,10 @@ pub struct Features {
     /// (v3.14, "swap: make cluster allocation per-cpu"; `mm/swap_cluster.rs`); off, every
     /// slot comes from the device-wide next-fit scan.
     pub swap_percpu_cluster: bool,
+    /// mem_cgroup_swap_full also answers yes when the page's memcg or an ancestor uses
+    /// half of its memory.swap.max or memory.swap.high (v4.5, "mm: free swap cache
+    /// aggressively if memcg swap is full"); off, only vm_swap_full (half of the device).
+    pub memcg_swap_full: bool,
     /// Swap clusters on free, nonfull, frag and full lists and one shared cluster on a
     /// rotational device (v6.14, "mm, swap: rework of swap allocator locks"), a partly used
     /// cluster reused before a free one (v6.17, "mm, swap: prefer nonfull over free
@@ -327,6 +331,7 @@ impl Features {
             vma_swap_readahead: false,
             vma_swap_readahead_nonrot: false,
             swap_percpu_cluster: false,
+            memcg_swap_full: false,
             swap_cluster_lists: false,
             workingset_restore: false,
             refault_deactivate: false,
@@ -405,6 +410,7 @@ impl Features {
             "vma-swap-readahead" => self.vma_swap_readahead = on,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot = on,
             "swap-percpu-cluster" => self.swap_percpu_cluster = on,
+            "memcg-swap-full" => self.memcg_swap_full = on,
             "swap-cluster-lists" => self.swap_cluster_lists = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
@@ -465,6 +471,7 @@ impl Features {
             "vma-swap-readahead" => self.vma_swap_readahead,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot,
             "swap-percpu-cluster" => self.swap_percpu_cluster,
+            "memcg-swap-full" => self.memcg_swap_full,
             "swap-cluster-lists" => self.swap_cluster_lists,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,

@@ -763,6 +763,30 @@ impl Sim {
         self.page_counter_uncharge(m, 1);
     }
 
+    /// mem_cgroup_swap_full: whether a swap-cache page should give its slot back once it is
+    /// in use again (do_swap_page, reclaim's activate_locked): vm_swap_full() in every era;
+    /// from v4.5 (`memcg-swap-full`, "mm: free swap cache aggressively if memcg swap is
+    /// full") also when the page's memcg or an ancestor below the root uses half of its
+    /// memory.swap.max or (5.8) memory.swap.high.
+    pub fn mem_cgroup_swap_full(&self, pfn: Pfn) -> bool {
+        if self.vm_swap_full() {
+            return true;
+        }
+        let m = self.mem[pfn as usize].memcg;
+        if !self.features.memcg_swap_full || m == NO_MEMCG {
+            return false;
+        }
+        let mut c = nonroot(m);
+        while let Some(id) = c {
+            let mc = &self.memcgs[id as usize];
+            if mc.swap_usage * 2 >= mc.swap_high || mc.swap_usage * 2 >= mc.swap_max {
+                return true;
+            }
+            c = self.parent_below_root(id);
+        }
+        false
+    }
+
     /// mem_cgroup_try_charge_swap: charge a swap slot to the page's memcg; false if the
     /// memcg or an ancestor is at memory.swap.max — a swap.events `max` and `fail` of the
     /// page's memcg (and, in the report, its ancestors).

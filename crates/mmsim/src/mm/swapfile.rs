@@ -11,8 +11,10 @@
 //! - do_swap_page: a swap PTE faults; the page is found in the swap cache (a minor fault)
 //!   or read from the device (pswpin, a major fault), mapped, and the PTE's slot reference
 //!   dropped. A write fault on a page only this PTE uses takes it out of the swap cache
-//!   (reuse_swap_page) and dirties it; otherwise the page stays cached and clean, so
-//!   reclaiming it again needs no IO.
+//!   (reuse_swap_page) and dirties it; so does a read fault when more than half of the
+//!   swap space is in use (vm_swap_full), the cgroup's swap is half used
+//!   (mem_cgroup_swap_full, `memcg-swap-full`), or the page is locked; otherwise the page
+//!   stays cached and clean, so reclaiming it again needs no IO.
 //! - swapin_readahead: a swap-cache miss also reads the naturally aligned window around the
 //!   faulting slot. 2.6.x–3.14 (feature `adaptive-swap-readahead` off): the whole
 //!   cluster of 2^`page_cluster` slots around the faulting one (`[swap] page_cluster`,
@@ -228,6 +230,14 @@ impl Sim {
     /// Free swap pages.
     pub fn swap_free_pages(&self) -> u64 {
         self.swap.as_ref().map(|s| s.free_pages).unwrap_or(0)
+    }
+
+    /// vm_swap_full: more than half of the swap space is in use (nr_swap_pages * 2 <
+    /// total_swap_pages).
+    pub fn vm_swap_full(&self) -> bool {
+        self.swap
+            .as_ref()
+            .is_some_and(|s| s.free_pages * 2 < s.nr_pages)
     }
 
     /// get_swap_page: a free slot for the running CPU, or None. From its cluster when the
@@ -534,6 +544,14 @@ impl Sim {
             self.unlock_page(pfn);
             writable = true;
             dirty = true;
+        } else if vma.flags & crate::mm::rmap::VM_LOCKED != 0
+            || self.mem[pfn as usize].test(pg::MLOCKED)
+            || self.mem_cgroup_swap_full(pfn)
+        {
+            // should_try_to_free_swap (2.6.28's test in do_swap_page): with the swap space
+            // (or the cgroup's, `memcg-swap-full`) half used, or for a locked page, the
+            // slot goes now and the page is dirty: its next reclaim writes it again.
+            self.try_to_free_swap(pfn);
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
         Ok(FaultResult::Handled)

@@ -1251,6 +1251,12 @@ impl Sim {
             self.try_to_free_swap(pfn);
             return;
         }
+        // "Not a candidate for swapping, so reclaim swap space": with the swap space (or
+        // the cgroup's, `memcg-swap-full`) half used, an activated swap-cache page gives
+        // its slot back.
+        if self.PageSwapCache(pfn) && self.mem_cgroup_swap_full(pfn) {
+            self.try_to_free_swap(pfn);
+        }
         self.SetPageActive(pfn);
         *nr_activate += 1;
         self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);

@@ -963,3 +963,69 @@ fn vma_readahead_follows_the_era_the_device_and_vma_ra_enabled() {
     let err = uses("6.18", "ssd", "vma_ra_enabled = 1").unwrap_err();
     assert!(err.contains("swap.vma_ra_enabled"), "{err}");
 }
+
+/// Read-fault the swapped-out page `vpn` back and say whether it kept its slot: the page
+/// still in the swap cache and clean (kept), or out of it, dirty, its slot free (freed).
+fn read_back_keeps_slot(sim: &mut Sim, tid: TaskId, vpn: u64) -> bool {
+    let mm = mm_of(sim, tid);
+    let slot = pte::pfn(sim.mm(mm).pgtable.get(vpn)) as u32;
+    access_waiting(sim, tid, vpn, false);
+    let p = sim.mm(mm).pgtable.get(vpn);
+    assert!(p & pte::PRESENT != 0, "mapped after the fault");
+    let pfn = pte::pfn(p) as Pfn;
+    let page = &sim.mem[pfn as usize];
+    let kept = page.test(pg::SWAPCACHE);
+    if kept {
+        assert_eq!(cached(sim, slot), pfn);
+        assert!(!page.test(pg::DIRTY), "a kept swap-cache page stays clean");
+    } else {
+        assert_eq!(cached(sim, slot), NIL, "slot {slot} still caches a page");
+        assert_eq!(swap_count(sim, slot), 0);
+        assert!(sim.swap.as_ref().unwrap().is_free(slot));
+        assert!(page.test(pg::DIRTY), "the only copy now: dirty");
+    }
+    assert_clean(sim);
+    kept
+}
+
+/// do_swap_page's should_try_to_free_swap: a page read back keeps its swap slot (reclaim
+/// can drop it again without IO) while less than half of the swap space is in use, and
+/// gives it back once more than half is (vm_swap_full), every era.
+#[test]
+fn a_read_fault_frees_the_slot_once_swap_is_half_full() {
+    // 16 MiB of swap: 4,096 slots.
+    for (n, full) in [(256u64, false), (2_200, true)] {
+        let (mut sim, a, first) = swapped_machine(Some(0), n);
+        assert_eq!(sim.vm_swap_full(), full, "{n} slots in use");
+        assert_eq!(read_back_keeps_slot(&mut sim, a, first + 7), !full, "{n}");
+    }
+}
+
+/// mem_cgroup_swap_full (v4.5, `memcg-swap-full`): a page of a cgroup using half of its
+/// memory.swap.max gives its slot back at a read fault, though the device is nearly
+/// empty; without the rule only vm_swap_full counts.
+#[test]
+fn a_cgroup_at_half_its_swap_max_frees_slots_on_read_faults() {
+    let text = machine_text(Some(0))
+        .replace(
+            "[[tasks]]",
+            "[[cgroups]]\nname = \"box\"\nswap_max = \"1MiB\"\n\n[[tasks]]",
+        )
+        .replace("cpu = 0\n", "cpu = 0\ncgroup = \"box\"\n");
+    for rule in [true, false] {
+        let mut f = Features::patched();
+        f.set("adaptive-swap-readahead", false);
+        f.set("memcg-swap-full", rule);
+        let mut sim = build_sim(&text, "box.toml", f);
+        let a = task_id(&sim, "a");
+        // 160 pages: 640 KiB of the cgroup's 1 MiB (256 pages) of swap.
+        let first = write_pages(&mut sim, a, 160);
+        swap_out_all(&mut sim, a, first, 160);
+        assert!(!sim.vm_swap_full());
+        assert_eq!(
+            read_back_keeps_slot(&mut sim, a, first + 3),
+            !rule,
+            "rule {rule}"
+        );
+    }
+}

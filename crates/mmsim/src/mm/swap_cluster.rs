@@ -30,8 +30,9 @@
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
 //! at swapon (the list starts in slot order here), the swap slots cache (4.11–6.14:
 //! per-CPU batches of 64 slots allocated, and 64 freed, at a time), 5.8's random per-CPU
-//! start of the fallback scan (cluster_next_cpu), discards, and the reclaim of
-//! cache-only slots of full clusters (swap_reclaim_full_clusters). Before 3.15 (the 2.6.30
+//! start of the fallback scan (cluster_next_cpu), discards, and 6.17's reclaim of
+//! cache-only slots when swap is half full (cluster_scan_range's need_reclaim,
+//! swap_reclaim_full_clusters; the next-fit scan's, before, is modelled in swapfile.rs). Before 3.15 (the 2.6.30
 //! era) and on an `hdd` before 6.14 every slot comes from the next-fit scan.
 
 use std::collections::VecDeque;

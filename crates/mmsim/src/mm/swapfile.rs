@@ -64,7 +64,10 @@
 //!   the file frees the slots of its swap entries (free_swap_and_cache). Without swap, or
 //!   with the swap full, tmpfs pages stay resident (activated).
 //!
-//! - Slot allocation: the next-fit scan, or per-CPU clusters (`mm/swap_cluster.rs`).
+//! - Slot allocation: the next-fit scan, or per-CPU clusters (`mm/swap_cluster.rs`). With
+//!   more than half of the swap in use, the next-fit scan takes back a slot that only the
+//!   swap cache holds (its page unlocked and not under writeback; the page is dirtied), as
+//!   scan_swap_map's __try_to_reclaim_swap does.
 //!
 //! Not modelled: swap priorities; shmem's own swap accounting in the inode
 //! (info->swapped) and the huge (THP) tmpfs pages.
@@ -265,16 +268,31 @@ impl Sim {
                 return Some(off);
             }
         }
+        let start = s.scan_next;
         for i in 0..n {
-            let off = (s.scan_next + i) % n;
-            if s.slot_free(off) {
-                s.scan_next = (off + 1) % n;
-                s.free_pages -= 1;
-                if let Some(c) = s.clusters.as_mut() {
-                    c.take(off as u32);
+            let off = (start + i) % n;
+            let s = self.swap.as_ref().expect("swap");
+            if !s.slot_free(off) {
+                // With more than half of the swap in use, a slot only the swap cache holds
+                // is taken back from its page if the page can be locked and is not under
+                // writeback (scan_swap_map's __try_to_reclaim_swap: the page is dirtied).
+                let pfn = s.cache[off];
+                if pfn == NIL
+                    || s.swap_map[off] != 0
+                    || !self.vm_swap_full()
+                    || self.PageLocked(pfn)
+                    || !self.try_to_free_swap(pfn)
+                {
+                    continue;
                 }
-                return Some(off as u32);
             }
+            let s = self.swap.as_mut().expect("swap");
+            s.scan_next = (off + 1) % n;
+            s.free_pages -= 1;
+            if let Some(c) = s.clusters.as_mut() {
+                c.take(off as u32);
+            }
+            return Some(off as u32);
         }
         None
     }

@@ -1029,3 +1029,62 @@ fn a_cgroup_at_half_its_swap_max_frees_slots_on_read_faults() {
         );
     }
 }
+
+/// scan_swap_map's __try_to_reclaim_swap: with more than half of the swap in use, the
+/// next-fit scan takes back a slot only the swap cache holds (a page read back while swap
+/// was emptier, still mapped and clean) and dirties its page; below half it passes it by.
+#[test]
+fn the_slot_scan_takes_back_cache_only_slots_once_swap_is_half_full() {
+    let (mut sim, a, first) = swapped_machine(Some(0), 1_000);
+    let mm = mm_of(&sim, a);
+    // Read page 0 back while swap is less than half full: slot 0 stays cached.
+    assert!(read_back_keeps_slot(&mut sim, a, first));
+    let old = pte::pfn(sim.mm(mm).pgtable.get(first)) as Pfn;
+    // mlock(2) the mapping so that the reclaim below never meets that page (it would give
+    // the slot back itself once swap is half full: activate_locked).
+    run_on(&mut sim, 0, a);
+    let r = sim.sys_mlock(a, first << PAGE_SHIFT, 1_000 * PAGE_SIZE, true);
+    assert_eq!(r, OpResult::None);
+    assert!(sim.mem[old as usize].test(pg::SWAPCACHE));
+    // 1,200 more pages fill swap past half of its 4,096 slots.
+    let more = write_pages(&mut sim, a, 1_200);
+    swap_out_all_but(&mut sim, a, more, 1_200);
+    assert!(sim.vm_swap_full());
+    // A page written now and swapped out from a scan that starts at slot 0.
+    let last = write_pages(&mut sim, a, 1);
+    let new = pte::pfn(sim.mm(mm).pgtable.get(last)) as Pfn;
+    sim.swap.as_mut().unwrap().scan_next = 0;
+    run_on(&mut sim, 0, a);
+    assert!(sim.trylock_page(new));
+    assert!(sim.add_to_swap(new));
+    sim.unlock_page(new);
+    assert_eq!(
+        cached(&sim, 0),
+        new,
+        "slot 0 was taken back for the new page"
+    );
+    assert!(!sim.mem[old as usize].test(pg::SWAPCACHE));
+    assert!(
+        sim.mem[old as usize].test(pg::DIRTY),
+        "its old page holds the only copy"
+    );
+    assert_clean(&sim);
+}
+
+/// Reclaim until the pages [first, first+n) are swapped out, whatever else is cached.
+fn swap_out_all_but(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+    let mm = mm_of(sim, tid);
+    for _round in 0..400 {
+        if (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0) {
+            return;
+        }
+        run_on(sim, 0, tid);
+        sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        sim.shrink_node(0, &mut sc);
+        complete_io_and_ipis(sim);
+        check_all(sim).unwrap();
+    }
+    panic!("the pages were not swapped out");
+}

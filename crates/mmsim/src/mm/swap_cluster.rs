@@ -30,9 +30,10 @@
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
 //! at swapon (the list starts in slot order here), the swap slots cache (4.11–6.14:
 //! per-CPU batches of 64 slots allocated, and 64 freed, at a time), 5.8's random per-CPU
-//! start of the fallback scan (cluster_next_cpu), discards, and 6.17's reclaim of
-//! cache-only slots when swap is half full (cluster_scan_range's need_reclaim,
-//! swap_reclaim_full_clusters; the next-fit scan's, before, is modelled in swapfile.rs). Before 3.15 (the 2.6.30
+//! start of the fallback scan (cluster_next_cpu), discards, and 6.17's reclaim of the
+//! cache-only slots of full clusters (swap_reclaim_full_clusters). 6.17's scans take
+//! back a slot only the swap cache holds once swap is half full (cluster_scan_range's
+//! need_reclaim): the caller's probe frees it (`Probe::Reclaimed`). Before 3.15 (the 2.6.30
 //! era) and on an `hdd` before 6.14 every slot comes from the next-fit scan.
 
 use std::collections::VecDeque;
@@ -53,6 +54,19 @@ enum Flag {
     Frag,
     /// On the full list.
     Full,
+}
+
+/// What the allocator's probe says of a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Free (no PTE reference, no swap-cache page).
+    Free,
+    /// Was held only by the swap cache and the caller freed it just now (6.17's
+    /// cluster_scan_range with swap half full: __try_to_reclaim_swap); its cluster count
+    /// still includes it.
+    Reclaimed,
+    /// In use.
+    Busy,
 }
 
 /// A FIFO list of clusters with removal from the middle: entries carry the cluster's
@@ -176,19 +190,19 @@ impl SwapClusters {
     }
 
     /// A slot for CPU `cpu`, or None when the free-cluster path finds none and the
-    /// caller's next-fit scan must (3.14) or the device is full (6.14). `is_free` tells a
+    /// caller's next-fit scan must (3.14) or the device is full (6.17). `probe` tells a
     /// free slot. The slot is counted as in use.
-    pub fn alloc(&mut self, cpu: usize, is_free: &dyn Fn(u32) -> bool) -> Option<u32> {
+    pub fn alloc(&mut self, cpu: usize, probe: &mut dyn FnMut(u32) -> Probe) -> Option<u32> {
         let slot = self.cpu_slot(cpu);
         if self.lists {
-            self.alloc_lists(slot, is_free)
+            self.alloc_lists(slot, probe)
         } else {
-            self.alloc_percpu(slot, is_free)
+            self.alloc_percpu(slot, probe)
         }
     }
 
     /// scan_swap_map_try_ssd_cluster with its conflict check (v3.14).
-    fn alloc_percpu(&mut self, slot: usize, is_free: &dyn Fn(u32) -> bool) -> Option<u32> {
+    fn alloc_percpu(&mut self, slot: usize, probe: &mut dyn FnMut(u32) -> Probe) -> Option<u32> {
         loop {
             let Some(next) = self.percpu[slot] else {
                 let head = self.head(Flag::Free)?;
@@ -196,7 +210,7 @@ impl SwapClusters {
                 continue;
             };
             let ci = next / SWAPFILE_CLUSTER;
-            let found = (next..self.end_of(ci)).find(|&s| is_free(s));
+            let found = self.first_usable(next, self.end_of(ci), probe);
             let Some(off) = found else {
                 self.percpu[slot] = None;
                 continue;
@@ -212,7 +226,7 @@ impl SwapClusters {
     }
 
     /// cluster_alloc_swap_entry with swap_alloc_fast before it (v6.14).
-    fn alloc_lists(&mut self, slot: usize, is_free: &dyn Fn(u32) -> bool) -> Option<u32> {
+    fn alloc_lists(&mut self, slot: usize, probe: &mut dyn FnMut(u32) -> Probe) -> Option<u32> {
         if let Some(off) = self.percpu[slot].take() {
             let ci = off / SWAPFILE_CLUSTER;
             if self.flag[ci as usize] != Flag::Full {
@@ -221,7 +235,7 @@ impl SwapClusters {
                 } else {
                     off
                 };
-                if let Some(s) = self.scan_cluster(slot, ci, from, is_free) {
+                if let Some(s) = self.scan_cluster(slot, ci, from, probe) {
                     return Some(s);
                 }
             }
@@ -230,9 +244,30 @@ impl SwapClusters {
         // has a free slot, so the first one taken serves).
         for f in [Flag::Nonfull, Flag::Free, Flag::Frag] {
             if let Some(ci) = self.head(f) {
-                if let Some(s) = self.isolate_and_scan(slot, ci, is_free) {
+                if let Some(s) = self.isolate_and_scan(slot, ci, probe) {
                     return Some(s);
                 }
+            }
+        }
+        None
+    }
+
+    /// The first slot of [from, end) the probe finds free or frees (cluster_scan_range; a
+    /// slot the caller reclaimed leaves its cluster's count first, as swap_entries_free).
+    fn first_usable(
+        &mut self,
+        from: u32,
+        end: u32,
+        probe: &mut dyn FnMut(u32) -> Probe,
+    ) -> Option<u32> {
+        for s in from..end {
+            match probe(s) {
+                Probe::Free => return Some(s),
+                Probe::Reclaimed => {
+                    self.release(s);
+                    return Some(s);
+                }
+                Probe::Busy => {}
             }
         }
         None
@@ -243,10 +278,10 @@ impl SwapClusters {
         &mut self,
         slot: usize,
         ci: u32,
-        is_free: &dyn Fn(u32) -> bool,
+        probe: &mut dyn FnMut(u32) -> Probe,
     ) -> Option<u32> {
         self.move_to(ci, Flag::None);
-        self.scan_cluster(slot, ci, ci * SWAPFILE_CLUSTER, is_free)
+        self.scan_cluster(slot, ci, ci * SWAPFILE_CLUSTER, probe)
     }
 
     /// alloc_swap_scan_cluster (order 0): the first free slot from `from`; the CPU keeps
@@ -256,10 +291,10 @@ impl SwapClusters {
         slot: usize,
         ci: u32,
         from: u32,
-        is_free: &dyn Fn(u32) -> bool,
+        probe: &mut dyn FnMut(u32) -> Probe,
     ) -> Option<u32> {
         let end = self.end_of(ci);
-        let found = (from..end).find(|&s| is_free(s));
+        let found = self.first_usable(from, end, probe);
         if let Some(off) = found {
             self.take(off);
             if u32::from(self.count[ci as usize]) < SWAPFILE_CLUSTER && off + 1 < end {
@@ -311,6 +346,12 @@ impl SwapClusters {
         }
     }
 
+    /// Whether this is 6.17's allocator (cluster lists; its scans reclaim cache-only
+    /// slots when swap is half full).
+    pub fn lists(&self) -> bool {
+        self.lists
+    }
+
     /// Slots in use in cluster `ci` (the checker's view; padding included).
     pub fn count(&self, ci: u32) -> u32 {
         u32::from(self.count[ci as usize])
@@ -352,7 +393,13 @@ mod tests {
         }
         fn alloc(&mut self, cpu: usize) -> Option<u32> {
             let used = self.used.borrow().clone();
-            let off = self.c.alloc(cpu, &|s| !used[s as usize])?;
+            let off = self.c.alloc(cpu, &mut |s| {
+                if used[s as usize] {
+                    Probe::Busy
+                } else {
+                    Probe::Free
+                }
+            })?;
             self.used.borrow_mut()[off as usize] = true;
             Some(off)
         }

@@ -235,6 +235,28 @@ impl Sim {
         self.swap.as_ref().map(|s| s.free_pages).unwrap_or(0)
     }
 
+    /// A slot allocator's view of slot `off`: free, in use, or — with `reclaim` (the
+    /// next-fit scan's and 6.17's cluster_scan_range) and more than half of the swap in
+    /// use — held only by the swap cache and freed now (__try_to_reclaim_swap: its page
+    /// unlocked, not under writeback; the page is dirtied).
+    fn probe_slot(&mut self, off: u32, reclaim: bool) -> crate::mm::swap_cluster::Probe {
+        use crate::mm::swap_cluster::Probe;
+        let s = self.swap.as_ref().expect("swap");
+        let (count, pfn) = (s.swap_map[off as usize], s.cache[off as usize]);
+        if count == 0 && pfn == NIL {
+            return Probe::Free;
+        }
+        if reclaim
+            && count == 0
+            && self.vm_swap_full()
+            && !self.PageLocked(pfn)
+            && self.try_to_free_swap(pfn)
+        {
+            return Probe::Reclaimed;
+        }
+        Probe::Busy
+    }
+
     /// vm_swap_full: more than half of the swap space is in use (nr_swap_pages * 2 <
     /// total_swap_pages).
     pub fn vm_swap_full(&self) -> bool {
@@ -254,37 +276,27 @@ impl Sim {
             return None;
         }
         let n = s.nr_pages as usize;
-        let SwapInfo {
-            swap_map,
-            cache,
-            clusters,
-            ..
-        } = s;
-        if let Some(c) = clusters.as_mut() {
-            let free = |o: u32| swap_map[o as usize] == 0 && cache[o as usize] == NIL;
-            if let Some(off) = c.alloc(cpu, &free) {
+        // The clusters are taken out while they allocate, so that the probe can reclaim a
+        // slot (whose freeing the allocator then accounts itself).
+        if let Some(mut c) = s.clusters.take() {
+            let lists = c.lists();
+            let got = c.alloc(cpu, &mut |o| self.probe_slot(o, lists));
+            let s = self.swap.as_mut().expect("swap");
+            s.clusters = Some(c);
+            if let Some(off) = got {
                 s.scan_next = (off as usize + 1) % n;
                 s.free_pages -= 1;
                 return Some(off);
             }
         }
-        let start = s.scan_next;
+        // The next-fit scan; with more than half of the swap in use it takes back a slot
+        // only the swap cache holds (scan_swap_map's __try_to_reclaim_swap, every era),
+        // whose freeing the clusters, if any, have counted.
+        let start = self.swap.as_ref().expect("swap").scan_next;
         for i in 0..n {
             let off = (start + i) % n;
-            let s = self.swap.as_ref().expect("swap");
-            if !s.slot_free(off) {
-                // With more than half of the swap in use, a slot only the swap cache holds
-                // is taken back from its page if the page can be locked and is not under
-                // writeback (scan_swap_map's __try_to_reclaim_swap: the page is dirtied).
-                let pfn = s.cache[off];
-                if pfn == NIL
-                    || s.swap_map[off] != 0
-                    || !self.vm_swap_full()
-                    || self.PageLocked(pfn)
-                    || !self.try_to_free_swap(pfn)
-                {
-                    continue;
-                }
+            if self.probe_slot(off as u32, true) == crate::mm::swap_cluster::Probe::Busy {
+                continue;
             }
             let s = self.swap.as_mut().expect("swap");
             s.scan_next = (off + 1) % n;

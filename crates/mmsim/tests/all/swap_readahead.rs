@@ -1088,3 +1088,49 @@ fn swap_out_all_but(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
     }
     panic!("the pages were not swapped out");
 }
+
+/// 6.17's cluster scan (`swap-cluster-lists`, cluster_scan_range's need_reclaim): with
+/// more than half of the swap in use, a CPU scanning a nonfull cluster from its start takes
+/// back a slot only the swap cache holds before it reaches the cluster's free slot.
+#[test]
+fn the_cluster_scan_takes_back_cache_only_slots_once_swap_is_half_full() {
+    let text = machine_text(Some(0)).replace("cpus_per_node = 1", "cpus_per_node = 2");
+    let mut f = Features::patched();
+    f.set("adaptive-swap-readahead", false);
+    f.set("swap-cluster-lists", true);
+    let mut sim = build_sim(&text, "lists.toml", f);
+    let a = task_id(&sim, "a");
+    let first = write_pages(&mut sim, a, 1_000);
+    let mm = mm_of(&sim, a);
+    swap_out_all(&mut sim, a, first, 1_000);
+    // Slot 900 (cluster 3) read back while swap is less than half full; the mapping
+    // mlocked out of reclaim's way.
+    let v900 = vpn_of_slot(&sim, a, first, 1_000, 900);
+    assert!(read_back_keeps_slot(&mut sim, a, v900));
+    let old = pte::pfn(sim.mm(mm).pgtable.get(v900)) as Pfn;
+    run_on(&mut sim, 0, a);
+    let r = sim.sys_mlock(a, first << PAGE_SHIFT, 1_000 * PAGE_SIZE, true);
+    assert_eq!(r, OpResult::None);
+    let more = write_pages(&mut sim, a, 1_200);
+    swap_out_all_but(&mut sim, a, more, 1_200);
+    assert!(sim.vm_swap_full());
+    // A write fault on slot 950's page frees it (reuse): cluster 3 is nonfull.
+    let v950 = vpn_of_slot(&sim, a, first, 1_000, 950);
+    access_waiting(&mut sim, a, v950, true);
+    assert!(sim.swap.as_ref().unwrap().is_free(950));
+    // CPU 1 has no cluster yet: it takes the nonfull cluster 3 and scans it from 768.
+    let last = write_pages(&mut sim, a, 1);
+    let new = pte::pfn(sim.mm(mm).pgtable.get(last)) as Pfn;
+    run_on(&mut sim, 1, a);
+    assert!(sim.trylock_page(new));
+    assert!(sim.add_to_swap(new));
+    sim.unlock_page(new);
+    assert_eq!(
+        cached(&sim, 900),
+        new,
+        "slot 900 was taken back before free slot 950"
+    );
+    assert!(!sim.mem[old as usize].test(pg::SWAPCACHE));
+    assert!(sim.mem[old as usize].test(pg::DIRTY));
+    assert_clean(&sim);
+}

@@ -115,7 +115,7 @@ pub struct SwapInfo {
     /// swap_use_vma_readahead: anonymous faults read ahead by virtual address (v4.14).
     pub vma_ra: bool,
     /// The clusters slots are allocated from (`mm/swap_cluster.rs`; v3.14 on a
-    /// non-rotational device, v6.14 on every one); None: the next-fit scan alone.
+    /// non-rotational device, v6.17 on every one); None: the next-fit scan alone.
     pub clusters: Option<crate::mm::swap_cluster::SwapClusters>,
 }
 

@@ -107,11 +107,22 @@ fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
 /// Reclaim (in the task's context, priority 0) until every page of [first, first+n) is a
 /// swap entry and the swap cache is empty.
 fn swap_out_all(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+    reclaim_until(sim, tid, first, n, true);
+}
+
+/// Reclaim until the pages [first, first+n) are swapped out, whatever else is cached.
+fn swap_out_all_but(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+    reclaim_until(sim, tid, first, n, false);
+}
+
+/// Reclaim (in the task's context, priority 0) until every page of [first, first+n) is a
+/// swap entry and, if `empty_cache`, the swap cache is empty.
+fn reclaim_until(sim: &mut Sim, tid: TaskId, first: u64, n: u64, empty_cache: bool) {
     let mm = mm_of(sim, tid);
     for _round in 0..400 {
         let all_out = (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0);
         let cached = sim.swap.as_ref().unwrap().cache.iter().any(|&p| p != NIL);
-        if all_out && !cached {
+        if all_out && !(empty_cache && cached) {
             check_all(sim).unwrap();
             return;
         }
@@ -1069,24 +1080,6 @@ fn the_slot_scan_takes_back_cache_only_slots_once_swap_is_half_full() {
         "its old page holds the only copy"
     );
     assert_clean(&sim);
-}
-
-/// Reclaim until the pages [first, first+n) are swapped out, whatever else is cached.
-fn swap_out_all_but(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
-    let mm = mm_of(sim, tid);
-    for _round in 0..400 {
-        if (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0) {
-            return;
-        }
-        run_on(sim, 0, tid);
-        sim.lru_add_drain_all();
-        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
-        sc.priority = 0;
-        sim.shrink_node(0, &mut sc);
-        complete_io_and_ipis(sim);
-        check_all(sim).unwrap();
-    }
-    panic!("the pages were not swapped out");
 }
 
 /// 6.17's cluster scan (`swap-cluster-lists`, cluster_scan_range's need_reclaim): with

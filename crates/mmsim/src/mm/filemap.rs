@@ -509,19 +509,27 @@ impl Sim {
         (done, wait, err)
     }
 
+    /// Content oracle: whether version `want` of a page of `ino` is one whose writeback
+    /// failed and was reported (AS_EIO) — a read that misses it is a reported loss, not a
+    /// silent one (counted as such).
+    pub(crate) fn oracle_reported_loss(&mut self, ino: u32, want: u32) -> bool {
+        let dev = self.fss[self.inode(ino).fs].device;
+        match dev.filter(|d| self.devices[*d].lost_versions.contains(&want)) {
+            Some(d) => {
+                self.devices[d].lost_reads += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Check a page's content version against the newest write (content oracle).
     pub fn oracle_check_read(&mut self, ino: u32, pfn: Pfn) {
         let index = self.mem[pfn as usize].index;
         let want = self.inode(ino).expected_at(index);
         let got = self.mem[pfn as usize].version;
-        if want != got {
-            // The newest write's writeback failed and was reported (AS_EIO): a reported
-            // loss, not a silent one.
-            let dev = self.fss[self.inode(ino).fs].device;
-            if let Some(d) = dev.filter(|d| self.devices[*d].lost_versions.contains(&want)) {
-                self.devices[d].lost_reads += 1;
-                return;
-            }
+        if want != got && self.oracle_reported_loss(ino, want) {
+            return;
         }
         if want != got && self.oracle_violations.len() < 100 {
             self.oracle_violations.push(format!(

@@ -429,9 +429,15 @@ impl Sim {
 
     /// try_to_free_swap (folio_free_swap) on a locked page: a swap-cache page no swap
     /// entry refers to any more and not under writeback leaves the swap cache, dirty (its
-    /// slot's copy is gone), and its slot is freed. Returns whether it did.
+    /// slot's copy is gone), and its slot is freed. Returns whether it did. A page whose
+    /// owner is unknown (a readahead page nobody mapped, `mapping` NO_MAPPING) keeps its
+    /// slot: the kernel would leave an orphan page behind, which mmsim has no model of;
+    /// reclaim drops such a page, clean and unmapped, with its slot.
     pub(crate) fn try_to_free_swap(&mut self, pfn: Pfn) -> bool {
-        if !self.PageSwapCache(pfn) || self.PageWriteback(pfn) {
+        if !self.PageSwapCache(pfn)
+            || self.PageWriteback(pfn)
+            || self.mem[pfn as usize].mapping == NO_MAPPING
+        {
             return false;
         }
         let off = self.mem[pfn as usize].private;

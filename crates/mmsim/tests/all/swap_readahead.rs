@@ -1062,24 +1062,38 @@ fn the_slot_scan_takes_back_cache_only_slots_once_swap_is_half_full() {
     swap_out_all_but(&mut sim, a, more, 1_200);
     assert!(sim.vm_swap_full());
     // A page written now and swapped out from a scan that starts at slot 0.
-    let last = write_pages(&mut sim, a, 1);
-    let new = pte::pfn(sim.mm(mm).pgtable.get(last)) as Pfn;
     sim.swap.as_mut().unwrap().scan_next = 0;
-    run_on(&mut sim, 0, a);
+    let new = add_new_page_to_swap(&mut sim, a, 0);
+    assert_taken_back(&sim, 0, new, old);
+}
+
+/// Write a new page of `tid` and add it to the swap cache from CPU `cpu` (as reclaim's
+/// add_to_swap does, page locked). Returns the page.
+fn add_new_page_to_swap(sim: &mut Sim, tid: TaskId, cpu: usize) -> Pfn {
+    let mm = mm_of(sim, tid);
+    let vpn = write_pages(sim, tid, 1);
+    let new = pte::pfn(sim.mm(mm).pgtable.get(vpn)) as Pfn;
+    run_on(sim, cpu, tid);
     assert!(sim.trylock_page(new));
     assert!(sim.add_to_swap(new));
     sim.unlock_page(new);
+    new
+}
+
+/// Slot `slot` now caches `new`; `old`, whose slot it was, left the swap cache dirty (it
+/// holds the only copy).
+fn assert_taken_back(sim: &Sim, slot: u32, new: Pfn, old: Pfn) {
     assert_eq!(
-        cached(&sim, 0),
+        cached(sim, slot),
         new,
-        "slot 0 was taken back for the new page"
+        "slot {slot} was taken back for the new page"
     );
     assert!(!sim.mem[old as usize].test(pg::SWAPCACHE));
     assert!(
         sim.mem[old as usize].test(pg::DIRTY),
-        "its old page holds the only copy"
+        "the old page holds the only copy"
     );
-    assert_clean(&sim);
+    assert_clean(sim);
 }
 
 /// 6.17's cluster scan (`swap-cluster-lists`, cluster_scan_range's need_reclaim): with
@@ -1111,19 +1125,8 @@ fn the_cluster_scan_takes_back_cache_only_slots_once_swap_is_half_full() {
     let v950 = vpn_of_slot(&sim, a, first, 1_000, 950);
     access_waiting(&mut sim, a, v950, true);
     assert!(sim.swap.as_ref().unwrap().is_free(950));
-    // CPU 1 has no cluster yet: it takes the nonfull cluster 3 and scans it from 768.
-    let last = write_pages(&mut sim, a, 1);
-    let new = pte::pfn(sim.mm(mm).pgtable.get(last)) as Pfn;
-    run_on(&mut sim, 1, a);
-    assert!(sim.trylock_page(new));
-    assert!(sim.add_to_swap(new));
-    sim.unlock_page(new);
-    assert_eq!(
-        cached(&sim, 900),
-        new,
-        "slot 900 was taken back before free slot 950"
-    );
-    assert!(!sim.mem[old as usize].test(pg::SWAPCACHE));
-    assert!(sim.mem[old as usize].test(pg::DIRTY));
-    assert_clean(&sim);
+    // CPU 1 has no cluster yet: it takes the nonfull cluster 3 and scans it from 768,
+    // meeting cache-only slot 900 before free slot 950.
+    let new = add_new_page_to_swap(&mut sim, a, 1);
+    assert_taken_back(&sim, 900, new, old);
 }

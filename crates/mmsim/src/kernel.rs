@@ -189,6 +189,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: free swap cache aggressively if memcg swap is full",
     },
     Rule {
+        feature: "swap-slots-cache",
+        since: KernelEra::V4_14,
+        version: "4.11",
+        commit: "mm/swap: add cache for swap slots allocation",
+    },
+    Rule {
         feature: "lru-size-inactive-ratio",
         since: KernelEra::V4_14,
         version: "4.10",
@@ -301,6 +307,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.17",
         commit: "mm, swap: prefer nonfull over free clusters",
+    },
+    Rule {
+        feature: "no-swap-slots-cache",
+        since: KernelEra::V6_18,
+        version: "6.15",
+        commit: "mm, swap: remove swap slot cache",
     },
     Rule {
         feature: "no-reclaim-file-writeback",

@@ -70,6 +70,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "swap-percpu-cluster",
     "memcg-swap-full",
     "swap-cluster-lists",
+    "swap-slots-cache",
+    "no-swap-slots-cache",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",

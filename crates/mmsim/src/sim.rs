@@ -253,6 +253,12 @@ pub struct Features {
     /// cluster reused before a free one (v6.17, "mm, swap: prefer nonfull over free
     /// clusters"); `mm/swap_cluster.rs`.
     pub swap_cluster_lists: bool,
+    /// Swap slots are allocated and freed in per-CPU batches of 64 (v4.11, "mm/swap: add
+    /// cache for swap slots allocation", "mm/swap: free swap slots in batch";
+    /// `mm/swap_slots.rs`).
+    pub swap_slots_cache: bool,
+    /// The swap slots cache is gone (v6.15, "mm, swap: remove swap slot cache").
+    pub no_swap_slots_cache: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).
     pub workingset_restore: bool,
@@ -333,6 +339,8 @@ impl Features {
             swap_percpu_cluster: false,
             memcg_swap_full: false,
             swap_cluster_lists: false,
+            swap_slots_cache: false,
+            no_swap_slots_cache: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -412,6 +420,8 @@ impl Features {
             "swap-percpu-cluster" => self.swap_percpu_cluster = on,
             "memcg-swap-full" => self.memcg_swap_full = on,
             "swap-cluster-lists" => self.swap_cluster_lists = on,
+            "swap-slots-cache" => self.swap_slots_cache = on,
+            "no-swap-slots-cache" => self.no_swap_slots_cache = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -473,6 +483,8 @@ impl Features {
             "swap-percpu-cluster" => self.swap_percpu_cluster,
             "memcg-swap-full" => self.memcg_swap_full,
             "swap-cluster-lists" => self.swap_cluster_lists,
+            "swap-slots-cache" => self.swap_slots_cache,
+            "no-swap-slots-cache" => self.no_swap_slots_cache,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,
@@ -1031,6 +1043,10 @@ impl Sim {
                 info.clusters = Some(crate::mm::swap_cluster::SwapClusters::new(
                     slots, cpus, lists,
                 ));
+            }
+            // The swap slots cache, one per online CPU (4.11–6.14).
+            if sim.features.swap_slots_cache && !sim.features.no_swap_slots_cache {
+                info.slots_cache = Some(crate::mm::swap_slots::SwapSlotsCache::new(sim.cpus.len()));
             }
             sim.swap = Some(info);
             sim.swap_cgroup = vec![crate::mm::memcontrol::NO_MEMCG; slots as usize];

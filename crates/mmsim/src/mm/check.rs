@@ -369,7 +369,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         let mut free_slots = 0u64;
         for (off, (&pfn, &count)) in sw.cache.iter().zip(&sw.swap_map).enumerate() {
             if pfn == crate::mm::page::NIL {
-                if count == 0 {
+                if count == 0 && !sw.reserved[off] {
                     free_slots += 1;
                 }
                 continue;
@@ -392,13 +392,54 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 sw.free_pages, free_slots
             ));
         }
+        // The slots the swap slots caches hold are exactly those marked reserved, each
+        // held once, with no PTE or page; the ones not handed out yet charged to no memcg.
+        let mut held = vec![false; sw.reserved.len()];
+        if let Some(c) = &sw.slots_cache {
+            for off in c.held() {
+                let o = off as usize;
+                if held[o] || sw.swap_map[o] != 0 || sw.cache[o] != crate::mm::page::NIL {
+                    return Err(format!(
+                        "swap slot {off} is in a swap slots cache twice or while in use"
+                    ));
+                }
+                held[o] = true;
+            }
+            if let Some(off) = c.to_hand_out().find(|&o| {
+                sim.swap_cgroup
+                    .get(o as usize)
+                    .copied()
+                    .unwrap_or(crate::mm::memcontrol::NO_MEMCG)
+                    != crate::mm::memcontrol::NO_MEMCG
+            }) {
+                return Err(format!(
+                    "swap slot {off}, not handed out yet, is charged to a memcg"
+                ));
+            }
+            for cpu in 0..sim.cpus.len() {
+                if c.returned(cpu).len() > crate::mm::swap_slots::SWAP_SLOTS_CACHE_SIZE {
+                    return Err(format!(
+                        "CPU {cpu}'s swap slots cache holds {} freed slots",
+                        c.returned(cpu).len()
+                    ));
+                }
+            }
+        }
+        if let Some(off) = (0..held.len()).find(|&o| held[o] != sw.reserved[o]) {
+            return Err(format!(
+                "swap slot {off} reserved = {} but a swap slots cache holds it: {}",
+                sw.reserved[off], held[off]
+            ));
+        }
         // Each swap cluster counts its slots in use (and the padding past the device's end).
         if let Some(c) = &sw.clusters {
             for ci in 0..c.len() as u32 {
                 let lo = (ci * SWAPFILE_CLUSTER) as usize;
                 let hi = (lo + SWAPFILE_CLUSTER as usize).min(sw.swap_map.len());
                 let used = (lo..hi)
-                    .filter(|&o| sw.swap_map[o] != 0 || sw.cache[o] != crate::mm::page::NIL)
+                    .filter(|&o| {
+                        sw.swap_map[o] != 0 || sw.cache[o] != crate::mm::page::NIL || sw.reserved[o]
+                    })
                     .count() as u32;
                 if c.count(ci) != used + c.padding(ci) {
                     return Err(format!(

@@ -20,6 +20,7 @@ pub mod rmap;
 pub mod slab;
 pub mod swap;
 pub mod swap_cluster;
+pub mod swap_slots;
 pub mod swapfile;
 pub mod truncate;
 pub mod vmscan;

@@ -28,8 +28,7 @@
 //!   fears contention; "mm, swap: use a global swap cluster for non-rotation devices").
 //!
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
-//! at swapon (the list starts in slot order here), the swap slots cache (4.11–6.14:
-//! per-CPU batches of 64 slots allocated, and 64 freed, at a time), 5.8's random per-CPU
+//! at swapon (the list starts in slot order here), 5.8's random per-CPU
 //! start of the fallback scan (cluster_next_cpu), discards, and 6.17's reclaim of the
 //! cache-only slots of full clusters (swap_reclaim_full_clusters). 6.17's scans take
 //! back a slot only the swap cache holds once swap is half full (cluster_scan_range's

@@ -64,7 +64,9 @@
 //!   the file frees the slots of its swap entries (free_swap_and_cache). Without swap, or
 //!   with the swap full, tmpfs pages stay resident (activated).
 //!
-//! - Slot allocation: the next-fit scan, or per-CPU clusters (`mm/swap_cluster.rs`). With
+//! - Slot allocation: the next-fit scan, or per-CPU clusters (`mm/swap_cluster.rs`);
+//!   4.11–6.14 hand slots out and take them back in per-CPU batches of 64
+//!   (`mm/swap_slots.rs`). With
 //!   more than half of the swap in use, the next-fit scan takes back a slot that only the
 //!   swap cache holds (its page unlocked and not under writeback; the page is dirtied), as
 //!   scan_swap_map's __try_to_reclaim_swap does.
@@ -117,6 +119,12 @@ pub struct SwapInfo {
     /// The clusters slots are allocated from (`mm/swap_cluster.rs`; v3.14 on a
     /// non-rotational device, v6.17 on every one); None: the next-fit scan alone.
     pub clusters: Option<crate::mm::swap_cluster::SwapClusters>,
+    /// The per-CPU swap slots caches (`mm/swap_slots.c`, v4.11–6.14); None: slots are
+    /// allocated and freed one at a time.
+    pub slots_cache: Option<crate::mm::swap_slots::SwapSlotsCache>,
+    /// SWAP_HAS_CACHE with no page: the slot sits in a CPU's swap slots cache (refilled
+    /// and not handed out yet, or freed and not returned yet). Taken, not free.
+    pub reserved: Vec<bool>,
 }
 
 /// SWAP_RA_ORDER_CEILING: VMA-based swap readahead reads at most 2^5 pages.
@@ -179,12 +187,15 @@ impl SwapInfo {
             last_readahead_pages: 0,
             vma_ra: false,
             clusters: None,
+            slots_cache: None,
+            reserved: vec![false; nr_pages as usize],
         }
     }
     fn slot_free(&self, off: usize) -> bool {
-        self.swap_map[off] == 0 && self.cache[off] == NIL
+        self.swap_map[off] == 0 && self.cache[off] == NIL && !self.reserved[off]
     }
-    /// Whether slot `off` is free (no PTE refers to it and no page caches it).
+    /// Whether slot `off` is free (no PTE refers to it, no page caches it, no swap slots
+    /// cache holds it).
     pub fn is_free(&self, off: u32) -> bool {
         self.slot_free(off as usize)
     }
@@ -243,6 +254,9 @@ impl Sim {
         use crate::mm::swap_cluster::Probe;
         let s = self.swap.as_ref().expect("swap");
         let (count, pfn) = (s.swap_map[off as usize], s.cache[off as usize]);
+        if s.reserved[off as usize] {
+            return Probe::Busy;
+        }
         if count == 0 && pfn == NIL {
             return Probe::Free;
         }
@@ -252,7 +266,12 @@ impl Sim {
             && !self.PageLocked(pfn)
             && self.try_to_free_swap(pfn)
         {
-            return Probe::Reclaimed;
+            // With the swap slots cache on, the slot went to the CPU's return cache.
+            return if self.swap.as_ref().expect("swap").reserved[off as usize] {
+                Probe::Busy
+            } else {
+                Probe::Reclaimed
+            };
         }
         Probe::Busy
     }
@@ -269,7 +288,7 @@ impl Sim {
     /// device has clusters (`SwapClusters::alloc`); else, and under 3.14's rule when no
     /// cluster is free, the next-fit scan from the slot after the last one handed out
     /// (si->cluster_next).
-    fn get_swap_page(&mut self) -> Option<u32> {
+    pub(crate) fn get_swap_page(&mut self) -> Option<u32> {
         let cpu = self.cur.cpu;
         let s = self.swap.as_mut()?;
         if s.free_pages == 0 {
@@ -278,9 +297,12 @@ impl Sim {
         let n = s.nr_pages as usize;
         // The clusters are taken out while they allocate, so that the probe can reclaim a
         // slot (whose freeing the allocator then accounts itself).
+        // 6.17's scan takes back cache-only slots, except beside an active swap slots
+        // cache (no kernel had both; its frees would go to the return cache).
+        let slots_cache_on = s.slots_cache.as_ref().is_some_and(|c| c.is_active());
         if let Some(mut c) = s.clusters.take() {
-            let lists = c.lists();
-            let got = c.alloc(cpu, &mut |o| self.probe_slot(o, lists));
+            let reclaim = c.lists() && !slots_cache_on;
+            let got = c.alloc(cpu, &mut |o| self.probe_slot(o, reclaim));
             let s = self.swap.as_mut().expect("swap");
             s.clusters = Some(c);
             if let Some(off) = got {
@@ -309,24 +331,32 @@ impl Sim {
         None
     }
 
-    /// Release a slot that became free.
+    /// A slot whose last user (PTE or swap-cache page) may have left: free_swap_slot when
+    /// it did.
     fn maybe_free_slot(&mut self, off: u32) {
-        let freed = self.swap.as_mut().is_some_and(|s| {
-            let f = s.slot_free(off as usize);
-            if f {
-                s.free_pages += 1;
-                if let Some(c) = s.clusters.as_mut() {
-                    c.release(off);
-                }
-            }
-            f
-        });
-        if freed {
-            // swap_entry_free: the memcg's swap charge and the shadow go with the slot.
-            self.mem_cgroup_uncharge_swap(off);
-            if let Some(sh) = self.swap_shadows.get_mut(off as usize) {
-                *sh = 0;
-            }
+        let unused = self
+            .swap
+            .as_ref()
+            .is_some_and(|s| s.slot_free(off as usize));
+        if unused {
+            self.free_swap_slot(off);
+        }
+    }
+
+    /// swap_entry_free: the slot goes back to the pool (nr_swap_pages, its cluster), and
+    /// the memcg's swap charge and the shadow go with it.
+    pub(crate) fn swap_entry_free(&mut self, off: u32) {
+        let Some(s) = self.swap.as_mut() else {
+            return;
+        };
+        debug_assert!(s.slot_free(off as usize), "slot {off} freed while in use");
+        s.free_pages += 1;
+        if let Some(c) = s.clusters.as_mut() {
+            c.release(off);
+        }
+        self.mem_cgroup_uncharge_swap(off);
+        if let Some(sh) = self.swap_shadows.get_mut(off as usize) {
+            *sh = 0;
         }
     }
 
@@ -347,19 +377,16 @@ impl Sim {
     /// (mem_cgroup_try_charge_swap: a memcg at memory.swap.max keeps its page). None when
     /// the swap area is full (a swap.events `fail`) or the memcg at its limit.
     fn folio_alloc_swap(&mut self, pfn: Pfn) -> Option<u32> {
-        let Some(off) = self.get_swap_page() else {
+        let got = self.alloc_swap_slot_cached();
+        let Some(off) = got.or_else(|| self.get_swap_page()) else {
             if self.swap.is_some() {
                 self.mem_cgroup_swap_fail(pfn);
             }
             return None;
         };
         if !self.mem_cgroup_try_charge_swap(pfn, off) {
-            // put_swap_folio: the slot goes back.
-            let s = self.swap.as_mut().expect("swap");
-            s.free_pages += 1;
-            if let Some(c) = s.clusters.as_mut() {
-                c.release(off);
-            }
+            // put_swap_folio: the slot goes back (free_swap_slot).
+            self.free_swap_slot(off);
             return None;
         }
         Some(off)
@@ -481,7 +508,11 @@ impl Sim {
         self.delete_from_swap_cache(pfn);
         if let (Some(sh), Some(slot)) = (shadow, self.swap_shadows.get_mut(off as usize)) {
             // Only a slot still in use (a PTE refers to it) keeps the shadow.
-            if !self.swap.as_ref().is_some_and(|s| s.is_free(off)) {
+            if self
+                .swap
+                .as_ref()
+                .is_some_and(|s| s.swap_map[off as usize] != 0)
+            {
                 *slot = sh;
             }
         }

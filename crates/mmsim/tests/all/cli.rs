@@ -459,6 +459,44 @@ fn completions_for_each_shell() {
     assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
 }
 
+/// docs/kernel-eras.md's era table names, in each era's row, exactly the rules that era
+/// adds to the one before (4.2 adds none), and has a row for each rule.
+#[test]
+fn the_era_table_lists_each_eras_new_rules() {
+    use mmsim::kernel::{ERAS, RULES};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/kernel-eras.md")).unwrap();
+    for era in ERAS {
+        let prefix = format!("| `{}` | ", era.as_str());
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no row for {}", era.as_str()));
+        let cell = row[prefix.len()..].split(" | ").next().unwrap();
+        let mut listed: Vec<&str> = cell
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|name| RULES.iter().any(|r| r.feature == *name))
+            .collect();
+        listed.sort_unstable();
+        let mut want: Vec<&str> = RULES
+            .iter()
+            .filter(|r| r.since == *era && *era != mmsim::kernel::KernelEra::V4_2)
+            .map(|r| r.feature)
+            .collect();
+        want.sort_unstable();
+        assert_eq!(listed, want, "the {} row", era.as_str());
+    }
+    for r in RULES {
+        assert!(
+            doc.contains(&format!("| `{}` | {} |", r.feature, r.version)),
+            "no row for rule {}",
+            r.feature
+        );
+    }
+}
+
 /// The README names every feature switch, and its test command is the one `.ci/run` runs
 /// (`scripts/test-all`, which runs `cargo test --profile ci --workspace` first).
 #[test]

@@ -33,6 +33,7 @@ mod shmem_swap;
 mod swap_cluster;
 mod swap_errors;
 mod swap_readahead;
+mod swap_slots;
 mod truncate;
 mod vfs_caches;
 mod vm;

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::build_sim;
+use common::{build_sim, build_sim_on};
 use mmsim::kernel::{resolve_features, KernelEra};
 use mmsim::mm::page::NIL;
 use mmsim::mm::swap_cluster::SWAPFILE_CLUSTER;
@@ -49,16 +49,7 @@ passes = 2
 
 /// The machine on `era` with `features` ("+x,-y") on top, the invariant checker on.
 fn machine(era: KernelEra, features: &str) -> Sim {
-    let sc = mmsim::scenario::parse_scenario(TWO_CGROUPS, "clusters.toml", &[]).unwrap();
-    let f = resolve_features(
-        Some(era),
-        None,
-        "vanilla",
-        &sc.features,
-        (!features.is_empty()).then_some(features),
-    )
-    .unwrap();
-    let mut sim = build_sim(TWO_CGROUPS, "clusters.toml", f);
+    let mut sim = build_sim_on(TWO_CGROUPS, "clusters.toml", era, features);
     sim.check = true;
     sim
 }

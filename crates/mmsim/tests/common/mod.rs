@@ -98,6 +98,26 @@ pub fn build_sim(text: &str, source: &str, features: Features) -> Sim {
     Sim::new(&sc, features).expect("machine builds")
 }
 
+/// The machine of scenario `text` on `era`'s vanilla rules, with the scenario's
+/// `[features]` and then `features` ("+x,-y", may be empty) on top.
+pub fn build_sim_on(
+    text: &str,
+    source: &str,
+    era: mmsim::kernel::KernelEra,
+    features: &str,
+) -> Sim {
+    let sc = parse_scenario(text, source, &[]).expect("scenario parses");
+    let f = mmsim::kernel::resolve_features(
+        Some(era),
+        None,
+        "vanilla",
+        &sc.features,
+        (!features.is_empty()).then_some(features),
+    )
+    .expect("features resolve");
+    Sim::new(&sc, f).expect("machine builds")
+}
+
 /// The task named `name`.
 pub fn task_id(sim: &Sim, name: &str) -> TaskId {
     sim.tasks

@@ -11,7 +11,8 @@
 //!   in the page counter of the memcg and of every ancestor (hierarchical usage). A charge
 //!   that would take any of them above `memory.max` reclaims from the memcg whose limit
 //!   is hit (try_to_free_mem_cgroup_pages, only its subtree), retries up to
-//!   MAX_RECLAIM_RETRIES times, then runs the memcg OOM killer, which picks a victim
+//!   MAX_RECLAIM_RETRIES times (a pass that freed pages uses up no retry), then runs the
+//!   memcg OOM killer, which picks a victim
 //!   inside that subtree only. Charging the root costs nothing (the kernel does not
 //!   count the root's page counter); a non-root charge costs one atomic per level.
 //!   From 2.6.33 (`memcg-charge-stock`) the counters are charged a batch at a time
@@ -58,6 +59,11 @@ pub const ROOT_MEM_CGROUP: MemcgId = 0;
 pub const NO_MEMCG: MemcgId = u16::MAX;
 /// MAX_RECLAIM_RETRIES.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// A bound on try_charge's retries after reclaim that freed pages (which use up no
+/// MAX_RECLAIM_RETRIES retry): the kernel has none, but there other tasks run meanwhile;
+/// here a charge runs within one engine step.
+pub const MAX_PROGRESS_RETRIES: u32 = 1024;
 /// "max": no limit.
 pub const PAGE_COUNTER_MAX: u64 = u64::MAX;
 /// A page-counter limit in pages as the cgroup files show it: bytes, or None for "max".
@@ -659,7 +665,8 @@ impl Sim {
     /// else the counters are charged a batch (the rest goes to the stock), or one page
     /// when a batch would pass memory.max; a charge that one page would take above
     /// memory.max reclaims, drains the stocks of the memcg over its limit once, retries
-    /// and finally calls the memcg OOM killer.
+    /// (a reclaim pass that freed pages uses up no retry) and finally calls the memcg OOM
+    /// killer.
     fn try_charge(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
         let stock = self.features.memcg_charge_stock;
         if stock && self.consume_stock(memcg) {
@@ -667,6 +674,7 @@ impl Sim {
         }
         let mut batch = if stock { self.memcg_charge_batch() } else { 1 };
         let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut progress_retries = MAX_PROGRESS_RETRIES;
         let mut drained = false;
         loop {
             let Some(over) = self.mem_over_limit(memcg, batch) else {
@@ -706,7 +714,10 @@ impl Sim {
                     )));
                 }
             }
-            if self.mem_cgroup_margin(memcg) >= 1 {
+            // mem_cgroup_margin(mem_over_limit): room in the counter that refused the
+            // charge (a still-full ancestor refuses the retry and is reclaimed next).
+            let own = &self.memcgs[over as usize];
+            if own.max.saturating_sub(own.usage) >= 1 {
                 continue;
             }
             if stock && !drained {
@@ -718,9 +729,18 @@ impl Sim {
             if gfp.noretry {
                 return Err(AllocError::NoMem);
             }
+            // "Even though the limit is exceeded at this point, reclaim may have been able
+            // to free some pages. Retry the charge before killing the task": a pass that
+            // freed pages does not use up a retry. Here the whole charge runs within one
+            // engine step, where no other task frees or charges meanwhile, so the
+            // progress retries are bounded (MAX_PROGRESS_RETRIES) in case reclaim frees
+            // pages it then allocates again.
+            if reclaimed > 0 && progress_retries > 0 {
+                progress_retries -= 1;
+                continue;
+            }
             if nr_retries > 0 {
                 nr_retries -= 1;
-                let _ = reclaimed;
                 continue;
             }
             // Pages of the subtree are still under writeback (swap-out or file IO that

@@ -1789,3 +1789,57 @@ think = "1s"
     let stocked = b.current as i64 / page - (anon + file + kernel);
     assert!((0..=2 * 64).contains(&stocked), "{stocked}");
 }
+
+/// try_charge_memcg retries after a reclaim pass that freed pages without using up one of
+/// its MAX_RECLAIM_RETRIES retries ("reclaim may have been able to free some pages. Retry
+/// the charge before killing the task", every era). A cgroup 1,000 pages above its
+/// memory.max, all of them clean file pages, gets its next charge after more passes than
+/// the first, the one after the stock drain and 16 retries, with no OOM kill; that many
+/// would not have made room.
+#[test]
+fn a_charge_keeps_reclaiming_while_reclaim_frees_pages() {
+    use mmsim::workload::OpResult;
+    for era in [KernelEra::V4_14, KernelEra::V6_18] {
+        let (mut sim, t) = stock_machine(era, "max");
+        sim.tasks[t].memcg = 1;
+        sim.set_running(0, Some(t));
+        let mut progress = 0;
+        let fd = match sim.sys_open(t, "/mnt/f", true, false, &mut progress) {
+            Ok(OpResult::Fd(fd)) => fd,
+            other => panic!("open: {other:?}"),
+        };
+        let mut progress = 0;
+        let w = sim.sys_write(t, fd, 8 << 20, None, &mut progress);
+        assert_eq!(w, Ok(OpResult::Bytes(8 << 20)), "{era:?}");
+        let mut progress = 0;
+        let mut synced = false;
+        for _ in 0..1000 {
+            if sim.sys_fdatasync(t, fd, &mut progress).is_ok() {
+                synced = true;
+                break;
+            }
+            common::complete_io(&mut sim);
+        }
+        assert!(synced, "{era:?}: fdatasync finished");
+        sim.lru_add_drain_all();
+        let usage = sim.memcgs[1].usage;
+        assert!(
+            usage >= 2048,
+            "{era:?}: the file is charged ({usage} pages)"
+        );
+        // As if memory.max had been lowered with no reclaim; the charge on CPU 1, whose
+        // stock is empty.
+        sim.memcgs[1].max = usage - 1000;
+        charge(&mut sim, t, 1, 1, 1);
+        let a = &sim.memcgs[1];
+        // A `max` event per reclaim pass: more than the first pass, the one after the
+        // stock drain and the MAX_RECLAIM_RETRIES retries.
+        let passes = a.events.max;
+        let retries = u64::from(mmsim::mm::memcontrol::MAX_RECLAIM_RETRIES);
+        assert!(passes > 2 + retries, "{era:?}: {passes} passes");
+        assert_eq!(a.events.oom_kill, 0, "{era:?}: no OOM kill");
+        assert!(!sim.tasks[t].oom_killed, "{era:?}");
+        assert!(a.usage <= a.max, "{era:?}: {} of {}", a.usage, a.max);
+        mmsim::mm::check::check_all(&sim).expect("invariants hold");
+    }
+}

@@ -1041,6 +1041,67 @@ fn a_cgroup_at_half_its_swap_max_frees_slots_on_read_faults() {
     }
 }
 
+/// shrink_page_list's activate_locked ("not a candidate for swapping, so reclaim swap
+/// space"): a swap-cache page that reclaim activates (mapped, referenced) gives its slot
+/// back, and is dirtied, when its cgroup uses half of its memory.swap.max
+/// (`memcg-swap-full`), and keeps it otherwise.
+#[test]
+fn an_activated_swap_cache_page_frees_its_slot_when_swap_is_full() {
+    let text = machine_text(Some(0))
+        .replace(
+            "[[tasks]]",
+            "[[cgroups]]\nname = \"box\"\nswap_max = \"4MiB\"\n\n[[tasks]]",
+        )
+        .replace("cpu = 0\n", "cpu = 0\ncgroup = \"box\"\n");
+    for rule in [true, false] {
+        let mut f = Features::patched();
+        f.set("adaptive-swap-readahead", false);
+        f.set("memcg-swap-full", rule);
+        let mut sim = build_sim(&text, "box.toml", f);
+        let a = task_id(&sim, "a");
+        // 160 pages out: 640 KiB of the cgroup's 4 MiB; page 3 read back keeps its slot.
+        let first = write_pages(&mut sim, a, 160);
+        let mm = mm_of(&sim, a);
+        swap_out_all(&mut sim, a, first, 160);
+        let slot = pte::pfn(sim.mm(mm).pgtable.get(first + 3)) as u32;
+        assert!(read_back_keeps_slot(&mut sim, a, first + 3));
+        let pfn = cached(&sim, slot);
+        // memory.swap.max lowered to 1 MiB: the cgroup now uses more than half of it.
+        let boxed = sim.memcg_by_name("box").unwrap();
+        sim.memcgs[boxed as usize].swap_max = 256;
+        // Referenced again, then met by reclaim: activated.
+        access_waiting(&mut sim, a, first + 3, false);
+        run_on(&mut sim, 0, a);
+        sim.lru_add_drain_all();
+        let activated = vmstat(&sim, VmItem::Pgactivate);
+        let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+        sc.priority = 0;
+        sim.shrink_node(0, &mut sc);
+        check_all(&sim).unwrap();
+        assert_eq!(
+            vmstat(&sim, VmItem::Pgactivate),
+            activated + 1,
+            "rule {rule}"
+        );
+        let page = &sim.mem[pfn as usize];
+        // Activated, and deactivated again by the same pass's active-list scan (its young
+        // bit is used up); still mapped.
+        let p = sim.mm(mm).pgtable.get(first + 3);
+        assert_eq!(pte::pfn(p) as Pfn, pfn, "rule {rule}: still mapped");
+        assert_eq!(page.test(pg::SWAPCACHE), !rule, "rule {rule}");
+        assert_eq!(
+            page.test(pg::DIRTY),
+            rule,
+            "rule {rule}: the only copy is dirty"
+        );
+        assert_eq!(
+            sim.swap.as_ref().unwrap().is_free(slot),
+            rule,
+            "rule {rule}"
+        );
+    }
+}
+
 /// scan_swap_map's __try_to_reclaim_swap: with more than half of the swap in use, the
 /// next-fit scan takes back a slot only the swap cache holds (a page read back while swap
 /// was emptier, still mapped and clean) and dirties its page; below half it passes it by.

@@ -27,13 +27,17 @@
 //!   (si->global_cluster: a rotational device wants its writes contiguous more than it
 //!   fears contention; "mm, swap: use a global swap cluster for non-rotation devices").
 //!
+//! 6.17's scans take back a slot only the swap cache holds once swap is half full
+//! (cluster_scan_range's need_reclaim): the caller's probe frees it (`Probe::Reclaimed`).
+//! So does swap_reclaim_full_clusters, which an allocation that found no nonfull and no
+//! free cluster runs on the oldest full cluster (6.12's "mm: swap: add a adaptive full
+//! cluster cache reclaim"), before it turns to the frag clusters.
+//!
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
 //! at swapon (the list starts in slot order here), 5.8's random per-CPU
-//! start of the fallback scan (cluster_next_cpu), discards, and 6.17's reclaim of the
-//! cache-only slots of full clusters (swap_reclaim_full_clusters). 6.17's scans take
-//! back a slot only the swap cache holds once swap is half full (cluster_scan_range's
-//! need_reclaim): the caller's probe frees it (`Probe::Reclaimed`). Before 3.15 (the 2.6.30
-//! era) and on an `hdd` before 6.14 every slot comes from the next-fit scan.
+//! start of the fallback scan (cluster_next_cpu), discards, and the reclaim worker that
+//! scans every full cluster when the device fills up (swap_reclaim_work). Before 3.15
+//! (the 2.6.30 era) and on an `hdd` before 6.14 every slot comes from the next-fit scan.
 
 use std::collections::VecDeque;
 
@@ -87,6 +91,8 @@ pub struct SwapClusters {
     free: List,
     nonfull: List,
     frag: List,
+    /// 6.14's full list (the oldest full cluster first).
+    full: List,
     /// Per CPU, the slot its next allocation scans from (percpu_cluster->next; 6.14's
     /// percpu_swap_cluster.offset); None: no cluster.
     percpu: Vec<Option<u32>>,
@@ -109,6 +115,7 @@ impl SwapClusters {
             free: List::default(),
             nonfull: List::default(),
             frag: List::default(),
+            full: List::default(),
             percpu: vec![None; cpus.max(1)],
             lists,
             nr_pages,
@@ -135,6 +142,7 @@ impl SwapClusters {
             Flag::Free => Some(&mut self.free),
             Flag::Nonfull => Some(&mut self.nonfull),
             Flag::Frag => Some(&mut self.frag),
+            Flag::Full if self.lists => Some(&mut self.full),
             Flag::None | Flag::Full => None,
         }
     }
@@ -190,11 +198,18 @@ impl SwapClusters {
 
     /// A slot for CPU `cpu`, or None when the free-cluster path finds none and the
     /// caller's next-fit scan must (3.14) or the device is full (6.17). `probe` tells a
-    /// free slot. The slot is counted as in use.
-    pub fn alloc(&mut self, cpu: usize, probe: &mut dyn FnMut(u32) -> Probe) -> Option<u32> {
+    /// free slot. The slot is counted as in use. `swap_full`: more than half of the swap is
+    /// in use (vm_swap_full), so 6.17 takes back cache-only slots of a full cluster
+    /// before it turns to the frag clusters.
+    pub fn alloc(
+        &mut self,
+        cpu: usize,
+        swap_full: bool,
+        probe: &mut dyn FnMut(u32) -> Probe,
+    ) -> Option<u32> {
         let slot = self.cpu_slot(cpu);
         if self.lists {
-            self.alloc_lists(slot, probe)
+            self.alloc_lists(slot, swap_full, probe)
         } else {
             self.alloc_percpu(slot, probe)
         }
@@ -225,7 +240,12 @@ impl SwapClusters {
     }
 
     /// cluster_alloc_swap_entry with swap_alloc_fast before it (v6.14).
-    fn alloc_lists(&mut self, slot: usize, probe: &mut dyn FnMut(u32) -> Probe) -> Option<u32> {
+    fn alloc_lists(
+        &mut self,
+        slot: usize,
+        swap_full: bool,
+        probe: &mut dyn FnMut(u32) -> Probe,
+    ) -> Option<u32> {
         if let Some(off) = self.percpu[slot].take() {
             let ci = off / SWAPFILE_CLUSTER;
             if self.flag[ci as usize] != Flag::Full {
@@ -240,8 +260,12 @@ impl SwapClusters {
             }
         }
         // The nonfull clusters, then the free list's head, then the frag clusters (each
-        // has a free slot, so the first one taken serves).
+        // has a free slot, so the first one taken serves). "Try reclaim full clusters if
+        // free and nonfull lists are drained" before the frag ones.
         for f in [Flag::Nonfull, Flag::Free, Flag::Frag] {
+            if f == Flag::Frag && swap_full {
+                self.reclaim_full_cluster(probe);
+            }
             if let Some(ci) = self.head(f) {
                 if let Some(s) = self.isolate_and_scan(slot, ci, probe) {
                     return Some(s);
@@ -249,6 +273,26 @@ impl SwapClusters {
             }
         }
         None
+    }
+
+    /// swap_reclaim_full_clusters(si, force = false), v6.12: the oldest full cluster is
+    /// taken off the full list and every slot of it only the swap cache holds is freed
+    /// (`probe` says Reclaimed; __try_to_reclaim_swap with TTRS_ANYWAY). A slot freed moves
+    /// the cluster to the nonfull list's tail; with none freed it goes back to the full
+    /// list's tail.
+    fn reclaim_full_cluster(&mut self, probe: &mut dyn FnMut(u32) -> Probe) {
+        let Some(ci) = self.head(Flag::Full) else {
+            return;
+        };
+        self.move_to(ci, Flag::None);
+        for s in ci * SWAPFILE_CLUSTER..self.end_of(ci) {
+            if probe(s) == Probe::Reclaimed {
+                self.release(s);
+            }
+        }
+        if self.flag[ci as usize] == Flag::None {
+            self.relocate(ci);
+        }
     }
 
     /// The first slot of [from, end) the probe finds free or frees (cluster_scan_range; a
@@ -378,8 +422,12 @@ mod tests {
     use std::cell::RefCell;
 
     /// A device of `n` slots with a use map, driving the allocator as swapfile.rs does.
+    /// A used slot marked `cache_only` (only the swap cache holds it) is freed by a
+    /// reclaiming probe once `swap_full` is set.
     struct Dev {
         used: RefCell<Vec<bool>>,
+        cache_only: Vec<bool>,
+        swap_full: bool,
         c: SwapClusters,
     }
 
@@ -387,16 +435,24 @@ mod tests {
         fn new(n: u32, cpus: usize, lists: bool) -> Dev {
             Dev {
                 used: RefCell::new(vec![false; n as usize]),
+                cache_only: vec![false; n as usize],
+                swap_full: false,
                 c: SwapClusters::new(u64::from(n), cpus, lists),
             }
         }
         fn alloc(&mut self, cpu: usize) -> Option<u32> {
-            let used = self.used.borrow().clone();
-            let off = self.c.alloc(cpu, &mut |s| {
-                if used[s as usize] {
-                    Probe::Busy
-                } else {
+            let used = &self.used;
+            let (cache_only, full) = (&mut self.cache_only, self.swap_full);
+            let off = self.c.alloc(cpu, full, &mut |s| {
+                let s = s as usize;
+                if !used.borrow()[s] {
                     Probe::Free
+                } else if full && cache_only[s] {
+                    cache_only[s] = false;
+                    used.borrow_mut()[s] = false;
+                    Probe::Reclaimed
+                } else {
+                    Probe::Busy
                 }
             })?;
             self.used.borrow_mut()[off as usize] = true;
@@ -460,6 +516,33 @@ mod tests {
         assert_eq!(d.alloc(0), Some(7));
         // CPU 1 has nothing: no nonfull cluster left (0 is full again), so the free head.
         assert_eq!(d.alloc(1), Some(SWAPFILE_CLUSTER));
+    }
+
+    /// swap_reclaim_full_clusters: with every cluster full and swap half full, an
+    /// allocation frees the cache-only slots of the oldest full cluster, which goes to the
+    /// nonfull list; the allocation itself fails (no frag cluster), the next one gets the
+    /// first freed slot. Without swap_full nothing is taken back.
+    #[test]
+    fn lists_6_17_reclaim_the_oldest_full_cluster_when_swap_is_full() {
+        for full in [true, false] {
+            let mut d = Dev::new(3 * SWAPFILE_CLUSTER, 1, true);
+            for _ in 0..3 * SWAPFILE_CLUSTER {
+                d.alloc(0).unwrap();
+            }
+            for s in [5, 6, SWAPFILE_CLUSTER + 9] {
+                d.cache_only[s as usize] = true;
+            }
+            d.swap_full = full;
+            assert_eq!(d.alloc(0), None, "full {full}");
+            let used = d.used.borrow().clone();
+            assert_eq!(
+                (!used[5], !used[6], !used[SWAPFILE_CLUSTER as usize + 9]),
+                (full, full, false),
+                "full {full}: only the oldest full cluster's cache-only slots"
+            );
+            assert_eq!(d.c.count(0), SWAPFILE_CLUSTER - if full { 2 } else { 0 });
+            assert_eq!(d.alloc(0), full.then_some(5), "full {full}");
+        }
     }
 
     #[test]

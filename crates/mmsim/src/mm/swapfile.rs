@@ -287,7 +287,7 @@ impl Sim {
     /// get_swap_page: a free slot for the running CPU, or None. From its cluster when the
     /// device has clusters (`SwapClusters::alloc`); else, and under 3.14's rule when no
     /// cluster is free, the next-fit scan from the slot after the last one handed out
-    /// (si->cluster_next).
+    /// (si->cluster_next). 6.17's lists have no next-fit fallback.
     pub(crate) fn get_swap_page(&mut self) -> Option<u32> {
         let cpu = self.cur.cpu;
         let s = self.swap.as_mut()?;
@@ -300,15 +300,24 @@ impl Sim {
         // 6.17's scan takes back cache-only slots, except beside an active swap slots
         // cache (no kernel had both; its frees would go to the return cache).
         let slots_cache_on = s.slots_cache.as_ref().is_some_and(|c| c.is_active());
+        let swap_full = s.free_pages * 2 < s.nr_pages;
         if let Some(mut c) = s.clusters.take() {
-            let reclaim = c.lists() && !slots_cache_on;
-            let got = c.alloc(cpu, &mut |o| self.probe_slot(o, reclaim));
+            let lists = c.lists();
+            let reclaim = lists && !slots_cache_on;
+            let got = c.alloc(cpu, swap_full && reclaim, &mut |o| {
+                self.probe_slot(o, reclaim)
+            });
             let s = self.swap.as_mut().expect("swap");
             s.clusters = Some(c);
             if let Some(off) = got {
                 s.scan_next = (off as usize + 1) % n;
                 s.free_pages -= 1;
                 return Some(off);
+            }
+            if lists {
+                // 6.14's allocator has no device-wide scan: this allocation fails (the
+                // slots a full-cluster reclaim just freed serve the next one).
+                return None;
             }
         }
         // The next-fit scan; with more than half of the swap in use it takes back a slot

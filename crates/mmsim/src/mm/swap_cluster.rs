@@ -31,12 +31,13 @@
 //! (cluster_scan_range's need_reclaim): the caller's probe frees it (`Probe::Reclaimed`).
 //! So does swap_reclaim_full_clusters, which an allocation that found no nonfull and no
 //! free cluster runs on the oldest full cluster (6.12's "mm: swap: add a adaptive full
-//! cluster cache reclaim"), before it turns to the frag clusters.
+//! cluster cache reclaim"), before it turns to the frag clusters. The allocation that
+//! fills the device schedules the reclaim worker (swap_reclaim_work), which scans every
+//! full cluster so (`Sim::get_swap_page`; here at once, in the allocating task).
 //!
 //! Not modelled: the column order in which 4.13–6.13 put the clusters on the free list
 //! at swapon (the list starts in slot order here), 5.8's random per-CPU
-//! start of the fallback scan (cluster_next_cpu), discards, and the reclaim worker that
-//! scans every full cluster when the device fills up (swap_reclaim_work). Before 3.15
+//! start of the fallback scan (cluster_next_cpu), and discards. Before 3.15
 //! (the 2.6.30 era) and on an `hdd` before 6.14 every slot comes from the next-fit scan.
 
 use std::collections::VecDeque;
@@ -264,7 +265,7 @@ impl SwapClusters {
         // free and nonfull lists are drained" before the frag ones.
         for f in [Flag::Nonfull, Flag::Free, Flag::Frag] {
             if f == Flag::Frag && swap_full {
-                self.reclaim_full_cluster(probe);
+                self.reclaim_full_clusters(1, probe);
             }
             if let Some(ci) = self.head(f) {
                 if let Some(s) = self.isolate_and_scan(slot, ci, probe) {
@@ -275,23 +276,26 @@ impl SwapClusters {
         None
     }
 
-    /// swap_reclaim_full_clusters(si, force = false), v6.12: the oldest full cluster is
-    /// taken off the full list and every slot of it only the swap cache holds is freed
-    /// (`probe` says Reclaimed; __try_to_reclaim_swap with TTRS_ANYWAY). A slot freed moves
-    /// the cluster to the nonfull list's tail; with none freed it goes back to the full
-    /// list's tail.
-    fn reclaim_full_cluster(&mut self, probe: &mut dyn FnMut(u32) -> Probe) {
-        let Some(ci) = self.head(Flag::Full) else {
-            return;
-        };
-        self.move_to(ci, Flag::None);
-        for s in ci * SWAPFILE_CLUSTER..self.end_of(ci) {
-            if probe(s) == Probe::Reclaimed {
-                self.release(s);
+    /// swap_reclaim_full_clusters (v6.12): up to `clusters` full clusters, oldest first,
+    /// are taken off the full list and every slot of them only the swap cache holds is
+    /// freed (`probe` says Reclaimed; __try_to_reclaim_swap with TTRS_ANYWAY). A slot freed
+    /// moves its cluster to the nonfull list's tail; with none freed the cluster goes back
+    /// to the full list's tail. An allocation scans one (force = false); the reclaim
+    /// worker as many as the device has clusters in use (force = true).
+    pub fn reclaim_full_clusters(&mut self, clusters: usize, probe: &mut dyn FnMut(u32) -> Probe) {
+        for _ in 0..clusters {
+            let Some(ci) = self.head(Flag::Full) else {
+                return;
+            };
+            self.move_to(ci, Flag::None);
+            for s in ci * SWAPFILE_CLUSTER..self.end_of(ci) {
+                if probe(s) == Probe::Reclaimed {
+                    self.release(s);
+                }
             }
-        }
-        if self.flag[ci as usize] == Flag::None {
-            self.relocate(ci);
+            if self.flag[ci as usize] == Flag::None {
+                self.relocate(ci);
+            }
         }
     }
 
@@ -543,6 +547,34 @@ mod tests {
             assert_eq!(d.c.count(0), SWAPFILE_CLUSTER - if full { 2 } else { 0 });
             assert_eq!(d.alloc(0), full.then_some(5), "full {full}");
         }
+    }
+
+    /// The reclaim worker's forced pass scans as many full clusters as it is asked for,
+    /// oldest first; a cluster it frees nothing in goes back to the full list's tail.
+    #[test]
+    fn a_forced_reclaim_scans_every_full_cluster() {
+        let mut d = Dev::new(3 * SWAPFILE_CLUSTER, 1, true);
+        for _ in 0..3 * SWAPFILE_CLUSTER {
+            d.alloc(0).unwrap();
+        }
+        d.cache_only[3] = true;
+        d.cache_only[2 * SWAPFILE_CLUSTER as usize + 4] = true;
+        let (used, cache_only) = (&d.used, &mut d.cache_only);
+        d.c.reclaim_full_clusters(3, &mut |s| {
+            if std::mem::take(&mut cache_only[s as usize]) {
+                used.borrow_mut()[s as usize] = false;
+                Probe::Reclaimed
+            } else {
+                Probe::Busy
+            }
+        });
+        let counts: Vec<u32> = (0..3).map(|ci| d.c.count(ci)).collect();
+        assert_eq!(counts, vec![255, 256, 255]);
+        // Clusters 0 and 2 are nonfull now, 0 first.
+        d.swap_full = false;
+        assert_eq!(d.alloc(0), Some(3));
+        assert_eq!(d.alloc(0), Some(2 * SWAPFILE_CLUSTER + 4));
+        assert_eq!(d.alloc(0), None);
     }
 
     #[test]

@@ -312,6 +312,9 @@ impl Sim {
             if let Some(off) = got {
                 s.scan_next = (off as usize + 1) % n;
                 s.free_pages -= 1;
+                if reclaim && s.free_pages == 0 {
+                    self.swap_reclaim_work();
+                }
                 return Some(off);
             }
             if lists {
@@ -338,6 +341,21 @@ impl Sim {
             return Some(off as u32);
         }
         None
+    }
+
+    /// swap_reclaim_work (v6.12), which swap_range_alloc schedules when an allocation
+    /// fills the device (with swap full): swap_reclaim_full_clusters(force) frees the
+    /// cache-only slots of as many full clusters as the device has clusters in use. The
+    /// kernel runs it from a workqueue soon after; here it runs at once, in the allocating
+    /// task.
+    fn swap_reclaim_work(&mut self) {
+        let Some(mut c) = self.swap.as_mut().and_then(|s| s.clusters.take()) else {
+            return;
+        };
+        let in_use = self.swap.as_ref().map_or(0, |s| s.nr_pages - s.free_pages);
+        let clusters = (in_use / u64::from(crate::mm::swap_cluster::SWAPFILE_CLUSTER)) as usize;
+        c.reclaim_full_clusters(clusters, &mut |o| self.probe_slot(o, true));
+        self.swap.as_mut().expect("swap").clusters = Some(c);
     }
 
     /// A slot whose last user (PTE or swap-cache page) may have left: free_swap_slot when

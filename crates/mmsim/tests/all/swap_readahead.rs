@@ -1102,6 +1102,44 @@ fn an_activated_swap_cache_page_frees_its_slot_when_swap_is_full() {
     }
 }
 
+/// swap_reclaim_work (v6.12, under `swap-cluster-lists`): the allocation that fills the
+/// swap device has the cache-only slots of its full clusters freed (pages read back while
+/// swap was emptier, mlocked out of reclaim's way). Without the lists nothing frees them.
+#[test]
+fn filling_the_device_frees_the_cache_only_slots_of_full_clusters() {
+    // 1 MiB of swap: one cluster of 256 slots.
+    let text = machine_text(Some(0)).replace("size = \"16MiB\"", "size = \"1MiB\"");
+    for lists in [true, false] {
+        let mut f = Features::patched();
+        f.set("adaptive-swap-readahead", false);
+        f.set("swap-cluster-lists", lists);
+        let mut sim = build_sim(&text, "fill.toml", f);
+        let a = task_id(&sim, "a");
+        let first = write_pages(&mut sim, a, 100);
+        let mm = mm_of(&sim, a);
+        swap_out_all(&mut sim, a, first, 100);
+        let read_back: Vec<Pfn> = (first..first + 10)
+            .map(|v| {
+                assert!(read_back_keeps_slot(&mut sim, a, v));
+                pte::pfn(sim.mm(mm).pgtable.get(v)) as Pfn
+            })
+            .collect();
+        run_on(&mut sim, 0, a);
+        let r = sim.sys_mlock(a, first << PAGE_SHIFT, 100 * PAGE_SIZE, true);
+        assert_eq!(r, OpResult::None);
+        // 156 more pages take the device's last free slots.
+        let more = write_pages(&mut sim, a, 156);
+        swap_out_all_but(&mut sim, a, more, 156);
+        let freed = read_back
+            .iter()
+            .filter(|&&p| !sim.mem[p as usize].test(pg::SWAPCACHE))
+            .count();
+        assert_eq!(freed, if lists { 10 } else { 0 }, "lists {lists}");
+        assert_eq!(sim.swap_free_pages(), freed as u64, "lists {lists}");
+        check_all(&sim).unwrap();
+    }
+}
+
 /// scan_swap_map's __try_to_reclaim_swap: with more than half of the swap in use, the
 /// next-fit scan takes back a slot only the swap cache holds (a page read back while swap
 /// was emptier, still mapped and clean) and dirties its page; below half it passes it by.

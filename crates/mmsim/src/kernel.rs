@@ -309,6 +309,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm, swap: prefer nonfull over free clusters",
     },
     Rule {
+        feature: "mglru-workingset-rework",
+        since: KernelEra::V6_18,
+        version: "6.14",
+        commit: "mm/mglru: rework workingset protection",
+    },
+    Rule {
         feature: "no-swap-slots-cache",
         since: KernelEra::V6_18,
         version: "6.15",

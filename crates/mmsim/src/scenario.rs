@@ -72,6 +72,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "swap-cluster-lists",
     "swap-slots-cache",
     "no-swap-slots-cache",
+    "mglru-workingset-rework",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",

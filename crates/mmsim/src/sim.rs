@@ -259,6 +259,10 @@ pub struct Features {
     pub swap_slots_cache: bool,
     /// The swap slots cache is gone (v6.15, "mm, swap: remove swap slot cache").
     pub no_swap_slots_cache: bool,
+    /// MGLRU's workingset protection as reworked in 6.14 ("mm/mglru: rework workingset
+    /// protection", with 6.8's "mm/mglru: fix underprotected page cache"); off, 6.1's
+    /// placement, tiers, aging and refault rules (`mm/lru_gen_v6_1.rs`).
+    pub mglru_workingset_rework: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).
     pub workingset_restore: bool,
@@ -341,6 +345,7 @@ impl Features {
             swap_cluster_lists: false,
             swap_slots_cache: false,
             no_swap_slots_cache: false,
+            mglru_workingset_rework: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -422,6 +427,7 @@ impl Features {
             "swap-cluster-lists" => self.swap_cluster_lists = on,
             "swap-slots-cache" => self.swap_slots_cache = on,
             "no-swap-slots-cache" => self.no_swap_slots_cache = on,
+            "mglru-workingset-rework" => self.mglru_workingset_rework = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -485,6 +491,7 @@ impl Features {
             "swap-cluster-lists" => self.swap_cluster_lists,
             "swap-slots-cache" => self.swap_slots_cache,
             "no-swap-slots-cache" => self.no_swap_slots_cache,
+            "mglru-workingset-rework" => self.mglru_workingset_rework,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,

@@ -1,6 +1,8 @@
 //! The multi-generational LRU (CONFIG_LRU_GEN, mm/vmscan.c "the aging" / "the eviction",
 //! include/linux/mm_inline.h, mm/workingset.c lru_gen_*), 6.18 semantics: the second
-//! reclaim policy, selected with `policy = "mglru"`.
+//! reclaim policy, selected with `policy = "mglru"`. The 6.1 era keeps 6.1's workingset
+//! protection (`mm/lru_gen_v6_1.rs`, rule `mglru-workingset-rework` off), which the
+//! functions below call where 6.1 differed.
 //!
 //! - Each lruvec holds generations `min_seq[type] ..= max_seq` (MIN_NR_GENS = 2 to
 //!   MAX_NR_GENS = 4) of anon and file folios, one list per (gen, type) (one zone per
@@ -379,6 +381,9 @@ impl Sim {
 
     /// lru_gen_folio_seq: where a folio being added goes (see the module comment).
     fn lru_gen_folio_seq(&self, lv: usize, pfn: Pfn, reclaiming: bool) -> u64 {
+        if self.mglru_v6_1() {
+            return self.lru_gen_folio_seq_v6_1(lv, pfn);
+        }
         let p = &self.mem[pfn as usize];
         let g = &self.lruvecs[lv].lrugen;
         let t = usize::from(!p.test(pg::SWAPBACKED));
@@ -450,7 +455,7 @@ impl Sim {
 
     /// Move a folio (on its lruvec's lists) to the head or tail of generation `gen`'s list
     /// (list_move / list_move_tail).
-    fn lru_gen_list_move(&mut self, lv: usize, pfn: Pfn, gen: usize, tail: bool) {
+    pub(crate) fn lru_gen_list_move(&mut self, lv: usize, pfn: Pfn, gen: usize, tail: bool) {
         let t = file_type(self, pfn);
         let from = list_gen(self.mem[pfn as usize].flags);
         self.charge(self.costs.list_op_ps);
@@ -474,6 +479,9 @@ impl Sim {
             return;
         }
         self.charge_atomic();
+        if self.mglru_v6_1() {
+            return self.lru_gen_inc_refs_v6_1(pfn);
+        }
         let p = &mut self.mem[pfn as usize];
         if f & pg::REFERENCED == 0 {
             p.flags = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
@@ -500,6 +508,9 @@ impl Sim {
     /// lru_gen_folio_check_references: (mapped folio under eviction) activate a folio whose
     /// PTEs were young on a second sighting, keep it on the first, reclaim it otherwise.
     pub fn lru_gen_folio_check_references(&mut self, pfn: Pfn) -> PageReferences {
+        if self.mglru_v6_1() {
+            return self.lru_gen_check_references_v6_1(pfn);
+        }
         let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
             return PageReferences::Activate;
@@ -518,6 +529,9 @@ impl Sim {
     /// returns its old generation when it moved.
     fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
         self.charge_atomic();
+        if self.mglru_v6_1() {
+            return self.folio_update_gen_v6_1(pfn, gen);
+        }
         let p = &mut self.mem[pfn as usize];
         if p.flags & (pg::REFERENCED | pg::WORKINGSET) == 0 {
             p.flags = (p.flags & !pg::LRU_REFS_MASK) | pg::REFERENCED;
@@ -532,7 +546,8 @@ impl Sim {
     /// folio_inc_gen: move a folio of the oldest generation to the next one (clearing
     /// LRU_REFS_FLAGS; PG_reclaim when reclaiming); a folio the aging already promoted
     /// keeps its generation. Returns the generation.
-    fn folio_inc_gen(&mut self, lv: usize, pfn: Pfn, reclaiming: bool) -> usize {
+    pub(crate) fn folio_inc_gen(&mut self, lv: usize, pfn: Pfn, reclaiming: bool) -> usize {
+        let v6_1 = self.mglru_v6_1();
         let t = file_type(self, pfn);
         let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[t]);
         let cur = folio_lru_gen(self.mem[pfn as usize].flags).expect("on an lrugen list");
@@ -544,6 +559,10 @@ impl Sim {
         {
             let p = &mut self.mem[pfn as usize];
             p.flags &= !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED);
+            if v6_1 {
+                // 6.1's LRU_REFS_FLAGS include PG_workingset.
+                p.flags &= !pg::WORKINGSET;
+            }
             p.flags |= (new_gen as u32 + 1) << pg::LRU_GEN_SHIFT;
             if reclaiming {
                 p.flags |= pg::RECLAIM;
@@ -671,7 +690,8 @@ impl Sim {
                 let ws = f & pg::WORKINGSET != 0;
                 let new_gen = self.folio_inc_gen(lv, pfn, false);
                 self.lru_gen_list_move(lv, pfn, new_gen, true);
-                if refs + u32::from(ws) != (1 << LRU_REFS_WIDTH) + 1 {
+                // 6.1's inc_min_seq counts no protection.
+                if !self.mglru_v6_1() && refs + u32::from(ws) != (1 << LRU_REFS_WIDTH) + 1 {
                     let tier = lru_tier_from_refs(refs, ws);
                     let g = &mut self.lruvecs[lv].lrugen;
                     g.protected[t][tier] += 1;
@@ -1034,6 +1054,7 @@ impl Sim {
                     }
                 }
             }
+            None if self.mglru_v6_1() => self.look_around_update_v6_1(pfn, new_gen),
             None => {
                 if self.lru_gen_set_refs(pfn) {
                     if let Some(old) = folio_lru_gen(self.mem[pfn as usize].flags) {
@@ -1191,6 +1212,9 @@ impl Sim {
     /// sort_folio: true if the folio is not to be isolated (moved to its promoted
     /// generation, protected by its tier, or waiting for writeback).
     fn sort_folio(&mut self, lv: usize, pfn: Pfn, tier_idx: usize, sc: &mut ScanControl) -> bool {
+        if self.mglru_v6_1() {
+            return self.sort_folio_v6_1(lv, pfn, tier_idx, sc);
+        }
         let f = self.mem[pfn as usize].flags;
         let gen = folio_lru_gen(f).expect("on an lrugen list");
         let t = file_type(self, pfn);
@@ -1242,10 +1266,14 @@ impl Sim {
             self.put_page(pfn);
             return false;
         }
-        if !self.PageReferenced(pfn) {
-            self.mem[pfn as usize].flags &= !pg::LRU_REFS_MASK;
+        if self.mglru_v6_1() {
+            self.isolate_folio_flags_v6_1(pfn);
+        } else {
+            if !self.PageReferenced(pfn) {
+                self.mem[pfn as usize].flags &= !pg::LRU_REFS_MASK;
+            }
+            self.ClearPageReclaim(pfn);
         }
-        self.ClearPageReclaim(pfn);
         self.lru_gen_del_folio(pfn, true);
         true
     }
@@ -1729,6 +1757,9 @@ impl Sim {
     /// lru_gen_eviction: the shadow of an evicted folio: (min_seq, refs − 1) as the token,
     /// its memcg, node and PG_workingset; counts the eviction in its tier.
     pub fn lru_gen_eviction(&mut self, pfn: Pfn) -> u64 {
+        if self.mglru_v6_1() {
+            return self.lru_gen_eviction_v6_1(pfn);
+        }
         let f = self.mem[pfn as usize].flags;
         let t = file_type(self, pfn);
         let refs = folio_lru_refs(f);
@@ -1762,6 +1793,9 @@ impl Sim {
         let item = pick(VmItem::WorkingsetRefaultFile, VmItem::WorkingsetRefaultAnon);
         self.vmstat.inc(item);
         self.count_memcg_page_event(pfn, item, 1);
+        if self.mglru_v6_1() {
+            return self.lru_gen_refault_v6_1(pfn, lv, token, ws);
+        }
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         let max_seq = self.lruvecs[lv].lrugen.max_seq & mask;
         if max_seq.abs_diff(token >> LRU_REFS_WIDTH) >= MAX_NR_GENS {

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod filemap;
 pub mod lru_gen;
+pub mod lru_gen_v6_1;
 pub mod memcontrol;
 pub mod memory;
 pub mod mlock;

@@ -948,6 +948,11 @@ impl Sim {
         if let Some(f) = self.ops.check_references {
             return f(self, pfn);
         }
+        self.folio_check_references_classic(pfn)
+    }
+
+    /// folio_check_references's classic rules (also 6.1's MGLRU eviction's).
+    pub(crate) fn folio_check_references_classic(&mut self, pfn: Pfn) -> PageReferences {
         let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
         let referenced_page = self.TestClearPageReferenced(pfn);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {

@@ -23,19 +23,24 @@ use mmsim::sim::{Features, RunEnd};
 use mmsim::workload::OpResult;
 use proptest::prelude::*;
 
-fn mglru_features() -> Features {
-    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+fn mglru_features_on(era: KernelEra) -> Features {
+    let mut f = era.features("patched").expect("preset");
     f.policy = Some(ReclaimPolicy::Mglru);
     f
 }
 
 /// A 64 MiB machine with swap, MGLRU, and a task `t`.
 fn unit() -> UnitMachine {
+    unit_on(KernelEra::V6_18)
+}
+
+/// `unit` on `era` (6.1 or later).
+fn unit_on(era: KernelEra) -> UnitMachine {
     // Root keys precede the tables.
-    let text = "kernel = \"6.18\"\npolicy = \"mglru\"\n".to_string()
+    let text = format!("kernel = \"{}\"\npolicy = \"mglru\"\n", era.as_str())
         + &machine_toml("mglru-unit", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
         + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n";
-    let m = UnitMachine::new(&text, mglru_features());
+    let m = UnitMachine::new(&text, mglru_features_on(era));
     assert_eq!(m.sim.policy, ReclaimPolicy::Mglru);
     m
 }
@@ -166,6 +171,88 @@ fn the_aging_promotes_folios_with_young_ptes_and_not_old_ones() {
     assert!(stats.leaf_old >= 64);
     m.sim.sync_accounting();
     assert!(m.sim.profile.get(mmsim::machine::profile::KFunc::WalkMm) > 0);
+    m.check();
+}
+
+/// 6.1's tiers (before 6.14's `mglru-workingset-rework`): accesses through file
+/// descriptors set PG_referenced, then PG_workingset, then count LRU_REFS; refs are
+/// LRU_REFS + PG_workingset and the tier order_base_2(refs + 1).
+#[test]
+fn on_6_1_tiers_count_workingset_as_the_second_access() {
+    use mmsim::mm::lru_gen_v6_1::{folio_lru_refs_v6_1, lru_tier_from_refs_v6_1};
+    let mut m = unit_on(KernelEra::V6_1);
+    assert!(!m.sim.features.mglru_workingset_rework);
+    let ino = open(&mut m, "/mnt/f");
+    let pfn = cached(&mut m, ino, 0);
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0);
+    assert_eq!(gen_of(&m, pfn), Some(lru_gen_from_seq(g.min_seq[1])));
+    let state = |m: &UnitMachine| {
+        let f = m.sim.mem[pfn as usize].flags;
+        let refs = folio_lru_refs_v6_1(f);
+        (
+            f & pg::REFERENCED != 0,
+            f & pg::WORKINGSET != 0,
+            refs,
+            lru_tier_from_refs_v6_1(refs),
+        )
+    };
+    let want = [
+        (true, false, 0, 0),
+        (true, true, 1, 1),
+        (true, true, 2, 2),
+        (true, true, 3, 2),
+        (true, true, 4, 3),
+        (true, true, 4, 3),
+    ];
+    for w in want {
+        m.sim.mark_page_accessed(pfn);
+        assert_eq!(state(&m), w);
+    }
+    m.check();
+}
+
+/// 6.1 puts a faulted-in folio in the youngest generation and promotes a folio at the
+/// aging's first sighting of a young PTE (clearing its refs flags); 6.14 on puts it in
+/// max_seq − 1 and only marks it PG_referenced at a first sighting (the test above).
+#[test]
+fn on_6_1_a_fault_lands_in_max_seq_and_one_young_pte_promotes() {
+    let mut m = unit_on(KernelEra::V6_1);
+    let tid = m.tid;
+    run_on(&mut m.sim, 0, tid);
+    let addr = mmap_at(&mut m.sim, tid, None, 64 * 4096, 0, 3, false);
+    touch_pages(&mut m.sim, 0, tid, addr, 64, true).expect("touched");
+    m.sim.lru_add_drain();
+    let mm = mm_of(&m.sim, tid);
+    let vpn0 = addr >> 12;
+    let pfns: Vec<Pfn> = (0..64)
+        .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get(vpn0 + i)))
+        .collect();
+    let max0 = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+    for &p in &pfns {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(max0)));
+    }
+    // A first aging sees only the second half young (they already are in max_seq, so
+    // they stay; the PTE table joins the Bloom filter); then the first half is accessed.
+    for i in 0..32 {
+        *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+    }
+    assert!(m.sim.try_to_inc_max_seq(0, max0, 60, false));
+    for &p in &pfns {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(max0)));
+    }
+    for i in 0..32 {
+        *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() |= pte::YOUNG;
+    }
+    run_on(&mut m.sim, 0, tid);
+    let max1 = max0 + 1;
+    assert!(m.sim.try_to_inc_max_seq(0, max1, 60, false));
+    // One sighting promoted them (6.14 would only have set PG_referenced).
+    for (i, &p) in pfns.iter().enumerate() {
+        let want = if i < 32 { max1 } else { max0 };
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(want)), "page {i}");
+        let f = m.sim.mem[p as usize].flags;
+        assert_eq!(f & (pg::REFERENCED | pg::WORKINGSET), 0, "page {i}");
+    }
     m.check();
 }
 

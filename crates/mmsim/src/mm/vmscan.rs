@@ -989,7 +989,10 @@ impl Sim {
         }
         let swapbacked = self.mem[pfn as usize].test(pg::SWAPBACKED);
         if referenced_ptes > 0 {
-            if swapbacked {
+            // Before v5.9 a referenced swap-backed page was activated at once; from 5.9
+            // (`anon-inactive-first`, "mm/vmscan: protect the workingset on anonymous LRU")
+            // anon pages are looked at twice, as file pages are.
+            if swapbacked && !self.features.anon_inactive_first {
                 return PageReferences::Activate;
             }
             // All mapped pages start out with page table references from the instantiating
@@ -998,7 +1001,8 @@ impl Sim {
             if referenced_page || referenced_ptes > 1 {
                 return PageReferences::Activate;
             }
-            if vm_flags & crate::mm::rmap::VM_EXEC != 0 {
+            // File-backed executable pages after their first use.
+            if vm_flags & crate::mm::rmap::VM_EXEC != 0 && !swapbacked {
                 return PageReferences::Activate;
             }
             return PageReferences::Keep;

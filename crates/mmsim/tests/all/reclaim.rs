@@ -171,3 +171,47 @@ proptest! {
         prop_assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
     }
 }
+
+/// page_check_references on a mapped anonymous page with one young PTE: activated at once
+/// before v5.9; from 5.9 (`anon-inactive-first`, "mm/vmscan: protect the workingset on
+/// anonymous LRU") looked at twice like a file page — kept (PG_referenced set) at the
+/// first reference, activated at the second.
+#[test]
+fn mapped_anon_pages_are_looked_at_twice_from_5_9() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::memory::pte;
+    use mmsim::mm::page::{pg, Pfn};
+    use mmsim::mm::vmscan::PageReferences;
+    for (era, first) in [
+        (KernelEra::V4_14, PageReferences::Activate),
+        (KernelEra::V6_1, PageReferences::Keep),
+        (KernelEra::V6_18, PageReferences::Keep),
+    ] {
+        let text = common::unit_machine_toml(
+            "look-twice",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+        );
+        let f = era.features("patched").expect("preset");
+        let mut m = common::UnitMachine::new(&text, f);
+        let tid = m.tid;
+        let addr = common::mmap_at(&mut m.sim, tid, None, 4096, 0, 3, false);
+        common::touch_pages(&mut m.sim, 0, tid, addr, 1, true).expect("touched");
+        m.sim.lru_add_drain();
+        let mm = common::mm_of(&m.sim, tid);
+        let vpn = addr >> 12;
+        let pfn = pte::pfn(m.sim.mm(mm).pgtable.get(vpn)) as Pfn;
+        assert!(!m.sim.mem[pfn as usize].test(pg::REFERENCED));
+        assert_eq!(m.sim.page_check_references(pfn), first, "{era:?}");
+        if first == PageReferences::Keep {
+            assert!(m.sim.mem[pfn as usize].test(pg::REFERENCED), "{era:?}");
+            // Referenced again: the second look activates.
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn).unwrap() |= pte::YOUNG;
+            assert_eq!(
+                m.sim.page_check_references(pfn),
+                PageReferences::Activate,
+                "{era:?}"
+            );
+        }
+    }
+}

@@ -1238,6 +1238,19 @@ impl Sim {
             }
             return true;
         }
+        self.sort_folio_writeback(lv, pfn, sc)
+    }
+
+    /// sort_folio's last case: a dirty file folio (counted for the caller's throttling) or
+    /// one under writeback moves to the next generation marked PG_reclaim.
+    pub(crate) fn sort_folio_writeback(
+        &mut self,
+        lv: usize,
+        pfn: Pfn,
+        sc: &mut ScanControl,
+    ) -> bool {
+        let f = self.mem[pfn as usize].flags;
+        let t = file_type(self, pfn);
         let dirty = f & pg::DIRTY != 0;
         let writeback = f & pg::WRITEBACK != 0;
         if t == LRU_GEN_FILE && dirty {

@@ -143,21 +143,7 @@ impl Sim {
             self.count_memcg_page_event(pfn, item, 1);
             return true;
         }
-        let dirty = f & pg::DIRTY != 0;
-        let writeback = f & pg::WRITEBACK != 0;
-        if t == LRU_GEN_FILE && dirty {
-            sc.nr.file_taken += 1;
-            if !writeback {
-                sc.nr.unqueued_dirty += 1;
-            }
-        }
-        // waiting for writeback
-        if writeback || (t == LRU_GEN_FILE && dirty) {
-            let g = self.folio_inc_gen(lv, pfn, true);
-            self.lru_gen_list_move(lv, pfn, g, false);
-            return true;
-        }
-        false
+        self.sort_folio_writeback(lv, pfn, sc)
     }
 
     /// isolate_folio's flag work (v6.1): an unreferenced folio forgets its refs and

@@ -71,6 +71,22 @@ fn gen_of(m: &UnitMachine, pfn: Pfn) -> Option<usize> {
     folio_lru_gen(m.sim.mem[pfn as usize].flags)
 }
 
+/// Map `n` anonymous pages as task `t` and write each once (faults); (mm, first virtual
+/// page, frames).
+fn written_anon_pages(m: &mut UnitMachine, n: u64) -> (u32, u64, Vec<Pfn>) {
+    let tid = m.tid;
+    run_on(&mut m.sim, 0, tid);
+    let addr = mmap_at(&mut m.sim, tid, None, n * 4096, 0, 3, false);
+    touch_pages(&mut m.sim, 0, tid, addr, n, true).expect("touched");
+    m.sim.lru_add_drain();
+    let mm = mm_of(&m.sim, tid);
+    let vpn0 = addr >> 12;
+    let pfns = (0..n)
+        .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get(vpn0 + i)))
+        .collect();
+    (mm, vpn0, pfns)
+}
+
 #[test]
 fn tiers_follow_accesses_through_file_descriptors() {
     assert_eq!(lru_tier_from_refs(0, false), 0);
@@ -114,15 +130,7 @@ fn tiers_follow_accesses_through_file_descriptors() {
 fn the_aging_promotes_folios_with_young_ptes_and_not_old_ones() {
     let mut m = unit();
     let tid = m.tid;
-    run_on(&mut m.sim, 0, tid);
-    let addr = mmap_at(&mut m.sim, tid, None, 64 * 4096, 0, 3, false);
-    touch_pages(&mut m.sim, 0, tid, addr, 64, true).expect("touched");
-    m.sim.lru_add_drain();
-    let mm = mm_of(&m.sim, tid);
-    let vpn0 = addr >> 12;
-    let pfns: Vec<Pfn> = (0..64)
-        .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get(vpn0 + i)))
-        .collect();
+    let (mm, vpn0, pfns) = written_anon_pages(&mut m, 64);
     let max0 = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
     // Faulted in: PG_active at add → max_seq − 1, without PG_workingset.
     for &p in &pfns {
@@ -218,15 +226,7 @@ fn on_6_1_tiers_count_workingset_as_the_second_access() {
 fn on_6_1_a_fault_lands_in_max_seq_and_one_young_pte_promotes() {
     let mut m = unit_on(KernelEra::V6_1);
     let tid = m.tid;
-    run_on(&mut m.sim, 0, tid);
-    let addr = mmap_at(&mut m.sim, tid, None, 64 * 4096, 0, 3, false);
-    touch_pages(&mut m.sim, 0, tid, addr, 64, true).expect("touched");
-    m.sim.lru_add_drain();
-    let mm = mm_of(&m.sim, tid);
-    let vpn0 = addr >> 12;
-    let pfns: Vec<Pfn> = (0..64)
-        .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get(vpn0 + i)))
-        .collect();
+    let (mm, vpn0, pfns) = written_anon_pages(&mut m, 64);
     let max0 = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
     for &p in &pfns {
         assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(max0)));

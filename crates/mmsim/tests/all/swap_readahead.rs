@@ -1012,22 +1012,28 @@ fn a_read_fault_frees_the_slot_once_swap_is_half_full() {
     }
 }
 
+/// The machine with task `a` in a cgroup `box` of memory.swap.max `swap_max`, with or
+/// without the rule `memcg-swap-full` (v4.5), the fixed readahead window.
+fn boxed_machine(swap_max: &str, rule: bool) -> Sim {
+    let text = machine_text(Some(0))
+        .replace(
+            "[[tasks]]",
+            &format!("[[cgroups]]\nname = \"box\"\nswap_max = \"{swap_max}\"\n\n[[tasks]]"),
+        )
+        .replace("cpu = 0\n", "cpu = 0\ncgroup = \"box\"\n");
+    let mut f = Features::patched();
+    f.set("adaptive-swap-readahead", false);
+    f.set("memcg-swap-full", rule);
+    build_sim(&text, "box.toml", f)
+}
+
 /// mem_cgroup_swap_full (v4.5, `memcg-swap-full`): a page of a cgroup using half of its
 /// memory.swap.max gives its slot back at a read fault, though the device is nearly
 /// empty; without the rule only vm_swap_full counts.
 #[test]
 fn a_cgroup_at_half_its_swap_max_frees_slots_on_read_faults() {
-    let text = machine_text(Some(0))
-        .replace(
-            "[[tasks]]",
-            "[[cgroups]]\nname = \"box\"\nswap_max = \"1MiB\"\n\n[[tasks]]",
-        )
-        .replace("cpu = 0\n", "cpu = 0\ncgroup = \"box\"\n");
     for rule in [true, false] {
-        let mut f = Features::patched();
-        f.set("adaptive-swap-readahead", false);
-        f.set("memcg-swap-full", rule);
-        let mut sim = build_sim(&text, "box.toml", f);
+        let mut sim = boxed_machine("1MiB", rule);
         let a = task_id(&sim, "a");
         // 160 pages: 640 KiB of the cgroup's 1 MiB (256 pages) of swap.
         let first = write_pages(&mut sim, a, 160);
@@ -1047,17 +1053,8 @@ fn a_cgroup_at_half_its_swap_max_frees_slots_on_read_faults() {
 /// (`memcg-swap-full`), and keeps it otherwise.
 #[test]
 fn an_activated_swap_cache_page_frees_its_slot_when_swap_is_full() {
-    let text = machine_text(Some(0))
-        .replace(
-            "[[tasks]]",
-            "[[cgroups]]\nname = \"box\"\nswap_max = \"4MiB\"\n\n[[tasks]]",
-        )
-        .replace("cpu = 0\n", "cpu = 0\ncgroup = \"box\"\n");
     for rule in [true, false] {
-        let mut f = Features::patched();
-        f.set("adaptive-swap-readahead", false);
-        f.set("memcg-swap-full", rule);
-        let mut sim = build_sim(&text, "box.toml", f);
+        let mut sim = boxed_machine("4MiB", rule);
         let a = task_id(&sim, "a");
         // 160 pages out: 640 KiB of the cgroup's 4 MiB; page 3 read back keeps its slot.
         let first = write_pages(&mut sim, a, 160);

@@ -1815,28 +1815,47 @@ impl Sim {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
-        let tier = lru_tier_from_refs(refs, ws);
+        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs(refs, ws));
+        if self.lru_gen_in_fault {
+            self.count_workingset_activate(pfn, file);
+        }
+        if ws {
+            self.mem[pfn as usize].flags |= pg::WORKINGSET;
+            self.count_workingset_restore(pfn, file);
+        } else {
+            let p = &mut self.mem[pfn as usize];
+            p.flags = (p.flags & !pg::LRU_REFS_MASK) | ((refs - 1) << pg::LRU_REFS_SHIFT);
+        }
+    }
+
+    /// A refault in tier `tier` of type `t` (the PID controller's refaulted count).
+    pub(crate) fn lru_gen_count_refaulted(&mut self, lv: usize, t: usize, tier: usize) {
         let g = &mut self.lruvecs[lv].lrugen;
         g.refaulted[t][tier] += 1;
         g.totals.refaulted[t][tier] += 1;
-        if self.lru_gen_in_fault {
-            self.vmstat.inc(VmItem::WorkingsetActivate);
-            let item = pick(
-                VmItem::WorkingsetActivateFile,
-                VmItem::WorkingsetActivateAnon,
-            );
-            self.vmstat.inc(item);
-            self.count_memcg_page_event(pfn, item, 1);
-        }
-        let p = &mut self.mem[pfn as usize];
-        if ws {
-            p.flags |= pg::WORKINGSET;
-            let item = pick(VmItem::WorkingsetRestoreFile, VmItem::WorkingsetRestoreAnon);
-            self.vmstat.inc(item);
-            self.count_memcg_page_event(pfn, item, 1);
+    }
+
+    /// workingset_activate (and its anon/file count, in /proc/vmstat and the page's memcg).
+    pub(crate) fn count_workingset_activate(&mut self, pfn: Pfn, file: bool) {
+        self.vmstat.inc(VmItem::WorkingsetActivate);
+        let item = if file {
+            VmItem::WorkingsetActivateFile
         } else {
-            p.flags = (p.flags & !pg::LRU_REFS_MASK) | ((refs - 1) << pg::LRU_REFS_SHIFT);
-        }
+            VmItem::WorkingsetActivateAnon
+        };
+        self.vmstat.inc(item);
+        self.count_memcg_page_event(pfn, item, 1);
+    }
+
+    /// workingset_restore_{anon,file} (in /proc/vmstat and the page's memcg).
+    pub(crate) fn count_workingset_restore(&mut self, pfn: Pfn, file: bool) {
+        let item = if file {
+            VmItem::WorkingsetRestoreFile
+        } else {
+            VmItem::WorkingsetRestoreAnon
+        };
+        self.vmstat.inc(item);
+        self.count_memcg_page_event(pfn, item, 1);
     }
 }
 

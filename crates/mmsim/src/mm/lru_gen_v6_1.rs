@@ -31,7 +31,6 @@
 use crate::mm::lru_gen::{folio_lru_gen, LRU_REFS_WIDTH};
 use crate::mm::page::{pg, Pfn};
 use crate::mm::vmscan::{PageReferences, ScanControl};
-use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
 const LRU_GEN_ANON: usize = 0;
@@ -133,14 +132,7 @@ impl Sim {
             let lg = &mut self.lruvecs[lv].lrugen;
             lg.protected[t][tier] += 1;
             lg.totals.protected[t][tier] += 1;
-            let item = if t == LRU_GEN_FILE {
-                VmItem::WorkingsetActivateFile
-            } else {
-                VmItem::WorkingsetActivateAnon
-            };
-            self.vmstat.inc(VmItem::WorkingsetActivate);
-            self.vmstat.inc(item);
-            self.count_memcg_page_event(pfn, item, 1);
+            self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
             return true;
         }
         self.sort_folio_writeback(lv, pfn, sc)
@@ -179,28 +171,16 @@ impl Sim {
     pub(crate) fn lru_gen_refault_v6_1(&mut self, pfn: Pfn, lv: usize, token: u64, ws: bool) {
         let t = usize::from(!self.mem[pfn as usize].test(pg::SWAPBACKED));
         let file = t == LRU_GEN_FILE;
-        let pick = |a, b| if file { a } else { b };
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         if token >> LRU_REFS_WIDTH != self.lruvecs[lv].lrugen.min_seq[t] & mask {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + u32::from(ws);
-        let tier = lru_tier_from_refs_v6_1(refs);
-        let g = &mut self.lruvecs[lv].lrugen;
-        g.refaulted[t][tier] += 1;
-        g.totals.refaulted[t][tier] += 1;
-        self.vmstat.inc(VmItem::WorkingsetActivate);
-        let item = pick(
-            VmItem::WorkingsetActivateFile,
-            VmItem::WorkingsetActivateAnon,
-        );
-        self.vmstat.inc(item);
-        self.count_memcg_page_event(pfn, item, 1);
+        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs_v6_1(refs));
+        self.count_workingset_activate(pfn, file);
         if self.lru_gen_in_fault || refs == 1 << LRU_REFS_WIDTH {
             self.mem[pfn as usize].flags |= pg::WORKINGSET;
-            let item = pick(VmItem::WorkingsetRestoreFile, VmItem::WorkingsetRestoreAnon);
-            self.vmstat.inc(item);
-            self.count_memcg_page_event(pfn, item, 1);
+            self.count_workingset_restore(pfn, file);
         }
     }
 

@@ -762,7 +762,11 @@ pub struct Sim {
     pub stepping_mask: crate::machine::Cpumask,
     /// User tasks not yet exited (the engine's loop condition, kept as a count so a step
     /// does not scan every task).
-    nr_user_alive: usize,
+    pub(crate) nr_user_alive: usize,
+    /// The members of each anon_vma that has had a fork (`mm::fork`): anon_vma id (its
+    /// creator's mm id) → the live mms linked into it. An anon_vma without an entry has
+    /// its creator alone.
+    pub(crate) anon_vma_mms: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
@@ -997,6 +1001,7 @@ impl Sim {
             stepping: Vec::new(),
             stepping_mask: Default::default(),
             nr_user_alive: 0,
+            anon_vma_mms: Default::default(),
             rmap_scratch: Vec::new(),
             pfn_bufs: Vec::new(),
             ra_scratch: Vec::new(),
@@ -2002,6 +2007,19 @@ impl Sim {
 
     fn task_exit(&mut self, tid: TaskId) {
         let now = self.now();
+        // A fork that slept and will not resume: the child's half-copied mm goes
+        // (copy_process's error path, mmput).
+        if let Some(crate::sched::OpInProgress {
+            op: crate::workload::Op::Fork(_),
+            progress,
+            ..
+        }) = self.tasks[tid].cur_op
+        {
+            if progress > 0 {
+                self.set_mode(Mode::System);
+                self.mmput_final((progress - 1) as u32);
+            }
+        }
         let open: Vec<u32> = (0..self.tasks[tid].fds.len() as u32)
             .filter(|fd| self.tasks[tid].fds[*fd as usize].is_some())
             .collect();

@@ -108,6 +108,7 @@ impl Sim {
                 None => Ok(self.sys_mmap(tid, None, *len, *offset, *prot, *shared)),
             },
             Op::Munmap { addr, len } => self.sys_munmap(tid, *addr, *len),
+            Op::Fork(child) => self.sys_fork(tid, child, &mut progress),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
             Op::Mlock { addr, len, lock } => Ok(self.sys_mlock(tid, *addr, *len, *lock)),
             Op::Touch {

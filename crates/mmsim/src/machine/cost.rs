@@ -105,6 +105,9 @@ pub struct CostTable {
     pub dir_op_ps: u64,
     /// Inode allocation or final free (new_inode / evict): ~1 µs.
     pub inode_op_ps: u64,
+    /// fork's copy_process without the address space (task struct, credentials, signal
+    /// and file tables, sched_fork): ~30 µs.
+    pub fork_ps: u64,
     /// Preset block-device timings.
     pub hdd: DeviceTiming,
     /// SATA SSD timing.
@@ -146,6 +149,7 @@ impl CostTable {
             context_switch_ps: 2_000_000,
             dir_op_ps: 1_000_000,
             inode_op_ps: 1_000_000,
+            fork_ps: 30_000_000,
             hdd: DeviceTiming::HDD,
             ssd: DeviceTiming::SSD,
             nvme: DeviceTiming::NVME,

@@ -132,6 +132,8 @@ kfuncs! {
     MlockFixup => "mlock_fixup",
     MlockFolio => "mlock_folio",
     MunlockFolio => "munlock_folio",
+    CopyProcess => "copy_process",
+    CopyPteRange => "copy_pte_range",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

@@ -232,20 +232,27 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
         }
         if p.mapping & crate::mm::rmap::ANON_MAPPING != 0 {
-            let mm = p.mapping & !crate::mm::rmap::ANON_MAPPING;
-            if p.mapped() {
-                let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
-                    return Err(format!("anon pfn {} is mapped by a dead mm {}", pfn, mm));
-                };
-                let pte = m.pgtable.get(p.index);
-                if pte & crate::mm::memory::pte::PRESENT == 0
-                    || crate::mm::memory::pte::pfn(pte) != pfn as u32
-                {
-                    return Err(format!(
-                        "anon pfn {} says mm {} vpn {:#x} but the PTE is {:#x}",
-                        pfn, mm, p.index, pte
-                    ));
-                }
+            let av = p.mapping & !crate::mm::rmap::ANON_MAPPING;
+            // A mapped anonymous page is mapped at its index by a member of its anon_vma.
+            let found = || {
+                sim.anon_vma_members(av).any(|mm| {
+                    sim.mms
+                        .get(mm as usize)
+                        .and_then(|m| m.as_ref())
+                        .is_some_and(|m| {
+                            let pte = m.pgtable.get(p.index);
+                            pte & crate::mm::memory::pte::PRESENT != 0
+                                && crate::mm::memory::pte::pfn(pte) == pfn as u32
+                        })
+                })
+            };
+            if p.mapped() && !found() {
+                let members: Vec<u32> = sim.anon_vma_members(av).collect();
+                return Err(format!(
+                    "anon pfn {} (anon_vma {}, members {:?}) is mapped but no member maps \
+                     it at vpn {:#x}",
+                    pfn, av, members, p.index
+                ));
             }
         } else if p.mapping != NO_MAPPING {
             let Some(inode) = sim.inodes.get(p.mapping as usize).and_then(|i| i.as_ref()) else {
@@ -594,9 +601,10 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
             }
             maps[pfn] += 1;
             if page.mapping & ANON_MAPPING != 0 {
-                if page.mapping != ANON_MAPPING | m.id || page.index != vpn {
+                let av = page.mapping & !ANON_MAPPING;
+                if !sim.anon_vma_members(av).any(|mm| mm == m.id) || page.index != vpn {
                     return Err(format!(
-                        "mm {} vpn {:#x} maps anon pfn {} owned by mm {} vpn {:#x}",
+                        "mm {} vpn {:#x} maps anon pfn {} of anon_vma {} vpn {:#x}",
                         m.id,
                         vpn,
                         pfn,

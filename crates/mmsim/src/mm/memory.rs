@@ -715,6 +715,7 @@ impl Sim {
             self.charge_bulk_store(self.costs.page_copy_ps, PAGE_SIZE);
             self.mem[newp as usize].version = self.mem[pfn as usize].version;
             self.__SetPageUptodate(newp);
+            self.mark_vma_anon(mm, vpn);
             self.unlock_page(pfn);
             self.put_page(pfn);
             let locked = vma.flags & VM_LOCKED != 0;
@@ -990,6 +991,10 @@ impl Sim {
         if vma.flags & VM_WRITE == 0 {
             return Ok(()); // the access check already refused; nothing to do
         }
+        if anon && !self.anon_page_exclusive(pfn) {
+            // Shared with a forked relative (or its swap slot still is): copy.
+            return self.wp_page_copy(mm, vma, vpn, pfn);
+        }
         if anon || vma.flags & VM_SHARED != 0 {
             if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
                 *pp |= pte::WRITE | pte::DIRTY | pte::YOUNG;
@@ -1001,11 +1006,40 @@ impl Sim {
             return Ok(());
         }
         // COW of a file page in a private mapping.
+        self.wp_page_copy(mm, vma, vpn, pfn)
+    }
+
+    /// Whether a write may reuse anonymous page `pfn` in place (do_wp_page's reuse test,
+    /// wp_can_reuse_anon_folio / reuse_swap_page): this PTE is its only mapping and no
+    /// swap PTE of a forked relative holds its swap slot.
+    fn anon_page_exclusive(&self, pfn: Pfn) -> bool {
+        let p = &self.mem[pfn as usize];
+        p.mapcount == 0
+            && !(p.test(pg::SWAPCACHE)
+                && self
+                    .swap
+                    .as_ref()
+                    .is_some_and(|s| s.swap_map[p.private as usize] > 0))
+    }
+
+    /// wp_page_copy: the faulting mm gets a private copy of `pfn` (a file page of a
+    /// private mapping, or an anonymous page it shares with a forked relative), mapped
+    /// writable and dirty in place of the old PTE (ptep_clear_flush); the old page loses
+    /// this mapping and reference.
+    fn wp_page_copy(
+        &mut self,
+        mm: u32,
+        vma: &crate::mm::mmap::Vma,
+        vpn: u64,
+        pfn: Pfn,
+    ) -> Result<(), Wait> {
         let newp = self.alloc_user_page()?;
         self.charge_bulk_store(self.costs.page_copy_ps, PAGE_SIZE);
         self.mem[newp as usize].version = self.mem[pfn as usize].version;
         self.__SetPageUptodate(newp);
-        // Unmap the file page.
+        self.mark_vma_anon(mm, vpn);
+        let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+        // Unmap the old page.
         if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
             *pp = 0;
         }
@@ -1017,10 +1051,21 @@ impl Sim {
             // munlock_vma_page before.
             self.munlock_page(pfn);
         }
-        self.mm_mut(mm).rss_file -= 1;
+        if anon {
+            self.mm_mut(mm).rss_anon -= 1;
+        } else {
+            self.mm_mut(mm).rss_file -= 1;
+        }
         self.put_page(pfn);
         self.map_new_anon_page(mm, vpn, newp, (true, true), locked);
         Ok(())
+    }
+
+    /// anon_vma_prepare: the VMA at `vpn` has had an anonymous page (fork copies it).
+    fn mark_vma_anon(&mut self, mm: u32, vpn: u64) {
+        if let Some(v) = self.mm_mut(mm).find_vma_mut(vpn << PAGE_SHIFT) {
+            v.anon_vma = true;
+        }
     }
 
     /// zap_page_range: clear every PTE of a VMA, dropping the pages' mappings (dirty PTEs

@@ -44,6 +44,9 @@ pub struct Vma {
     pub mmap_miss: u32,
     /// vma->swap_readahead_info (v4.14): VMA-based swap readahead's state.
     pub swap_ra: crate::mm::swapfile::SwapRaInfo,
+    /// vma->anon_vma is set (anon_vma_prepare): the VMA has had an anonymous page (a
+    /// private file mapping, at its first copy-on-write). fork copies such a VMA's PTEs.
+    pub anon_vma: bool,
 }
 
 impl Vma {
@@ -97,6 +100,9 @@ pub struct Mm {
     /// mm->lru_gen.bitmap: one bit per node, set when the mm is switched in, cleared when
     /// the MGLRU aging walks it (unused mms are skipped).
     pub lru_gen_bitmap: u64,
+    /// The anon_vmas of its ancestors this mm is linked into, the root (the oldest) first
+    /// (anon_vma_fork's chain; its own anon_vma is its id). Empty for an mm never forked.
+    pub anon_vma_chain: Vec<u32>,
 }
 
 impl Mm {
@@ -115,6 +121,7 @@ impl Mm {
             users: 1,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
             lru_gen_bitmap: 0,
+            anon_vma_chain: Vec::new(),
         }
     }
     /// cpumask_test_cpu(cpu, mm_cpumask(mm)).
@@ -302,6 +309,7 @@ impl Sim {
             ra,
             mmap_miss: 0,
             swap_ra: Default::default(),
+            anon_vma: false,
         };
         let mapped = crate::fs::MappedVma {
             mm,
@@ -458,6 +466,12 @@ impl Sim {
         if users > 0 {
             return;
         }
+        self.mmput_final(mm);
+    }
+
+    /// The last user of `mm` is gone (mmput → exit_mmap): unmap everything, free the page
+    /// tables, leave the anon_vmas it was linked into.
+    pub fn mmput_final(&mut self, mm: u32) {
         if self.lru_gen_enabled() {
             self.lru_gen_del_mm(mm);
         }
@@ -473,6 +487,7 @@ impl Sim {
             }
         }
         self.free_pgtables(mm);
+        self.unlink_anon_vmas(mm);
         self.mms[mm as usize] = None;
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod filemap;
+pub mod fork;
 pub mod lru_gen;
 pub mod lru_gen_v6_1;
 pub mod memcontrol;

@@ -1,7 +1,9 @@
 //! Reverse mapping (mm/rmap.c) and the batched TLB flush of seed 002.
 //!
-//! rmap walk: an anonymous page's `mapping` names its mm (ANON_MAPPING | mm id — one
-//! anon_vma per process, no fork) and its `index` is the virtual page; a file page is found
+//! rmap walk: an anonymous page's `mapping` names its anon_vma (ANON_MAPPING | the id of
+//! the mm that created it; a forked family's members are linked into their ancestors'
+//! anon_vmas, see `mm::fork`) and its `index` is the virtual page (fork keeps addresses);
+//! a file page is found
 //! through its inode's i_mmap list of (mm, VMA) pairs, at `vma.start + (index − pgoff)`.
 //!
 //! - page_referenced: test-and-clear the young bit of every PTE mapping the page (x86 does
@@ -76,7 +78,12 @@ impl Sim {
         out.clear();
         let page = &self.mem[pfn as usize];
         if page.mapping & ANON_MAPPING != 0 {
-            out.push((page.mapping & !ANON_MAPPING, page.index, None));
+            // The anon_vma's members (`mm::fork`): its creator alone unless it forked.
+            let (av, index) = (page.mapping & !ANON_MAPPING, page.index);
+            match self.anon_vma_mms.get(&av) {
+                None => out.push((av, index, None)),
+                Some(mms) => out.extend(mms.iter().map(|&m| (m, index, None))),
+            }
             return out;
         }
         if page.mapping == crate::mm::page::NO_MAPPING {

@@ -605,9 +605,14 @@ impl Sim {
         }
         // Map it (page_add_anon_rmap), drop the PTE's slot reference.
         self.get_page(pfn); // the PTE's reference
-        {
+        if !self.mem[pfn as usize].mapped() {
+            // __folio_set_anon: the faulting VMA's anon_vma, or the family's root when
+            // other PTEs of forked relatives still hold the slot. A page another of them
+            // has mapped already keeps its anon_vma.
+            let shared = self.swap.as_ref().expect("swap").swap_map[off as usize] > 1;
+            let av = self.anon_vma_for(mm, shared);
             let pg_ = &mut self.mem[pfn as usize];
-            pg_.mapping = ANON_MAPPING | mm;
+            pg_.mapping = ANON_MAPPING | av;
             pg_.index = vpn;
         }
         self.charge_atomic();

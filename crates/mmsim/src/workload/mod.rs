@@ -25,6 +25,7 @@ pub mod bonnie;
 pub mod cgroup_write;
 pub mod dd;
 pub mod desktop;
+pub mod fork_snapshot;
 pub mod memory_reclaim;
 pub mod mmap_read;
 pub mod pread_stride;
@@ -53,6 +54,7 @@ pub const PROGRAMS: &[&ProgramDef] = &[
     &memory_reclaim::PROGRAM,
     &senpai::PROGRAM,
     &cgroup_write::PROGRAM,
+    &fork_snapshot::PROGRAM,
 ];
 
 /// The `target` key of a program acting on a cgroup (`memory-reclaim`, `senpai`): a
@@ -725,6 +727,10 @@ pub enum Op {
         /// Operations done while the timer ran.
         count: u64,
     },
+    /// fork(2): a new process running `child`, with a copy of the caller's address space
+    /// (`Sim::sys_fork`: private memory shared copy-on-write). The result is
+    /// `OpResult::Pid` of the child (its task id).
+    Fork(ForkChild),
     /// Start a named timer (no cost).
     TimerStart(String),
     /// Stop a named timer and record the elapsed time as a sample under its label.
@@ -751,6 +757,49 @@ pub enum OpResult {
     Names(Vec<String>),
     /// What `Op::ReadCgroup` read.
     Cgroup(Box<CgroupRead>),
+    /// The new process of a fork (its task id).
+    Pid(u32),
+}
+
+/// What `Op::Fork` starts: the child's name, the CPU it runs on (None: the idlest, as
+/// fork balancing picks one) and its program, handed over once (the op is executed once;
+/// a second execution finds the program taken and fails with EAGAIN).
+#[derive(Clone)]
+pub struct ForkChild {
+    /// The child task is named `PARENT.NAME` (the parent's task name, a dot, this).
+    pub name: String,
+    /// The child's CPU; None: the one `Sim::sys_fork` picks.
+    pub cpu: Option<u32>,
+    /// The child's program (taken by the fork).
+    pub program: std::rc::Rc<std::cell::RefCell<Option<Box<dyn Program>>>>,
+}
+
+impl ForkChild {
+    /// A child named `name` running `program`.
+    pub fn new(name: String, cpu: Option<u32>, program: Box<dyn Program>) -> ForkChild {
+        ForkChild {
+            name,
+            cpu,
+            program: std::rc::Rc::new(std::cell::RefCell::new(Some(program))),
+        }
+    }
+}
+
+impl PartialEq for ForkChild {
+    fn eq(&self, other: &Self) -> bool {
+        std::rc::Rc::ptr_eq(&self.program, &other.program)
+    }
+}
+
+impl Eq for ForkChild {}
+
+impl fmt::Debug for ForkChild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForkChild")
+            .field("name", &self.name)
+            .field("cpu", &self.cpu)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A cgroup's files as `Op::ReadCgroup` reads them.

@@ -993,7 +993,7 @@ impl Sim {
         }
         if anon && !self.anon_page_exclusive(pfn) {
             // Shared with a forked relative (or its swap slot still is): copy.
-            return self.wp_page_copy(mm, vma, vpn, pfn);
+            return self.wp_page_copy(mm, vma, vpn, p);
         }
         if anon || vma.flags & VM_SHARED != 0 {
             if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
@@ -1006,7 +1006,7 @@ impl Sim {
             return Ok(());
         }
         // COW of a file page in a private mapping.
-        self.wp_page_copy(mm, vma, vpn, pfn)
+        self.wp_page_copy(mm, vma, vpn, p)
     }
 
     /// Whether a write may reuse anonymous page `pfn` in place (do_wp_page's reuse test,
@@ -1022,18 +1022,25 @@ impl Sim {
                     .is_some_and(|s| s.swap_map[p.private as usize] > 0))
     }
 
-    /// wp_page_copy: the faulting mm gets a private copy of `pfn` (a file page of a
-    /// private mapping, or an anonymous page it shares with a forked relative), mapped
-    /// writable and dirty in place of the old PTE (ptep_clear_flush); the old page loses
-    /// this mapping and reference.
+    /// wp_page_copy: the faulting mm gets a private copy of the page its PTE `orig` maps
+    /// (a file page of a private mapping, or an anonymous page it shares with a forked
+    /// relative), mapped writable and dirty in place of the old PTE (ptep_clear_flush);
+    /// the old page loses this mapping and reference. The allocation may reclaim: if the
+    /// PTE changed meanwhile (reclaim unmapped the page), the copy is dropped and the
+    /// fault retried (wp_page_copy's pte_same test).
     fn wp_page_copy(
         &mut self,
         mm: u32,
         vma: &crate::mm::mmap::Vma,
         vpn: u64,
-        pfn: Pfn,
+        orig: u64,
     ) -> Result<(), Wait> {
+        let pfn = pte::pfn(orig);
         let newp = self.alloc_user_page()?;
+        if self.mm(mm).pgtable.get(vpn) != orig {
+            self.put_page(newp);
+            return Ok(());
+        }
         self.charge_bulk_store(self.costs.page_copy_ps, PAGE_SIZE);
         self.mem[newp as usize].version = self.mem[pfn as usize].version;
         self.__SetPageUptodate(newp);

@@ -539,6 +539,64 @@ fn fork_snapshot_saves_the_heap_and_copies_what_the_parent_writes() {
     );
 }
 
+/// A snapshot in a cgroup that cannot hold the heap twice: the parent's copies push it
+/// to memory.max, and reclaim swaps out pages the parent and child share (out of both
+/// page tables) while the parent's own faults copy them — reclaim inside a copy's
+/// allocation may unmap the page being copied, and the fault is then retried
+/// (wp_page_copy's pte_same). The checker runs after every step.
+#[test]
+fn fork_snapshot_in_a_small_cgroup_swaps_shared_pages() {
+    let text = r#"name = "snap-cg"
+kernel = "6.18"
+
+[machine]
+cpus_per_node = 2
+memory_per_node = "16MiB"
+
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+
+[swap]
+size = "64MiB"
+preset = "ssd"
+
+[[cgroups]]
+name = "redis"
+memory_max = "5MiB"
+
+[[tasks]]
+name = "redis"
+cgroup = "redis"
+cpu = 0
+program = "fork-snapshot"
+size = "4MiB"
+path = "/data/dump.rdb"
+write_interval = "200us"
+"#;
+    let r = run_text(text);
+    assert!(
+        r.complete && r.oracle_violations.is_empty(),
+        "{:?}",
+        r.oracle_violations
+    );
+    let child = common::task_report(&r, "redis.1");
+    assert_eq!(child.write_bytes, 4 << 20, "the child saved the heap");
+    assert!(child.majflt > 0, "the child swapped shared pages back in");
+    assert!(
+        r.vmstat["pswpout"] > 1024,
+        "the cgroup swapped: {}",
+        r.vmstat["pswpout"]
+    );
+    assert_eq!(common::cgroup_report(&r, "redis").events.oom_kill, 0);
+}
+
 /// Same scenario, same JSON.
 #[test]
 fn fork_snapshot_is_deterministic() {

@@ -54,6 +54,9 @@
 //!   memory.swap.high (RAM/64 ..= RAM/4, or "max" in a fifth of them) after 0–1 s
 //!   (memory.swap.high is ENOENT before the 6.1 era); after it, in a tenth, a
 //!   `cgroup-write` of one cgroup's memory.oom.group (0 or 1; ENOENT before the 6.1 era).
+//! - fork and copy-on-write, from a generator of its own: in a sixth of the cases a
+//!   `fork-snapshot` task (a heap of RAM/64 ..= RAM/4, 1–2 snapshots, parent writes every
+//!   20 µs, 200 µs or none, half of them saving to /mnt or /tmp), in a cgroup or the root.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -608,6 +611,38 @@ pub fn generate(seed: u64) -> SwarmCase {
             let (file, value) = ("memory.oom.group", value.to_string());
             CgroupWrite("oomgroup", cpu, target, file, &value, delay).push(&mut tasks, &mut descr);
         }
+    }
+    // fork and copy-on-write (`fork-snapshot`), from a generator of its own (every other
+    // draw stays what the seed gave before the program existed): in a sixth of the cases,
+    // a heap of RAM/64 ..= RAM/4, 1–2 snapshots, the parent writing every 20 µs, 200 µs or
+    // not at all, half of them saving to a file; in a cgroup or the root.
+    let mut fork_rng = Pcg64::seed_from_u64(seed ^ 0x464f_524b_534e);
+    if fork_rng.gen_bool(1.0 / 6.0) {
+        let size = fork_rng.gen_range((ram >> 18).max(1)..=(ram >> 14).max(1)) * 4;
+        let snapshots = fork_rng.gen_range(1..=2u32);
+        let write_interval = *pick(&mut fork_rng, &["0s", "20us", "200us"]);
+        let chunk = *pick(&mut fork_rng, &["64KiB", "1MiB"]);
+        let cpu = fork_rng.gen_range(0..total_cpus);
+        let _ = write!(
+            tasks,
+            "\n[[tasks]]\nname = \"snap\"\ncpu = {cpu}\nprogram = \"fork-snapshot\"\nsize = \"{size}KiB\"\nsnapshots = {snapshots}\nchunk = \"{chunk}\"\nwrite_interval = \"{write_interval}\"\n"
+        );
+        let mut what =
+            format!("fork-snapshot {size}KiB x{snapshots} writes every {write_interval}");
+        if fork_rng.gen_bool(0.5) {
+            let dir = *pick(&mut fork_rng, &["/mnt", "/tmp"]);
+            let _ = writeln!(tasks, "path = \"{dir}/snap.rdb\"");
+            let _ = write!(what, " to {dir}");
+        }
+        if let Some(cg) = &cgroups {
+            let k = fork_rng.gen_range(0..=cg.names.len());
+            if k > 0 {
+                let name = &cg.names[k - 1];
+                let _ = writeln!(tasks, "cgroup = \"{name}\"");
+                let _ = write!(what, " in {name}");
+            }
+        }
+        descr.push((format!("snap@cpu{cpu}"), what));
     }
     t.push_str(&files);
     t.push_str(&tasks);

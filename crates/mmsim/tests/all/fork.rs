@@ -462,7 +462,24 @@ fn a_fixed_family_sequence_swaps_shared_pages() {
 // The fork-snapshot program
 // ---------------------------------------------------------------------------------------
 
-fn snapshot_scenario(write_interval: &str, memory: &str) -> String {
+/// A fork-snapshot task `redis` on 6.18: a `heap` saved `snapshots` times to a blockfs,
+/// the parent writing every `write_interval`, on 2 CPUs with `memory` of RAM and 128 MiB
+/// of swap; in a cgroup of that memory.max when given.
+fn snapshot_scenario(
+    write_interval: &str,
+    memory: &str,
+    heap: &str,
+    snapshots: u32,
+    memory_max: Option<&str>,
+) -> String {
+    let cgroup = memory_max.map_or(String::new(), |max| {
+        format!("[[cgroups]]\nname = \"redis\"\nmemory_max = \"{max}\"\n\n")
+    });
+    let in_cgroup = if memory_max.is_some() {
+        "cgroup = \"redis\"\n"
+    } else {
+        ""
+    };
     format!(
         r#"name = "snap"
 kernel = "6.18"
@@ -485,12 +502,12 @@ device = "sda"
 size = "128MiB"
 preset = "ssd"
 
-[[tasks]]
+{cgroup}[[tasks]]
 name = "redis"
-cpu = 0
+{in_cgroup}cpu = 0
 program = "fork-snapshot"
-size = "16MiB"
-snapshots = 2
+size = "{heap}"
+snapshots = {snapshots}
 path = "/data/dump.rdb"
 write_interval = "{write_interval}"
 "#
@@ -508,8 +525,8 @@ fn run_text(text: &str) -> mmsim::run::RunReport {
 /// touch), and without writes there are none. The checker runs after every step.
 #[test]
 fn fork_snapshot_saves_the_heap_and_copies_what_the_parent_writes() {
-    let quiet = run_text(&snapshot_scenario("0s", "128MiB"));
-    let busy = run_text(&snapshot_scenario("10us", "128MiB"));
+    let quiet = run_text(&snapshot_scenario("0s", "128MiB", "16MiB", 2, None));
+    let busy = run_text(&snapshot_scenario("10us", "128MiB", "16MiB", 2, None));
     for r in [&quiet, &busy] {
         assert!(
             r.complete && r.oracle_violations.is_empty(),
@@ -546,41 +563,8 @@ fn fork_snapshot_saves_the_heap_and_copies_what_the_parent_writes() {
 /// (wp_page_copy's pte_same). The checker runs after every step.
 #[test]
 fn fork_snapshot_in_a_small_cgroup_swaps_shared_pages() {
-    let text = r#"name = "snap-cg"
-kernel = "6.18"
-
-[machine]
-cpus_per_node = 2
-memory_per_node = "16MiB"
-
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-
-[swap]
-size = "64MiB"
-preset = "ssd"
-
-[[cgroups]]
-name = "redis"
-memory_max = "5MiB"
-
-[[tasks]]
-name = "redis"
-cgroup = "redis"
-cpu = 0
-program = "fork-snapshot"
-size = "4MiB"
-path = "/data/dump.rdb"
-write_interval = "200us"
-"#;
-    let r = run_text(text);
+    let text = snapshot_scenario("200us", "16MiB", "4MiB", 1, Some("5MiB"));
+    let r = run_text(&text);
     assert!(
         r.complete && r.oracle_violations.is_empty(),
         "{:?}",
@@ -600,7 +584,7 @@ write_interval = "200us"
 /// Same scenario, same JSON.
 #[test]
 fn fork_snapshot_is_deterministic() {
-    let text = snapshot_scenario("10us", "64MiB");
+    let text = snapshot_scenario("10us", "64MiB", "16MiB", 2, None);
     let a = serde_json::to_string(&run_text(&text)).unwrap();
     let b = serde_json::to_string(&run_text(&text)).unwrap();
     assert_eq!(a, b);

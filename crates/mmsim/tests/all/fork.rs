@@ -44,6 +44,17 @@ fn machine(mem: &str) -> (Sim, TaskId) {
     (sim, p)
 }
 
+/// `machine("64MiB")` whose task `p` has mapped and written a private heap of `pages`
+/// pages on CPU 0: (machine, p, the heap's address).
+fn written_heap(pages: u64) -> (Sim, TaskId, u64) {
+    let (mut sim, p) = machine("64MiB");
+    run_on(&mut sim, 0, p);
+    let addr = mmap_at(&mut sim, p, None, pages * PAGE_SIZE, 0, 3, false);
+    run_on(&mut sim, 0, p);
+    touch_pages(&mut sim, 0, p, addr, pages, true).unwrap();
+    (sim, p, addr)
+}
+
 /// fork by `tid` on `cpu`; the child's task id.
 fn fork(sim: &mut Sim, cpu: usize, tid: TaskId) -> TaskId {
     run_on(sim, cpu, tid);
@@ -96,11 +107,7 @@ fn checked(sim: &Sim) {
 /// it); the child's write to that page then reuses it in place, as nobody shares it.
 #[test]
 fn fork_shares_private_pages_until_the_first_write() {
-    let (mut sim, p) = machine("64MiB");
-    run_on(&mut sim, 0, p);
-    let addr = mmap_at(&mut sim, p, None, 8 * PAGE_SIZE, 0, 3, false);
-    run_on(&mut sim, 0, p);
-    touch_pages(&mut sim, 0, p, addr, 8, true).unwrap();
+    let (mut sim, p, addr) = written_heap(8);
     let anon_before = sim.vmstat.get(VmItem::NrAnonPages);
     let c = fork(&mut sim, 0, p);
     assert_eq!(sim.tasks[c].name, "p.c");
@@ -143,11 +150,7 @@ fn fork_shares_private_pages_until_the_first_write() {
 /// relies on, shown to fire: a write through a PTE made writable by hand.
 #[test]
 fn the_oracle_catches_a_write_to_a_shared_page() {
-    let (mut sim, p) = machine("64MiB");
-    run_on(&mut sim, 0, p);
-    let addr = mmap_at(&mut sim, p, None, PAGE_SIZE, 0, 3, false);
-    run_on(&mut sim, 0, p);
-    touch_pages(&mut sim, 0, p, addr, 1, true).unwrap();
+    let (mut sim, p, addr) = written_heap(1);
     let c = fork(&mut sim, 0, p);
     let mm = mm_of(&sim, p);
     *sim.mm_mut(mm).pgtable.get_mut(addr >> PAGE_SHIFT).unwrap() |= pte::WRITE;
@@ -165,11 +168,7 @@ fn the_oracle_catches_a_write_to_a_shared_page() {
 /// the parent's write then copies it.
 #[test]
 fn a_shared_page_is_swapped_out_of_both_and_back_into_each() {
-    let (mut sim, p) = machine("64MiB");
-    run_on(&mut sim, 0, p);
-    let addr = mmap_at(&mut sim, p, None, PAGE_SIZE, 0, 3, false);
-    run_on(&mut sim, 0, p);
-    touch_pages(&mut sim, 0, p, addr, 1, true).unwrap();
+    let (mut sim, p, addr) = written_heap(1);
     let c = fork(&mut sim, 0, p);
     let pfn = frame(&sim, p, addr);
     // Make it old in the parent too, and give it a slot.
@@ -211,11 +210,7 @@ fn a_shared_page_is_swapped_out_of_both_and_back_into_each() {
 /// still finds the child.
 #[test]
 fn after_the_parent_exits_the_child_owns_the_pages() {
-    let (mut sim, p) = machine("64MiB");
-    run_on(&mut sim, 0, p);
-    let addr = mmap_at(&mut sim, p, None, 4 * PAGE_SIZE, 0, 3, false);
-    run_on(&mut sim, 0, p);
-    touch_pages(&mut sim, 0, p, addr, 4, true).unwrap();
+    let (mut sim, p, addr) = written_heap(4);
     let c = fork(&mut sim, 0, p);
     run_on(&mut sim, 0, p);
     sim.exit_mmap(p);

@@ -80,10 +80,7 @@ impl Sim {
         if page.mapping & ANON_MAPPING != 0 {
             // The anon_vma's members (`mm::fork`): its creator alone unless it forked.
             let (av, index) = (page.mapping & !ANON_MAPPING, page.index);
-            match self.anon_vma_mms.get(&av) {
-                None => out.push((av, index, None)),
-                Some(mms) => out.extend(mms.iter().map(|&m| (m, index, None))),
-            }
+            out.extend(self.anon_vma_members(av).map(|m| (m, index, None)));
             return out;
         }
         if page.mapping == crate::mm::page::NO_MAPPING {

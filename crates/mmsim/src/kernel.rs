@@ -213,6 +213,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm, swap: VMA based swap readahead",
     },
     Rule {
+        feature: "swap-sync-io-bypass",
+        since: KernelEra::V6_1,
+        version: "4.15",
+        commit: "mm, swap: skip swapcache for swapin of synchronous device",
+    },
+    Rule {
         feature: "vma-swap-readahead-nonrot",
         since: KernelEra::V6_1,
         version: "4.16",

@@ -171,6 +171,9 @@ pub struct RunReport {
     /// kernel eras without PSI (before 4.20: the eras before 6.1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure: Option<crate::psi::Pressure>,
+    /// The zram swap device's mm_stat and io_stat at the end (`[swap] preset = "zram"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zram: Option<crate::mm::zram::ZramStats>,
 }
 
 pub use crate::psi::PressureSample;
@@ -830,6 +833,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
                 busy_ns: d.busy_ps / 1000,
             })
             .collect(),
+        zram: sim.zram().map(|z| z.stats()),
     }
 }
 
@@ -1218,6 +1222,21 @@ pub fn write_summary(
                 d.busy_ns as f64 / 1e9,
             )?;
         }
+    }
+    if let Some(z) = &r.zram {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        writeln!(
+            out,
+            "\nzram ({}, ratio {}): orig_data_size {:.1} MiB  compr_data_size {:.1} MiB  \
+             mem_used_total {:.1} MiB (max {:.1})  failed_writes {}",
+            z.comp_algorithm,
+            z.compression_ratio,
+            mib(z.orig_data_size),
+            mib(z.compr_data_size),
+            mib(z.mem_used_total),
+            mib(z.mem_used_max),
+            z.failed_writes
+        )?;
     }
     writeln!(out, "\nvmstat (non-zero)")?;
     for (k, v) in r.vmstat.iter().filter(|(_, v)| **v != 0) {

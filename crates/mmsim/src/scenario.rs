@@ -67,6 +67,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "shadow-lru-limit",
     "vma-swap-readahead",
     "vma-swap-readahead-nonrot",
+    "swap-sync-io-bypass",
     "swap-percpu-cluster",
     "memcg-swap-full",
     "swap-cluster-lists",
@@ -174,6 +175,9 @@ pub struct SwapSpec {
     /// /sys/kernel/mm/swap/vma_ra_enabled (4.14+): `Some(false)` turns VMA-based swap
     /// readahead off (the slot-cluster readahead instead); None leaves the default, on.
     pub vma_ra_enabled: Option<bool>,
+    /// `preset = "zram"`: the zram device's settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zram: Option<crate::mm::zram::ZramSpec>,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -212,6 +216,8 @@ pub enum DevicePreset {
     Ssd,
     /// An NVMe solid-state disk (`nvme`).
     Nvme,
+    /// A zram device (`zram`, swap only: `mm/zram.rs`): synchronous, in RAM.
+    Zram,
 }
 
 impl DevicePreset {
@@ -228,6 +234,7 @@ impl DevicePreset {
             DevicePreset::Hdd => "hdd",
             DevicePreset::Ssd => "ssd",
             DevicePreset::Nvme => "nvme",
+            DevicePreset::Zram => "zram",
         }
     }
 }
@@ -1638,6 +1645,9 @@ const SWAP_KEYS: &[&str] = &[
     "write_error_rate",
     "page_cluster",
     "vma_ra_enabled",
+    "comp_algorithm",
+    "compression_ratio",
+    "mem_limit",
 ];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
 pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
@@ -1662,16 +1672,18 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
     }
     let preset = match s.opt("preset", want_str)? {
         None => DevicePreset::Ssd,
+        Some(("zram", _)) => DevicePreset::Zram,
         Some((name, loc)) => DevicePreset::ALL
             .iter()
             .find(|(n, _)| *n == name)
             .map(|&(_, p)| p)
             .ok_or_else(|| {
                 loc.err(format!(
-                    "unknown preset \"{name}\"; presets: hdd, ssd, nvme"
+                    "unknown preset \"{name}\"; presets: hdd, ssd, nvme, zram"
                 ))
             })?,
     };
+    let zram = read_zram(&s, preset, size_bytes)?;
     let faults = FaultSpec {
         read_error_ppb: read_rate(&s, "read_error_rate")?,
         write_error_ppb: read_rate(&s, "write_error_rate")?,
@@ -1694,7 +1706,74 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         faults,
         page_cluster,
         vma_ra_enabled,
+        zram,
     }))
+}
+
+/// The zram keys of `[swap]` (`preset = "zram"`, `mm/zram.rs`): `comp_algorithm`
+/// (lzo-rle, lz4, zstd; default lzo-rle, CONFIG_ZRAM_DEF_COMP's), `compression_ratio` (the
+/// data's, 1 ..= 64, default 3) and `mem_limit` (a size, at most the swap size; default
+/// none). Any of them on another preset is an error.
+fn read_zram(
+    s: &View<'_>,
+    preset: DevicePreset,
+    swap_bytes: u64,
+) -> Result<Option<crate::mm::zram::ZramSpec>, ScenarioError> {
+    use crate::mm::zram::{CompAlgo, ZramSpec};
+    let algorithm = s.opt("comp_algorithm", want_str)?;
+    let ratio = s.opt("compression_ratio", want_f64)?;
+    let limit = s.opt("mem_limit", |i, l| want_size(i, l, None))?;
+    if preset != DevicePreset::Zram {
+        let loc = [
+            algorithm.map(|x| x.1),
+            ratio.map(|x| x.1),
+            limit.map(|x| x.1),
+        ]
+        .into_iter()
+        .flatten()
+        .next();
+        return match loc {
+            Some(loc) => Err(loc.err(format!(
+                "comp_algorithm, compression_ratio and mem_limit are zram settings, but the \
+                 swap preset is \"{}\" (set preset = \"zram\")",
+                preset.as_str()
+            ))),
+            None => Ok(None),
+        };
+    }
+    let algorithm = match algorithm {
+        None => CompAlgo::LzoRle,
+        Some((name, loc)) => CompAlgo::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, a)| a)
+            .ok_or_else(|| {
+                loc.err(format!(
+                    "unknown comp_algorithm \"{name}\"; algorithms: lzo-rle, lz4, zstd"
+                ))
+            })?,
+    };
+    let ratio = match ratio {
+        None => 3.0,
+        Some((r, _)) if (1.0..=64.0).contains(&r) => r,
+        Some((r, loc)) => {
+            return Err(loc.err(format!(
+                "compression_ratio must be between 1 (incompressible) and 64, got {r}"
+            )))
+        }
+    };
+    let mem_limit = match limit {
+        None => 0,
+        Some((b, loc)) if b < PAGE_SIZE || b > swap_bytes => {
+            return Err(loc.err(format!(
+                "mem_limit must be between 4 KiB and the swap size ({}), got {}",
+                fmt_bytes(swap_bytes),
+                fmt_bytes(b)
+            )))
+        }
+        Some((b, _)) => b,
+    };
+    Ok(Some(ZramSpec::new(algorithm, ratio, mem_limit)))
 }
 
 const MGLRU_KEYS: &[&str] = &["min_ttl", "walk_mmu"];

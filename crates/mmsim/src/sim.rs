@@ -240,6 +240,10 @@ pub struct Features {
     /// Don't use VMA based swap readahead if HDD is used as swap"): an `hdd` swap device
     /// keeps the slot-cluster readahead.
     pub vma_swap_readahead_nonrot: bool,
+    /// A swap fault on a synchronous device (zram) whose slot only its PTE refers to skips
+    /// the swap cache and readahead (v4.15, "mm, swap: skip swapcache for swapin of
+    /// synchronous device"; `mm/zram.rs`).
+    pub swap_sync_io_bypass: bool,
     /// A non-rotational swap device gives each CPU a cluster of 256 slots of its own
     /// (v3.14, "swap: make cluster allocation per-cpu"; `mm/swap_cluster.rs`); off, every
     /// slot comes from the device-wide next-fit scan.
@@ -340,6 +344,7 @@ impl Features {
             shadow_lru_limit: false,
             vma_swap_readahead: false,
             vma_swap_readahead_nonrot: false,
+            swap_sync_io_bypass: false,
             swap_percpu_cluster: false,
             memcg_swap_full: false,
             swap_cluster_lists: false,
@@ -422,6 +427,7 @@ impl Features {
             "shadow-lru-limit" => self.shadow_lru_limit = on,
             "vma-swap-readahead" => self.vma_swap_readahead = on,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot = on,
+            "swap-sync-io-bypass" => self.swap_sync_io_bypass = on,
             "swap-percpu-cluster" => self.swap_percpu_cluster = on,
             "memcg-swap-full" => self.memcg_swap_full = on,
             "swap-cluster-lists" => self.swap_cluster_lists = on,
@@ -486,6 +492,7 @@ impl Features {
             "shadow-lru-limit" => self.shadow_lru_limit,
             "vma-swap-readahead" => self.vma_swap_readahead,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot,
+            "swap-sync-io-bypass" => self.swap_sync_io_bypass,
             "swap-percpu-cluster" => self.swap_percpu_cluster,
             "memcg-swap-full" => self.memcg_swap_full,
             "swap-cluster-lists" => self.swap_cluster_lists,
@@ -886,6 +893,15 @@ impl Sim {
                 features.era
             ));
         }
+        if sc.swap.as_ref().is_some_and(|s| s.zram.is_some())
+            && features.era < crate::kernel::KernelEra::V3_15
+        {
+            return Err(format!(
+                "[swap] preset \"zram\" needs kernel 3.14 or later (zram left staging in \
+                 3.14); this run follows kernel {}",
+                features.era
+            ));
+        }
         let memcgs = crate::mm::memcontrol::build_memcgs(&sc.cgroups)?;
         let lruvecs = vec![crate::mm::node::Lruvec::default(); memcgs.len() * nr_nodes];
         let policy = features.policy.or(sc.policy).unwrap_or_default();
@@ -1041,6 +1057,10 @@ impl Sim {
             ));
             let slots = sw.size_bytes / crate::mm::page::PAGE_SIZE;
             let mut info = crate::mm::swapfile::SwapInfo::new(slots, dev, sw.page_cluster);
+            info.zram = sw
+                .zram
+                .clone()
+                .map(|z| crate::mm::zram::Zram::new(z, slots));
             // swap_use_vma_readahead: enable_vma_readahead && !nr_rotate_swap (4.16).
             info.vma_ra = sim.features.vma_swap_readahead
                 && sw.vma_ra_enabled.unwrap_or(true)

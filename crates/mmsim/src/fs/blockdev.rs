@@ -51,6 +51,8 @@ pub struct BlockDevice {
     pub name: String,
     /// Timing.
     pub timing: DeviceTiming,
+    /// A synchronous device (zram, `mm/zram.rs`): requests complete in `submit_bio`.
+    pub synchronous: bool,
     /// Capacity in pages.
     pub capacity_pages: u64,
     /// The bdi's readahead ceiling in pages (queue/read_ahead_kb / 4).
@@ -136,7 +138,8 @@ impl BlockDevice {
         let mut timing = match spec.preset {
             DevicePreset::Hdd => costs.hdd,
             DevicePreset::Ssd => costs.ssd,
-            DevicePreset::Nvme => costs.nvme,
+            // zram has no queue nor transfer time: its IO is the CPU's (de)compression.
+            DevicePreset::Nvme | DevicePreset::Zram => costs.nvme,
         };
         if let Some(l) = spec.latency_ns {
             timing.latency_ps = l * 1_000;
@@ -147,6 +150,7 @@ impl BlockDevice {
         BlockDevice {
             name: spec.name.clone(),
             timing,
+            synchronous: spec.preset == DevicePreset::Zram,
             capacity_pages: spec.size_bytes / PAGE_SIZE,
             ra_pages: spec
                 .read_ahead_kb

@@ -384,6 +384,10 @@ impl Sim {
 
     /// submit_bio: queue a request on its device and schedule its completion.
     pub fn submit_bio(&mut self, req: IoRequest, sector: u64) {
+        if self.devices[req.dev].synchronous {
+            self.submit_bio_sync(req);
+            return;
+        }
         let prev = self.enter(KFunc::SubmitBio);
         self.charge(self.costs.bio_submit_ps);
         let now = self.now();
@@ -431,68 +435,14 @@ impl Sim {
             IoKind::Read => {
                 self.set_func(KFunc::EndBioRead);
                 for &pfn in &req.pages {
-                    self.charge(self.costs.bio_complete_page_ps);
-                    // A swap read's page may have no owner yet (readahead): use its slot.
-                    let index = if req.ino == crate::mm::swapfile::SWAP_INO {
-                        u64::from(self.mem[pfn as usize].private)
-                    } else {
-                        self.mem[pfn as usize].index
-                    };
-                    if self.io_fault(req.dev, IoKind::Read, req.ino, index) {
-                        // The read failed: PG_error, not uptodate; waiters see it.
-                        let how = if req.ino == crate::mm::swapfile::SWAP_INO {
-                            "swap-in: PG_error, not uptodate: SIGBUS to the faulting task"
-                        } else {
-                            "PG_error, not uptodate: EIO to read(2); a page fault reads again"
-                        };
-                        self.record_io_error(req.dev, "read", req.ino, index, how);
-                        self.SetPageError(pfn);
-                        self.unlock_page(pfn);
-                        continue;
-                    }
-                    let v = if req.ino == crate::mm::swapfile::SWAP_INO {
-                        let off = self.mem[pfn as usize].private as usize;
-                        self.swap.as_ref().map_or(0, |s| s.versions[off])
-                    } else {
-                        let idx = self.mem[pfn as usize].index;
-                        self.inode(req.ino).disk_at(idx)
-                    };
-                    self.mem[pfn as usize].version = v;
-                    self.SetPageUptodate(pfn);
-                    self.unlock_page(pfn);
+                    self.end_bio_read_page(req.dev, req.ino, pfn);
                 }
             }
             IoKind::Write => {
                 self.set_func(KFunc::EndPageWriteback);
                 for (k, &pfn) in req.pages.iter().enumerate() {
-                    self.charge(self.costs.bio_complete_page_ps);
-                    let swap = req.ino == crate::mm::swapfile::SWAP_INO;
-                    let index = if swap {
-                        u64::from(self.mem[pfn as usize].private)
-                    } else {
-                        self.mem[pfn as usize].index
-                    };
-                    let err = self.io_fault(req.dev, IoKind::Write, req.ino, index);
-                    if err && swap {
-                        self.record_io_error(
-                            req.dev,
-                            "swap-out",
-                            req.ino,
-                            index,
-                            "page kept: redirtied, stays in the swap cache",
-                        );
-                    } else if err {
-                        self.record_io_error(
-                            req.dev,
-                            "write",
-                            req.ino,
-                            index,
-                            "AS_EIO on the mapping: EIO from the next fsync/fdatasync or close",
-                        );
-                    }
-                    self.completing_version = self.io_versions[id as usize].get(k).copied();
-                    self.end_page_writeback_err(pfn, req.ino, err);
-                    self.completing_version = None;
+                    let v = self.io_versions[id as usize].get(k).copied();
+                    self.end_bio_write_page(req.dev, req.ino, pfn, v, false);
                 }
             }
         }
@@ -512,6 +462,112 @@ impl Sim {
         self.give_pfn_buf(req.pages);
         self.psi_account_irqtime(req.cpu, irq_start);
         self.switch_ctx(saved);
+    }
+
+    /// The completion of one page of a read from `dev` of inode `ino` (or swap): the data
+    /// arrives (uptodate, unlocked), or the read failed (PG_error, not uptodate).
+    fn end_bio_read_page(&mut self, dev: usize, ino: u32, pfn: Pfn) {
+        self.charge(self.costs.bio_complete_page_ps);
+        let swap = ino == crate::mm::swapfile::SWAP_INO;
+        // A swap read's page may have no owner yet (readahead): use its slot.
+        let index = if swap {
+            u64::from(self.mem[pfn as usize].private)
+        } else {
+            self.mem[pfn as usize].index
+        };
+        if self.io_fault(dev, IoKind::Read, ino, index) {
+            // The read failed: PG_error, not uptodate; waiters see it.
+            let how = if swap {
+                "swap-in: PG_error, not uptodate: SIGBUS to the faulting task"
+            } else {
+                "PG_error, not uptodate: EIO to read(2); a page fault reads again"
+            };
+            self.record_io_error(dev, "read", ino, index, how);
+            self.SetPageError(pfn);
+            self.unlock_page(pfn);
+            return;
+        }
+        let v = if swap {
+            let off = self.mem[pfn as usize].private as usize;
+            self.swap.as_ref().map_or(0, |s| s.versions[off])
+        } else {
+            let idx = self.mem[pfn as usize].index;
+            self.inode(ino).disk_at(idx)
+        };
+        self.mem[pfn as usize].version = v;
+        self.SetPageUptodate(pfn);
+        self.unlock_page(pfn);
+    }
+
+    /// The completion of one page of a write to `dev` of inode `ino` (or swap) that carried
+    /// content `version` (None: the page's own): end_page_writeback, after an error when
+    /// the device failed it (`failed`, zram's -ENOMEM) or fault injection does.
+    fn end_bio_write_page(
+        &mut self,
+        dev: usize,
+        ino: u32,
+        pfn: Pfn,
+        version: Option<u32>,
+        failed: bool,
+    ) {
+        self.charge(self.costs.bio_complete_page_ps);
+        let swap = ino == crate::mm::swapfile::SWAP_INO;
+        let index = if swap {
+            u64::from(self.mem[pfn as usize].private)
+        } else {
+            self.mem[pfn as usize].index
+        };
+        let injected = self.io_fault(dev, IoKind::Write, ino, index);
+        if injected && swap {
+            self.record_io_error(
+                dev,
+                "swap-out",
+                ino,
+                index,
+                "page kept: redirtied, stays in the swap cache",
+            );
+        } else if injected {
+            self.record_io_error(
+                dev,
+                "write",
+                ino,
+                index,
+                "AS_EIO on the mapping: EIO from the next fsync/fdatasync or close",
+            );
+        }
+        self.completing_version = version;
+        self.end_page_writeback_err(pfn, ino, injected || failed);
+        self.completing_version = None;
+    }
+
+    /// submit_bio to a synchronous device (zram, `mm/zram.rs`): the request is served and
+    /// completes in the submitter's context before this returns — each page compressed
+    /// (write) or decompressed (read) on this CPU, then its completion — with no event,
+    /// no interrupt and no sleep.
+    fn submit_bio_sync(&mut self, req: IoRequest) {
+        let n = req.pages.len() as u64;
+        let d = &mut self.devices[req.dev];
+        match req.kind {
+            IoKind::Read => {
+                d.nr_reads += 1;
+                d.pages_read += n;
+                for &pfn in &req.pages {
+                    self.zram_read_page();
+                    self.end_bio_read_page(req.dev, req.ino, pfn);
+                }
+            }
+            IoKind::Write => {
+                d.nr_writes += 1;
+                d.pages_written += n;
+                for &pfn in &req.pages {
+                    let off = self.mem[pfn as usize].private;
+                    let stored = self.zram_write_page(off);
+                    let v = Some(self.mem[pfn as usize].version);
+                    self.end_bio_write_page(req.dev, req.ino, pfn, v, !stored);
+                }
+            }
+        }
+        self.give_pfn_buf(req.pages);
     }
 
     /// end_page_writeback: persist the content version, clear PG_writeback, rotate a

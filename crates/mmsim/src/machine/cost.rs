@@ -108,6 +108,14 @@ pub struct CostTable {
     /// fork's copy_process without the address space (task struct, credentials, signal
     /// and file tables, sched_fork): ~30 µs.
     pub fork_ps: u64,
+    /// zram's compression of one 4 KiB page on the CPU that writes it, per algorithm
+    /// (`mm::zram::CompAlgo`): lzo-rle, lz4, zstd. 4096 bytes at lzbench's single-thread
+    /// compression speed on the Silesia corpus (lzo1x-1 ~700 MB/s, lz4 ~750 MB/s, zstd -1
+    /// ~500 MB/s on a 2017 desktop core): ~5.9, 5.5 and 8.2 µs.
+    pub zram_compress_ps: [u64; 3],
+    /// zram's decompression of one page on the faulting CPU, same order (lzo ~1,000 MB/s,
+    /// lz4 ~4,500 MB/s, zstd ~1,400 MB/s): ~4.1, 0.9 and 2.9 µs.
+    pub zram_decompress_ps: [u64; 3],
     /// Preset block-device timings.
     pub hdd: DeviceTiming,
     /// SATA SSD timing.
@@ -150,6 +158,8 @@ impl CostTable {
             dir_op_ps: 1_000_000,
             inode_op_ps: 1_000_000,
             fork_ps: 30_000_000,
+            zram_compress_ps: [5_900_000, 5_500_000, 8_200_000],
+            zram_decompress_ps: [4_100_000, 900_000, 2_900_000],
             hdd: DeviceTiming::HDD,
             ssd: DeviceTiming::SSD,
             nvme: DeviceTiming::NVME,

@@ -134,6 +134,8 @@ kfuncs! {
     MunlockFolio => "munlock_folio",
     CopyProcess => "copy_process",
     CopyPteRange => "copy_pte_range",
+    ZramWritePage => "zram_write_page",
+    ZramReadPage => "zram_read_page",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

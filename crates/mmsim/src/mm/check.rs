@@ -15,7 +15,8 @@
 //!   unknown: a swap-in nobody has mapped yet has none), is uptodate unless its read is in
 //!   flight (locked) or failed, and its slot points back; every swap-cache slot holds such a
 //!   page; the free-slot count equals the slots with no PTE reference and no cached page;
-//!   each swap cluster's count equals its slots in use.
+//!   each swap cluster's count equals its slots in use; zram's stored slots are in use
+//!   and its pool is the pages they need (`mm::zram::check_zram`).
 //!
 //! [`check_ptes`] checks the page-table side — every PTE against its VMA, its page and the
 //! rmap; mapcounts, rss counters, nr_mapped and nr_anon_pages recomputed from the PTEs;
@@ -33,6 +34,7 @@ use crate::sim::Sim;
 pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
     crate::mm::slab::check_vfs(sim)?;
+    crate::mm::zram::check_zram(sim)?;
     check_psi_flags(sim)?;
     if let Some(check) = sim.ops.check {
         check(sim)?;

@@ -28,3 +28,4 @@ pub mod truncate;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
+pub mod zram;

@@ -163,6 +163,23 @@ impl Sim {
         r
     }
 
+    /// An allocation from a reclaiming context (PF_MEMALLOC: kswapd, or a task in direct
+    /// or memcg reclaim), which may not reclaim itself: any free page, below the
+    /// watermarks too (ALLOC_NO_WATERMARKS); None when the local zonelist has none. zram's
+    /// pool allocations during swap-out take it (`mm/zram.rs`).
+    pub(crate) fn alloc_page_memalloc(&mut self) -> Option<Pfn> {
+        let prev = self.enter(KFunc::AllocPages);
+        let local = self.cur_node();
+        let mut zl = std::mem::take(&mut self.zonelists[local]);
+        if zl.is_empty() {
+            zl = self.zonelist_nodes();
+        }
+        let r = self.get_page_from_freelist(&zl, |_, _| 0);
+        self.zonelists[local] = zl;
+        self.leave(prev);
+        r
+    }
+
     fn __alloc_pages(&mut self, gfp: Gfp, zl: &[usize]) -> Result<Pfn, AllocError> {
         if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.low) {
             return Ok(p);

@@ -125,6 +125,8 @@ pub struct SwapInfo {
     /// SWAP_HAS_CACHE with no page: the slot sits in a CPU's swap slots cache (refilled
     /// and not handed out yet, or freed and not returned yet). Taken, not free.
     pub reserved: Vec<bool>,
+    /// The zram device the area lives on (`mm/zram.rs`); None: a block device.
+    pub zram: Option<crate::mm::zram::Zram>,
 }
 
 /// SWAP_RA_ORDER_CEILING: VMA-based swap readahead reads at most 2^5 pages.
@@ -189,6 +191,7 @@ impl SwapInfo {
             clusters: None,
             slots_cache: None,
             reserved: vec![false; nr_pages as usize],
+            zram: None,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
@@ -385,6 +388,8 @@ impl Sim {
         if let Some(sh) = self.swap_shadows.get_mut(off as usize) {
             *sh = 0;
         }
+        // swap_range_free's swap_slot_free_notify: zram drops the slot's data.
+        self.zram_free_page(off);
     }
 
     /// add_to_swap: allocate a slot and add the page (locked, anonymous) to the swap cache.
@@ -584,9 +589,21 @@ impl Sim {
         write: bool,
     ) -> Result<FaultResult, Wait> {
         let off = pte::pfn(p);
-        let cached = self.swap.as_ref().expect("swap entry without swap").cache[off as usize];
+        let sw = self.swap.as_ref().expect("swap entry without swap");
+        let mut cached = sw.cache[off as usize];
         if cached == NIL {
-            return Err(self.swapin_miss(off, Some((mm, vpn)), true));
+            if self.features.swap_sync_io_bypass
+                && sw.zram.is_some()
+                && sw.swap_map[off as usize] == 1
+            {
+                return self.do_swap_page_sync(mm, vma, vpn, p, write);
+            }
+            let w = self.swapin_miss(off, Some((mm, vpn)), true);
+            // A synchronous device (zram) read the page already: go on with it.
+            cached = self.swap.as_ref().expect("swap").cache[off as usize];
+            if cached == NIL || self.PageLocked(cached) {
+                return Err(w);
+            }
         }
         let pfn = cached;
         self.lookup_swap_cache_hit(pfn, Some((mm, vpn)));
@@ -653,6 +670,101 @@ impl Sim {
             self.try_to_free_swap(pfn);
         }
         self.set_pte(mm, vpn, pte::mk(pfn, writable, dirty));
+        Ok(FaultResult::Handled)
+    }
+
+    /// do_swap_page's path for a synchronous device (v4.15, `swap-sync-io-bypass`; zram):
+    /// the slot `p` names is referred to by this PTE alone and not cached, so the swap
+    /// cache and readahead are skipped. A new page charged to the slot's memcg
+    /// (mem_cgroup_swapin_charge_folio), owned by the faulting address, takes the slot's
+    /// shadow entry (workingset_refault), goes on the LRU and is read at once
+    /// (swap_read_folio on the faulting CPU: pswpin, pgpgin, pgmajfault); it is mapped and
+    /// the slot freed (swap_free: zram drops its copy, memory.swap.current falls), so the
+    /// page is dirty in all but the PTE: its next reclaim allocates a new slot and writes
+    /// it. The allocation may reclaim: if the PTE or the slot changed meanwhile, the page
+    /// goes and the fault is retried (swapcache_prepare's and pte_same's tests). A failed
+    /// read is SIGBUS, the PTE keeps its entry.
+    fn do_swap_page_sync(
+        &mut self,
+        mm: u32,
+        vma: &Vma,
+        vpn: u64,
+        p: u64,
+        write: bool,
+    ) -> Result<FaultResult, Wait> {
+        let off = pte::pfn(p);
+        let memcg = self.swapin_memcg(off);
+        let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+            Ok(pfn) => pfn,
+            Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
+            Err(crate::mm::page_alloc::AllocError::NoMem) => {
+                return Err(Wait::Until(
+                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+                ))
+            }
+        };
+        let sw = self.swap.as_ref().expect("swap");
+        let dev = sw.dev;
+        if self.mm(mm).pgtable.get(vpn) != p
+            || sw.swap_map[off as usize] != 1
+            || sw.cache[off as usize] != NIL
+        {
+            self.put_page(pfn);
+            return Ok(FaultResult::Handled);
+        }
+        self.vmstat.inc(VmItem::Pgmajfault);
+        self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
+        self.fault_was_major = true;
+        // swap_read_folio, synchronous.
+        let d = &mut self.devices[dev];
+        d.nr_reads += 1;
+        d.pages_read += 1;
+        self.zram_read_page();
+        self.charge(self.costs.bio_complete_page_ps);
+        if self.io_fault(dev, IoKind::Read, SWAP_INO, u64::from(off)) {
+            self.record_io_error(
+                dev,
+                "read",
+                SWAP_INO,
+                u64::from(off),
+                "swap-in: not uptodate: SIGBUS to the faulting task",
+            );
+            self.put_page(pfn);
+            return Ok(FaultResult::Sigbus);
+        }
+        let av = self.anon_vma_for(mm, false);
+        let version = self.swap.as_ref().expect("swap").versions[off as usize];
+        {
+            let pg_ = &mut self.mem[pfn as usize];
+            pg_.mapping = ANON_MAPPING | av;
+            pg_.index = vpn;
+            pg_.version = version;
+            pg_.flags |= pg::SWAPBACKED | pg::UPTODATE;
+        }
+        let shadow = self
+            .swap_shadows
+            .get_mut(off as usize)
+            .map_or(0, std::mem::take);
+        if shadow != 0 && self.features.anon_workingset && self.workingset_refault(pfn, shadow) {
+            self.SetPageActive(pfn);
+            self.workingset_activation(pfn);
+        }
+        self.lru_cache_add(pfn);
+        self.vmstat.inc(VmItem::Pswpin);
+        self.count_memcg_page_event(pfn, VmItem::Pswpin, 1);
+        self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
+        // Map it: the allocation's reference is the PTE's.
+        self.charge_atomic();
+        self.mem[pfn as usize].mapcount += 1;
+        self.vmstat.inc(VmItem::NrAnonPages);
+        if vma.flags & crate::mm::rmap::VM_LOCKED != 0 {
+            self.mlock_vma_page(pfn);
+        }
+        self.swap_free(off);
+        self.mm_mut(mm).swapents -= 1;
+        self.mm_mut(mm).rss_anon += 1;
+        let writable = write && vma.flags & VM_WRITE != 0;
+        self.set_pte(mm, vpn, pte::mk(pfn, writable, writable));
         Ok(FaultResult::Handled)
     }
 

@@ -1192,8 +1192,13 @@ impl Sim {
                 }
                 st.nr_unqueued_dirty += 1;
                 st.nr_pageout += 1;
-                ret.push(pfn); // the page is now under writeback (or was unlocked)
-                continue;
+                // A synchronous write ("probably a ramdisk": zram) ended already: the page
+                // is clean and off writeback, and is freed now if it can be locked again.
+                // Otherwise it is under writeback (or was redirtied) and stays.
+                if self.PageWriteback(pfn) || self.PageDirty(pfn) || !self.trylock_page(pfn) {
+                    ret.push(pfn);
+                    continue;
+                }
             }
             if !self.__remove_mapping(pfn, Some(sc.target_memcg)) {
                 self.unlock_page(pfn);

@@ -39,3 +39,4 @@ mod truncate;
 mod vfs_caches;
 mod vm;
 mod vm_prop;
+mod zram;

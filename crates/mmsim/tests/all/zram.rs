@@ -1,0 +1,426 @@
+//! zram as the swap device (`mm/zram.rs`, `[swap] preset = "zram"`): synchronous swap-out
+//! that frees the page in the reclaim pass that wrote it, a compressed pool taken from the
+//! page allocator and given back as slots are freed, never charged to a cgroup; from 4.15
+//! (`swap-sync-io-bypass`) a swap-in of a slot only its PTE refers to skips the swap cache
+//! and frees the slot; mem_limit turns swap-outs into failed writes that keep the page.
+//!
+//! The unit tests drive kernel functions directly on a one-CPU machine (as
+//! `tests/all/swap_readahead.rs` does), so every count is exact.
+
+use crate::common;
+
+use common::{
+    build_sim_on, complete_io_and_ipis, mm_of, mmap_at, run_on, task_id, touch_pages, vmstat,
+};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::check::check_all;
+use mmsim::mm::memory::pte;
+use mmsim::mm::page::{pg, Pfn, NIL, PAGE_SHIFT, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::scenario::parse_scenario;
+use mmsim::sched::{TaskId, Wait};
+use mmsim::sim::Sim;
+use mmsim::workload::OpResult;
+use proptest::prelude::*;
+
+/// One CPU, 64 MiB of RAM, 16 MiB of swap on `preset` with the `[swap]` lines `extra`, and
+/// task `a` (whose program never runs here) in cgroup `g`.
+fn machine_text(preset: &str, extra: &str) -> String {
+    format!(
+        r#"name = "zram"
+
+[machine]
+nodes = 1
+cpus_per_node = 1
+memory_per_node = "64MiB"
+
+[swap]
+size = "16MiB"
+preset = "{preset}"
+{extra}
+
+[[cgroups]]
+name = "g"
+
+[[tasks]]
+name = "a"
+cpu = 0
+cgroup = "g"
+program = "anon"
+size = "4KiB"
+"#
+    )
+}
+
+/// The machine with a zram device compressing by 4 (1 KiB a page) on `era`'s rules.
+fn zram_machine(era: KernelEra, extra: &str) -> (Sim, TaskId) {
+    let text = machine_text("zram", &format!("compression_ratio = 4\n{extra}"));
+    let sim = build_sim_on(&text, "zram.toml", era, "");
+    let tid = task_id(&sim, "a");
+    (sim, tid)
+}
+
+/// Map `n` anonymous pages as `tid` and write each once; the first virtual page.
+fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
+    let addr = mmap_at(sim, tid, None, n * PAGE_SIZE, 0, 3, false);
+    touch_pages(sim, 0, tid, addr, n, true).expect("the writes need no wait");
+    addr >> PAGE_SHIFT
+}
+
+/// One reclaim pass at priority 0 in `tid`'s context.
+fn reclaim_pass(sim: &mut Sim, tid: TaskId) {
+    run_on(sim, 0, tid);
+    sim.lru_add_drain_all();
+    let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
+    sc.priority = 0;
+    sim.shrink_node(0, &mut sc);
+}
+
+/// Reclaim until every page of [first, first+n) is a swap entry; on zram no pass may
+/// leave IO in flight. The checker runs after each pass.
+fn swap_out(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+    let mm = mm_of(sim, tid);
+    for _ in 0..200 {
+        if (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0) {
+            return;
+        }
+        reclaim_pass(sim, tid);
+        if sim.zram().is_some() {
+            assert_eq!(complete_io_and_ipis(sim), 0, "zram left IO in flight");
+        } else {
+            complete_io_and_ipis(sim);
+        }
+        check_all(sim).unwrap();
+    }
+    panic!("the pages were not swapped out");
+}
+
+/// The swap slot virtual page `vpn` of `tid` refers to (panics unless a swap entry).
+fn slot_of(sim: &Sim, tid: TaskId, vpn: u64) -> u32 {
+    let p = sim.mm(mm_of(sim, tid)).pgtable.get(vpn);
+    assert!(
+        p & pte::SWAP != 0,
+        "vpn {vpn:#x} is not swapped out: {p:#x}"
+    );
+    pte::pfn(p) as u32
+}
+
+/// One read (or write) of `vpn` by `tid`, which must not wait.
+fn access_now(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) {
+    match touch_pages(sim, 0, tid, vpn << PAGE_SHIFT, 1, write) {
+        Ok(OpResult::Bytes(_)) => {}
+        other => panic!("access to {vpn:#x} waited or failed: {other:?}"),
+    }
+}
+
+fn frame_of(sim: &Sim, tid: TaskId, vpn: u64) -> Pfn {
+    let p = sim.mm(mm_of(sim, tid)).pgtable.get(vpn);
+    assert!(p & pte::PRESENT != 0, "vpn {vpn:#x} is not present");
+    pte::pfn(p) as Pfn
+}
+
+#[test]
+fn a_zram_swap_out_frees_the_page_in_the_pass_that_wrote_it() {
+    // On an SSD the first pass leaves the written pages under writeback in the swap cache;
+    // on zram the write has ended when pageout returns and the same pass frees the page.
+    for preset in ["ssd", "zram"] {
+        let text = machine_text(preset, "");
+        let mut sim = build_sim_on(&text, "zram.toml", KernelEra::V6_18, "");
+        let tid = task_id(&sim, "a");
+        write_pages(&mut sim, tid, 32);
+        // The first pass that writes (the earlier ones age the new pages).
+        let mut written = 0;
+        for _ in 0..10 {
+            let before = vmstat(&sim, VmItem::Pswpout);
+            reclaim_pass(&mut sim, tid);
+            written = vmstat(&sim, VmItem::Pswpout) - before;
+            if written > 0 {
+                break;
+            }
+        }
+        assert!(written > 0, "{preset}: no pass wrote");
+        let cached = sim
+            .swap
+            .as_ref()
+            .unwrap()
+            .cache
+            .iter()
+            .filter(|&&p| p != NIL);
+        let under_writeback = vmstat(&sim, VmItem::NrWriteback);
+        if preset == "ssd" {
+            assert_eq!(
+                cached.count() as i64,
+                written,
+                "ssd: written pages stay cached"
+            );
+            assert_eq!(under_writeback, written);
+            assert!(complete_io_and_ipis(&mut sim) > 0);
+        } else {
+            assert_eq!(
+                cached.count(),
+                0,
+                "zram: no written page stays in the swap cache"
+            );
+            assert_eq!(under_writeback, 0);
+            assert_eq!(complete_io_and_ipis(&mut sim), 0, "zram: no IO in flight");
+            let z = sim.zram().unwrap();
+            assert_eq!(z.nr_stored as i64, written);
+            assert_eq!(z.num_writes as i64, written);
+        }
+        check_all(&sim).unwrap();
+    }
+}
+
+#[test]
+fn the_pool_holds_the_compressed_pages_and_gives_them_back() {
+    let (mut sim, tid) = zram_machine(KernelEra::V6_18, "");
+    let first = write_pages(&mut sim, tid, 64);
+    let free_before = vmstat(&sim, VmItem::NrFreePages);
+    swap_out(&mut sim, tid, first, 64);
+    let z = sim.zram().unwrap();
+    assert_eq!(z.nr_stored, 64);
+    // 64 pages at 1 KiB each: 16 pool pages, taken from the allocator.
+    assert_eq!(z.pool.len(), 16);
+    let stats = z.stats();
+    assert_eq!(stats.orig_data_size, 64 * PAGE_SIZE);
+    assert_eq!(stats.compr_data_size, 64 * 1024);
+    assert_eq!(stats.mem_used_total, 16 * PAGE_SIZE);
+    for &pfn in &z.pool {
+        assert!(!sim.mem[pfn as usize].test(pg::LRU));
+    }
+    // The 64 anonymous pages came back to the allocator, 16 pool pages left it (the
+    // reclaim passes may have freed other pages too, never fewer).
+    assert!(vmstat(&sim, VmItem::NrFreePages) >= free_before + 64 - 16);
+    // munmap frees every slot (free_swap_and_cache): the pool empties.
+    run_on(&mut sim, 0, tid);
+    sim.sys_munmap(tid, first << PAGE_SHIFT, 64 * PAGE_SIZE)
+        .unwrap();
+    let z = sim.zram().unwrap();
+    assert_eq!((z.nr_stored, z.pool.len()), (0, 0));
+    assert_eq!(z.stats().mem_used_max, 16 * PAGE_SIZE);
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn on_6_x_a_swap_in_skips_the_swap_cache_and_frees_the_slot() {
+    let (mut sim, tid) = zram_machine(KernelEra::V6_18, "");
+    let first = write_pages(&mut sim, tid, 8);
+    swap_out(&mut sim, tid, first, 8);
+    let slot = slot_of(&sim, tid, first + 3);
+    let (maj, pswpin) = (
+        vmstat(&sim, VmItem::Pgmajfault),
+        vmstat(&sim, VmItem::Pswpin),
+    );
+    access_now(&mut sim, tid, first + 3, false);
+    let pfn = frame_of(&sim, tid, first + 3);
+    let sw = sim.swap.as_ref().unwrap();
+    assert!(
+        !sim.mem[pfn as usize].test(pg::SWAPCACHE),
+        "the page is not in the swap cache"
+    );
+    assert!(sw.is_free(slot), "the slot was freed at the fault");
+    assert!(
+        sw.cache.iter().all(|&p| p == NIL),
+        "no readahead: nothing else was read"
+    );
+    assert_eq!(vmstat(&sim, VmItem::Pgmajfault), maj + 1);
+    assert_eq!(vmstat(&sim, VmItem::Pswpin), pswpin + 1);
+    assert_eq!(sim.zram().unwrap().nr_stored, 7);
+    // A read fault maps the page read-only; it has no copy anywhere but memory, so its
+    // next reclaim writes it to a new slot.
+    let p = sim.mm(mm_of(&sim, tid)).pgtable.get(first + 3);
+    assert_eq!(p & pte::WRITE, 0);
+    swap_out(&mut sim, tid, first, 8);
+    assert_eq!(sim.zram().unwrap().nr_stored, 8);
+    // The content oracle: what is read back is what was written.
+    for v in first..first + 8 {
+        access_now(&mut sim, tid, v, false);
+    }
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn on_4_14_a_zram_swap_in_goes_through_the_swap_cache_without_waiting() {
+    // Before 4.15 the read is still synchronous, but the page enters the swap cache (with
+    // the readahead window, when there is one), and its slot stays taken.
+    let (mut sim, tid) = zram_machine(KernelEra::V4_14, "");
+    let first = write_pages(&mut sim, tid, 8);
+    swap_out(&mut sim, tid, first, 8);
+    let slot = slot_of(&sim, tid, first + 3);
+    let pswpin = vmstat(&sim, VmItem::Pswpin);
+    access_now(&mut sim, tid, first + 3, false);
+    let pfn = frame_of(&sim, tid, first + 3);
+    let sw = sim.swap.as_ref().unwrap();
+    assert!(sim.mem[pfn as usize].test(pg::SWAPCACHE));
+    assert_eq!(sw.cache[slot as usize], pfn);
+    assert!(!sim.PageLocked(pfn), "the read has ended");
+    assert!(vmstat(&sim, VmItem::Pswpin) > pswpin);
+    assert_eq!(
+        sim.zram().unwrap().nr_stored,
+        8,
+        "cached slots keep their data"
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn a_full_pool_fails_the_write_and_keeps_the_page() {
+    // mem_limit of 4 pool pages at ratio 1 (a page each): the fifth write fails (-ENOMEM),
+    // the page is redirtied and stays in the swap cache, and its data survives.
+    let text = machine_text("zram", "compression_ratio = 1\nmem_limit = \"16KiB\"");
+    let mut sim = build_sim_on(&text, "zram.toml", KernelEra::V6_18, "");
+    let tid = task_id(&sim, "a");
+    let first = write_pages(&mut sim, tid, 16);
+    for _ in 0..4 {
+        reclaim_pass(&mut sim, tid);
+        check_all(&sim).unwrap();
+    }
+    let z = sim.zram().unwrap();
+    assert_eq!((z.nr_stored, z.pool.len()), (4, 4));
+    assert!(z.failed_writes > 0);
+    let sw = sim.swap.as_ref().unwrap();
+    let kept: Vec<Pfn> = sw.cache.iter().copied().filter(|&p| p != NIL).collect();
+    assert!(
+        !kept.is_empty(),
+        "a page whose write failed stays in the swap cache"
+    );
+    for &pfn in &kept {
+        assert!(sim.PageDirty(pfn) && !sim.PageWriteback(pfn));
+    }
+    for v in first..first + 16 {
+        access_now(&mut sim, tid, v, false);
+    }
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+#[test]
+fn the_pool_is_not_charged_to_the_cgroup() {
+    let (mut sim, tid) = zram_machine(KernelEra::V6_18, "");
+    let g = sim.tasks[tid].memcg as usize;
+    let first = write_pages(&mut sim, tid, 64);
+    let usage = sim.memcgs[g].usage;
+    swap_out(&mut sim, tid, first, 64);
+    // The 64 pages left the cgroup's memory for its swap; the 16 pool pages are charged
+    // to nobody.
+    assert_eq!(sim.memcgs[g].usage, usage - 64);
+    assert_eq!(sim.memcgs[g].swap_usage, 64);
+    assert_eq!(sim.zram().unwrap().pool.len(), 16);
+}
+
+#[test]
+fn zram_settings_are_checked_with_the_line_named() {
+    let cases = [
+        (
+            "compression_ratio = 0.5",
+            "compression_ratio must be between 1",
+        ),
+        (
+            "comp_algorithm = \"lzma\"",
+            "unknown comp_algorithm \"lzma\"",
+        ),
+        (
+            "mem_limit = \"1GiB\"",
+            "mem_limit must be between 4 KiB and the swap size",
+        ),
+    ];
+    for (line, want) in cases {
+        let text = machine_text("zram", line);
+        let e = parse_scenario(&text, "z.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want) && e.contains("z.toml:11"), "{line}: {e}");
+    }
+    // A zram key on a block device's swap.
+    let e = parse_scenario(&machine_text("ssd", "compression_ratio = 2"), "z.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("zram settings") && e.contains("z.toml:11"),
+        "{e}"
+    );
+    // zram left staging in 3.14: not on the 2.6.30 rules.
+    let sc = parse_scenario(&machine_text("zram", ""), "z.toml", &[]).unwrap();
+    let f = KernelEra::V2_6_30.features("vanilla").unwrap();
+    let e = Sim::new(&sc, f).err().expect("an error");
+    assert!(e.contains("needs kernel 3.14"), "{e}");
+}
+
+#[derive(Clone, Debug)]
+enum ZOp {
+    Read(u64),
+    Write(u64),
+    Reclaim,
+    Unmap(u64),
+}
+
+fn zop() -> impl Strategy<Value = ZOp> {
+    prop_oneof![
+        4 => (0u64..48).prop_map(ZOp::Read),
+        4 => (0u64..48).prop_map(ZOp::Write),
+        3 => Just(ZOp::Reclaim),
+        1 => (0u64..48).prop_map(ZOp::Unmap),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random reads, writes, reclaim passes and unmaps of single pages on zram, on the
+    /// 4.14 and 6.18 rules, at a random ratio and with or without a tight mem_limit: the
+    /// invariant checker (zram's pool and stored slots included) holds after every
+    /// operation, no access ever waits for IO, and every page read holds what was written.
+    #[test]
+    fn zram_invariants_hold_under_random_operations(
+        ops in proptest::collection::vec(zop(), 1..80),
+        new_era in any::<bool>(),
+        ratio in 1u32..8,
+        limited in any::<bool>(),
+    ) {
+        let era = if new_era { KernelEra::V6_18 } else { KernelEra::V4_14 };
+        let limit = if limited { "mem_limit = \"32KiB\"" } else { "" };
+        let text = machine_text("zram", &format!("compression_ratio = {ratio}\n{limit}"));
+        let mut sim = build_sim_on(&text, "zram.toml", era, "");
+        let tid = task_id(&sim, "a");
+        let first = write_pages(&mut sim, tid, 48);
+        let mm = mm_of(&sim, tid);
+        for op in ops {
+            match op {
+                ZOp::Read(v) | ZOp::Write(v) => {
+                    let write = matches!(op, ZOp::Write(_));
+                    if sim.mm(mm).pgtable.get(first + v) == 0 {
+                        continue; // unmapped
+                    }
+                    match touch_pages(&mut sim, 0, tid, (first + v) << PAGE_SHIFT, 1, write) {
+                        Ok(OpResult::Bytes(_)) => {}
+                        Err(Wait::PageLocked(_)) | Err(Wait::PageWriteback(_)) => {
+                            prop_assert!(false, "an access waited for IO on zram");
+                        }
+                        other => prop_assert!(false, "access: {:?}", other),
+                    }
+                }
+                ZOp::Reclaim => {
+                    reclaim_pass(&mut sim, tid);
+                    prop_assert_eq!(complete_io_and_ipis(&mut sim), 0);
+                }
+                ZOp::Unmap(v) => {
+                    run_on(&mut sim, 0, tid);
+                    sim.sys_munmap(tid, (first + v) << PAGE_SHIFT, PAGE_SIZE).unwrap();
+                }
+            }
+            check_all(&sim).map_err(TestCaseError::fail)?;
+        }
+        prop_assert!(sim.oracle_violations.is_empty(), "{:?}", sim.oracle_violations);
+    }
+}

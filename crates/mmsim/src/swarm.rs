@@ -34,6 +34,9 @@
 //!   page whose swap read failed gets SIGBUS (killed, counted), never a hang.
 //! - `[swap] vma_ra_enabled = false`, from a generator of its own: in a fifth of the cases
 //!   with swap whose features have VMA-based swap readahead (back to the slot window).
+//! - zram (`[swap] preset = "zram"`), from a generator of its own: in a quarter of the
+//!   cases with swap whose era has it (3.14 on), compression ratio 1–6, a random
+//!   algorithm, and in a third of them `mem_limit` = swap / 8 (writes that fail).
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
 //!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
 //!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
@@ -483,6 +486,29 @@ pub fn generate(seed: u64) -> SwarmCase {
         if let Some(at) = t.find("\n[swap]\n") {
             t.insert_str(at + "\n[swap]\n".len(), "vma_ra_enabled = false\n");
             sum.push_str("; vma_ra_enabled false");
+        }
+    }
+    // zram as the swap device, from a generator of its own (every other draw stays that of
+    // the same seed before it existed): in a quarter of the cases with swap whose era has
+    // zram (3.14 on), with a compression ratio of 1 to 6 and an algorithm, and in a third
+    // of them a mem_limit of an eighth of the swap size (failed writes).
+    let mut zr = Pcg64::seed_from_u64(seed ^ 0x7a72_616d_5357);
+    if let (Some(smib), true) = (swap_mib, era >= KernelEra::V3_15 && zr.gen_bool(0.25)) {
+        let swap_at = t.find("\n[swap]\n");
+        if let Some(p) = swap_at.and_then(|at| t[at..].find("preset = \"").map(|p| at + p)) {
+            let end = p + t[p..].find('\n').unwrap_or(t.len() - p);
+            let ratio = zr.gen_range(1..=6);
+            let algo = *pick(&mut zr, &["lzo-rle", "lz4", "zstd"]);
+            let mut z = format!(
+                "preset = \"zram\"\ncompression_ratio = {ratio}\ncomp_algorithm = \"{algo}\""
+            );
+            let _ = write!(sum, "; swap on zram ({algo}, ratio {ratio}");
+            if zr.gen_bool(1.0 / 3.0) {
+                let _ = write!(z, "\nmem_limit = \"{}KiB\"", smib * 1024 / 8);
+                let _ = write!(sum, ", mem_limit {}KiB", smib * 1024 / 8);
+            }
+            sum.push(')');
+            t.replace_range(p..end, &z);
         }
     }
     // A trace replay task, drawn after everything else (a case without one is the case of
@@ -991,6 +1017,15 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             // --kernel older than memory.oom.group: the case runs without it.
             sc.cgroups.iter_mut().for_each(|c| c.oom_group = false);
             res.summary.push_str(" (no oom.group: the era has none)");
+        }
+        if k < KernelEra::V3_15 && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
+            // --kernel older than zram: the case swaps to an SSD.
+            if let Some(s) = sc.swap.as_mut() {
+                s.zram = None;
+                s.preset = crate::scenario::DevicePreset::Ssd;
+            }
+            res.summary
+                .push_str(" (swap on an ssd: the era has no zram)");
         }
         if sc.policy.is_some_and(|p| k < p.ops().since) {
             // --kernel older than the drawn policy: the case runs the classic policy.

@@ -552,7 +552,7 @@ impl Sim {
                 d.nr_reads += 1;
                 d.pages_read += n;
                 for &pfn in &req.pages {
-                    self.zram_read_page();
+                    self.zram_read_page(pfn);
                     self.end_bio_read_page(req.dev, req.ino, pfn);
                 }
             }

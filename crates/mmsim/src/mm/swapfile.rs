@@ -715,11 +715,20 @@ impl Sim {
         self.vmstat.inc(VmItem::Pgmajfault);
         self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
         self.fault_was_major = true;
+        self.mem[pfn as usize].flags |= pg::SWAPBACKED;
+        let shadow = self
+            .swap_shadows
+            .get_mut(off as usize)
+            .map_or(0, std::mem::take);
+        if shadow != 0 && self.features.anon_workingset && self.workingset_refault(pfn, shadow) {
+            self.SetPageActive(pfn);
+            self.workingset_activation(pfn);
+        }
         // swap_read_folio, synchronous.
         let d = &mut self.devices[dev];
         d.nr_reads += 1;
         d.pages_read += 1;
-        self.zram_read_page();
+        self.zram_read_page(pfn);
         self.charge(self.costs.bio_complete_page_ps);
         if self.io_fault(dev, IoKind::Read, SWAP_INO, u64::from(off)) {
             self.record_io_error(
@@ -739,15 +748,7 @@ impl Sim {
             pg_.mapping = ANON_MAPPING | av;
             pg_.index = vpn;
             pg_.version = version;
-            pg_.flags |= pg::SWAPBACKED | pg::UPTODATE;
-        }
-        let shadow = self
-            .swap_shadows
-            .get_mut(off as usize)
-            .map_or(0, std::mem::take);
-        if shadow != 0 && self.features.anon_workingset && self.workingset_refault(pfn, shadow) {
-            self.SetPageActive(pfn);
-            self.workingset_activation(pfn);
+            pg_.flags |= pg::UPTODATE;
         }
         self.lru_cache_add(pfn);
         self.vmstat.inc(VmItem::Pswpin);
@@ -774,7 +775,8 @@ impl Sim {
     /// the readahead window around the slot, or around the faulting address when `anon`
     /// (the fault's mm and virtual page) is given and the VMA-based readahead is in use;
     /// an anonymous page is owned by that address at once. A fault counts pgmajfault.
-    /// Returns what to sleep on.
+    /// Returns what to sleep on. If the slot was cached while the page was allocated, the
+    /// page goes and the caller waits for (or looks again at) the cached one.
     fn swapin_miss(&mut self, off: u32, anon: Option<(u32, u64)>, fault: bool) -> Wait {
         let memcg = self.swapin_memcg(off);
         let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
@@ -784,6 +786,19 @@ impl Sim {
                 return Wait::Until(self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS)
             }
         };
+        // The allocation may have reclaimed and waited for a TLB flush, and the machine ran
+        // up to it: a relative sharing the slot (fork) may have faulted it into the swap
+        // cache meanwhile. The kernel's swapcache_prepare then fails (-EEXIST) and the
+        // fault looks again: the new page goes, the fault waits for that read.
+        let cached = self.swap.as_ref().expect("swap").cache[off as usize];
+        if cached != NIL {
+            self.put_page(pfn);
+            return if self.PageLocked(cached) {
+                Wait::PageLocked(cached)
+            } else {
+                Wait::Until(self.now())
+            };
+        }
         if let Some((mm, vpn)) = anon {
             let pg_ = &mut self.mem[pfn as usize];
             pg_.mapping = ANON_MAPPING | mm;

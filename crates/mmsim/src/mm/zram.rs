@@ -216,12 +216,18 @@ impl Sim {
         ok
     }
 
-    /// zram_read_page: decompress a stored page on this CPU.
-    pub fn zram_read_page(&mut self) {
+    /// zram_read_page: decompress a stored page into `pfn` on this CPU. For a refaulting
+    /// workingset page it is a memory stall (swap_read_folio's psi_memstall_enter).
+    pub fn zram_read_page(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::ZramReadPage);
+        let workingset = self.mem[pfn as usize].test(crate::mm::page::pg::WORKINGSET);
+        let stalled = workingset.then(|| self.psi_memstall_enter());
         let algo = self.zram_mut().spec.algorithm;
         self.charge(self.costs.zram_decompress_ps[algo.index()]);
         self.zram_mut().num_reads += 1;
+        if let Some(was) = stalled {
+            self.psi_memstall_leave(was);
+        }
         self.leave(prev);
     }
 

@@ -500,6 +500,27 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
     );
 }
 
+/// Swarm seed 9100131 (`swarm_cases/fork_swapin_race.toml`): a swap-in's page allocation
+/// reclaimed and waited for a TLB flush, during which a forked relative faulted the same
+/// slot into the swap cache; the first fault then added a second page for the slot. It now
+/// drops its page and waits for the cached one (swapcache_prepare's -EEXIST); the case
+/// runs to its end with every check passing.
+#[test]
+fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
+    let text = include_str!("swarm_cases/fork_swapin_race.toml");
+    let sc = parse_scenario(text, "fork_swapin_race.toml", &[]).expect("valid scenario");
+    let features =
+        mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None).unwrap();
+    let opts = RunOptions {
+        features,
+        check: true,
+        max_steps: 5_000_000,
+    };
+    let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
+    assert_eq!(r.end, RunEnd::Completed);
+    assert!(r.oracle_violations.is_empty());
+}
+
 /// Swarm seed 7800603 (`swarm_cases/orphan_swap_cache.toml`): with swap half full, a
 /// swap-readahead page nobody had mapped lost its slot to try_to_free_swap and, dirty and
 /// ownerless, reached shmem_writepage, which panicked. Such a page now keeps its slot

@@ -464,17 +464,22 @@ impl Sim {
         self.switch_ctx(saved);
     }
 
+    /// Where page `pfn` of an IO on inode `ino` is: its index in the file, or its swap slot
+    /// (a swap read's page may have no owner yet: readahead).
+    fn io_page_index(&self, ino: u32, pfn: Pfn) -> u64 {
+        if ino == crate::mm::swapfile::SWAP_INO {
+            u64::from(self.mem[pfn as usize].private)
+        } else {
+            self.mem[pfn as usize].index
+        }
+    }
+
     /// The completion of one page of a read from `dev` of inode `ino` (or swap): the data
     /// arrives (uptodate, unlocked), or the read failed (PG_error, not uptodate).
     fn end_bio_read_page(&mut self, dev: usize, ino: u32, pfn: Pfn) {
         self.charge(self.costs.bio_complete_page_ps);
         let swap = ino == crate::mm::swapfile::SWAP_INO;
-        // A swap read's page may have no owner yet (readahead): use its slot.
-        let index = if swap {
-            u64::from(self.mem[pfn as usize].private)
-        } else {
-            self.mem[pfn as usize].index
-        };
+        let index = self.io_page_index(ino, pfn);
         if self.io_fault(dev, IoKind::Read, ino, index) {
             // The read failed: PG_error, not uptodate; waiters see it.
             let how = if swap {
@@ -512,11 +517,7 @@ impl Sim {
     ) {
         self.charge(self.costs.bio_complete_page_ps);
         let swap = ino == crate::mm::swapfile::SWAP_INO;
-        let index = if swap {
-            u64::from(self.mem[pfn as usize].private)
-        } else {
-            self.mem[pfn as usize].index
-        };
+        let index = self.io_page_index(ino, pfn);
         let injected = self.io_fault(dev, IoKind::Write, ino, index);
         if injected && swap {
             self.record_io_error(

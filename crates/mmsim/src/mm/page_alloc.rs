@@ -150,16 +150,22 @@ impl Sim {
     /// and the allocation fails.
     pub fn alloc_page(&mut self, gfp: Gfp) -> Result<Pfn, AllocError> {
         let prev = self.enter(KFunc::AllocPages);
-        // The node's zonelist is built once (build_zonelists); borrowing it keeps the hot
-        // allocation path free of host allocations.
+        let r = self.with_local_zonelist(|s, zl| s.__alloc_pages(gfp, zl));
+        self.leave(prev);
+        r
+    }
+
+    /// Run `f` with the running node's zonelist. It is built once (build_zonelists);
+    /// borrowing it keeps the hot allocation path free of host allocations.
+    #[inline]
+    fn with_local_zonelist<R>(&mut self, f: impl FnOnce(&mut Self, &[usize]) -> R) -> R {
         let local = self.cur_node();
         let mut zl = std::mem::take(&mut self.zonelists[local]);
         if zl.is_empty() {
             zl = self.zonelist_nodes();
         }
-        let r = self.__alloc_pages(gfp, &zl);
+        let r = f(self, &zl);
         self.zonelists[local] = zl;
-        self.leave(prev);
         r
     }
 
@@ -169,13 +175,7 @@ impl Sim {
     /// pool allocations during swap-out take it (`mm/zram.rs`).
     pub(crate) fn alloc_page_memalloc(&mut self) -> Option<Pfn> {
         let prev = self.enter(KFunc::AllocPages);
-        let local = self.cur_node();
-        let mut zl = std::mem::take(&mut self.zonelists[local]);
-        if zl.is_empty() {
-            zl = self.zonelist_nodes();
-        }
-        let r = self.get_page_from_freelist(&zl, |_, _| 0);
-        self.zonelists[local] = zl;
+        let r = self.with_local_zonelist(|s, zl| s.get_page_from_freelist(zl, |_, _| 0));
         self.leave(prev);
         r
     }

@@ -23,7 +23,7 @@ use mmsim::mm::vmstat::VmItem;
 use mmsim::scenario::parse_scenario;
 use mmsim::sched::{TaskId, Wait};
 use mmsim::sim::Sim;
-use mmsim::workload::OpResult;
+use mmsim::workload::{ForkChild, Op, OpResult, Program};
 use proptest::prelude::*;
 
 /// One CPU, 64 MiB of RAM, 16 MiB of swap on `preset` with the `[swap]` lines `extra`, and
@@ -239,6 +239,51 @@ fn on_6_x_a_swap_in_skips_the_swap_cache_and_frees_the_slot() {
     for v in first..first + 8 {
         access_now(&mut sim, tid, v, false);
     }
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(&sim).unwrap();
+}
+
+/// A forked child's program that never runs here.
+struct Idle;
+
+impl Program for Idle {
+    fn next_op(&mut self, _: &OpResult) -> Op {
+        Op::Exit
+    }
+}
+
+#[test]
+fn on_6_x_a_slot_shared_after_fork_takes_the_swap_cache_path() {
+    // __swap_count(entry) == 1 is the bypass's condition: a slot both relatives' PTEs
+    // refer to is read into the swap cache, where the other finds it (a minor fault).
+    let (mut sim, p) = zram_machine(KernelEra::V6_18, "");
+    let first = write_pages(&mut sim, p, 8);
+    run_on(&mut sim, 0, p);
+    let child = ForkChild::new("c".into(), Some(0), Box::new(Idle));
+    let c = match sim.sys_fork(p, &child, &mut 0) {
+        Ok(OpResult::Pid(c)) => c as TaskId,
+        other => panic!("fork: {other:?}"),
+    };
+    swap_out(&mut sim, p, first, 8);
+    let slot = slot_of(&sim, p, first);
+    assert_eq!(slot_of(&sim, c, first), slot);
+    assert_eq!(sim.swap.as_ref().unwrap().swap_map[slot as usize], 2);
+    access_now(&mut sim, p, first, false);
+    let pfn = frame_of(&sim, p, first);
+    assert!(sim.mem[pfn as usize].test(pg::SWAPCACHE));
+    assert_eq!(sim.swap.as_ref().unwrap().swap_map[slot as usize], 1);
+    let maj = vmstat(&sim, VmItem::Pgmajfault);
+    access_now(&mut sim, c, first, false);
+    assert_eq!(frame_of(&sim, c, first), pfn);
+    assert_eq!(
+        vmstat(&sim, VmItem::Pgmajfault),
+        maj,
+        "the child's fault is minor"
+    );
     assert!(
         sim.oracle_violations.is_empty(),
         "{:?}",

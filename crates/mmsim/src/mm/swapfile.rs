@@ -693,16 +693,7 @@ impl Sim {
         write: bool,
     ) -> Result<FaultResult, Wait> {
         let off = pte::pfn(p);
-        let memcg = self.swapin_memcg(off);
-        let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
-            Ok(pfn) => pfn,
-            Err(crate::mm::page_alloc::AllocError::Wait(w)) => return Err(w),
-            Err(crate::mm::page_alloc::AllocError::NoMem) => {
-                return Err(Wait::Until(
-                    self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                ))
-            }
-        };
+        let pfn = self.swapin_alloc(off)?;
         let sw = self.swap.as_ref().expect("swap");
         let dev = sw.dev;
         if self.mm(mm).pgtable.get(vpn) != p
@@ -712,18 +703,9 @@ impl Sim {
             self.put_page(pfn);
             return Ok(FaultResult::Handled);
         }
-        self.vmstat.inc(VmItem::Pgmajfault);
-        self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
-        self.fault_was_major = true;
+        self.count_swap_majfault();
         self.mem[pfn as usize].flags |= pg::SWAPBACKED;
-        let shadow = self
-            .swap_shadows
-            .get_mut(off as usize)
-            .map_or(0, std::mem::take);
-        if shadow != 0 && self.features.anon_workingset && self.workingset_refault(pfn, shadow) {
-            self.SetPageActive(pfn);
-            self.workingset_activation(pfn);
-        }
+        self.swapin_refault(pfn, off);
         // swap_read_folio, synchronous.
         let d = &mut self.devices[dev];
         d.nr_reads += 1;
@@ -751,9 +733,7 @@ impl Sim {
             pg_.flags |= pg::UPTODATE;
         }
         self.lru_cache_add(pfn);
-        self.vmstat.inc(VmItem::Pswpin);
-        self.count_memcg_page_event(pfn, VmItem::Pswpin, 1);
-        self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
+        self.count_pswpin(pfn);
         // Map it: the allocation's reference is the PTE's.
         self.charge_atomic();
         self.mem[pfn as usize].mapcount += 1;
@@ -778,13 +758,9 @@ impl Sim {
     /// Returns what to sleep on. If the slot was cached while the page was allocated, the
     /// page goes and the caller waits for (or looks again at) the cached one.
     fn swapin_miss(&mut self, off: u32, anon: Option<(u32, u64)>, fault: bool) -> Wait {
-        let memcg = self.swapin_memcg(off);
-        let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+        let pfn = match self.swapin_alloc(off) {
             Ok(p) => p,
-            Err(crate::mm::page_alloc::AllocError::Wait(w)) => return w,
-            Err(crate::mm::page_alloc::AllocError::NoMem) => {
-                return Wait::Until(self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS)
-            }
+            Err(w) => return w,
         };
         // The allocation may have reclaimed and waited for a TLB flush, and the machine ran
         // up to it: a relative sharing the slot (fork) may have faulted it into the swap
@@ -806,9 +782,7 @@ impl Sim {
         }
         self.add_to_swap_cache_for_read(pfn, off);
         if fault {
-            self.vmstat.inc(VmItem::Pgmajfault);
-            self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
-            self.fault_was_major = true;
+            self.count_swap_majfault();
         }
         match anon {
             Some((mm, vpn)) if self.swap.as_ref().expect("swap").vma_ra => {
@@ -1146,7 +1120,29 @@ impl Sim {
         self.swap.as_mut().expect("swap").cache[off as usize] = pfn;
         self.vmstat.inc(VmItem::NrFilePages);
         self.mod_swapcache_stat(pfn, 1);
-        // v5.9: the slot's shadow entry (left by the swap-out) is a refault.
+        self.swapin_refault(pfn, off);
+        self.lru_cache_add(pfn);
+        self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
+        self.count_pswpin(pfn);
+    }
+
+    /// The page a swap-in of slot `off` reads into: charged to the memcg the slot was
+    /// charged to (mem_cgroup_swapin_charge_folio); a wait when the allocation sleeps, a
+    /// congestion wait when there is no memory to be had.
+    fn swapin_alloc(&mut self, off: u32) -> Result<Pfn, Wait> {
+        let memcg = self.swapin_memcg(off);
+        match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+            Ok(pfn) => Ok(pfn),
+            Err(crate::mm::page_alloc::AllocError::Wait(w)) => Err(w),
+            Err(crate::mm::page_alloc::AllocError::NoMem) => Err(Wait::Until(
+                self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
+            )),
+        }
+    }
+
+    /// v5.9: the slot's shadow entry (left by the swap-out) makes the swap-in of `pfn` a
+    /// refault (workingset_refault), which may activate it.
+    fn swapin_refault(&mut self, pfn: Pfn, off: u32) {
         let shadow = self
             .swap_shadows
             .get_mut(off as usize)
@@ -1155,8 +1151,17 @@ impl Sim {
             self.SetPageActive(pfn);
             self.workingset_activation(pfn);
         }
-        self.lru_cache_add(pfn);
-        self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
+    }
+
+    /// A fault had to read from swap: pgmajfault (the machine's and the memcg's).
+    fn count_swap_majfault(&mut self) {
+        self.vmstat.inc(VmItem::Pgmajfault);
+        self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
+        self.fault_was_major = true;
+    }
+
+    /// A page read from swap: pswpin (the machine's and its memcg's) and pgpgin.
+    fn count_pswpin(&mut self, pfn: Pfn) {
         self.vmstat.inc(VmItem::Pswpin);
         self.count_memcg_page_event(pfn, VmItem::Pswpin, 1);
         self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);

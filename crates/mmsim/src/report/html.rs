@@ -643,6 +643,15 @@ pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Ve
             &io,
         );
     }
+    let zram = tables::zram_differences(docs);
+    if !zram.is_empty() {
+        page.h3("zram");
+        page.counter_table(
+            "zram (the swap device's pool and traffic; that differ)",
+            names,
+            &zram,
+        );
+    }
     page.h3("Profile");
     page.profile_bars(&tables::profile_table(docs, names));
     plot_grid(page, docs, names);

@@ -64,6 +64,24 @@ pub struct DeviceView {
     pub busy_ns: u64,
 }
 
+/// The zram swap device's statistics at the end of a run (`zram`, `mm/zram.rs`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ZramView {
+    /// Uncompressed size of the pages stored at the end, bytes.
+    pub orig_data_size: u64,
+    /// Their compressed size, bytes.
+    pub compr_data_size: u64,
+    /// The pool's peak, bytes.
+    pub mem_used_max: u64,
+    /// Writes that failed (-ENOMEM).
+    pub failed_writes: u64,
+    /// Pages read.
+    pub num_reads: u64,
+    /// Pages written.
+    pub num_writes: u64,
+}
+
 /// One line of a pressure file (`pressure.memory.some`, …): its total stall, µs.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(default)]
@@ -301,6 +319,8 @@ pub struct RunDoc {
     pub devices: Vec<DeviceView>,
     /// /proc/pressure (absent before 4.20 and in older documents).
     pub pressure: Option<PressureView>,
+    /// The zram swap device (runs with `[swap] preset = "zram"`).
+    pub zram: Option<ZramView>,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,

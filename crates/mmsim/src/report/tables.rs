@@ -444,6 +444,32 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
     out
 }
 
+/// The zram swap device's statistics (the pool's peak, the data stored at
+/// the end in KiB, pages written and read, failed writes) whose values are not the same in
+/// every run, as `zram <stat>`; a run without zram counts 0.
+pub fn zram_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
+    type Field = (&'static str, fn(&super::load::ZramView) -> u64);
+    let fields: [Field; 6] = [
+        ("mem_used_max_kib", |z| z.mem_used_max / 1024),
+        ("orig_data_size_kib", |z| z.orig_data_size / 1024),
+        ("compr_data_size_kib", |z| z.compr_data_size / 1024),
+        ("num_writes", |z| z.num_writes),
+        ("num_reads", |z| z.num_reads),
+        ("failed_writes", |z| z.failed_writes),
+    ];
+    let mut out = Vec::new();
+    for (field, get) in fields {
+        let v: Vec<u64> = docs
+            .iter()
+            .map(|d| d.zram.as_ref().map_or(0, get))
+            .collect();
+        if v.iter().any(|x| *x != v[0]) {
+            out.push((format!("zram {field}"), v));
+        }
+    }
+    out
+}
+
 /// The pressure stall totals (ms) that differ between runs: the machine's
 /// (/proc/pressure, named `/proc`) and each cgroup's, memory, io and cpu, some and full,
 /// and irq full. A
@@ -826,6 +852,14 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
             "devices (requests, pages, seeks, busy ms; counters that differ)",
             names,
             &io,
+        ));
+    }
+    let zram = zram_differences(docs);
+    if !zram.is_empty() {
+        parts.push(render_counter_table(
+            "zram (the swap device's pool and traffic; that differ)",
+            names,
+            &zram,
         ));
     }
     let psi = pressure_differences(docs);
@@ -1381,6 +1415,37 @@ mod tests {
         assert_eq!(rows[1].1, vec![5, 9]);
         assert_eq!(rows[2].1, vec![0, 10]);
         assert!(device_differences(&[a.clone(), a]).is_empty());
+    }
+
+    /// The zram table lists the statistics that differ, a run without zram counting 0,
+    /// and nothing when no run has zram.
+    #[test]
+    fn zram_differences_list_the_statistics_that_differ() {
+        use crate::report::load::ZramView;
+        let z = |mem_used_max: u64, num_writes: u64| ZramView {
+            mem_used_max,
+            num_writes,
+            num_reads: 5,
+            ..ZramView::default()
+        };
+        let a = RunDoc {
+            zram: Some(z(8192, 10)),
+            ..RunDoc::default()
+        };
+        let b = RunDoc {
+            zram: Some(z(4096, 10)),
+            ..RunDoc::default()
+        };
+        let rows = zram_differences(&[a.clone(), b, RunDoc::default()]);
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["zram mem_used_max_kib", "zram num_writes", "zram num_reads"]
+        );
+        assert_eq!(rows[0].1, vec![8, 4, 0]);
+        assert_eq!(rows[1].1, vec![10, 10, 0]);
+        assert!(zram_differences(&[a.clone(), a]).is_empty());
+        assert!(zram_differences(&[RunDoc::default(), RunDoc::default()]).is_empty());
     }
 
     /// The pressure table lists `<scope> <resource> <some|full>` rows (ms) that differ:

@@ -507,8 +507,17 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
 /// runs to its end with every check passing.
 #[test]
 fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
-    let text = include_str!("swarm_cases/fork_swapin_race.toml");
-    let sc = parse_scenario(text, "fork_swapin_race.toml", &[]).expect("valid scenario");
+    let r = run_swarm_case(
+        include_str!("swarm_cases/fork_swapin_race.toml"),
+        "fork_swapin_race.toml",
+    );
+    assert!(r.oracle_violations.is_empty());
+}
+
+/// A kept swarm case (its TOML `text`, named `name`) on its era's patched rules with its
+/// own features, the invariant checker after every step; asserts that it completed.
+fn run_swarm_case(text: &str, name: &str) -> mmsim::run::RunReport {
+    let sc = parse_scenario(text, name, &[]).expect("valid scenario");
     let features =
         mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None).unwrap();
     let opts = RunOptions {
@@ -517,8 +526,8 @@ fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
         max_steps: 5_000_000,
     };
     let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
-    assert_eq!(r.end, RunEnd::Completed);
-    assert!(r.oracle_violations.is_empty());
+    assert_eq!(r.end, RunEnd::Completed, "{name}");
+    r
 }
 
 /// Swarm seed 7800603 (`swarm_cases/orphan_swap_cache.toml`): with swap half full, a
@@ -527,17 +536,10 @@ fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
 /// until reclaim drops it; the case runs to its end with every check passing.
 #[test]
 fn an_ownerless_swap_cache_page_keeps_its_slot() {
-    let text = include_str!("swarm_cases/orphan_swap_cache.toml");
-    let sc = parse_scenario(text, "orphan_swap_cache.toml", &[]).expect("valid scenario");
-    let features =
-        mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None).unwrap();
-    let opts = RunOptions {
-        features,
-        check: true,
-        max_steps: 5_000_000,
-    };
-    let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
-    assert_eq!(r.end, RunEnd::Completed);
+    let r = run_swarm_case(
+        include_str!("swarm_cases/orphan_swap_cache.toml"),
+        "orphan_swap_cache.toml",
+    );
     assert_eq!(r.io_errors.silent_losses, 0);
     assert!(r.oracle_violations.is_empty());
 }

@@ -116,6 +116,18 @@ fn access_now(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) {
     }
 }
 
+/// Every page read held what was last written (the content oracle), and the invariant
+/// checker holds.
+fn assert_consistent(sim: &Sim) {
+    assert!(
+        sim.oracle_violations.is_empty(),
+        "{:?}",
+        sim.oracle_violations
+    );
+    check_all(sim).unwrap();
+}
+
+/// The frame virtual page `vpn` of `tid` maps (panics unless present).
 fn frame_of(sim: &Sim, tid: TaskId, vpn: u64) -> Pfn {
     let p = sim.mm(mm_of(sim, tid)).pgtable.get(vpn);
     assert!(p & pte::PRESENT != 0, "vpn {vpn:#x} is not present");
@@ -239,12 +251,7 @@ fn on_6_x_a_swap_in_skips_the_swap_cache_and_frees_the_slot() {
     for v in first..first + 8 {
         access_now(&mut sim, tid, v, false);
     }
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_consistent(&sim);
 }
 
 /// A forked child's program that never runs here.
@@ -284,12 +291,7 @@ fn on_6_x_a_slot_shared_after_fork_takes_the_swap_cache_path() {
         maj,
         "the child's fault is minor"
     );
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_consistent(&sim);
 }
 
 #[test]
@@ -343,12 +345,7 @@ fn a_full_pool_fails_the_write_and_keeps_the_page() {
     for v in first..first + 16 {
         access_now(&mut sim, tid, v, false);
     }
-    assert!(
-        sim.oracle_violations.is_empty(),
-        "{:?}",
-        sim.oracle_violations
-    );
-    check_all(&sim).unwrap();
+    assert_consistent(&sim);
 }
 
 #[test]

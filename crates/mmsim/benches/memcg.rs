@@ -48,6 +48,8 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         swap_max: None,
         swap_high: None,
         oom_group: false,
+        zswap_max: None,
+        zswap_writeback: true,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

@@ -363,6 +363,18 @@ pub const RULES: &[Rule] = &[
         commit: "mm: add swappiness=max arg to memory.reclaim for only anon reclaim",
     },
     Rule {
+        feature: "zswap-memcg-lru",
+        since: KernelEra::V6_18,
+        version: "6.8",
+        commit: "mm: zswap: make shrinking memcg-aware",
+    },
+    Rule {
+        feature: "zswap-exclusive-loads",
+        since: KernelEra::V6_18,
+        version: "6.9",
+        commit: "mm/zswap: only support zswap_exclusive_loads_enabled",
+    },
+    Rule {
         feature: "memcg-reclaim-batches",
         since: KernelEra::V6_18,
         version: "6.9",

@@ -174,6 +174,10 @@ pub struct RunReport {
     /// The zram swap device's mm_stat and io_stat at the end (`[swap] preset = "zram"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zram: Option<crate::mm::zram::ZramStats>,
+    /// zswap at the end (/sys/kernel/debug/zswap, meminfo's Zswap and Zswapped;
+    /// `[swap.zswap]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<crate::mm::zswap::ZswapStats>,
 }
 
 pub use crate::psi::PressureSample;
@@ -391,6 +395,25 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrPageTablePages))
                     .sum();
                 stat.insert("pagetables".to_string(), v * page as i64);
+            }
+            if let Some(z) = sim.zswap() {
+                // memory.stat has zswap, zswapped, zswpin and zswpout from 5.19 ("zswap:
+                // memcg accounting"; zswap needs the 6.1 era here) and zswpwb from 6.8.
+                let bytes: u64 = sub.clone().map(|c| z.memcg_bytes[c as usize]).sum();
+                let stored: u64 = sub.clone().map(|c| z.memcg_stored[c as usize]).sum();
+                stat.insert("zswap".to_string(), bytes as i64);
+                stat.insert("zswapped".to_string(), (stored * page) as i64);
+                let mut events = vec![("zswpin", VmItem::Zswpin), ("zswpout", VmItem::Zswpout)];
+                if sim.features.era >= crate::kernel::KernelEra::V6_18 {
+                    events.push(("zswpwb", VmItem::Zswpwb));
+                }
+                for (key, item) in events {
+                    let v: i64 = sub
+                        .clone()
+                        .map(|c| sim.memcgs[c as usize].stat.get(item))
+                        .sum();
+                    stat.insert(key.to_string(), v);
+                }
             }
             if sim.features.era >= crate::kernel::KernelEra::V6_18 {
                 // memory.stat has pswpin and pswpout from 6.13 ("mm: memcontrol: add
@@ -834,6 +857,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             })
             .collect(),
         zram: sim.zram().map(|z| z.stats()),
+        zswap: sim.zswap().map(|z| z.stats()),
     }
 }
 
@@ -1236,6 +1260,25 @@ pub fn write_summary(
             mib(z.mem_used_total),
             mib(z.mem_used_max),
             z.failed_writes
+        )?;
+    }
+    if let Some(z) = &r.zswap {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        writeln!(
+            out,
+            "\nzswap ({}, ratio {}, max_pool_percent {}): stored {:.1} MiB in a pool of \
+             {:.1} MiB (max {:.1})  pool_limit_hit {}  written_back_pages {}  \
+             reject_reclaim_fail {}  reject_alloc_fail {}",
+            z.compressor,
+            z.compression_ratio,
+            z.max_pool_percent,
+            mib(z.zswapped),
+            mib(z.pool_total_size),
+            mib(z.pool_max_size),
+            z.counters.pool_limit_hit,
+            z.counters.written_back_pages,
+            z.counters.reject_reclaim_fail,
+            z.counters.reject_alloc_fail
         )?;
     }
     writeln!(out, "\nvmstat (non-zero)")?;

@@ -92,6 +92,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mmap-miss-workingset",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
+    "zswap-memcg-lru",
+    "zswap-exclusive-loads",
     "memory-reclaim-swappiness",
     "memory-reclaim-swappiness-max",
     "readahead-natural-boundary",
@@ -158,6 +160,11 @@ pub struct CgroupSpec {
     pub swap_high: Option<u64>,
     /// memory.oom.group (4.19): an OOM kill of a task below it kills every task of it.
     pub oom_group: bool,
+    /// memory.zswap.max (5.19): the compressed bytes the cgroup may keep in zswap.
+    pub zswap_max: Option<u64>,
+    /// memory.zswap.writeback (6.8): false keeps the cgroup's pages out of the swap
+    /// device — no writeback from zswap, and a page zswap rejects stays in memory.
+    pub zswap_writeback: bool,
 }
 
 /// A swap area on its own block device.
@@ -178,6 +185,9 @@ pub struct SwapSpec {
     /// `preset = "zram"`: the zram device's settings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zram: Option<crate::mm::zram::ZramSpec>,
+    /// `[swap.zswap]`: zswap's settings (None: zswap off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<crate::mm::zswap::ZswapSpec>,
 }
 
 /// A file that exists when the run starts: on its filesystem's device with data (not in
@@ -1648,6 +1658,14 @@ const SWAP_KEYS: &[&str] = &[
     "comp_algorithm",
     "compression_ratio",
     "mem_limit",
+    "zswap",
+];
+const ZSWAP_KEYS: &[&str] = &[
+    "enabled",
+    "compressor",
+    "compression_ratio",
+    "max_pool_percent",
+    "accept_threshold_percent",
 ];
 /// vm.page_cluster's default (mm/swap.c swap_setup for more than 16 MiB of RAM).
 pub const DEFAULT_PAGE_CLUSTER: u32 = 3;
@@ -1700,6 +1718,7 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         }
     };
     let vma_ra_enabled = s.opt("vma_ra_enabled", want_bool)?.map(|(b, _)| b);
+    let zswap = read_zswap(&s, zram.is_some())?;
     Ok(Some(SwapSpec {
         size_bytes,
         preset,
@@ -1707,11 +1726,76 @@ fn read_swap(root: &View<'_>, ram: u64) -> Result<Option<SwapSpec>, ScenarioErro
         page_cluster,
         vma_ra_enabled,
         zram,
+        zswap,
     }))
 }
 
+/// `[swap.zswap]` (`mm/zswap.rs`): zswap's module parameters `enabled` (default true: the
+/// table turns zswap on), `compressor` (lzo, lzo-rle, lz4, zstd; default lzo,
+/// CONFIG_ZSWAP_COMPRESSOR_DEFAULT's), `max_pool_percent` (1 ..= 100, default 20),
+/// `accept_threshold_percent` (0 ..= 100, default 90), and the data's
+/// `compression_ratio` (1 ..= 64, default 3). zswap in front of zram is an error.
+fn read_zswap(
+    s: &View<'_>,
+    on_zram: bool,
+) -> Result<Option<crate::mm::zswap::ZswapSpec>, ScenarioError> {
+    use crate::mm::zram::CompAlgo;
+    let Some((table, loc)) = s.opt("zswap", want_table)? else {
+        return Ok(None);
+    };
+    let z = s.child(table, "swap.zswap".into(), loc.clone());
+    z.deny_unknown(ZSWAP_KEYS)?;
+    if z.opt("enabled", want_bool)?.is_some_and(|(b, _)| !b) {
+        return Ok(None);
+    }
+    if on_zram {
+        return Err(loc.err(
+            "zswap in front of a zram swap device compresses every page twice; mmsim models \
+             zswap over a block device (preset hdd, ssd or nvme)",
+        ));
+    }
+    let compressor = match z.opt("compressor", want_str)? {
+        None => CompAlgo::Lzo,
+        Some((name, loc)) => CompAlgo::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, a)| a)
+            .ok_or_else(|| {
+                loc.err(format!(
+                    "unknown compressor \"{name}\"; compressors: lzo, lzo-rle, lz4, zstd"
+                ))
+            })?,
+    };
+    let ratio = match z.opt("compression_ratio", want_f64)? {
+        None => 3.0,
+        Some((r, _)) if (1.0..=64.0).contains(&r) => r,
+        Some((r, loc)) => {
+            return Err(loc.err(format!(
+                "compression_ratio must be between 1 (incompressible) and 64, got {r}"
+            )))
+        }
+    };
+    let percent = |key: &str, lo: u64, default: u64| -> Result<u32, ScenarioError> {
+        match z.opt(key, want_u64)? {
+            None => Ok(default as u32),
+            Some((v, _)) if (lo..=100).contains(&v) => Ok(v as u32),
+            Some((v, loc)) => Err(loc.err(format!(
+                "{key} must be between {lo} and 100 (percent), got {v}"
+            ))),
+        }
+    };
+    let max_pool_percent = percent("max_pool_percent", 1, 20)?;
+    let accept_threshold_percent = percent("accept_threshold_percent", 0, 90)?;
+    Ok(Some(crate::mm::zswap::ZswapSpec::new(
+        compressor,
+        ratio,
+        max_pool_percent,
+        accept_threshold_percent,
+    )))
+}
+
 /// The zram keys of `[swap]` (`preset = "zram"`, `mm/zram.rs`): `comp_algorithm`
-/// (lzo-rle, lz4, zstd; default lzo-rle, CONFIG_ZRAM_DEF_COMP's), `compression_ratio` (the
+/// (lzo-rle, lzo, lz4, zstd; default lzo-rle, CONFIG_ZRAM_DEF_COMP's), `compression_ratio` (the
 /// data's, 1 ..= 64, default 3) and `mem_limit` (a size, at most the swap size; default
 /// none). Any of them on another preset is an error.
 fn read_zram(
@@ -1749,7 +1833,7 @@ fn read_zram(
             .map(|&(_, a)| a)
             .ok_or_else(|| {
                 loc.err(format!(
-                    "unknown comp_algorithm \"{name}\"; algorithms: lzo-rle, lz4, zstd"
+                    "unknown comp_algorithm \"{name}\"; algorithms: lzo-rle, lzo, lz4, zstd"
                 ))
             })?,
     };
@@ -1863,6 +1947,8 @@ const CGROUP_KEYS: &[&str] = &[
     "swap_max",
     "swap_high",
     "oom_group",
+    "zswap_max",
+    "zswap_writeback",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -1893,7 +1979,7 @@ fn want_limit(
             }
         ))),
         Value::Str(s) if s.trim() == "max" => Err(loc.err(
-            "\"max\" is accepted by memory_max, memory_high, swap_max and swap_high; this is a size \
+            "\"max\" is accepted by memory_max, memory_high, swap_max, swap_high and zswap_max; this is a size \
              (default 0, no protection)",
         )),
         _ => want_size(item, loc, Some(ram)).map(Some),
@@ -1942,7 +2028,7 @@ fn read_cgroups(
             |key: &str, max_ok: bool| -> Result<(Option<u64>, Option<Loc>), ScenarioError> {
                 let v = g.opt(key, |i, l| want_limit(i, l, ram, max_ok))?;
                 if let Some((Some(bytes), loc)) = &v {
-                    if !key.starts_with("swap_") && *bytes > ram {
+                    if !key.starts_with("swap_") && !key.starts_with("zswap_") && *bytes > ram {
                         return Err(loc.err(format!(
                             "{key} ({}) is above the machine's RAM ({})",
                             fmt_bytes(*bytes),
@@ -1980,6 +2066,26 @@ fn read_cgroups(
             Some((v, _)) => v,
             None => false,
         };
+        let (zswap_max, zswap_max_loc) = limit("zswap_max", true)?;
+        if let (Some(k), Some(loc)) = (kernel, &zswap_max_loc) {
+            if k < ZSWAP_MAX_SINCE {
+                return Err(loc.err(format!(
+                    "memory.zswap.max exists from kernel 5.19 on (the {ZSWAP_MAX_SINCE} era); \
+                     this scenario sets kernel = \"{k}\""
+                )));
+            }
+        }
+        let zswap_writeback = match g.opt("zswap_writeback", want_bool)? {
+            Some((false, loc)) if kernel.is_some_and(|k| k < ZSWAP_WRITEBACK_SINCE) => {
+                return Err(loc.err(format!(
+                    "memory.zswap.writeback exists from kernel 6.8 on (the \
+                     {ZSWAP_WRITEBACK_SINCE} era); this scenario sets kernel = \"{}\"",
+                    kernel.expect("checked")
+                )));
+            }
+            Some((v, _)) => v,
+            None => true,
+        };
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -1999,10 +2105,19 @@ fn read_cgroups(
             swap_max,
             swap_high,
             oom_group,
+            zswap_max,
+            zswap_writeback,
         });
     }
     Ok(cgroups)
 }
+
+/// The first era with memory.zswap.max (5.19, "zswap: memcg accounting").
+pub const ZSWAP_MAX_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+
+/// The first era with memory.zswap.writeback (6.8, "mm: memcg: add per-memcg zswap
+/// writeback control").
+pub const ZSWAP_WRITEBACK_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_18;
 
 /// The first era with memory.swap.high (5.8, "mm: memcontrol: add memory.swap.high").
 pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;

@@ -41,6 +41,8 @@ pub enum KThread {
     Flusher(usize),
     /// kswapd of a node.
     Kswapd(usize),
+    /// zswap's shrink worker (shrink_worker on the zswap-shrink workqueue, `mm/zswap.rs`).
+    ZswapShrink,
 }
 
 /// What a task runs.
@@ -158,6 +160,32 @@ pub struct Task {
 }
 
 impl Task {
+    /// Kernel thread `k` named `name` on `cpu`, asleep until woken, in the root memcg.
+    pub fn kthread(id: TaskId, name: String, cpu: CpuId, k: KThread) -> Task {
+        Task {
+            id,
+            name,
+            cpu,
+            state: TaskState::Sleeping,
+            ready_at_ps: 0,
+            body: TaskBody::Kthread(k),
+            cur_op: None,
+            last: OpResult::None,
+            fds: Vec::new(),
+            stats: Default::default(),
+            mm: None,
+            tlb_ubc: Default::default(),
+            oom_killed: false,
+            oom_score_adj: 0,
+            fault_retry: None,
+            memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
+            memcg_nr_pages_over_high: 0,
+            memcg_high_delay_ps: 0,
+            psi_flags: 0,
+            psi_sleep_memstall: false,
+        }
+    }
+
     /// True for kernel threads.
     pub fn is_kthread(&self) -> bool {
         matches!(self.body, TaskBody::Kthread(_))

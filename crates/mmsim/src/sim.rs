@@ -244,6 +244,15 @@ pub struct Features {
     /// the swap cache and readahead (v4.15, "mm, swap: skip swapcache for swapin of
     /// synchronous device"; `mm/zram.rs`).
     pub swap_sync_io_bypass: bool,
+    /// zswap keeps one LRU of compressed entries per memcg and node, with a second chance
+    /// for an entry stored recently, its shrink worker takes the memcgs in turn, and a
+    /// store over memory.zswap.max first writes back from that memcg (v6.8, "mm: zswap:
+    /// make shrinking memcg-aware"; `mm/zswap.rs`); off, one global LRU, oldest first.
+    pub zswap_memcg_lru: bool,
+    /// A load from zswap into the swap cache frees the compressed copy and dirties the page
+    /// (v6.9, "mm/zswap: only support zswap_exclusive_loads_enabled"); off, the entry stays
+    /// until the slot is freed or rewritten.
+    pub zswap_exclusive_loads: bool,
     /// A non-rotational swap device gives each CPU a cluster of 256 slots of its own
     /// (v3.14, "swap: make cluster allocation per-cpu"; `mm/swap_cluster.rs`); off, every
     /// slot comes from the device-wide next-fit scan.
@@ -345,6 +354,8 @@ impl Features {
             vma_swap_readahead: false,
             vma_swap_readahead_nonrot: false,
             swap_sync_io_bypass: false,
+            zswap_memcg_lru: false,
+            zswap_exclusive_loads: false,
             swap_percpu_cluster: false,
             memcg_swap_full: false,
             swap_cluster_lists: false,
@@ -428,6 +439,8 @@ impl Features {
             "vma-swap-readahead" => self.vma_swap_readahead = on,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot = on,
             "swap-sync-io-bypass" => self.swap_sync_io_bypass = on,
+            "zswap-memcg-lru" => self.zswap_memcg_lru = on,
+            "zswap-exclusive-loads" => self.zswap_exclusive_loads = on,
             "swap-percpu-cluster" => self.swap_percpu_cluster = on,
             "memcg-swap-full" => self.memcg_swap_full = on,
             "swap-cluster-lists" => self.swap_cluster_lists = on,
@@ -493,6 +506,8 @@ impl Features {
             "vma-swap-readahead" => self.vma_swap_readahead,
             "vma-swap-readahead-nonrot" => self.vma_swap_readahead_nonrot,
             "swap-sync-io-bypass" => self.swap_sync_io_bypass,
+            "zswap-memcg-lru" => self.zswap_memcg_lru,
+            "zswap-exclusive-loads" => self.zswap_exclusive_loads,
             "swap-percpu-cluster" => self.swap_percpu_cluster,
             "memcg-swap-full" => self.memcg_swap_full,
             "swap-cluster-lists" => self.swap_cluster_lists,
@@ -856,7 +871,7 @@ impl Sim {
         }
         // Cgroup files newer than the run's era (a `--kernel` older than the scenario's).
         type CgroupKey = fn(&crate::scenario::CgroupSpec) -> bool;
-        let newer: [(&str, &str, &str, crate::kernel::KernelEra, CgroupKey); 2] = [
+        let newer: [(&str, &str, &str, crate::kernel::KernelEra, CgroupKey); 4] = [
             (
                 "swap_high",
                 "memory.swap.high",
@@ -870,6 +885,20 @@ impl Sim {
                 "4.19",
                 crate::scenario::OOM_GROUP_SINCE,
                 |c| c.oom_group,
+            ),
+            (
+                "zswap_max",
+                "memory.zswap.max",
+                "5.19",
+                crate::scenario::ZSWAP_MAX_SINCE,
+                |c| c.zswap_max.is_some(),
+            ),
+            (
+                "zswap_writeback",
+                "memory.zswap.writeback",
+                "6.8",
+                crate::scenario::ZSWAP_WRITEBACK_SINCE,
+                |c| !c.zswap_writeback,
             ),
         ];
         for (key, file, version, since, set) in newer {
@@ -890,6 +919,16 @@ impl Sim {
                 "[swap] sets vma_ra_enabled, but /sys/kernel/mm/swap/vma_ra_enabled exists \
                  from kernel 4.14 on (the rule vma-swap-readahead); this run follows kernel \
                  {} without it",
+                features.era
+            ));
+        }
+        if sc.swap.as_ref().is_some_and(|s| s.zswap.is_some())
+            && features.era < crate::kernel::KernelEra::V6_1
+        {
+            return Err(format!(
+                "[swap.zswap] needs kernel 5.19 or later (the 6.1 era): mmsim models zswap \
+                 with its memcg accounting, and not the frontswap and zbud zswap of older \
+                 kernels; this run follows kernel {}",
                 features.era
             ));
         }
@@ -1061,6 +1100,15 @@ impl Sim {
                 .zram
                 .clone()
                 .map(|z| crate::mm::zram::Zram::new(z, slots));
+            info.zswap = sw.zswap.clone().map(|z| {
+                crate::mm::zswap::Zswap::new(
+                    z,
+                    slots,
+                    sim.memcgs.len(),
+                    nr_nodes,
+                    sim.features.zswap_memcg_lru,
+                )
+            });
             // swap_use_vma_readahead: enable_vma_readahead && !nr_rotate_swap (4.16).
             info.vma_ra = sim.features.vma_swap_readahead
                 && sw.vma_ra_enabled.unwrap_or(true)
@@ -1087,59 +1135,41 @@ impl Sim {
         // One kswapd per node, on the node's last CPU.
         for n in 0..nr_nodes {
             let id = sim.tasks.len();
-            sim.tasks.push(Task {
+            sim.tasks.push(Task::kthread(
                 id,
-                name: format!("kswapd{}", n),
-                cpu: n * cpus_per_node + cpus_per_node - 1,
-                state: TaskState::Sleeping,
-                ready_at_ps: 0,
-                body: TaskBody::Kthread(KThread::Kswapd(n)),
-                cur_op: None,
-                last: OpResult::None,
-                fds: Vec::new(),
-                stats: Default::default(),
-                mm: None,
-                tlb_ubc: Default::default(),
-                oom_killed: false,
-                oom_score_adj: 0,
-                fault_retry: None,
-                memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
-                memcg_nr_pages_over_high: 0,
-                memcg_high_delay_ps: 0,
-                psi_flags: 0,
-                psi_sleep_memstall: false,
-            });
+                format!("kswapd{}", n),
+                n * cpus_per_node + cpus_per_node - 1,
+                KThread::Kswapd(n),
+            ));
             sim.kswapd[n] = Some(id);
         }
         // One flusher kthread per block device (an unbound worker), on the second-to-last CPU.
         for d in 0..sim.devices.len() {
             let id = sim.tasks.len();
-            sim.tasks.push(Task {
+            sim.tasks.push(Task::kthread(
                 id,
-                name: format!("kworker/flush-{}", sim.devices[d].name),
-                cpu: nr_cpus.saturating_sub(2),
-                state: TaskState::Sleeping,
-                ready_at_ps: 0,
-                body: TaskBody::Kthread(KThread::Flusher(d)),
-                cur_op: None,
-                last: OpResult::None,
-                fds: Vec::new(),
-                stats: Default::default(),
-                mm: None,
-                tlb_ubc: Default::default(),
-                oom_killed: false,
-                oom_score_adj: 0,
-                fault_retry: None,
-                memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
-                memcg_nr_pages_over_high: 0,
-                memcg_high_delay_ps: 0,
-                psi_flags: 0,
-                psi_sleep_memstall: false,
-            });
+                format!("kworker/flush-{}", sim.devices[d].name),
+                nr_cpus.saturating_sub(2),
+                KThread::Flusher(d),
+            ));
             sim.devices[d].flusher = Some(id);
             // The periodic writeback timer (dirty_writeback_centisecs).
             let t = sim.devices[d].writeback_interval_ps;
             sim.events.push(t, Event::Wake(id as u32));
+        }
+        // zswap's shrink worker (an unbound worker of the zswap-shrink workqueue), asleep
+        // until the pool fills, on the last CPU: the kernel runs it on any idle CPU while
+        // the tasks whose stores it serves go on reclaiming (here kswapd's CPU, which a
+        // cgroup's limit leaves idle).
+        if sim.zswap().is_some() {
+            let id = sim.tasks.len();
+            sim.tasks.push(Task::kthread(
+                id,
+                "kworker/zswap-shrink".into(),
+                nr_cpus - 1,
+                KThread::ZswapShrink,
+            ));
+            sim.zswap_mut().worker = Some(id);
         }
         // Files that exist before the run: on the device with data, or sparse. (The inode
         // table is sized for them at once: a replay may lay out millions.)
@@ -1724,6 +1754,8 @@ impl Sim {
     /// sender's ran those steps after the sender's whole step (after the IO had captured
     /// the page). The sender's clock and the interrupt accounting do not change: the target
     /// takes the interrupt at the arrival time, the sender spins until the acknowledgement.
+    /// zswap's rejected stores use it too (`mm/zswap.rs`): the shrink worker they queue
+    /// runs on another CPU while the reclaimer goes on.
     ///
     /// Outside an engine step (tests that call kernel functions and deliver the IPIs
     /// themselves) it does nothing. Nested steps may nest again (at most one level per

@@ -37,6 +37,11 @@
 //! - zram (`[swap] preset = "zram"`), from a generator of its own: in a quarter of the
 //!   cases with swap whose era has it (3.14 on), compression ratio 1–6, a random
 //!   algorithm, and in a third of them `mem_limit` = swap / 8 (writes that fail).
+//! - zswap (`[swap.zswap]`), from a generator of its own: in a quarter of the cases with
+//!   swap on a block device whose era has it (6.1 on), ratio 1–6, a compressor, a pool of
+//!   1–20 % of RAM, an accept threshold of 50–100 %; in a third of them a memory.zswap.max
+//!   of 16–1024 KiB on each cgroup, and on 6.18 in a quarter of those
+//!   memory.zswap.writeback = 0.
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
 //!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
 //!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
@@ -509,6 +514,47 @@ pub fn generate(seed: u64) -> SwarmCase {
             }
             sum.push(')');
             t.replace_range(p..end, &z);
+        }
+    }
+    // zswap in front of a block device, from a generator of its own: in a quarter of the
+    // cases with swap not on zram whose era has it (the 6.1 era on), a ratio of 1 to 6, a
+    // compressor, a pool of 1, 2, 5 or 20 % of RAM and an accept threshold; in a third of
+    // them each cgroup gets a memory.zswap.max of 16 to 1024 KiB, and on 6.18 in a quarter
+    // memory.zswap.writeback = 0.
+    let mut zs = Pcg64::seed_from_u64(seed ^ 0x7a73_7761_7053);
+    let on_zram = t.contains("preset = \"zram\"");
+    if swap_mib.is_some() && !on_zram && era >= KernelEra::V6_1 && zs.gen_bool(0.25) {
+        let ratio = zs.gen_range(1..=6);
+        let comp = *pick(&mut zs, &["lzo", "lzo-rle", "lz4", "zstd"]);
+        let pool = *pick(&mut zs, &[1u32, 2, 5, 20]);
+        let accept = *pick(&mut zs, &[50u32, 90, 100]);
+        let table = format!(
+            "\n[swap.zswap]\ncompressor = \"{comp}\"\ncompression_ratio = {ratio}\n\
+             max_pool_percent = {pool}\naccept_threshold_percent = {accept}\n"
+        );
+        if let Some(at) = t.find("\n[swap]\n") {
+            let next = t[at + 1..].find("\n[").map_or(t.len(), |n| at + 1 + n);
+            t.insert_str(next, table.trim_end_matches('\n'));
+            let _ = write!(
+                sum,
+                "; zswap ({comp}, ratio {ratio}, pool {pool}%, accept {accept}%"
+            );
+            if zs.gen_bool(1.0 / 3.0) {
+                let kib = 16 << zs.gen_range(0..=6);
+                t = t.replace(
+                    "\n[[cgroups]]\n",
+                    &format!("\n[[cgroups]]\nzswap_max = \"{kib}KiB\"\n"),
+                );
+                let _ = write!(sum, ", cgroups' zswap.max {kib}KiB");
+                if era >= KernelEra::V6_18 && zs.gen_bool(0.25) {
+                    t = t.replace(
+                        "\n[[cgroups]]\n",
+                        "\n[[cgroups]]\nzswap_writeback = false\n",
+                    );
+                    sum.push_str(", no writeback");
+                }
+            }
+            sum.push(')');
         }
     }
     // A trace replay task, drawn after everything else (a case without one is the case of
@@ -1017,6 +1063,23 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             // --kernel older than memory.oom.group: the case runs without it.
             sc.cgroups.iter_mut().for_each(|c| c.oom_group = false);
             res.summary.push_str(" (no oom.group: the era has none)");
+        }
+        if k < KernelEra::V6_1 && sc.swap.as_ref().is_some_and(|s| s.zswap.is_some()) {
+            // --kernel older than the zswap mmsim models: the case swaps to the device alone.
+            if let Some(s) = sc.swap.as_mut() {
+                s.zswap = None;
+            }
+            sc.cgroups.iter_mut().for_each(|c| c.zswap_max = None);
+            res.summary
+                .push_str(" (no zswap: the era's is not modelled)");
+        }
+        if k < crate::scenario::ZSWAP_WRITEBACK_SINCE
+            && sc.cgroups.iter().any(|c| !c.zswap_writeback)
+        {
+            // --kernel older than memory.zswap.writeback: the case writes back.
+            sc.cgroups.iter_mut().for_each(|c| c.zswap_writeback = true);
+            res.summary
+                .push_str(" (zswap writeback: the era has no switch)");
         }
         if k < KernelEra::V3_15 && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
             // --kernel older than zram: the case swaps to an SSD.

@@ -636,6 +636,7 @@ impl Sim {
         match k {
             crate::sched::KThread::Flusher(dev) => self.flusher_step(tid, dev),
             crate::sched::KThread::Kswapd(node) => self.kswapd_step(tid, node),
+            crate::sched::KThread::ZswapShrink => self.zswap_shrink_step(tid),
         }
     }
 }

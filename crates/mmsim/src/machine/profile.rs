@@ -136,6 +136,10 @@ kfuncs! {
     CopyPteRange => "copy_pte_range",
     ZramWritePage => "zram_write_page",
     ZramReadPage => "zram_read_page",
+    ZswapStore => "zswap_store",
+    ZswapLoad => "zswap_load",
+    ZswapWritebackEntry => "zswap_writeback_entry",
+    ZswapShrinkWorker => "shrink_worker",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

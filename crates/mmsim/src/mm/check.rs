@@ -16,7 +16,9 @@
 //!   flight (locked) or failed, and its slot points back; every swap-cache slot holds such a
 //!   page; the free-slot count equals the slots with no PTE reference and no cached page;
 //!   each swap cluster's count equals its slots in use; zram's stored slots are in use
-//!   and its pool is the pages they need (`mm::zram::check_zram`).
+//!   and its pool is the pages they need (`mm::zram::check_zram`); zswap's entries sit on
+//!   slots in use and on their LRUs, its pool and memcg charges match them
+//!   (`mm::zswap::check_zswap`).
 //!
 //! [`check_ptes`] checks the page-table side — every PTE against its VMA, its page and the
 //! rmap; mapcounts, rss counters, nr_mapped and nr_anon_pages recomputed from the PTEs;
@@ -35,6 +37,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
     crate::mm::slab::check_vfs(sim)?;
     crate::mm::zram::check_zram(sim)?;
+    crate::mm::zswap::check_zswap(sim)?;
     check_psi_flags(sim)?;
     if let Some(check) = sim.ops.check {
         check(sim)?;
@@ -800,10 +803,17 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         let mut want: u64 = range.clone().map(|c| local[c as usize]).sum();
         if m != 0 {
             want += range.clone().map(|c| stocked[c as usize]).sum::<u64>();
+            if let Some(z) = sim.zswap() {
+                want += range
+                    .clone()
+                    .map(|c| z.memcg_charged[c as usize])
+                    .sum::<u64>();
+            }
         }
         if mc.usage != want {
             return Err(format!(
-                "memcg \"{}\" usage {} but {} pages are charged to it and below (stocks included)",
+                "memcg \"{}\" usage {} but {} pages are charged to it and below (stocks and \
+                 zswap included)",
                 mc.name, mc.usage, want
             ));
         }

@@ -194,6 +194,10 @@ pub struct MemCgroup {
     pub dirty_throttled: u64,
     /// memory.oom.group (4.19): an OOM kill of a task in this subtree kills all of it.
     pub oom_group: bool,
+    /// memory.zswap.max in pages (5.19; PAGE_COUNTER_MAX: no limit): obj_cgroup_may_zswap.
+    pub zswap_max: u64,
+    /// memory.zswap.writeback (6.8): false keeps this subtree's pages off the swap device.
+    pub zswap_writeback: bool,
 }
 
 impl MemCgroup {
@@ -221,6 +225,8 @@ impl MemCgroup {
             stat: VmStat::default(),
             dirty_throttled: 0,
             oom_group: false,
+            zswap_max: PAGE_COUNTER_MAX,
+            zswap_writeback: true,
         }
     }
 }
@@ -256,6 +262,8 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.swap_max = pages(s.swap_max);
             m.swap_high = pages(s.swap_high);
             m.oom_group = s.oom_group;
+            m.zswap_max = pages(s.zswap_max);
+            m.zswap_writeback = s.zswap_writeback;
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -492,7 +500,7 @@ impl Sim {
 
     /// The memcg of `m`'s ancestry (excluding the root) whose memory.max `nr` more pages
     /// would exceed (mem_over_limit), if any.
-    fn mem_over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
+    pub(crate) fn mem_over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
         let mut c = nonroot(m);
         while let Some(id) = c {
             let mc = &self.memcgs[id as usize];
@@ -509,7 +517,7 @@ impl Sim {
     /// over-high work for the return to user space (try_charge's
     /// memcg_nr_pages_over_high += batch; the `high` events are counted when that work
     /// runs: reclaim_high's and swap_find_max_overage's).
-    fn page_counter_charge(&mut self, m: MemcgId, nr: u64) {
+    pub(crate) fn page_counter_charge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         let mut over_high = false;
         while let Some(id) = c {
@@ -528,7 +536,7 @@ impl Sim {
     }
 
     /// page_counter_uncharge of `nr` pages up the ancestry (excluding the root).
-    fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
+    pub(crate) fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         while let Some(id) = c {
             self.charge_atomic();

@@ -29,3 +29,4 @@ pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
 pub mod zram;
+pub mod zswap;

@@ -127,6 +127,8 @@ pub struct SwapInfo {
     pub reserved: Vec<bool>,
     /// The zram device the area lives on (`mm/zram.rs`); None: a block device.
     pub zram: Option<crate::mm::zram::Zram>,
+    /// zswap in front of the device (`mm/zswap.rs`); None: zswap off.
+    pub zswap: Option<crate::mm::zswap::Zswap>,
 }
 
 /// SWAP_RA_ORDER_CEILING: VMA-based swap readahead reads at most 2^5 pages.
@@ -192,6 +194,7 @@ impl SwapInfo {
             slots_cache: None,
             reserved: vec![false; nr_pages as usize],
             zram: None,
+            zswap: None,
         }
     }
     fn slot_free(&self, off: usize) -> bool {
@@ -388,8 +391,10 @@ impl Sim {
         if let Some(sh) = self.swap_shadows.get_mut(off as usize) {
             *sh = 0;
         }
-        // swap_range_free's swap_slot_free_notify: zram drops the slot's data.
+        // swap_range_free's swap_slot_free_notify: zram drops the slot's data; zswap's
+        // copy goes too (zswap_invalidate).
         self.zram_free_page(off);
+        self.zswap_invalidate(off);
     }
 
     /// add_to_swap: allocate a slot and add the page (locked, anonymous) to the swap cache.
@@ -453,9 +458,41 @@ impl Sim {
         self.maybe_free_slot(off);
     }
 
-    /// swap_writepage: write a dirty swap-cache page to its slot (pswpout).
-    pub fn swap_writepage(&mut self, pfn: Pfn) {
+    /// swap_writepage: write a dirty, locked swap-cache page to its slot. With zswap, a
+    /// stored page's writeback starts and ends here (no IO); a page zswap rejects goes to
+    /// the device (pswpout), unless its memcg has memory.zswap.writeback off: then it is
+    /// left dirty and locked, and false tells reclaim to activate it
+    /// (AOP_WRITEPAGE_ACTIVATE).
+    pub fn swap_writepage(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::SwapWritepage);
+        if self.zswap().is_some() {
+            if self.zswap_store(pfn) {
+                self.TestClearPageDirty(pfn);
+                self.SetPageReclaim(pfn);
+                self.SetPageWriteback(pfn);
+                self.vmstat.inc(VmItem::NrWriteback);
+                self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
+                self.unlock_page(pfn);
+                self.end_page_writeback(pfn, SWAP_INO);
+                self.leave(prev);
+                return true;
+            }
+            let memcg = self.mem[pfn as usize].memcg;
+            if memcg != crate::mm::memcontrol::NO_MEMCG
+                && !self.mem_cgroup_zswap_writeback_enabled(memcg)
+            {
+                self.leave(prev);
+                return false;
+            }
+        }
+        self.__swap_writepage(pfn);
+        self.leave(prev);
+        true
+    }
+
+    /// __swap_writepage: start the write of a locked swap-cache page to the device
+    /// (pswpout), unlocked once submitted.
+    pub(crate) fn __swap_writepage(&mut self, pfn: Pfn) {
         self.TestClearPageDirty(pfn);
         self.SetPageReclaim(pfn);
         self.SetPageWriteback(pfn);
@@ -475,7 +512,6 @@ impl Sim {
             cpu: self.cur.cpu,
         };
         self.submit_bio(req, u64::from(off) + (1 << 40));
-        self.leave(prev);
     }
 
     /// NR_SWAPCACHE (5.12, "mm: memcg: add swapcache stat for cgroup v2"): the page
@@ -981,8 +1017,8 @@ impl Sim {
     /// reference on the swap slot (swap_shmem_alloc) until the page is swapped in again or
     /// the file truncated. The slot is charged to the page's memcg (memory.swap.current).
     /// Returns false when no slot can be had — the swap area is full, or the memcg is at
-    /// memory.swap.max — and reclaim redirties and activates the page
-    /// (AOP_WRITEPAGE_ACTIVATE).
+    /// memory.swap.max — or swap_writepage keeps the page, and reclaim redirties and
+    /// activates the page (AOP_WRITEPAGE_ACTIVATE).
     pub fn shmem_writepage(&mut self, pfn: Pfn) -> bool {
         let prev = self.enter(KFunc::ShmemWritepage);
         let Some(off) = self.folio_alloc_swap(pfn) else {
@@ -998,9 +1034,11 @@ impl Sim {
         self.__delete_from_page_cache(pfn, Some(u64::from(off)));
         self.tree_unlock(ino);
         self.put_page(pfn); // the page cache's reference
-        self.swap_writepage(pfn);
+                            // (False: zswap rejected it and its memcg has memory.zswap.writeback off; it stays
+                            // in the swap cache, dirty.)
+        let written = self.swap_writepage(pfn);
         self.leave(prev);
-        true
+        written
     }
 
     /// shmem_swapin_folio (mm/shmem.c): bring back page `index` of tmpfs inode `ino`, whose
@@ -1109,8 +1147,15 @@ impl Sim {
 
     /// Add a new page (locked, one allocation reference) to the swap cache for slot `off`
     /// and the LRU (lru_cache_add: inactive anon once the pagevec drains), for a read that
-    /// is about to start (pswpin, pgpgin). The allocation reference ends up with the cache.
+    /// is about to start. The allocation reference ends up with the cache.
     fn add_to_swap_cache_for_read(&mut self, pfn: Pfn, off: u32) {
+        self.add_to_swap_cache_new(pfn, off);
+    }
+
+    /// __read_swap_cache_async's new page (locked, one allocation reference) for slot
+    /// `off`: in the swap cache and on its way to the LRU, the slot's shadow entry making
+    /// it a refault (workingset_refault). The allocation reference ends up with the cache.
+    pub(crate) fn add_to_swap_cache_new(&mut self, pfn: Pfn, off: u32) {
         {
             let pg_ = &mut self.mem[pfn as usize];
             pg_.private = off;
@@ -1123,7 +1168,6 @@ impl Sim {
         self.swapin_refault(pfn, off);
         self.lru_cache_add(pfn);
         self.put_page(pfn); // the allocation reference: cache + pagevec hold it now
-        self.count_pswpin(pfn);
     }
 
     /// The page a swap-in of slot `off` reads into: charged to the memcg the slot was
@@ -1167,8 +1211,33 @@ impl Sim {
         self.vmstat.add(VmItem::Pgpgin, (PAGE_SIZE / 1024) as i64);
     }
 
-    /// swap_readpage for contiguous slots from `first`: one read request.
+    /// swap_readpage for the new swap-cache pages of contiguous slots from `first`: zswap
+    /// loads the slots it holds; the rest are read from the device, one request per run
+    /// of contiguous slots (pswpin, pgpgin).
     fn swap_read_run(&mut self, pages: &[Pfn], first: u32) {
+        if self.zswap().is_none() {
+            self.swap_read_bio(pages, first);
+            return;
+        }
+        let mut start = 0;
+        for (i, &pfn) in pages.iter().enumerate() {
+            if self.zswap_load(pfn) {
+                if start < i {
+                    self.swap_read_bio(&pages[start..i], first + start as u32);
+                }
+                start = i + 1;
+            }
+        }
+        if start < pages.len() {
+            self.swap_read_bio(&pages[start..], first + start as u32);
+        }
+    }
+
+    /// One read request for the swap-cache pages of contiguous slots from `first`.
+    fn swap_read_bio(&mut self, pages: &[Pfn], first: u32) {
+        for &pfn in pages {
+            self.count_pswpin(pfn);
+        }
         let dev = self.swap.as_ref().expect("swap").dev;
         let pr = self.enter(KFunc::SwapReadpage);
         let mut list = self.take_pfn_buf();

@@ -1184,7 +1184,8 @@ impl Sim {
                     continue;
                 }
                 if !self.pageout(pfn) {
-                    // shmem_writepage found no swap slot: redirtied, activated.
+                    // shmem_writepage found no swap slot, or zswap kept the page in
+                    // memory (memory.zswap.writeback off): redirtied, activated.
                     self.activate_locked(pfn, &mut nr_activate);
                     self.unlock_page(pfn);
                     ret.push(pfn);
@@ -1231,7 +1232,10 @@ impl Sim {
         let prev = self.enter(KFunc::Pageout);
         let swapbacked = self.mem[pfn as usize].test(pg::SWAPBACKED);
         if swapbacked && self.mem[pfn as usize].test(pg::SWAPCACHE) {
-            self.swap_writepage(pfn);
+            if !self.swap_writepage(pfn) {
+                self.leave(prev);
+                return false;
+            }
         } else if swapbacked {
             if !self.shmem_writepage(pfn) {
                 self.leave(prev);

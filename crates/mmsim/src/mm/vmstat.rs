@@ -98,6 +98,9 @@ vm_items! {
     NrTlbLocalFlushOne => "nr_tlb_local_flush_one",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
+    Zswpin => "zswpin",
+    Zswpout => "zswpout",
+    Zswpwb => "zswpwb",
 }
 
 /// The counter array.

@@ -37,6 +37,9 @@ use crate::sim::Sim;
 pub enum CompAlgo {
     /// lzo-rle: CONFIG_ZRAM_DEF_COMP's default since 5.1 (lzo before).
     LzoRle,
+    /// lzo: CONFIG_ZSWAP_COMPRESSOR_DEFAULT's default. lzo-rle only adds run-length
+    /// coding of zero runs, which pages that are not zeros do not use: the same costs.
+    Lzo,
     /// lz4.
     Lz4,
     /// zstd.
@@ -47,18 +50,26 @@ impl CompAlgo {
     /// Every algorithm with its sysfs name.
     pub const ALL: &'static [(&'static str, CompAlgo)] = &[
         ("lzo-rle", CompAlgo::LzoRle),
+        ("lzo", CompAlgo::Lzo),
         ("lz4", CompAlgo::Lz4),
         ("zstd", CompAlgo::Zstd),
     ];
 
     /// Index into the cost table's per-algorithm arrays.
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            CompAlgo::LzoRle | CompAlgo::Lzo => 0,
+            CompAlgo::Lz4 => 1,
+            CompAlgo::Zstd => 2,
+        }
     }
 
     /// The sysfs name.
     pub fn name(self) -> &'static str {
-        CompAlgo::ALL[self.index()].0
+        CompAlgo::ALL
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("?", |(n, _)| n)
     }
 }
 
@@ -220,14 +231,9 @@ impl Sim {
     /// workingset page it is a memory stall (swap_read_folio's psi_memstall_enter).
     pub fn zram_read_page(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::ZramReadPage);
-        let workingset = self.mem[pfn as usize].test(crate::mm::page::pg::WORKINGSET);
-        let stalled = workingset.then(|| self.psi_memstall_enter());
         let algo = self.zram_mut().spec.algorithm;
-        self.charge(self.costs.zram_decompress_ps[algo.index()]);
+        self.decompress_page(pfn, self.costs.zram_decompress_ps[algo.index()]);
         self.zram_mut().num_reads += 1;
-        if let Some(was) = stalled {
-            self.psi_memstall_leave(was);
-        }
         self.leave(prev);
     }
 
@@ -262,7 +268,6 @@ impl Sim {
 /// of them in use by the swap area; the pool is exactly the pages the stored bytes need,
 /// within mem_limit, each an allocated page of its own on no LRU.
 pub fn check_zram(sim: &Sim) -> Result<(), String> {
-    use crate::mm::page::pg;
     let Some(sw) = sim.swap.as_ref() else {
         return Ok(());
     };
@@ -298,12 +303,19 @@ pub fn check_zram(sim: &Sim) -> Result<(), String> {
             "zram's pool of {need} pages is past mem_limit ({limit})"
         ));
     }
+    check_pool(sim, "zram", &z.pool)
+}
+
+/// A compressed pool's pages (zram's, zswap's): each an allocated page of its own, once,
+/// on no LRU.
+pub(crate) fn check_pool(sim: &Sim, name: &str, pool: &[Pfn]) -> Result<(), String> {
+    use crate::mm::page::pg;
     let mut seen = std::collections::HashSet::new();
-    for &pfn in &z.pool {
+    for &pfn in pool {
         let p = &sim.mem[pfn as usize];
         if !seen.insert(pfn) || p.refcount != 1 || p.test(pg::BUDDY) || p.test(pg::LRU) {
             return Err(format!(
-                "zram pool page {pfn} is not an allocated page of its own (refcount {}, \
+                "{name} pool page {pfn} is not an allocated page of its own (refcount {}, \
                  flags {})",
                 p.refcount,
                 p.flag_names()

@@ -652,6 +652,15 @@ pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Ve
             &zram,
         );
     }
+    let zswap = tables::zswap_differences(docs);
+    if !zswap.is_empty() {
+        page.h3("zswap");
+        page.counter_table(
+            "zswap (the compressed pool and its writeback; that differ)",
+            names,
+            &zswap,
+        );
+    }
     page.h3("Profile");
     page.profile_bars(&tables::profile_table(docs, names));
     plot_grid(page, docs, names);

@@ -82,6 +82,26 @@ pub struct ZramView {
     pub num_writes: u64,
 }
 
+/// zswap's statistics at the end of a run (`zswap`, `mm/zswap.rs`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ZswapView {
+    /// The pool's peak, bytes.
+    pub pool_max_size: u64,
+    /// Uncompressed size of the pages stored at the end, bytes.
+    pub zswapped: u64,
+    /// Stores that found the pool at its limit.
+    pub pool_limit_hit: u64,
+    /// Entries written back to the swap device.
+    pub written_back_pages: u64,
+    /// Writebacks that failed.
+    pub reject_reclaim_fail: u64,
+    /// Stores the pool could not grow for.
+    pub reject_alloc_fail: u64,
+    /// Stores refused at a cgroup's memory.zswap.max.
+    pub reject_memcg_limit: u64,
+}
+
 /// One line of a pressure file (`pressure.memory.some`, …): its total stall, µs.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(default)]
@@ -321,6 +341,8 @@ pub struct RunDoc {
     pub pressure: Option<PressureView>,
     /// The zram swap device (runs with `[swap] preset = "zram"`).
     pub zram: Option<ZramView>,
+    /// zswap (runs with `[swap.zswap]`).
+    pub zswap: Option<ZswapView>,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,

@@ -448,8 +448,7 @@ pub fn device_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
 /// the end in KiB, pages written and read, failed writes) whose values are not the same in
 /// every run, as `zram <stat>`; a run without zram counts 0.
 pub fn zram_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
-    type Field = (&'static str, fn(&super::load::ZramView) -> u64);
-    let fields: [Field; 6] = [
+    let fields: [SectionField<super::load::ZramView>; 6] = [
         ("mem_used_max_kib", |z| z.mem_used_max / 1024),
         ("orig_data_size_kib", |z| z.orig_data_size / 1024),
         ("compr_data_size_kib", |z| z.compr_data_size / 1024),
@@ -457,14 +456,41 @@ pub fn zram_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
         ("num_reads", |z| z.num_reads),
         ("failed_writes", |z| z.failed_writes),
     ];
+    section_differences(docs, "zram", |d| d.zram.as_ref(), &fields)
+}
+
+/// zswap's statistics (the pool's peak, the data stored at the end in KiB, the debugfs
+/// counters) whose values are not the same in every run, as `zswap <stat>`; a run
+/// without zswap counts 0.
+pub fn zswap_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
+    let fields: [SectionField<super::load::ZswapView>; 7] = [
+        ("pool_max_size_kib", |z| z.pool_max_size / 1024),
+        ("zswapped_kib", |z| z.zswapped / 1024),
+        ("pool_limit_hit", |z| z.pool_limit_hit),
+        ("written_back_pages", |z| z.written_back_pages),
+        ("reject_reclaim_fail", |z| z.reject_reclaim_fail),
+        ("reject_alloc_fail", |z| z.reject_alloc_fail),
+        ("reject_memcg_limit", |z| z.reject_memcg_limit),
+    ];
+    section_differences(docs, "zswap", |d| d.zswap.as_ref(), &fields)
+}
+
+/// A named field of a run document's section.
+type SectionField<T> = (&'static str, fn(&T) -> u64);
+
+/// The `fields` of a run document's section `name` (`section`: None counts 0) whose
+/// values differ between the runs, as `name <field>`.
+fn section_differences<T>(
+    docs: &[RunDoc],
+    name: &str,
+    section: fn(&RunDoc) -> Option<&T>,
+    fields: &[SectionField<T>],
+) -> Vec<(String, Vec<u64>)> {
     let mut out = Vec::new();
     for (field, get) in fields {
-        let v: Vec<u64> = docs
-            .iter()
-            .map(|d| d.zram.as_ref().map_or(0, get))
-            .collect();
+        let v: Vec<u64> = docs.iter().map(|d| section(d).map_or(0, get)).collect();
         if v.iter().any(|x| *x != v[0]) {
-            out.push((format!("zram {field}"), v));
+            out.push((format!("{name} {field}"), v));
         }
     }
     out
@@ -860,6 +886,14 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
             "zram (the swap device's pool and traffic; that differ)",
             names,
             &zram,
+        ));
+    }
+    let zswap = zswap_differences(docs);
+    if !zswap.is_empty() {
+        parts.push(render_counter_table(
+            "zswap (the compressed pool and its writeback; that differ)",
+            names,
+            &zswap,
         ));
     }
     let psi = pressure_differences(docs);
@@ -1446,6 +1480,36 @@ mod tests {
         assert_eq!(rows[1].1, vec![10, 10, 0]);
         assert!(zram_differences(&[a.clone(), a]).is_empty());
         assert!(zram_differences(&[RunDoc::default(), RunDoc::default()]).is_empty());
+    }
+
+    /// The zswap table lists the statistics that differ, a run without zswap counting 0.
+    #[test]
+    fn zswap_differences_list_the_statistics_that_differ() {
+        use crate::report::load::ZswapView;
+        let z = |wb: u64| ZswapView {
+            pool_max_size: 1 << 20,
+            written_back_pages: wb,
+            ..ZswapView::default()
+        };
+        let (a, b) = (
+            RunDoc {
+                zswap: Some(z(5)),
+                ..RunDoc::default()
+            },
+            RunDoc {
+                zswap: Some(z(9)),
+                ..RunDoc::default()
+            },
+        );
+        let rows = zswap_differences(&[a.clone(), b]);
+        assert_eq!(
+            rows,
+            vec![("zswap written_back_pages".to_string(), vec![5, 9])]
+        );
+        let rows = zswap_differences(&[a.clone(), RunDoc::default()]);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(zswap_differences(&[a.clone(), a]).is_empty());
+        assert!(zswap_differences(&[RunDoc::default(), RunDoc::default()]).is_empty());
     }
 
     /// The pressure table lists `<scope> <resource> <some|full>` rows (ms) that differ:

@@ -40,3 +40,4 @@ mod vfs_caches;
 mod vm;
 mod vm_prop;
 mod zram;
+mod zswap;

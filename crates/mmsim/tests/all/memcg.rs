@@ -25,6 +25,8 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         swap_max: None,
         swap_high: None,
         oom_group: false,
+        zswap_max: None,
+        zswap_writeback: true,
     }
 }
 

@@ -679,6 +679,8 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 swap_max: None,
                 swap_high: None,
                 oom_group: false,
+                zswap_max: None,
+                zswap_writeback: true,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -689,6 +691,8 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 swap_max: Some(256 << 20),
                 swap_high: None,
                 oom_group: false,
+                zswap_max: None,
+                zswap_writeback: true,
             },
         ]
     );
@@ -894,7 +898,7 @@ fn negative_cgroup_limit() {
         "cgroups.a.memory_low",
     );
     assert!(
-        msg.contains("memory_max, memory_high, swap_max and swap_high"),
+        msg.contains("memory_max, memory_high, swap_max, swap_high and zswap_max"),
         "{msg}"
     );
     let msg = expect_err(

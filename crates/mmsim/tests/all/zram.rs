@@ -28,7 +28,7 @@ use proptest::prelude::*;
 
 /// One CPU, 64 MiB of RAM, 16 MiB of swap on `preset` with the `[swap]` lines `extra`, and
 /// task `a` (whose program never runs here) in cgroup `g`.
-fn machine_text(preset: &str, extra: &str) -> String {
+pub(crate) fn machine_text(preset: &str, extra: &str) -> String {
     format!(
         r#"name = "zram"
 
@@ -64,14 +64,14 @@ fn zram_machine(era: KernelEra, extra: &str) -> (Sim, TaskId) {
 }
 
 /// Map `n` anonymous pages as `tid` and write each once; the first virtual page.
-fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
+pub(crate) fn write_pages(sim: &mut Sim, tid: TaskId, n: u64) -> u64 {
     let addr = mmap_at(sim, tid, None, n * PAGE_SIZE, 0, 3, false);
     touch_pages(sim, 0, tid, addr, n, true).expect("the writes need no wait");
     addr >> PAGE_SHIFT
 }
 
 /// One reclaim pass at priority 0 in `tid`'s context.
-fn reclaim_pass(sim: &mut Sim, tid: TaskId) {
+pub(crate) fn reclaim_pass(sim: &mut Sim, tid: TaskId) {
     run_on(sim, 0, tid);
     sim.lru_add_drain_all();
     let mut sc = ScanControl::new(1 << 20, false, Gfp::KERNEL);
@@ -81,7 +81,7 @@ fn reclaim_pass(sim: &mut Sim, tid: TaskId) {
 
 /// Reclaim until every page of [first, first+n) is a swap entry; on zram no pass may
 /// leave IO in flight. The checker runs after each pass.
-fn swap_out(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
+pub(crate) fn swap_out(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
     let mm = mm_of(sim, tid);
     for _ in 0..200 {
         if (first..first + n).all(|v| sim.mm(mm).pgtable.get(v) & pte::SWAP != 0) {
@@ -99,7 +99,7 @@ fn swap_out(sim: &mut Sim, tid: TaskId, first: u64, n: u64) {
 }
 
 /// The swap slot virtual page `vpn` of `tid` refers to (panics unless a swap entry).
-fn slot_of(sim: &Sim, tid: TaskId, vpn: u64) -> u32 {
+pub(crate) fn slot_of(sim: &Sim, tid: TaskId, vpn: u64) -> u32 {
     let p = sim.mm(mm_of(sim, tid)).pgtable.get(vpn);
     assert!(
         p & pte::SWAP != 0,
@@ -109,7 +109,7 @@ fn slot_of(sim: &Sim, tid: TaskId, vpn: u64) -> u32 {
 }
 
 /// One read (or write) of `vpn` by `tid`, which must not wait.
-fn access_now(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) {
+pub(crate) fn access_now(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) {
     match touch_pages(sim, 0, tid, vpn << PAGE_SHIFT, 1, write) {
         Ok(OpResult::Bytes(_)) => {}
         other => panic!("access to {vpn:#x} waited or failed: {other:?}"),
@@ -118,7 +118,7 @@ fn access_now(sim: &mut Sim, tid: TaskId, vpn: u64, write: bool) {
 
 /// Every page read held what was last written (the content oracle), and the invariant
 /// checker holds.
-fn assert_consistent(sim: &Sim) {
+pub(crate) fn assert_consistent(sim: &Sim) {
     assert!(
         sim.oracle_violations.is_empty(),
         "{:?}",
@@ -128,7 +128,7 @@ fn assert_consistent(sim: &Sim) {
 }
 
 /// The frame virtual page `vpn` of `tid` maps (panics unless present).
-fn frame_of(sim: &Sim, tid: TaskId, vpn: u64) -> Pfn {
+pub(crate) fn frame_of(sim: &Sim, tid: TaskId, vpn: u64) -> Pfn {
     let p = sim.mm(mm_of(sim, tid)).pgtable.get(vpn);
     assert!(p & pte::PRESENT != 0, "vpn {vpn:#x} is not present");
     pte::pfn(p) as Pfn

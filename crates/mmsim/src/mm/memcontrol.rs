@@ -476,6 +476,24 @@ impl Sim {
         Ok(pfn)
     }
 
+    /// mem_cgroup_charge from a reclaiming context (PF_MEMALLOC): try_charge_memcg never
+    /// reclaims there and forces a charge past memory.max, with a `max` event.
+    pub(crate) fn mem_cgroup_charge_memalloc(&mut self, pfn: Pfn, memcg: MemcgId) {
+        debug_assert_eq!(self.mem[pfn as usize].memcg, NO_MEMCG, "page charged twice");
+        if memcg != ROOT_MEM_CGROUP {
+            let prev = self.enter(KFunc::MemCgroupCharge);
+            if let Some(over) = self.mem_over_limit(memcg, 1) {
+                self.memcg_memory_event(over, MemcgEvent::Max);
+            }
+            self.page_counter_charge(memcg, 1);
+            self.leave(prev);
+        }
+        let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
+        root.usage += 1;
+        root.peak = root.peak.max(root.usage);
+        self.mem[pfn as usize].memcg = memcg;
+    }
+
     /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge).
     pub fn mem_cgroup_charge(
         &mut self,

@@ -950,6 +950,13 @@ impl Sim {
             ..Gfp::KERNEL
         };
         let p = self.alloc_page_charged(gfp, memcg).ok()?;
+        // The allocation may have reclaimed: another path (a relative's fault in a nested
+        // step, zswap's writeback of this slot) may have cached the slot meanwhile —
+        // swapcache_prepare's -EEXIST: the new page goes.
+        if self.swap.as_ref().expect("swap").cache[s as usize] != NIL {
+            self.put_page(p);
+            return Some(None);
+        }
         self.add_to_swap_cache_for_read(p, s);
         if self.swap_ra_counts_hits() {
             self.SetPageReadahead(p);

@@ -443,7 +443,7 @@ impl Sim {
         let mut ok = true;
         if !self.obj_cgroup_may_zswap(memcg) {
             // From 6.8 the memcg's own entries are written back first.
-            ok = self.features.zswap_memcg_lru && self.shrink_memcg(memcg).is_ok();
+            ok = self.features.zswap_memcg_lru && self.shrink_memcg(memcg, true).is_ok();
             if !ok {
                 self.zswap_mut().counters.reject_memcg_limit += 1;
             }
@@ -473,9 +473,12 @@ impl Sim {
             if self.zswap_mut().reached_full {
                 self.zswap_queue_shrink_work();
                 // The worker runs on another CPU while this reclaimer goes on: the rest of
-                // the machine catches up to now (nested steps), as at a TLB-flush wait.
-                let now = self.now();
-                self.run_others_until(now);
+                // the machine catches up to now (nested steps), as at a TLB-flush wait —
+                // from a top-level step only, so that nesting stays one level deep.
+                if self.stepping.len() == 1 {
+                    let now = self.now();
+                    self.run_others_until(now);
+                }
             }
             self.zswap_invalidate(off);
             self.leave(prev);
@@ -580,15 +583,18 @@ impl Sim {
     /// it a refault, as __read_swap_cache_async's), the entry decompressed into it and
     /// freed (zswpwb), then written to the device with PG_reclaim, to be freed when the
     /// write ends. Fails when the slot is in the swap cache (a swap-in made it hot) or was
-    /// freed or rewritten meanwhile, or when no page can be had.
-    fn zswap_writeback_entry(&mut self, off: u32) -> Result<(), WbError> {
+    /// freed or rewritten meanwhile, or when no page can be had. `memalloc`: from a store,
+    /// inside reclaim (PF_MEMALLOC) — the page comes from below the watermarks and its
+    /// charge is forced, neither reclaims (the kernel's guard against reclaim recursing
+    /// into itself); else from the shrink worker, whose allocation may reclaim.
+    fn zswap_writeback_entry(&mut self, off: u32, memalloc: bool) -> Result<(), WbError> {
         let prev = self.enter(KFunc::ZswapWritebackEntry);
-        let r = self.__zswap_writeback_entry(off);
+        let r = self.__zswap_writeback_entry(off, memalloc);
         self.leave(prev);
         r
     }
 
-    fn __zswap_writeback_entry(&mut self, off: u32) -> Result<(), WbError> {
+    fn __zswap_writeback_entry(&mut self, off: u32, memalloc: bool) -> Result<(), WbError> {
         let e = self.zswap().and_then(|z| z.entries[off as usize]);
         let sw = self.swap.as_ref().expect("swap");
         let Some(e) = e else {
@@ -598,13 +604,18 @@ impl Sim {
             return Err(WbError::Exist);
         }
         let memcg = self.swapin_memcg(off);
-        let gfp = crate::mm::page_alloc::Gfp {
-            noretry: true,
-            ..crate::mm::page_alloc::Gfp::KERNEL
+        let pfn = if memalloc {
+            let pfn = self.alloc_page_memalloc().ok_or(WbError::NoMem)?;
+            self.mem_cgroup_charge_memalloc(pfn, memcg);
+            pfn
+        } else {
+            let gfp = crate::mm::page_alloc::Gfp {
+                noretry: true,
+                ..crate::mm::page_alloc::Gfp::KERNEL
+            };
+            self.alloc_page_charged(gfp, memcg)
+                .map_err(|_| WbError::NoMem)?
         };
-        let pfn = self
-            .alloc_page_charged(gfp, memcg)
-            .map_err(|_| WbError::NoMem)?;
         // The allocation may have reclaimed and let other CPUs run: the entry must still be
         // the one chosen and the slot uncached.
         let sw = self.swap.as_ref().expect("swap");
@@ -633,8 +644,9 @@ impl Sim {
 
     /// shrink_memcg (6.8): walk up to SWAP_CLUSTER_MAX entries of each of `m`'s per-node
     /// LRUs, oldest first: a referenced entry loses its bit and goes to the tail (second
-    /// chance), any other goes to the tail and is written back.
-    fn shrink_memcg(&mut self, m: MemcgId) -> Result<(), ShrinkError> {
+    /// chance), any other goes to the tail and is written back (`memalloc`: from a store,
+    /// inside reclaim).
+    fn shrink_memcg(&mut self, m: MemcgId, memalloc: bool) -> Result<(), ShrinkError> {
         if !self.mem_cgroup_zswap_writeback_enabled(m) {
             return Err(ShrinkError::NoEntries);
         }
@@ -658,7 +670,7 @@ impl Sim {
                 if std::mem::replace(&mut e.referenced, false) {
                     continue;
                 }
-                match self.zswap_writeback_entry(off) {
+                match self.zswap_writeback_entry(off, memalloc) {
                     Ok(()) => shrunk += 1,
                     Err(_) => self.zswap_mut().counters.reject_reclaim_fail += 1,
                 }
@@ -683,7 +695,7 @@ impl Sim {
         }
         self.charge(self.costs.mem_access_ps);
         self.zswap_mut().rotate(off);
-        self.zswap_writeback_entry(off).map_err(|_| {
+        self.zswap_writeback_entry(off, false).map_err(|_| {
             self.zswap_mut().counters.reject_reclaim_fail += 1;
             ShrinkError::Again
         })
@@ -726,7 +738,7 @@ impl Sim {
                     }
                     run.attempts = 0;
                 }
-                Some(m) => match self.shrink_memcg(m) {
+                Some(m) => match self.shrink_memcg(m, false) {
                     Err(ShrinkError::NoEntries) => {}
                     Ok(()) => run.attempts += 1,
                     Err(ShrinkError::Again) => {

@@ -135,6 +135,58 @@ fn swarm_cgroup_cases_are_valid_and_varied() {
     }
 }
 
+/// The zswap draw: valid scenarios, only with swap on a block device and an era that has
+/// zswap, in about a quarter of those, with every setting varied, memory.zswap.max on the
+/// cgroups in some and memory.zswap.writeback = 0 only on 6.18.
+#[test]
+fn swarm_zswap_cases_are_valid_and_varied() {
+    use mmsim::kernel::KernelEra;
+    const SEEDS: u64 = 2000;
+    let (mut eligible, mut cases, mut limited, mut no_writeback) = (0, 0, 0, 0);
+    let mut compressors = std::collections::BTreeSet::new();
+    let mut pools = std::collections::BTreeSet::new();
+    for seed in 0..SEEDS {
+        let case = mmsim::swarm::generate(seed);
+        let sc = parse_scenario(&case.toml, "swarm", &[])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
+        let era = sc.kernel.unwrap_or(mmsim::kernel::DEFAULT_ERA);
+        let swap = sc.swap.as_ref();
+        if swap.is_some_and(|s| s.zram.is_none()) && era >= KernelEra::V6_1 {
+            eligible += 1;
+        }
+        let Some(z) = swap.and_then(|s| s.zswap.as_ref()) else {
+            assert!(sc
+                .cgroups
+                .iter()
+                .all(|c| c.zswap_max.is_none() && c.zswap_writeback));
+            continue;
+        };
+        cases += 1;
+        assert!(
+            era >= KernelEra::V6_1 && swap.unwrap().zram.is_none(),
+            "seed {seed}"
+        );
+        assert!(case.summary.contains("; zswap ("), "{}", case.summary);
+        compressors.insert(z.compressor.name());
+        pools.insert(z.max_pool_percent);
+        limited += usize::from(sc.cgroups.iter().any(|c| c.zswap_max.is_some()));
+        if sc.cgroups.iter().any(|c| !c.zswap_writeback) {
+            assert!(era >= KernelEra::V6_18, "seed {seed}");
+            no_writeback += 1;
+        }
+    }
+    assert!(
+        (eligible / 6..=eligible / 3).contains(&cases),
+        "{cases} zswap cases of {eligible} eligible"
+    );
+    assert_eq!(compressors.len(), 4, "{compressors:?}");
+    assert_eq!(pools.len(), 4, "{pools:?}");
+    assert!(
+        limited > 0 && no_writeback > 0,
+        "{limited} limited, {no_writeback} without writeback"
+    );
+}
+
 #[test]
 fn swarm_finds_a_broken_invariant_and_the_replay_reproduces_it() {
     let opts = SwarmOptions {
@@ -512,6 +564,28 @@ fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
         "fork_swapin_race.toml",
     );
     assert!(r.oracle_violations.is_empty());
+}
+
+/// Swarm seed 9501314 (`swarm_cases/zswap_writeback_recursion.toml`): zswap's writeback
+/// from a store over memory.zswap.max recursed through the cgroup's reclaim until the stack
+/// overflowed; then a swap readahead page joined a slot that such a writeback had cached.
+/// The case runs to its end on its era's patched rules with its own features, checked every
+/// 25 steps as the swarm does.
+#[test]
+fn zswap_writeback_from_reclaim_neither_recurses_nor_doubles_a_slot() {
+    let text = include_str!("swarm_cases/zswap_writeback_recursion.toml");
+    let sc = parse_scenario(text, "zswap_writeback_recursion.toml", &[]).unwrap();
+    let f =
+        mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None).unwrap();
+    let mut sim = mmsim::sim::Sim::new(&sc, f).unwrap();
+    let end = mmsim::run::run_chunked(&mut sim, 5_000_000, 25, &mut |_| {}, &mut |s| {
+        mmsim::mm::check::check_all(s)
+            .err()
+            .map(RunEnd::CheckFailed)
+    });
+    assert_eq!(end, RunEnd::Completed);
+    assert!(sim.vmstat.get(mmsim::mm::vmstat::VmItem::Zswpwb) > 0);
+    assert!(sim.oracle_violations.is_empty());
 }
 
 /// A kept swarm case (its TOML `text`, named `name`) on its era's patched rules with its

@@ -460,6 +460,29 @@ fn the_zswap_example_against_the_ssd_alone() {
     );
 }
 
+#[test]
+fn a_store_over_zswap_max_writes_back_without_reclaiming_again() {
+    // A cgroup at memory.max with a zswap.max of 16 pages: each store from its reclaim is
+    // over the limit and (6.8) first writes back its own entries. That writeback runs in
+    // reclaim (PF_MEMALLOC): its page comes from below the watermarks and its charge is
+    // forced, so it never reclaims again — before, each writeback's charge reclaimed,
+    // whose stores wrote back again, until the stack overflowed (swarm seed 9501314).
+    // Readahead pages allocated meanwhile find the slot cached by such a writeback and
+    // step back (a second swap-cache page for the slot, found by the checker).
+    let r = example(
+        &[
+            "cgroups.box.zswap_max=64KiB",
+            "swap.zswap.compression_ratio=1",
+        ],
+        true,
+    );
+    let v = &r.vmstat;
+    assert!(v["zswpwb"] > 0 && v["zswpout"] > 0, "{v:?}");
+    let stats = r.zswap.as_ref().unwrap();
+    assert!(stats.counters.written_back_pages > 0, "{stats:?}");
+    assert!(r.oracle_violations.is_empty());
+}
+
 #[derive(Clone, Debug)]
 enum ZOp {
     Read(u64),

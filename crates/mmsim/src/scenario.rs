@@ -1986,6 +1986,20 @@ fn want_limit(
     }
 }
 
+/// A cgroup `file` of kernel `version` (the `since` era) set in a scenario of kernel `k`.
+fn newer_file(
+    loc: &Loc,
+    file: &str,
+    version: &str,
+    since: crate::kernel::KernelEra,
+    k: crate::kernel::KernelEra,
+) -> ScenarioError {
+    loc.err(format!(
+        "{file} exists from kernel {version} on (the {since} era); this scenario sets kernel \
+         = \"{k}\""
+    ))
+}
+
 /// `[[cgroups]]`: memory cgroups with cgroup v2 limits, each parent declared before its
 /// children.
 fn read_cgroups(
@@ -2049,19 +2063,25 @@ fn read_cgroups(
         let (swap_high, swap_high_loc) = limit("swap_high", true)?;
         if let (Some(k), Some(loc)) = (kernel, &swap_high_loc) {
             if k < SWAP_HIGH_SINCE {
-                return Err(loc.err(format!(
-                    "memory.swap.high exists from kernel 5.8 on (the {SWAP_HIGH_SINCE} era); \
-                     this scenario sets kernel = \"{k}\""
-                )));
+                return Err(newer_file(
+                    loc,
+                    "memory.swap.high",
+                    "5.8",
+                    SWAP_HIGH_SINCE,
+                    k,
+                ));
             }
         }
         let oom_group = match g.opt("oom_group", want_bool)? {
             Some((true, loc)) if kernel.is_some_and(|k| k < OOM_GROUP_SINCE) => {
-                return Err(loc.err(format!(
-                    "memory.oom.group exists from kernel 4.19 on (the {OOM_GROUP_SINCE} era); \
-                     this scenario sets kernel = \"{}\"",
-                    kernel.expect("checked")
-                )));
+                let k = kernel.expect("checked");
+                return Err(newer_file(
+                    &loc,
+                    "memory.oom.group",
+                    "4.19",
+                    OOM_GROUP_SINCE,
+                    k,
+                ));
             }
             Some((v, _)) => v,
             None => false,
@@ -2069,19 +2089,19 @@ fn read_cgroups(
         let (zswap_max, zswap_max_loc) = limit("zswap_max", true)?;
         if let (Some(k), Some(loc)) = (kernel, &zswap_max_loc) {
             if k < ZSWAP_MAX_SINCE {
-                return Err(loc.err(format!(
-                    "memory.zswap.max exists from kernel 5.19 on (the {ZSWAP_MAX_SINCE} era); \
-                     this scenario sets kernel = \"{k}\""
-                )));
+                return Err(newer_file(
+                    loc,
+                    "memory.zswap.max",
+                    "5.19",
+                    ZSWAP_MAX_SINCE,
+                    k,
+                ));
             }
         }
         let zswap_writeback = match g.opt("zswap_writeback", want_bool)? {
             Some((false, loc)) if kernel.is_some_and(|k| k < ZSWAP_WRITEBACK_SINCE) => {
-                return Err(loc.err(format!(
-                    "memory.zswap.writeback exists from kernel 6.8 on (the \
-                     {ZSWAP_WRITEBACK_SINCE} era); this scenario sets kernel = \"{}\"",
-                    kernel.expect("checked")
-                )));
+                let (k, since) = (kernel.expect("checked"), ZSWAP_WRITEBACK_SINCE);
+                return Err(newer_file(&loc, "memory.zswap.writeback", "6.8", since, k));
             }
             Some((v, _)) => v,
             None => true,

@@ -1195,6 +1195,20 @@ impl Sim {
                 }
                 self.memcgs[m as usize].oom_group = bytes == Some(1);
             }
+            CgroupFile::ZswapMax => {
+                // zswap_max_write: the limit only; stores over it are rejected from now.
+                if self.features.era < crate::scenario::ZSWAP_MAX_SINCE {
+                    return Ok(OpResult::Err(Errno::ENOENT));
+                }
+                self.memcgs[m as usize].zswap_max = pages;
+            }
+            CgroupFile::ZswapWriteback => {
+                // zswap_writeback_write: 0 or 1.
+                if self.features.era < crate::scenario::ZSWAP_WRITEBACK_SINCE {
+                    return Ok(OpResult::Err(Errno::ENOENT));
+                }
+                self.memcgs[m as usize].zswap_writeback = bytes == Some(1);
+            }
         }
         Ok(OpResult::Bytes(bytes.unwrap_or(0)))
     }

@@ -43,7 +43,7 @@ impl Params for CgroupWriteSpec {
 /// `program = "cgroup-write"`.
 pub const PROGRAM: ProgramDef = ProgramDef {
     name: "cgroup-write",
-    summary: "write a cgroup's memory.max, memory.high, memory.swap.max, memory.swap.high or memory.oom.group once, mid-run",
+    summary: "write a cgroup's memory.max, memory.high, memory.swap.max, memory.swap.high, memory.oom.group, memory.zswap.max or memory.zswap.writeback once, mid-run",
     doc: "Changes one limit of a cgroup while the others run, as an administrator, systemd \
           or an OOM daemon does: after `delay`, writes `value` to the file `file` of the \
           cgroup `target` and exits. memory.max (memory_max_write): the new limit, then, \
@@ -56,7 +56,11 @@ pub const PROGRAM: ProgramDef = ProgramDef {
           reclaim nothing; memory.swap.high exists from 5.8 (the 6.1 and 6.18 eras): on an \
           earlier era the write fails with ENOENT, recorded as the task's error. \
           memory.oom.group (4.19, the 6.1 and 6.18 eras; ENOENT before) takes 0 or 1: \
-          whether an OOM kill in the cgroup takes all its tasks from then on. The write \
+          whether an OOM kill in the cgroup takes all its tasks from then on. \
+          memory.zswap.max (5.19, the 6.1 and 6.18 eras) takes the new limit and writes \
+          nothing back (stores over it are rejected from then on); memory.zswap.writeback \
+          (6.8, the 6.18 era) takes 0 or 1; before those eras the write fails with ENOENT. \
+          The write \
           is timed under the label \"write\". The writer's own task runs where its \
           `cgroup` key puts it (the root by default).",
     params: &[
@@ -70,15 +74,15 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "file",
             ty: "string",
             default: "required",
-            rules: "\"memory.max\", \"memory.high\", \"memory.swap.max\", \"memory.swap.high\" \
-                    or \"memory.oom.group\"",
+            rules: "\"memory.max\", \"memory.high\", \"memory.swap.max\", \"memory.swap.high\", \
+                    \"memory.oom.group\", \"memory.zswap.max\" or \"memory.zswap.writeback\"",
         },
         Param {
             key: "value",
             ty: "size (bytes) or \"max\"; 0 or 1",
             default: "required",
             rules: "the new limit, rounded down to whole 4 KiB pages; \"max\": no limit. For \
-                    memory.oom.group the integer 0 or 1",
+                    memory.oom.group and memory.zswap.writeback the integer 0 or 1",
         },
         Param {
             key: "delay",
@@ -142,10 +146,10 @@ fn parse_cgroup_write(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Sce
         )));
     };
     let ram = env.total_memory_bytes;
-    let (bytes, _) = if file == CgroupFile::OomGroup {
+    let (bytes, _) = if file.is_flag() {
         task.req("value", "0 or 1", |item, loc| match want_u64(item, loc)? {
             v @ (0 | 1) => Ok(Some(v)),
-            v => Err(loc.err(format!("memory.oom.group takes 0 or 1, got {v}"))),
+            v => Err(loc.err(format!("{name} takes 0 or 1, got {v}"))),
         })?
     } else {
         task.req("value", "the new limit", |item, loc| {

@@ -173,17 +173,28 @@ pub enum CgroupFile {
     SwapHigh,
     /// memory.oom.group (4.19): 0 or 1.
     OomGroup,
+    /// memory.zswap.max (5.19).
+    ZswapMax,
+    /// memory.zswap.writeback (6.8): 0 or 1.
+    ZswapWriteback,
 }
 
 impl CgroupFile {
     /// Every file, with its name.
-    pub const ALL: [(CgroupFile, &'static str); 5] = [
+    pub const ALL: [(CgroupFile, &'static str); 7] = [
         (CgroupFile::MemoryMax, "memory.max"),
         (CgroupFile::MemoryHigh, "memory.high"),
         (CgroupFile::SwapMax, "memory.swap.max"),
         (CgroupFile::SwapHigh, "memory.swap.high"),
         (CgroupFile::OomGroup, "memory.oom.group"),
+        (CgroupFile::ZswapMax, "memory.zswap.max"),
+        (CgroupFile::ZswapWriteback, "memory.zswap.writeback"),
     ];
+
+    /// Whether the file takes 0 or 1 rather than a size.
+    pub fn is_flag(self) -> bool {
+        matches!(self, CgroupFile::OomGroup | CgroupFile::ZswapWriteback)
+    }
 }
 
 /// The program named `name` (the `program` key of a task).

@@ -553,3 +553,48 @@ proptest! {
         prop_assert!(sim.oracle_violations.is_empty(), "{:?}", sim.oracle_violations);
     }
 }
+
+#[test]
+fn cgroup_write_sets_zswap_max_and_writeback_mid_run() {
+    // The example at an eighth of its size, with an administrator writing one zswap file
+    // of "box" after 20 ms (the cgroup has been reclaiming since about 5 ms).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/zswap_memcg.toml"
+    );
+    let with_write = |file: &str, value: &str, era: KernelEra| {
+        let text = std::fs::read_to_string(path).unwrap()
+            + &format!(
+                "\n[[tasks]]\nname = \"admin\"\ncpu = 1\nprogram = \"cgroup-write\"\n\
+                 target = \"box\"\nfile = \"{file}\"\nvalue = {value}\ndelay = \"20ms\"\n"
+            );
+        let sets = [
+            "machine.memory_per_node=64MiB",
+            "cgroups.box.memory_max=12MiB",
+            "tasks.worker.size=16MiB",
+        ]
+        .map(String::from);
+        let sc = parse_scenario(&text, "zswap_memcg.toml", &sets).unwrap();
+        run_completed(&sc, era, false, u64::MAX)
+    };
+    let base = example(&[], false);
+    // memory.zswap.max = 0: from the write on, every store is rejected and pages go to
+    // the SSD.
+    let r = with_write("memory.zswap.max", "\"0\"", KernelEra::V6_18);
+    assert!(r.vmstat["zswpout"] > 0, "stores before the write");
+    assert!(r.vmstat["zswpout"] < base.vmstat["zswpout"]);
+    assert!(r.vmstat["pswpout"] > 0 && base.vmstat["pswpout"] == 0);
+    assert!(r.zswap.as_ref().unwrap().counters.reject_memcg_limit > 0);
+    // memory.zswap.writeback exists from 6.8: ENOENT on 6.1, recorded as the task's error.
+    let r = with_write("memory.zswap.writeback", "0", KernelEra::V6_1);
+    let admin = common::task_report(&r, "admin");
+    assert_eq!(admin.errors.get("ENOENT"), Some(&1), "{:?}", admin.errors);
+    // A value other than 0 or 1 names the field.
+    let text = std::fs::read_to_string(path).unwrap()
+        + "\n[[tasks]]\nname = \"admin\"\ncpu = 1\nprogram = \"cgroup-write\"\n\
+           target = \"box\"\nfile = \"memory.zswap.writeback\"\nvalue = 2\n";
+    let e = parse_scenario(&text, "z.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("memory.zswap.writeback takes 0 or 1"), "{e}");
+}

@@ -68,6 +68,10 @@ pub struct TaskReport {
     /// Killed by an OOM killer (as its victim, or with its memory.oom.group).
     #[serde(default)]
     pub oom_killed: bool,
+    /// The process it is a thread of (the scenario's `thread_group`); absent for a
+    /// single-threaded process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_group: Option<String>,
 }
 
 /// One profile row.
@@ -748,6 +752,8 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             percent: ps as f64 * 100.0 / busy as f64,
         })
         .collect();
+    let specs: std::collections::HashMap<&str, &crate::scenario::TaskSpec> =
+        sc.tasks.iter().map(|s| (s.name.as_str(), s)).collect();
     let tasks = sim
         .tasks
         .iter()
@@ -769,13 +775,12 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             oom_killed: t.oom_killed,
+            thread_group: specs
+                .get(t.name.as_str())
+                .and_then(|s| s.thread_group.clone()),
             samples: t.stats.samples.clone(),
             sample_units: {
-                let program = sc
-                    .tasks
-                    .iter()
-                    .find(|s| s.name == t.name)
-                    .map(|s| s.program.name());
+                let program = specs.get(t.name.as_str()).map(|s| s.program.name());
                 t.stats
                     .samples
                     .keys()

@@ -358,6 +358,11 @@ pub struct TaskSpec {
     pub cgroup: Option<String>,
     /// /proc/<pid>/oom_score_adj: -1000 (never OOM-killed) ..= 1000 (killed first).
     pub oom_score_adj: i16,
+    /// The process the task is a thread of (`thread_group`): tasks naming the same one
+    /// share one address space (clone with CLONE_VM | CLONE_THREAD). None: a process of
+    /// its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_group: Option<String>,
     /// The program and its parameters.
     pub program: ProgramSpec,
 }
@@ -1615,6 +1620,7 @@ const TASK_KEYS: &[&str] = &[
     "replicas",
     "cgroup",
     "oom_score_adj",
+    "thread_group",
 ];
 
 pub(crate) const MIB: u64 = 1 << 20;
@@ -2631,6 +2637,36 @@ fn read_tasks(
                 _ => return Err(type_error(&loc, "an integer from -1000 to 1000", item)),
             },
         };
+        let thread_group = match t.opt("thread_group", want_str)? {
+            None => None,
+            Some(("", loc)) => {
+                return Err(loc.err("thread_group must be a non-empty process name"));
+            }
+            Some((g, loc)) => {
+                // Threads of one process are in one cgroup (cgroup v2 moves whole
+                // processes) and share its oom_score_adj (signal->oom_score_adj).
+                if let Some(first) = tasks.iter().find(|x| x.thread_group.as_deref() == Some(g)) {
+                    if first.cgroup != cgroup {
+                        let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "/".into());
+                        return Err(loc.err(format!(
+                            "thread group \"{g}\" is in cgroup \"{}\" (task {}) and \"{}\" \
+                             here: the threads of a process are in one cgroup",
+                            show(&first.cgroup),
+                            first.name,
+                            show(&cgroup)
+                        )));
+                    }
+                    if first.oom_score_adj != oom_score_adj {
+                        return Err(loc.err(format!(
+                            "thread group \"{g}\" has oom_score_adj {} (task {}) and {} \
+                             here: oom_score_adj belongs to the process, not the thread",
+                            first.oom_score_adj, first.name, oom_score_adj
+                        )));
+                    }
+                }
+                Some(g.to_string())
+            }
+        };
         let program = (program.parse)(&t, env)?;
         tasks.push(TaskSpec {
             name: name.to_string(),
@@ -2638,6 +2674,7 @@ fn read_tasks(
             start_ns,
             cgroup,
             oom_score_adj,
+            thread_group,
             program,
         });
     }

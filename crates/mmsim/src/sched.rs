@@ -138,6 +138,12 @@ pub struct Task {
     pub tlb_ubc: crate::mm::rmap::TlbflushUnmapBatch,
     /// Chosen by the OOM killer: exits at its next step.
     pub oom_killed: bool,
+    /// The thread group (process) it belongs to: its leader's id (tgid), its own id for a
+    /// single-threaded process. Threads share `mm`.
+    pub tgid: TaskId,
+    /// Another thread of its process took a fatal signal (zap_other_threads): it exits
+    /// at its next step.
+    pub group_exit: bool,
     /// /proc/<pid>/oom_score_adj (-1000 ..= 1000): added to its badness in units of a
     /// thousandth of the OOM domain's memory; -1000 is never killed.
     pub oom_score_adj: i16,
@@ -176,6 +182,8 @@ impl Task {
             mm: None,
             tlb_ubc: Default::default(),
             oom_killed: false,
+            tgid: id,
+            group_exit: false,
             oom_score_adj: 0,
             fault_retry: None,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
@@ -183,6 +191,30 @@ impl Task {
             memcg_high_delay_ps: 0,
             psi_flags: 0,
             psi_sleep_memstall: false,
+        }
+    }
+
+    /// User task `id` named `name` on `cpu` running `program` from `start` (asleep until
+    /// then), in `memcg`, a process of its own (tgid = id) with address space `mm`.
+    pub fn user(
+        id: TaskId,
+        name: String,
+        cpu: CpuId,
+        start: Ps,
+        program: Box<dyn crate::workload::Program>,
+        memcg: crate::mm::memcontrol::MemcgId,
+        oom_score_adj: i16,
+    ) -> Task {
+        Task {
+            ready_at_ps: start,
+            body: TaskBody::User(program),
+            stats: TaskStats {
+                start_ps: start,
+                ..Default::default()
+            },
+            oom_score_adj,
+            memcg,
+            ..Task::kthread(id, name, cpu, KThread::ZswapShrink)
         }
     }
 

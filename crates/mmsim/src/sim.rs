@@ -1222,7 +1222,8 @@ impl Sim {
             std::sync::atomic::Ordering::Relaxed,
         );
         sim.vfs_setup()?;
-        for t in &sc.tasks {
+        let first_user = sim.tasks.len();
+        for (id_in_sc, t) in sc.tasks.iter().enumerate() {
             let id = sim.tasks.len();
             let memcg = match &t.cgroup {
                 None => crate::mm::memcontrol::ROOT_MEM_CGROUP,
@@ -1231,34 +1232,30 @@ impl Sim {
                     .ok_or_else(|| format!("task {} names unknown cgroup {}", t.name, name))?,
             };
             let start = t.start_ns.saturating_mul(1_000);
-            sim.tasks.push(Task {
+            let program = crate::workload::build_program(&t.program);
+            let mut task = Task::user(
                 id,
-                name: t.name.clone(),
-                cpu: t.cpu as usize,
-                state: TaskState::Sleeping,
-                ready_at_ps: start,
-                body: TaskBody::User(crate::workload::build_program(&t.program)),
-                cur_op: None,
-                last: OpResult::None,
-                fds: Vec::new(),
-                stats: crate::sched::TaskStats {
-                    start_ps: start,
-                    ..Default::default()
-                },
-                mm: None,
-                tlb_ubc: Default::default(),
-                oom_killed: false,
-                oom_score_adj: t.oom_score_adj,
-                fault_retry: None,
+                t.name.clone(),
+                t.cpu as usize,
+                start,
+                program,
                 memcg,
-                memcg_nr_pages_over_high: 0,
-                memcg_high_delay_ps: 0,
-                psi_flags: 0,
-                psi_sleep_memstall: false,
-            });
+                t.oom_score_adj,
+            );
+            // A thread joins the process of the first task of its thread group.
+            if let Some(g) = &t.thread_group {
+                if let Some(leader) = sc.tasks[..id_in_sc]
+                    .iter()
+                    .position(|x| x.thread_group.as_ref() == Some(g))
+                {
+                    task.tgid = first_user + leader;
+                }
+            }
+            sim.tasks.push(task);
             sim.events.push(start, Event::Wake(id as u32));
         }
         sim.nr_user_alive = sim.tasks.iter().filter(|t| !t.is_kthread()).count();
+        sim.create_thread_group_mms();
         Ok(sim)
     }
 
@@ -1982,7 +1979,7 @@ impl Sim {
     /// Returns true if the task stays runnable. `clock_before`: its CPU's clock when the
     /// step began (for the observer).
     fn user_step(&mut self, tid: TaskId, clock_before: Ps) -> bool {
-        if self.tasks[tid].oom_killed {
+        if self.tasks[tid].oom_killed || self.tasks[tid].group_exit {
             self.task_exit(tid);
             return false;
         }
@@ -2021,6 +2018,7 @@ impl Sim {
                     .entry(sig.name().to_string())
                     .or_default() += 1;
                 self.task_exit(tid);
+                self.zap_other_threads(tid);
                 false
             }
             Ok(res) => {
@@ -2055,6 +2053,28 @@ impl Sim {
                 false
             }
         }
+    }
+
+    /// zap_other_threads: a fatal signal kills the whole process; each other live thread
+    /// of `tid`'s thread group is woken and exits at its next step.
+    pub(crate) fn zap_other_threads(&mut self, tid: TaskId) {
+        let tgid = self.tasks[tid].tgid;
+        let now = self.now();
+        for t in self.threads_of(tgid) {
+            if t != tid {
+                self.tasks[t].group_exit = true;
+                self.wake_up(t, now);
+            }
+        }
+    }
+
+    /// The live tasks of thread group `tgid` (the process whose leader is `tgid`), in id
+    /// order (the leader's id first; its threads come after it). A scan of the tasks from
+    /// the leader on: called on kills only.
+    pub(crate) fn threads_of(&self, tgid: TaskId) -> Vec<TaskId> {
+        (tgid..self.tasks.len())
+            .filter(|&t| self.tasks[t].tgid == tgid && self.tasks[t].state != TaskState::Exited)
+            .collect()
     }
 
     fn task_exit(&mut self, tid: TaskId) {

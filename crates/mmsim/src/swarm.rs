@@ -27,6 +27,10 @@
 //!   generator of its own), from the 6.1 era sometimes memory.oom.group; each task then
 //!   runs in a random one of them or in the root, sometimes with an oom_score_adj (both
 //!   from a third generator). The limits always pass the scenario's validation.
+//! - Threads, from a generator of their own (drawn after the cgroups, which it reads): in a
+//!   quarter of the cases with two tasks or more, task 0 and every other `t<i>` in its
+//!   cgroup with its oom_score_adj are threads of one process (`thread_group = "p"`: one
+//!   shared mm), when that makes at least two.
 //! - Policy (drawn last): MGLRU (`policy = "mglru"`) in half of the cases whose era has
 //!   it (6.1 and later).
 //! - Swap-in errors (drawn after the policy): in a quarter of the cases with swap, a
@@ -177,6 +181,22 @@ pub struct SwarmResult {
     pub io_errors: u64,
     /// The replay command.
     pub replay: String,
+}
+
+/// The tasks of the case's thread group (`thread_group = "p"`): in a quarter of the cases
+/// with two tasks or more (own generator), task 0 and every other task in its cgroup with
+/// its oom_score_adj (a process's threads share both); all false otherwise.
+fn draw_thread_group(seed: u64, nr_tasks: usize, cg: Option<&CaseCgroups>) -> Vec<bool> {
+    let mut rng = Pcg64::seed_from_u64(seed ^ 0x7468_7265_6164);
+    let mut members = vec![false; nr_tasks];
+    if nr_tasks < 2 || !rng.gen_bool(0.25) {
+        return members;
+    }
+    let key = |i: usize| cg.map(|c| (c.task_cgroup[i].clone(), c.oom_score_adj[i].unwrap_or(0)));
+    for (i, m) in members.iter_mut().enumerate() {
+        *m = key(i) == key(0);
+    }
+    members
 }
 
 fn pick<'a, T>(rng: &mut Pcg64, xs: &'a [T]) -> &'a T {
@@ -440,11 +460,36 @@ pub fn generate(seed: u64) -> SwarmCase {
     );
     t.insert_str(kernel_at, &format!("kernel = \"{era}\"\n"));
     let cgroups = draw_cgroups(&mut rng, ram, swap_mib, nr_tasks, era);
+    // Threads, from a generator of their own (a case without them is the case of the same
+    // seed before they existed): in a quarter of the cases with two tasks or more, the
+    // tasks in the first one's cgroup with its oom_score_adj are threads of one process.
+    let mut threads = draw_thread_group(seed, nr_tasks as usize, cgroups.as_ref());
+    if threads.iter().filter(|&&m| m).count() < 2 {
+        threads.fill(false);
+    } else {
+        let names: Vec<String> = (0..nr_tasks as usize)
+            .filter(|&i| threads[i])
+            .map(|i| format!("t{i}"))
+            .collect();
+        let _ = write!(sum, "; threads {}", names.join(","));
+        if cgroups.is_none() {
+            // From the last task back, so the earlier offsets stay valid.
+            for (i, end) in task_ends.iter().enumerate().rev() {
+                if threads[i] {
+                    tasks.insert_str(*end, "thread_group = \"p\"\n");
+                }
+            }
+        }
+    }
     if let Some(cg) = &cgroups {
         t.push_str(&cg.toml);
         let _ = write!(sum, "; cgroups {}", cg.summary.join(", "));
-        // From the last task back, so the earlier offsets stay valid.
+        // From the last task back, so the earlier offsets stay valid; each task's keys go
+        // in at its end.
         for (i, end) in task_ends.iter().enumerate().rev() {
+            if threads[i] {
+                tasks.insert_str(*end, "thread_group = \"p\"\n");
+            }
             if let Some(adj) = cg.oom_score_adj[i] {
                 tasks.insert_str(*end, &format!("oom_score_adj = {adj}\n"));
                 descr[i].0.push_str(&format!(" adj {adj}"));

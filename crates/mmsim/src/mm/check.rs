@@ -30,6 +30,7 @@ use crate::mm::page::{pg, NO_MAPPING};
 use crate::mm::radix_tree::Entry;
 use crate::mm::swap_cluster::SWAPFILE_CLUSTER;
 use crate::mm::vmstat::VmItem;
+use crate::sched::TaskState;
 use crate::sim::Sim;
 
 /// Check every invariant; the first violation is returned as a readable message.
@@ -39,6 +40,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     crate::mm::zram::check_zram(sim)?;
     crate::mm::zswap::check_zswap(sim)?;
     check_psi_flags(sim)?;
+    check_mm_users(sim)?;
     if let Some(check) = sim.ops.check {
         check(sim)?;
     }
@@ -480,6 +482,50 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             sim.vmstat.get(VmItem::NrFilePages),
             file_pages
         ));
+    }
+    Ok(())
+}
+
+/// mm_users: each live mm's `users` is the number of live tasks using it plus the forks
+/// in progress copying into it; a live task's mm is live; the threads of a process share
+/// their leader's mm.
+pub fn check_mm_users(sim: &Sim) -> Result<(), String> {
+    let mut users = vec![0u32; sim.mms.len()];
+    for t in sim.tasks.iter().filter(|t| t.state != TaskState::Exited) {
+        if let Some(m) = t.mm {
+            if sim.mms.get(m as usize).is_none_or(|x| x.is_none()) {
+                return Err(format!("task {} uses mm {m}, which is gone", t.name));
+            }
+            users[m as usize] += 1;
+        }
+        let leader = &sim.tasks[t.tgid];
+        if t.tgid != t.id && leader.state != TaskState::Exited && t.mm != leader.mm {
+            return Err(format!(
+                "task {} (a thread of {}) has mm {:?}, its leader {:?}",
+                t.name, sim.tasks[t.tgid].name, t.mm, sim.tasks[t.tgid].mm
+            ));
+        }
+        // A fork that slept holds the child's half-copied mm (progress − 1).
+        if let Some(crate::sched::OpInProgress {
+            op: crate::workload::Op::Fork(_),
+            progress,
+            ..
+        }) = t.cur_op
+        {
+            if progress > 0 {
+                if let Some(u) = users.get_mut((progress - 1) as usize) {
+                    *u += 1;
+                }
+            }
+        }
+    }
+    for m in sim.mms.iter().flatten() {
+        if m.users != users[m.id as usize] {
+            return Err(format!(
+                "mm {} has users {} but {} live tasks and forks use it",
+                m.id, m.users, users[m.id as usize]
+            ));
+        }
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ use crate::mm::memory::{pte, PTRS_PER_PTE};
 use crate::mm::mmap::{Mm, Vma};
 use crate::mm::page::PAGE_SHIFT;
 use crate::mm::rmap::{ANON_MAPPING, VM_LOCKED, VM_SHARED};
-use crate::sched::{Task, TaskBody, TaskId, TaskState, Wait};
+use crate::sched::{Task, TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, ForkChild, OpResult};
 
@@ -207,31 +207,9 @@ impl Sim {
         let p = &self.tasks[parent];
         let (memcg, oom_score_adj) = (p.memcg, p.oom_score_adj);
         let name = format!("{}.{}", self.tasks[parent].name, child.name);
-        self.tasks.push(Task {
-            id,
-            name,
-            cpu,
-            state: TaskState::Sleeping,
-            ready_at_ps: now,
-            body: TaskBody::User(program),
-            cur_op: None,
-            last: OpResult::None,
-            fds: Vec::new(),
-            stats: crate::sched::TaskStats {
-                start_ps: now,
-                ..Default::default()
-            },
-            mm,
-            tlb_ubc: Default::default(),
-            oom_killed: false,
-            oom_score_adj,
-            fault_retry: None,
-            memcg,
-            memcg_nr_pages_over_high: 0,
-            memcg_high_delay_ps: 0,
-            psi_flags: 0,
-            psi_sleep_memstall: false,
-        });
+        let mut task = Task::user(id, name, cpu, now, program, memcg, oom_score_adj);
+        task.mm = mm;
+        self.tasks.push(task);
         self.nr_user_alive += 1;
         self.events
             .push(now, crate::machine::Event::Wake(id as u32));

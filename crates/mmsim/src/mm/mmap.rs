@@ -207,6 +207,38 @@ impl Sim {
         id
     }
 
+    /// The address spaces of the multi-threaded processes (`thread_group` in the scenario),
+    /// made before the run: the threads share one mm from their clone on (CLONE_VM), its
+    /// `users` their number, its memcg theirs. A single-threaded process gets its mm at its
+    /// first mapping (`task_mm`).
+    pub(crate) fn create_thread_group_mms(&mut self) {
+        for t in 0..self.tasks.len() {
+            let leader = self.tasks[t].tgid;
+            if leader == t {
+                continue;
+            }
+            let id = match self.tasks[leader].mm {
+                Some(id) => {
+                    self.mm_mut(id).users += 1;
+                    id
+                }
+                None => {
+                    let id = self.mms.len() as u32;
+                    let mut m = Mm::new(id, self.cpus.len());
+                    m.memcg = self.tasks[leader].memcg;
+                    m.users = 2;
+                    self.mms.push(Some(m));
+                    if self.lru_gen_enabled() {
+                        self.lru_gen_add_mm(id);
+                    }
+                    self.tasks[leader].mm = Some(id);
+                    id
+                }
+            };
+            self.tasks[t].mm = Some(id);
+        }
+    }
+
     /// Borrow an mm.
     pub fn mm(&self, id: u32) -> &Mm {
         self.mms[id as usize].as_ref().expect("live mm")
@@ -453,9 +485,10 @@ impl Sim {
         }
     }
 
-    /// exit_mmap: unmap everything at task exit.
+    /// exit_mm: the task lets go of its mm (current->mm = NULL); the last user unmaps
+    /// everything (mmput → exit_mmap).
     pub fn exit_mmap(&mut self, tid: TaskId) {
-        let Some(mm) = self.tasks[tid].mm else {
+        let Some(mm) = self.tasks[tid].mm.take() else {
             return;
         };
         let users = {

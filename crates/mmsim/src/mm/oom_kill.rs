@@ -18,7 +18,13 @@
 //!   a task already killed, the victim's kill counts twice in /proc/vmstat `oom_kill` and
 //!   memory.events `oom_kill`. The group's memory.events `oom_group_kill` counts once.
 //!
-//! A killed task exits at its next step (woken if it sleeps); exit_mmap frees its memory.
+//! - **Processes, not threads**: the candidates are processes (for_each_process; the
+//!   threads of a `thread_group` share one mm and so one footprint and oom_score_adj), in
+//!   the order of their first task; a kill takes every thread of the victim's process
+//!   (SIGKILL) and counts once.
+//!
+//! A killed task exits at its next step (woken if it sleeps); exit_mmap frees its memory
+//! when the last thread of its process has gone.
 
 use crate::mm::memcontrol::{MemcgEvent, MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::vmstat::VmItem;
@@ -46,8 +52,11 @@ pub struct OomVictim {
 pub struct OomKill {
     /// The memcg whose memory.oom.group took the whole subtree, if any.
     pub group: Option<MemcgId>,
-    /// The group's tasks killed after the victim (the victim included again).
+    /// The group's tasks killed after the victim (the victim included again; one task per
+    /// process).
     pub members: Vec<TaskId>,
+    /// The victim's other threads, killed with it (SIGKILL goes to the whole process).
+    pub threads: Vec<TaskId>,
 }
 
 impl Sim {
@@ -85,13 +94,11 @@ impl Sim {
         by_memcg: bool,
         footprint: impl Fn(&Sim, &Task) -> Option<u64>,
     ) -> Option<OomVictim> {
-        self.tasks
-            .iter()
-            .filter(|t| !t.is_kthread() && t.state != TaskState::Exited)
+        self.processes()
             .filter_map(|t| {
                 let f = footprint(self, t)?;
                 let points = Self::oom_badness(t, f, totalpages)?;
-                let scan_order = (if by_memcg { t.memcg } else { 0 }, t.id);
+                let scan_order = (if by_memcg { t.memcg } else { 0 }, t.tgid);
                 Some((points, scan_order, f))
             })
             .max()
@@ -100,6 +107,17 @@ impl Sim {
                 footprint,
                 points,
             })
+    }
+
+    /// The live user processes, one task each (for_each_process with find_lock_task_mm):
+    /// the first live thread of each thread group, in id order.
+    pub(crate) fn processes(&self) -> impl Iterator<Item = &Task> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        self.tasks.iter().filter(move |t| {
+            !t.is_kthread()
+                && t.state != TaskState::Exited
+                && (t.tgid == t.id || seen.insert(t.tgid))
+        })
     }
 
     /// The global OOM domain's size (oc->totalpages of constrained_alloc): RAM and swap.
@@ -145,14 +163,17 @@ impl Sim {
     }
 
     /// __oom_kill_process: count the kill (/proc/vmstat and the task's memory.events
-    /// `oom_kill`), mark the task and wake it so that it exits.
+    /// `oom_kill`), then SIGKILL the process: mark each of its threads and wake it so
+    /// that it exits.
     fn __oom_kill_process(&mut self, t: TaskId) {
         self.vmstat.inc(VmItem::OomKill);
         let m = self.tasks[t].memcg;
         self.memcg_memory_event(m, MemcgEvent::OomKill);
-        self.tasks[t].oom_killed = true;
         let now = self.now();
-        self.wake_up(t, now);
+        for th in self.threads_of(self.tasks[t].tgid) {
+            self.tasks[th].oom_killed = true;
+            self.wake_up(th, now);
+        }
     }
 
     /// oom_kill_process: kill `victim` and, when a memory.oom.group between it and `domain`
@@ -160,19 +181,23 @@ impl Sim {
     /// OOM_SCORE_ADJ_MIN, the victim included again).
     pub(crate) fn oom_kill_process(&mut self, victim: TaskId, domain: MemcgId) -> OomKill {
         let group = self.mem_cgroup_get_oom_group(victim, domain);
+        let threads: Vec<TaskId> = self
+            .threads_of(self.tasks[victim].tgid)
+            .into_iter()
+            .filter(|&t| t != victim)
+            .collect();
         self.__oom_kill_process(victim);
         let Some(g) = group else {
-            return OomKill::default();
+            return OomKill {
+                threads,
+                ..OomKill::default()
+            };
         };
         self.memcg_memory_event(g, MemcgEvent::OomGroupKill);
         let members: Vec<TaskId> = self
-            .tasks
-            .iter()
+            .processes()
             .filter(|t| {
-                !t.is_kthread()
-                    && t.state != TaskState::Exited
-                    && t.oom_score_adj != OOM_SCORE_ADJ_MIN
-                    && self.mem_cgroup_is_descendant(t.memcg, g)
+                t.oom_score_adj != OOM_SCORE_ADJ_MIN && self.mem_cgroup_is_descendant(t.memcg, g)
             })
             .map(|t| t.id)
             .collect();
@@ -182,6 +207,7 @@ impl Sim {
         OomKill {
             group: Some(g),
             members,
+            threads,
         }
     }
 
@@ -189,9 +215,18 @@ impl Sim {
     /// kill, who else went.
     pub(crate) fn oom_kill_words(&self, v: &OomVictim, kill: &OomKill) -> String {
         let t = &self.tasks[v.task];
-        let mut s = format!(
-            "killed {} (badness {} pages: resident + swap + page tables",
-            t.name, v.footprint
+        let mut s = format!("killed {}", t.name);
+        if !kill.threads.is_empty() {
+            let names: Vec<&str> = kill
+                .threads
+                .iter()
+                .map(|&th| self.tasks[th].name.as_str())
+                .collect();
+            s += &format!(" with its other threads {}", names.join(", "));
+        }
+        s += &format!(
+            " (badness {} pages: resident + swap + page tables",
+            v.footprint
         );
         if t.oom_score_adj != 0 {
             s += &format!("; oom_score_adj {}, points {}", t.oom_score_adj, v.points);

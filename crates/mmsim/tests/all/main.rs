@@ -35,6 +35,7 @@ mod swap_cluster;
 mod swap_errors;
 mod swap_readahead;
 mod swap_slots;
+mod threads;
 mod truncate;
 mod vfs_caches;
 mod vm;

@@ -138,6 +138,60 @@ fn swarm_cgroup_cases_are_valid_and_varied() {
 /// The zswap draw: valid scenarios, only with swap on a block device and an era that has
 /// zswap, in about a quarter of those, with every setting varied, memory.zswap.max on the
 /// cgroups in some and memory.zswap.writeback = 0 only on 6.18.
+/// The swarm's thread groups (`thread_group = "p"`): in about a quarter of the cases with
+/// two tasks or more, at least two tasks, all in one cgroup with one oom_score_adj (the
+/// scenario would reject them otherwise), and the summary says which.
+#[test]
+fn swarm_thread_groups_are_valid_and_varied() {
+    const SEEDS: u64 = 2000;
+    let (mut eligible, mut cases, mut in_cgroups, mut with_three) = (0, 0, 0, 0);
+    for seed in 0..SEEDS {
+        let case = mmsim::swarm::generate(seed);
+        let sc = parse_scenario(&case.toml, "swarm", &[])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
+        let plain: Vec<_> = sc
+            .tasks
+            .iter()
+            .filter(|t| t.name.starts_with('t') && t.name[1..].parse::<u32>().is_ok())
+            .collect();
+        if plain.len() >= 2 {
+            eligible += 1;
+        }
+        let members: Vec<_> = sc
+            .tasks
+            .iter()
+            .filter(|t| t.thread_group.is_some())
+            .collect();
+        if members.is_empty() {
+            assert!(!case.summary.contains("; threads "), "{}", case.summary);
+            continue;
+        }
+        cases += 1;
+        assert!(members.len() >= 2, "seed {seed}: {}", case.toml);
+        assert_eq!(members[0].name, "t0", "seed {seed}");
+        assert!(members
+            .iter()
+            .all(|t| t.cgroup == members[0].cgroup && t.oom_score_adj == members[0].oom_score_adj));
+        let names: Vec<&str> = members.iter().map(|t| t.name.as_str()).collect();
+        assert!(
+            case.summary
+                .contains(&format!("; threads {}", names.join(","))),
+            "{}",
+            case.summary
+        );
+        in_cgroups += usize::from(members[0].cgroup.is_some());
+        with_three += usize::from(members.len() == 3);
+    }
+    assert!(
+        (eligible / 8..=eligible / 3).contains(&cases),
+        "{cases} thread-group cases of {eligible} eligible"
+    );
+    assert!(
+        in_cgroups > 0 && with_three > 0,
+        "{in_cgroups} in cgroups, {with_three} of three threads"
+    );
+}
+
 #[test]
 fn swarm_zswap_cases_are_valid_and_varied() {
     use mmsim::kernel::KernelEra;

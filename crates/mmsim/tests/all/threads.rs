@@ -1,0 +1,427 @@
+//! Threads (`thread_group`): tasks of one process share its address space (clone with
+//! CLONE_VM | CLONE_THREAD). One mm, its `users` the live threads, freed with the last;
+//! TLB shootdowns reach every CPU a thread ran on (the mm_cpumask of seed 002); the OOM
+//! killer weighs the process and kills all its threads once; a fatal signal in one thread
+//! ends the others; the scenario's errors for threads of different cgroups or
+//! oom_score_adj.
+
+use crate::common;
+
+use common::{run_with_program, task_id, task_report};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::page::PAGE_SIZE;
+use mmsim::run::RunReport;
+use mmsim::scenario::{parse_scenario, Scenario};
+use mmsim::sched::TaskState;
+use mmsim::sim::{RunEnd, Sim};
+use mmsim::workload::{Op, OpResult, Program};
+
+fn scenario(text: &str) -> Scenario {
+    parse_scenario(text, "threads.toml", &[]).expect("scenario parses")
+}
+
+/// Four anonymous writers of 3/8 of a 32 MiB machine, one per CPU, with swap: as one
+/// process of four threads (`thread_group = "app"`) or as four processes.
+fn writers(threads: bool) -> Scenario {
+    scenario(&format!(
+        r#"
+name = "writers"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_per_node = "32MiB"
+[swap]
+size = "512MiB"
+preset = "ssd"
+[[tasks]]
+name = "w"
+cpu = 0
+replicas = 4
+program = "anon"
+size = "ram*3/8"
+passes = 2
+{}
+"#,
+        if threads {
+            "thread_group = \"app\""
+        } else {
+            ""
+        }
+    ))
+}
+
+#[test]
+fn threads_share_one_mm_until_the_last_exits() {
+    let sc = writers(true);
+    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
+        .expect("machine builds");
+    sim.check = true;
+    let ids: Vec<usize> = (0..4).map(|i| task_id(&sim, &format!("w{i}"))).collect();
+    let mm = sim.tasks[ids[0]]
+        .mm
+        .expect("the process has its mm before it runs");
+    for &t in &ids {
+        assert_eq!(sim.tasks[t].mm, Some(mm), "{}", sim.tasks[t].name);
+        assert_eq!(sim.tasks[t].tgid, ids[0]);
+    }
+    assert_eq!(sim.mms[mm as usize].as_ref().unwrap().users, 4);
+    // Part of the way: every thread ran on its own CPU, all of them in the mm's cpumask.
+    let end = sim.run(20_000);
+    assert_eq!(end, RunEnd::StepLimit);
+    let m = sim.mms[mm as usize].as_ref().expect("alive");
+    for cpu in 0..4 {
+        assert!(m.cpumask_test(cpu), "CPU {cpu} not in the mm's cpumask");
+    }
+    assert!(m.rss_anon > 0);
+    // To the end: the mm went with the last thread, and every anonymous page with it.
+    assert_eq!(sim.run(50_000_000), RunEnd::Completed);
+    assert!(
+        sim.mms[mm as usize].is_none(),
+        "the mm outlived its threads"
+    );
+    assert_eq!(
+        sim.vmstat.get(mmsim::mm::vmstat::VmItem::NrAnonPages),
+        0,
+        "anonymous pages left behind"
+    );
+}
+
+#[test]
+fn a_thread_exiting_early_leaves_the_mm_to_the_others() {
+    // w0 writes 1 MiB once, unmaps it and exits; w1 keeps writing in the same mm.
+    let sc = scenario(
+        r#"
+name = "early-exit"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[[tasks]]
+name = "w0"
+cpu = 0
+program = "anon"
+size = "1MiB"
+passes = 1
+thread_group = "app"
+[[tasks]]
+name = "w1"
+cpu = 1
+program = "anon"
+size = "8MiB"
+passes = 20
+think = "1ms"
+thread_group = "app"
+"#,
+    );
+    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
+        .expect("machine builds");
+    sim.check = true;
+    let (w0, w1) = (task_id(&sim, "w0"), task_id(&sim, "w1"));
+    let mm = sim.tasks[w0].mm.unwrap();
+    let mut steps = 0;
+    while sim.tasks[w0].state != TaskState::Exited {
+        assert_eq!(sim.run(steps + 100), RunEnd::StepLimit, "w1 still runs");
+        steps += 100;
+    }
+    assert_ne!(sim.tasks[w1].state, TaskState::Exited);
+    let m = sim.mms[mm as usize].as_ref().expect("w1 still uses the mm");
+    assert_eq!(m.users, 1);
+    assert_eq!(m.vmas.len(), 1, "w1's mapping alone: {:?}", m.vmas.keys());
+    assert!(m.rss_anon > 0 && m.rss_anon <= 2048, "rss {}", m.rss_anon);
+    assert_eq!(sim.run(50_000_000), RunEnd::Completed);
+    assert!(sim.mms[mm as usize].is_none());
+}
+
+/// A run to completion without the invariant checker (the tests that step a `Sim` run it).
+fn run(sc: &Scenario) -> RunReport {
+    common::run_completed(sc, KernelEra::V6_18, false, 50_000_000)
+}
+
+#[test]
+fn shootdowns_reach_the_cpus_of_every_thread() {
+    // Reclaim unmapping a page of a process whose threads run on four CPUs flushes the
+    // other three; a single-threaded process's mm is loaded on its own CPU only.
+    let t = run(&writers(true));
+    let p = run(&writers(false));
+    for r in [&t, &p] {
+        assert!(r.vmstat["pswpout"] > 3_000, "{:?}", r.vmstat["pswpout"]);
+    }
+    let per_flush = |r: &RunReport| {
+        r.vmstat["nr_tlb_remote_flush_received"] as f64 / r.vmstat["nr_tlb_remote_flush"] as f64
+    };
+    // Each remote flush of a process reaches one CPU: kswapd's, where the mm stays
+    // loaded lazily (a write fault's own CPU flushes locally).
+    assert!(
+        per_flush(&p) <= 1.01,
+        "processes: {} IPIs per remote flush",
+        per_flush(&p)
+    );
+    assert!(
+        per_flush(&t) > 1.5,
+        "threads: {} IPIs per remote flush",
+        per_flush(&t)
+    );
+    assert!(
+        t.vmstat["nr_tlb_remote_flush_received"] > 2 * p.vmstat["nr_tlb_remote_flush_received"]
+    );
+    for i in 0..4 {
+        assert_eq!(
+            task_report(&t, &format!("w{i}")).thread_group.as_deref(),
+            Some("app")
+        );
+        assert_eq!(task_report(&p, &format!("w{i}")).thread_group, None);
+    }
+}
+
+/// `big` writes 200 MiB of a 256 MiB machine without swap while `w0`–`w2` keep 48 MiB
+/// each resident: as threads of one process (144 MiB) or as three processes.
+fn oom(threads: bool) -> Scenario {
+    scenario(&format!(
+        r#"
+name = "oom-threads"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_per_node = "256MiB"
+[[tasks]]
+name = "big"
+cpu = 0
+program = "anon"
+size = "200MiB"
+passes = 2
+[[tasks]]
+name = "w"
+cpu = 1
+replicas = 3
+program = "anon"
+size = "48MiB"
+passes = 40
+think = "10ms"
+{}
+"#,
+        if threads {
+            "thread_group = \"app\""
+        } else {
+            ""
+        }
+    ))
+}
+
+fn killed(r: &RunReport) -> Vec<&str> {
+    r.tasks
+        .iter()
+        .filter(|t| t.oom_killed)
+        .map(|t| t.name.as_str())
+        .collect()
+}
+
+#[test]
+fn the_oom_killer_weighs_and_kills_the_whole_process() {
+    // Three processes of 48 MiB: big, the largest, goes.
+    let p = run(&oom(false));
+    assert_eq!(killed(&p), ["big"], "{:?}", p.oom);
+    // One process of three threads holds 144 MiB: it goes, all three threads, one kill.
+    let t = run(&oom(true));
+    assert_eq!(killed(&t), ["w0", "w1", "w2"], "{:?}", t.oom);
+    assert_eq!(t.vmstat["oom_kill"], 1);
+    assert!(
+        t.oom[0].contains("killed w0 with its other threads w1, w2 (badness"),
+        "{:?}",
+        t.oom
+    );
+    assert!(task_report(&t, "big").elapsed_ns > 0, "big finished");
+}
+
+/// Touches an address nothing maps: SIGSEGV.
+struct Segv;
+
+impl Program for Segv {
+    fn next_op(&mut self, _last: &OpResult) -> Op {
+        Op::Touch {
+            addr: 0x1000,
+            len: PAGE_SIZE,
+            stride: PAGE_SIZE,
+            write: true,
+        }
+    }
+}
+
+#[test]
+fn a_fatal_signal_in_one_thread_ends_the_process() {
+    let text = |threads: bool| {
+        format!(
+            r#"
+name = "segv-threads"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[[tasks]]
+name = "bad"
+cpu = 0
+start = "1ms"
+program = "anon"
+size = "1MiB"
+{g}
+[[tasks]]
+name = "worker"
+cpu = 1
+program = "anon"
+size = "8MiB"
+passes = 1000
+think = "1ms"
+{g}
+"#,
+            g = if threads {
+                "thread_group = \"app\""
+            } else {
+                ""
+            }
+        )
+    };
+    let (_, t) = run_with_program(&text(true), "segv", "bad", Box::new(Segv));
+    assert_eq!(task_report(&t, "bad").errors.get("SIGSEGV"), Some(&1));
+    let worker = task_report(&t, "worker");
+    assert!(worker.errors.is_empty(), "{:?}", worker.errors);
+    assert!(
+        worker.elapsed_ns < 10_000_000,
+        "the worker's 1000 passes were cut short by its thread's SIGSEGV: {} ns",
+        worker.elapsed_ns
+    );
+    assert!(!worker.oom_killed);
+    // As processes the worker runs its 1000 passes (over a second).
+    let (sim, p) = run_with_program(&text(false), "segv", "bad", Box::new(Segv));
+    assert!(task_report(&p, "worker").elapsed_ns > 1_000_000_000);
+    assert!(sim.mms.iter().all(|m| m.is_none()));
+}
+
+#[test]
+fn threads_of_one_process_are_in_one_cgroup_with_one_oom_score_adj() {
+    let base = r#"
+name = "bad-threads"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[[cgroups]]
+name = "a"
+[[tasks]]
+name = "t0"
+program = "anon"
+size = "1MiB"
+thread_group = "app"
+cgroup = "a"
+[[tasks]]
+name = "t1"
+program = "anon"
+size = "1MiB"
+thread_group = "app"
+"#;
+    let err = parse_scenario(base, "bad.toml", &[]).expect_err("two cgroups");
+    assert_eq!(err.field, "tasks.t1.thread_group", "{err}");
+    assert!(err.message.contains("in one cgroup"), "{err}");
+    assert_eq!(err.line, Some(19), "{err}");
+    let adj = base.replace("cgroup = \"a\"\n", "oom_score_adj = 500\n");
+    let err = parse_scenario(&adj, "bad.toml", &[]).expect_err("two oom_score_adj");
+    assert!(
+        err.message.contains("oom_score_adj 500 (task t0) and 0"),
+        "{err}"
+    );
+    let empty = base.replace(
+        "thread_group = \"app\"\ncgroup = \"a\"",
+        "thread_group = \"\"",
+    );
+    let err = parse_scenario(&empty, "bad.toml", &[]).expect_err("empty name");
+    assert!(err.message.contains("non-empty"), "{err}");
+    let wrong = base.replace("thread_group = \"app\"\ncgroup = \"a\"", "thread_group = 1");
+    let err = parse_scenario(&wrong, "bad.toml", &[]).expect_err("not a string");
+    assert_eq!(err.field, "tasks.t0.thread_group", "{err}");
+    // The same cgroup and oom_score_adj: fine, and a run's report names the process.
+    let ok = base.replace("cgroup = \"a\"\n", "");
+    let sc = parse_scenario(&ok, "ok.toml", &[]).expect("parses");
+    let r = run(&sc);
+    assert_eq!(task_report(&r, "t1").thread_group.as_deref(), Some("app"));
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains("\"thread_group\":\"app\""));
+}
+
+#[test]
+fn a_fork_from_a_thread_copies_the_shared_mm_into_a_process_of_its_own() {
+    let sc = scenario(
+        r#"
+name = "fork-thread"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "128MiB"
+[[tasks]]
+name = "snap"
+cpu = 0
+program = "fork-snapshot"
+size = "8MiB"
+snapshots = 1
+thread_group = "app"
+[[tasks]]
+name = "w"
+cpu = 1
+program = "anon"
+size = "4MiB"
+passes = 50
+think = "1ms"
+thread_group = "app"
+"#,
+    );
+    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
+        .expect("machine builds");
+    sim.check = true;
+    let (snap, w) = (task_id(&sim, "snap"), task_id(&sim, "w"));
+    // Step until a child is alive, then compare the address spaces.
+    let mut steps = 0;
+    let child = loop {
+        steps += 50;
+        assert_eq!(sim.run(steps), RunEnd::StepLimit, "no child seen alive");
+        if let Some(c) = sim
+            .tasks
+            .iter()
+            .find(|t| t.name.starts_with("snap.") && t.state != TaskState::Exited)
+        {
+            break c.id;
+        }
+    };
+    let c = &sim.tasks[child];
+    assert_eq!(c.tgid, c.id, "a child is a process of its own");
+    let parent_mm = sim.tasks[snap].mm.expect("the parent's mm");
+    assert_eq!(sim.tasks[w].mm, Some(parent_mm), "w shares snap's mm");
+    assert!(c.mm.is_some() && c.mm != Some(parent_mm));
+    assert_eq!(sim.mms[parent_mm as usize].as_ref().unwrap().users, 2);
+    assert_eq!(sim.run(50_000_000), RunEnd::Completed);
+    assert!(sim.mms.iter().all(|m| m.is_none()));
+}
+
+#[test]
+fn a_process_of_one_thread_runs_as_a_plain_task() {
+    // `thread_group` on a single task changes nothing: same event hash.
+    let one = |g: &str| {
+        scenario(&format!(
+            r#"
+name = "one"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[swap]
+size = "256MiB"
+[[tasks]]
+name = "w"
+program = "anon"
+size = "80MiB"
+passes = 2
+{g}
+"#
+        ))
+    };
+    let a = run(&one(""));
+    let b = run(&one("thread_group = \"solo\""));
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(a.vmstat, b.vmstat);
+}

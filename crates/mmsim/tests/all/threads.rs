@@ -425,3 +425,42 @@ passes = 2
     assert_eq!(a.event_hash, b.event_hash);
     assert_eq!(a.vmstat, b.vmstat);
 }
+
+/// examples/lfmr_threads.toml (docs/EXPERIMENTS.md, "Threads") at 32 MiB: seed 002's
+/// batched flush gains more when the readers are threads of one process (every unmap
+/// flushes all their CPUs) than when they are processes (the built-in).
+#[test]
+fn the_batched_flush_gains_more_with_threads() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/lfmr_threads.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("the example");
+    let set = ["machine.memory_per_node=32MiB"];
+    let threads = parse_scenario(&text, path, &[set[0].to_string()]).expect("parses");
+    assert!(threads.tasks.iter().all(|t| t.thread_group.is_some()));
+    let procs = common::load_builtin("lru-file-mmap-read", &set);
+    let elapsed = |sc: &Scenario, preset: &str| {
+        let f = KernelEra::V4_2.features(preset).expect("preset");
+        let r = common::run_sc(sc, f, false, 50_000_000);
+        assert_eq!(r.end, RunEnd::Completed);
+        (
+            r.elapsed_ns as f64,
+            r.vmstat["nr_tlb_remote_flush_received"],
+        )
+    };
+    let (tv, tv_ipis) = elapsed(&threads, "vanilla");
+    let (tp, _) = elapsed(&threads, "patched");
+    let (pv, pv_ipis) = elapsed(&procs, "vanilla");
+    let (pp, _) = elapsed(&procs, "patched");
+    assert!(
+        tv_ipis > 2 * pv_ipis,
+        "IPIs: threads {tv_ipis}, processes {pv_ipis}"
+    );
+    assert!(
+        tv / tp > 1.3 * (pv / pp),
+        "vanilla/patched: threads {:.2}, processes {:.2}",
+        tv / tp,
+        pv / pp
+    );
+}

@@ -2092,9 +2092,16 @@ impl Sim {
                 self.mmput_final((progress - 1) as u32);
             }
         }
-        let open: Vec<u32> = (0..self.tasks[tid].fds.len() as u32)
-            .filter(|fd| self.tasks[tid].fds[*fd as usize].is_some())
-            .collect();
+        // exit_files: the descriptor table goes with the last thread of its process.
+        let files = self.tasks[tid].tgid;
+        let last_thread = self.threads_of(files).iter().all(|&t| t == tid);
+        let open: Vec<u32> = if last_thread {
+            (0..self.tasks[files].fds.len() as u32)
+                .filter(|fd| self.tasks[files].fds[*fd as usize].is_some())
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.set_mode(Mode::System);
         for fd in open {
             let _ = self.sys_close(tid, fd);

@@ -318,7 +318,7 @@ impl Sim {
         size: u64,
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
-        let Some(f) = self.tasks[tid].fds.get(fd as usize).copied().flatten() else {
+        let Some(f) = self.fd_file(tid, fd) else {
             return Ok(OpResult::Err(Errno::EBADF));
         };
         if size > i64::MAX as u64 {

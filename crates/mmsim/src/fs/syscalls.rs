@@ -213,8 +213,14 @@ impl Sim {
         }
     }
 
-    fn fd_file(&self, tid: TaskId, fd: u32) -> Option<OpenFile> {
-        self.tasks[tid].fds.get(fd as usize).copied().flatten()
+    /// The open file behind `fd` in `tid`'s descriptor table (its process's: the threads
+    /// of a `thread_group` share one, CLONE_FILES).
+    pub fn fd_file(&self, tid: TaskId, fd: u32) -> Option<OpenFile> {
+        self.tasks[self.tasks[tid].tgid]
+            .fds
+            .get(fd as usize)
+            .copied()
+            .flatten()
     }
 
     /// open(2).
@@ -299,7 +305,8 @@ impl Sim {
             pos: 0,
             ra: self.file_ra_state_init(ino),
         };
-        let fds = &mut self.tasks[tid].fds;
+        let files = self.tasks[tid].tgid;
+        let fds = &mut self.tasks[files].fds;
         let fd = match fds.iter().position(|f| f.is_none()) {
             Some(i) => {
                 fds[i] = Some(file);
@@ -425,7 +432,8 @@ impl Sim {
             let Some(f) = self.fd_file(tid, fd) else {
                 return Ok(OpResult::Err(Errno::EBADF));
             };
-            self.tasks[tid].fds[fd as usize] = None;
+            let files = self.tasks[tid].tgid;
+            self.tasks[files].fds[fd as usize] = None;
             // filp_close → ->flush: a pending writeback error (AS_EIO) is returned here.
             let wb_err = self.filemap_check_errors(f.ino);
             let inode = self.inode_mut(f.ino);
@@ -505,7 +513,8 @@ impl Sim {
     }
 
     fn advance_pos(&mut self, tid: TaskId, fd: u32, by: u64) {
-        if let Some(Some(f)) = self.tasks[tid].fds.get_mut(fd as usize) {
+        let files = self.tasks[tid].tgid;
+        if let Some(Some(f)) = self.tasks[files].fds.get_mut(fd as usize) {
             f.pos += by;
         }
     }
@@ -528,7 +537,8 @@ impl Sim {
         *progress += out.done;
         self.tasks[tid].stats.read_bytes += out.done;
         // Keep the readahead state.
-        if let Some(Some(slot)) = self.tasks[tid].fds.get_mut(fd as usize) {
+        let files = self.tasks[tid].tgid;
+        if let Some(Some(slot)) = self.tasks[files].fds.get_mut(fd as usize) {
             slot.ra = f.ra;
         }
         self.leave(prev);

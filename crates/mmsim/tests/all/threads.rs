@@ -1,5 +1,5 @@
-//! Threads (`thread_group`): tasks of one process share its address space (clone with
-//! CLONE_VM | CLONE_THREAD). One mm, its `users` the live threads, freed with the last;
+//! Threads (`thread_group`): tasks of one process share its address space and descriptor
+//! table (clone with CLONE_VM | CLONE_FILES | CLONE_THREAD). One mm, its `users` the live threads, freed with the last;
 //! TLB shootdowns reach every CPU a thread ran on (the mm_cpumask of seed 002); the OOM
 //! killer weighs the process and kills all its threads once; a fatal signal in one thread
 //! ends the others; the scenario's errors for threads of different cgroups or
@@ -463,4 +463,124 @@ fn the_batched_flush_gains_more_with_threads() {
         tv / tp,
         pv / pp
     );
+}
+
+/// Opens `/data/a` and exits without closing it.
+struct OpenAndLeave(u32);
+
+impl Program for OpenAndLeave {
+    fn next_op(&mut self, _last: &OpResult) -> Op {
+        self.0 += 1;
+        match self.0 {
+            1 => Op::Open {
+                path: "/data/a".into(),
+                create: false,
+                truncate: false,
+            },
+            _ => Op::Exit,
+        }
+    }
+}
+
+/// Sleeps 1 ms, reads 4 KiB from descriptor 0 (one it never opened), records the result
+/// in its errors (as `read:<result>`) and exits.
+struct ReadFd0(u32);
+
+impl Program for ReadFd0 {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        self.0 += 1;
+        match self.0 {
+            1 => Op::Sleep { ns: 1_000_000 },
+            2 => Op::Read {
+                fd: 0,
+                len: PAGE_SIZE,
+            },
+            _ => {
+                assert!(
+                    matches!(last, OpResult::Bytes(_) | OpResult::Err(_)),
+                    "{last:?}"
+                );
+                Op::Exit
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_share_their_descriptor_table() {
+    let text = |threads: bool| {
+        format!(
+            r#"
+name = "files"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "64MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+[[files]]
+path = "/data/a"
+size = "1MiB"
+[[tasks]]
+name = "opener"
+cpu = 0
+program = "anon"
+size = "4KiB"
+{g}
+[[tasks]]
+name = "reader"
+cpu = 1
+program = "anon"
+size = "4KiB"
+{g}
+"#,
+            g = if threads {
+                "thread_group = \"app\""
+            } else {
+                ""
+            }
+        )
+    };
+    let run = |threads: bool| {
+        let sc = scenario(&text(threads));
+        let mut sim =
+            Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset")).expect("builds");
+        let (o, r) = (task_id(&sim, "opener"), task_id(&sim, "reader"));
+        sim.tasks[o].body = mmsim::sched::TaskBody::User(Box::new(OpenAndLeave(0)));
+        sim.tasks[r].body = mmsim::sched::TaskBody::User(Box::new(ReadFd0(0)));
+        sim.check = true;
+        // Until the opener has exited: the file is still open if its table is shared.
+        let mut steps = 0;
+        while sim.tasks[o].state != TaskState::Exited {
+            steps += 1;
+            assert_eq!(sim.run(steps), RunEnd::StepLimit);
+        }
+        let ino = sim.fd_file(o, 0).map(|f| f.ino);
+        assert_eq!(sim.run(1_000_000), RunEnd::Completed);
+        let reader = &sim.tasks[r];
+        (
+            ino,
+            reader.stats.read_bytes,
+            reader.stats.errors.clone(),
+            sim,
+        )
+    };
+    // Threads: the reader's descriptor 0 is the opener's file, open until the last
+    // thread exits.
+    let (ino, read, errors, sim) = run(true);
+    let ino = ino.expect("descriptor 0 outlives the thread that opened it");
+    assert_eq!(read, PAGE_SIZE, "{errors:?}");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(sim.inodes[ino as usize].as_ref().unwrap().open, 0);
+    // Processes: each has its own table; the opener's exit closed its file.
+    let (ino, read, errors, _) = run(false);
+    assert_eq!(ino, None);
+    assert_eq!(read, 0);
+    assert_eq!(errors.get("EBADF"), Some(&1), "{errors:?}");
 }

@@ -17,13 +17,7 @@ fn run(sc: &Scenario) -> RunReport {
 
 use common::cgroup_report as cg;
 
-fn killed(r: &RunReport) -> Vec<&str> {
-    r.tasks
-        .iter()
-        .filter(|t| t.oom_killed)
-        .map(|t| t.name.as_str())
-        .collect()
-}
+use common::oom_killed as killed;
 
 /// Two anonymous writers that do not fit in 256 MiB without swap: `big` (200 MiB) and
 /// `small` (64 MiB, kept resident by its passes for 0.4 s); `small_adj` is small's oom_score_adj,

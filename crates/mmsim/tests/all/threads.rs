@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{run_with_program, task_id, task_report};
+use common::{oom_killed as killed, run_with_program, task_id, task_report};
 use mmsim::kernel::KernelEra;
 use mmsim::mm::page::PAGE_SIZE;
 use mmsim::run::RunReport;
@@ -18,6 +18,14 @@ use mmsim::workload::{Op, OpResult, Program};
 
 fn scenario(text: &str) -> Scenario {
     parse_scenario(text, "threads.toml", &[]).expect("scenario parses")
+}
+
+/// The machine of `sc` on 6.18's rules, with the invariant checker after every step.
+fn checked_sim(sc: &Scenario) -> Sim {
+    let mut sim = Sim::new(sc, KernelEra::V6_18.features("patched").expect("preset"))
+        .expect("machine builds");
+    sim.check = true;
+    sim
 }
 
 /// Four anonymous writers of 3/8 of a 32 MiB machine, one per CPU, with swap: as one
@@ -53,9 +61,7 @@ passes = 2
 #[test]
 fn threads_share_one_mm_until_the_last_exits() {
     let sc = writers(true);
-    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
-        .expect("machine builds");
-    sim.check = true;
+    let mut sim = checked_sim(&sc);
     let ids: Vec<usize> = (0..4).map(|i| task_id(&sim, &format!("w{i}"))).collect();
     let mm = sim.tasks[ids[0]]
         .mm
@@ -113,9 +119,7 @@ think = "1ms"
 thread_group = "app"
 "#,
     );
-    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
-        .expect("machine builds");
-    sim.check = true;
+    let mut sim = checked_sim(&sc);
     let (w0, w1) = (task_id(&sim, "w0"), task_id(&sim, "w1"));
     let mm = sim.tasks[w0].mm.unwrap();
     let mut steps = 0;
@@ -205,14 +209,6 @@ think = "10ms"
             ""
         }
     ))
-}
-
-fn killed(r: &RunReport) -> Vec<&str> {
-    r.tasks
-        .iter()
-        .filter(|t| t.oom_killed)
-        .map(|t| t.name.as_str())
-        .collect()
 }
 
 #[test]
@@ -371,9 +367,7 @@ think = "1ms"
 thread_group = "app"
 "#,
     );
-    let mut sim = Sim::new(&sc, KernelEra::V6_18.features("patched").expect("preset"))
-        .expect("machine builds");
-    sim.check = true;
+    let mut sim = checked_sim(&sc);
     let (snap, w) = (task_id(&sim, "snap"), task_id(&sim, "w"));
     // Step until a child is alive, then compare the address spaces.
     let mut steps = 0;

@@ -355,6 +355,15 @@ pub fn run_completed(
     r
 }
 
+/// The tasks the OOM killer killed, in task order.
+pub fn oom_killed(r: &RunReport) -> Vec<&str> {
+    r.tasks
+        .iter()
+        .filter(|t| t.oom_killed)
+        .map(|t| t.name.as_str())
+        .collect()
+}
+
 /// The report of cgroup `name` (`/` is the root).
 pub fn cgroup_report<'a>(r: &'a RunReport, name: &str) -> &'a CgroupReport {
     r.cgroups

@@ -141,6 +141,9 @@ pub struct Task {
     /// The thread group (process) it belongs to: its leader's id (tgid), its own id for a
     /// single-threaded process. Threads share `mm`.
     pub tgid: TaskId,
+    /// Its process has more than one thread (set before the run, `thread_group`): only then
+    /// do exits and kills look for the other threads.
+    pub multi_threaded: bool,
     /// Another thread of its process took a fatal signal (zap_other_threads): it exits
     /// at its next step.
     pub group_exit: bool,
@@ -183,6 +186,7 @@ impl Task {
             tlb_ubc: Default::default(),
             oom_killed: false,
             tgid: id,
+            multi_threaded: false,
             group_exit: false,
             oom_score_adj: 0,
             fault_retry: None,

@@ -2069,9 +2069,16 @@ impl Sim {
     }
 
     /// The live tasks of thread group `tgid` (the process whose leader is `tgid`), in id
-    /// order (the leader's id first; its threads come after it). A scan of the tasks from
-    /// the leader on: called on kills only.
+    /// order (the leader's id first; its threads come after it). For a multi-threaded
+    /// process a scan of the tasks from the leader on (at its exits and kills only).
     pub(crate) fn threads_of(&self, tgid: TaskId) -> Vec<TaskId> {
+        if !self.tasks[tgid].multi_threaded {
+            return if self.tasks[tgid].state == TaskState::Exited {
+                Vec::new()
+            } else {
+                vec![tgid]
+            };
+        }
         (tgid..self.tasks.len())
             .filter(|&t| self.tasks[t].tgid == tgid && self.tasks[t].state != TaskState::Exited)
             .collect()

@@ -236,6 +236,8 @@ impl Sim {
                 }
             };
             self.tasks[t].mm = Some(id);
+            self.tasks[t].multi_threaded = true;
+            self.tasks[leader].multi_threaded = true;
         }
     }
 

@@ -315,6 +315,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm, swap: prefer nonfull over free clusters",
     },
     Rule {
+        feature: "mglru-memcg-lru",
+        since: KernelEra::V6_18,
+        version: "6.3",
+        commit: "mm: multi-gen LRU: per-node lru_gen_folio lists",
+    },
+    Rule {
         feature: "mglru-workingset-rework",
         since: KernelEra::V6_18,
         version: "6.14",

@@ -74,6 +74,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "swap-slots-cache",
     "no-swap-slots-cache",
     "mglru-workingset-rework",
+    "mglru-memcg-lru",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",

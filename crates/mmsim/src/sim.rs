@@ -276,6 +276,11 @@ pub struct Features {
     /// protection", with 6.8's "mm/mglru: fix underprotected page cache"); off, 6.1's
     /// placement, tiers, aging and refault rules (`mm/lru_gen_v6_1.rs`).
     pub mglru_workingset_rework: bool,
+    /// MGLRU's global reclaim walks the memcg LRU (v6.3, "mm: multi-gen LRU: per-node
+    /// lru_gen_folio lists", with the series' removal of the aging and eviction fairness
+    /// safeguards); off, 6.1's walk of every memcg in mem_cgroup_iter order
+    /// (`mm/lru_gen_v6_1.rs`).
+    pub mglru_memcg_lru: bool,
     /// Shadow entries record whether the page was active (PG_workingset); a refault of
     /// such a page counts workingset_restore (v4.20).
     pub workingset_restore: bool,
@@ -362,6 +367,7 @@ impl Features {
             swap_slots_cache: false,
             no_swap_slots_cache: false,
             mglru_workingset_rework: false,
+            mglru_memcg_lru: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -447,6 +453,7 @@ impl Features {
             "swap-slots-cache" => self.swap_slots_cache = on,
             "no-swap-slots-cache" => self.no_swap_slots_cache = on,
             "mglru-workingset-rework" => self.mglru_workingset_rework = on,
+            "mglru-memcg-lru" => self.mglru_memcg_lru = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -514,6 +521,7 @@ impl Features {
             "swap-slots-cache" => self.swap_slots_cache,
             "no-swap-slots-cache" => self.no_swap_slots_cache,
             "mglru-workingset-rework" => self.mglru_workingset_rework,
+            "mglru-memcg-lru" => self.mglru_memcg_lru,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,

@@ -1388,14 +1388,14 @@ impl Sim {
 
     /// evict_folios: isolate a batch from the oldest generation, reclaim it with
     /// shrink_page_list, put the rest back (not into the oldest generation), retry the
-    /// clean ones once.
-    fn evict_folios(
+    /// clean ones once. Returns (folios scanned, the type evicted).
+    pub(crate) fn evict_folios(
         &mut self,
         nr_to_scan: u64,
         lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
-    ) -> u64 {
+    ) -> (u64, usize) {
         let prev = self.enter(KFunc::EvictFolios);
         let node = lv % self.nodes.len();
         let memcg = (lv / self.nodes.len()) as MemcgId;
@@ -1412,7 +1412,7 @@ impl Sim {
         self.lru_unlock(lv);
         if list.is_empty() {
             self.leave(prev);
-            return scanned;
+            return (scanned, t);
         }
         let file = t == LRU_GEN_FILE;
         let iso = if file {
@@ -1489,7 +1489,7 @@ impl Sim {
             skip_retry = true;
         }
         self.leave(prev);
-        scanned
+        (scanned, t)
     }
 
     /// should_run_aging: (must or should age, folios of the evictable types). With only
@@ -1577,7 +1577,7 @@ impl Sim {
             if nr <= 0 {
                 break nr;
             }
-            let delta = self.evict_folios(nr as u64, lv, sc, swappiness);
+            let (delta, _) = self.evict_folios(nr as u64, lv, sc, swappiness);
             if delta == 0 {
                 break nr;
             }
@@ -1699,6 +1699,11 @@ impl Sim {
 
     /// lru_gen_shrink_node: global reclaim of a node under MGLRU.
     pub fn lru_gen_shrink_node(&mut self, node: usize, sc: &mut ScanControl) {
+        if self.mglru_reclaim_v6_1() {
+            // 6.1: no memcg LRU; the classic shrink_node walks the memcgs.
+            self.shrink_node_classic(node, sc);
+            return;
+        }
         let prev = self.enter(KFunc::LruGenShrinkNode);
         sc.nr = Default::default();
         if sc.may_writepage && sc.may_unmap {
@@ -1720,6 +1725,10 @@ impl Sim {
 
     /// lru_gen_shrink_lruvec: memcg limit reclaim of one lruvec under MGLRU.
     pub fn lru_gen_shrink_lruvec(&mut self, node: usize, memcg: MemcgId, sc: &mut ScanControl) {
+        if self.mglru_reclaim_v6_1() {
+            self.lru_gen_shrink_lruvec_v6_1(node, memcg, sc);
+            return;
+        }
         self.lru_add_drain();
         self.lru_gen_walk_active = false;
         if self.try_to_shrink_lruvec(node, memcg, sc) {
@@ -1731,6 +1740,10 @@ impl Sim {
     /// lru_gen_age_node (kswapd, before each pass): the initial priority, and with min_ttl
     /// set, the OOM killer when every memcg's oldest generation is younger than min_ttl.
     pub fn lru_gen_age_node(&mut self, node: usize, sc: &mut ScanControl) {
+        if self.mglru_reclaim_v6_1() {
+            self.lru_gen_age_node_v6_1(node, sc);
+            return;
+        }
         let prev = self.enter(KFunc::LruGenAgeNode);
         self.set_initial_priority(node, sc);
         let min_ttl_ps = self.mglru.min_ttl_ms.saturating_mul(1_000_000_000);

@@ -24,13 +24,22 @@
 //!   in its tier and as workingset_activate; a refault in a fault, or of a folio with the
 //!   most refs, gets PG_workingset (workingset_restore). Refs are not given back.
 //!
-//! Not modelled for 6.1: global reclaim walks the memcgs in mem_cgroup_iter order (6.3
-//! brought the memcg LRU, which both eras use here); look_around's in-place promotion of a
-//! batch of PAGEVEC_SIZE young neighbours (they are activated one by one).
+//! - Reclaim (rule `mglru-memcg-lru` off): there is no memcg LRU (6.3). Global and memcg
+//!   reclaim alike go through the classic shrink_node_memcgs, which calls
+//!   lru_gen_shrink_lruvec for every memcg in mem_cgroup_iter order; its get_nr_to_scan
+//!   and should_abort_scan carry 6.1's fairness safeguards, and kswapd leaves the aging to
+//!   lru_gen_age_node, which ages every memcg before a pass (sc->memcgs_need_aging).
+//!
+//! Not modelled for 6.1: look_around's in-place promotion of a batch of PAGEVEC_SIZE young
+//! neighbours (they are activated one by one).
 
-use crate::mm::lru_gen::{folio_lru_gen, LRU_REFS_WIDTH};
+use crate::machine::profile::KFunc;
+use crate::mm::lru_gen::{
+    folio_lru_gen, lru_gen_from_seq, LRU_REFS_WIDTH, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS,
+};
+use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::page::{pg, Pfn};
-use crate::mm::vmscan::{PageReferences, ScanControl};
+use crate::mm::vmscan::{PageReferences, ScanControl, DEF_PRIORITY};
 use crate::sim::Sim;
 
 const LRU_GEN_ANON: usize = 0;
@@ -187,6 +196,268 @@ impl Sim {
     /// folio_check_references under MGLRU (v6.1): the classic look-twice rules.
     pub(crate) fn lru_gen_check_references_v6_1(&mut self, pfn: Pfn) -> PageReferences {
         self.folio_check_references_classic(pfn)
+    }
+}
+
+/// MGLRU reclaim as 6.1 drove it (rule `mglru-memcg-lru` off): no memcg LRU. Global and
+/// memcg reclaim alike walk the memcgs in mem_cgroup_iter order (the classic
+/// shrink_node_memcgs, which calls lru_gen_shrink_lruvec for each), with 6.1's fairness
+/// safeguards; kswapd ages every memcg in lru_gen_age_node before each pass, unless the
+/// previous pass found enough cold folios (sc->memcgs_need_aging).
+impl Sim {
+    /// Whether MGLRU reclaim runs as in 6.1 (no memcg LRU).
+    #[inline]
+    pub(crate) fn mglru_reclaim_v6_1(&self) -> bool {
+        !self.features.mglru_memcg_lru
+    }
+
+    /// fatal_signal_pending(current): the reclaiming task was killed.
+    fn fatal_signal_pending(&self) -> bool {
+        self.cur
+            .task
+            .is_some_and(|t| self.tasks[t].oom_killed || self.tasks[t].group_exit)
+    }
+
+    /// get_swappiness (v6.1): 0 when fewer than MIN_LRU_BATCH swap slots are left to the
+    /// memcg (no demotion here), else its swappiness; sc->may_swap is the caller's.
+    fn get_swappiness_v6_1(&self, memcg: MemcgId, sc: &ScanControl) -> u64 {
+        let left = if memcg == ROOT_MEM_CGROUP {
+            self.swap_free_pages()
+        } else {
+            self.mem_cgroup_get_nr_swap_pages(memcg)
+        };
+        if left < MIN_LRU_BATCH {
+            0
+        } else {
+            sc.swappiness()
+        }
+    }
+
+    /// should_run_aging (v6.1): (aging is due, folios to scan: the evictable size shifted
+    /// right by the priority). Due when only MIN_NR_GENS generations are left, or with
+    /// exactly MIN_NR_GENS + 1 when the youngest holds more than 1/MIN_NR_GENS of the
+    /// folios or the oldest less than 1/(MIN_NR_GENS + 2).
+    fn should_run_aging_v6_1(&self, lv: usize, sc: &ScanControl, swappiness: u64) -> (bool, u64) {
+        let g = &self.lruvecs[lv].lrugen;
+        let max_seq = g.max_seq;
+        let (mut total, mut young, mut old) = (0u64, 0u64, 0u64);
+        for t in usize::from(swappiness == 0)..=LRU_GEN_FILE {
+            for seq in g.min_seq[t]..=max_seq {
+                let size = g.nr_pages[lru_gen_from_seq(seq)][t].max(0) as u64;
+                total += size;
+                if seq == max_seq {
+                    young += size;
+                } else if seq + MIN_NR_GENS == max_seq {
+                    old += size;
+                }
+            }
+        }
+        let nr_to_scan = total >> sc.priority;
+        let min_seq = g.min_seq[usize::from(swappiness == 0)];
+        let due = if min_seq + MIN_NR_GENS > max_seq {
+            true
+        } else if min_seq + MIN_NR_GENS < max_seq {
+            false
+        } else {
+            young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total
+        };
+        (due, nr_to_scan)
+    }
+
+    /// get_nr_to_scan (v6.1): folios to scan in this lruvec, 0 to stop. Protected memcgs
+    /// are skipped; when aging is due, kswapd leaves it to lru_gen_age_node, a direct
+    /// reclaimer ages (except at DEF_PRIORITY), and eviction goes on only while more than
+    /// MIN_NR_GENS generations were there.
+    fn get_nr_to_scan_v6_1(
+        &mut self,
+        lv: usize,
+        sc: &ScanControl,
+        swappiness: u64,
+        need_aging: &mut bool,
+    ) -> u64 {
+        let memcg = (lv / self.nodes.len()) as MemcgId;
+        if self.mem_cgroup_below_min(sc.target_memcg, memcg)
+            || (self.mem_cgroup_below_low(sc.target_memcg, memcg) && !sc.memcg_low_reclaim)
+        {
+            return 0;
+        }
+        let (max_seq, min_seq) = {
+            let g = &self.lruvecs[lv].lrugen;
+            (g.max_seq, g.min_seq[usize::from(swappiness == 0)])
+        };
+        let (due, nr_to_scan) = self.should_run_aging_v6_1(lv, sc, swappiness);
+        *need_aging = due;
+        if !due {
+            return nr_to_scan;
+        }
+        if sc.priority != DEF_PRIORITY {
+            // Leave the aging to lru_gen_age_node.
+            if sc.is_kswapd {
+                return 0;
+            }
+            if self.try_to_inc_max_seq(lv, max_seq, swappiness, false) {
+                return nr_to_scan;
+            }
+        }
+        if min_seq + MIN_NR_GENS <= max_seq {
+            nr_to_scan
+        } else {
+            0
+        }
+    }
+
+    /// should_abort_scan (v6.1), after each eviction batch. A direct reclaimer stops once
+    /// it aged this memcg twice, once it swapped after meeting its target, or when it was
+    /// killed; kswapd goes on until it reclaimed nr_to_reclaim in this pass. Then, at
+    /// priority DEF_PRIORITY - 2 or below, global reclaim stops when the node is above its
+    /// low (direct) or high (kswapd) watermark, and counts MIN_LRU_BATCH more reclaimed.
+    fn should_abort_scan_v6_1(
+        &mut self,
+        lv: usize,
+        seq: u64,
+        sc: &mut ScanControl,
+        need_swapping: bool,
+    ) -> bool {
+        let node = lv % self.nodes.len();
+        if !sc.is_kswapd {
+            if self.lruvecs[lv].lrugen.max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && need_swapping {
+                return true;
+            }
+            if self.fatal_signal_pending() {
+                sc.nr_reclaimed += MIN_LRU_BATCH;
+                return true;
+            }
+            if sc.cgroup_reclaim() {
+                return false;
+            }
+        } else if sc.nr_reclaimed - sc.last_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let w = &self.nodes[node].watermark;
+        let wmark = if sc.is_kswapd { w.high } else { w.low };
+        if wmark > self.node_free_pages(node) {
+            return false;
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
+    /// lru_gen_shrink_lruvec (v6.1): evict from one memcg's lruvec on the node until its
+    /// scan target is met or should_abort_scan says stop; kswapd notes whether the
+    /// memcgs need aging before its next pass.
+    pub(crate) fn lru_gen_shrink_lruvec_v6_1(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        sc: &mut ScanControl,
+    ) {
+        let prev = self.enter(KFunc::TryToShrinkLruvec);
+        let lv = memcg as usize * self.nodes.len() + node;
+        self.lru_add_drain();
+        // set_mm_walk: kswapd has its node's walk; a direct reclaimer none.
+        self.lru_gen_walk_active = sc.is_kswapd;
+        self.init_tlb_ubc();
+        let max_seq = self.lruvecs[lv].lrugen.max_seq;
+        let reclaimed = sc.nr_reclaimed;
+        let (mut need_aging, mut need_swapping) = (false, false);
+        let mut scanned = 0u64;
+        let stopped = loop {
+            let swappiness = if sc.may_swap {
+                self.get_swappiness_v6_1(memcg, sc)
+            } else if !sc.cgroup_reclaim() && self.get_swappiness_v6_1(memcg, sc) > 0 {
+                1
+            } else {
+                0
+            };
+            let nr_to_scan = self.get_nr_to_scan_v6_1(lv, sc, swappiness, &mut need_aging);
+            if nr_to_scan == 0 {
+                break true;
+            }
+            // 6.1's scan_folios takes up to MAX_LRU_BATCH per call.
+            let (delta, t) = self.evict_folios(MAX_LRU_BATCH, lv, sc, swappiness);
+            need_swapping |= t == LRU_GEN_ANON;
+            if delta == 0 {
+                break true;
+            }
+            scanned += delta;
+            if scanned >= nr_to_scan || self.should_abort_scan_v6_1(lv, max_seq, sc, need_swapping)
+            {
+                break false;
+            }
+        };
+        if !stopped && sc.is_kswapd && sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+            // See lru_gen_age_node_v6_1.
+            self.reclaim[node].kswapd_memcgs_need_aging = false;
+        }
+        self.lru_gen_walk_active = false;
+        self.leave(prev);
+    }
+
+    /// lru_gen_age_node (v6.1), kswapd before each balance_pgdat pass: skip the aging
+    /// once the previous pass reclaimed enough from a memcg that did not need it (the
+    /// first pass of balance_pgdat skips it too), else age every memcg that needs it;
+    /// with min_ttl set, OOM-kill when every memcg's oldest generation is younger.
+    pub(crate) fn lru_gen_age_node_v6_1(&mut self, node: usize, sc: &mut ScanControl) {
+        let prev = self.enter(KFunc::LruGenAgeNode);
+        sc.last_reclaimed = sc.nr_reclaimed;
+        if !self.reclaim[node].kswapd_memcgs_need_aging {
+            self.reclaim[node].kswapd_memcgs_need_aging = true;
+            self.leave(prev);
+            return;
+        }
+        let min_ttl_ps = self.mglru.min_ttl_ms.saturating_mul(1_000_000_000);
+        self.lru_gen_walk_active = true;
+        if self.nr_memcgs() > 1 {
+            self.mem_cgroup_calculate_protection(ROOT_MEM_CGROUP);
+        }
+        let mut success = false;
+        for memcg in self.memcg_subtree(ROOT_MEM_CGROUP) {
+            success |= self.age_lruvec_v6_1(node, memcg, sc, min_ttl_ps);
+        }
+        self.lru_gen_walk_active = false;
+        if !success && min_ttl_ps != 0 {
+            self.out_of_memory();
+        }
+        self.leave(prev);
+    }
+
+    /// age_lruvec (v6.1): age one memcg's lruvec if should_run_aging says so; false when
+    /// it is below memory.min or, with min_ttl, its oldest generation is younger than
+    /// min_ttl (or it is too small to help).
+    fn age_lruvec_v6_1(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        sc: &ScanControl,
+        min_ttl_ps: u64,
+    ) -> bool {
+        let lv = memcg as usize * self.nodes.len() + node;
+        let swappiness = self.get_swappiness_v6_1(memcg, sc);
+        if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg) {
+            return false;
+        }
+        let (due, nr_to_scan) = self.should_run_aging_v6_1(lv, sc, swappiness);
+        let g = &self.lruvecs[lv].lrugen;
+        let max_seq = g.max_seq;
+        if min_ttl_ps != 0 {
+            let birth = g.timestamps[lru_gen_from_seq(g.min_seq[LRU_GEN_FILE])];
+            if birth.saturating_add(min_ttl_ps) > self.now() {
+                return false;
+            }
+            if nr_to_scan == 0 && sc.priority != DEF_PRIORITY {
+                return false;
+            }
+        }
+        if due {
+            self.try_to_inc_max_seq(lv, max_seq, swappiness, false);
+        }
+        true
     }
 }
 

@@ -85,6 +85,8 @@ pub struct ScanControl {
     pub proactive_swappiness: Option<u64>,
     /// Reclaim asked for by a write to memory.reclaim (sc->proactive).
     pub proactive: bool,
+    /// nr_reclaimed when kswapd's pass began (sc->last_reclaimed, MGLRU of 6.1).
+    pub last_reclaimed: u64,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -132,6 +134,7 @@ impl ScanControl {
             nr: ReclaimNr::default(),
             proactive_swappiness: None,
             proactive: false,
+            last_reclaimed: 0,
         }
     }
 
@@ -210,6 +213,9 @@ pub struct ReclaimState {
     pub nr_throttled_written: u64,
     /// Its value when the first task started throttling (nr_reclaim_start).
     pub nr_reclaim_start: u64,
+    /// balance_pgdat's sc.memcgs_need_aging (MGLRU of 6.1): false at its start, so its
+    /// first pass skips the aging; cleared by a pass that found enough cold folios.
+    pub kswapd_memcgs_need_aging: bool,
 }
 
 impl Sim {
@@ -487,6 +493,13 @@ impl Sim {
             f(self, node, sc);
             return;
         }
+        self.shrink_node_classic(node, sc);
+    }
+
+    /// shrink_node's own body: the memcgs of the target's subtree (shrink_node_memcgs,
+    /// each through the policy's shrink_lruvec), the node's shadow nodes, the writeback
+    /// throttling decisions.
+    pub(crate) fn shrink_node_classic(&mut self, node: usize, sc: &mut ScanControl) {
         let prev = self.enter(KFunc::ShrinkNode);
         sc.nr = ReclaimNr::default();
         if self.features.refault_deactivate {
@@ -1522,6 +1535,7 @@ impl Sim {
             st.kswapd_priority = DEF_PRIORITY;
             st.kswapd_reclaimed = 0;
             st.kswapd_scanned = 0;
+            st.kswapd_memcgs_need_aging = false;
             self.leave(prev);
             return self.kswapd_try_to_sleep(tid, node);
         }
@@ -1530,6 +1544,7 @@ impl Sim {
             self.reclaim[node].kswapd_priority = DEF_PRIORITY;
             self.reclaim[node].kswapd_reclaimed = 0;
             self.reclaim[node].kswapd_scanned = 0;
+            self.reclaim[node].kswapd_memcgs_need_aging = false;
             self.vmstat.inc(VmItem::Pageoutrun);
         }
         // balance_pgdat runs as a memory stall of kswapd (psi_memstall_enter at its start,
@@ -1681,6 +1696,7 @@ impl Sim {
         st.kswapd_priority = DEF_PRIORITY;
         st.kswapd_reclaimed = 0;
         st.kswapd_scanned = 0;
+        st.kswapd_memcgs_need_aging = false;
         Some(fruitless)
     }
 

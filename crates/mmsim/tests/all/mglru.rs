@@ -585,3 +585,127 @@ fn check_all_catches_a_corrupted_generation_count() {
     let e = check_all(&m.sim).unwrap_err();
     assert!(e.contains("nr_pages"), "{e}");
 }
+
+/// `unit_on(era)` with tasks `t` in cgroup `a` and `u` in cgroup `b`.
+fn two_memcgs_on(era: KernelEra, features: Features) -> UnitMachine {
+    let text = format!("kernel = \"{}\"\npolicy = \"mglru\"\n", era.as_str())
+        + &machine_toml("mglru-memcgs", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
+        + "\n[[cgroups]]\nname = \"a\"\n[[cgroups]]\nname = \"b\"\n"
+        + "[[tasks]]\nname = \"t\"\ncpu = 0\ncgroup = \"a\"\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n"
+        + "[[tasks]]\nname = \"u\"\ncpu = 1\ncgroup = \"b\"\nprogram = \"dd\"\npath = \"/tmp/y\"\nsize = \"4KiB\"\n";
+    UnitMachine::new(&text, features)
+}
+
+/// `n` cold page-cache pages of a new file, charged to the cgroup of task `task`.
+fn cold_pages_of(m: &mut UnitMachine, task: &str, path: &str, n: u64) {
+    let tid = common::task_id(&m.sim, task);
+    m.sim.set_running(0, Some(tid));
+    m.tid = tid;
+    let ino = open(m, path);
+    for i in 0..n {
+        cached(m, ino, i);
+    }
+}
+
+/// Global direct reclaim of 32 pages at priority 2 over two memcgs of 512 cold file
+/// pages each: a pass of 6.1's shrink_node_memcgs evicts a batch from each memcg in turn
+/// (each lruvec's target is 512 >> 2; should_abort_scan stops it after its first batch of
+/// MIN_LRU_BATCH, the node being above its low watermark, and credits MIN_LRU_BATCH
+/// more); 6.3's memcg LRU stops at the first memcg that met the target.
+#[test]
+fn on_6_1_global_reclaim_takes_a_batch_from_every_memcg() {
+    let usage = |m: &UnitMachine, name: &str| {
+        let id = m.sim.memcg_by_name(name).expect("memcg");
+        m.sim.memcgs[id as usize].usage
+    };
+    let mut stolen = Vec::new();
+    for memcg_lru in [false, true] {
+        let mut f = mglru_features_on(KernelEra::V6_1);
+        f.mglru_memcg_lru = memcg_lru;
+        let mut m = two_memcgs_on(KernelEra::V6_1, f);
+        cold_pages_of(&mut m, "t", "/mnt/a", 512);
+        cold_pages_of(&mut m, "u", "/mnt/b", 512);
+        let before = [usage(&m, "a"), usage(&m, "b")];
+        m.check();
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.priority = 2;
+        m.sim.shrink_node(0, &mut sc);
+        m.check();
+        let taken = [before[0] - usage(&m, "a"), before[1] - usage(&m, "b")];
+        stolen.push((taken, sc.nr_reclaimed));
+    }
+    let batch = mmsim::mm::lru_gen::MIN_LRU_BATCH;
+    let (taken, reclaimed) = stolen[0];
+    assert_eq!(taken, [batch, batch], "6.1: one batch from each memcg");
+    assert_eq!(reclaimed, 4 * batch, "each abort credits MIN_LRU_BATCH");
+    let (taken, reclaimed) = stolen[1];
+    assert_eq!(
+        taken.iter().filter(|&&t| t > 0).count(),
+        1,
+        "memcg LRU: one memcg only, {taken:?}"
+    );
+    assert_eq!(reclaimed, batch);
+}
+
+/// With aging due (only MIN_NR_GENS generations would be left to evict), 6.1's kswapd
+/// does not age in the eviction path: get_nr_to_scan leaves it to lru_gen_age_node,
+/// which skips the first pass of balance_pgdat and ages on the next. A direct reclaimer,
+/// and 6.3's kswapd, age in the eviction path.
+#[test]
+fn on_6_1_kswapd_leaves_the_aging_to_lru_gen_age_node() {
+    for memcg_lru in [false, true] {
+        let mut f = mglru_features_on(KernelEra::V6_1);
+        f.mglru_memcg_lru = memcg_lru;
+        let mut m = unit_on(KernelEra::V6_1);
+        m.sim.features = f;
+        let ino = open(&mut m, "/mnt/f");
+        for i in 0..64 {
+            cached(&mut m, ino, i);
+        }
+        for i in 64..128 {
+            let p = cached(&mut m, ino, i);
+            m.sim.activate_page(p);
+        }
+        m.sim.lru_add_drain();
+        // Evict the 64 cold pages: the oldest generations empty, min_seq catches up, and
+        // evict_folios reports nothing scanned (MIN_NR_GENS left), which ends the loop.
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        assert_eq!(sc.nr_reclaimed, 64);
+        let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+        assert_eq!(g.min_seq[1] + 1, g.max_seq, "one generation left");
+        m.check();
+        // A kswapd pass at priority 4.
+        let max_seq = g.max_seq;
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        sc.priority = 4;
+        m.sim.lru_gen_age_node(0, &mut sc);
+        m.sim.shrink_node(0, &mut sc);
+        let after_pass = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        if memcg_lru {
+            assert_eq!(after_pass, max_seq + 1, "6.3: kswapd ages while evicting");
+            continue;
+        }
+        assert_eq!(after_pass, max_seq, "6.1: no aging on the first pass");
+        assert_eq!(sc.nr_scanned, 0, "nor eviction: aging is due");
+        assert!(m.sim.reclaim[0].kswapd_memcgs_need_aging);
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        sc.priority = 4;
+        m.sim.lru_gen_age_node(0, &mut sc);
+        assert_eq!(
+            m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq,
+            max_seq + 1,
+            "the second pass ages"
+        );
+        m.check();
+        // A direct reclaimer ages in the eviction path (aging is due again: the
+        // generation before the youngest is empty).
+        let max_seq = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.priority = 4;
+        m.sim.shrink_node(0, &mut sc);
+        assert_eq!(m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq, max_seq + 1);
+        m.check();
+    }
+}

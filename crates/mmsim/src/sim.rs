@@ -658,6 +658,10 @@ pub struct Sim {
     /// The stream of the multi-memcg stock's random evictions (get_random_u32_below),
     /// seeded from the scenario seed.
     pub memcg_stock_rng: rand_pcg::Pcg64,
+    /// The memcg LRU's stream of random bins (get_random_u32_below in
+    /// lru_gen_online_memcg, lru_gen_rotate_memcg and shrink_many), seeded from the
+    /// scenario seed.
+    pub memcg_lru_rng: rand_pcg::Pcg64,
     /// One lruvec per (memcg, node), index `memcg × nodes + node` (mem_cgroup_lruvec).
     pub lruvecs: Vec<crate::mm::node::Lruvec>,
     /// The memcg each swap slot is charged to (swap_cgroup), by slot.
@@ -808,6 +812,10 @@ pub struct Sim {
     /// step, not at every CPU.
     rq_nonempty: crate::machine::Cpumask,
 }
+
+/// Mixed into the scenario seed for the memcg LRU's random stream ("memcg_lr"), so its
+/// draws are independent of the multi-memcg stock's.
+const MEMCG_LRU_RNG_STREAM: u64 = 0x6d65_6d63_675f_6c72;
 
 /// A run in which no user task runs for this long (virtual time) has stalled: every user
 /// task sleeps on something that will never happen (a simulator bug, reported, never a hang).
@@ -961,13 +969,7 @@ impl Sim {
                 features.era
             ));
         }
-        let memcg_lru = (0..nr_nodes)
-            .map(|_| {
-                let mut m = crate::mm::lru_gen::MemcgLru::default();
-                m.fifo[0] = (0..memcgs.len() as crate::mm::memcontrol::MemcgId).collect();
-                m
-            })
-            .collect();
+        let memcg_lru = vec![crate::mm::lru_gen::MemcgLru::default(); nr_nodes];
         // PSI from 4.20: the 6.1 and 6.18 eras.
         let psi = crate::psi::Psi::new(
             features.era >= crate::kernel::KernelEra::V6_1,
@@ -992,6 +994,9 @@ impl Sim {
             memcgs,
             memcg_stock: vec![crate::mm::memcontrol::MemcgStock::default(); nr_cpus],
             memcg_stock_rng: <rand_pcg::Pcg64 as rand::SeedableRng>::seed_from_u64(sc.seed),
+            memcg_lru_rng: <rand_pcg::Pcg64 as rand::SeedableRng>::seed_from_u64(
+                sc.seed ^ MEMCG_LRU_RNG_STREAM,
+            ),
             lruvecs,
             swap_cgroup: Vec::new(),
             swap_shadows: Vec::new(),
@@ -1075,6 +1080,7 @@ impl Sim {
             (pages_per_node * nr_nodes as u64) as i64,
         );
         sim.init_page_alloc();
+        sim.lru_gen_online_memcgs();
         for d in &sc.devices {
             sim.devices.push(BlockDevice::new(d, &sim.costs));
         }

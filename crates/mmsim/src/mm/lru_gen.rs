@@ -91,6 +91,10 @@ pub const NR_BLOOM_FILTERS: usize = 2;
 pub const BLOOM_FILTER_SHIFT: u32 = 15;
 /// MEMCG_NR_GENS: generations of the memcg LRU.
 pub const MEMCG_NR_GENS: usize = 3;
+/// MEMCG_NR_BINS: lists per memcg-LRU generation; a memcg goes to a random one
+/// (get_random_u32_below) when it comes online and at each rotation, and shrink_many
+/// starts at a random one, so memcgs of one generation are taken in a random order.
+pub const MEMCG_NR_BINS: usize = 8;
 /// PTEs per cache line (cache_line_size() / sizeof(pte_t), clamped to 2..=8).
 const PTES_PER_LINE: u64 = 8;
 /// ANON_AND_FILE.
@@ -190,6 +194,8 @@ pub struct LruGenFolio {
     pub mm_state: MmState,
     /// The memcg-LRU generation and segment of this lruvec.
     pub memcg_gen: usize,
+    /// The memcg-LRU bin this lruvec is listed in.
+    pub memcg_bin: usize,
     /// MEMCG_LRU_HEAD / MEMCG_LRU_TAIL / 0.
     pub seg: u8,
 }
@@ -227,6 +233,7 @@ impl Default for LruGenFolio {
                 ..Default::default()
             },
             memcg_gen: 0,
+            memcg_bin: 0,
             seg: 0,
         }
     }
@@ -251,13 +258,21 @@ enum MemcgLruOp {
     Young,
 }
 
-/// struct lru_gen_memcg of a node: memcgs in MEMCG_NR_GENS generations (one bin).
+/// struct lru_gen_memcg of a node: memcgs in MEMCG_NR_GENS generations, each spread over
+/// MEMCG_NR_BINS lists.
 #[derive(Clone, Debug, Default)]
 pub struct MemcgLru {
     /// The oldest generation.
     pub seq: u64,
-    /// The memcgs of each generation, head first.
-    pub fifo: [std::collections::VecDeque<MemcgId>; MEMCG_NR_GENS],
+    /// The memcgs of each generation and bin, head first.
+    pub fifo: [[std::collections::VecDeque<MemcgId>; MEMCG_NR_BINS]; MEMCG_NR_GENS],
+}
+
+impl MemcgLru {
+    /// nr_memcgs[gen]: the memcgs in a generation, over its bins.
+    pub fn nr_memcgs(&self, gen: usize) -> usize {
+        self.fifo[gen].iter().map(|b| b.len()).sum()
+    }
 }
 
 /// MGLRU tunables (`[mglru]` in a scenario; /sys/kernel/mm/lru_gen/).
@@ -1639,44 +1654,115 @@ impl Sim {
         (total >> sc.priority) > 0
     }
 
-    /// lru_gen_rotate_memcg.
+    /// get_random_u32_below(MEMCG_NR_BINS), from the memcg LRU's own stream.
+    fn memcg_lru_random_bin(&mut self) -> usize {
+        rand::Rng::gen_range(&mut self.memcg_lru_rng, 0..MEMCG_NR_BINS)
+    }
+
+    /// lru_gen_online_memcg for every memcg, in pre-order: each goes to the tail of a
+    /// random bin (one draw for all nodes) of the oldest generation.
+    pub(crate) fn lru_gen_online_memcgs(&mut self) {
+        for memcg in 0..self.memcgs.len() as MemcgId {
+            let bin = self.memcg_lru_random_bin();
+            for node in 0..self.nodes.len() {
+                let ml = &mut self.memcg_lru[node];
+                let gen = (ml.seq as usize) % MEMCG_NR_GENS;
+                ml.fifo[gen][bin].push_back(memcg);
+                let g = &mut self.lruvecs[memcg as usize * self.nodes.len() + node].lrugen;
+                g.memcg_gen = gen;
+                g.memcg_bin = bin;
+            }
+        }
+    }
+
+    /// The memcg LRU: every memcg listed once per node, in the generation and bin its
+    /// lruvec names; the oldest generation is not empty.
+    fn check_memcg_lru(&self) -> Result<(), String> {
+        let nodes = self.nodes.len();
+        for (node, ml) in self.memcg_lru.iter().enumerate() {
+            let mut seen = vec![0u32; self.memcgs.len()];
+            for (gen, bins) in ml.fifo.iter().enumerate() {
+                for (bin, list) in bins.iter().enumerate() {
+                    for &m in list {
+                        let g = &self.lruvecs[m as usize * nodes + node].lrugen;
+                        if (g.memcg_gen, g.memcg_bin) != (gen, bin) {
+                            return Err(format!(
+                                "node {node}: memcg {m} listed in memcg-LRU generation {gen} bin \
+                                 {bin} but its lruvec names {} / {}",
+                                g.memcg_gen, g.memcg_bin
+                            ));
+                        }
+                        seen[m as usize] += 1;
+                    }
+                }
+            }
+            if let Some(m) = seen.iter().position(|&n| n != 1) {
+                return Err(format!(
+                    "node {node}: memcg {m} listed {} times in the memcg LRU",
+                    seen[m]
+                ));
+            }
+            if ml.nr_memcgs((ml.seq as usize) % MEMCG_NR_GENS) == 0 {
+                return Err(format!(
+                    "node {node}: the oldest memcg-LRU generation is empty"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// lru_gen_rotate_memcg: to the tail of a random bin of the same generation (TAIL) or
+    /// of the young one (YOUNG); the oldest generation advances once it is empty.
     fn lru_gen_rotate_memcg(&mut self, node: usize, memcg: MemcgId, op: MemcgLruOp) {
         let lv = memcg as usize * self.nodes.len() + node;
+        if op == MemcgLruOp::Nop {
+            return;
+        }
+        let bin = self.memcg_lru_random_bin();
         let ml = &mut self.memcg_lru[node];
         let old = self.lruvecs[lv].lrugen.memcg_gen;
+        let old_bin = self.lruvecs[lv].lrugen.memcg_bin;
         let mut new = old;
         let mut seg = 0;
         match op {
             MemcgLruOp::Tail => seg = SEG_TAIL,
             MemcgLruOp::Young => new = (ml.seq as usize + 1) % MEMCG_NR_GENS,
-            MemcgLruOp::Nop => return,
+            MemcgLruOp::Nop => unreachable!(),
         }
-        if let Some(pos) = ml.fifo[old].iter().position(|&m| m == memcg) {
-            ml.fifo[old].remove(pos);
+        if let Some(pos) = ml.fifo[old][old_bin].iter().position(|&m| m == memcg) {
+            ml.fifo[old][old_bin].remove(pos);
         }
-        ml.fifo[new].push_back(memcg);
-        if ml.fifo[old].is_empty() && old == (ml.seq as usize) % MEMCG_NR_GENS {
+        ml.fifo[new][bin].push_back(memcg);
+        if ml.nr_memcgs(old) == 0 && old == (ml.seq as usize) % MEMCG_NR_GENS {
             ml.seq += 1;
         }
         let g = &mut self.lruvecs[lv].lrugen;
         g.seg = seg;
         g.memcg_gen = new;
+        g.memcg_bin = bin;
     }
 
-    /// shrink_many: the memcgs of the oldest memcg-LRU generation, in order, each rotated
-    /// by its result, until root reclaim has enough.
+    /// shrink_many: the memcgs of the oldest memcg-LRU generation, bin by bin from a
+    /// random one, each rotated by its result, until root reclaim has enough.
     fn shrink_many(&mut self, node: usize, sc: &mut ScanControl) {
         let gen = (self.memcg_lru[node].seq as usize) % MEMCG_NR_GENS;
-        let snapshot: Vec<MemcgId> = self.memcg_lru[node].fifo[gen].iter().copied().collect();
-        for memcg in snapshot {
-            let lv = memcg as usize * self.nodes.len() + node;
-            if self.lruvecs[lv].lrugen.memcg_gen != gen {
-                continue;
-            }
-            let op = self.shrink_one(node, memcg, sc);
-            self.lru_gen_rotate_memcg(node, memcg, op);
-            if self.should_abort_scan(node, sc) {
-                break;
+        let first_bin = self.memcg_lru_random_bin();
+        for i in 0..MEMCG_NR_BINS {
+            let bin = (first_bin + i) % MEMCG_NR_BINS;
+            let snapshot: Vec<MemcgId> = self.memcg_lru[node].fifo[gen][bin]
+                .iter()
+                .copied()
+                .collect();
+            for memcg in snapshot {
+                let lv = memcg as usize * self.nodes.len() + node;
+                if self.lruvecs[lv].lrugen.memcg_gen != gen {
+                    continue;
+                }
+                let op = self.shrink_one(node, memcg, sc);
+                self.lru_gen_rotate_memcg(node, memcg, op);
+                if self.should_abort_scan(node, sc) {
+                    return;
+                }
             }
         }
     }
@@ -2012,6 +2098,7 @@ impl Sim {
     // Parallel [gen][type] arrays are indexed together.
     #[allow(clippy::needless_range_loop)]
     pub fn check_lru_gen(&self) -> Result<(), String> {
+        self.check_memcg_lru()?;
         let mut counts = vec![[[0i64; 2]; MAX_NR_GENS as usize]; self.lruvecs.len()];
         for (lv, l) in self.lruvecs.iter().enumerate() {
             let g = &l.lrugen;

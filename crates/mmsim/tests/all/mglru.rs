@@ -588,7 +588,15 @@ fn check_all_catches_a_corrupted_generation_count() {
 
 /// `unit_on(era)` with tasks `t` in cgroup `a` and `u` in cgroup `b`.
 fn two_memcgs_on(era: KernelEra, features: Features) -> UnitMachine {
-    let text = format!("kernel = \"{}\"\npolicy = \"mglru\"\n", era.as_str())
+    two_memcgs_seeded(era, features, 1)
+}
+
+/// `two_memcgs_on` with the scenario seed `seed`.
+fn two_memcgs_seeded(era: KernelEra, features: Features, seed: u64) -> UnitMachine {
+    let text = format!(
+        "kernel = \"{}\"\npolicy = \"mglru\"\nseed = {seed}\n",
+        era.as_str()
+    )
         + &machine_toml("mglru-memcgs", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
         + "\n[[cgroups]]\nname = \"a\"\n[[cgroups]]\nname = \"b\"\n"
         + "[[tasks]]\nname = \"t\"\ncpu = 0\ncgroup = \"a\"\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n"
@@ -708,4 +716,54 @@ fn on_6_1_kswapd_leaves_the_aging_to_lru_gen_age_node() {
         assert_eq!(m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq, max_seq + 1);
         m.check();
     }
+}
+
+/// The memcg LRU's random bins: a memcg comes online in a random bin of its generation,
+/// and shrink_many starts at a random bin, so which of two memcgs of the oldest
+/// generation global reclaim takes first depends on the draws (the scenario seed), not
+/// on the order the cgroups were created in.
+#[test]
+fn the_memcg_lru_takes_memcgs_of_a_generation_in_a_random_order() {
+    let mut first = [0u32; 2];
+    for seed in 0..16 {
+        let mut m = two_memcgs_seeded(KernelEra::V6_18, mglru_features_on(KernelEra::V6_18), seed);
+        cold_pages_of(&mut m, "t", "/mnt/a", 512);
+        cold_pages_of(&mut m, "u", "/mnt/b", 512);
+        let ids = [
+            m.sim.memcg_by_name("a").expect("a"),
+            m.sim.memcg_by_name("b").expect("b"),
+        ];
+        let before = ids.map(|id| m.sim.memcgs[id as usize].usage);
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.priority = 2;
+        m.sim.shrink_node(0, &mut sc);
+        m.check();
+        let taken: Vec<bool> = ids
+            .iter()
+            .zip(before)
+            .map(|(&id, b)| m.sim.memcgs[id as usize].usage < b)
+            .collect();
+        assert_eq!(
+            taken.iter().filter(|&&t| t).count(),
+            1,
+            "seed {seed}: {taken:?}"
+        );
+        first[usize::from(taken[1])] += 1;
+    }
+    assert!(
+        first[0] > 0 && first[1] > 0,
+        "each memcg comes first for some seed: {first:?}"
+    );
+}
+
+#[test]
+fn check_all_catches_a_memcg_listed_in_the_wrong_bin() {
+    let mut m = two_memcgs_on(KernelEra::V6_18, mglru_features_on(KernelEra::V6_18));
+    m.check();
+    let id = m.sim.memcg_by_name("a").expect("a") as usize;
+    let bins = mmsim::mm::lru_gen::MEMCG_NR_BINS;
+    let g = &mut m.sim.lruvecs[id].lrugen;
+    g.memcg_bin = (g.memcg_bin + 1) % bins;
+    let e = check_all(&m.sim).unwrap_err();
+    assert!(e.contains("memcg-LRU generation"), "{e}");
 }

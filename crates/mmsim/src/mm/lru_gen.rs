@@ -593,6 +593,13 @@ impl Sim {
         if !sc.may_swap {
             return 0;
         }
+        self.lru_gen_swappiness_if_swap_left(memcg, sc)
+    }
+
+    /// get_swappiness's test of the swap left: 0 when fewer than MIN_LRU_BATCH swap slots
+    /// are left to the memcg (no demotion here), else the swappiness (6.1's whole
+    /// get_swappiness: sc->may_swap is its caller's).
+    pub(crate) fn lru_gen_swappiness_if_swap_left(&self, memcg: MemcgId, sc: &ScanControl) -> u64 {
         let left = if memcg == ROOT_MEM_CGROUP {
             self.swap_free_pages()
         } else {

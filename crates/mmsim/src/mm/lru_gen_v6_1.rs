@@ -218,21 +218,6 @@ impl Sim {
             .is_some_and(|t| self.tasks[t].oom_killed || self.tasks[t].group_exit)
     }
 
-    /// get_swappiness (v6.1): 0 when fewer than MIN_LRU_BATCH swap slots are left to the
-    /// memcg (no demotion here), else its swappiness; sc->may_swap is the caller's.
-    fn get_swappiness_v6_1(&self, memcg: MemcgId, sc: &ScanControl) -> u64 {
-        let left = if memcg == ROOT_MEM_CGROUP {
-            self.swap_free_pages()
-        } else {
-            self.mem_cgroup_get_nr_swap_pages(memcg)
-        };
-        if left < MIN_LRU_BATCH {
-            0
-        } else {
-            sc.swappiness()
-        }
-    }
-
     /// should_run_aging (v6.1): (aging is due, folios to scan: the evictable size shifted
     /// right by the priority). Due when only MIN_NR_GENS generations are left, or with
     /// exactly MIN_NR_GENS + 1 when the youngest holds more than 1/MIN_NR_GENS of the
@@ -369,8 +354,8 @@ impl Sim {
         let mut scanned = 0u64;
         let stopped = loop {
             let swappiness = if sc.may_swap {
-                self.get_swappiness_v6_1(memcg, sc)
-            } else if !sc.cgroup_reclaim() && self.get_swappiness_v6_1(memcg, sc) > 0 {
+                self.lru_gen_swappiness_if_swap_left(memcg, sc)
+            } else if !sc.cgroup_reclaim() && self.lru_gen_swappiness_if_swap_left(memcg, sc) > 0 {
                 1
             } else {
                 0
@@ -438,7 +423,7 @@ impl Sim {
         min_ttl_ps: u64,
     ) -> bool {
         let lv = memcg as usize * self.nodes.len() + node;
-        let swappiness = self.get_swappiness_v6_1(memcg, sc);
+        let swappiness = self.lru_gen_swappiness_if_swap_left(memcg, sc);
         if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg) {
             return false;
         }

@@ -306,7 +306,7 @@ struct MmWalk {
     stats: MmStats,
 }
 
-fn file_type(s: &Sim, pfn: Pfn) -> usize {
+pub(crate) fn file_type(s: &Sim, pfn: Pfn) -> usize {
     usize::from(!s.mem[pfn as usize].test(pg::SWAPBACKED))
 }
 
@@ -363,7 +363,13 @@ impl Sim {
     }
 
     /// lru_gen_update_size: nr_pages and the active/inactive compatibility sizes.
-    fn lru_gen_update_size(&mut self, lv: usize, t: usize, old: Option<usize>, new: Option<usize>) {
+    pub(crate) fn lru_gen_update_size(
+        &mut self,
+        lv: usize,
+        t: usize,
+        old: Option<usize>,
+        new: Option<usize>,
+    ) {
         let g = &mut self.lruvecs[lv].lrugen;
         let base = t * 2;
         let mut moves: [(usize, i64); 2] = [(0, 0); 2];
@@ -542,7 +548,7 @@ impl Sim {
 
     /// folio_update_gen: the aging promotes a folio seen young (a second time) to `gen`;
     /// returns its old generation when it moved.
-    fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
+    pub(crate) fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
         self.charge_atomic();
         if self.mglru_v6_1() {
             return self.folio_update_gen_v6_1(pfn, gen);
@@ -1058,15 +1064,21 @@ impl Sim {
         Some(pfn)
     }
 
-    /// walk_update_folio: move the PTE's dirty bit to the folio and promote it — in place
-    /// (folio_update_gen, with a walk) or through folio_activate (without).
-    fn walk_update_folio(&mut self, walk_lv: Option<usize>, pfn: Pfn, new_gen: usize, dirty: bool) {
+    /// The PTE's dirty bit moves to a file folio (folio_mark_dirty), as the walk and the
+    /// look-around do for a young PTE.
+    fn look_around_mark_dirty(&mut self, pfn: Pfn, dirty: bool) {
         let f = self.mem[pfn as usize].flags;
         let anon_unswapped =
             f & pg::SWAPBACKED != 0 && f & pg::SWAPCACHE == 0 && self.page_anon(pfn);
         if dirty && f & pg::DIRTY == 0 && !anon_unswapped && !self.page_anon(pfn) {
             self.set_page_dirty(pfn);
         }
+    }
+
+    /// walk_update_folio: move the PTE's dirty bit to the folio and promote it — in place
+    /// (folio_update_gen, with a walk) or through folio_activate (without).
+    fn walk_update_folio(&mut self, walk_lv: Option<usize>, pfn: Pfn, new_gen: usize, dirty: bool) {
+        self.look_around_mark_dirty(pfn, dirty);
         match walk_lv {
             Some(lv) => {
                 if let Some(old) = self.folio_update_gen(pfn, new_gen) {
@@ -1076,7 +1088,6 @@ impl Sim {
                     }
                 }
             }
-            None if self.mglru_v6_1() => self.look_around_update_v6_1(pfn, new_gen),
             None => {
                 if self.lru_gen_set_refs(pfn) {
                     if let Some(old) = folio_lru_gen(self.mem[pfn as usize].flags) {
@@ -1202,6 +1213,10 @@ impl Sim {
         } else {
             None
         };
+        // 6.1 without a walk: the young neighbours to promote, after the loop.
+        let batch_v6_1 = walk_lv.is_none() && self.mglru_v6_1();
+        let mut bitmap = [NIL; MIN_LRU_BATCH as usize];
+        let mut nr = 0;
         let mut young = 1u64;
         let mut i = 0u64;
         for a in start..end {
@@ -1220,10 +1235,21 @@ impl Sim {
                 continue;
             };
             young += 1;
-            self.walk_update_folio(walk_lv, q, gen, p & pte::DIRTY != 0);
+            if batch_v6_1 {
+                self.look_around_mark_dirty(q, p & pte::DIRTY != 0);
+                if folio_lru_gen(self.mem[q as usize].flags) != Some(gen) {
+                    bitmap[nr] = q;
+                    nr += 1;
+                }
+            } else {
+                self.walk_update_folio(walk_lv, q, gen, p & pte::DIRTY != 0);
+            }
         }
         if young * PTES_PER_LINE >= i {
             self.update_bloom_filter(lv, max_seq, mm, vpn / ptrs);
+        }
+        if batch_v6_1 {
+            self.look_around_promote_v6_1(lv, &bitmap[..nr]);
         }
         self.leave(prev);
     }

@@ -30,8 +30,8 @@
 //!   and should_abort_scan carry 6.1's fairness safeguards, and kswapd leaves the aging to
 //!   lru_gen_age_node, which ages every memcg before a pass (sc->memcgs_need_aging).
 //!
-//! Not modelled for 6.1: look_around's in-place promotion of a batch of PAGEVEC_SIZE young
-//! neighbours (they are activated one by one).
+//! - lru_gen_look_around without a walk activates fewer than PAGEVEC_SIZE young
+//!   neighbours one by one and moves more to max_seq in place under the lru_lock.
 
 use crate::machine::profile::KFunc;
 use crate::mm::lru_gen::{
@@ -106,14 +106,29 @@ impl Sim {
         Some(old)
     }
 
-    /// lru_gen_look_around outside a walk (v6.1): an isolated young folio is marked
-    /// PG_referenced, one in another generation than `new_gen` activated (folio_activate).
-    pub(crate) fn look_around_update_v6_1(&mut self, pfn: Pfn, new_gen: usize) {
-        match folio_lru_gen(self.mem[pfn as usize].flags) {
-            None => self.mem[pfn as usize].flags |= pg::REFERENCED,
-            Some(old) if old != new_gen => self.activate_page(pfn),
-            Some(_) => {}
+    /// lru_gen_look_around's promotion without a walk (v6.1): fewer than PAGEVEC_SIZE
+    /// young neighbours in another generation are activated one by one (folio_activate);
+    /// more are moved to max_seq in place under the lru_lock (folio_update_gen, the lists
+    /// sorted lazily on eviction).
+    pub(crate) fn look_around_promote_v6_1(&mut self, lv: usize, pfns: &[Pfn]) {
+        if pfns.len() < crate::mm::swap::pagevec_size(&self.features) {
+            for &pfn in pfns {
+                self.activate_page(pfn);
+            }
+            return;
         }
+        self.lru_lock(lv);
+        let new_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.max_seq);
+        for &pfn in pfns {
+            let Some(old) = self.folio_update_gen(pfn, new_gen) else {
+                continue;
+            };
+            if old != new_gen {
+                let t = crate::mm::lru_gen::file_type(self, pfn);
+                self.lru_gen_update_size(lv, t, Some(old), Some(new_gen));
+            }
+        }
+        self.lru_unlock(lv);
     }
 
     /// sort_folio (v6.1). True when the folio was moved (not to be isolated).

@@ -767,3 +767,46 @@ fn check_all_catches_a_memcg_listed_in_the_wrong_bin() {
     let e = check_all(&m.sim).unwrap_err();
     assert!(e.contains("memcg-LRU generation"), "{e}");
 }
+
+/// 6.1's look-around without a walk (direct reclaim): fewer than PAGEVEC_SIZE young
+/// neighbours in an older generation are activated one by one (folio_activate, counted
+/// in pgactivate); more are moved to max_seq in place, no activation counted.
+#[test]
+fn on_6_1_look_around_promotes_a_large_batch_in_place() {
+    use mmsim::mm::vmstat::VmItem;
+    for young in [5u64, 20] {
+        let mut m = unit_on(KernelEra::V6_1);
+        let tid = m.tid;
+        let (mm, vpn0, pfns) = written_anon_pages(&mut m, 64);
+        // Age once with no young PTE: the pages stay in what becomes max_seq − 1.
+        for i in 0..64 {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+        }
+        let max0 = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        run_on(&mut m.sim, 0, tid);
+        assert!(m.sim.try_to_inc_max_seq(0, max0, 60, false));
+        m.sim.lru_gen_walk_active = false;
+        for i in 1..=young {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() |= pte::YOUNG;
+        }
+        let activated = m.sim.vmstat.get(VmItem::Pgactivate);
+        m.sim.lru_gen_look_around(pfns[0], mm, vpn0, 0);
+        m.sim.lru_add_drain();
+        let new_gen = Some(lru_gen_from_seq(max0 + 1));
+        for (i, &p) in pfns.iter().enumerate() {
+            let promoted = (1..=young as usize).contains(&i);
+            assert_eq!(
+                gen_of(&m, p) == new_gen,
+                promoted,
+                "young {young}, page {i}"
+            );
+        }
+        let counted = m.sim.vmstat.get(VmItem::Pgactivate) - activated;
+        if young < 15 {
+            assert_eq!(counted, young as i64, "activated one by one");
+        } else {
+            assert_eq!(counted, 0, "moved in place");
+        }
+        m.check();
+    }
+}

@@ -1469,6 +1469,9 @@ impl Sim {
             VmItem::NrIsolatedAnon
         };
         let mut skip_retry = false;
+        // 6.1 has no retry of clean folios ("mm: multi-gen LRU: retry folios written back
+        // while isolated", 6.2) and its own flags for the rejected ones.
+        let v6_1 = self.mglru_v6_1();
         loop {
             let taken = list.len() as i64;
             self.vmstat.add(iso, taken);
@@ -1486,6 +1489,11 @@ impl Sim {
             let mut back = Vec::with_capacity(list.len());
             for &pfn in list.iter().rev() {
                 let f = self.mem[pfn as usize].flags;
+                if v6_1 {
+                    self.evict_folios_putback_flags_v6_1(pfn);
+                    back.push(pfn);
+                    continue;
+                }
                 if !skip_retry
                     && f & (pg::ACTIVE | pg::DIRTY | pg::WRITEBACK) == 0
                     && !self.mem[pfn as usize].mapped()

@@ -162,6 +162,27 @@ impl Sim {
         self.sort_folio_writeback(lv, pfn, sc)
     }
 
+    /// evict_folios (v6.1), a folio shrink_page_list did not reclaim: PG_workingset gives
+    /// back the PG_referenced isolate_folio cleared; one marked for reclaim while dirty or
+    /// under writeback loses PG_active (it goes to min_seq + 1), every other is made
+    /// PG_active so that it is not put back into the oldest generation (it goes to
+    /// max_seq). There is no retry of clean folios.
+    pub(crate) fn evict_folios_putback_flags_v6_1(&mut self, pfn: Pfn) {
+        let p = &mut self.mem[pfn as usize];
+        let f = p.flags;
+        if f & pg::UNEVICTABLE != 0 {
+            return;
+        }
+        if f & pg::WORKINGSET != 0 {
+            p.flags |= pg::REFERENCED;
+        }
+        if f & pg::RECLAIM != 0 && f & (pg::DIRTY | pg::WRITEBACK) != 0 {
+            p.flags &= !pg::ACTIVE;
+        } else {
+            p.flags |= pg::ACTIVE;
+        }
+    }
+
     /// isolate_folio's flag work (v6.1): an unreferenced folio forgets its refs and
     /// PG_workingset; PG_reclaim and PG_referenced are cleared for shrink_page_list.
     pub(crate) fn isolate_folio_flags_v6_1(&mut self, pfn: Pfn) {

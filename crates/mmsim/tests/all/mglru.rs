@@ -810,3 +810,63 @@ fn on_6_1_look_around_promotes_a_large_batch_in_place() {
         m.check();
     }
 }
+
+/// 6.1's evict_folios puts every folio shrink_page_list kept back as PG_active, so it
+/// goes to max_seq (a mapped page seen young once is kept, FOLIOREF_KEEP), except one
+/// marked for reclaim while dirty or under writeback, which goes to min_seq + 1 (the
+/// anon pages being swapped out). 6.18 puts a kept folio where lru_gen_folio_seq says
+/// (min_seq + 1 for this one), PG_active only to keep it out of the oldest generation.
+#[test]
+fn on_6_1_a_folio_kept_by_reclaim_goes_to_max_seq() {
+    let mut m = unit_on(KernelEra::V6_1);
+    let tid = m.tid;
+    // Three generations of 64 anon pages each (A oldest), then an empty youngest one.
+    let (mm, vpn0, pfns) = written_anon_pages(&mut m, 64);
+    let mut ptes = vec![(mm, vpn0)];
+    for _ in 0..3 {
+        for &(mm, vpn) in &ptes {
+            for i in 0..64 {
+                *m.sim.mm_mut(mm).pgtable.get_mut(vpn + i).unwrap() &= !pte::YOUNG;
+            }
+        }
+        run_on(&mut m.sim, 0, tid);
+        let max = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        assert!(m.sim.try_to_inc_max_seq(0, max, 60, false));
+        if ptes.len() < 3 {
+            let (mm, vpn, _) = written_anon_pages(&mut m, 64);
+            ptes.push((mm, vpn));
+        }
+    }
+    m.sim.lru_gen_walk_active = false;
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert_eq!(gen_of(&m, pfns[0]), Some(lru_gen_from_seq(g.min_seq[0])));
+    // Page 7 of A is accessed again before reclaim reaches it.
+    *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + 7).unwrap() |= pte::YOUNG;
+    // One batch of direct reclaim (it stops there: the node is above its watermark).
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    m.sim.lru_add_drain();
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert!(g.min_seq[0] + 1 < g.max_seq);
+    assert_eq!(
+        gen_of(&m, pfns[7]),
+        Some(lru_gen_from_seq(g.max_seq)),
+        "kept: max_seq"
+    );
+    let mut swapping = 0;
+    for (i, &p) in pfns.iter().enumerate() {
+        let f = m.sim.mem[p as usize].flags;
+        if i == 7 || f & pg::WRITEBACK == 0 {
+            continue;
+        }
+        swapping += 1;
+        assert_eq!(
+            gen_of(&m, p),
+            Some(lru_gen_from_seq(g.min_seq[0] + 1)),
+            "page {i} under writeback: min_seq + 1"
+        );
+    }
+    assert!(swapping > 0, "the others are being swapped out");
+    m.check();
+}

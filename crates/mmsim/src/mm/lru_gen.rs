@@ -1835,7 +1835,9 @@ impl Sim {
         sc.nr = Default::default();
         if sc.may_writepage && sc.may_unmap {
             self.lru_add_drain();
-            self.lru_gen_walk_active = sc.is_kswapd;
+            // set_mm_walk(pgdat, sc->proactive): kswapd's node walk, or one allocated for
+            // proactive reclaim (6.3).
+            self.lru_gen_walk_active = sc.is_kswapd || sc.proactive;
             self.set_initial_priority(node, sc);
             let reclaimed = sc.nr_reclaimed;
             if sc.is_kswapd {
@@ -1857,7 +1859,8 @@ impl Sim {
             return;
         }
         self.lru_add_drain();
-        self.lru_gen_walk_active = false;
+        // set_mm_walk(NULL, sc->proactive).
+        self.lru_gen_walk_active = sc.proactive;
         if self.try_to_shrink_lruvec(node, memcg, sc) {
             self.lru_gen_rotate_memcg(node, memcg, MemcgLruOp::Young);
         }

@@ -870,3 +870,43 @@ fn on_6_1_a_folio_kept_by_reclaim_goes_to_max_seq() {
     assert!(swapping > 0, "the others are being swapped out");
     m.check();
 }
+
+/// Proactive reclaim has an mm walk from 6.3 on (set_mm_walk(…, sc->proactive)): the
+/// rmap look-around then moves young neighbours that were seen before to max_seq in place,
+/// where direct reclaim, without a walk, activates them one by one (pgactivate).
+#[test]
+fn proactive_reclaim_looks_around_with_a_walk() {
+    use mmsim::mm::vmstat::VmItem;
+    let mut activated = Vec::new();
+    for proactive in [false, true] {
+        let mut m = unit();
+        let tid = m.tid;
+        let (mm, vpn0, pfns) = written_anon_pages(&mut m, 512);
+        for _ in 0..3 {
+            for i in 0..512 {
+                *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+            }
+            run_on(&mut m.sim, 0, tid);
+            let max = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+            assert!(m.sim.try_to_inc_max_seq(0, max, 60, false));
+        }
+        m.sim.lru_gen_walk_active = false;
+        // Every page is young again and was seen once before (PG_referenced).
+        for (i, &p) in pfns.iter().enumerate() {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i as u64).unwrap() |= pte::YOUNG;
+            m.sim.mem[p as usize].flags |= pg::REFERENCED;
+        }
+        let before = m.sim.vmstat.get(VmItem::Pgactivate);
+        let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+        sc.priority = 3; // one batch: 512 >> 3
+        sc.proactive = proactive;
+        m.sim.shrink_node(0, &mut sc);
+        m.sim.lru_add_drain();
+        activated.push(m.sim.vmstat.get(VmItem::Pgactivate) - before);
+        m.check();
+    }
+    assert!(
+        activated[0] > activated[1],
+        "direct reclaim activates the neighbours, proactive moves them in place: {activated:?}"
+    );
+}

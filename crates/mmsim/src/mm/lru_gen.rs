@@ -1051,7 +1051,9 @@ impl Sim {
         use crate::mm::memory::pte;
         let pfn = pte::pfn(p);
         let page = &self.mem[pfn as usize];
-        if folio_lru_gen(page.flags).is_none()
+        // get_pfn_folio: from 6.14 a folio off the LRU (isolated) is skipped; 6.1 clears
+        // its young bit too (and marks it PG_referenced).
+        if (folio_lru_gen(page.flags).is_none() && !self.mglru_v6_1())
             || page.node as usize != node
             || self.page_lruvec_idx(pfn) != lv
         {
@@ -1237,9 +1239,14 @@ impl Sim {
             young += 1;
             if batch_v6_1 {
                 self.look_around_mark_dirty(q, p & pte::DIRTY != 0);
-                if folio_lru_gen(self.mem[q as usize].flags) != Some(gen) {
-                    bitmap[nr] = q;
-                    nr += 1;
+                match folio_lru_gen(self.mem[q as usize].flags) {
+                    // Isolated: for shrink_page_list's folio_check_references.
+                    None => self.mem[q as usize].flags |= pg::REFERENCED,
+                    Some(old) if old != gen => {
+                        bitmap[nr] = q;
+                        nr += 1;
+                    }
+                    Some(_) => {}
                 }
             } else {
                 self.walk_update_folio(walk_lv, q, gen, p & pte::DIRTY != 0);

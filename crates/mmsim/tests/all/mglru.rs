@@ -816,12 +816,11 @@ fn on_6_1_look_around_promotes_a_large_batch_in_place() {
 /// marked for reclaim while dirty or under writeback, which goes to min_seq + 1 (the
 /// anon pages being swapped out). 6.18 puts a kept folio where lru_gen_folio_seq says
 /// (min_seq + 1 for this one), PG_active only to keep it out of the oldest generation.
-#[test]
-fn on_6_1_a_folio_kept_by_reclaim_goes_to_max_seq() {
-    let mut m = unit_on(KernelEra::V6_1);
+/// Three generations of 64 anon pages each, the first (returned) the oldest, then an empty
+/// youngest one; no PTE young, no reclaimer's walk.
+fn three_anon_generations(m: &mut UnitMachine) -> (u32, u64, Vec<Pfn>) {
     let tid = m.tid;
-    // Three generations of 64 anon pages each (A oldest), then an empty youngest one.
-    let (mm, vpn0, pfns) = written_anon_pages(&mut m, 64);
+    let (mm, vpn0, pfns) = written_anon_pages(m, 64);
     let mut ptes = vec![(mm, vpn0)];
     for _ in 0..3 {
         for &(mm, vpn) in &ptes {
@@ -833,13 +832,20 @@ fn on_6_1_a_folio_kept_by_reclaim_goes_to_max_seq() {
         let max = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
         assert!(m.sim.try_to_inc_max_seq(0, max, 60, false));
         if ptes.len() < 3 {
-            let (mm, vpn, _) = written_anon_pages(&mut m, 64);
+            let (mm, vpn, _) = written_anon_pages(m, 64);
             ptes.push((mm, vpn));
         }
     }
     m.sim.lru_gen_walk_active = false;
     let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
-    assert_eq!(gen_of(&m, pfns[0]), Some(lru_gen_from_seq(g.min_seq[0])));
+    assert_eq!(gen_of(m, pfns[0]), Some(lru_gen_from_seq(g.min_seq[0])));
+    (mm, vpn0, pfns)
+}
+
+#[test]
+fn on_6_1_a_folio_kept_by_reclaim_goes_to_max_seq() {
+    let mut m = unit_on(KernelEra::V6_1);
+    let (mm, vpn0, pfns) = three_anon_generations(&mut m);
     // Page 7 of A is accessed again before reclaim reaches it.
     *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + 7).unwrap() |= pte::YOUNG;
     // One batch of direct reclaim (it stops there: the node is above its watermark).
@@ -909,4 +915,30 @@ fn proactive_reclaim_looks_around_with_a_walk() {
         activated[0] > activated[1],
         "direct reclaim activates the neighbours, proactive moves them in place: {activated:?}"
     );
+}
+
+/// 6.1's look-around also clears the young bit of a neighbour that reclaim has isolated
+/// (get_pfn_folio has no LRU test before 6.14's rework): of two young pages in one
+/// eviction batch, the first one's rmap walk takes the second's young bit, and the
+/// second, found unreferenced, is swapped out. From 6.14 an isolated folio is skipped and
+/// both are kept.
+#[test]
+fn on_6_1_the_look_around_takes_the_young_bit_of_an_isolated_neighbour() {
+    for rework in [false, true] {
+        let mut m = unit_on(KernelEra::V6_1);
+        m.sim.features.mglru_workingset_rework = rework;
+        let (mm, vpn0, pfns) = three_anon_generations(&mut m);
+        for i in [7, 8] {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() |= pte::YOUNG;
+        }
+        let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        let swapped = [7, 8]
+            .iter()
+            .filter(|&&i| m.sim.mem[pfns[i] as usize].test(pg::SWAPCACHE))
+            .count();
+        assert_eq!(swapped, usize::from(!rework), "rework {rework}");
+        m.check();
+    }
 }

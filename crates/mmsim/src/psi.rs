@@ -372,6 +372,11 @@ impl Psi {
         }
     }
 
+    /// The time the stall totals are accounted up to (the end of the last period folded).
+    pub fn accounted_to(&self) -> Ps {
+        self.done_ps
+    }
+
     /// The engine is about to run an action at `t`: fold every period that ended by then.
     #[inline]
     pub fn advance(&mut self, t: Ps) {

@@ -870,7 +870,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
 /// first; empty on an era without PSI.
 pub fn pressure_files(sim: &Sim) -> Vec<crate::psi::Pressure> {
     if sim.psi.enabled {
-        sim.psi.read(sim.max_clock())
+        sim.psi.read(sim.pressure_read_time())
     } else {
         Vec::new()
     }

@@ -1831,6 +1831,13 @@ impl Sim {
         format!("sleeping tasks: {}", waiting.join("; "))
     }
 
+    /// When to read the pressure files at the end of a run or at a cut: the largest CPU
+    /// clock, or later if PSI has folded its periods up to the engine's last action (a
+    /// timer or IO completion past every idle CPU's clock).
+    pub fn pressure_read_time(&self) -> Ps {
+        self.max_clock().max(self.psi.accounted_to())
+    }
+
     /// The latest CPU clock (elapsed so far).
     pub fn max_clock(&self) -> Ps {
         (0..self.cpus.len())

@@ -1183,7 +1183,7 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             }
         }
         if matches!(end, RunEnd::Completed | RunEnd::StepLimit) {
-            let at = sim.max_clock();
+            let at = sim.pressure_read_time();
             if let Err(e) = crate::psi::check(&sim.psi.read(at), at) {
                 end = RunEnd::CheckFailed(format!("pressure: {e}"));
             }

@@ -671,3 +671,31 @@ fn an_ownerless_swap_cache_page_keeps_its_slot() {
     assert_eq!(r.io_errors.silent_losses, 0);
     assert!(r.oracle_violations.is_empty());
 }
+
+/// Swarm seed 10205941 (`swarm_cases/psi_at_a_cut.toml` with its trace): cut at 60,000
+/// steps, while tasks sleep in memory.high throttling and every CPU is idle, the engine's
+/// last action (a timer) lies past every CPU clock, and PSI has folded its periods up to
+/// it. The pressure files read at the cut stay within the time PSI has accounted for (the
+/// larger of the CPU clocks and PSI's own), as the swarm checks them.
+#[test]
+fn pressure_read_at_a_step_limit_cut_stays_within_the_run() {
+    let dir = std::env::temp_dir().join(format!("mmsim-psi-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace.msr.csv");
+    std::fs::write(&trace, include_str!("swarm_cases/psi_at_a_cut.msr.csv")).unwrap();
+    let text = include_str!("swarm_cases/psi_at_a_cut.toml")
+        .replace("\"TRACE\"", &format!("{:?}", trace.to_str().unwrap()));
+    let sc = parse_scenario(&text, "psi_at_a_cut.toml", &[]).unwrap();
+    let f =
+        mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None).unwrap();
+    let mut sim = mmsim::sim::Sim::new(&sc, f).unwrap();
+    let end = mmsim::run::run_chunked(&mut sim, 60_000, 25, &mut |_| {}, &mut |_| None);
+    assert_eq!(end, RunEnd::StepLimit);
+    let at = sim.pressure_read_time();
+    assert!(at >= sim.max_clock());
+    let r = mmsim::psi::check(&sim.psi.read(at), at);
+    std::fs::remove_dir_all(&dir).ok();
+    if let Err(e) = r {
+        panic!("pressure at the cut: {e}");
+    }
+}

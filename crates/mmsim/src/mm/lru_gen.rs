@@ -1217,8 +1217,11 @@ impl Sim {
         };
         // 6.1 without a walk: the young neighbours to promote, after the loop.
         let batch_v6_1 = walk_lv.is_none() && self.mglru_v6_1();
-        let mut bitmap = [NIL; MIN_LRU_BATCH as usize];
-        let mut nr = 0;
+        let mut promote = if batch_v6_1 {
+            self.take_pfn_buf()
+        } else {
+            Vec::new()
+        };
         let mut young = 1u64;
         let mut i = 0u64;
         for a in start..end {
@@ -1242,10 +1245,7 @@ impl Sim {
                 match folio_lru_gen(self.mem[q as usize].flags) {
                     // Isolated: for shrink_page_list's folio_check_references.
                     None => self.mem[q as usize].flags |= pg::REFERENCED,
-                    Some(old) if old != gen => {
-                        bitmap[nr] = q;
-                        nr += 1;
-                    }
+                    Some(old) if old != gen => promote.push(q),
                     Some(_) => {}
                 }
             } else {
@@ -1256,7 +1256,8 @@ impl Sim {
             self.update_bloom_filter(lv, max_seq, mm, vpn / ptrs);
         }
         if batch_v6_1 {
-            self.look_around_promote_v6_1(lv, &bitmap[..nr]);
+            self.look_around_promote_v6_1(lv, &promote);
+            self.give_pfn_buf(promote);
         }
         self.leave(prev);
     }
@@ -1795,13 +1796,12 @@ impl Sim {
     fn shrink_many(&mut self, node: usize, sc: &mut ScanControl) {
         let gen = (self.memcg_lru[node].seq as usize) % MEMCG_NR_GENS;
         let first_bin = self.memcg_lru_random_bin();
+        let mut snapshot: Vec<MemcgId> = Vec::new();
         for i in 0..MEMCG_NR_BINS {
             let bin = (first_bin + i) % MEMCG_NR_BINS;
-            let snapshot: Vec<MemcgId> = self.memcg_lru[node].fifo[gen][bin]
-                .iter()
-                .copied()
-                .collect();
-            for memcg in snapshot {
+            snapshot.clear();
+            snapshot.extend(self.memcg_lru[node].fifo[gen][bin].iter().copied());
+            for &memcg in &snapshot {
                 let lv = memcg as usize * self.nodes.len() + node;
                 if self.lruvecs[lv].lrugen.memcg_gen != gen {
                     continue;

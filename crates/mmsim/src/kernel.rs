@@ -135,6 +135,24 @@ pub const RULES: &[Rule] = &[
         commit: "mm: introduce do_fault_around()",
     },
     Rule {
+        feature: "fadvise-random-fmode",
+        since: KernelEra::V3_15,
+        version: "2.6.33",
+        commit: "readahead: introduce FMODE_RANDOM for POSIX_FADV_RANDOM",
+    },
+    Rule {
+        feature: "invalidate-deactivate",
+        since: KernelEra::V3_15,
+        version: "2.6.39",
+        commit: "mm: deactivate invalidated pages",
+    },
+    Rule {
+        feature: "fadvise-drain-all",
+        since: KernelEra::V3_15,
+        version: "3.9",
+        commit: "mm: fadvise: drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages",
+    },
+    Rule {
         feature: "lru-add-flush-full",
         since: KernelEra::V4_14,
         version: "4.8",
@@ -309,6 +327,18 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: increase MEMCG_CHARGE_BATCH to 64",
     },
     Rule {
+        feature: "fadvise-local-drain",
+        since: KernelEra::V6_1,
+        version: "5.7",
+        commit: "mm, fadvise: improve the expensive remote LRU cache draining after FADV_DONTNEED",
+    },
+    Rule {
+        feature: "invalidate-skips-writeback",
+        since: KernelEra::V6_1,
+        version: "5.12",
+        commit: "mm: add find_lock_entries",
+    },
+    Rule {
         feature: "swap-cluster-lists",
         since: KernelEra::V6_18,
         version: "6.17",
@@ -319,6 +349,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.3",
         commit: "mm: multi-gen LRU: per-node lru_gen_folio lists",
+    },
+    Rule {
+        feature: "mglru-optimize-deactivation",
+        since: KernelEra::V6_18,
+        version: "6.14",
+        commit: "mm/mglru: optimize deactivation",
     },
     Rule {
         feature: "mglru-workingset-rework",

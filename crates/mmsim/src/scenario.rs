@@ -98,6 +98,12 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memory-reclaim-swappiness",
     "memory-reclaim-swappiness-max",
     "readahead-natural-boundary",
+    "fadvise-random-fmode",
+    "invalidate-deactivate",
+    "fadvise-drain-all",
+    "fadvise-local-drain",
+    "invalidate-skips-writeback",
+    "mglru-optimize-deactivation",
     "proactive-reclaim-stats",
 ];
 

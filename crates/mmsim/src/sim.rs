@@ -196,6 +196,35 @@ pub struct Features {
     /// with (v6.17, "mm/readahead: Terminate async readahead on natural boundary"): with
     /// order-0 folios, a multiple of 4 pages. Off: the window ends where its size says.
     pub readahead_natural_boundary: bool,
+    /// POSIX_FADV_RANDOM sets FMODE_RANDOM on the file (v2.6.33, "readahead: introduce
+    /// FMODE_RANDOM for POSIX_FADV_RANDOM"): a cache miss reads just the pages the read
+    /// asks for (force_page_cache_ra), with no window. Off: the advice sets the file's
+    /// ra_pages to 0 (readahead off: one page per miss).
+    pub fadvise_random_fmode: bool,
+    /// A page invalidate_mapping_pages cannot drop (dirty, under writeback, mapped, or
+    /// held by a batch) is deactivated (v2.6.39, "mm: deactivate invalidated pages":
+    /// deactivate_file_page and the lru_deactivate_file batch). Off: it stays where it is.
+    pub invalidate_deactivate: bool,
+    /// POSIX_FADV_DONTNEED that dropped fewer pages than the range holds drains every
+    /// CPU's LRU batches (lru_add_drain_all) and invalidates again (v3.9, "mm: fadvise:
+    /// drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages"). Off: one
+    /// pass.
+    pub fadvise_drain_all: bool,
+    /// POSIX_FADV_DONTNEED drains the calling CPU's batches first and drains every CPU's
+    /// only when a page of the range failed to go (v5.7, "mm, fadvise: improve the
+    /// expensive remote LRU cache draining after FADV_DONTNEED"). Off (with
+    /// `fadvise-drain-all`): every CPU's when fewer pages went than the range's length.
+    pub fadvise_local_drain: bool,
+    /// invalidate_mapping_pages passes over a page under writeback (v5.12, "mm: add
+    /// find_lock_entries": the lookup skips it), so it is not deactivated. Off: it fails
+    /// to go and is deactivated (PG_reclaim: rotated to the inactive tail when its write
+    /// ends).
+    pub invalidate_skips_writeback: bool,
+    /// Under MGLRU, deactivate_file_folio clears the folio's references and leaves a folio
+    /// already in the oldest generation in place (v6.14, "mm/mglru: optimize
+    /// deactivation"); lru_deactivate_file counts pgdeactivate for every MGLRU folio. Off:
+    /// every folio goes through the batch, and pgdeactivate counts only PG_active ones.
+    pub mglru_optimize_deactivation: bool,
     /// Proactive reclaim (memory.reclaim) counts as pgscan_proactive and pgsteal_proactive
     /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
     /// statistics"). Off: it counts as direct reclaim.
@@ -348,6 +377,12 @@ impl Features {
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             readahead_natural_boundary: false,
+            fadvise_random_fmode: true,
+            invalidate_deactivate: true,
+            fadvise_drain_all: true,
+            fadvise_local_drain: false,
+            invalidate_skips_writeback: false,
+            mglru_optimize_deactivation: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
@@ -434,6 +469,12 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
+            "fadvise-random-fmode" => self.fadvise_random_fmode = on,
+            "invalidate-deactivate" => self.invalidate_deactivate = on,
+            "fadvise-drain-all" => self.fadvise_drain_all = on,
+            "fadvise-local-drain" => self.fadvise_local_drain = on,
+            "invalidate-skips-writeback" => self.invalidate_skips_writeback = on,
+            "mglru-optimize-deactivation" => self.mglru_optimize_deactivation = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
@@ -502,6 +543,12 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "readahead-natural-boundary" => self.readahead_natural_boundary,
+            "fadvise-random-fmode" => self.fadvise_random_fmode,
+            "invalidate-deactivate" => self.invalidate_deactivate,
+            "fadvise-drain-all" => self.fadvise_drain_all,
+            "fadvise-local-drain" => self.fadvise_local_drain,
+            "invalidate-skips-writeback" => self.invalidate_skips_writeback,
+            "mglru-optimize-deactivation" => self.mglru_optimize_deactivation,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,

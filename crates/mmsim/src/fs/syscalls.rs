@@ -111,6 +111,12 @@ impl Sim {
             Op::Fork(child) => self.sys_fork(tid, child, &mut progress),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
             Op::Mlock { addr, len, lock } => Ok(self.sys_mlock(tid, *addr, *len, *lock)),
+            Op::Fadvise {
+                fd,
+                offset,
+                len,
+                advice,
+            } => Ok(self.sys_fadvise(tid, *fd, *offset, *len, *advice)),
             Op::Touch {
                 addr,
                 len,

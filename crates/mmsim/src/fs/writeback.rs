@@ -277,15 +277,41 @@ impl Sim {
     /// (from 0 for WB_SYNC_ALL). Returns pages submitted; in WB_SYNC_ALL mode a dirty page
     /// that is locked or already under writeback makes it return `Err(Wait)`.
     pub fn write_cache_pages(&mut self, ino: u32, max: u64, mode: SyncMode) -> Result<u64, Wait> {
+        self.write_cache_pages_in(ino, None, max, mode)
+    }
+
+    /// __filemap_fdatawrite_range(WB_SYNC_NONE) of the pages `[start, end]` of `ino`
+    /// (fadvise's POSIX_FADV_DONTNEED): start writeback of the dirty ones that are not
+    /// locked or already under writeback; the file's writeback_index stays (not
+    /// range_cyclic). Nothing on a mapping without dirty accounting (tmpfs) or without
+    /// dirty pages (mapping_tagged(PAGECACHE_TAG_DIRTY)). Returns pages submitted.
+    pub fn filemap_fdatawrite_range(&mut self, ino: u32, start: u64, end: u64) -> u64 {
+        if !self.inode(ino).mapping.account_dirty || self.inode(ino).nr_dirty == 0 {
+            return 0;
+        }
+        self.write_cache_pages_in(ino, Some((start, end)), u64::MAX, SyncMode::None)
+            .unwrap_or(0)
+    }
+
+    /// write_cache_pages over the whole file (range_cyclic, `range` None) or over the
+    /// pages `[start, end]`.
+    fn write_cache_pages_in(
+        &mut self,
+        ino: u32,
+        range: Option<(u64, u64)>,
+        max: u64,
+        mode: SyncMode,
+    ) -> Result<u64, Wait> {
         let prev = self.enter(KFunc::Writepages);
-        let mut index = if mode == SyncMode::All {
-            0
-        } else {
-            self.inode(ino).writeback_index
+        let mut index = match range {
+            Some((start, _)) => start,
+            None if mode == SyncMode::All => 0,
+            None => self.inode(ino).writeback_index,
         };
+        let range_end = range.map_or(u64::MAX, |(_, end)| end);
         let mut written = 0u64;
         let mut batch: Vec<Pfn> = self.take_pfn_buf();
-        let mut wrapped = mode == SyncMode::All || index == 0;
+        let mut wrapped = range.is_some() || mode == SyncMode::All || index == 0;
         let mut entries = Vec::with_capacity(self.pagevec_size());
         let mut result = Ok(0);
         'outer: loop {
@@ -305,6 +331,9 @@ impl Sim {
                 break;
             }
             for &(idx, e) in entries.iter().take(n) {
+                if idx > range_end {
+                    break 'outer;
+                }
                 index = idx + 1;
                 let Entry::Page(pfn) = e else { continue };
                 if !self.PageDirty(pfn) {
@@ -354,7 +383,7 @@ impl Sim {
         } else {
             self.submit_write(ino, batch);
         }
-        if mode == SyncMode::None {
+        if mode == SyncMode::None && range.is_none() {
             self.inode_mut(ino).writeback_index = index;
         }
         self.leave(prev);

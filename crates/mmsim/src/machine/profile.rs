@@ -140,6 +140,10 @@ kfuncs! {
     ZswapLoad => "zswap_load",
     ZswapWritebackEntry => "zswap_writeback_entry",
     ZswapShrinkWorker => "shrink_worker",
+    GenericFadvise => "generic_fadvise",
+    InvalidateMappingPages => "invalidate_mapping_pages",
+    LruDeactivateFile => "lru_deactivate_file_fn",
+    ForcePageCacheReadahead => "force_page_cache_ra",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

@@ -513,6 +513,24 @@ impl Sim {
         }
     }
 
+    /// lru_gen_clear_refs (v6.14, deactivate_file_folio): clear the folio's references
+    /// (LRU_REFS, PG_referenced, PG_workingset); true if it needs no move — off the lists,
+    /// or already in its type's oldest generation.
+    pub fn lru_gen_clear_refs(&mut self, pfn: Pfn) -> bool {
+        let f = self.mem[pfn as usize].flags;
+        let Some(gen) = folio_lru_gen(f) else {
+            return true;
+        };
+        if f & pg::LRU == 0 || f & pg::UNEVICTABLE != 0 {
+            return true;
+        }
+        self.charge_atomic(); // set_mask_bits
+        self.mem[pfn as usize].flags &= !(pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET);
+        let lv = self.page_lruvec_idx(pfn);
+        let t = file_type(self, pfn);
+        gen == lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[t])
+    }
+
     /// lru_gen_set_refs (rmap path): the first young sighting sets PG_referenced; a later
     /// one sets PG_workingset and asks for promotion.
     fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {

@@ -2,6 +2,7 @@
 //! cache, readahead, workingset shadow entries, truncation, vmstat and the checker.
 
 pub mod check;
+pub mod fadvise;
 pub mod filemap;
 pub mod fork;
 pub mod lru_gen;

@@ -24,6 +24,9 @@ use crate::sim::Sim;
 /// VM_MAX_READAHEAD: 128 KiB = 32 pages.
 pub const RA_PAGES: u64 = 32;
 
+/// The 2 MiB chunks of force_page_cache_ra (and MAX_READAHEAD of v3.15–v4.9), in pages.
+pub const FORCE_RA_CHUNK_PAGES: u64 = 512;
+
 /// struct file_ra_state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RaState {
@@ -37,6 +40,10 @@ pub struct RaState {
     pub prev_pos: u64,
     /// Largest window, pages (ra_pages; 0 = readahead off).
     pub ra_pages: u64,
+    /// FMODE_RANDOM of the file (POSIX_FADV_RANDOM, v2.6.33): a miss reads just what the
+    /// read asks for. The kernel keeps it in f_mode; it lives here, beside the file's
+    /// readahead state, which every reader of the file passes.
+    pub random: bool,
 }
 
 impl RaState {
@@ -261,9 +268,44 @@ impl Sim {
         }
     }
 
-    /// page_cache_sync_readahead.
+    /// page_cache_sync_readahead: on a file in random mode (FMODE_RANDOM) with readahead
+    /// on, just the pages asked for (force_page_cache_ra, "be dumb"); else the window.
     pub fn page_cache_sync_readahead(&mut self, ino: u32, ra: &mut RaState, offset: u64, req: u64) {
+        if ra.random && ra.ra_pages > 0 {
+            self.force_page_cache_readahead(ino, ra, offset, req);
+            return;
+        }
         self.ondemand_readahead(ino, ra, false, offset, req);
+    }
+
+    /// force_page_cache_ra: read `nr` pages from `offset` without a window or a marker,
+    /// at most the device's largest request or the window, whichever is larger, from
+    /// v4.10 (`io-pages-readahead`; before, at most MAX_READAHEAD, 2 MiB), in 2 MiB
+    /// chunks. Returns pages submitted.
+    pub fn force_page_cache_readahead(
+        &mut self,
+        ino: u32,
+        ra: &RaState,
+        offset: u64,
+        nr: u64,
+    ) -> u64 {
+        let prev = self.enter(KFunc::ForcePageCacheReadahead);
+        let max_pages = if self.features.io_pages_readahead {
+            self.inode_io_pages(ino).max(ra.ra_pages)
+        } else {
+            FORCE_RA_CHUNK_PAGES
+        };
+        let mut left = nr.min(max_pages);
+        let mut at = offset;
+        let mut n = 0;
+        while left > 0 {
+            let chunk = left.min(FORCE_RA_CHUNK_PAGES);
+            n += self.__do_page_cache_readahead(ino, at, chunk, 0);
+            at += chunk;
+            left -= chunk;
+        }
+        self.leave(prev);
+        n
     }
 
     /// page_cache_async_readahead: the reader hit a PG_readahead page.

@@ -100,6 +100,8 @@ pub struct CpuPagevecs {
     pub activate: Pagevec,
     /// lru_rotate_pvecs (writeback end rotation to the inactive tail).
     pub rotate: Pagevec,
+    /// lru_deactivate_file_pvecs (v2.6.39; pages invalidation could not drop).
+    pub deactivate_file: Pagevec,
 }
 
 impl CpuPagevecs {
@@ -109,14 +111,16 @@ impl CpuPagevecs {
             lru_add: Pagevec::with_capacity(size),
             activate: Pagevec::with_capacity(size),
             rotate: Pagevec::with_capacity(size),
+            deactivate_file: Pagevec::with_capacity(size),
         }
     }
 
-    /// Empty all three, keeping their size.
+    /// Empty them all, keeping their size.
     pub fn reinit(&mut self) {
         self.lru_add.reinit();
         self.activate.reinit();
         self.rotate.reinit();
+        self.deactivate_file.reinit();
     }
 }
 
@@ -130,6 +134,7 @@ enum LruMove {
     Add,
     Activate,
     RotateTail,
+    DeactivateFile,
 }
 
 impl Sim {
@@ -283,6 +288,7 @@ impl Sim {
                 LruMove::Add => self.__pagevec_lru_add_fn(pfn),
                 LruMove::Activate => self.__activate_page(pfn),
                 LruMove::RotateTail => self.pagevec_move_tail_fn(pfn),
+                LruMove::DeactivateFile => self.lru_deactivate_file_fn(pfn),
             }
         }
         if let Some(l) = locked {
@@ -415,6 +421,65 @@ impl Sim {
         }
     }
 
+    /// deactivate_file_page / deactivate_file_folio (v2.6.39, `invalidate-deactivate`): a
+    /// page invalidation could not drop is queued on this CPU's lru_deactivate_file batch,
+    /// holding a reference, for `lru_deactivate_file_fn`. Under MGLRU from v6.14
+    /// (`mglru-optimize-deactivation`) its references are cleared first
+    /// (lru_gen_clear_refs) and a folio already in the oldest generation stays where it is.
+    pub fn deactivate_file_page(&mut self, pfn: Pfn) {
+        if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
+            return;
+        }
+        if self.lru_gen_enabled()
+            && self.features.mglru_optimize_deactivation
+            && self.lru_gen_clear_refs(pfn)
+        {
+            return;
+        }
+        let cpu = self.cur.cpu;
+        self.get_page(pfn);
+        if self.pvecs[cpu].deactivate_file.add(pfn) == 0 {
+            let pv = self.pvecs[cpu].deactivate_file;
+            self.pvecs[cpu].deactivate_file.reinit();
+            self.pagevec_lru_move_fn(pv, LruMove::DeactivateFile);
+        }
+    }
+
+    /// lru_deactivate_file_fn (lru_lock held): an unmapped page goes to the inactive list,
+    /// unreferenced — its head with PG_reclaim when it is dirty or under writeback (the
+    /// flusher writes it, and its writeback end rotates it to the tail), else the tail
+    /// (pgrotated); pgdeactivate if it was active (every MGLRU folio from v6.14). A mapped
+    /// page stays.
+    fn lru_deactivate_file_fn(&mut self, pfn: Pfn) {
+        let prev = self.enter(KFunc::LruDeactivateFile);
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::LRU) || p.test(pg::UNEVICTABLE) || p.mapped() {
+            self.leave(prev);
+            return;
+        }
+        let active = p.test(pg::ACTIVE)
+            || (self.lru_gen_enabled() && self.features.mglru_optimize_deactivation);
+        let file = !p.test(pg::SWAPBACKED);
+        let lru = self.page_lru(pfn);
+        self.del_page_from_lru_list(pfn, lru);
+        self.ClearPageActive(pfn);
+        self.ClearPageReferenced(pfn);
+        let lru = self.page_lru(pfn);
+        if self.PageWriteback(pfn) || self.PageDirty(pfn) {
+            self.add_page_to_lru_list(pfn, lru);
+            self.SetPageReclaim(pfn);
+        } else {
+            self.add_page_to_lru_list_tail(pfn, lru);
+            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgrotated);
+        }
+        if active {
+            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgdeactivate);
+            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, 1);
+        }
+        self.update_page_reclaim_stat(pfn, file, false);
+        self.leave(prev);
+    }
+
     /// __lru_cache_activate_page: a page still in this CPU's add pagevec is marked active
     /// there (no pgactivate); a page in another CPU's pagevec loses the activation.
     fn __lru_cache_activate_page(&mut self, pfn: Pfn) {
@@ -478,7 +543,8 @@ impl Sim {
         self.workingset_age_nonresident(memcg, node);
     }
 
-    /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, activate).
+    /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, deactivate_file,
+    /// activate).
     pub fn lru_add_drain_cpu(&mut self, cpu: usize) {
         let prev = self.enter(KFunc::LruAddDrain);
         let pv = self.pvecs[cpu];
@@ -488,6 +554,9 @@ impl Sim {
         }
         if pv.rotate.nr > 0 {
             self.pagevec_lru_move_fn(pv.rotate, LruMove::RotateTail);
+        }
+        if pv.deactivate_file.nr > 0 {
+            self.pagevec_lru_move_fn(pv.deactivate_file, LruMove::DeactivateFile);
         }
         if pv.activate.nr > 0 {
             self.pagevec_lru_move_fn(pv.activate, LruMove::Activate);

@@ -207,13 +207,25 @@ impl Sim {
         self.leave(prev);
     }
 
-    /// __clear_shadow_entry (tree_lock held): clear the slot if it still holds `entry`.
-    /// Emptying a shadow-only node costs its list_lru_del (workingset_update_node).
+    /// __clear_shadow_entry (tree_lock held): clear the slot if it still holds `entry`,
+    /// counted in the truncation report.
     fn __clear_shadow_entry(&mut self, ino: u32, index: u64, entry: Entry) -> bool {
+        let cleared = self.clear_value_entry(ino, index, entry);
+        if cleared == Some(true) {
+            self.truncate_stats.shadows_cleared += 1;
+        }
+        cleared.is_some()
+    }
+
+    /// Clear the slot `index` of `ino` if it still holds the value entry `entry` (tree_lock
+    /// held): Some(true) for a workingset shadow, Some(false) for a tmpfs swap entry (its
+    /// slot released), None if the slot changed. Emptying a shadow-only node costs its
+    /// list_lru_del (workingset_update_node).
+    fn clear_value_entry(&mut self, ino: u32, index: u64, entry: Entry) -> Option<bool> {
         self.charge_tree_walk(ino);
         let tree = &self.inode(ino).mapping.tree;
         if tree.lookup(index) != entry {
-            return false;
+            return None;
         }
         let shadow_only_leaf = tree
             .leaf(index)
@@ -227,14 +239,21 @@ impl Sim {
                 self.free_swap_and_cache(off as u32);
                 self.shmem_acct_blocks(ino, -1);
             }
-            return true;
+            return Some(false);
         }
         if shadow_only_leaf {
             // The node is now empty: list_lru_del from workingset_shadow_nodes.
             self.charge(self.costs.spin_lock_ps + self.costs.list_op_ps);
         }
-        self.truncate_stats.shadows_cleared += 1;
-        true
+        Some(true)
+    }
+
+    /// invalidate_exceptional_entry → clear_shadow_entry for invalidate_mapping_pages:
+    /// one tree_lock round trip; not a truncation, so not in its report.
+    pub(crate) fn invalidate_exceptional_entry(&mut self, ino: u32, index: u64, entry: Entry) {
+        self.tree_lock(ino);
+        self.clear_value_entry(ino, index, entry);
+        self.tree_unlock(ino);
     }
 
     /// clear_shadow_entry: one tree_lock round trip for one shadow entry (vanilla,
@@ -340,7 +359,7 @@ impl Sim {
 
     /// pagevec_lookup_entries / find_get_entries: up to `nr` entries from `start` with their
     /// indices, taking a reference on each page.
-    fn find_get_entries(
+    pub(crate) fn find_get_entries(
         &mut self,
         ino: u32,
         start: u64,
@@ -364,7 +383,7 @@ impl Sim {
 
     /// pagevec_release of a lookup pagevec whose shadow entries were removed: if pages are
     /// left, drain this CPU's LRU pagevecs (lru_add_drain) and drop the references.
-    fn pagevec_release_entries(&mut self, pvec: &[(u64, Entry)]) {
+    pub(crate) fn pagevec_release_entries(&mut self, pvec: &[(u64, Entry)]) {
         if !pvec.iter().any(|(_, e)| matches!(e, Entry::Page(_))) {
             return;
         }

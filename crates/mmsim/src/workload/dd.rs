@@ -26,6 +26,10 @@ pub struct DdSpec {
     pub iterations: u32,
     /// `fdatasync` before close (conv=fdatasync).
     pub sync: bool,
+    /// Drop the written data from the page cache as it goes (oflag=nocache:
+    /// POSIX_FADV_DONTNEED, `workload::nocache`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nocache: bool,
 }
 
 impl Params for DdSpec {
@@ -76,6 +80,12 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "boolean",
             default: "`false`",
             rules: "`true`: `fdatasync` before close (`conv=fdatasync`)",
+        },
+        Param {
+            key: "nocache",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: drop the written data from the page cache as GNU dd's `oflag=nocache` does — `posix_fadvise(POSIX_FADV_DONTNEED)` of each 128 KiB written (which starts their writeback; pages still dirty or under writeback stay, deactivated), and of the rest of the file at the end, after the `fdatasync` when `sync` is set. Ignored on tmpfs (the kernel ignores the advice there)",
         },
     ],
     samples: &[SampleDef {
@@ -169,6 +179,7 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
         None => 1,
     };
     let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
+    let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
     Ok(ProgramSpec::new(
         PROGRAM.name,
         DdSpec {
@@ -177,6 +188,7 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
             block_size_bytes,
             iterations,
             sync,
+            nocache,
         },
     ))
 }
@@ -188,6 +200,7 @@ enum Phase {
     ReadZero,
     Write,
     Sync,
+    DropRest,
     Close,
     Unlink,
     Stop,
@@ -201,6 +214,7 @@ pub struct Dd {
     iteration: u32,
     written: u64,
     fd: u32,
+    drop_behind: super::nocache::DropBehind,
 }
 
 impl Dd {
@@ -212,6 +226,15 @@ impl Dd {
             iteration: 0,
             written: 0,
             fd: 0,
+            drop_behind: Default::default(),
+        }
+    }
+    /// The phase after the data is written (and synced): the rest dropped, or close.
+    fn after_sync(&self) -> Phase {
+        if self.spec.nocache {
+            Phase::DropRest
+        } else {
+            Phase::Close
         }
     }
     fn block(&self) -> u64 {
@@ -246,11 +269,17 @@ impl Program for Dd {
                 if let OpResult::Fd(fd) = last {
                     self.fd = *fd;
                 }
+                if self.spec.nocache {
+                    // oflag=nocache: the whole granules written so far, after each write.
+                    if let Some(op) = self.drop_behind.after(self.fd, self.written) {
+                        return op;
+                    }
+                }
                 if self.written >= self.spec.size_bytes {
                     self.phase = if self.spec.sync {
                         Phase::Sync
                     } else {
-                        Phase::Close
+                        self.after_sync()
                     };
                     return self.next_op(&OpResult::None);
                 }
@@ -264,8 +293,12 @@ impl Program for Dd {
                 Op::Write { fd: self.fd, len }
             }
             Phase::Sync => {
-                self.phase = Phase::Close;
+                self.phase = self.after_sync();
                 Op::Fdatasync { fd: self.fd }
+            }
+            Phase::DropRest => {
+                self.phase = Phase::Close;
+                self.drop_behind.at_eof(self.fd)
             }
             Phase::Close => {
                 self.phase = Phase::Stop;

@@ -28,6 +28,7 @@ pub mod desktop;
 pub mod fork_snapshot;
 pub mod memory_reclaim;
 pub mod mmap_read;
+pub mod nocache;
 pub mod pread_stride;
 pub mod read;
 pub mod replay;
@@ -533,6 +534,38 @@ impl Errno {
     }
 }
 
+/// The advice of posix_fadvise(2) (POSIX_FADV_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvice {
+    /// POSIX_FADV_NORMAL: the device's readahead window, no random mode.
+    Normal,
+    /// POSIX_FADV_RANDOM: no readahead window (FMODE_RANDOM).
+    Random,
+    /// POSIX_FADV_SEQUENTIAL: twice the device's readahead window.
+    Sequential,
+    /// POSIX_FADV_WILLNEED: read the range into the page cache now.
+    Willneed,
+    /// POSIX_FADV_DONTNEED: start writeback of the range and drop its clean pages.
+    Dontneed,
+}
+
+impl Fadvice {
+    /// Every advice with its scenario name, in the order of the docs.
+    pub const ALL: [(&'static str, Fadvice); 5] = [
+        ("normal", Fadvice::Normal),
+        ("random", Fadvice::Random),
+        ("sequential", Fadvice::Sequential),
+        ("willneed", Fadvice::Willneed),
+        ("dontneed", Fadvice::Dontneed),
+    ];
+
+    /// The advice named `name` (a scenario's spelling), if any.
+    pub fn parse(name: &str) -> Option<Fadvice> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
+    }
+}
+
 /// One operation of a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -642,6 +675,17 @@ pub enum Op {
         len: u64,
         /// mlock (else munlock).
         lock: bool,
+    },
+    /// posix_fadvise(2) on an open file (`mm::fadvise`).
+    Fadvise {
+        /// Descriptor.
+        fd: u32,
+        /// Start of the range, bytes.
+        offset: u64,
+        /// Length of the range, bytes (0: to the end of the file).
+        len: u64,
+        /// The advice.
+        advice: Fadvice,
     },
     /// Touch memory: access every `stride`-th byte of [addr, addr+len) (stride ≥ 1 page means
     /// one access per touched page; smaller strides add cache-hit accesses within a page),

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::{Footprint, Param, Params, ProgramDef, ProgramSpec, SampleDef, SampleKind};
 use crate::scenario::{
-    check_abs_path, fmt_bytes, want_duration, want_size, want_str, want_u32, Env, Scenario,
-    ScenarioError, View, GIB,
+    check_abs_path, fmt_bytes, want_bool, want_duration, want_size, want_str, want_u32, Env,
+    Scenario, ScenarioError, View, GIB,
 };
 
 /// Parameters of the `read` program.
@@ -22,6 +22,13 @@ pub struct ReadSpec {
     pub passes: u32,
     /// Sleep between passes, ns.
     pub think_ns: u64,
+    /// posix_fadvise of the whole file at the start of each pass (None: no call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<super::Fadvice>,
+    /// Drop the data read from the page cache as it goes (iflag=nocache,
+    /// `workload::nocache`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nocache: bool,
 }
 
 impl Params for ReadSpec {
@@ -74,6 +81,18 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "duration",
             default: "`\"0s\"`",
             rules: "sleep between passes (user think time)",
+        },
+        Param {
+            key: "advice",
+            ty: "string",
+            default: "none",
+            rules: "`posix_fadvise` of the whole file at the start of each pass: `\"normal\"`, `\"sequential\"` (twice the device's readahead window), `\"random\"` (no readahead window: a miss reads just the block), `\"willneed\"` (read the file in now, up to the device's largest request or the window), `\"dontneed\"` (drop its clean, unmapped pages: a cold-cache pass, as fio's `invalidate=1`)",
+        },
+        Param {
+            key: "nocache",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: drop the data read from the page cache as GNU dd's `iflag=nocache` does — `POSIX_FADV_DONTNEED` of each 128 KiB read, and of the rest at the end of each pass",
         },
     ],
     samples: &[SampleDef {
@@ -147,6 +166,17 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
         None => 1,
     };
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
+    let advice = match task.opt("advice", want_str)? {
+        None => None,
+        Some((name, loc)) => Some(super::Fadvice::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = super::Fadvice::ALL.iter().map(|(n, _)| *n).collect();
+            loc.err(format!(
+                "unknown advice \"{name}\"; expected one of {}",
+                names.join(", ")
+            ))
+        })?),
+    };
+    let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
     Ok(ProgramSpec::new(
         PROGRAM.name,
         ReadSpec {
@@ -154,6 +184,8 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
             block_size_bytes,
             passes,
             think_ns,
+            advice,
+            nocache,
         },
     ))
 }
@@ -162,7 +194,9 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
 enum Phase {
     Open,
     StartPass,
+    Advise,
     Reading,
+    EndPass,
     Think,
     Done,
 }
@@ -174,6 +208,7 @@ pub struct Read {
     fd: u32,
     pass: u32,
     pos: u64,
+    drop_behind: super::nocache::DropBehind,
 }
 
 impl Read {
@@ -185,6 +220,7 @@ impl Read {
             fd: 0,
             pass: 0,
             pos: 0,
+            drop_behind: Default::default(),
         }
     }
     fn pread(&self) -> Op {
@@ -215,25 +251,49 @@ impl Program for Read {
                     self.fd = *fd;
                 }
                 self.pos = 0;
-                self.phase = Phase::Reading;
+                self.phase = Phase::Advise;
                 Op::TimerStart("pass".into())
+            }
+            Phase::Advise => {
+                self.phase = Phase::Reading;
+                match self.spec.advice {
+                    Some(advice) => Op::Fadvise {
+                        fd: self.fd,
+                        offset: 0,
+                        len: 0,
+                        advice,
+                    },
+                    None => self.pread(),
+                }
             }
             Phase::Reading => match last {
                 OpResult::Bytes(0) => {
-                    self.pass += 1;
-                    self.phase = if self.pass >= self.spec.passes {
-                        Phase::Done
-                    } else {
-                        Phase::Think
-                    };
-                    Op::TimerStop("pass".into())
+                    self.phase = Phase::EndPass;
+                    if self.spec.nocache {
+                        return self.drop_behind.at_eof(self.fd);
+                    }
+                    self.next_op(&OpResult::None)
                 }
                 OpResult::Bytes(n) => {
                     self.pos += n;
+                    if self.spec.nocache {
+                        if let Some(op) = self.drop_behind.after(self.fd, self.pos) {
+                            return op;
+                        }
+                    }
                     self.pread()
                 }
                 _ => self.pread(),
             },
+            Phase::EndPass => {
+                self.pass += 1;
+                self.phase = if self.pass >= self.spec.passes {
+                    Phase::Done
+                } else {
+                    Phase::Think
+                };
+                Op::TimerStop("pass".into())
+            }
             Phase::Think => {
                 self.phase = Phase::StartPass;
                 if self.spec.think_ns > 0 {

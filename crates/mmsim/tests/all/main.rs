@@ -12,6 +12,7 @@ mod compare_cli;
 mod dd;
 mod determinism;
 mod era_hashes;
+mod fadvise;
 mod fork;
 mod fuzz_parser;
 mod html_report;

@@ -301,9 +301,17 @@ pub fn generate(seed: u64) -> SwarmCase {
                     tasks,
                     "program = \"dd\"\npath = \"{dir}/dd{i}\"\nsize = \"{size}KiB\"\nblock_size = \"{bs}\"\niterations = {it}\nsync = {sync}"
                 );
+                // oflag=nocache in a quarter of the cases, from a generator of its own.
+                let nocache =
+                    Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4e4f_4341_4348_4544)
+                        .gen_bool(0.25);
+                if nocache {
+                    tasks.push_str("nocache = true\n");
+                }
                 format!(
-                    "dd {dir} {size}KiB bs {bs} x{it}{}",
-                    if sync { " sync" } else { "" }
+                    "dd {dir} {size}KiB bs {bs} x{it}{}{}",
+                    if sync { " sync" } else { "" },
+                    if nocache { " nocache" } else { "" }
                 )
             }
             1 => {
@@ -318,7 +326,25 @@ pub fn generate(seed: u64) -> SwarmCase {
                     tasks,
                     "program = \"read\"\npath = \"/mnt/f{i}\"\nblock_size = \"{bs}\"\npasses = {passes}"
                 );
-                format!("read {size}KiB bs {bs} x{passes}")
+                // posix_fadvise in some cases (an advice per pass, iflag=nocache), from a
+                // generator of its own.
+                let mut frng =
+                    Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4641_4456_4953_4521);
+                let advice = frng
+                    .gen_bool(0.3)
+                    .then(|| crate::workload::Fadvice::ALL[frng.gen_range(0..5)].0);
+                let nocache = frng.gen_bool(0.25);
+                if let Some(a) = advice {
+                    let _ = writeln!(tasks, "advice = \"{a}\"");
+                }
+                if nocache {
+                    tasks.push_str("nocache = true\n");
+                }
+                format!(
+                    "read {size}KiB bs {bs} x{passes}{}{}",
+                    advice.map_or(String::new(), |a| format!(" advice {a}")),
+                    if nocache { " nocache" } else { "" }
+                )
             }
             2 => {
                 let size = kib(&mut rng, 16, (ram >> 12) * 3 / 4);

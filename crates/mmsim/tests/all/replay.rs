@@ -567,7 +567,19 @@ fn a_block_trace_of_a_huge_disk_costs_what_it_touches() {
             .args(msr_replay_args(&p))
             .args(["--readahead", "off", "--json", json.to_str().unwrap()]),
     );
-    assert!(peak < 256 << 20, "peak RSS {} MiB", peak >> 20);
+    // A spawned child's ru_maxrss starts at this test process's own high-water RSS (the
+    // spawn's vfork shares its mm until exec, and exec keeps the larger figure), which
+    // the tests running beside this one grow: a trivial run spawned afterwards measures
+    // that floor, and the replay must be below 256 MiB unless the floor already is.
+    let floor = crate::common::peak_rss::peak_rss(
+        Command::new(env!("CARGO_BIN_EXE_mmsim")).arg("--version"),
+    );
+    assert!(
+        peak < 256 << 20 || peak <= floor,
+        "peak RSS {} MiB (floor {} MiB)",
+        peak >> 20,
+        floor >> 20
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let t = &v["replay"]["tasks"][0];

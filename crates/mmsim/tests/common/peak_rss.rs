@@ -2,7 +2,10 @@
 //! and the replay benchmark, which includes this file by path).
 
 /// Run `cmd` (stdout discarded) to its end and return its peak RSS in bytes (Linux reports
-/// ru_maxrss in KiB); panics unless it exits with status 0.
+/// ru_maxrss in KiB); panics unless it exits with status 0. The figure is at least the
+/// calling process's own high-water RSS: the spawn shares the caller's mm until exec, and
+/// exec keeps the larger of the two (a process that is large itself measures a floor
+/// first, with a trivial command).
 // The child is reaped by wait4 (which also gives its rusage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
 pub fn peak_rss(cmd: &mut std::process::Command) -> u64 {

@@ -327,6 +327,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: increase MEMCG_CHARGE_BATCH to 64",
     },
     Rule {
+        feature: "madvise-cold-pageout",
+        since: KernelEra::V6_1,
+        version: "5.4",
+        commit: "mm: introduce MADV_COLD",
+    },
+    Rule {
         feature: "fadvise-local-drain",
         since: KernelEra::V6_1,
         version: "5.7",
@@ -349,6 +355,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.3",
         commit: "mm: multi-gen LRU: per-node lru_gen_folio lists",
+    },
+    Rule {
+        feature: "pageout-ignore-references",
+        since: KernelEra::V6_18,
+        version: "6.10",
+        commit: "mm: madvise: pageout: ignore references rather than clearing young",
     },
     Rule {
         feature: "mglru-optimize-deactivation",

@@ -104,6 +104,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "fadvise-local-drain",
     "invalidate-skips-writeback",
     "mglru-optimize-deactivation",
+    "madvise-cold-pageout",
+    "pageout-ignore-references",
     "proactive-reclaim-stats",
 ];
 

@@ -225,6 +225,14 @@ pub struct Features {
     /// deactivation"); lru_deactivate_file counts pgdeactivate for every MGLRU folio. Off:
     /// every folio goes through the batch, and pgdeactivate counts only PG_active ones.
     pub mglru_optimize_deactivation: bool,
+    /// madvise(2) knows MADV_COLD and MADV_PAGEOUT (v5.4, "mm: introduce MADV_COLD" and
+    /// "mm: introduce MADV_PAGEOUT"). Off: both are EINVAL.
+    pub madvise_cold_pageout: bool,
+    /// MADV_PAGEOUT leaves the PTEs' young bits and reclaims ignoring references (v6.10,
+    /// "mm: madvise: pageout: ignore references rather than clearing young"). Off: it
+    /// clears the young bits (a TLB flush of the range) and reclaim checks references,
+    /// so a page another process mapped and used stays.
+    pub pageout_ignore_references: bool,
     /// Proactive reclaim (memory.reclaim) counts as pgscan_proactive and pgsteal_proactive
     /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
     /// statistics"). Off: it counts as direct reclaim.
@@ -383,6 +391,8 @@ impl Features {
             fadvise_local_drain: false,
             invalidate_skips_writeback: false,
             mglru_optimize_deactivation: false,
+            madvise_cold_pageout: false,
+            pageout_ignore_references: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
@@ -475,6 +485,8 @@ impl Features {
             "fadvise-local-drain" => self.fadvise_local_drain = on,
             "invalidate-skips-writeback" => self.invalidate_skips_writeback = on,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation = on,
+            "madvise-cold-pageout" => self.madvise_cold_pageout = on,
+            "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
@@ -549,6 +561,8 @@ impl Features {
             "fadvise-local-drain" => self.fadvise_local_drain,
             "invalidate-skips-writeback" => self.invalidate_skips_writeback,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation,
+            "madvise-cold-pageout" => self.madvise_cold_pageout,
+            "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,

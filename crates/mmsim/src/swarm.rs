@@ -375,10 +375,22 @@ pub fn generate(seed: u64) -> SwarmCase {
                 if mlock != "false" {
                     let _ = writeln!(tasks, "mlock = {mlock}");
                 }
+                // madvise between passes in a fifth of the cases, from a generator of its
+                // own (on a locked mapping, or before 5.4 for cold and pageout, the call
+                // fails and the task stops: a path worth running too).
+                let mut arng =
+                    Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d41_4456_4953_4521);
+                let madvise = arng
+                    .gen_bool(0.2)
+                    .then(|| crate::workload::Madvice::ALL[arng.gen_range(0..3)].0);
+                if let Some(a) = madvise {
+                    let _ = writeln!(tasks, "madvise = \"{a}\"");
+                }
                 format!(
-                    "anon {size}KiB {pat} x{passes}{}{}",
+                    "anon {size}KiB {pat} x{passes}{}{}{}",
                     if shared { " shared" } else { "" },
-                    if mlock != "false" { " mlocked" } else { "" }
+                    if mlock != "false" { " mlocked" } else { "" },
+                    madvise.map_or(String::new(), |a| format!(" madvise {a}"))
                 )
             }
             3 => {

@@ -111,6 +111,7 @@ impl Sim {
             Op::Fork(child) => self.sys_fork(tid, child, &mut progress),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
             Op::Mlock { addr, len, lock } => Ok(self.sys_mlock(tid, *addr, *len, *lock)),
+            Op::Madvise { addr, len, advice } => Ok(self.sys_madvise(tid, *addr, *len, *advice)),
             Op::Fadvise {
                 fd,
                 offset,

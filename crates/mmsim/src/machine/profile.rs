@@ -144,6 +144,10 @@ kfuncs! {
     InvalidateMappingPages => "invalidate_mapping_pages",
     LruDeactivateFile => "lru_deactivate_file_fn",
     ForcePageCacheReadahead => "force_page_cache_ra",
+    DoMadvise => "do_madvise",
+    MadviseColdOrPageout => "madvise_cold_or_pageout_pte_range",
+    ReclaimPages => "reclaim_pages",
+    LruDeactivate => "lru_deactivate_fn",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

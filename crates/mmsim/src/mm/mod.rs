@@ -7,6 +7,7 @@ pub mod filemap;
 pub mod fork;
 pub mod lru_gen;
 pub mod lru_gen_v6_1;
+pub mod madvise;
 pub mod memcontrol;
 pub mod memory;
 pub mod mlock;

@@ -102,6 +102,8 @@ pub struct CpuPagevecs {
     pub rotate: Pagevec,
     /// lru_deactivate_file_pvecs (v2.6.39; pages invalidation could not drop).
     pub deactivate_file: Pagevec,
+    /// lru_deactivate_pvecs (v5.4; MADV_COLD).
+    pub deactivate: Pagevec,
 }
 
 impl CpuPagevecs {
@@ -112,6 +114,7 @@ impl CpuPagevecs {
             activate: Pagevec::with_capacity(size),
             rotate: Pagevec::with_capacity(size),
             deactivate_file: Pagevec::with_capacity(size),
+            deactivate: Pagevec::with_capacity(size),
         }
     }
 
@@ -121,6 +124,7 @@ impl CpuPagevecs {
         self.activate.reinit();
         self.rotate.reinit();
         self.deactivate_file.reinit();
+        self.deactivate.reinit();
     }
 }
 
@@ -135,6 +139,7 @@ enum LruMove {
     Activate,
     RotateTail,
     DeactivateFile,
+    Deactivate,
 }
 
 impl Sim {
@@ -289,6 +294,7 @@ impl Sim {
                 LruMove::Activate => self.__activate_page(pfn),
                 LruMove::RotateTail => self.pagevec_move_tail_fn(pfn),
                 LruMove::DeactivateFile => self.lru_deactivate_file_fn(pfn),
+                LruMove::Deactivate => self.lru_deactivate_fn(pfn),
             }
         }
         if let Some(l) = locked {
@@ -480,6 +486,55 @@ impl Sim {
         self.leave(prev);
     }
 
+    /// deactivate_page / folio_deactivate (v5.4, MADV_COLD): an active LRU page (under
+    /// MGLRU any: from v6.14, `mglru-optimize-deactivation`, one its references were
+    /// cleared on and that is not in the oldest generation yet) is queued on this CPU's
+    /// lru_deactivate batch, holding a reference, for `lru_deactivate_fn`.
+    pub fn deactivate_page(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::LRU) || p.test(pg::UNEVICTABLE) {
+            return;
+        }
+        if self.lru_gen_enabled() {
+            if self.features.mglru_optimize_deactivation && self.lru_gen_clear_refs(pfn) {
+                return;
+            }
+        } else if !p.test(pg::ACTIVE) {
+            return;
+        }
+        let cpu = self.cur.cpu;
+        self.get_page(pfn);
+        if self.pvecs[cpu].deactivate.add(pfn) == 0 {
+            let pv = self.pvecs[cpu].deactivate;
+            self.pvecs[cpu].deactivate.reinit();
+            self.pagevec_lru_move_fn(pv, LruMove::Deactivate);
+        }
+    }
+
+    /// lru_deactivate_fn (lru_lock held): an active page (any MGLRU folio) goes to the
+    /// head of its inactive list, unreferenced (pgdeactivate).
+    fn lru_deactivate_fn(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::LRU)
+            || p.test(pg::UNEVICTABLE)
+            || !(p.test(pg::ACTIVE) || self.lru_gen_enabled())
+        {
+            return;
+        }
+        let file = !p.test(pg::SWAPBACKED);
+        let prev = self.enter(KFunc::LruDeactivate);
+        let lru = self.page_lru(pfn);
+        self.del_page_from_lru_list(pfn, lru);
+        self.ClearPageActive(pfn);
+        self.ClearPageReferenced(pfn);
+        let lru = self.page_lru(pfn);
+        self.add_page_to_lru_list(pfn, lru);
+        self.vmstat.inc(crate::mm::vmstat::VmItem::Pgdeactivate);
+        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, 1);
+        self.update_page_reclaim_stat(pfn, file, false);
+        self.leave(prev);
+    }
+
     /// __lru_cache_activate_page: a page still in this CPU's add pagevec is marked active
     /// there (no pgactivate); a page in another CPU's pagevec loses the activation.
     fn __lru_cache_activate_page(&mut self, pfn: Pfn) {
@@ -544,7 +599,7 @@ impl Sim {
     }
 
     /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, deactivate_file,
-    /// activate).
+    /// deactivate, activate).
     pub fn lru_add_drain_cpu(&mut self, cpu: usize) {
         let prev = self.enter(KFunc::LruAddDrain);
         let pv = self.pvecs[cpu];
@@ -557,6 +612,9 @@ impl Sim {
         }
         if pv.deactivate_file.nr > 0 {
             self.pagevec_lru_move_fn(pv.deactivate_file, LruMove::DeactivateFile);
+        }
+        if pv.deactivate.nr > 0 {
+            self.pagevec_lru_move_fn(pv.deactivate, LruMove::Deactivate);
         }
         if pv.activate.nr > 0 {
             self.pagevec_lru_move_fn(pv.activate, LruMove::Activate);

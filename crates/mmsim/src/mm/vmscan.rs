@@ -87,6 +87,9 @@ pub struct ScanControl {
     pub proactive: bool,
     /// nr_reclaimed when kswapd's pass began (sc->last_reclaimed, MGLRU of 6.1).
     pub last_reclaimed: u64,
+    /// shrink_folio_list's ignore_references: reclaim without checking references
+    /// (MADV_PAGEOUT from v6.10).
+    pub ignore_references: bool,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -135,6 +138,7 @@ impl ScanControl {
             proactive_swappiness: None,
             proactive: false,
             last_reclaimed: 0,
+            ignore_references: false,
         }
     }
 
@@ -1096,7 +1100,11 @@ impl Sim {
                 ret.push(pfn);
                 continue;
             }
-            let references = self.page_check_references(pfn);
+            let references = if sc.ignore_references {
+                PageReferences::Reclaim
+            } else {
+                self.page_check_references(pfn)
+            };
             match references {
                 PageReferences::Activate => {
                     self.activate_locked(pfn, &mut nr_activate);

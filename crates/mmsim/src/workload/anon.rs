@@ -33,6 +33,9 @@ pub struct AnonSpec {
     pub shared: bool,
     /// mlock(2) the mapping right after mmap.
     pub mlock: MlockMode,
+    /// madvise(2) of the whole mapping after each pass but the last (None: no call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub madvise: Option<super::Madvice>,
 }
 
 impl Params for AnonSpec {
@@ -117,6 +120,19 @@ pub const PROGRAM: ProgramDef = ProgramDef {
              populate: each page is mlocked when the passes fault it in. The task \
              has CAP_IPC_LOCK (no RLIMIT_MEMLOCK). See `mm/mlock.rs`",
         ),
+        Param {
+            key: "madvise",
+            ty: "string",
+            default: "none",
+            rules: "madvise(2) of the whole mapping after each pass but the last, before the \
+                    `think` sleep (an idle process handing memory back): `\"dontneed\"` (the \
+                    pages are freed — a shared mapping's stay in shmem — and the next pass \
+                    faults in zeroes), `\"cold\"` (MADV_COLD, 5.4: deactivated), \
+                    `\"pageout\"` (MADV_PAGEOUT, 5.4: reclaimed now — swapped out, or kept \
+                    and activated without swap). On an era before 5.4 `cold` and `pageout` \
+                    fail with EINVAL and the task stops (its error count shows it). See \
+                    `mm/madvise.rs`",
+        },
     ],
     samples: &[SampleDef {
         label: "pass",
@@ -179,6 +195,16 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
     let shared = task.opt("shared", want_bool)?.is_some_and(|(b, _)| b);
     let mlock = MlockMode::parse(task)?;
+    let madvise = match task.opt("madvise", want_str)? {
+        None => None,
+        Some((name, loc)) => Some(super::Madvice::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = super::Madvice::ALL.iter().map(|(n, _)| *n).collect();
+            loc.err(format!(
+                "unknown advice \"{name}\"; expected one of {}",
+                names.join(", ")
+            ))
+        })?),
+    };
     Ok(ProgramSpec::new(
         PROGRAM.name,
         AnonSpec {
@@ -190,6 +216,7 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
             seed,
             shared,
             mlock,
+            madvise,
         },
     ))
 }
@@ -202,6 +229,7 @@ enum Phase {
     Mlock,
     StartPass,
     Touch,
+    Advise,
     Think,
     Unmap,
     Done,
@@ -285,6 +313,8 @@ impl Program for Anon {
                     self.pass += 1;
                     self.phase = if self.pass >= self.spec.passes {
                         Phase::Unmap
+                    } else if self.spec.madvise.is_some() {
+                        Phase::Advise
                     } else {
                         Phase::Think
                     };
@@ -298,6 +328,14 @@ impl Program for Anon {
                     len: CHUNK.min(self.spec.size_bytes - off),
                     stride: 4096,
                     write: self.spec.write,
+                }
+            }
+            Phase::Advise => {
+                self.phase = Phase::Think;
+                Op::Madvise {
+                    addr: self.addr,
+                    len: self.spec.size_bytes,
+                    advice: self.spec.madvise.expect("the advice"),
                 }
             }
             Phase::Think => {

@@ -566,6 +566,33 @@ impl Fadvice {
     }
 }
 
+/// The advice of madvise(2) that mmsim models (MADV_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Madvice {
+    /// MADV_DONTNEED: unmap the range (private anonymous pages are freed; the next touch
+    /// finds zeroes).
+    Dontneed,
+    /// MADV_COLD (v5.4): deactivate the range's pages (mapped by this process only).
+    Cold,
+    /// MADV_PAGEOUT (v5.4): reclaim the range's pages (mapped by this process only) now.
+    Pageout,
+}
+
+impl Madvice {
+    /// Every advice with its scenario name.
+    pub const ALL: [(&'static str, Madvice); 3] = [
+        ("dontneed", Madvice::Dontneed),
+        ("cold", Madvice::Cold),
+        ("pageout", Madvice::Pageout),
+    ];
+
+    /// The advice named `name` (a scenario's spelling), if any.
+    pub fn parse(name: &str) -> Option<Madvice> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
+    }
+}
+
 /// One operation of a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -675,6 +702,15 @@ pub enum Op {
         len: u64,
         /// mlock (else munlock).
         lock: bool,
+    },
+    /// madvise(2) of [addr, addr+len) (`mm::madvise`).
+    Madvise {
+        /// Start address (page aligned).
+        addr: u64,
+        /// Length in bytes (rounded up to pages).
+        len: u64,
+        /// The advice.
+        advice: Madvice,
     },
     /// posix_fadvise(2) on an open file (`mm::fadvise`).
     Fadvise {

@@ -16,6 +16,7 @@ mod fadvise;
 mod fork;
 mod fuzz_parser;
 mod html_report;
+mod madvise;
 mod memcg;
 mod mglru;
 mod mlock;

@@ -1,0 +1,206 @@
+//! madvise(2) (mm/madvise.c): MADV_DONTNEED, MADV_COLD and MADV_PAGEOUT.
+//!
+//! - `dontneed`: zap the range's PTEs (zap_page_range_single with no details): private
+//!   anonymous pages and swap entries are freed, so the next touch finds zeroes; file and
+//!   shmem pages are only unmapped (a dirty PTE dirties its page) and stay cached.
+//! - `cold` (v5.4, `madvise-cold-pageout`): after a drain of this CPU's LRU batches, each
+//!   present page the process alone maps (page_mapcount 1) loses its PTE's young bit (the
+//!   range is flushed from the TLBs) and PG_referenced, and is deactivated
+//!   (`deactivate_page`: the head of its inactive list; under MGLRU any folio, from
+//!   v6.14 one not in the oldest generation yet).
+//! - `pageout` (v5.4): the same pages are isolated from the LRU and reclaimed at once
+//!   (reclaim_pages → shrink_page_list, node by node): clean file pages are dropped with
+//!   a shadow entry, dirty ones written, anonymous ones swapped out (kept, and activated,
+//!   without swap). Before v6.10 (`pageout-ignore-references`) the walk clears the young
+//!   bits and reclaim checks references as usual; from v6.10 the bits stay and reclaim
+//!   ignores references. File pages are paged out too (the task owns its files).
+//!
+//! A VM_LOCKED mapping makes the call EINVAL (can_madv_lru_vma), after the mappings
+//! before it were advised; a hole in the range makes it ENOMEM after the rest was. Not
+//! modelled: MADV_FREE (lazy free of anonymous pages), MADV_WILLNEED, the other advice,
+//! and PG_workingset on active folios MADV_PAGEOUT reclaims.
+
+use crate::machine::profile::KFunc;
+use crate::mm::memory::{pte, ZapDetails, PTRS_PER_PTE};
+use crate::mm::page::{pg, Pfn, PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::page_alloc::Gfp;
+use crate::mm::rmap::VM_LOCKED;
+use crate::mm::vmscan::ScanControl;
+use crate::sched::TaskId;
+use crate::sim::Sim;
+use crate::workload::{Errno, Madvice, OpResult};
+
+impl Sim {
+    /// madvise(addr, len, advice) (do_madvise).
+    pub fn sys_madvise(&mut self, tid: TaskId, addr: u64, len: u64, advice: Madvice) -> OpResult {
+        let Some(mm) = self.tasks[tid].mm else {
+            return OpResult::Err(Errno::EINVAL);
+        };
+        if !addr.is_multiple_of(PAGE_SIZE) {
+            return OpResult::Err(Errno::EINVAL);
+        }
+        if matches!(advice, Madvice::Cold | Madvice::Pageout) && !self.features.madvise_cold_pageout
+        {
+            return OpResult::Err(Errno::EINVAL); // an advice the kernel does not know
+        }
+        let Some(end) = len
+            .div_ceil(PAGE_SIZE)
+            .checked_mul(PAGE_SIZE)
+            .and_then(|l| addr.checked_add(l))
+        else {
+            return OpResult::Err(Errno::EINVAL);
+        };
+        if end == addr {
+            return OpResult::None;
+        }
+        let prev = self.enter(KFunc::DoMadvise);
+        let vmas: Vec<(u64, u64, u64)> = self
+            .mm(mm)
+            .vmas
+            .range(..end)
+            .map(|(_, v)| (v.start, v.end, v.flags))
+            .filter(|&(_, e, _)| e > addr)
+            .collect();
+        let mut covered = addr;
+        let mut hole = false;
+        for (vs, ve, flags) in vmas {
+            hole |= vs > covered;
+            let (s, e) = (vs.max(addr), ve.min(end));
+            covered = e;
+            if flags & VM_LOCKED != 0 {
+                self.leave(prev);
+                return OpResult::Err(Errno::EINVAL);
+            }
+            let (sv, ev) = (s >> PAGE_SHIFT, e >> PAGE_SHIFT);
+            match advice {
+                Madvice::Dontneed => {
+                    self.zap_page_range_single(mm, sv, ev, ZapDetails::default());
+                }
+                Madvice::Cold => self.madvise_cold_or_pageout(mm, sv, ev, false),
+                Madvice::Pageout => self.madvise_cold_or_pageout(mm, sv, ev, true),
+            }
+        }
+        self.leave(prev);
+        if hole || covered < end {
+            return OpResult::Err(Errno::ENOMEM);
+        }
+        OpResult::None
+    }
+
+    /// madvise_cold / madvise_pageout of the pages `[sv, ev)` of one VMA of `mm`
+    /// (madvise_cold_or_pageout_pte_range, then reclaim_pages for `pageout`).
+    fn madvise_cold_or_pageout(&mut self, mm: u32, sv: u64, ev: u64, pageout: bool) {
+        let prev = self.enter(KFunc::MadviseColdOrPageout);
+        self.lru_add_drain();
+        let ignore_references = pageout && self.features.pageout_ignore_references;
+        let mut flush: Option<(u64, u64)> = None;
+        let mut list = self.take_pfn_buf();
+        let mut vpn = sv;
+        while vpn < ev {
+            let tbl_end = (vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE;
+            let stop = tbl_end.min(ev);
+            if !self.mm(mm).pgtable.has_table(vpn / PTRS_PER_PTE) {
+                vpn = stop;
+                continue;
+            }
+            for v in vpn..stop {
+                let p = self.mm(mm).pgtable.get(v);
+                if p & pte::PRESENT == 0 {
+                    continue;
+                }
+                self.charge(self.costs.mem_access_ps);
+                let pfn = pte::pfn(p);
+                // A page another mapping shares is left alone (page_mapcount != 1).
+                if self.mem[pfn as usize].mapcount != 0 {
+                    continue;
+                }
+                if !ignore_references && p & pte::YOUNG != 0 {
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                        *pp &= !pte::YOUNG;
+                    }
+                    flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+                }
+                self.ClearPageReferenced(pfn);
+                if pageout {
+                    if self.isolate_lru_page(pfn) {
+                        if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
+                            self.putback_lru_page(pfn);
+                        } else {
+                            list.push(pfn);
+                        }
+                    }
+                } else {
+                    self.deactivate_page(pfn);
+                }
+            }
+            vpn = stop;
+        }
+        if let Some((a, b)) = flush {
+            self.flush_tlb_mm_range(mm, a, b + 1);
+        }
+        if !list.is_empty() {
+            self.reclaim_pages(&mut list, ignore_references);
+        }
+        self.give_pfn_buf(list);
+        self.leave(prev);
+    }
+
+    /// isolate_lru_page / folio_isolate_lru: take an LRU page off its list, holding a
+    /// reference. False if it is not on an LRU list.
+    pub(crate) fn isolate_lru_page(&mut self, pfn: Pfn) -> bool {
+        if !self.TestClearPageLRU(pfn) {
+            return false;
+        }
+        let lv = self.page_lru_lock_idx(pfn);
+        self.lru_lock(lv);
+        let lru = self.page_lru(pfn);
+        self.del_page_from_lru_list(pfn, lru);
+        self.get_page(pfn);
+        self.lru_unlock(lv);
+        true
+    }
+
+    /// putback_lru_page: an isolated page back on its list; the isolation reference is
+    /// dropped (the last one frees it).
+    pub(crate) fn putback_lru_page(&mut self, pfn: Pfn) {
+        let lv = self.page_lru_lock_idx(pfn);
+        self.lru_lock(lv);
+        let mut to_free = Vec::new();
+        self.putback_one(pfn, &mut to_free);
+        self.lru_unlock(lv);
+        for p in to_free {
+            self.free_hot_cold_page(p);
+        }
+    }
+
+    /// reclaim_pages: reclaim isolated pages, each run of one node's pages with one
+    /// shrink_page_list (GFP_KERNEL, may write, unmap and swap; PG_active cleared first),
+    /// and put back what it keeps. Returns pages reclaimed.
+    pub(crate) fn reclaim_pages(&mut self, list: &mut Vec<Pfn>, ignore_references: bool) -> u64 {
+        let prev = self.enter(KFunc::ReclaimPages);
+        let mut reclaimed = 0;
+        let mut run = self.take_pfn_buf();
+        let mut at = 0;
+        while at < list.len() {
+            let node = self.mem[list[at] as usize].node as usize;
+            run.clear();
+            while at < list.len() && self.mem[list[at] as usize].node as usize == node {
+                let pfn = list[at];
+                self.ClearPageActive(pfn);
+                run.push(pfn);
+                at += 1;
+            }
+            let mut sc = ScanControl::new(run.len() as u64, false, Gfp::KERNEL);
+            sc.ignore_references = ignore_references;
+            let stat = self.shrink_page_list_for(node, &mut run, &mut sc);
+            reclaimed += stat.reclaimed;
+            for &pfn in &run {
+                self.putback_lru_page(pfn);
+            }
+        }
+        list.clear();
+        self.give_pfn_buf(run);
+        self.leave(prev);
+        reclaimed
+    }
+}

@@ -1,0 +1,440 @@
+//! madvise(2) (`mm/madvise.rs`): MADV_DONTNEED on anonymous and file mappings, MADV_COLD's
+//! deactivation, MADV_PAGEOUT's reclaim (with and without swap, of anonymous and file
+//! pages), the era that knows them, bad ranges, the `anon` program's `madvise` through the
+//! engine, and a property test against the machine's invariants and the content oracle.
+
+use crate::common;
+
+use common::{
+    build_sim_on, complete_io, file_toml, machine_toml, mmap_at, run_on, task_id, touch_pages,
+    vmstat,
+};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::check::check_all;
+use mmsim::mm::memory::pte;
+use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::scenario::parse_scenario;
+use mmsim::sched::TaskId;
+use mmsim::sim::Sim;
+use mmsim::workload::{Errno, Madvice, OpResult};
+use proptest::prelude::*;
+
+const P: u64 = PAGE_SIZE;
+
+/// A 2-CPU machine with 64 MiB, swap unless `swap` is false, a 64-page file /mnt/f, and
+/// the task `t` on CPU 0.
+fn scenario(swap: bool) -> String {
+    machine_toml(
+        "madvise",
+        2,
+        "64MiB",
+        swap.then_some("128MiB"),
+        "1GiB",
+        "/mnt",
+    ) + &file_toml("/mnt/f", 64 * P, true)
+        + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"anon\"\nsize = \"4KiB\"\n"
+}
+
+struct M {
+    sim: Sim,
+    tid: TaskId,
+}
+
+impl M {
+    fn new(swap: bool, era: KernelEra, features: &str) -> M {
+        Self::with_text(&scenario(swap), era, features)
+    }
+
+    fn with_text(text: &str, era: KernelEra, features: &str) -> M {
+        let mut sim = build_sim_on(text, "madvise-test", era, features);
+        let tid = task_id(&sim, "t");
+        run_on(&mut sim, 0, tid);
+        M { sim, tid }
+    }
+
+    fn map(&mut self, path: Option<&str>, pages: u64, shared: bool) -> u64 {
+        mmap_at(&mut self.sim, self.tid, path, pages * P, 0, 3, shared)
+    }
+
+    /// Touch `pages` pages from `addr`, completing the IO the faults wait for.
+    fn touch(&mut self, addr: u64, pages: u64, write: bool) {
+        for _ in 0..1000 {
+            match touch_pages(&mut self.sim, 0, self.tid, addr, pages, write) {
+                Ok(_) => return,
+                Err(_) => {
+                    complete_io(&mut self.sim);
+                }
+            }
+        }
+        panic!("the touch did not finish");
+    }
+
+    fn madvise(&mut self, addr: u64, len: u64, advice: Madvice) -> OpResult {
+        run_on(&mut self.sim, 0, self.tid);
+        self.sim.sys_madvise(self.tid, addr, len, advice)
+    }
+
+    fn mm(&self) -> u32 {
+        self.sim.tasks[self.tid].mm.expect("an mm")
+    }
+
+    fn pte(&self, addr: u64) -> u64 {
+        self.sim.mm(self.mm()).pgtable.get(addr / P)
+    }
+
+    fn pfn(&self, addr: u64) -> Pfn {
+        let p = self.pte(addr);
+        assert!(p & pte::PRESENT != 0, "{addr:#x} is mapped");
+        pte::pfn(p)
+    }
+
+    fn check(&self) {
+        if let Err(e) = check_all(&self.sim) {
+            panic!("checker: {e}");
+        }
+    }
+}
+
+#[test]
+fn dontneed_frees_private_anonymous_pages_and_the_next_touch_finds_zeroes() {
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(None, 64, false);
+    m.touch(a, 64, true);
+    let anon = vmstat(&m.sim, VmItem::NrAnonPages);
+    assert_eq!(m.madvise(a, 32 * P, Madvice::Dontneed), OpResult::None);
+    assert_eq!(m.sim.mm(m.mm()).rss_anon, 32);
+    for i in 0..32 {
+        assert_eq!(m.pte(a + i * P), 0, "page {i} unmapped");
+    }
+    assert!(m.pte(a + 40 * P) & pte::PRESENT != 0);
+    m.sim.lru_add_drain_all();
+    assert_eq!(vmstat(&m.sim, VmItem::NrAnonPages), anon - 32);
+    // The next read faults in zeroes: the content oracle agrees.
+    m.touch(a, 64, false);
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+}
+
+#[test]
+fn dontneed_on_a_file_mapping_unmaps_but_keeps_the_cache_and_the_dirt() {
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(Some("/mnt/f"), 16, true);
+    m.touch(a, 16, true);
+    let pfns: Vec<Pfn> = (0..16).map(|i| m.pfn(a + i * P)).collect();
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Dontneed), OpResult::None);
+    let ino = m.sim.mm(m.mm()).find_vma(a).map(|_| ()).is_some();
+    assert!(ino, "the mapping stays");
+    for (i, &pfn) in pfns.iter().enumerate() {
+        assert_eq!(m.pte(a + i as u64 * P), 0);
+        let page = &m.sim.mem[pfn as usize];
+        assert!(!page.mapped(), "page {i} unmapped");
+        assert!(page.test(pg::DIRTY), "page {i}: the dirty PTE dirtied it");
+        assert!(
+            page.test(pg::LRU) || page.refcount > 0,
+            "page {i} stays cached"
+        );
+    }
+    m.check();
+}
+
+/// 4.14 rules with MADV_COLD: anonymous pages start on the active list there.
+#[test]
+fn cold_deactivates_the_pages_only_this_mapping_maps() {
+    let mut m = M::new(true, KernelEra::V4_14, "+madvise-cold-pageout");
+    let a = m.map(None, 32, false);
+    m.touch(a, 32, true);
+    // The first 8 pages of the file, mapped twice by this process: shared, left alone.
+    let f1 = m.map(Some("/mnt/f"), 8, true);
+    let f2 = m.map(Some("/mnt/f"), 8, true);
+    m.touch(f1, 8, false);
+    m.touch(f2, 8, false);
+    m.sim.lru_add_drain_all();
+    let active: Vec<u64> = (0..32)
+        .filter(|&i| m.sim.mem[m.pfn(a + i * P) as usize].test(pg::ACTIVE))
+        .collect();
+    assert!(
+        !active.is_empty(),
+        "4.14 puts new anonymous pages on the active list"
+    );
+    let before = vmstat(&m.sim, VmItem::Pgdeactivate);
+    assert_eq!(m.madvise(a, 32 * P, Madvice::Cold), OpResult::None);
+    assert_eq!(m.madvise(f1, 8 * P, Madvice::Cold), OpResult::None);
+    m.sim.lru_add_drain_all();
+    assert_eq!(
+        vmstat(&m.sim, VmItem::Pgdeactivate) - before,
+        active.len() as i64
+    );
+    for i in 0..32 {
+        let page = &m.sim.mem[m.pfn(a + i * P) as usize];
+        assert!(
+            !page.test(pg::ACTIVE) && !page.test(pg::REFERENCED),
+            "page {i}"
+        );
+        assert_eq!(m.pte(a + i * P) & pte::YOUNG, 0, "page {i}: PTE made old");
+    }
+    for i in 0..8 {
+        assert!(
+            m.pte(f1 + i * P) & pte::YOUNG != 0,
+            "shared page {i} untouched"
+        );
+    }
+    m.check();
+}
+
+#[test]
+fn pageout_swaps_out_anonymous_pages_at_once() {
+    let mut m = M::new(true, KernelEra::V6_1, "");
+    let a = m.map(None, 64, false);
+    m.touch(a, 64, true);
+    assert_eq!(m.madvise(a, 64 * P, Madvice::Pageout), OpResult::None);
+    assert_eq!(vmstat(&m.sim, VmItem::Pswpout), 64);
+    for i in 0..64 {
+        assert!(
+            m.pte(a + i * P) & pte::SWAP != 0,
+            "page {i} is a swap entry"
+        );
+    }
+    complete_io(&mut m.sim);
+    // Read back: from the swap cache, the content intact.
+    m.touch(a, 64, false);
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+}
+
+#[test]
+fn pageout_without_swap_keeps_and_activates_anonymous_pages() {
+    let mut m = M::new(false, KernelEra::V6_1, "");
+    let a = m.map(None, 16, false);
+    m.touch(a, 16, true);
+    let act = vmstat(&m.sim, VmItem::Pgactivate);
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Pageout), OpResult::None);
+    assert_eq!(vmstat(&m.sim, VmItem::Pgactivate) - act, 16);
+    for i in 0..16 {
+        assert!(m.sim.mem[m.pfn(a + i * P) as usize].test(pg::ACTIVE));
+    }
+    m.check();
+}
+
+#[test]
+fn pageout_drops_clean_file_pages_with_a_shadow() {
+    let mut m = M::new(true, KernelEra::V6_1, "");
+    let a = m.map(Some("/mnt/f"), 16, false);
+    m.touch(a, 16, false);
+    complete_io(&mut m.sim);
+    let ino = m.sim.mem[m.pfn(a) as usize].mapping;
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Pageout), OpResult::None);
+    for i in 0..16 {
+        assert_eq!(m.pte(a + i * P), 0, "page {i} unmapped");
+        let e = m.sim.inode(ino).mapping.tree.lookup(i);
+        assert!(matches!(e, Entry::Shadow(_)), "page {i}: {e:?}");
+    }
+    m.check();
+}
+
+#[test]
+fn cold_and_pageout_are_einval_before_5_4_and_bad_ranges_are_refused() {
+    let mut m = M::new(true, KernelEra::V4_14, "");
+    let a = m.map(None, 8, false);
+    m.touch(a, 8, true);
+    assert_eq!(
+        m.madvise(a, 8 * P, Madvice::Cold),
+        OpResult::Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        m.madvise(a, 8 * P, Madvice::Pageout),
+        OpResult::Err(Errno::EINVAL)
+    );
+    assert_eq!(m.madvise(a, 8 * P, Madvice::Dontneed), OpResult::None);
+
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(None, 8, false);
+    assert_eq!(
+        m.madvise(a + 1, P, Madvice::Cold),
+        OpResult::Err(Errno::EINVAL)
+    );
+    assert_eq!(m.madvise(a, 0, Madvice::Cold), OpResult::None);
+    // Past the mapping's end: the mapped part is advised, then ENOMEM.
+    m.touch(a, 8, true);
+    assert_eq!(
+        m.madvise(a, 16 * P, Madvice::Dontneed),
+        OpResult::Err(Errno::ENOMEM)
+    );
+    assert_eq!(m.pte(a), 0);
+    // A locked mapping: EINVAL.
+    let r = m.sim.sys_mlock(m.tid, a, 8 * P, true);
+    assert_eq!(r, OpResult::None);
+    assert_eq!(
+        m.madvise(a, 8 * P, Madvice::Pageout),
+        OpResult::Err(Errno::EINVAL)
+    );
+    m.check();
+}
+
+#[test]
+fn under_mglru_cold_moves_folios_not_in_the_oldest_generation() {
+    // 6.1: every MGLRU folio goes through the batch and counts pgdeactivate; 6.14 clears
+    // the references and leaves one already in the oldest generation where it is.
+    let text = scenario(true).replace(
+        "name = \"madvise\"",
+        "name = \"madvise\"\npolicy = \"mglru\"",
+    );
+    let mut counts = Vec::new();
+    for features in ["", "-mglru-optimize-deactivation"] {
+        let mut m = M::with_text(&text, KernelEra::V6_18, features);
+        let a = m.map(None, 64, false);
+        m.touch(a, 64, true);
+        m.sim.lru_add_drain_all();
+        assert_eq!(m.madvise(a, 64 * P, Madvice::Cold), OpResult::None);
+        m.sim.lru_add_drain_all();
+        counts.push(vmstat(&m.sim, VmItem::Pgdeactivate));
+        m.check();
+    }
+    assert_eq!(counts[1], 64, "without the optimisation every folio moves");
+    assert!(counts[0] <= counts[1], "{counts:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Through the engine
+// ---------------------------------------------------------------------------------------
+
+fn anon_scenario(advice: &str, era: &str) -> String {
+    format!(
+        "name = \"anon-madvise\"\nkernel = \"{era}\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"64MiB\"\n\
+         [swap]\nsize = \"128MiB\"\npreset = \"ssd\"\n[[tasks]]\nname = \"app\"\ncpu = 0\nprogram = \"anon\"\n\
+         size = \"16MiB\"\npasses = 3\nthink = \"1s\"\n{advice}"
+    )
+}
+
+/// Each advice after passes 1 and 2 (of 3), a think of 1 s after it: long enough for the
+/// swap writes MADV_PAGEOUT starts on the SSD to end before the next pass.
+#[test]
+fn the_anon_program_advises_between_passes() {
+    let pages = (16 << 20) / P;
+    let run = |advice: &str, era: &str| {
+        let sc = parse_scenario(&anon_scenario(advice, era), "anon-madvise", &[]).unwrap();
+        let f = sc.kernel.unwrap().features("patched").unwrap();
+        let r = common::run_sc(&sc, f, true, 10_000_000);
+        assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{advice} {era}");
+        assert!(r.oracle_violations.is_empty());
+        r
+    };
+    let r = run("", "6.1");
+    assert_eq!(common::task_report(&r, "app").minflt, pages);
+    let r = run("madvise = \"dontneed\"\n", "6.1");
+    assert_eq!(common::task_report(&r, "app").minflt, 3 * pages);
+    let r = run("madvise = \"pageout\"\n", "6.1");
+    assert_eq!(r.vmstat["pswpout"], 2 * pages as i64);
+    // Before 5.4 the advice is EINVAL: the task stops after its first pass.
+    let r = run("madvise = \"cold\"\n", "4.14");
+    let t = common::task_report(&r, "app");
+    assert_eq!(t.errors.get("EINVAL"), Some(&1));
+    assert_eq!(t.minflt, pages);
+}
+
+#[test]
+fn a_bad_madvise_value_names_the_field() {
+    let text = anon_scenario("madvise = \"forget\"\n", "6.18");
+    let e = parse_scenario(&text, "s.toml", &[]).expect_err("rejected");
+    assert_eq!(e.field, "tasks.app.madvise", "{e}");
+    assert!(
+        e.message.contains("forget") && e.message.contains("pageout"),
+        "{e}"
+    );
+    assert!(e.line.is_some());
+}
+
+// ---------------------------------------------------------------------------------------
+// Property test
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug)]
+enum Step {
+    Touch {
+        file: bool,
+        at: u64,
+        pages: u64,
+        write: bool,
+    },
+    Advise {
+        file: bool,
+        at: u64,
+        pages: u64,
+        advice: usize,
+    },
+    Io,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (any::<bool>(), 0..32u64, 1..16u64, any::<bool>()).prop_map(|(file, at, pages, write)| {
+            Step::Touch {
+                file,
+                at,
+                pages,
+                write,
+            }
+        }),
+        (any::<bool>(), 0..32u64, 1..40u64, 0..3usize).prop_map(|(file, at, pages, advice)| {
+            Step::Advise {
+                file,
+                at,
+                pages,
+                advice,
+            }
+        }),
+        Just(Step::Io),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Any sequence of touches and advice over an anonymous and a file mapping keeps the
+    /// machine's invariants and the content oracle.
+    #[test]
+    fn madvise_keeps_memory_consistent(
+        era in prop_oneof![Just(KernelEra::V6_1), Just(KernelEra::V6_18)],
+        mglru in any::<bool>(),
+        steps in proptest::collection::vec(step(), 1..20),
+    ) {
+        let text = if mglru {
+            scenario(true).replace("name = \"madvise\"", "name = \"madvise\"\npolicy = \"mglru\"")
+        } else {
+            scenario(true)
+        };
+        let mut m = M::with_text(&text, era, "");
+        let anon = m.map(None, 32, false);
+        let file = m.map(Some("/mnt/f"), 32, true);
+        for s in steps {
+            match s {
+                Step::Touch { file: f, at, pages, write } => {
+                    let base = if f { file } else { anon };
+                    m.touch(base + at * P, pages.min(32 - at), write);
+                }
+                Step::Advise { file: f, at, pages, advice } => {
+                    let base = if f { file } else { anon };
+                    let r = m.madvise(base + at * P, pages.min(32 - at) * P, Madvice::ALL[advice].1);
+                    prop_assert_eq!(r, OpResult::None);
+                }
+                Step::Io => { complete_io(&mut m.sim); }
+            }
+            if let Err(e) = check_all(&m.sim) {
+                return Err(TestCaseError::fail(format!("checker: {e}")));
+            }
+        }
+        complete_io(&mut m.sim);
+        m.touch(anon, 32, false);
+        m.touch(file, 32, false);
+        prop_assert!(m.sim.oracle_violations.is_empty(), "{:?}", m.sim.oracle_violations);
+    }
+}

@@ -333,6 +333,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: introduce MADV_COLD",
     },
     Rule {
+        feature: "ttu-ignore-access",
+        since: KernelEra::V6_1,
+        version: "5.11",
+        commit: "mm/rmap: always do TTU_IGNORE_ACCESS",
+    },
+    Rule {
         feature: "fadvise-local-drain",
         since: KernelEra::V6_1,
         version: "5.7",

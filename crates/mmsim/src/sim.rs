@@ -228,6 +228,10 @@ pub struct Features {
     /// madvise(2) knows MADV_COLD and MADV_PAGEOUT (v5.4, "mm: introduce MADV_COLD" and
     /// "mm: introduce MADV_PAGEOUT"). Off: both are EINVAL.
     pub madvise_cold_pageout: bool,
+    /// try_to_unmap_one ignores the PTE's young bit (v5.11, "mm/rmap: always do
+    /// TTU_IGNORE_ACCESS"): reclaim decided on the references already. Off: a PTE found
+    /// young (used since page_referenced looked) fails the unmap, and the page is activated.
+    pub ttu_ignore_access: bool,
     /// MADV_PAGEOUT leaves the PTEs' young bits and reclaims ignoring references (v6.10,
     /// "mm: madvise: pageout: ignore references rather than clearing young"). Off: it
     /// clears the young bits (a TLB flush of the range) and reclaim checks references,
@@ -392,6 +396,7 @@ impl Features {
             invalidate_skips_writeback: false,
             mglru_optimize_deactivation: false,
             madvise_cold_pageout: false,
+            ttu_ignore_access: false,
             pageout_ignore_references: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
@@ -486,6 +491,7 @@ impl Features {
             "invalidate-skips-writeback" => self.invalidate_skips_writeback = on,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation = on,
             "madvise-cold-pageout" => self.madvise_cold_pageout = on,
+            "ttu-ignore-access" => self.ttu_ignore_access = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
@@ -562,6 +568,7 @@ impl Features {
             "invalidate-skips-writeback" => self.invalidate_skips_writeback,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation,
             "madvise-cold-pageout" => self.madvise_cold_pageout,
+            "ttu-ignore-access" => self.ttu_ignore_access,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "mmap-miss-workingset" => self.mmap_miss_workingset,

@@ -277,8 +277,9 @@ impl Sim {
             self.mlock_vma_page(pfn);
             return TtuResult::Fail;
         }
-        if p & pte::YOUNG != 0 {
-            // ptep_clear_flush_young_notify: referenced since the last scan.
+        if p & pte::YOUNG != 0 && !self.features.ttu_ignore_access {
+            // ptep_clear_flush_young_notify: referenced since the last scan (until v5.11,
+            // `ttu-ignore-access`).
             if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
                 *pp &= !pte::YOUNG;
             }

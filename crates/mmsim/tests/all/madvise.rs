@@ -211,6 +211,40 @@ fn pageout_swaps_out_anonymous_pages_at_once() {
     m.check();
 }
 
+/// From 6.10 MADV_PAGEOUT leaves the young bits set and ignores references; the unmap
+/// then succeeds only because 5.11's try_to_unmap_one no longer fails on a young PTE.
+#[test]
+fn pageout_of_6_10_leaves_young_bits_and_relies_on_ttu_ignore_access() {
+    for (features, swapped) in [
+        ("", true),
+        ("-pageout-ignore-references", true),
+        ("-ttu-ignore-access", false),
+    ] {
+        let mut m = M::new(true, KernelEra::V6_18, features);
+        let a = m.map(None, 16, false);
+        m.touch(a, 16, true);
+        let ptes: Vec<u64> = (0..16).map(|i| m.pte(a + i * P)).collect();
+        assert!(ptes.iter().all(|p| p & pte::YOUNG != 0));
+        let act = vmstat(&m.sim, VmItem::Pgactivate);
+        assert_eq!(m.madvise(a, 16 * P, Madvice::Pageout), OpResult::None);
+        let out = vmstat(&m.sim, VmItem::Pswpout);
+        assert_eq!(out, if swapped { 16 } else { 0 }, "{features}");
+        if swapped {
+            assert!(
+                (0..16).all(|i| m.pte(a + i * P) & pte::SWAP != 0),
+                "{features}"
+            );
+        } else {
+            // The young PTE failed each unmap (and was made old): activated instead.
+            assert_eq!(vmstat(&m.sim, VmItem::Pgactivate) - act, 16, "{features}");
+            for i in 0..16 {
+                assert_eq!(m.pte(a + i * P) & pte::YOUNG, 0, "{features} {i}");
+            }
+        }
+        m.check();
+    }
+}
+
 #[test]
 fn pageout_without_swap_keeps_and_activates_anonymous_pages() {
     let mut m = M::new(false, KernelEra::V6_1, "");

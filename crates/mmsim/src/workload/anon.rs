@@ -125,7 +125,8 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "string",
             default: "none",
             rules: "madvise(2) of the whole mapping after each pass but the last, before the \
-                    `think` sleep (an idle process handing memory back): `\"dontneed\"` (the \
+                    `think` sleep (an idle process handing memory back): `\"none\"` (no \
+                    call), `\"dontneed\"` (the \
                     pages are freed — a shared mapping's stay in shmem — and the next pass \
                     faults in zeroes), `\"cold\"` (MADV_COLD, 5.4: deactivated), \
                     `\"pageout\"` (MADV_PAGEOUT, 5.4: reclaimed now — swapped out, or kept \
@@ -196,9 +197,11 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let shared = task.opt("shared", want_bool)?.is_some_and(|(b, _)| b);
     let mlock = MlockMode::parse(task)?;
     let madvise = match task.opt("madvise", want_str)? {
-        None => None,
+        None | Some(("none", _)) => None,
         Some((name, loc)) => Some(super::Madvice::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = super::Madvice::ALL.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = std::iter::once("none")
+                .chain(super::Madvice::ALL.iter().map(|(n, _)| *n))
+                .collect();
             loc.err(format!(
                 "unknown advice \"{name}\"; expected one of {}",
                 names.join(", ")

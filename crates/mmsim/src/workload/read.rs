@@ -86,7 +86,7 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             key: "advice",
             ty: "string",
             default: "none",
-            rules: "`posix_fadvise` of the whole file at the start of each pass: `\"normal\"`, `\"sequential\"` (twice the device's readahead window), `\"random\"` (no readahead window: a miss reads just the block), `\"willneed\"` (read the file in now, up to the device's largest request or the window), `\"dontneed\"` (drop its clean, unmapped pages: a cold-cache pass, as fio's `invalidate=1`)",
+            rules: "`posix_fadvise` of the whole file at the start of each pass: `\"none\"` (no call), `\"normal\"`, `\"sequential\"` (twice the device's readahead window), `\"random\"` (no readahead window: a miss reads just the block), `\"willneed\"` (read the file in now, up to the device's largest request or the window), `\"dontneed\"` (drop its clean, unmapped pages: a cold-cache pass, as fio's `invalidate=1`)",
         },
         Param {
             key: "nocache",
@@ -167,9 +167,11 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     };
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let advice = match task.opt("advice", want_str)? {
-        None => None,
+        None | Some(("none", _)) => None,
         Some((name, loc)) => Some(super::Fadvice::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = super::Fadvice::ALL.iter().map(|(n, _)| *n).collect();
+            let names: Vec<&str> = std::iter::once("none")
+                .chain(super::Fadvice::ALL.iter().map(|(n, _)| *n))
+                .collect();
             loc.err(format!(
                 "unknown advice \"{name}\"; expected one of {}",
                 names.join(", ")

@@ -360,6 +360,27 @@ impl Sim {
         }
     }
 
+    /// folio_batch_add_and_move: queue `pfn` on this CPU's batch for `mv`, holding a
+    /// reference, and move the batch once it is full (activate, rotate, deactivate_file,
+    /// deactivate; the add batch's order depends on the era: `lru_cache_add`).
+    fn lru_batch_add(&mut self, pfn: Pfn, mv: LruMove) {
+        let cpu = self.cur.cpu;
+        self.get_page(pfn);
+        let pvs = &mut self.pvecs[cpu];
+        let pv = match mv {
+            LruMove::Add => &mut pvs.lru_add,
+            LruMove::Activate => &mut pvs.activate,
+            LruMove::RotateTail => &mut pvs.rotate,
+            LruMove::DeactivateFile => &mut pvs.deactivate_file,
+            LruMove::Deactivate => &mut pvs.deactivate,
+        };
+        if pv.add(pfn) == 0 {
+            let full = *pv;
+            pv.reinit();
+            self.pagevec_lru_move_fn(full, mv);
+        }
+    }
+
     /// __lru_cache_add / lru_cache_add: queue a new page for the LRU on this CPU's add
     /// pagevec, holding a reference; a full pagevec is drained first (v4.2).
     pub fn lru_cache_add(&mut self, pfn: Pfn) {
@@ -397,13 +418,7 @@ impl Sim {
     pub fn activate_page(&mut self, pfn: Pfn) {
         let p = &self.mem[pfn as usize];
         if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
-            let cpu = self.cur.cpu;
-            self.get_page(pfn);
-            if self.pvecs[cpu].activate.add(pfn) == 0 {
-                let pv = self.pvecs[cpu].activate;
-                self.pvecs[cpu].activate.reinit();
-                self.pagevec_lru_move_fn(pv, LruMove::Activate);
-            }
+            self.lru_batch_add(pfn, LruMove::Activate);
         }
     }
 
@@ -417,13 +432,7 @@ impl Sim {
             && !p.test(pg::UNEVICTABLE)
             && p.test(pg::LRU)
         {
-            let cpu = self.cur.cpu;
-            self.get_page(pfn);
-            if self.pvecs[cpu].rotate.add(pfn) == 0 {
-                let pv = self.pvecs[cpu].rotate;
-                self.pvecs[cpu].rotate.reinit();
-                self.pagevec_lru_move_fn(pv, LruMove::RotateTail);
-            }
+            self.lru_batch_add(pfn, LruMove::RotateTail);
         }
     }
 
@@ -442,13 +451,7 @@ impl Sim {
         {
             return;
         }
-        let cpu = self.cur.cpu;
-        self.get_page(pfn);
-        if self.pvecs[cpu].deactivate_file.add(pfn) == 0 {
-            let pv = self.pvecs[cpu].deactivate_file;
-            self.pvecs[cpu].deactivate_file.reinit();
-            self.pagevec_lru_move_fn(pv, LruMove::DeactivateFile);
-        }
+        self.lru_batch_add(pfn, LruMove::DeactivateFile);
     }
 
     /// lru_deactivate_file_fn (lru_lock held): an unmapped page goes to the inactive list,
@@ -502,13 +505,7 @@ impl Sim {
         } else if !p.test(pg::ACTIVE) {
             return;
         }
-        let cpu = self.cur.cpu;
-        self.get_page(pfn);
-        if self.pvecs[cpu].deactivate.add(pfn) == 0 {
-            let pv = self.pvecs[cpu].deactivate;
-            self.pvecs[cpu].deactivate.reinit();
-            self.pagevec_lru_move_fn(pv, LruMove::Deactivate);
-        }
+        self.lru_batch_add(pfn, LruMove::Deactivate);
     }
 
     /// lru_deactivate_fn (lru_lock held): an active page (any MGLRU folio) goes to the

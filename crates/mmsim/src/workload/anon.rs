@@ -196,18 +196,7 @@ fn parse_anon(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let seed = task.opt("seed", want_u64)?.map_or(1, |(v, _)| v);
     let shared = task.opt("shared", want_bool)?.is_some_and(|(b, _)| b);
     let mlock = MlockMode::parse(task)?;
-    let madvise = match task.opt("madvise", want_str)? {
-        None | Some(("none", _)) => None,
-        Some((name, loc)) => Some(super::Madvice::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = std::iter::once("none")
-                .chain(super::Madvice::ALL.iter().map(|(n, _)| *n))
-                .collect();
-            loc.err(format!(
-                "unknown advice \"{name}\"; expected one of {}",
-                names.join(", ")
-            ))
-        })?),
-    };
+    let madvise = super::parse_advice(task, "madvise", &super::Madvice::ALL)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         AnonSpec {

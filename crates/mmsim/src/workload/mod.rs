@@ -559,11 +559,6 @@ impl Fadvice {
         ("willneed", Fadvice::Willneed),
         ("dontneed", Fadvice::Dontneed),
     ];
-
-    /// The advice named `name` (a scenario's spelling), if any.
-    pub fn parse(name: &str) -> Option<Fadvice> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
-    }
 }
 
 /// The advice of madvise(2) that mmsim models (MADV_*).
@@ -586,10 +581,32 @@ impl Madvice {
         ("cold", Madvice::Cold),
         ("pageout", Madvice::Pageout),
     ];
+}
 
-    /// The advice named `name` (a scenario's spelling), if any.
-    pub fn parse(name: &str) -> Option<Madvice> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
+/// A task's optional advice key (`advice` of `read`, `madvise` of `anon`): one of the
+/// `names` (Fadvice::ALL, Madvice::ALL), or `"none"` (no call).
+pub(crate) fn parse_advice<A: Copy>(
+    task: &View<'_>,
+    key: &str,
+    names: &[(&'static str, A)],
+) -> Result<Option<A>, ScenarioError> {
+    let Some((name, loc)) = task.opt(key, crate::scenario::want_str)? else {
+        return Ok(None);
+    };
+    if name == "none" {
+        return Ok(None);
+    }
+    match names.iter().find(|(n, _)| *n == name) {
+        Some((_, a)) => Ok(Some(*a)),
+        None => {
+            let all: Vec<&str> = std::iter::once("none")
+                .chain(names.iter().map(|(n, _)| *n))
+                .collect();
+            Err(loc.err(format!(
+                "unknown advice \"{name}\"; expected one of {}",
+                all.join(", ")
+            )))
+        }
     }
 }
 

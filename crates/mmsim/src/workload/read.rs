@@ -166,18 +166,7 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
         None => 1,
     };
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
-    let advice = match task.opt("advice", want_str)? {
-        None | Some(("none", _)) => None,
-        Some((name, loc)) => Some(super::Fadvice::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = std::iter::once("none")
-                .chain(super::Fadvice::ALL.iter().map(|(n, _)| *n))
-                .collect();
-            loc.err(format!(
-                "unknown advice \"{name}\"; expected one of {}",
-                names.join(", ")
-            ))
-        })?),
-    };
+    let advice = super::parse_advice(task, "advice", &super::Fadvice::ALL)?;
     let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
     Ok(ProgramSpec::new(
         PROGRAM.name,

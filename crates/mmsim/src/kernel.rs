@@ -348,7 +348,7 @@ pub const RULES: &[Rule] = &[
         feature: "invalidate-skips-writeback",
         since: KernelEra::V6_1,
         version: "5.12",
-        commit: "mm: add find_lock_entries",
+        commit: "mm: add and use find_lock_entries",
     },
     Rule {
         feature: "swap-cluster-lists",

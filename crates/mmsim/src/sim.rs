@@ -215,8 +215,8 @@ pub struct Features {
     /// expensive remote LRU cache draining after FADV_DONTNEED"). Off (with
     /// `fadvise-drain-all`): every CPU's when fewer pages went than the range's length.
     pub fadvise_local_drain: bool,
-    /// invalidate_mapping_pages passes over a page under writeback (v5.12, "mm: add
-    /// find_lock_entries": the lookup skips it), so it is not deactivated. Off: it fails
+    /// invalidate_mapping_pages passes over a page under writeback (v5.12, "mm: add and
+    /// use find_lock_entries": the lookup skips it), so it is not deactivated. Off: it fails
     /// to go and is deactivated (PG_reclaim: rotated to the inactive tail when its write
     /// ends).
     pub invalidate_skips_writeback: bool,

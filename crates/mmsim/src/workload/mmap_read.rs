@@ -30,6 +30,9 @@ pub struct MmapReadSpec {
     pub think_ns: u64,
     /// mlock(2) the mapping right after mmap.
     pub mlock: MlockMode,
+    /// madvise(2) of the whole mapping after each pass but the last (None: no call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub madvise: Option<super::Madvice>,
 }
 
 impl Params for MmapReadSpec {
@@ -93,6 +96,18 @@ pub const PROGRAM: ProgramDef = ProgramDef {
              locked). `\"onfault\"`: mlock2(MLOCK_ONFAULT), each page mlocked when a pass \
              faults it in. See `mm/mlock.rs`",
         ),
+        Param {
+            key: "madvise",
+            ty: "string",
+            default: "none",
+            rules: "madvise(2) of the whole mapping after each pass but the last, before the \
+                    `think` sleep: `\"none\"`, `\"dontneed\"` (unmapped; the pages stay in the \
+                    page cache and the next pass maps them again with minor faults), \
+                    `\"cold\"` (MADV_COLD, 5.4: deactivated), `\"pageout\"` (MADV_PAGEOUT, \
+                    5.4: dropped from the page cache now, with shadow entries, so the next \
+                    pass refaults them). Pages another task maps too are left alone. See \
+                    `mm/madvise.rs`",
+        },
     ],
     samples: &[SampleDef {
         label: "pass",
@@ -153,6 +168,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
     let exec = task.opt("exec", want_bool)?.is_some_and(|(b, _)| b);
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let mlock = MlockMode::parse(task)?;
+    let madvise = super::parse_advice(task, "madvise", &super::Madvice::ALL)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MmapReadSpec {
@@ -163,6 +179,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
             exec,
             think_ns,
             mlock,
+            madvise,
         },
     ))
 }
@@ -174,6 +191,7 @@ enum Phase {
     StartPass,
     Touch,
     StopPass,
+    Advise,
     Think,
     Unmap,
     Done,
@@ -252,10 +270,20 @@ impl Program for MmapRead {
                 self.pass += 1;
                 self.phase = if self.pass >= self.spec.passes {
                     Phase::Unmap
+                } else if self.spec.madvise.is_some() {
+                    Phase::Advise
                 } else {
                     Phase::Think
                 };
                 Op::TimerStop("pass".into())
+            }
+            Phase::Advise => {
+                self.phase = Phase::Think;
+                Op::Madvise {
+                    addr: self.addr,
+                    len: self.spec.size_bytes,
+                    advice: self.spec.madvise.expect("the advice"),
+                }
             }
             Phase::Think => {
                 self.phase = Phase::StartPass;

@@ -472,3 +472,42 @@ proptest! {
         prop_assert!(m.sim.oracle_violations.is_empty(), "{:?}", m.sim.oracle_violations);
     }
 }
+
+/// mmap-read's `madvise`: after MADV_PAGEOUT each pass refaults the file (shadow entries
+/// left by the reclaim); after MADV_DONTNEED the pages are still cached and only mapped
+/// again.
+#[test]
+fn the_mmap_read_program_advises_between_passes() {
+    let text = |advice: &str| {
+        machine_toml("mmap-madvise", 2, "256MiB", None, "1GiB", "/data")
+            + &file_toml("/data/m", 8 << 20, true)
+            + &format!(
+                "\n[[tasks]]\nname = \"r\"\ncpu = 0\nprogram = \"mmap-read\"\npath = \"/data/m\"\n\
+                 stride = \"4096\"\npasses = 3\nthink = \"100ms\"\nmadvise = \"{advice}\"\n"
+            )
+    };
+    let pages = (8 << 20) / P;
+    let run = |advice: &str| {
+        let sc = parse_scenario(&text(advice), "mmap-madvise", &[]).unwrap();
+        let r = common::run_sc(
+            &sc,
+            KernelEra::V6_18.features("patched").unwrap(),
+            true,
+            10_000_000,
+        );
+        assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{advice}");
+        assert!(r.oracle_violations.is_empty());
+        r
+    };
+    let none = run("none");
+    assert_eq!(common::task_report(&none, "r").cache_misses, pages);
+    let out = run("pageout");
+    assert_eq!(common::task_report(&out, "r").cache_misses, 3 * pages);
+    assert_eq!(out.vmstat["workingset_refault_file"], 2 * pages as i64);
+    let dn = run("dontneed");
+    assert_eq!(common::task_report(&dn, "r").cache_misses, pages);
+    assert_eq!(
+        common::task_report(&dn, "r").minflt,
+        3 * common::task_report(&none, "r").minflt
+    );
+}

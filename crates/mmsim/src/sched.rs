@@ -226,4 +226,10 @@ impl Task {
     pub fn is_kthread(&self) -> bool {
         matches!(self.body, TaskBody::Kthread(_))
     }
+
+    /// fatal_signal_pending: the OOM killer chose the task, or its process is exiting
+    /// (zap_other_threads); it exits at its next step.
+    pub fn fatal_signal_pending(&self) -> bool {
+        self.oom_killed || self.group_exit
+    }
 }

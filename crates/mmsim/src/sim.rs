@@ -2068,7 +2068,7 @@ impl Sim {
     /// Returns true if the task stays runnable. `clock_before`: its CPU's clock when the
     /// step began (for the observer).
     fn user_step(&mut self, tid: TaskId, clock_before: Ps) -> bool {
-        if self.tasks[tid].oom_killed || self.tasks[tid].group_exit {
+        if self.tasks[tid].fatal_signal_pending() {
             self.task_exit(tid);
             return false;
         }

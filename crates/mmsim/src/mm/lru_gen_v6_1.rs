@@ -251,7 +251,7 @@ impl Sim {
     fn fatal_signal_pending(&self) -> bool {
         self.cur
             .task
-            .is_some_and(|t| self.tasks[t].oom_killed || self.tasks[t].group_exit)
+            .is_some_and(|t| self.tasks[t].fatal_signal_pending())
     }
 
     /// should_run_aging (v6.1): (aging is due, folios to scan: the evictable size shifted

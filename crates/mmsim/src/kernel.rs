@@ -231,6 +231,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm, swap: VMA based swap readahead",
     },
     Rule {
+        feature: "madvise-free",
+        since: KernelEra::V4_14,
+        version: "4.5",
+        commit: "mm: support madvise(MADV_FREE)",
+    },
+    Rule {
         feature: "swap-sync-io-bypass",
         since: KernelEra::V6_1,
         version: "4.15",

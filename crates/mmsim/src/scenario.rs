@@ -105,6 +105,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "invalidate-skips-writeback",
     "mglru-optimize-deactivation",
     "madvise-cold-pageout",
+    "madvise-free",
     "ttu-ignore-access",
     "pageout-ignore-references",
     "proactive-reclaim-stats",

@@ -228,6 +228,10 @@ pub struct Features {
     /// madvise(2) knows MADV_COLD and MADV_PAGEOUT (v5.4, "mm: introduce MADV_COLD" and
     /// "mm: introduce MADV_PAGEOUT"). Off: both are EINVAL.
     pub madvise_cold_pageout: bool,
+    /// madvise(2) knows MADV_FREE (v4.5, "mm: support madvise(MADV_FREE)"; its pages on
+    /// the inactive file list as v4.12's "mm: move MADV_FREE pages into LRU_INACTIVE_FILE
+    /// list" put them). Off: EINVAL.
+    pub madvise_free: bool,
     /// try_to_unmap_one ignores the PTE's young bit (v5.11, "mm/rmap: always do
     /// TTU_IGNORE_ACCESS"): reclaim decided on the references already. Off: a PTE found
     /// young (used since page_referenced looked) fails the unmap, and the page is activated.
@@ -396,6 +400,7 @@ impl Features {
             invalidate_skips_writeback: false,
             mglru_optimize_deactivation: false,
             madvise_cold_pageout: false,
+            madvise_free: false,
             ttu_ignore_access: false,
             pageout_ignore_references: false,
             proactive_reclaim_stats: false,
@@ -491,6 +496,7 @@ impl Features {
             "invalidate-skips-writeback" => self.invalidate_skips_writeback = on,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation = on,
             "madvise-cold-pageout" => self.madvise_cold_pageout = on,
+            "madvise-free" => self.madvise_free = on,
             "ttu-ignore-access" => self.ttu_ignore_access = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
@@ -568,6 +574,7 @@ impl Features {
             "invalidate-skips-writeback" => self.invalidate_skips_writeback,
             "mglru-optimize-deactivation" => self.mglru_optimize_deactivation,
             "madvise-cold-pageout" => self.madvise_cold_pageout,
+            "madvise-free" => self.madvise_free,
             "ttu-ignore-access" => self.ttu_ignore_access,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,

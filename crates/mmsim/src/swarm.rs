@@ -380,9 +380,11 @@ pub fn generate(seed: u64) -> SwarmCase {
                 // fails and the task stops: a path worth running too).
                 let mut arng =
                     Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d41_4456_4953_4521);
-                let madvise = arng
-                    .gen_bool(0.2)
-                    .then(|| crate::workload::Madvice::ALL[arng.gen_range(0..3)].0);
+                let madvise = arng.gen_bool(0.2).then(|| {
+                    crate::workload::Madvice::ALL
+                        [arng.gen_range(0..crate::workload::Madvice::ALL.len())]
+                    .0
+                });
                 if let Some(a) = madvise {
                     let _ = writeln!(tasks, "madvise = \"{a}\"");
                 }

@@ -1,4 +1,4 @@
-//! madvise(2) (mm/madvise.c): MADV_DONTNEED, MADV_COLD and MADV_PAGEOUT.
+//! madvise(2) (mm/madvise.c): MADV_DONTNEED, MADV_COLD, MADV_PAGEOUT and MADV_FREE.
 //!
 //! - `dontneed`: zap the range's PTEs (zap_page_range_single with no details): private
 //!   anonymous pages and swap entries are freed, so the next touch finds zeroes; file and
@@ -15,10 +15,16 @@
 //!   bits and reclaim checks references as usual; from v6.10 the bits stay and reclaim
 //!   ignores references. File pages are paged out too (the task owns its files).
 //!
+//! - `free` (v4.5, `madvise-free`; private anonymous memory only): swap entries are
+//!   freed; the pages become lazily freeable (`madvise_free`, `mark_page_lazyfree`): clean,
+//!   not swap-backed, on the inactive file list. Reclaim discards one not written since
+//!   (try_to_unmap's MADV_FREE case in `mm/rmap.rs`, pglazyfreed) and keeps, swap-backed
+//!   again, one written since.
+//!
 //! A VM_LOCKED mapping makes the call EINVAL (can_madv_lru_vma), after the mappings
 //! before it were advised; a hole in the range makes it ENOMEM after the rest was. Not
-//! modelled: MADV_FREE (lazy free of anonymous pages), MADV_WILLNEED, the other advice,
-//! and PG_workingset on active folios MADV_PAGEOUT reclaims.
+//! modelled: MADV_WILLNEED, the other advice, and PG_workingset on active folios
+//! MADV_PAGEOUT reclaims.
 
 use crate::machine::profile::KFunc;
 use crate::mm::memory::{pte, ZapDetails, PTRS_PER_PTE};
@@ -39,8 +45,12 @@ impl Sim {
         if !addr.is_multiple_of(PAGE_SIZE) {
             return OpResult::Err(Errno::EINVAL);
         }
-        if matches!(advice, Madvice::Cold | Madvice::Pageout) && !self.features.madvise_cold_pageout
-        {
+        let known = match advice {
+            Madvice::Dontneed => true,
+            Madvice::Cold | Madvice::Pageout => self.features.madvise_cold_pageout,
+            Madvice::Free => self.features.madvise_free,
+        };
+        if !known {
             return OpResult::Err(Errno::EINVAL); // an advice the kernel does not know
         }
         let Some(end) = len
@@ -54,20 +64,22 @@ impl Sim {
             return OpResult::None;
         }
         let prev = self.enter(KFunc::DoMadvise);
-        let vmas: Vec<(u64, u64, u64)> = self
+        let vmas: Vec<(u64, u64, u64, bool)> = self
             .mm(mm)
             .vmas
             .range(..end)
-            .map(|(_, v)| (v.start, v.end, v.flags))
-            .filter(|&(_, e, _)| e > addr)
+            .map(|(_, v)| (v.start, v.end, v.flags, v.file.is_none()))
+            .filter(|&(_, e, _, _)| e > addr)
             .collect();
         let mut covered = addr;
         let mut hole = false;
-        for (vs, ve, flags) in vmas {
+        for (vs, ve, flags, anon) in vmas {
             hole |= vs > covered;
             let (s, e) = (vs.max(addr), ve.min(end));
             covered = e;
-            if flags & VM_LOCKED != 0 {
+            // can_madv_lru_vma; MADV_FREE only on private anonymous memory (a shared
+            // anonymous mapping is a shmem file).
+            if flags & VM_LOCKED != 0 || (advice == Madvice::Free && !anon) {
                 self.leave(prev);
                 return OpResult::Err(Errno::EINVAL);
             }
@@ -78,6 +90,7 @@ impl Sim {
                 }
                 Madvice::Cold => self.madvise_cold_or_pageout(mm, sv, ev, false),
                 Madvice::Pageout => self.madvise_cold_or_pageout(mm, sv, ev, true),
+                Madvice::Free => self.madvise_free(mm, sv, ev),
             }
         }
         self.leave(prev);
@@ -142,6 +155,71 @@ impl Sim {
             self.reclaim_pages(&mut list, ignore_references);
         }
         self.give_pfn_buf(list);
+        self.leave(prev);
+    }
+
+    /// madvise_free_single_vma / madvise_free_pte_range over `[sv, ev)`: swap entries are
+    /// freed (the next touch finds zeroes); each present anonymous page this mapping alone
+    /// maps leaves the swap cache if it can, loses PG_dirty and its PTE's young and dirty
+    /// bits (the range is flushed from the TLBs, so a later write dirties the PTE again),
+    /// and goes to the lazyfree batch (`mark_page_lazyfree`).
+    fn madvise_free(&mut self, mm: u32, sv: u64, ev: u64) {
+        let prev = self.enter(KFunc::MadviseColdOrPageout);
+        self.lru_add_drain();
+        let mut flush: Option<(u64, u64)> = None;
+        let mut vpn = sv;
+        while vpn < ev {
+            let tbl_end = (vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE;
+            let stop = tbl_end.min(ev);
+            if !self.mm(mm).pgtable.has_table(vpn / PTRS_PER_PTE) {
+                vpn = stop;
+                continue;
+            }
+            for v in vpn..stop {
+                let p = self.mm(mm).pgtable.get(v);
+                if p == 0 {
+                    continue;
+                }
+                self.charge(self.costs.mem_access_ps);
+                if p & pte::PRESENT == 0 {
+                    if p & pte::SWAP != 0 {
+                        if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                            *pp = 0;
+                        }
+                        self.mm_mut(mm).swapents -= 1;
+                        self.mm_mut(mm).anon_expected.remove(&v);
+                        self.free_swap_and_cache(pte::pfn(p));
+                    }
+                    continue;
+                }
+                let pfn = pte::pfn(p);
+                if !self.page_anon(pfn) || self.mem[pfn as usize].mapcount != 0 {
+                    continue;
+                }
+                if self.PageSwapCache(pfn) || self.PageDirty(pfn) {
+                    if !self.trylock_page(pfn) {
+                        continue;
+                    }
+                    if self.PageSwapCache(pfn) && !self.try_to_free_swap(pfn) {
+                        self.unlock_page(pfn);
+                        continue;
+                    }
+                    self.ClearPageDirty(pfn);
+                    self.unlock_page(pfn);
+                }
+                if p & (pte::YOUNG | pte::DIRTY) != 0 {
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                        *pp &= !(pte::YOUNG | pte::DIRTY);
+                    }
+                    flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+                }
+                self.mark_page_lazyfree(pfn);
+            }
+            vpn = stop;
+        }
+        if let Some((a, b)) = flush {
+            self.flush_tlb_mm_range(mm, a, b + 1);
+        }
         self.leave(prev);
     }
 

@@ -287,6 +287,9 @@ impl Sim {
         }
         let dirty = p & pte::DIRTY != 0;
         let anon = self.mem[pfn as usize].mapping & ANON_MAPPING != 0;
+        if anon && !self.mem[pfn as usize].test(pg::SWAPBACKED) {
+            return self.try_to_unmap_lazyfree(pfn, mm, vpn, dirty, batch);
+        }
         // Nuke the page table entry.
         let newpte = if anon {
             let off = self.mem[pfn as usize].private;
@@ -318,6 +321,43 @@ impl Sim {
             } else {
                 self.set_page_dirty(pfn);
             }
+        }
+        self.page_remove_rmap(pfn);
+        self.put_page(pfn);
+        TtuResult::Success
+    }
+
+    /// try_to_unmap_one's MADV_FREE case: a lazyfree page not written since the advice (PTE
+    /// and page clean) and held only by its mappings and the isolation is discarded — its
+    /// PTE cleared, no swap entry, the next touch finds zeroes; one written again (the
+    /// PTE's dirty bit moves to the page) stays mapped and becomes swap-backed again, and
+    /// the unmap fails.
+    fn try_to_unmap_lazyfree(
+        &mut self,
+        pfn: Pfn,
+        mm: u32,
+        vpn: u64,
+        dirty: bool,
+        batch: bool,
+    ) -> TtuResult {
+        if dirty {
+            self.SetPageDirty(pfn);
+        }
+        let p = &self.mem[pfn as usize];
+        let map_count = p.mapcount + 1;
+        if p.refcount != 1 + map_count || self.PageDirty(pfn) {
+            self.SetPageSwapBacked(pfn);
+            return TtuResult::Fail;
+        }
+        if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+            *pp = 0;
+        }
+        self.mm_mut(mm).rss_anon -= 1;
+        self.mm_mut(mm).anon_expected.remove(&vpn);
+        if self.should_defer_flush(mm, batch) {
+            self.set_tlb_ubc_flush_pending(mm);
+        } else {
+            self.flush_tlb_page(mm, vpn);
         }
         self.page_remove_rmap(pfn);
         self.put_page(pfn);

@@ -104,6 +104,8 @@ pub struct CpuPagevecs {
     pub deactivate_file: Pagevec,
     /// lru_deactivate_pvecs (v5.4; MADV_COLD).
     pub deactivate: Pagevec,
+    /// lru_lazyfree_pvecs (MADV_FREE).
+    pub lazyfree: Pagevec,
 }
 
 impl CpuPagevecs {
@@ -115,6 +117,7 @@ impl CpuPagevecs {
             rotate: Pagevec::with_capacity(size),
             deactivate_file: Pagevec::with_capacity(size),
             deactivate: Pagevec::with_capacity(size),
+            lazyfree: Pagevec::with_capacity(size),
         }
     }
 
@@ -125,6 +128,7 @@ impl CpuPagevecs {
         self.rotate.reinit();
         self.deactivate_file.reinit();
         self.deactivate.reinit();
+        self.lazyfree.reinit();
     }
 }
 
@@ -140,6 +144,7 @@ enum LruMove {
     RotateTail,
     DeactivateFile,
     Deactivate,
+    Lazyfree,
 }
 
 impl Sim {
@@ -295,6 +300,7 @@ impl Sim {
                 LruMove::RotateTail => self.pagevec_move_tail_fn(pfn),
                 LruMove::DeactivateFile => self.lru_deactivate_file_fn(pfn),
                 LruMove::Deactivate => self.lru_deactivate_fn(pfn),
+                LruMove::Lazyfree => self.lru_lazyfree_fn(pfn),
             }
         }
         if let Some(l) = locked {
@@ -373,6 +379,7 @@ impl Sim {
             LruMove::RotateTail => &mut pvs.rotate,
             LruMove::DeactivateFile => &mut pvs.deactivate_file,
             LruMove::Deactivate => &mut pvs.deactivate,
+            LruMove::Lazyfree => &mut pvs.lazyfree,
         };
         if pv.add(pfn) == 0 {
             let full = *pv;
@@ -532,6 +539,44 @@ impl Sim {
         self.leave(prev);
     }
 
+    /// mark_page_lazyfree / folio_mark_lazyfree (MADV_FREE): an anonymous, swap-backed page
+    /// not in the swap cache is queued on this CPU's lru_lazyfree batch.
+    pub fn mark_page_lazyfree(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if p.test(pg::SWAPBACKED) && !p.test(pg::SWAPCACHE) && !p.test(pg::UNEVICTABLE) {
+            self.lru_batch_add(pfn, LruMove::Lazyfree);
+        }
+    }
+
+    /// lru_lazyfree_fn (lru_lock held): the page goes to the inactive file list with
+    /// PG_swapbacked cleared — reclaim drops it without swap unless it is written again —
+    /// unreferenced (under MGLRU from v6.14, references cleared), pglazyfree.
+    fn lru_lazyfree_fn(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::LRU)
+            || !p.test(pg::SWAPBACKED)
+            || p.test(pg::SWAPCACHE)
+            || p.test(pg::UNEVICTABLE)
+            || !self.page_anon(pfn)
+        {
+            return;
+        }
+        let lru = self.page_lru(pfn);
+        self.del_page_from_lru_list(pfn, lru);
+        self.ClearPageActive(pfn);
+        if self.lru_gen_enabled() && self.features.mglru_optimize_deactivation {
+            let f = &mut self.mem[pfn as usize].flags;
+            *f &= !(pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET);
+        } else {
+            self.ClearPageReferenced(pfn);
+        }
+        self.ClearPageSwapBacked(pfn);
+        let lru = self.page_lru(pfn);
+        self.add_page_to_lru_list(pfn, lru);
+        self.vmstat.inc(crate::mm::vmstat::VmItem::Pglazyfree);
+        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pglazyfree, 1);
+    }
+
     /// __lru_cache_activate_page: a page still in this CPU's add pagevec is marked active
     /// there (no pgactivate); a page in another CPU's pagevec loses the activation.
     fn __lru_cache_activate_page(&mut self, pfn: Pfn) {
@@ -596,7 +641,7 @@ impl Sim {
     }
 
     /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, deactivate_file,
-    /// deactivate, activate).
+    /// deactivate, lazyfree, activate).
     pub fn lru_add_drain_cpu(&mut self, cpu: usize) {
         let prev = self.enter(KFunc::LruAddDrain);
         let pv = self.pvecs[cpu];
@@ -612,6 +657,9 @@ impl Sim {
         }
         if pv.deactivate.nr > 0 {
             self.pagevec_lru_move_fn(pv.deactivate, LruMove::Deactivate);
+        }
+        if pv.lazyfree.nr > 0 {
+            self.pagevec_lru_move_fn(pv.lazyfree, LruMove::Lazyfree);
         }
         if pv.activate.nr > 0 {
             self.pagevec_lru_move_fn(pv.activate, LruMove::Activate);

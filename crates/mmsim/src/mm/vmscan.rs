@@ -1136,7 +1136,9 @@ impl Sim {
                 ret.push(pfn);
                 continue;
             }
+            // A lazyfree page (MADV_FREE: anonymous, not swap-backed) needs no swap.
             if anon
+                && self.mem[pfn as usize].test(pg::SWAPBACKED)
                 && !self.mem[pfn as usize].test(pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))
             {
@@ -1222,7 +1224,18 @@ impl Sim {
                     continue;
                 }
             }
-            if !self.__remove_mapping(pfn, Some(sc.target_memcg)) {
+            if anon && !self.mem[pfn as usize].test(pg::SWAPBACKED) {
+                // A discarded lazyfree page: only the isolation's reference is left
+                // (folio_ref_freeze(folio, 1)); it is freed with no mapping to leave.
+                if self.mem[pfn as usize].refcount != 1 || self.mem[pfn as usize].mapped() {
+                    self.unlock_page(pfn);
+                    ret.push(pfn);
+                    continue;
+                }
+                self.mem[pfn as usize].refcount = 0;
+                self.vmstat.inc(VmItem::Pglazyfreed);
+                self.count_memcg_page_event(pfn, VmItem::Pglazyfreed, 1);
+            } else if !self.__remove_mapping(pfn, Some(sc.target_memcg)) {
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;

@@ -85,6 +85,8 @@ vm_items! {
     KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
     Allocstall => "allocstall",
     Pgrotated => "pgrotated",
+    Pglazyfree => "pglazyfree",
+    Pglazyfreed => "pglazyfreed",
     OomKill => "oom_kill",
     UnevictablePgsCulled => "unevictable_pgs_culled",
     UnevictablePgsRescued => "unevictable_pgs_rescued",

@@ -130,8 +130,11 @@ pub const PROGRAM: ProgramDef = ProgramDef {
                     pages are freed — a shared mapping's stay in shmem — and the next pass \
                     faults in zeroes), `\"cold\"` (MADV_COLD, 5.4: deactivated), \
                     `\"pageout\"` (MADV_PAGEOUT, 5.4: reclaimed now — swapped out, or kept \
-                    and activated without swap). On an era before 5.4 `cold` and `pageout` \
-                    fail with EINVAL and the task stops (its error count shows it). See \
+                    and activated without swap), `\"free\"` (MADV_FREE, 4.5: lazily freeable; \
+                    reclaim drops the pages not written again without swapping them, and \
+                    the next pass finds zeroes there; EINVAL on a shared mapping). On an \
+                    era before 5.4 `cold` and `pageout` (before 4.5 `free`) fail with \
+                    EINVAL and the task stops (its error count shows it). See \
                     `mm/madvise.rs`",
         },
     ],

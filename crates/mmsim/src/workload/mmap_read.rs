@@ -105,7 +105,8 @@ pub const PROGRAM: ProgramDef = ProgramDef {
                     page cache and the next pass maps them again with minor faults), \
                     `\"cold\"` (MADV_COLD, 5.4: deactivated), `\"pageout\"` (MADV_PAGEOUT, \
                     5.4: dropped from the page cache now, with shadow entries, so the next \
-                    pass refaults them). Pages another task maps too are left alone. See \
+                    pass refaults them); `\"free\"` is EINVAL on a file mapping and stops the \
+                    task. Pages another task maps too are left alone. See \
                     `mm/madvise.rs`",
         },
     ],

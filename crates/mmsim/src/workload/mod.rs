@@ -572,14 +572,18 @@ pub enum Madvice {
     Cold,
     /// MADV_PAGEOUT (v5.4): reclaim the range's pages (mapped by this process only) now.
     Pageout,
+    /// MADV_FREE (v4.5): private anonymous pages become lazily freeable — clean, on the
+    /// inactive file list; reclaim drops them unless written again.
+    Free,
 }
 
 impl Madvice {
     /// Every advice with its scenario name.
-    pub const ALL: [(&'static str, Madvice); 3] = [
+    pub const ALL: [(&'static str, Madvice); 4] = [
         ("dontneed", Madvice::Dontneed),
         ("cold", Madvice::Cold),
         ("pageout", Madvice::Pageout),
+        ("free", Madvice::Free),
     ];
 }
 

@@ -245,6 +245,91 @@ fn pageout_of_6_10_leaves_young_bits_and_relies_on_ttu_ignore_access() {
     }
 }
 
+/// MADV_FREE: the pages go to the inactive file list, clean and not swap-backed; reclaim
+/// (here MADV_PAGEOUT's) discards those not written since, without swap, and the next
+/// touch finds zeroes; a page written again is kept, swap-backed again and activated.
+#[test]
+fn free_lets_reclaim_discard_clean_pages_and_keep_rewritten_ones() {
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(None, 32, false);
+    m.touch(a, 32, true);
+    assert_eq!(m.madvise(a, 32 * P, Madvice::Free), OpResult::None);
+    m.sim.lru_add_drain_all();
+    assert_eq!(vmstat(&m.sim, VmItem::Pglazyfree), 32);
+    for i in 0..32 {
+        let page = &m.sim.mem[m.pfn(a + i * P) as usize];
+        assert!(
+            !page.test(pg::SWAPBACKED) && !page.test(pg::DIRTY),
+            "page {i}"
+        );
+        assert_eq!(m.pte(a + i * P) & (pte::DIRTY | pte::YOUNG), 0, "page {i}");
+    }
+    let file_lru = vmstat(&m.sim, VmItem::NrInactiveFile);
+    assert!(file_lru >= 32, "on the inactive file list: {file_lru}");
+    m.touch(a, 8, true); // pages 0-7 written again
+    let act = vmstat(&m.sim, VmItem::Pgactivate);
+    assert_eq!(m.madvise(a, 32 * P, Madvice::Pageout), OpResult::None);
+    assert_eq!(vmstat(&m.sim, VmItem::Pglazyfreed), 24);
+    assert_eq!(vmstat(&m.sim, VmItem::Pswpout), 0);
+    assert_eq!(vmstat(&m.sim, VmItem::Pgactivate) - act, 8);
+    for i in 0..8 {
+        let page = &m.sim.mem[m.pfn(a + i * P) as usize];
+        assert!(
+            page.test(pg::SWAPBACKED) && page.test(pg::ACTIVE),
+            "page {i} kept"
+        );
+    }
+    for i in 8..32 {
+        assert_eq!(m.pte(a + i * P), 0, "page {i} discarded");
+    }
+    m.touch(a, 32, false);
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+}
+
+#[test]
+fn free_drops_swap_entries_and_refuses_what_is_not_private_anonymous_memory() {
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(None, 16, false);
+    m.touch(a, 16, true);
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Pageout), OpResult::None);
+    complete_io(&mut m.sim);
+    assert_eq!(m.sim.mm(m.mm()).swapents, 16);
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Free), OpResult::None);
+    assert_eq!(m.sim.mm(m.mm()).swapents, 0);
+    for i in 0..16 {
+        assert_eq!(m.pte(a + i * P), 0, "page {i}: its swap entry freed");
+    }
+    m.touch(a, 16, false);
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    let f = m.map(Some("/mnt/f"), 8, false);
+    assert_eq!(
+        m.madvise(f, 8 * P, Madvice::Free),
+        OpResult::Err(Errno::EINVAL)
+    );
+    let s = m.map(None, 8, true);
+    assert_eq!(
+        m.madvise(s, 8 * P, Madvice::Free),
+        OpResult::Err(Errno::EINVAL)
+    );
+    m.check();
+
+    let mut m = M::new(true, KernelEra::V4_2, "");
+    let a = m.map(None, 8, false);
+    assert_eq!(
+        m.madvise(a, 8 * P, Madvice::Free),
+        OpResult::Err(Errno::EINVAL)
+    );
+}
+
 #[test]
 fn pageout_without_swap_keeps_and_activates_anonymous_pages() {
     let mut m = M::new(false, KernelEra::V6_1, "");
@@ -418,7 +503,7 @@ fn step() -> impl Strategy<Value = Step> {
                 write,
             }
         }),
-        (any::<bool>(), 0..32u64, 1..40u64, 0..3usize).prop_map(|(file, at, pages, advice)| {
+        (any::<bool>(), 0..32u64, 1..40u64, 0..4usize).prop_map(|(file, at, pages, advice)| {
             Step::Advise {
                 file,
                 at,
@@ -457,8 +542,15 @@ proptest! {
                 }
                 Step::Advise { file: f, at, pages, advice } => {
                     let base = if f { file } else { anon };
-                    let r = m.madvise(base + at * P, pages.min(32 - at) * P, Madvice::ALL[advice].1);
-                    prop_assert_eq!(r, OpResult::None);
+                    let advice = Madvice::ALL[advice].1;
+                    let r = m.madvise(base + at * P, pages.min(32 - at) * P, advice);
+                    // MADV_FREE is for private anonymous memory only.
+                    let want = if f && advice == Madvice::Free {
+                        OpResult::Err(Errno::EINVAL)
+                    } else {
+                        OpResult::None
+                    };
+                    prop_assert_eq!(r, want);
                 }
                 Step::Io => { complete_io(&mut m.sim); }
             }

@@ -550,7 +550,7 @@ impl Sim {
 
     /// lru_lazyfree_fn (lru_lock held): the page goes to the inactive file list with
     /// PG_swapbacked cleared — reclaim drops it without swap unless it is written again —
-    /// unreferenced (under MGLRU from v6.14, references cleared), pglazyfree.
+    /// unreferenced (under MGLRU from v6.14 its references stay), pglazyfree.
     fn lru_lazyfree_fn(&mut self, pfn: Pfn) {
         let p = &self.mem[pfn as usize];
         if !p.test(pg::LRU)
@@ -564,10 +564,9 @@ impl Sim {
         let lru = self.page_lru(pfn);
         self.del_page_from_lru_list(pfn, lru);
         self.ClearPageActive(pfn);
-        if self.lru_gen_enabled() && self.features.mglru_optimize_deactivation {
-            let f = &mut self.mem[pfn as usize].flags;
-            *f &= !(pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET);
-        } else {
+        // From v6.14 MGLRU calls lru_gen_clear_refs here instead, after the delete has
+        // taken the folio's generation: it finds none and clears nothing.
+        if !(self.lru_gen_enabled() && self.features.mglru_optimize_deactivation) {
             self.ClearPageReferenced(pfn);
         }
         self.ClearPageSwapBacked(pfn);

@@ -108,45 +108,35 @@ impl Sim {
         let ignore_references = pageout && self.features.pageout_ignore_references;
         let mut flush: Option<(u64, u64)> = None;
         let mut list = self.take_pfn_buf();
-        let mut vpn = sv;
-        while vpn < ev {
-            let tbl_end = (vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE;
-            let stop = tbl_end.min(ev);
-            if !self.mm(mm).pgtable.has_table(vpn / PTRS_PER_PTE) {
-                vpn = stop;
+        for v in self.nonempty_ptes(mm, sv, ev) {
+            let p = self.mm(mm).pgtable.get(v);
+            if p & pte::PRESENT == 0 {
                 continue;
             }
-            for v in vpn..stop {
-                let p = self.mm(mm).pgtable.get(v);
-                if p & pte::PRESENT == 0 {
-                    continue;
-                }
-                self.charge(self.costs.mem_access_ps);
-                let pfn = pte::pfn(p);
-                // A page another mapping shares is left alone (page_mapcount != 1).
-                if self.mem[pfn as usize].mapcount != 0 {
-                    continue;
-                }
-                if !ignore_references && p & pte::YOUNG != 0 {
-                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
-                        *pp &= !pte::YOUNG;
-                    }
-                    flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
-                }
-                self.ClearPageReferenced(pfn);
-                if pageout {
-                    if self.isolate_lru_page(pfn) {
-                        if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
-                            self.putback_lru_page(pfn);
-                        } else {
-                            list.push(pfn);
-                        }
-                    }
-                } else {
-                    self.deactivate_page(pfn);
-                }
+            self.charge(self.costs.mem_access_ps);
+            let pfn = pte::pfn(p);
+            // A page another mapping shares is left alone (page_mapcount != 1).
+            if self.mem[pfn as usize].mapcount != 0 {
+                continue;
             }
-            vpn = stop;
+            if !ignore_references && p & pte::YOUNG != 0 {
+                if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                    *pp &= !pte::YOUNG;
+                }
+                flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+            }
+            self.ClearPageReferenced(pfn);
+            if pageout {
+                if self.isolate_lru_page(pfn) {
+                    if self.mem[pfn as usize].test(pg::UNEVICTABLE) {
+                        self.putback_lru_page(pfn);
+                    } else {
+                        list.push(pfn);
+                    }
+                }
+            } else {
+                self.deactivate_page(pfn);
+            }
         }
         if let Some((a, b)) = flush {
             self.flush_tlb_mm_range(mm, a, b + 1);
@@ -167,60 +157,63 @@ impl Sim {
         let prev = self.enter(KFunc::MadviseColdOrPageout);
         self.lru_add_drain();
         let mut flush: Option<(u64, u64)> = None;
-        let mut vpn = sv;
-        while vpn < ev {
-            let tbl_end = (vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE;
-            let stop = tbl_end.min(ev);
-            if !self.mm(mm).pgtable.has_table(vpn / PTRS_PER_PTE) {
-                vpn = stop;
+        for v in self.nonempty_ptes(mm, sv, ev) {
+            let p = self.mm(mm).pgtable.get(v);
+            self.charge(self.costs.mem_access_ps);
+            if p & pte::PRESENT == 0 {
+                if p & pte::SWAP != 0 {
+                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                        *pp = 0;
+                    }
+                    self.mm_mut(mm).swapents -= 1;
+                    self.mm_mut(mm).anon_expected.remove(&v);
+                    self.free_swap_and_cache(pte::pfn(p));
+                }
                 continue;
             }
-            for v in vpn..stop {
-                let p = self.mm(mm).pgtable.get(v);
-                if p == 0 {
-                    continue;
-                }
-                self.charge(self.costs.mem_access_ps);
-                if p & pte::PRESENT == 0 {
-                    if p & pte::SWAP != 0 {
-                        if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
-                            *pp = 0;
-                        }
-                        self.mm_mut(mm).swapents -= 1;
-                        self.mm_mut(mm).anon_expected.remove(&v);
-                        self.free_swap_and_cache(pte::pfn(p));
-                    }
-                    continue;
-                }
-                let pfn = pte::pfn(p);
-                if !self.page_anon(pfn) || self.mem[pfn as usize].mapcount != 0 {
-                    continue;
-                }
-                if self.PageSwapCache(pfn) || self.PageDirty(pfn) {
-                    if !self.trylock_page(pfn) {
-                        continue;
-                    }
-                    if self.PageSwapCache(pfn) && !self.try_to_free_swap(pfn) {
-                        self.unlock_page(pfn);
-                        continue;
-                    }
-                    self.ClearPageDirty(pfn);
-                    self.unlock_page(pfn);
-                }
-                if p & (pte::YOUNG | pte::DIRTY) != 0 {
-                    if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
-                        *pp &= !(pte::YOUNG | pte::DIRTY);
-                    }
-                    flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
-                }
-                self.mark_page_lazyfree(pfn);
+            let pfn = pte::pfn(p);
+            if !self.page_anon(pfn) || self.mem[pfn as usize].mapcount != 0 {
+                continue;
             }
-            vpn = stop;
+            if self.PageSwapCache(pfn) || self.PageDirty(pfn) {
+                if !self.trylock_page(pfn) {
+                    continue;
+                }
+                if self.PageSwapCache(pfn) && !self.try_to_free_swap(pfn) {
+                    self.unlock_page(pfn);
+                    continue;
+                }
+                self.ClearPageDirty(pfn);
+                self.unlock_page(pfn);
+            }
+            if p & (pte::YOUNG | pte::DIRTY) != 0 {
+                if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(v) {
+                    *pp &= !(pte::YOUNG | pte::DIRTY);
+                }
+                flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+            }
+            self.mark_page_lazyfree(pfn);
         }
         if let Some((a, b)) = flush {
             self.flush_tlb_mm_range(mm, a, b + 1);
         }
         self.leave(prev);
+    }
+
+    /// The virtual pages of `[sv, ev)` of `mm` whose PTE is not empty, in order: the
+    /// page-table walk, which passes over PMDs without a PTE table.
+    fn nonempty_ptes(&self, mm: u32, sv: u64, ev: u64) -> Vec<u64> {
+        let pt = &self.mm(mm).pgtable;
+        let mut out = Vec::new();
+        let mut vpn = sv;
+        while vpn < ev {
+            let stop = ((vpn / PTRS_PER_PTE + 1) * PTRS_PER_PTE).min(ev);
+            if pt.has_table(vpn / PTRS_PER_PTE) {
+                out.extend((vpn..stop).filter(|&v| pt.get(v) != 0));
+            }
+            vpn = stop;
+        }
+        out
     }
 
     /// isolate_lru_page / folio_isolate_lru: take an LRU page off its list, holding a

@@ -147,6 +147,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: deactivate invalidated pages",
     },
     Rule {
+        feature: "madvise-willneed-swapin",
+        since: KernelEra::V3_15,
+        version: "3.8",
+        commit: "mm: make madvise(MADV_WILLNEED) support swap file prefetch",
+    },
+    Rule {
         feature: "fadvise-drain-all",
         since: KernelEra::V3_15,
         version: "3.9",
@@ -361,6 +367,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.17",
         commit: "mm, swap: prefer nonfull over free clusters",
+    },
+    Rule {
+        feature: "vma-has-recency",
+        since: KernelEra::V6_18,
+        version: "6.3",
+        commit: "mm: add vma_has_recency()",
     },
     Rule {
         feature: "mglru-memcg-lru",

@@ -107,6 +107,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "madvise-cold-pageout",
     "madvise-free",
     "ttu-ignore-access",
+    "vma-has-recency",
+    "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",
 ];

@@ -241,6 +241,18 @@ pub struct Features {
     /// clears the young bits (a TLB flush of the range) and reclaim checks references,
     /// so a page another process mapped and used stays.
     pub pageout_ignore_references: bool,
+    /// References through a mapping advised MADV_SEQUENTIAL or MADV_RANDOM do not count
+    /// (v6.3, "mm: add vma_has_recency()"): folio_referenced skips such VMAs (their young
+    /// bits stay), unmapping does not pass their young bits on (zap_pte_range), and MGLRU
+    /// looks around from any young PTE it is shown. Off: folio_referenced clears the young
+    /// bit of every mapping and counts it unless MADV_SEQUENTIAL, zap passes it on unless
+    /// MADV_SEQUENTIAL, and MGLRU (6.1) neither counts nor looks around from a young PTE of
+    /// either kind of mapping.
+    pub vma_has_recency: bool,
+    /// madvise(MADV_WILLNEED) of anonymous memory and of tmpfs starts swap-ins of the
+    /// range's swapped-out pages (v3.8, "mm: make madvise(MADV_WILLNEED) support swap file
+    /// prefetch"). Off: EBADF on anonymous memory, nothing on tmpfs.
+    pub madvise_willneed_swapin: bool,
     /// Proactive reclaim (memory.reclaim) counts as pgscan_proactive and pgsteal_proactive
     /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
     /// statistics"). Off: it counts as direct reclaim.
@@ -403,6 +415,8 @@ impl Features {
             madvise_free: false,
             ttu_ignore_access: false,
             pageout_ignore_references: false,
+            vma_has_recency: false,
+            madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
@@ -498,6 +512,8 @@ impl Features {
             "madvise-cold-pageout" => self.madvise_cold_pageout = on,
             "madvise-free" => self.madvise_free = on,
             "ttu-ignore-access" => self.ttu_ignore_access = on,
+            "vma-has-recency" => self.vma_has_recency = on,
+            "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
@@ -576,6 +592,8 @@ impl Features {
             "madvise-cold-pageout" => self.madvise_cold_pageout,
             "madvise-free" => self.madvise_free,
             "ttu-ignore-access" => self.ttu_ignore_access,
+            "vma-has-recency" => self.vma_has_recency,
+            "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "mmap-miss-workingset" => self.mmap_miss_workingset,

@@ -59,7 +59,7 @@ pub const MGLRU: crate::mm::policy::PolicyOps = crate::mm::policy::PolicyOps {
             s.SetPageActive(pfn);
         }
     }),
-    check_references: Some(|s, pfn| s.lru_gen_folio_check_references(pfn)),
+    check_references: Some(|s, pfn, target| s.lru_gen_folio_check_references(pfn, target)),
     eviction: Some(|s, pfn| s.lru_gen_eviction(pfn)),
     refault: Some(|s, pfn, shadow| {
         s.lru_gen_refault(pfn, shadow);
@@ -546,11 +546,11 @@ impl Sim {
 
     /// lru_gen_folio_check_references: (mapped folio under eviction) activate a folio whose
     /// PTEs were young on a second sighting, keep it on the first, reclaim it otherwise.
-    pub fn lru_gen_folio_check_references(&mut self, pfn: Pfn) -> PageReferences {
+    pub fn lru_gen_folio_check_references(&mut self, pfn: Pfn, target: MemcgId) -> PageReferences {
         if self.mglru_v6_1() {
-            return self.lru_gen_check_references_v6_1(pfn);
+            return self.lru_gen_check_references_v6_1(pfn, target);
         }
-        let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
+        let (referenced_ptes, vm_flags) = self.page_referenced(pfn, target);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
             return PageReferences::Activate;
         }

@@ -230,8 +230,12 @@ impl Sim {
     }
 
     /// folio_check_references under MGLRU (v6.1): the classic look-twice rules.
-    pub(crate) fn lru_gen_check_references_v6_1(&mut self, pfn: Pfn) -> PageReferences {
-        self.folio_check_references_classic(pfn)
+    pub(crate) fn lru_gen_check_references_v6_1(
+        &mut self,
+        pfn: Pfn,
+        target: crate::mm::memcontrol::MemcgId,
+    ) -> PageReferences {
+        self.folio_check_references_classic(pfn, target)
     }
 }
 

@@ -21,16 +21,29 @@
 //!   (try_to_unmap's MADV_FREE case in `mm/rmap.rs`, pglazyfreed) and keeps, swap-backed
 //!   again, one written since.
 //!
-//! A VM_LOCKED mapping makes the call EINVAL (can_madv_lru_vma), after the mappings
-//! before it were advised; a hole in the range makes it ENOMEM after the rest was. Not
-//! modelled: MADV_WILLNEED, the other advice, and PG_workingset on active folios
+//! - `normal`, `sequential`, `random` (madvise_update_vma): the range's VMAs get the hint
+//!   (VM_SEQ_READ, VM_RAND_READ, or neither), a VMA the range covers in part split first
+//!   (split_vma; mmsim does not merge VMAs again). MADV_SEQUENTIAL faults read ahead the
+//!   file's whole window and MADV_RANDOM ones only the page (`filemap_fault`); references
+//!   through an MADV_SEQUENTIAL mapping do not count (page_referenced, and zap_pte_range
+//!   does not pass a young bit on), and from v6.3 (`vma-has-recency`) neither do those
+//!   through an MADV_RANDOM one: reclaim skips such mappings (`mm/rmap.rs`).
+//! - `willneed` (madvise_willneed): a file mapping's range is read in (force_page_cache_ra,
+//!   as POSIX_FADV_WILLNEED: at most max(io_pages, the file's window) pages from v4.10);
+//!   the swapped-out pages of anonymous memory (swapin_walk_pmd_entry) and of a tmpfs
+//!   mapping (shmem_swapin_range) are read into the swap cache, nobody waiting (v3.8,
+//!   `madvise-willneed-swapin`; before, EBADF on anonymous memory and nothing on tmpfs).
+//!
+//! A VM_LOCKED mapping makes `cold`, `pageout` and `free` EINVAL (can_madv_lru_vma), after
+//! the mappings before it were advised; a hole in the range makes any advice ENOMEM after
+//! the rest was. Not modelled: the other advice, and PG_workingset on active folios
 //! MADV_PAGEOUT reclaims.
 
 use crate::machine::profile::KFunc;
 use crate::mm::memory::{pte, ZapDetails, PTRS_PER_PTE};
 use crate::mm::page::{pg, Pfn, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
-use crate::mm::rmap::VM_LOCKED;
+use crate::mm::rmap::{VM_LOCKED, VM_RAND_READ, VM_SEQ_READ};
 use crate::mm::vmscan::ScanControl;
 use crate::sched::TaskId;
 use crate::sim::Sim;
@@ -46,7 +59,11 @@ impl Sim {
             return OpResult::Err(Errno::EINVAL);
         }
         let known = match advice {
-            Madvice::Dontneed => true,
+            Madvice::Dontneed
+            | Madvice::Normal
+            | Madvice::Sequential
+            | Madvice::Random
+            | Madvice::Willneed => true,
             Madvice::Cold | Madvice::Pageout => self.features.madvise_cold_pageout,
             Madvice::Free => self.features.madvise_free,
         };
@@ -64,19 +81,34 @@ impl Sim {
             return OpResult::None;
         }
         let prev = self.enter(KFunc::DoMadvise);
-        let vmas: Vec<(u64, u64, u64, bool)> = self
+        let vmas: Vec<(u64, u64, u64, Option<u32>)> = self
             .mm(mm)
             .vmas
             .range(..end)
-            .map(|(_, v)| (v.start, v.end, v.flags, v.file.is_none()))
+            .map(|(_, v)| (v.start, v.end, v.flags, v.file))
             .filter(|&(_, e, _, _)| e > addr)
             .collect();
         let mut covered = addr;
         let mut hole = false;
-        for (vs, ve, flags, anon) in vmas {
+        for (vs, ve, flags, file) in vmas {
             hole |= vs > covered;
             let (s, e) = (vs.max(addr), ve.min(end));
             covered = e;
+            let anon = file.is_none();
+            match advice {
+                Madvice::Normal | Madvice::Sequential | Madvice::Random => {
+                    self.madvise_update_vma(mm, (vs, ve), (s, e), advice);
+                    continue;
+                }
+                Madvice::Willneed => {
+                    if let Err(errno) = self.madvise_willneed(mm, vs, s, e) {
+                        self.leave(prev);
+                        return OpResult::Err(errno);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             // can_madv_lru_vma; MADV_FREE only on private anonymous memory (a shared
             // anonymous mapping is a shmem file).
             if flags & VM_LOCKED != 0 || (advice == Madvice::Free && !anon) {
@@ -91,6 +123,9 @@ impl Sim {
                 Madvice::Cold => self.madvise_cold_or_pageout(mm, sv, ev, false),
                 Madvice::Pageout => self.madvise_cold_or_pageout(mm, sv, ev, true),
                 Madvice::Free => self.madvise_free(mm, sv, ev),
+                Madvice::Normal | Madvice::Sequential | Madvice::Random | Madvice::Willneed => {
+                    unreachable!("handled above")
+                }
             }
         }
         self.leave(prev);
@@ -98,6 +133,76 @@ impl Sim {
             return OpResult::Err(Errno::ENOMEM);
         }
         OpResult::None
+    }
+
+    /// madvise_update_vma for MADV_NORMAL / MADV_SEQUENTIAL / MADV_RANDOM: the part
+    /// `[s, e)` of the VMA `[vs, ve)` gets the new hint, split off first when the range
+    /// covers the VMA in part (at `s`, then at `e`). A VMA that has the hint already is
+    /// left whole.
+    fn madvise_update_vma(
+        &mut self,
+        mm: u32,
+        (vs, ve): (u64, u64),
+        (s, e): (u64, u64),
+        advice: Madvice,
+    ) {
+        let old = self.mm(mm).vmas[&vs].flags;
+        let new = match advice {
+            Madvice::Normal => old & !(VM_SEQ_READ | VM_RAND_READ),
+            Madvice::Sequential => (old & !VM_RAND_READ) | VM_SEQ_READ,
+            _ => (old & !VM_SEQ_READ) | VM_RAND_READ,
+        };
+        if new == old {
+            return;
+        }
+        let mut start = vs;
+        if s > vs {
+            self.split_vma(mm, vs, s);
+            start = s;
+        }
+        if e < ve {
+            self.split_vma(mm, start, e);
+        }
+        self.vma_set_flags(mm, start, new);
+    }
+
+    /// madvise_willneed of `[s, e)`, part of the VMA at `vs` (see the module comment).
+    fn madvise_willneed(&mut self, mm: u32, vs: u64, s: u64, e: u64) -> Result<(), Errno> {
+        let (file, index, ra) = {
+            let v = &self.mm(mm).vmas[&vs];
+            (v.file, v.pgoff_of(s), v.ra)
+        };
+        let (sv, ev) = (s >> PAGE_SHIFT, e >> PAGE_SHIFT);
+        match file {
+            None if !self.features.madvise_willneed_swapin => return Err(Errno::EBADF),
+            None => {
+                // swapin_walk_pmd_entry: the swap entries of the range's PTEs.
+                let ptes = self.nonempty_ptes(mm, sv, ev);
+                self.charge(self.costs.mem_access_ps * ptes.len() as u64); // the PTE walk
+                let slots: Vec<u32> = ptes
+                    .into_iter()
+                    .map(|v| self.mm(mm).pgtable.get(v))
+                    .filter(|p| p & pte::PRESENT == 0 && p & pte::SWAP != 0)
+                    .map(pte::pfn)
+                    .collect();
+                self.swapin_slots_async(&slots);
+            }
+            Some(ino) if self.inode(ino).mapping.swapbacked => {
+                if self.features.madvise_willneed_swapin {
+                    // shmem_swapin_range: the swap entries in the file's page cache.
+                    let slots: Vec<u32> = (index..index + (ev - sv))
+                        .filter_map(|i| self.shmem_swap_entry(ino, i))
+                        .collect();
+                    self.charge(self.costs.radix_level_ps * (ev - sv)); // the xarray walk
+                    self.swapin_slots_async(&slots);
+                }
+            }
+            Some(ino) => {
+                // vfs_fadvise(POSIX_FADV_WILLNEED) of the file's range.
+                self.force_page_cache_readahead(ino, &ra, index, ev - sv);
+            }
+        }
+        Ok(())
     }
 
     /// madvise_cold / madvise_pageout of the pages `[sv, ev)` of one VMA of `mm`

@@ -1129,11 +1129,16 @@ impl Sim {
         // v5.18: removing a VM_LOCKED VMA's PTE munlocks its page (folio_remove_rmap_ptes'
         // munlock_vma_folio). Before, munmap and exit munlocked the VMA first
         // (munlock_vma_pages_range) and the last unmap cleared what was left.
-        let locked = self.features.mlock_count
-            && self
-                .mm(mm)
-                .find_vma(start << PAGE_SHIFT)
-                .is_some_and(|v| v.flags & VM_LOCKED != 0);
+        let vm_flags = self
+            .mm(mm)
+            .find_vma(start << PAGE_SHIFT)
+            .map_or(0, |v| v.flags);
+        let locked = self.features.mlock_count && vm_flags & VM_LOCKED != 0;
+        // A young PTE of a file page passes its reference on to the page
+        // (mark_page_accessed), unless the mapping was advised MADV_SEQUENTIAL — from
+        // v6.3 (`vma-has-recency`) unless it has no recency (MADV_SEQUENTIAL or
+        // MADV_RANDOM).
+        let recency = self.vma_has_recency(vm_flags);
         let mut vpn = start;
         while vpn < end {
             // Skip page-table pages that do not exist.
@@ -1166,6 +1171,9 @@ impl Sim {
                     tlb.end = tlb.end.max(v + 1);
                     if p & pte::DIRTY != 0 && !anon {
                         self.set_page_dirty(pfn);
+                    }
+                    if p & pte::YOUNG != 0 && !anon && recency {
+                        self.mark_page_accessed(pfn);
                     }
                     if anon {
                         self.mm_mut(mm).rss_anon -= 1;

@@ -449,19 +449,14 @@ impl Sim {
             return OpResult::Err(Errno::EINVAL);
         }
         for s in starts {
-            let (vstart, vend, shared, file) = {
+            let (vstart, vend, old) = {
                 let v = &self.mm(mm).vmas[&s];
-                (v.start, v.end, v.flags & VM_SHARED != 0, v.file)
+                (v.start, v.end, v.flags)
             };
-            let flags = prot_to_vm_flags(prot, shared);
-            self.mm_mut(mm).vmas.get_mut(&s).expect("vma").flags = flags;
-            if let Some(ino) = file {
-                for v in self.inode_mut(ino).i_mmap.iter_mut() {
-                    if v.mm == mm && v.start == s {
-                        v.flags = flags;
-                    }
-                }
-            }
+            // The protection bits change; VM_LOCKED and the madvise hints stay.
+            let prot_bits = VM_READ | VM_WRITE | VM_EXEC;
+            let flags = (old & !prot_bits) | prot_to_vm_flags(prot, false);
+            self.vma_set_flags(mm, s, flags);
             if flags & VM_WRITE == 0 {
                 let m = self.mm_mut(mm);
                 m.pgtable
@@ -470,6 +465,56 @@ impl Sim {
             }
         }
         OpResult::None
+    }
+
+    /// vm_flags_reset: the VMA of `mm` at `start` gets `flags`, and so does its copy on
+    /// the file's i_mmap.
+    pub fn vma_set_flags(&mut self, mm: u32, start: u64, flags: u64) {
+        let v = self.mm_mut(mm).vmas.get_mut(&start).expect("vma");
+        v.flags = flags;
+        if let Some(ino) = v.file {
+            for v in self.inode_mut(ino).i_mmap.iter_mut() {
+                if v.mm == mm && v.start == start {
+                    v.flags = flags;
+                }
+            }
+        }
+    }
+
+    /// split_vma: the VMA of `mm` at `start` becomes two, `[start, at)` and `[at, end)`,
+    /// with the same flags, file (one more reference: get_file) and state; the second's
+    /// file offset follows `at`. Both are on the file's i_mmap. The file's readahead state
+    /// is copied (the kernel's is the struct file's, which both share).
+    pub fn split_vma(&mut self, mm: u32, start: u64, at: u64) {
+        let m = self.mm_mut(mm);
+        let head = m.vmas.get_mut(&start).expect("vma");
+        debug_assert!(head.start < at && at < head.end && at.is_multiple_of(PAGE_SIZE));
+        let mut tail = head.clone();
+        head.end = at;
+        tail.start = at;
+        tail.pgoff = head.pgoff + ((at - start) >> PAGE_SHIFT);
+        let (file, mapped) = (
+            tail.file,
+            crate::fs::MappedVma {
+                mm,
+                start: at,
+                end: tail.end,
+                pgoff: tail.pgoff,
+                flags: tail.flags,
+            },
+        );
+        m.vmas.insert(at, tail);
+        self.charge(self.costs.dir_op_ps / 2); // vm_area_dup, the tree insert
+        if let Some(ino) = file {
+            let inode = self.inode_mut(ino);
+            for v in inode.i_mmap.iter_mut() {
+                if v.mm == mm && v.start == start {
+                    v.end = at;
+                }
+            }
+            inode.i_mmap.push(mapped);
+            inode.open += 1; // the new VMA holds the file too
+        }
     }
 
     /// fput for a mapping's file reference: the last reference of an unlinked file evicts

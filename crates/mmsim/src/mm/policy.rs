@@ -49,7 +49,8 @@ pub struct PolicyOps {
     /// folio_add_lru: a folio added while the task is in a page fault.
     pub add_in_fault: Option<fn(&mut Sim, Pfn)>,
     /// folio_check_references.
-    pub check_references: Option<fn(&mut Sim, Pfn) -> PageReferences>,
+    pub check_references:
+        Option<fn(&mut Sim, Pfn, crate::mm::memcontrol::MemcgId) -> PageReferences>,
     /// workingset_eviction: the shadow entry of an evicted folio.
     pub eviction: Option<fn(&mut Sim, Pfn) -> u64>,
     /// workingset_refault: returns true to activate the folio (classic semantics).

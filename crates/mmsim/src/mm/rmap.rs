@@ -9,7 +9,9 @@
 //! - page_referenced: test-and-clear the young bit of every PTE mapping the page (x86 does
 //!   not flush for that), counting mappings that were young and OR-ing their vm_flags
 //!   (VM_SEQ_READ mappings do not count). A file page whose lock cannot be taken counts as
-//!   referenced (v4.2).
+//!   referenced (v4.2). Limit reclaim (a target memcg below the root) skips the mappings
+//!   of mms outside the target's subtree (invalid_folio_referenced_vma's mm_match_cgroup);
+//!   from v6.3 (`vma-has-recency`) it skips MADV_SEQUENTIAL and MADV_RANDOM mappings too.
 //! - try_to_unmap_one: a young PTE fails the unmap (the page was used: SWAP_FAIL); a
 //!   VM_LOCKED mapping fails; otherwise the PTE is cleared and flushed — or, with
 //!   `batch-tlb-flush` and TTU_BATCH_FLUSH, cleared without a flush when another CPU may
@@ -140,9 +142,28 @@ impl Sim {
         }
     }
 
-    /// page_referenced: (mappings with a young PTE, OR of their vm_flags), clearing the young
-    /// bits.
-    pub fn page_referenced(&mut self, pfn: Pfn) -> (u32, u64) {
+    /// vma_has_recency (v6.3): references through this mapping count. Before v6.3
+    /// (`vma-has-recency` off) only MADV_SEQUENTIAL took them away (the `VM_SEQ_READ`
+    /// tests of page_referenced_one and zap_pte_range).
+    #[inline]
+    pub fn vma_has_recency(&self, vm_flags: u64) -> bool {
+        if self.features.vma_has_recency {
+            vm_flags & (VM_SEQ_READ | VM_RAND_READ) == 0
+        } else {
+            vm_flags & VM_SEQ_READ == 0
+        }
+    }
+
+    /// page_referenced (folio_referenced): (mappings with a young PTE, OR of their
+    /// vm_flags), clearing the young bits. `target` is the reclaim's target memcg (the root
+    /// for global reclaim): a limit reclaim skips mappings of mms outside its subtree
+    /// (mm_match_cgroup), and from v6.3 every reclaim skips mappings without recency
+    /// (invalid_folio_referenced_vma).
+    pub fn page_referenced(
+        &mut self,
+        pfn: Pfn,
+        target: crate::mm::memcontrol::MemcgId,
+    ) -> (u32, u64) {
         if !self.mem[pfn as usize].mapped() {
             return (0, 0);
         }
@@ -161,14 +182,28 @@ impl Sim {
         let targets = self.rmap_targets(pfn);
         // No engine step runs within this walk: the targets' VMA flags stay valid.
         for &(mm, vpn, vma_flags) in &targets {
-            self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps); // rmap lock + walk
-            let Some(m) = self.mms[mm as usize].as_mut() else {
+            self.charge(self.costs.spin_lock_ps); // the rmap lock
+            let Some(m) = self.mms[mm as usize].as_ref() else {
+                self.charge(self.costs.tlb_walk_ps);
                 continue;
             };
+            let mm_memcg = m.memcg;
             let Some(flags) = vma_flags.or_else(|| {
                 m.find_vma(vpn << crate::mm::page::PAGE_SHIFT)
                     .map(|v| v.flags)
             }) else {
+                self.charge(self.costs.tlb_walk_ps);
+                continue;
+            };
+            // invalid_folio_referenced_vma: the VMA is skipped before its PTEs are walked.
+            if (self.features.vma_has_recency && flags & (VM_SEQ_READ | VM_RAND_READ) != 0)
+                || (target != crate::mm::memcontrol::ROOT_MEM_CGROUP
+                    && !self.mem_cgroup_is_descendant(mm_memcg, target))
+            {
+                continue;
+            }
+            self.charge(self.costs.tlb_walk_ps); // page_vma_mapped_walk
+            let Some(m) = self.mms[mm as usize].as_mut() else {
                 continue;
             };
             let Some(p) = m.pgtable.get_mut(vpn) else {
@@ -191,12 +226,17 @@ impl Sim {
             if *p & pte::YOUNG != 0 {
                 *p &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush on x86
                 self.charge_atomic();
-                if self.lru_gen_enabled() {
-                    // MGLRU: every young PTE counts, and its neighbours are looked at.
+                // MGLRU: a young PTE counts, and its neighbours are looked at — of a
+                // mapping with recency in 6.1 (mappings without are skipped from v6.3).
+                if self.lru_gen_enabled()
+                    && (self.features.vma_has_recency || flags & (VM_SEQ_READ | VM_RAND_READ) == 0)
+                {
                     self.lru_gen_look_around(pfn, mm, vpn, flags);
                     referenced += 1;
                     vm_flags |= flags;
                 } else if flags & VM_SEQ_READ == 0 {
+                    // "Don't treat a reference through a sequentially read mapping as
+                    // such" (before v6.3; 6.1's MGLRU counts an MADV_RANDOM one here).
                     referenced += 1;
                     vm_flags |= flags;
                 }

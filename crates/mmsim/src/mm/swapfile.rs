@@ -853,7 +853,7 @@ impl Sim {
                 continue;
             }
             self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
-            match self.swap_readahead_page(s) {
+            match self.read_swap_cache_async(s, true) {
                 Some(Some(p)) => reads.push((s, p)),
                 Some(None) => {}
                 None => break,
@@ -925,7 +925,7 @@ impl Sim {
             }
             let s = pte::pfn(p);
             self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
-            if let Some(Some(page)) = self.swap_readahead_page(s) {
+            if let Some(Some(page)) = self.read_swap_cache_async(s, true) {
                 reads.push((s, page));
             }
         }
@@ -933,12 +933,13 @@ impl Sim {
         self.leave(pr);
     }
 
-    /// read_swap_cache_async for readahead slot `s`: `Some(Some(page))` when the slot is in
-    /// use and not cached and got a page (the fault's GFP with one reclaim attempt, never
+    /// read_swap_cache_async for slot `s`: `Some(Some(page))` when the slot is in use and
+    /// not cached and got a page (the fault's GFP with one reclaim attempt, never
     /// sleeping), added to the swap cache locked, owner unknown until a fault maps it
     /// (page->mapping stays NULL); `Some(None)` when the slot needs no read; None when the
-    /// allocation failed.
-    fn swap_readahead_page(&mut self, s: u32) -> Option<Option<Pfn>> {
+    /// allocation failed. A `readahead` page (swapin readahead's, not MADV_WILLNEED's) is
+    /// marked PG_readahead for the window's hit count and counted as swap_ra.
+    fn read_swap_cache_async(&mut self, s: u32, readahead: bool) -> Option<Option<Pfn>> {
         let sw = self.swap.as_ref().expect("swap");
         if sw.swap_map[s as usize] == 0 || sw.cache[s as usize] != NIL {
             // A free slot, or a page already cached (reading, under writeback, mapped).
@@ -958,13 +959,34 @@ impl Sim {
             return Some(None);
         }
         self.add_to_swap_cache_for_read(p, s);
-        if self.swap_ra_counts_hits() {
+        if readahead && self.swap_ra_counts_hits() {
             self.SetPageReadahead(p);
         }
-        if self.features.vma_swap_readahead {
+        if readahead && self.features.vma_swap_readahead {
             self.vmstat.inc(VmItem::SwapRa);
         }
         Some(Some(p))
+    }
+
+    /// MADV_WILLNEED's swap-ins (swapin_walk_pmd_entry for anonymous memory,
+    /// shmem_swapin_range for tmpfs): read each slot of `slots` that is in use and not in
+    /// the swap cache into a new swap-cache page (read_swap_cache_async; nobody waits, and
+    /// no fault maps the page yet), one request per run of contiguous slots, then push the
+    /// pages onto the LRU. A slot whose page cannot be had without sleeping is passed over.
+    pub(crate) fn swapin_slots_async(&mut self, slots: &[u32]) {
+        if self.swap.is_none() || slots.is_empty() {
+            return;
+        }
+        let pr = self.enter(KFunc::SwapinReadahead);
+        let mut reads = Vec::with_capacity(slots.len());
+        for &s in slots {
+            self.charge(self.costs.radix_level_ps); // swap-cache lookup, swap_map check
+            if let Some(Some(page)) = self.read_swap_cache_async(s, false) {
+                reads.push((s, page));
+            }
+        }
+        self.swap_read_runs(reads);
+        self.leave(pr);
     }
 
     /// Start the reads of (slot, page) pairs, one request per run of contiguous slots (the

@@ -754,7 +754,7 @@ impl Sim {
         memcg: MemcgId,
         n: u64,
         lru: LruList,
-        _sc: &mut ScanControl,
+        sc: &mut ScanControl,
     ) {
         let prev = self.enter(KFunc::ShrinkActiveList);
         let file = lru == LruList::ActiveFile;
@@ -778,7 +778,7 @@ impl Sim {
                 keep_active.push(pfn);
                 continue;
             }
-            let (referenced, vm_flags) = self.page_referenced(pfn);
+            let (referenced, vm_flags) = self.page_referenced(pfn, sc.target_memcg);
             if referenced > 0 {
                 // v5.8 counts only the pages kept active as rotations (the reclaim cost).
                 if !self.features.lru_cost_balance {
@@ -961,16 +961,22 @@ impl Sim {
     }
 
     /// page_check_references.
-    pub fn page_check_references(&mut self, pfn: Pfn) -> PageReferences {
+    pub fn page_check_references(&mut self, pfn: Pfn, target: MemcgId) -> PageReferences {
         if let Some(f) = self.ops.check_references {
-            return f(self, pfn);
+            return f(self, pfn, target);
         }
-        self.folio_check_references_classic(pfn)
+        self.folio_check_references_classic(pfn, target)
     }
 
     /// folio_check_references's classic rules (also 6.1's MGLRU eviction's).
-    pub(crate) fn folio_check_references_classic(&mut self, pfn: Pfn) -> PageReferences {
-        let (referenced_ptes, vm_flags) = self.page_referenced(pfn);
+    /// `target` is the reclaim's target memcg (sc->target_mem_cgroup; the root for global
+    /// reclaim).
+    pub(crate) fn folio_check_references_classic(
+        &mut self,
+        pfn: Pfn,
+        target: MemcgId,
+    ) -> PageReferences {
+        let (referenced_ptes, vm_flags) = self.page_referenced(pfn, target);
         let referenced_page = self.TestClearPageReferenced(pfn);
         if vm_flags & crate::mm::rmap::VM_LOCKED != 0 {
             // A VM_LOCKED mapping: from v5.18 (`mlock-count`) page_referenced mlocked the
@@ -1103,7 +1109,7 @@ impl Sim {
             let references = if sc.ignore_references {
                 PageReferences::Reclaim
             } else {
-                self.page_check_references(pfn)
+                self.page_check_references(pfn, sc.target_memcg)
             };
             match references {
                 PageReferences::Activate => {

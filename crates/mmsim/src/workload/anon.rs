@@ -132,10 +132,14 @@ pub const PROGRAM: ProgramDef = ProgramDef {
                     `\"pageout\"` (MADV_PAGEOUT, 5.4: reclaimed now — swapped out, or kept \
                     and activated without swap), `\"free\"` (MADV_FREE, 4.5: lazily freeable; \
                     reclaim drops the pages not written again without swapping them, and \
-                    the next pass finds zeroes there; EINVAL on a shared mapping). On an \
-                    era before 5.4 `cold` and `pageout` (before 4.5 `free`) fail with \
-                    EINVAL and the task stops (its error count shows it). See \
-                    `mm/madvise.rs`",
+                    the next pass finds zeroes there; EINVAL on a shared mapping), \
+                    `\"willneed\"` (MADV_WILLNEED, 3.8: the swapped-out pages are read \
+                    back into the swap cache now, so the next pass faults them in minor; \
+                    EBADF before 3.8), or an access hint (`\"normal\"`, `\"sequential\"`, \
+                    `\"random\"`: references through an MADV_SEQUENTIAL mapping, and from \
+                    6.3 an MADV_RANDOM one, do not count for reclaim). On an era before \
+                    5.4 `cold` and `pageout` (before 4.5 `free`) fail with EINVAL and the \
+                    task stops (its error count shows it). See `mm/madvise.rs`",
         },
     ],
     samples: &[SampleDef {

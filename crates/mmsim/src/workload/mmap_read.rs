@@ -33,6 +33,10 @@ pub struct MmapReadSpec {
     /// madvise(2) of the whole mapping after each pass but the last (None: no call).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub madvise: Option<super::Madvice>,
+    /// madvise(2) of the whole mapping right after mmap (None: no call): the access
+    /// pattern hint (MADV_SEQUENTIAL, MADV_RANDOM, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<super::Madvice>,
 }
 
 impl Params for MmapReadSpec {
@@ -105,9 +109,24 @@ pub const PROGRAM: ProgramDef = ProgramDef {
                     page cache and the next pass maps them again with minor faults), \
                     `\"cold\"` (MADV_COLD, 5.4: deactivated), `\"pageout\"` (MADV_PAGEOUT, \
                     5.4: dropped from the page cache now, with shadow entries, so the next \
-                    pass refaults them); `\"free\"` is EINVAL on a file mapping and stops the \
-                    task. Pages another task maps too are left alone. See \
-                    `mm/madvise.rs`",
+                    pass refaults them), `\"willneed\"` (MADV_WILLNEED: read in through \
+                    readahead, at most max(io_pages, the window) pages from 4.10), or one \
+                    of `access`'s hints; `\"free\"` is EINVAL on a file mapping and stops \
+                    the task. Pages another task maps too are left alone by `cold` and \
+                    `pageout`. See `mm/madvise.rs`",
+        },
+        Param {
+            key: "access",
+            ty: "string",
+            default: "none",
+            rules: "madvise(2) of the whole mapping right after mmap, as databases do with \
+                    their mapped files: `\"none\"`, `\"normal\"`, `\"sequential\"` \
+                    (MADV_SEQUENTIAL: a fault reads the file's whole readahead window ahead; \
+                    references through the mapping do not count for reclaim), `\"random\"` \
+                    (MADV_RANDOM: a fault reads just its page; from 6.3 references through \
+                    the mapping do not count either, `vma-has-recency`), `\"willneed\"` \
+                    (MADV_WILLNEED: read ahead now). Any other advice of `madvise` is \
+                    accepted too",
         },
     ],
     samples: &[SampleDef {
@@ -170,6 +189,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let mlock = MlockMode::parse(task)?;
     let madvise = super::parse_advice(task, "madvise", &super::Madvice::ALL)?;
+    let access = super::parse_advice(task, "access", &super::Madvice::ALL)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         MmapReadSpec {
@@ -181,6 +201,7 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
             think_ns,
             mlock,
             madvise,
+            access,
         },
     ))
 }
@@ -188,6 +209,8 @@ fn parse_mmap_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, Scenar
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Map,
+    Access,
+    AfterAccess,
     Mlock,
     StartPass,
     Touch,
@@ -228,11 +251,7 @@ impl Program for MmapRead {
         }
         match self.phase {
             Phase::Map => {
-                self.phase = if self.spec.mlock == MlockMode::Off {
-                    Phase::StartPass
-                } else {
-                    Phase::Mlock
-                };
+                self.phase = Phase::Access;
                 Op::Mmap {
                     path: Some(self.spec.path.clone()),
                     len: self.spec.size_bytes,
@@ -240,6 +259,34 @@ impl Program for MmapRead {
                     prot: if self.spec.exec { 5 } else { 1 },
                     shared: false,
                 }
+            }
+            Phase::Access => {
+                if let OpResult::Addr(a) = last {
+                    self.addr = *a;
+                }
+                match self.spec.access {
+                    Some(advice) => {
+                        self.phase = Phase::AfterAccess;
+                        Op::Madvise {
+                            addr: self.addr,
+                            len: self.spec.size_bytes,
+                            advice,
+                        }
+                    }
+                    None => {
+                        self.phase = Phase::AfterAccess;
+                        self.next_op(last)
+                    }
+                }
+            }
+            Phase::AfterAccess => {
+                // The mlock and the first pass start from the mapping's address.
+                self.phase = if self.spec.mlock == MlockMode::Off {
+                    Phase::StartPass
+                } else {
+                    Phase::Mlock
+                };
+                self.next_op(&OpResult::Addr(self.addr))
             }
             Phase::Mlock => {
                 let (mode, shape) = (self.spec.mlock, (self.spec.size_bytes, false));

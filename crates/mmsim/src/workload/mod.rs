@@ -575,15 +575,30 @@ pub enum Madvice {
     /// MADV_FREE (v4.5): private anonymous pages become lazily freeable — clean, on the
     /// inactive file list; reclaim drops them unless written again.
     Free,
+    /// MADV_NORMAL: no access hint (VM_SEQ_READ and VM_RAND_READ cleared).
+    Normal,
+    /// MADV_SEQUENTIAL (VM_SEQ_READ): faults read ahead a full window; references through
+    /// the mapping do not count.
+    Sequential,
+    /// MADV_RANDOM (VM_RAND_READ): faults read no more than the page; from v6.3
+    /// references through the mapping do not count either.
+    Random,
+    /// MADV_WILLNEED: read the range in now (file pages through readahead, swapped-out
+    /// anonymous and tmpfs pages into the swap cache, v3.8).
+    Willneed,
 }
 
 impl Madvice {
     /// Every advice with its scenario name.
-    pub const ALL: [(&'static str, Madvice); 4] = [
+    pub const ALL: [(&'static str, Madvice); 8] = [
         ("dontneed", Madvice::Dontneed),
         ("cold", Madvice::Cold),
         ("pageout", Madvice::Pageout),
         ("free", Madvice::Free),
+        ("normal", Madvice::Normal),
+        ("sequential", Madvice::Sequential),
+        ("random", Madvice::Random),
+        ("willneed", Madvice::Willneed),
     ];
 }
 

@@ -173,7 +173,7 @@ fn a_shared_page_is_swapped_out_of_both_and_back_into_each() {
     let pfn = frame(&sim, p, addr);
     // Make it old in the parent too, and give it a slot.
     run_on(&mut sim, 2, p);
-    sim.page_referenced(pfn);
+    sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert!(sim.trylock_page(pfn));
     assert!(sim.add_to_swap(pfn));
     let off = sim.mem[pfn as usize].private;
@@ -222,7 +222,11 @@ fn after_the_parent_exits_the_child_owns_the_pages() {
     assert_eq!(frame(&sim, c, addr), pfn, "reused in place");
     // page_referenced walks the parent's anon_vma and finds the child's young PTE.
     run_on(&mut sim, 2, c);
-    assert_eq!(sim.page_referenced(pfn).0, 1);
+    assert_eq!(
+        sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP)
+            .0,
+        1
+    );
     checked(&sim);
 }
 

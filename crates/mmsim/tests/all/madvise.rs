@@ -603,3 +603,166 @@ fn the_mmap_read_program_advises_between_passes() {
         3 * common::task_report(&none, "r").minflt
     );
 }
+
+/// The VMAs of the task's mm as (start, end, flags), in order.
+fn vmas(m: &M) -> Vec<(u64, u64, u64)> {
+    m.sim
+        .mm(m.mm())
+        .vmas
+        .values()
+        .map(|v| (v.start, v.end, v.flags))
+        .collect()
+}
+
+const SEQ: u64 = mmsim::mm::rmap::VM_SEQ_READ;
+const RAND: u64 = mmsim::mm::rmap::VM_RAND_READ;
+
+/// MADV_RANDOM on the middle of a file mapping splits it in three (each on the file's
+/// i_mmap, with its own file reference); MADV_SEQUENTIAL replaces the hint, MADV_NORMAL
+/// clears it; the whole range then unmaps and the file is let go.
+#[test]
+fn access_hints_set_vm_flags_and_split_the_vma() {
+    let mut m = M::new(false, KernelEra::V6_18, "");
+    let a = m.map(Some("/mnt/f"), 64, false);
+    let ino = m.sim.mm(m.mm()).vmas[&a].file.expect("a file mapping");
+    let open = m.sim.inode(ino).open;
+    assert_eq!(
+        m.madvise(a + 16 * P, 16 * P, Madvice::Random),
+        OpResult::None
+    );
+    let v = vmas(&m);
+    assert_eq!(v.len(), 3, "{v:x?}");
+    assert_eq!((v[0].0, v[0].1), (a, a + 16 * P));
+    assert_eq!((v[1].0, v[1].1), (a + 16 * P, a + 32 * P));
+    assert_eq!((v[2].0, v[2].1), (a + 32 * P, a + 64 * P));
+    assert_eq!(v[1].2 & (SEQ | RAND), RAND);
+    assert_eq!((v[0].2 | v[2].2) & (SEQ | RAND), 0);
+    assert_eq!(m.sim.inode(ino).open, open + 2);
+    assert_eq!(m.sim.inode(ino).i_mmap.len(), 3);
+    // The middle VMA maps file pages 16..32: a touch there faults page 16 in.
+    m.touch(a + 16 * P, 1, false);
+    assert_eq!(m.sim.mem[m.pfn(a + 16 * P) as usize].index, 16);
+    m.check();
+    assert_eq!(m.madvise(a, 64 * P, Madvice::Sequential), OpResult::None);
+    assert!(vmas(&m).iter().all(|v| v.2 & (SEQ | RAND) == SEQ));
+    m.check();
+    assert_eq!(m.madvise(a, 64 * P, Madvice::Normal), OpResult::None);
+    assert!(vmas(&m).iter().all(|v| v.2 & (SEQ | RAND) == 0));
+    // A hole in the range: the mapping is advised, then ENOMEM.
+    assert_eq!(
+        m.madvise(a, 65 * P, Madvice::Random),
+        OpResult::Err(Errno::ENOMEM)
+    );
+    assert!(vmas(&m).iter().all(|v| v.2 & (SEQ | RAND) == RAND));
+    m.check();
+    run_on(&mut m.sim, 0, m.tid);
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, a, 64 * P).expect("no wait"),
+        OpResult::None
+    );
+    assert!(vmas(&m).is_empty());
+    assert_eq!(m.sim.inode(ino).open, open - 1);
+    assert!(m.sim.inode(ino).i_mmap.is_empty());
+    m.check();
+}
+
+/// A fault of an MADV_RANDOM mapping reads its page only; one of an MADV_SEQUENTIAL
+/// mapping reads the file's whole window ahead; without a hint, read-around.
+#[test]
+fn random_faults_read_one_page_and_sequential_ones_the_window() {
+    for (advice, pages) in [
+        (None, 32u64), // read-around: 32 pages centred on page 0, clamped to the file
+        (Some(Madvice::Random), 1),
+        (Some(Madvice::Sequential), 32),
+    ] {
+        let mut m = M::new(false, KernelEra::V6_18, "");
+        let a = m.map(Some("/mnt/f"), 64, false);
+        if let Some(adv) = advice {
+            assert_eq!(m.madvise(a, 64 * P, adv), OpResult::None);
+        }
+        let before = vmstat(&m.sim, VmItem::Pgpgin);
+        m.touch(a + 32 * P, 1, false);
+        let read = (vmstat(&m.sim, VmItem::Pgpgin) - before) as u64 / (P / 1024);
+        let expect = if advice.is_none() { 32 } else { pages };
+        assert_eq!(read, expect, "{advice:?}");
+        m.check();
+    }
+}
+
+/// Unmapping passes a young PTE's reference on to its file page (mark_page_accessed:
+/// PG_referenced), except through an MADV_SEQUENTIAL mapping — and from v6.3 an
+/// MADV_RANDOM one.
+#[test]
+fn unmap_passes_young_bits_on_unless_the_mapping_has_no_recency() {
+    for (era, advice, passed) in [
+        (KernelEra::V6_18, None, true),
+        (KernelEra::V6_18, Some(Madvice::Sequential), false),
+        (KernelEra::V6_18, Some(Madvice::Random), false),
+        (KernelEra::V6_1, Some(Madvice::Random), true),
+        (KernelEra::V6_1, Some(Madvice::Sequential), false),
+        (KernelEra::V2_6_30, Some(Madvice::Sequential), false),
+    ] {
+        let mut m = M::new(false, era, "");
+        let a = m.map(Some("/mnt/f"), 8, false);
+        if let Some(adv) = advice {
+            assert_eq!(m.madvise(a, 8 * P, adv), OpResult::None);
+        }
+        m.touch(a, 8, false);
+        let pfns: Vec<Pfn> = (0..8).map(|i| m.pfn(a + i * P)).collect();
+        for &p in &pfns {
+            m.sim.ClearPageReferenced(p);
+        }
+        run_on(&mut m.sim, 0, m.tid);
+        assert_eq!(
+            m.sim.sys_munmap(m.tid, a, 8 * P).expect("no wait"),
+            OpResult::None
+        );
+        for &p in &pfns {
+            assert_eq!(
+                m.sim.mem[p as usize].test(pg::REFERENCED),
+                passed,
+                "{era:?} {advice:?}"
+            );
+        }
+        m.check();
+    }
+}
+
+/// folio_referenced: through an MADV_SEQUENTIAL mapping a young PTE is cleared and not
+/// counted; through an MADV_RANDOM one it counts — until v6.3, which skips both kinds of
+/// mapping (their young bits stay). Under MGLRU (6.1) the same counts hold.
+#[test]
+fn page_referenced_skips_mappings_without_recency_from_6_3() {
+    let root = mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    for policy in ["", "mglru"] {
+        for (era, advice, counted, young_stays) in [
+            (KernelEra::V6_1, Madvice::Sequential, 0, false),
+            (KernelEra::V6_1, Madvice::Random, 1, false),
+            (KernelEra::V6_18, Madvice::Sequential, 0, true),
+            (KernelEra::V6_18, Madvice::Random, 0, true),
+            (KernelEra::V6_18, Madvice::Normal, 1, false),
+        ] {
+            let text = if policy.is_empty() {
+                scenario(false)
+            } else {
+                scenario(false).replace(
+                    "name = \"madvise\"",
+                    "name = \"madvise\"\npolicy = \"mglru\"",
+                )
+            };
+            let mut m = M::with_text(&text, era, "");
+            assert_eq!(m.sim.lru_gen_enabled(), !policy.is_empty());
+            let a = m.map(Some("/mnt/f"), 4, false);
+            assert_eq!(m.madvise(a, 4 * P, advice), OpResult::None);
+            m.touch(a, 1, false);
+            let pfn = m.pfn(a);
+            let (referenced, _) = m.sim.page_referenced(pfn, root);
+            assert_eq!(referenced, counted, "{policy} {era:?} {advice:?}");
+            assert_eq!(
+                m.pte(a) & pte::YOUNG != 0,
+                young_stays,
+                "{policy} {era:?} {advice:?}"
+            );
+        }
+    }
+}

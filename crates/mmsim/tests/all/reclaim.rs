@@ -202,13 +202,19 @@ fn mapped_anon_pages_are_looked_at_twice_from_5_9() {
         let vpn = addr >> 12;
         let pfn = pte::pfn(m.sim.mm(mm).pgtable.get(vpn)) as Pfn;
         assert!(!m.sim.mem[pfn as usize].test(pg::REFERENCED));
-        assert_eq!(m.sim.page_check_references(pfn), first, "{era:?}");
+        assert_eq!(
+            m.sim
+                .page_check_references(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
+            first,
+            "{era:?}"
+        );
         if first == PageReferences::Keep {
             assert!(m.sim.mem[pfn as usize].test(pg::REFERENCED), "{era:?}");
             // Referenced again: the second look activates.
             *m.sim.mm_mut(mm).pgtable.get_mut(vpn).unwrap() |= pte::YOUNG;
             assert_eq!(
-                m.sim.page_check_references(pfn),
+                m.sim
+                    .page_check_references(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
                 PageReferences::Activate,
                 "{era:?}"
             );

@@ -462,7 +462,7 @@ fn free_cached_and_writeback_slots_in_the_cluster_are_skipped() {
     assert_ne!(p14, NIL, "a read fault leaves the page in the swap cache");
     run_on(&mut sim, 0, a);
     for p in [p10, p14] {
-        sim.page_referenced(p); // age the young PTE
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP); // age the young PTE
         assert!(sim.trylock_page(p));
         assert_eq!(sim.try_to_unmap(p, false), TtuResult::Success);
         sim.unlock_page(p);

@@ -252,7 +252,7 @@ fn deferred_unmap_of_a_page_cpu1_reads() -> (Sim, TaskId, u64, Pfn) {
     let pfn = pfn_at(&sim, a, addr);
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
-    sim.page_referenced(pfn); // clear young so the unmap succeeds
+    sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP); // clear young so the unmap succeeds
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert_eq!(pte_at(&sim, a, addr), 0, "the PTE is gone");
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "the flush is deferred");
@@ -373,7 +373,7 @@ fn first_write_through_a_clean_entry_faults_when_the_pte_is_gone() {
     let (mut sim, a, addr, pfn) = clean_writable_entry(batch_tlb_features(true));
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
-    sim.page_referenced(pfn);
+    sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4], "clean PTE: deferred");
     assert!(
@@ -426,7 +426,7 @@ fn a_write_through_a_dirty_entry_after_unmap_is_silent() {
     let pfn = pfn_at(&sim, a, addr);
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
-    sim.page_referenced(pfn);
+    sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert_eq!(pending_ipis(&sim, 4), vec![0; 4]);
     let faults = vmstat(&sim, VmItem::Pgfault);
@@ -461,7 +461,7 @@ fn page_check_references_looks_twice_at_mapped_pages_only_from_v2_6_34() {
         touch(&mut sim, 1, a, dat, 2, false);
         let (p0, p1) = (pfn_at(&sim, a, dat), pfn_at(&sim, a, dat + PAGE_SIZE));
         reclaimer_on(&mut sim, 0);
-        let first = sim.page_check_references(p0);
+        let first = sim.page_check_references(p0, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
         let want = if used_once { R::Keep } else { R::Activate };
         assert_eq!(first, want, "used-once {used_once}: first young PTE");
         // Young again (a TLB miss refills the translation).
@@ -469,12 +469,12 @@ fn page_check_references_looks_twice_at_mapped_pages_only_from_v2_6_34() {
         touch(&mut sim, 1, a, dat, 1, false);
         reclaimer_on(&mut sim, 0);
         assert_eq!(
-            sim.page_check_references(p0),
+            sim.page_check_references(p0, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
             R::Activate,
             "{used_once}: second"
         );
         // p1: its young bit cleared by page_referenced, PG_referenced set by hand.
-        let _ = sim.page_referenced(p1);
+        let _ = sim.page_referenced(p1, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
         sim.SetPageReferenced(p1);
         let want = if used_once {
             R::ReclaimClean
@@ -482,12 +482,12 @@ fn page_check_references_looks_twice_at_mapped_pages_only_from_v2_6_34() {
             R::Activate
         };
         assert_eq!(
-            sim.page_check_references(p1),
+            sim.page_check_references(p1, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
             want,
             "{used_once}: PG_referenced"
         );
         assert_eq!(
-            sim.page_check_references(p1),
+            sim.page_check_references(p1, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
             R::Reclaim,
             "{used_once}: unreferenced"
         );
@@ -503,12 +503,12 @@ fn page_referenced_clears_young_bits_and_reports_vm_exec() {
     touch(&mut sim, 1, a, exe, 4, false);
     let pfn = pfn_at(&sim, a, exe);
     reclaimer_on(&mut sim, 0);
-    let (n, flags) = sim.page_referenced(pfn);
+    let (n, flags) = sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(n, 1);
     assert!(flags & VM_EXEC != 0 && flags & VM_READ != 0, "{flags:#x}");
     assert!(pte_at(&sim, a, exe) & pte::YOUNG == 0, "young cleared");
     assert!(pte_at(&sim, a, exe) & pte::PRESENT != 0, "still mapped");
-    let (n, flags) = sim.page_referenced(pfn);
+    let (n, flags) = sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(
         (n, flags & VM_EXEC),
         (0, 0),
@@ -525,7 +525,7 @@ fn page_referenced_clears_young_bits_and_reports_vm_exec() {
     touch(&mut sim, 1, a, exe, 1, false);
     assert_eq!(pfn_at(&sim, b, dat), pfn);
     reclaimer_on(&mut sim, 0);
-    let (n, flags) = sim.page_referenced(pfn);
+    let (n, flags) = sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(n, 2);
     assert!(flags & VM_EXEC != 0);
     // try_to_unmap fails on a young PTE (and clears it); once old, the page is unmapped
@@ -537,11 +537,19 @@ fn page_referenced_clears_young_bits_and_reports_vm_exec() {
         TtuResult::Fail,
         "young: fails"
     );
-    assert_eq!(sim.page_referenced(cached).0, 1, "b's PTE is still young");
+    assert_eq!(
+        sim.page_referenced(cached, mmsim::mm::memcontrol::ROOT_MEM_CGROUP)
+            .0,
+        1,
+        "b's PTE is still young"
+    );
     assert_eq!(sim.try_to_unmap(cached, false), TtuResult::Success);
     assert!(!sim.mem[cached as usize].mapped());
     deliver_ipis(&mut sim);
-    assert_eq!(sim.page_referenced(cached), (0, 0));
+    assert_eq!(
+        sim.page_referenced(cached, mmsim::mm::memcontrol::ROOT_MEM_CGROUP),
+        (0, 0)
+    );
 }
 
 /// Map exe (PROT_EXEC) and dat (PROT_READ) in task a, touch them, put all 8 pages on the
@@ -636,7 +644,7 @@ fn exec_protect_does_not_keep_unreferenced_exec_pages() {
     sim.lru_add_drain();
     reclaimer_on(&mut sim, 0);
     for &p in &pfns[..2] {
-        sim.page_referenced(p); // pages 0 and 1 become old
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP); // pages 0 and 1 become old
     }
     let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
     sim.shrink_active_list(0, 0, 4, LruList::ActiveFile, &mut sc);
@@ -705,7 +713,11 @@ fn unmap_sequence(batch: bool, a_writes: bool, debug_dirty: bool) -> (Sim, Count
     let k = reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
     for &p in &pfns {
-        assert_eq!(sim.page_referenced(p).0, 1);
+        assert_eq!(
+            sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP)
+                .0,
+            1
+        );
     }
     for &p in &pfns {
         assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
@@ -837,7 +849,7 @@ fn batched_flush_with_no_remote_cpu_is_not_deferred() {
     run_on(&mut sim, 1, a);
     sim.init_tlb_ubc();
     for &p in &pfns {
-        sim.page_referenced(p);
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
         assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
     }
     assert!(!sim.tasks[a].tlb_ubc.flush_required);
@@ -867,7 +879,7 @@ fn batched_flush_counts_the_local_cpu_when_it_is_in_the_mask() {
     sim.init_tlb_ubc();
     for i in 0..N {
         let p = pfn_at(&sim, a, aa + i * PAGE_SIZE);
-        sim.page_referenced(p);
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
         assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
     }
     assert_eq!(
@@ -900,7 +912,7 @@ fn vanilla_flush_from_a_lazy_kthread_leaves_the_mm() {
     let ma = mm_of(&sim, a);
     for i in 0..N {
         let p = pfn_at(&sim, a, aa + i * PAGE_SIZE);
-        sim.page_referenced(p);
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
         assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
     }
     deliver_ipis(&mut sim);
@@ -965,7 +977,7 @@ fn lost_write_sequence(debug: bool) -> Sim {
     // Reclaim: age, unmap (the dirty bit moves to the page), flush as the variant says.
     reclaimer_on(&mut sim, 0);
     sim.init_tlb_ubc();
-    sim.page_referenced(pfn);
+    sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
     assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
     assert!(sim.mem[pfn as usize].test(pg::DIRTY));
     // Without the debug switch the dirty PTE's IPI was sent at once: it arrives now.

@@ -13,7 +13,9 @@ use mmsim::kernel::KernelEra;
 use mmsim::mm::check::check_all;
 use mmsim::mm::memory::pte;
 use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmscan::ScanControl;
 use mmsim::mm::vmstat::VmItem;
 use mmsim::scenario::parse_scenario;
 use mmsim::sched::TaskId;
@@ -503,14 +505,16 @@ fn step() -> impl Strategy<Value = Step> {
                 write,
             }
         }),
-        (any::<bool>(), 0..32u64, 1..40u64, 0..4usize).prop_map(|(file, at, pages, advice)| {
-            Step::Advise {
-                file,
-                at,
-                pages,
-                advice,
+        (any::<bool>(), 0..32u64, 1..40u64, 0..Madvice::ALL.len()).prop_map(
+            |(file, at, pages, advice)| {
+                Step::Advise {
+                    file,
+                    at,
+                    pages,
+                    advice,
+                }
             }
-        }),
+        ),
         Just(Step::Io),
     ]
 }
@@ -519,7 +523,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// Any sequence of touches and advice over an anonymous and a file mapping keeps the
-    /// machine's invariants and the content oracle.
+    /// machine's invariants and the content oracle; the VMAs the hints split still cover
+    /// the mappings, and unmapping them lets the file go.
     #[test]
     fn madvise_keeps_memory_consistent(
         era in prop_oneof![Just(KernelEra::V6_1), Just(KernelEra::V6_18)],
@@ -534,6 +539,8 @@ proptest! {
         let mut m = M::with_text(&text, era, "");
         let anon = m.map(None, 32, false);
         let file = m.map(Some("/mnt/f"), 32, true);
+        let ino = m.sim.mm(m.mm()).vmas[&file].file.expect("a file mapping");
+        let open = m.sim.inode(ino).open;
         for s in steps {
             match s {
                 Step::Touch { file: f, at, pages, write } => {
@@ -562,6 +569,18 @@ proptest! {
         m.touch(anon, 32, false);
         m.touch(file, 32, false);
         prop_assert!(m.sim.oracle_violations.is_empty(), "{:?}", m.sim.oracle_violations);
+        let spans: u64 = vmas(&m).iter().map(|v| v.1 - v.0).sum();
+        prop_assert_eq!(spans, 64 * P);
+        prop_assert_eq!(m.sim.inode(ino).open, open + m.sim.inode(ino).i_mmap.len() as u32 - 1);
+        run_on(&mut m.sim, 0, m.tid);
+        for base in [anon, file] {
+            prop_assert_eq!(m.sim.sys_munmap(m.tid, base, 32 * P), Ok(OpResult::None));
+        }
+        prop_assert!(vmas(&m).is_empty());
+        prop_assert_eq!(m.sim.inode(ino).open, open - 1);
+        if let Err(e) = check_all(&m.sim) {
+            return Err(TestCaseError::fail(format!("checker after munmap: {e}")));
+        }
     }
 }
 
@@ -765,4 +784,177 @@ fn page_referenced_skips_mappings_without_recency_from_6_3() {
             );
         }
     }
+}
+
+/// MADV_WILLNEED of a file mapping reads the range in through readahead (at most
+/// max(io_pages, the file's window) pages, from v4.10): the touches that follow find the
+/// pages cached, no major fault.
+#[test]
+fn willneed_reads_a_file_range_in() {
+    let mut m = M::new(false, KernelEra::V6_18, "");
+    let a = m.map(Some("/mnt/f"), 32, false);
+    let before = vmstat(&m.sim, VmItem::Pgpgin);
+    assert_eq!(m.madvise(a, 32 * P, Madvice::Willneed), OpResult::None);
+    let read = (vmstat(&m.sim, VmItem::Pgpgin) - before) as u64 / (P / 1024);
+    assert_eq!(read, 32, "the whole range, within one window");
+    assert_eq!(m.pte(a), 0, "nothing is mapped");
+    complete_io(&mut m.sim);
+    let majflt = vmstat(&m.sim, VmItem::Pgmajfault);
+    m.touch(a, 32, false);
+    assert_eq!(vmstat(&m.sim, VmItem::Pgmajfault), majflt);
+    assert_eq!(
+        vmstat(&m.sim, VmItem::Pgpgin) - before,
+        read as i64 * (P / 1024) as i64
+    );
+    m.check();
+}
+
+/// MADV_WILLNEED of swapped-out anonymous memory (v3.8) reads the pages into the swap
+/// cache without a fault (pswpin, no pgmajfault), so the next touch is minor; before 3.8
+/// it is EBADF.
+#[test]
+fn willneed_swaps_anonymous_pages_back_in_from_3_8() {
+    let mut m = M::new(true, KernelEra::V6_18, "");
+    let a = m.map(None, 16, false);
+    m.touch(a, 16, true);
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Pageout), OpResult::None);
+    // The written pages stay in the swap cache until reclaim finds them again.
+    let cached = |m: &M| {
+        (0..16)
+            .filter(|i| {
+                let p = m.pte(a + i * P);
+                assert!(p & pte::SWAP != 0, "page {i} swapped out");
+                m.sim.swap.as_ref().expect("swap").cache[pte::pfn(p) as usize]
+                    != mmsim::mm::page::NIL
+            })
+            .count() as i64
+    };
+    for _ in 0..8 {
+        complete_io(&mut m.sim);
+        m.sim.lru_add_drain_all();
+        let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+    }
+    complete_io(&mut m.sim);
+    let left = cached(&m);
+    assert!(left < 16, "reclaim freed swap-cache pages: {left} left");
+    let pswpin = vmstat(&m.sim, VmItem::Pswpin);
+    let majflt = vmstat(&m.sim, VmItem::Pgmajfault);
+    assert_eq!(m.madvise(a, 16 * P, Madvice::Willneed), OpResult::None);
+    assert_eq!(
+        vmstat(&m.sim, VmItem::Pswpin) - pswpin,
+        16 - left,
+        "the slots not in the swap cache are read"
+    );
+    assert_eq!(cached(&m), 16);
+    complete_io(&mut m.sim);
+    assert_eq!(vmstat(&m.sim, VmItem::Pgmajfault), majflt, "no fault yet");
+    let pswpin = vmstat(&m.sim, VmItem::Pswpin);
+    m.touch(a, 16, false);
+    assert_eq!(
+        vmstat(&m.sim, VmItem::Pgmajfault),
+        majflt,
+        "minor faults only"
+    );
+    assert_eq!(vmstat(&m.sim, VmItem::Pswpin), pswpin, "nothing read again");
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    m.check();
+
+    let mut old = M::new(true, KernelEra::V2_6_30, "");
+    let a = old.map(None, 4, false);
+    old.touch(a, 4, true);
+    assert_eq!(
+        old.madvise(a, 4 * P, Madvice::Willneed),
+        OpResult::Err(Errno::EBADF)
+    );
+}
+
+/// Limit reclaim (a target memcg below the root) does not count references from the
+/// mappings of tasks outside the target's subtree (mm_match_cgroup); global reclaim and
+/// reclaim of the mapping task's own cgroup (or an ancestor) do.
+#[test]
+fn limit_reclaim_ignores_references_from_other_cgroups() {
+    let text = scenario(false).replace("name = \"t\"\n", "name = \"t\"\ncgroup = \"a/b\"\n")
+        + "\n[[cgroups]]\nname = \"a\"\n\n[[cgroups]]\nname = \"a/b\"\n\n[[cgroups]]\nname = \"c\"\n";
+    let mut m = M::with_text(&text, KernelEra::V6_18, "");
+    let a = m.map(Some("/mnt/f"), 4, false);
+    let root = mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    for (i, (target, counted)) in [("c", 0), ("a", 1), ("a/b", 1), ("", 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let at = a + i as u64 * P; // a page whose PTE no TLB holds yet: the touch makes it young
+        m.touch(at, 1, false);
+        let pfn = m.pfn(at);
+        let memcg = if target.is_empty() {
+            root
+        } else {
+            m.sim.memcg_by_name(target).expect("the cgroup")
+        };
+        let (referenced, _) = m.sim.page_referenced(pfn, memcg);
+        assert_eq!(referenced, counted, "target {target:?}");
+        assert_eq!(
+            m.pte(at) & pte::YOUNG == 0,
+            counted == 1,
+            "target {target:?}"
+        );
+    }
+}
+
+/// examples/mmap_db.toml (docs/EXPERIMENTS.md, "A database's MADV_RANDOM mapping"): from
+/// 6.3 the database's pages, read through an MADV_RANDOM mapping, lose to the log scan
+/// in their cgroup and fault back in pass after pass; on 6.1, or without the hint, only
+/// the first pass misses. Under both reclaim policies; the checker runs on a small copy.
+#[test]
+fn the_mmap_db_example_loses_its_cache_to_madv_random_from_6_3() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mmap_db.toml");
+    let db_pages = (64 << 20) / P;
+    for policy in ["classic", "mglru"] {
+        let run = |era: KernelEra, access: &str| {
+            let sets = [
+                format!("tasks.db.access={access}"),
+                format!("policy={policy}"),
+            ];
+            let sc = mmsim::scenario::load_scenario(path, &sets).expect("the example loads");
+            let r = common::run_sc(&sc, era.features("patched").unwrap(), false, 50_000_000);
+            assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+            common::task_report(&r, "db").majflt
+        };
+        let random_6_18 = run(KernelEra::V6_18, "random");
+        assert!(
+            random_6_18 > 2 * db_pages,
+            "{policy}: 6.18 refaults the database: {random_6_18} major faults"
+        );
+        // 6.1 counts references through an MADV_RANDOM mapping: the first pass only.
+        assert_eq!(run(KernelEra::V6_1, "random"), db_pages, "{policy} 6.1");
+        // Without the hint, read-around: a handful of major faults, no refaults.
+        assert!(
+            run(KernelEra::V6_18, "none") < db_pages / 16,
+            "{policy} none"
+        );
+    }
+    let small = [
+        "machine.memory_per_node=64MiB",
+        "files.0.size=4MiB",
+        "files.1.size=32MiB",
+        "cgroups.0.memory_max=16MiB",
+        "tasks.db.passes=6",
+        "tasks.db.think=5ms",
+        "tasks.scan.start=20ms",
+    ]
+    .map(String::from);
+    let sc = mmsim::scenario::load_scenario(path, &small).expect("the example loads");
+    let r = common::run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").unwrap(),
+        true,
+        50_000_000,
+    );
+    assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
 }

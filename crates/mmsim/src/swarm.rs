@@ -12,7 +12,8 @@
 //!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`
 //!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
 //! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem; a tenth
-//!   mlocked, from a generator of its own), mmap-read,
+//!   mlocked, from a generator of its own), mmap-read (an access hint, from a generator of
+//!   its own),
 //!   pread-stride, sparsetruncate, bonnie, desktop, at small sizes.
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
 //!   it), every studied change on or off, and about a quarter of the era's rules
@@ -408,7 +409,20 @@ pub fn generate(seed: u64) -> SwarmCase {
                     "program = \"mmap-read\"\npath = \"/mnt/m{i}\"\nstride = \"{stride}\"\nexec = {}",
                     rng.gen_bool(0.3)
                 );
-                format!("mmap-read {size}KiB data={data} stride {stride}")
+                // An access hint after mmap in a quarter of the cases, from a generator of
+                // its own (two passes then, so the hint meets reclaim and refaults).
+                let mut hrng =
+                    Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4143_4345_5353_2121);
+                let access = hrng
+                    .gen_bool(0.25)
+                    .then(|| *pick(&mut hrng, &["normal", "sequential", "random", "willneed"]));
+                if let Some(a) = access {
+                    let _ = writeln!(tasks, "access = \"{a}\"\npasses = 2");
+                }
+                format!(
+                    "mmap-read {size}KiB data={data} stride {stride}{}",
+                    access.map_or(String::new(), |a| format!(" access {a}"))
+                )
             }
             4 => {
                 let pages = rng.gen_range(16..=(ram >> 12) / 2);

@@ -375,6 +375,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: add vma_has_recency()",
     },
     Rule {
+        feature: "madvise-active-workingset",
+        since: KernelEra::V6_18,
+        version: "6.6",
+        commit: "mm: madvise: fix uneven accounting of psi",
+    },
+    Rule {
         feature: "mglru-memcg-lru",
         since: KernelEra::V6_18,
         version: "6.3",

@@ -108,6 +108,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "madvise-free",
     "ttu-ignore-access",
     "vma-has-recency",
+    "madvise-active-workingset",
     "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",

@@ -249,6 +249,12 @@ pub struct Features {
     /// MADV_SEQUENTIAL, and MGLRU (6.1) neither counts nor looks around from a young PTE of
     /// either kind of mapping.
     pub vma_has_recency: bool,
+    /// MADV_COLD and MADV_PAGEOUT set PG_workingset on an active page (v6.6, "mm: madvise:
+    /// fix uneven accounting of psi"), as shrink_active_list's deactivation does: its
+    /// eviction records a workingset shadow, so its refault is a workingset refault
+    /// (workingset_restore, a memory stall). Off: an active page that never went through
+    /// shrink_active_list leaves without it.
+    pub madvise_active_workingset: bool,
     /// madvise(MADV_WILLNEED) of anonymous memory and of tmpfs starts swap-ins of the
     /// range's swapped-out pages (v3.8, "mm: make madvise(MADV_WILLNEED) support swap file
     /// prefetch"). Off: EBADF on anonymous memory, nothing on tmpfs.
@@ -416,6 +422,7 @@ impl Features {
             ttu_ignore_access: false,
             pageout_ignore_references: false,
             vma_has_recency: false,
+            madvise_active_workingset: false,
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
@@ -513,6 +520,7 @@ impl Features {
             "madvise-free" => self.madvise_free = on,
             "ttu-ignore-access" => self.ttu_ignore_access = on,
             "vma-has-recency" => self.vma_has_recency = on,
+            "madvise-active-workingset" => self.madvise_active_workingset = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
@@ -593,6 +601,7 @@ impl Features {
             "madvise-free" => self.madvise_free,
             "ttu-ignore-access" => self.ttu_ignore_access,
             "vma-has-recency" => self.vma_has_recency,
+            "madvise-active-workingset" => self.madvise_active_workingset,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,

@@ -8,6 +8,8 @@
 //!   range is flushed from the TLBs) and PG_referenced, and is deactivated
 //!   (`deactivate_page`: the head of its inactive list; under MGLRU any folio, from
 //!   v6.14 one not in the oldest generation yet).
+//!   From v6.6 (`madvise-active-workingset`) an active page gets PG_workingset first,
+//!   for COLD and PAGEOUT alike, as shrink_active_list's deactivation gives it.
 //! - `pageout` (v5.4): the same pages are isolated from the LRU and reclaimed at once
 //!   (reclaim_pages → shrink_page_list, node by node): clean file pages are dropped with
 //!   a shadow entry, dirty ones written, anonymous ones swapped out (kept, and activated,
@@ -36,8 +38,7 @@
 //!
 //! A VM_LOCKED mapping makes `cold`, `pageout` and `free` EINVAL (can_madv_lru_vma), after
 //! the mappings before it were advised; a hole in the range makes any advice ENOMEM after
-//! the rest was. Not modelled: the other advice, and PG_workingset on active folios
-//! MADV_PAGEOUT reclaims.
+//! the rest was. Not modelled: the other advice.
 
 use crate::machine::profile::KFunc;
 use crate::mm::memory::{pte, ZapDetails, PTRS_PER_PTE};
@@ -231,6 +232,11 @@ impl Sim {
                 flush = Some(flush.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
             }
             self.ClearPageReferenced(pfn);
+            // v6.6: a folio leaving the active list this way is workingset, as one that
+            // shrink_active_list deactivates (its refault is a workingset refault).
+            if self.features.madvise_active_workingset && self.PageActive(pfn) {
+                self.mem[pfn as usize].flags |= pg::WORKINGSET;
+            }
             if pageout {
                 if self.isolate_lru_page(pfn) {
                     if self.mem[pfn as usize].test(pg::UNEVICTABLE) {

@@ -958,3 +958,44 @@ fn the_mmap_db_example_loses_its_cache_to_madv_random_from_6_3() {
     assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
     assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
 }
+
+/// From v6.6 MADV_COLD and MADV_PAGEOUT make an active page workingset as they take it
+/// off the active list (shrink_active_list's deactivation does the same), so that its
+/// refault counts as a workingset one; before, it left without PG_workingset.
+#[test]
+fn cold_and_pageout_make_active_pages_workingset_from_6_6() {
+    for (on, advice) in [
+        (true, Madvice::Cold),
+        (false, Madvice::Cold),
+        (true, Madvice::Pageout),
+        (false, Madvice::Pageout),
+    ] {
+        let features = if on {
+            "+madvise-cold-pageout,+madvise-active-workingset"
+        } else {
+            "+madvise-cold-pageout,-madvise-active-workingset"
+        };
+        // 4.14 puts new anonymous pages on the active list.
+        let mut m = M::new(true, KernelEra::V4_14, features);
+        let a = m.map(None, 16, false);
+        m.touch(a, 16, true);
+        m.sim.lru_add_drain_all();
+        let pfns: Vec<Pfn> = (0..16).map(|i| m.pfn(a + i * P)).collect();
+        let active: Vec<Pfn> = pfns
+            .iter()
+            .copied()
+            .filter(|&p| m.sim.mem[p as usize].test(pg::ACTIVE))
+            .collect();
+        assert!(!active.is_empty(), "some pages are active");
+        for &p in &pfns {
+            assert!(!m.sim.mem[p as usize].test(pg::WORKINGSET));
+        }
+        assert_eq!(m.madvise(a, 16 * P, advice), OpResult::None);
+        // Paged-out pages stay in the swap cache while their write is in flight.
+        for &p in &pfns {
+            let ws = m.sim.mem[p as usize].test(pg::WORKINGSET);
+            assert_eq!(ws, on && active.contains(&p), "{advice:?} {features}");
+        }
+        m.check();
+    }
+}

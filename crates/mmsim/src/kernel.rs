@@ -381,6 +381,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: madvise: fix uneven accounting of psi",
     },
     Rule {
+        feature: "rwf-dontcache",
+        since: KernelEra::V6_18,
+        version: "6.14",
+        commit: "mm/filemap: add read support for RWF_DONTCACHE",
+    },
+    Rule {
         feature: "mglru-memcg-lru",
         since: KernelEra::V6_18,
         version: "6.3",

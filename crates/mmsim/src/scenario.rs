@@ -109,6 +109,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "ttu-ignore-access",
     "vma-has-recency",
     "madvise-active-workingset",
+    "rwf-dontcache",
     "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",

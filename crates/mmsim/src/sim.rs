@@ -255,6 +255,10 @@ pub struct Features {
     /// (workingset_restore, a memory stall). Off: an active page that never went through
     /// shrink_active_list leaves without it.
     pub madvise_active_workingset: bool,
+    /// preadv2 / pwritev2 know RWF_DONTCACHE (v6.14, "mm/filemap: add read support for
+    /// RWF_DONTCACHE" and "add buffered write support for RWF_DONTCACHE"): uncached
+    /// buffered IO. Off: EOPNOTSUPP.
+    pub rwf_dontcache: bool,
     /// madvise(MADV_WILLNEED) of anonymous memory and of tmpfs starts swap-ins of the
     /// range's swapped-out pages (v3.8, "mm: make madvise(MADV_WILLNEED) support swap file
     /// prefetch"). Off: EBADF on anonymous memory, nothing on tmpfs.
@@ -423,6 +427,7 @@ impl Features {
             pageout_ignore_references: false,
             vma_has_recency: false,
             madvise_active_workingset: false,
+            rwf_dontcache: false,
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
@@ -521,6 +526,7 @@ impl Features {
             "ttu-ignore-access" => self.ttu_ignore_access = on,
             "vma-has-recency" => self.vma_has_recency = on,
             "madvise-active-workingset" => self.madvise_active_workingset = on,
+            "rwf-dontcache" => self.rwf_dontcache = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
@@ -602,6 +608,7 @@ impl Features {
             "ttu-ignore-access" => self.ttu_ignore_access,
             "vma-has-recency" => self.vma_has_recency,
             "madvise-active-workingset" => self.madvise_active_workingset,
+            "rwf-dontcache" => self.rwf_dontcache,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
@@ -873,6 +880,10 @@ pub struct Sim {
     pub fault_was_major: bool,
     /// The fault being handled is a retry of one that slept (FAULT_FLAG_TRIED).
     pub fault_tried: bool,
+    /// The task whose preadv2/pwritev2 with RWF_DONTCACHE is running (IOCB_DONTCACHE): the
+    /// page-cache pages it creates are marked PG_dropbehind. A task, so that the steps of
+    /// other CPUs that run while this one waits (TLB-flush IPIs) are not taken for it.
+    pub io_dropbehind: Option<crate::sched::TaskId>,
     /// When a user task last ran (stall detection).
     pub last_user_step_ps: Ps,
     /// Debug-only unsafe variant of seed 002: defer the flush of dirty PTEs too (the content
@@ -1162,6 +1173,7 @@ impl Sim {
             last_user_step_ps: 0,
             fault_was_major: false,
             fault_tried: false,
+            io_dropbehind: None,
             io_versions: Vec::new(),
             zonelists: Vec::new(),
             completing_version: None,

@@ -13,7 +13,7 @@
 //!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
 //! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem; a tenth
 //!   mlocked, from a generator of its own), mmap-read (an access hint, from a generator of
-//!   its own),
+//!   its own), dd and read with nocache or RWF_DONTCACHE (generators of their own),
 //!   pread-stride, sparsetruncate, bonnie, desktop, at small sizes.
 //! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
 //!   it), every studied change on or off, and about a quarter of the era's rules
@@ -309,10 +309,19 @@ pub fn generate(seed: u64) -> SwarmCase {
                 if nocache {
                     tasks.push_str("nocache = true\n");
                 }
+                // RWF_DONTCACHE otherwise in a fifth of the cases (EOPNOTSUPP before 6.14
+                // and on tmpfs: the task stops, a path worth running too).
+                let dontcache = !nocache
+                    && Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x444f_4e54_4341_4348)
+                        .gen_bool(0.2);
+                if dontcache {
+                    tasks.push_str("dontcache = true\n");
+                }
                 format!(
-                    "dd {dir} {size}KiB bs {bs} x{it}{}{}",
+                    "dd {dir} {size}KiB bs {bs} x{it}{}{}{}",
                     if sync { " sync" } else { "" },
-                    if nocache { " nocache" } else { "" }
+                    if nocache { " nocache" } else { "" },
+                    if dontcache { " dontcache" } else { "" }
                 )
             }
             1 => {
@@ -341,10 +350,15 @@ pub fn generate(seed: u64) -> SwarmCase {
                 if nocache {
                     tasks.push_str("nocache = true\n");
                 }
+                let dontcache = !nocache && frng.gen_bool(0.2);
+                if dontcache {
+                    tasks.push_str("dontcache = true\n");
+                }
                 format!(
-                    "read {size}KiB bs {bs} x{passes}{}{}",
+                    "read {size}KiB bs {bs} x{passes}{}{}{}",
                     advice.map_or(String::new(), |a| format!(" advice {a}")),
-                    if nocache { " nocache" } else { "" }
+                    if nocache { " nocache" } else { "" },
+                    if dontcache { " dontcache" } else { "" }
                 )
             }
             2 => {

@@ -87,6 +87,18 @@ impl Sim {
                 self.sys_write(tid, *fd, *len, Some(*pos), &mut progress)
             }
             Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
+            Op::Preadv2 {
+                fd,
+                len,
+                pos,
+                flags,
+            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, false, &mut progress),
+            Op::Pwritev2 {
+                fd,
+                len,
+                pos,
+                flags,
+            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, true, &mut progress),
             Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), &mut progress),
             Op::ReadZero { len } => {
                 let prev = self.enter(KFunc::ReadZero);
@@ -517,6 +529,49 @@ impl Sim {
             self.advance_pos(tid, fd, *progress);
         }
         Ok(OpResult::Bytes(*progress))
+    }
+
+    /// preadv2 / pwritev2 with RWF_* `flags` (kiocb_set_rw_flags, then read(2)'s or
+    /// write(2)'s path; `pos` None is the file position). RWF_DONTCACHE needs v6.14
+    /// (`rwf-dontcache`) and a filesystem that supports it (FOP_DONTCACHE: not tmpfs), else
+    /// EOPNOTSUPP. With it the pages the IO brings into the page cache are marked
+    /// PG_dropbehind (`Sim::io_dropbehind`): a read drops them once copied, and a write
+    /// starts the writeback of what it wrote (generic_write_sync's
+    /// filemap_fdatawrite_range_kick) and its end drops them (`mm/filemap.rs`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sys_rw_flags(
+        &mut self,
+        tid: TaskId,
+        fd: u32,
+        len: u64,
+        pos: Option<u64>,
+        flags: crate::workload::Rwf,
+        write: bool,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
+        let Some(f) = self.fd_file(tid, fd) else {
+            return Ok(OpResult::Err(Errno::EBADF));
+        };
+        if flags.dontcache && (!self.features.rwf_dontcache || self.inode(f.ino).mapping.swapbacked)
+        {
+            return Ok(OpResult::Err(Errno::EOPNOTSUPP));
+        }
+        // The file position does not move before the call completes: the base of a
+        // resumed call is the same.
+        let base = pos.unwrap_or(f.pos);
+        let saved = std::mem::replace(&mut self.io_dropbehind, flags.dontcache.then_some(tid));
+        let r = if write {
+            self.sys_write(tid, fd, len, pos, progress)
+        } else {
+            self.sys_read(tid, fd, len, pos, progress)
+        };
+        self.io_dropbehind = saved;
+        if let (true, true, Ok(OpResult::Bytes(n))) = (write, flags.dontcache, &r) {
+            if *n > 0 {
+                self.filemap_fdatawrite_range(f.ino, base / PAGE_SIZE, (base + n - 1) / PAGE_SIZE);
+            }
+        }
+        r
     }
 
     fn advance_pos(&mut self, tid: TaskId, fd: u32, by: u64) {

@@ -646,6 +646,16 @@ impl Sim {
         self.vmstat.inc(VmItem::NrWritten);
         self.leave(prev);
         self.wake_up_page(pfn);
+        if self.mem[pfn as usize].test(pg::DROPBEHIND) {
+            // filemap_end_dropbehind_write: the end of an RWF_DONTCACHE write's writeback
+            // drops the page (the filesystem completes such writeback in task context).
+            self.get_page(pfn);
+            if self.trylock_page(pfn) {
+                self.filemap_end_dropbehind(pfn);
+                self.unlock_page(pfn);
+            }
+            self.put_page(pfn);
+        }
     }
 
     /// filemap_check_errors: return (and clear) the mapping's pending writeback error.

@@ -163,7 +163,10 @@ impl Sim {
                 self.init_page_accessed(p);
             }
             match self.add_to_page_cache_lru(p, ino, index) {
-                Ok(()) => break Ok(Some(p)),
+                Ok(()) => {
+                    self.set_dropbehind_if_uncached(p); // FGP_DONTCACHE
+                    break Ok(Some(p));
+                }
                 Err(e) => {
                     self.put_page(p);
                     if e == CacheError::Exists {
@@ -238,8 +241,70 @@ impl Sim {
             f |= fgp::NOFS;
         }
         let r = self.pagecache_get_page(ino, index, f, Gfp::KERNEL);
+        if let Ok(Some(p)) = r {
+            self.clear_dropbehind_unless_uncached(p);
+        }
         self.leave(prev);
         r
+    }
+
+    /// The running task's IO is RWF_DONTCACHE (IOCB_DONTCACHE).
+    #[inline]
+    fn io_uncached(&self) -> bool {
+        self.io_dropbehind.is_some() && self.io_dropbehind == self.cur.task
+    }
+
+    /// A page an RWF_DONTCACHE IO just added to the page cache is PG_dropbehind
+    /// (__folio_set_dropbehind for FGP_DONTCACHE, ractl->dropbehind, filemap_create_folio).
+    pub(crate) fn set_dropbehind_if_uncached(&mut self, pfn: Pfn) {
+        if self.io_uncached() {
+            self.mem[pfn as usize].flags |= pg::DROPBEHIND;
+        }
+    }
+
+    /// __filemap_get_folio: a lookup that is not RWF_DONTCACHE's (a write, a fault) keeps
+    /// the page it finds: PG_dropbehind is cleared.
+    pub(crate) fn clear_dropbehind_unless_uncached(&mut self, pfn: Pfn) {
+        if !self.io_uncached() {
+            self.mem[pfn as usize].flags &= !pg::DROPBEHIND;
+        }
+    }
+
+    /// filemap_end_dropbehind_read: after any read copied from a PG_dropbehind page that is
+    /// clean and not under writeback, the page leaves the page cache if its lock can be
+    /// had (filemap_end_dropbehind).
+    fn filemap_end_dropbehind_read(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if !p.test(pg::DROPBEHIND) || p.test(pg::WRITEBACK) || p.test(pg::DIRTY) {
+            return;
+        }
+        if self.trylock_page(pfn) {
+            self.filemap_end_dropbehind(pfn);
+            self.unlock_page(pfn);
+        }
+    }
+
+    /// filemap_end_dropbehind (the page locked, a reference held): a PG_dropbehind page
+    /// that is clean and not under writeback loses the flag and leaves the page cache
+    /// without a shadow entry (folio_unmap_invalidate); it is freed when its last
+    /// reference goes. A mapped page stays (the kernel unmaps it first; not modelled).
+    pub(crate) fn filemap_end_dropbehind(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
+        if p.test(pg::WRITEBACK) || p.test(pg::DIRTY) || !p.test(pg::DROPBEHIND) {
+            return;
+        }
+        self.mem[pfn as usize].flags &= !pg::DROPBEHIND;
+        let ino = self.mem[pfn as usize].mapping;
+        if ino == crate::mm::page::NO_MAPPING || self.mem[pfn as usize].mapped() {
+            return;
+        }
+        let prev = self.enter(KFunc::DeleteFromPageCache);
+        self.tree_lock(ino);
+        self.__delete_from_page_cache(pfn, None);
+        self.tree_unlock(ino);
+        self.ClearPageReadahead(pfn);
+        self.leave(prev);
+        self.put_page(pfn); // the page cache's reference (filemap_free_folio)
     }
 
     /// add_to_page_cache_lru: lock the new page (non-atomically: nobody can see it yet),
@@ -646,6 +711,7 @@ impl Sim {
                     };
                     match self.add_to_page_cache_lru(pfn, ino, index) {
                         Ok(()) => {
+                            self.set_dropbehind_if_uncached(pfn); // filemap_create_folio
                             self.count_cache_misses(1);
                             self.readpage_locked(ino, pfn);
                             pfn
@@ -707,6 +773,7 @@ impl Sim {
             }
             self.copy_to_user(nr);
             self.oracle_check_read(ino, pfn);
+            self.filemap_end_dropbehind_read(pfn);
             self.put_page(pfn);
             ra.prev_pos = if self.features.read_accessed_folio {
                 // filemap_read: where the read ended (ki_pos).

@@ -831,6 +831,10 @@ impl Sim {
         }
         let mut major = false;
         let mut page = self.find_get_page(ino, index);
+        if let Some(p) = page {
+            // filemap_get_folio → __filemap_get_folio: the page is wanted, not dropped.
+            self.clear_dropbehind_unless_uncached(p);
+        }
         let (vflags, mut ra, mut miss) = {
             let v = &self.mm(mm).vmas[&vma_start];
             (v.flags, v.ra, v.mmap_miss)

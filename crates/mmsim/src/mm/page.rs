@@ -76,6 +76,9 @@ pub mod pg {
     /// Mapped by a VM_LOCKED VMA (PG_mlocked): unevictable, kept on the unevictable list
     /// (mm/mlock.c).
     pub const MLOCKED: u32 = 1 << 25;
+    /// PG_dropbehind (v6.14): brought in by RWF_DONTCACHE IO, to leave the page cache once
+    /// read or written back (filemap_end_dropbehind).
+    pub const DROPBEHIND: u32 = 1 << 26;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -97,6 +100,7 @@ pub mod pg {
         (TABLE, "table"),
         (SLAB, "slab"),
         (MLOCKED, "mlocked"),
+        (DROPBEHIND, "dropbehind"),
     ];
 }
 

@@ -392,7 +392,8 @@ impl Sim {
                 continue;
             }
             workingset |= self.mem[p as usize].test(pg::WORKINGSET);
-            // The allocation reference is dropped after insertion (the cache holds one).
+            self.set_dropbehind_if_uncached(p); // ractl->dropbehind
+                                                // The allocation reference is dropped after insertion (the cache holds one).
             self.put_page(p);
             if self.inode(ino).disk_at(idx) == 0 {
                 self.readpage_hole(p);

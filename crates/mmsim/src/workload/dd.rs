@@ -30,6 +30,10 @@ pub struct DdSpec {
     /// POSIX_FADV_DONTNEED, `workload::nocache`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub nocache: bool,
+    /// Write with pwritev2(RWF_DONTCACHE) (v6.14: uncached buffered IO, fio's
+    /// `uncached=1`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dontcache: bool,
 }
 
 impl Params for DdSpec {
@@ -86,6 +90,12 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "boolean",
             default: "`false`",
             rules: "`true`: drop the written data from the page cache as GNU dd's `oflag=nocache` does — `posix_fadvise(POSIX_FADV_DONTNEED)` of each 128 KiB written (which starts their writeback; pages still dirty or under writeback stay, deactivated), and of the rest of the file at the end, after the `fdatasync` when `sync` is set. Ignored on tmpfs (the kernel ignores the advice there)",
+        },
+        Param {
+            key: "dontcache",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: each write is `pwritev2(RWF_DONTCACHE)` (6.14, `rwf-dontcache`; fio's `uncached=1`): uncached buffered IO — the write starts the writeback of what it wrote, and the pages it created leave the page cache when that writeback ends (pages already cached stay). Not with `nocache`. EOPNOTSUPP before 6.14 and on tmpfs: the task stops at its first write",
         },
     ],
     samples: &[SampleDef {
@@ -180,6 +190,14 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
     };
     let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
     let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
+    let dontcache = match task.opt("dontcache", want_bool)? {
+        Some((true, loc)) if nocache => {
+            return Err(
+                loc.err("`dontcache` and `nocache` are two ways to drop the data: choose one")
+            )
+        }
+        d => d.is_some_and(|(b, _)| b),
+    };
     Ok(ProgramSpec::new(
         PROGRAM.name,
         DdSpec {
@@ -189,6 +207,7 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
             iterations,
             sync,
             nocache,
+            dontcache,
         },
     ))
 }
@@ -290,7 +309,16 @@ impl Program for Dd {
                 let len = self.block();
                 self.written += len;
                 self.phase = Phase::ReadZero;
-                Op::Write { fd: self.fd, len }
+                if self.spec.dontcache {
+                    Op::Pwritev2 {
+                        fd: self.fd,
+                        len,
+                        pos: None,
+                        flags: super::Rwf { dontcache: true },
+                    }
+                } else {
+                    Op::Write { fd: self.fd, len }
+                }
             }
             Phase::Sync => {
                 self.phase = self.after_sync();

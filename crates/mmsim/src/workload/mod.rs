@@ -509,6 +509,8 @@ pub enum Errno {
     EFBIG,
     /// Try again (a write to memory.reclaim that could not reclaim enough).
     EAGAIN,
+    /// Operation not supported (an RWF_* flag the kernel or the filesystem does not know).
+    EOPNOTSUPP,
 }
 
 impl Errno {
@@ -530,8 +532,17 @@ impl Errno {
             Errno::EBUSY => "EBUSY",
             Errno::EFBIG => "EFBIG",
             Errno::EAGAIN => "EAGAIN",
+            Errno::EOPNOTSUPP => "EOPNOTSUPP",
         }
     }
+}
+
+/// The RWF_* flags of preadv2(2) / pwritev2(2) that mmsim models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rwf {
+    /// RWF_DONTCACHE (v6.14): uncached buffered IO — the pages the IO brings into the page
+    /// cache are dropped once read, or once written back (`mm/filemap.rs`).
+    pub dontcache: bool,
 }
 
 /// The advice of posix_fadvise(2) (POSIX_FADV_*).
@@ -669,6 +680,29 @@ pub enum Op {
         len: u64,
         /// Offset.
         pos: u64,
+    },
+    /// preadv2(2) of `len` bytes at `pos` (None: at the file position, which advances, as
+    /// offset -1 asks) with RWF_* `flags`.
+    Preadv2 {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+        /// Offset, or None for the file position.
+        pos: Option<u64>,
+        /// RWF_* flags.
+        flags: Rwf,
+    },
+    /// pwritev2(2) of `len` bytes at `pos` (None: at the file position) with RWF_* `flags`.
+    Pwritev2 {
+        /// Descriptor.
+        fd: u32,
+        /// Bytes.
+        len: u64,
+        /// Offset, or None for the file position.
+        pos: Option<u64>,
+        /// RWF_* flags.
+        flags: Rwf,
     },
     /// pwrite(2): write `len` bytes at `pos` (file position unchanged).
     Pwrite {

@@ -29,6 +29,9 @@ pub struct ReadSpec {
     /// `workload::nocache`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub nocache: bool,
+    /// Read with preadv2(RWF_DONTCACHE) (v6.14: uncached buffered IO, fio's `uncached=1`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dontcache: bool,
 }
 
 impl Params for ReadSpec {
@@ -93,6 +96,12 @@ pub const PROGRAM: ProgramDef = ProgramDef {
             ty: "boolean",
             default: "`false`",
             rules: "`true`: drop the data read from the page cache as GNU dd's `iflag=nocache` does — `POSIX_FADV_DONTNEED` of each 128 KiB read, and of the rest at the end of each pass",
+        },
+        Param {
+            key: "dontcache",
+            ty: "boolean",
+            default: "`false`",
+            rules: "`true`: each read is `preadv2(RWF_DONTCACHE)` (6.14, `rwf-dontcache`; fio's `uncached=1`): uncached buffered IO — the pages the read (and its readahead) brings in are PG_dropbehind and leave the page cache, without a shadow entry, once a read has copied them; pages already cached stay. Not with `nocache`. EOPNOTSUPP before 6.14 and on tmpfs: the task stops at its first read",
         },
     ],
     samples: &[SampleDef {
@@ -168,6 +177,14 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let advice = super::parse_advice(task, "advice", &super::Fadvice::ALL)?;
     let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
+    let dontcache = match task.opt("dontcache", want_bool)? {
+        Some((true, loc)) if nocache => {
+            return Err(
+                loc.err("`dontcache` and `nocache` are two ways to drop the data: choose one")
+            )
+        }
+        d => d.is_some_and(|(b, _)| b),
+    };
     Ok(ProgramSpec::new(
         PROGRAM.name,
         ReadSpec {
@@ -177,6 +194,7 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
             think_ns,
             advice,
             nocache,
+            dontcache,
         },
     ))
 }
@@ -215,6 +233,14 @@ impl Read {
         }
     }
     fn pread(&self) -> Op {
+        if self.spec.dontcache {
+            return Op::Preadv2 {
+                fd: self.fd,
+                len: self.spec.block_size_bytes,
+                pos: Some(self.pos),
+                flags: super::Rwf { dontcache: true },
+            };
+        }
         Op::Pread {
             fd: self.fd,
             len: self.spec.block_size_bytes,

@@ -159,6 +159,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: fadvise: drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages",
     },
     Rule {
+        feature: "watermark-scale-factor",
+        since: KernelEra::V4_14,
+        version: "4.6",
+        commit: "mm: scale kswapd watermarks in proportion to memory",
+    },
+    Rule {
         feature: "lru-add-flush-full",
         since: KernelEra::V4_14,
         version: "4.8",
@@ -337,6 +343,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_1,
         version: "6.0",
         commit: "memcg: increase MEMCG_CHARGE_BATCH to 64",
+    },
+    Rule {
+        feature: "min-free-kbytes-256m",
+        since: KernelEra::V6_1,
+        version: "5.7",
+        commit: "mm/page_alloc: increase default min_free_kbytes bound",
     },
     Rule {
         feature: "madvise-cold-pageout",

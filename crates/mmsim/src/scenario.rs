@@ -110,6 +110,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "vma-has-recency",
     "madvise-active-workingset",
     "rwf-dontcache",
+    "watermark-scale-factor",
+    "min-free-kbytes-256m",
     "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",

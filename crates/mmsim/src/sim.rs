@@ -259,6 +259,14 @@ pub struct Features {
     /// RWF_DONTCACHE" and "add buffered write support for RWF_DONTCACHE"): uncached
     /// buffered IO. Off: EOPNOTSUPP.
     pub rwf_dontcache: bool,
+    /// The kswapd watermarks' distance (low − min, high − low) is the larger of min / 4 and
+    /// 0.1 % of the zone (watermark_scale_factor 10; v4.6, "mm: scale kswapd watermarks in
+    /// proportion to memory"). Off: min / 4 — on a large machine kswapd wakes closer to the
+    /// min watermark and stops sooner.
+    pub watermark_scale_factor: bool,
+    /// min_free_kbytes' default may reach 256 MiB (v5.7, "mm/page_alloc: increase default
+    /// min_free_kbytes bound"). Off: at most 64 MiB (machines above 256 GiB).
+    pub min_free_kbytes_256m: bool,
     /// madvise(MADV_WILLNEED) of anonymous memory and of tmpfs starts swap-ins of the
     /// range's swapped-out pages (v3.8, "mm: make madvise(MADV_WILLNEED) support swap file
     /// prefetch"). Off: EBADF on anonymous memory, nothing on tmpfs.
@@ -428,6 +436,8 @@ impl Features {
             vma_has_recency: false,
             madvise_active_workingset: false,
             rwf_dontcache: false,
+            watermark_scale_factor: false,
+            min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
             mmap_miss_workingset: false,
@@ -527,6 +537,8 @@ impl Features {
             "vma-has-recency" => self.vma_has_recency = on,
             "madvise-active-workingset" => self.madvise_active_workingset = on,
             "rwf-dontcache" => self.rwf_dontcache = on,
+            "watermark-scale-factor" => self.watermark_scale_factor = on,
+            "min-free-kbytes-256m" => self.min_free_kbytes_256m = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
@@ -609,6 +621,8 @@ impl Features {
             "vma-has-recency" => self.vma_has_recency,
             "madvise-active-workingset" => self.madvise_active_workingset,
             "rwf-dontcache" => self.rwf_dontcache,
+            "watermark-scale-factor" => self.watermark_scale_factor,
+            "min-free-kbytes-256m" => self.min_free_kbytes_256m,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,

@@ -69,6 +69,42 @@ pub fn int_sqrt(x: u64) -> u64 {
     (x as f64).sqrt() as u64 // exact for the magnitudes used (< 2^52)
 }
 
+/// watermark_scale_factor's default (v4.6): the kswapd watermarks' distance is 10/10000 of
+/// the zone's memory.
+pub const WATERMARK_SCALE_FACTOR: u64 = 10;
+
+/// The zone watermarks of nodes of `present` pages each at boot, pages per node
+/// (calculate_min_free_kbytes, then __setup_per_zone_wmarks; one zone per node):
+/// min_free_kbytes = sqrt(16 × lowmem kB) clamped to [128, 65536] — [128, 262144] from
+/// v5.7 (`big_min`, "mm/page_alloc: increase default min_free_kbytes bound") — and split
+/// across the zones by size; low = min + d and high = min + 2d, where the distance d is
+/// min / 4 (v4.2), and from v4.6 (`scale_factor`, "mm: scale kswapd watermarks in
+/// proportion to memory") the larger of min / 4 and watermark_scale_factor/10000 of the
+/// zone's pages.
+pub fn boot_watermarks(present: &[u64], scale_factor: bool, big_min: bool) -> Vec<Watermarks> {
+    let total_pages: u64 = present.iter().sum();
+    let lowmem_kb = total_pages * 4;
+    let max_kb = if big_min { 262_144 } else { 65_536 };
+    let min_free_kbytes = int_sqrt(lowmem_kb * 16).clamp(128, max_kb);
+    let min_pages_total = min_free_kbytes / 4;
+    present
+        .iter()
+        .map(|&pages| {
+            let min = min_pages_total * pages / total_pages.max(1);
+            let d = if scale_factor {
+                (min / 4).max(pages * WATERMARK_SCALE_FACTOR / 10_000)
+            } else {
+                min / 4
+            };
+            Watermarks {
+                min,
+                low: min + d,
+                high: min + 2 * d,
+            }
+        })
+        .collect()
+}
+
 impl Sim {
     /// Link every frame into its node's free list and set the watermarks (boot).
     pub fn init_page_alloc(&mut self) {
@@ -92,20 +128,21 @@ impl Sim {
             .collect();
     }
 
-    /// setup_per_zone_wmarks: min_free_kbytes = sqrt(16 × lowmem kB) clamped to
-    /// [128, 65536], split across zones by size; low = min × 5/4, high = min × 3/2 (v4.2).
+    /// init_per_zone_wmark_min at boot: [`boot_watermarks`] of the nodes, with the era's
+    /// rules (`watermark-scale-factor`, `min-free-kbytes-256m`).
     pub fn setup_per_zone_wmarks(&mut self) {
-        let total_pages: u64 = self.nodes.iter().map(|n| u64::from(n.present_pages)).sum();
-        let lowmem_kb = total_pages * 4;
-        let min_free_kbytes = int_sqrt(lowmem_kb * 16).clamp(128, 65536);
-        let min_pages_total = min_free_kbytes / 4;
-        for n in &mut self.nodes {
-            let min = min_pages_total * u64::from(n.present_pages) / total_pages.max(1);
-            n.watermark = Watermarks {
-                min,
-                low: min + min / 4,
-                high: min + min / 2,
-            };
+        let present: Vec<u64> = self
+            .nodes
+            .iter()
+            .map(|n| u64::from(n.present_pages))
+            .collect();
+        let marks = boot_watermarks(
+            &present,
+            self.features.watermark_scale_factor,
+            self.features.min_free_kbytes_256m,
+        );
+        for (n, w) in self.nodes.iter_mut().zip(marks) {
+            n.watermark = w;
         }
     }
 
@@ -368,5 +405,35 @@ impl Sim {
             }
             self.free_hot_cold_page(pfn);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-derived: 2 GiB in one node is 524,288 pages; min_free_kbytes =
+    /// int_sqrt(2,097,152 kB × 16) = 5,792 kB = 1,448 pages; the distance is min / 4 = 362,
+    /// or from v4.6 0.1 % of the node, 524. Two nodes of 1 GiB split min by size and take
+    /// 0.1 % of their own pages (262). At 512 GiB, sqrt gives 92,681 kB: 65,536 before 5.7.
+    #[test]
+    fn boot_watermarks_follow_the_eras_formulas() {
+        let w = |p: &[u64], s, b| {
+            boot_watermarks(p, s, b)
+                .iter()
+                .map(|w| (w.min, w.low, w.high))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(w(&[524_288], false, false), [(1448, 1810, 2172)]);
+        assert_eq!(w(&[524_288], true, false), [(1448, 1972, 2496)]);
+        assert_eq!(
+            w(&[262_144, 262_144], true, true),
+            [(724, 986, 1248), (724, 986, 1248)]
+        );
+        // Small machines keep min / 4 (0.1 % of 16,384 pages is 16 < 256 / 4 = 64).
+        assert_eq!(w(&[16_384], true, false), w(&[16_384], false, false));
+        let big = 512u64 << 18; // 512 GiB in pages
+        assert_eq!(w(&[big], false, false)[0].0, 65_536 / 4);
+        assert_eq!(w(&[big], false, true)[0].0, 92_681 / 4);
     }
 }

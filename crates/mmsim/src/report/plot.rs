@@ -169,20 +169,24 @@ pub fn context(docs: &[RunDoc], names: &[String]) -> String {
 }
 
 /// The zone watermarks of a machine, summed over its nodes, pages: `[min, low, high]` as
-/// the simulator sets them at boot (`setup_per_zone_wmarks`: min_free_kbytes =
-/// sqrt(16 × lowmem kB) clamped to [128, 65536], split by node size; low = min × 5/4,
-/// high = min × 3/2). `None` for a document without a machine.
-pub fn watermarks(m: &super::load::MachineView) -> Option<[u64; 3]> {
+/// the simulator sets them at boot (`page_alloc::boot_watermarks`, with the run's
+/// `watermark-scale-factor` and `min-free-kbytes-256m`; a report without them has the
+/// rules off). `None` for a document without a machine.
+pub fn watermarks(
+    m: &super::load::MachineView,
+    features: &std::collections::BTreeMap<String, bool>,
+) -> Option<[u64; 3]> {
     let per_node = m.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
-    let total = per_node.checked_mul(m.nodes).filter(|t| *t > 0)?;
-    let min_free_kbytes = crate::mm::page_alloc::int_sqrt(total * 4 * 16).clamp(128, 65536);
-    let node_min = (min_free_kbytes / 4) * per_node / total;
-    let n = m.nodes;
-    Some([
-        node_min * n,
-        (node_min + node_min / 4) * n,
-        (node_min + node_min / 2) * n,
-    ])
+    per_node.checked_mul(m.nodes).filter(|t| *t > 0)?;
+    let on = |k: &str| features.get(k).copied().unwrap_or(false);
+    let nodes = vec![per_node; m.nodes as usize];
+    let marks = crate::mm::page_alloc::boot_watermarks(
+        &nodes,
+        on("watermark-scale-factor"),
+        on("min-free-kbytes-256m"),
+    );
+    let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| marks.iter().map(f).sum::<u64>();
+    Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)])
 }
 
 /// True when every point of every line is zero (or there are none).
@@ -230,7 +234,7 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             // of one scenario; a run on another machine has its own).
             let mut seen: Vec<[u64; 3]> = Vec::new();
             for d in docs {
-                if let Some(w) = watermarks(&d.machine) {
+                if let Some(w) = watermarks(&d.machine, &d.features) {
                     if !seen.contains(&w) {
                         seen.push(w);
                     }
@@ -852,29 +856,40 @@ mod tests {
 
     #[test]
     fn watermarks_are_the_simulators() {
-        for (mem, nodes) in [("64MiB", 1), ("1GiB", 2), ("16MiB", 1)] {
-            let sc = crate::scenario::load_scenario(
-                "dd-tmpfs",
-                &[
-                    format!("machine.memory_per_node={mem}"),
-                    format!("machine.nodes={nodes}"),
-                ],
-            )
-            .unwrap();
-            let sim = crate::sim::Sim::new(&sc, crate::sim::Features::patched()).unwrap();
-            let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| {
-                sim.nodes.iter().map(|n| f(&n.watermark)).sum::<u64>()
-            };
-            let m = super::super::load::MachineView {
-                nodes,
-                cpus_per_node: 1,
-                memory_per_node_bytes: sc.machine.memory_per_node_bytes,
-            };
-            assert_eq!(
-                watermarks(&m),
-                Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)]),
-                "{mem} x {nodes}"
-            );
+        let eras = [
+            crate::kernel::KernelEra::V4_2,
+            crate::kernel::KernelEra::V6_18,
+        ];
+        for era in eras {
+            let features = era.features("patched").unwrap();
+            let map: std::collections::BTreeMap<String, bool> = crate::scenario::KNOWN_FEATURES
+                .iter()
+                .map(|k| (k.to_string(), features.get(k).unwrap()))
+                .collect();
+            for (mem, nodes) in [("64MiB", 1), ("1GiB", 2), ("16MiB", 1), ("2GiB", 1)] {
+                let sc = crate::scenario::load_scenario(
+                    "dd-tmpfs",
+                    &[
+                        format!("machine.memory_per_node={mem}"),
+                        format!("machine.nodes={nodes}"),
+                    ],
+                )
+                .unwrap();
+                let sim = crate::sim::Sim::new(&sc, features.clone()).unwrap();
+                let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| {
+                    sim.nodes.iter().map(|n| f(&n.watermark)).sum::<u64>()
+                };
+                let m = super::super::load::MachineView {
+                    nodes,
+                    cpus_per_node: 1,
+                    memory_per_node_bytes: sc.machine.memory_per_node_bytes,
+                };
+                assert_eq!(
+                    watermarks(&m, &map),
+                    Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)]),
+                    "{era:?} {mem} x {nodes}"
+                );
+            }
         }
         let docs = [doc(&[], &[10, 8, 6])];
         assert!(plots(&docs, &["a".to_string()])[0].marks.is_empty());

@@ -394,9 +394,11 @@ impl Sim {
         ino
     }
 
-    /// munmap(2) of whole VMAs in [addr, addr+len) (partial unmaps split nothing: a range
-    /// must cover whole mappings). Unmapped pages' TLB entries are flushed, and the
-    /// page-table pages left without a VMA are freed (free_pgtables).
+    /// munmap(2) of [addr, addr+len) (do_vmi_munmap): a VMA the range cuts is split first
+    /// (at `addr`, then at the end), then every VMA inside is unmapped — its PTEs zapped
+    /// and flushed from the TLBs, its file let go — and the page-table pages left under no
+    /// VMA are freed (free_pgtables). Holes are fine; an unaligned address or a zero length
+    /// is EINVAL.
     pub fn sys_munmap(&mut self, tid: TaskId, addr: u64, len: u64) -> Result<OpResult, Wait> {
         let Some(mm) = self.tasks[tid].mm else {
             return Ok(OpResult::Err(Errno::EINVAL));
@@ -404,17 +406,36 @@ impl Sim {
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Ok(OpResult::Err(Errno::EINVAL));
         }
-        let end = addr + len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
-        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
-        // A range that would split a mapping is refused before anything is unmapped.
-        if starts.iter().any(|s| self.mm(mm).vmas[s].end > end) {
+        let Some(end) = len
+            .div_ceil(PAGE_SIZE)
+            .checked_mul(PAGE_SIZE)
+            .and_then(|l| addr.checked_add(l))
+            .filter(|&e| e <= TASK_SIZE)
+        else {
             return Ok(OpResult::Err(Errno::EINVAL));
-        }
+        };
+        self.split_range_edges(mm, addr, end);
+        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
         for s in starts {
             self.unmap_vma(mm, s);
         }
         self.free_pgtables_range(mm, addr >> PAGE_SHIFT, end >> PAGE_SHIFT);
         Ok(OpResult::None)
+    }
+
+    /// The VMAs of `mm` that `[addr, end)` cuts are split at its edges (split_vma at `addr`,
+    /// then at `end`), so that the range is made of whole VMAs.
+    fn split_range_edges(&mut self, mm: u32, addr: u64, end: u64) {
+        if let Some(v) = self.mm(mm).find_vma(addr).map(|v| v.start) {
+            if v < addr {
+                self.split_vma(mm, v, addr);
+            }
+        }
+        if let Some(v) = self.mm(mm).find_vma(end - 1).map(|v| (v.start, v.end)) {
+            if v.1 > end {
+                self.split_vma(mm, v.0, end);
+            }
+        }
     }
 
     /// Remove one VMA: zap its PTEs (flushing TLBs for the range) and drop it from the file's
@@ -437,18 +458,39 @@ impl Sim {
         }
     }
 
-    /// mprotect(2) on whole VMAs: new permissions; write permission removed from present
-    /// PTEs (and flushed) when the mapping loses PROT_WRITE.
+    /// mprotect(2) of [addr, addr+len) (do_mprotect_pkey): new permissions for the VMAs
+    /// there, a VMA the range cuts split first; write permission is removed from present
+    /// PTEs (and flushed) when a mapping loses PROT_WRITE. The range must be mapped
+    /// throughout: at a hole the VMAs before it keep their new permissions and the call is
+    /// ENOMEM. An unaligned address is EINVAL; a zero length does nothing.
     pub fn sys_mprotect(&mut self, tid: TaskId, addr: u64, len: u64, prot: u32) -> OpResult {
         let Some(mm) = self.tasks[tid].mm else {
             return OpResult::Err(Errno::EINVAL);
         };
-        let end = addr + len;
-        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
-        if starts.is_empty() {
+        if !addr.is_multiple_of(PAGE_SIZE) {
             return OpResult::Err(Errno::EINVAL);
         }
+        let Some(end) = len
+            .div_ceil(PAGE_SIZE)
+            .checked_mul(PAGE_SIZE)
+            .and_then(|l| addr.checked_add(l))
+        else {
+            return OpResult::Err(Errno::ENOMEM);
+        };
+        if end == addr {
+            return OpResult::None;
+        }
+        if self.mm(mm).find_vma(addr).is_none() {
+            return OpResult::Err(Errno::ENOMEM);
+        }
+        self.split_range_edges(mm, addr, end);
+        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
+        let mut covered = addr;
         for s in starts {
+            if s != covered {
+                return OpResult::Err(Errno::ENOMEM); // a hole
+            }
+            covered = self.mm(mm).vmas[&s].end;
             let (vstart, vend, old) = {
                 let v = &self.mm(mm).vmas[&s];
                 (v.start, v.end, v.flags)
@@ -463,6 +505,9 @@ impl Sim {
                     .write_protect_range(vstart >> PAGE_SHIFT, vend >> PAGE_SHIFT);
                 self.flush_tlb_mm_range(mm, vstart >> PAGE_SHIFT, vend >> PAGE_SHIFT);
             }
+        }
+        if covered < end {
+            return OpResult::Err(Errno::ENOMEM);
         }
         OpResult::None
     }

@@ -999,3 +999,55 @@ fn cold_and_pageout_make_active_pages_workingset_from_6_6() {
         m.check();
     }
 }
+
+/// munmap and mprotect of part of a mapping split it (split_vma): the middle of an
+/// anonymous mapping goes (its pages freed, its neighbours kept), a read-only middle keeps
+/// its neighbours writable, and a range with a hole is ENOMEM after the part before it.
+#[test]
+fn partial_munmap_and_mprotect_split_the_vma() {
+    let mut m = M::new(false, KernelEra::V6_18, "");
+    let a = m.map(None, 32, false);
+    m.touch(a, 32, true);
+    run_on(&mut m.sim, 0, m.tid);
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, a + 8 * P, 8 * P),
+        Ok(OpResult::None)
+    );
+    assert_eq!(m.sim.mm(m.mm()).rss_anon, 24);
+    let v = vmas(&m);
+    assert_eq!(
+        v.iter().map(|v| (v.0, v.1)).collect::<Vec<_>>(),
+        [(a, a + 8 * P), (a + 16 * P, a + 32 * P)]
+    );
+    m.check();
+    // Read-only in the middle of the second part.
+    assert_eq!(
+        m.sim.sys_mprotect(m.tid, a + 20 * P, 4 * P, 1),
+        OpResult::None
+    );
+    let v = vmas(&m);
+    assert_eq!(v.len(), 4, "{v:x?}");
+    let w = mmsim::mm::rmap::VM_WRITE;
+    assert_eq!(v[2], (a + 20 * P, a + 24 * P, v[2].2));
+    assert_eq!(v[2].2 & w, 0);
+    assert!(v[1].2 & w != 0 && v[3].2 & w != 0);
+    for i in 20..24 {
+        assert_eq!(m.pte(a + i * P) & pte::WRITE, 0, "page {i} write-protected");
+    }
+    // Across the hole [8, 16): the first part is changed, then ENOMEM.
+    assert_eq!(
+        m.sim.sys_mprotect(m.tid, a, 20 * P, 1),
+        OpResult::Err(Errno::ENOMEM)
+    );
+    assert_eq!(vmas(&m)[0].2 & w, 0);
+    assert_eq!(
+        m.sim.sys_mprotect(m.tid, a + 8 * P, P, 1),
+        OpResult::Err(Errno::ENOMEM)
+    );
+    m.check();
+    // The rest unmaps in one call over the hole.
+    assert_eq!(m.sim.sys_munmap(m.tid, a, 32 * P), Ok(OpResult::None));
+    assert!(vmas(&m).is_empty());
+    assert_eq!(m.sim.mm(m.mm()).rss_anon, 0);
+    m.check();
+}

@@ -1504,7 +1504,7 @@ fn a_task_that_creates_its_mm_runs_with_it_loaded() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
+fn munmap_of_a_misaligned_address_is_einval_and_of_a_partial_mapping_splits_it() {
     let mut sim = machine4(batch_tlb_features(false));
     let a = task_id(&sim, "a");
     let aa = mmap(&mut sim, a, "/data/a", 4, 1, false);
@@ -1518,17 +1518,32 @@ fn munmap_of_a_misaligned_address_or_a_partial_mapping_is_einval() {
         Ok(OpResult::Err(Errno::EINVAL))
     );
     assert_eq!(sim.sys_munmap(a, aa, 0), Ok(OpResult::Err(Errno::EINVAL)));
-    // A range ending inside the mapping: this model does not split VMAs.
-    assert_eq!(
-        sim.sys_munmap(a, aa, PAGE_SIZE),
-        Ok(OpResult::Err(Errno::EINVAL))
-    );
     // The mapping survives every refused call.
     assert!(sim.mm(mm_of(&sim, a)).find_vma(aa).is_some());
     assert_eq!(
         touch(&mut sim, 1, a, aa, 4, false),
         OpResult::Bytes(4 * PAGE_SIZE)
     );
+    // A range ending inside the mapping splits it: the second page goes, the rest stays,
+    // two VMAs (the file held by each).
+    run_on(&mut sim, 1, a);
+    assert_eq!(
+        sim.sys_munmap(a, aa + PAGE_SIZE, PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    let m = mm_of(&sim, a);
+    assert!(sim.mm(m).find_vma(aa + PAGE_SIZE).is_none());
+    assert_eq!(sim.mm(m).find_vma(aa).map(|v| v.end), Some(aa + PAGE_SIZE));
+    assert_eq!(
+        sim.mm(m)
+            .find_vma(aa + 2 * PAGE_SIZE)
+            .map(|v| (v.start, v.end, v.pgoff)),
+        Some((aa + 2 * PAGE_SIZE, aa + 4 * PAGE_SIZE, 2))
+    );
+    assert_eq!(sim.mm(m).pgtable.get((aa + PAGE_SIZE) / PAGE_SIZE), 0);
+    if let Err(e) = check_all(&sim) {
+        panic!("checker: {e}");
+    }
     // A task with no address space at all.
     let b = task_id(&sim, "b");
     assert_eq!(

@@ -71,11 +71,7 @@ impl Sim {
         if !known {
             return OpResult::Err(Errno::EINVAL); // an advice the kernel does not know
         }
-        let Some(end) = len
-            .div_ceil(PAGE_SIZE)
-            .checked_mul(PAGE_SIZE)
-            .and_then(|l| addr.checked_add(l))
-        else {
+        let Some(end) = crate::mm::mmap::page_range_end(addr, len) else {
             return OpResult::Err(Errno::EINVAL);
         };
         if end == addr {

@@ -167,6 +167,14 @@ impl Mm {
     }
 }
 
+/// The end of the page range `[addr, addr + len)` with `len` rounded up to whole pages
+/// (PAGE_ALIGN(len)), or None when it overflows.
+pub fn page_range_end(addr: u64, len: u64) -> Option<u64> {
+    len.div_ceil(PAGE_SIZE)
+        .checked_mul(PAGE_SIZE)
+        .and_then(|l| addr.checked_add(l))
+}
+
 /// PROT_* → VM_* flags.
 pub fn prot_to_vm_flags(prot: u32, shared: bool) -> u64 {
     let mut f = 0;
@@ -406,12 +414,7 @@ impl Sim {
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Ok(OpResult::Err(Errno::EINVAL));
         }
-        let Some(end) = len
-            .div_ceil(PAGE_SIZE)
-            .checked_mul(PAGE_SIZE)
-            .and_then(|l| addr.checked_add(l))
-            .filter(|&e| e <= TASK_SIZE)
-        else {
+        let Some(end) = page_range_end(addr, len).filter(|&e| e <= TASK_SIZE) else {
             return Ok(OpResult::Err(Errno::EINVAL));
         };
         self.split_range_edges(mm, addr, end);
@@ -470,11 +473,7 @@ impl Sim {
         if !addr.is_multiple_of(PAGE_SIZE) {
             return OpResult::Err(Errno::EINVAL);
         }
-        let Some(end) = len
-            .div_ceil(PAGE_SIZE)
-            .checked_mul(PAGE_SIZE)
-            .and_then(|l| addr.checked_add(l))
-        else {
+        let Some(end) = page_range_end(addr, len) else {
             return OpResult::Err(Errno::ENOMEM);
         };
         if end == addr {

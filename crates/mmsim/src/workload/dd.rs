@@ -190,14 +190,7 @@ fn parse_dd(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioError
     };
     let sync = task.opt("sync", want_bool)?.is_some_and(|(b, _)| b);
     let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
-    let dontcache = match task.opt("dontcache", want_bool)? {
-        Some((true, loc)) if nocache => {
-            return Err(
-                loc.err("`dontcache` and `nocache` are two ways to drop the data: choose one")
-            )
-        }
-        d => d.is_some_and(|(b, _)| b),
-    };
+    let dontcache = super::parse_dontcache(task, nocache)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         DdSpec {

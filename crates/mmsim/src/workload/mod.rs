@@ -613,6 +613,16 @@ impl Madvice {
     ];
 }
 
+/// A task's `dontcache` key (RWF_DONTCACHE for its IO), refused beside `nocache = true`.
+pub(crate) fn parse_dontcache(task: &View<'_>, nocache: bool) -> Result<bool, ScenarioError> {
+    match task.opt("dontcache", crate::scenario::want_bool)? {
+        Some((true, loc)) if nocache => {
+            Err(loc.err("`dontcache` and `nocache` are two ways to drop the data: choose one"))
+        }
+        d => Ok(d.is_some_and(|(b, _)| b)),
+    }
+}
+
 /// A task's optional advice key (`advice` of `read`, `madvise` of `anon`): one of the
 /// `names` (Fadvice::ALL, Madvice::ALL), or `"none"` (no call).
 pub(crate) fn parse_advice<A: Copy>(

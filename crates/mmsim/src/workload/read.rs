@@ -177,14 +177,7 @@ fn parse_read(task: &View<'_>, env: &Env<'_>) -> Result<ProgramSpec, ScenarioErr
     let think_ns = task.opt("think", want_duration)?.map_or(0, |(v, _)| v);
     let advice = super::parse_advice(task, "advice", &super::Fadvice::ALL)?;
     let nocache = task.opt("nocache", want_bool)?.is_some_and(|(b, _)| b);
-    let dontcache = match task.opt("dontcache", want_bool)? {
-        Some((true, loc)) if nocache => {
-            return Err(
-                loc.err("`dontcache` and `nocache` are two ways to drop the data: choose one")
-            )
-        }
-        d => d.is_some_and(|(b, _)| b),
-    };
+    let dontcache = super::parse_dontcache(task, nocache)?;
     Ok(ProgramSpec::new(
         PROGRAM.name,
         ReadSpec {

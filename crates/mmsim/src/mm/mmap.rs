@@ -462,7 +462,8 @@ impl Sim {
     }
 
     /// mprotect(2) of [addr, addr+len) (do_mprotect_pkey): new permissions for the VMAs
-    /// there, a VMA the range cuts split first; write permission is removed from present
+    /// there, a VMA the range cuts split first where its flags change (mprotect_fixup
+    /// leaves a VMA whose flags stay the same whole); write permission is removed from present
     /// PTEs (and flushed) when a mapping loses PROT_WRITE. The range must be mapped
     /// throughout: at a hole the VMAs before it keep their new permissions and the call is
     /// ENOMEM. An unaligned address is EINVAL; a zero length does nothing.
@@ -479,24 +480,42 @@ impl Sim {
         if end == addr {
             return OpResult::None;
         }
-        if self.mm(mm).find_vma(addr).is_none() {
+        // The protection bits change; VM_LOCKED and the madvise hints stay.
+        let new_flags =
+            |old: u64| (old & !(VM_READ | VM_WRITE | VM_EXEC)) | prot_to_vm_flags(prot, false);
+        let Some(first) = self.mm(mm).find_vma(addr).map(|v| v.start) else {
             return OpResult::Err(Errno::ENOMEM);
-        }
-        self.split_range_edges(mm, addr, end);
-        let starts: Vec<u64> = self.mm(mm).vmas.range(addr..end).map(|(s, _)| *s).collect();
+        };
+        let starts: Vec<u64> = self
+            .mm(mm)
+            .vmas
+            .range(first..end)
+            .map(|(s, _)| *s)
+            .collect();
         let mut covered = addr;
         for s in starts {
-            if s != covered {
+            if s > covered {
                 return OpResult::Err(Errno::ENOMEM); // a hole
             }
-            covered = self.mm(mm).vmas[&s].end;
-            let (vstart, vend, old) = {
+            let (vend, old) = {
                 let v = &self.mm(mm).vmas[&s];
-                (v.start, v.end, v.flags)
+                (v.end, v.flags)
             };
-            // The protection bits change; VM_LOCKED and the madvise hints stay.
-            let prot_bits = VM_READ | VM_WRITE | VM_EXEC;
-            let flags = (old & !prot_bits) | prot_to_vm_flags(prot, false);
+            covered = vend;
+            let flags = new_flags(old);
+            if flags == old {
+                continue; // mprotect_fixup: nothing to change, the VMA stays whole
+            }
+            // Split off the part outside the range (mprotect_fixup's vma_modify_flags).
+            let mut s = s;
+            if s < addr {
+                self.split_vma(mm, s, addr);
+                s = addr;
+            }
+            if vend > end {
+                self.split_vma(mm, s, end);
+            }
+            let (vstart, vend) = (s, vend.min(end));
             self.vma_set_flags(mm, s, flags);
             if flags & VM_WRITE == 0 {
                 let m = self.mm_mut(mm);

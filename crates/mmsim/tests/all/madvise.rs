@@ -1020,6 +1020,12 @@ fn partial_munmap_and_mprotect_split_the_vma() {
         [(a, a + 8 * P), (a + 16 * P, a + 32 * P)]
     );
     m.check();
+    // The same protection again changes nothing and splits nothing (mprotect_fixup).
+    assert_eq!(
+        m.sim.sys_mprotect(m.tid, a + 20 * P, 4 * P, 3),
+        OpResult::None
+    );
+    assert_eq!(vmas(&m).len(), 2);
     // Read-only in the middle of the second part.
     assert_eq!(
         m.sim.sys_mprotect(m.tid, a + 20 * P, 4 * P, 1),

@@ -97,6 +97,15 @@ impl M {
             panic!("checker: {e}");
         }
     }
+
+    /// The content oracle found nothing wrong: every read saw the data last written.
+    fn oracle_clean(&self) {
+        assert!(
+            self.sim.oracle_violations.is_empty(),
+            "{:?}",
+            self.sim.oracle_violations
+        );
+    }
 }
 
 #[test]
@@ -115,11 +124,7 @@ fn dontneed_frees_private_anonymous_pages_and_the_next_touch_finds_zeroes() {
     assert_eq!(vmstat(&m.sim, VmItem::NrAnonPages), anon - 32);
     // The next read faults in zeroes: the content oracle agrees.
     m.touch(a, 64, false);
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    m.oracle_clean();
     m.check();
 }
 
@@ -205,11 +210,7 @@ fn pageout_swaps_out_anonymous_pages_at_once() {
     complete_io(&mut m.sim);
     // Read back: from the swap cache, the content intact.
     m.touch(a, 64, false);
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    m.oracle_clean();
     m.check();
 }
 
@@ -285,11 +286,7 @@ fn free_lets_reclaim_discard_clean_pages_and_keep_rewritten_ones() {
         assert_eq!(m.pte(a + i * P), 0, "page {i} discarded");
     }
     m.touch(a, 32, false);
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    m.oracle_clean();
     m.check();
 }
 
@@ -307,11 +304,7 @@ fn free_drops_swap_entries_and_refuses_what_is_not_private_anonymous_memory() {
         assert_eq!(m.pte(a + i * P), 0, "page {i}: its swap entry freed");
     }
     m.touch(a, 16, false);
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    m.oracle_clean();
     let f = m.map(Some("/mnt/f"), 8, false);
     assert_eq!(
         m.madvise(f, 8 * P, Madvice::Free),
@@ -858,11 +851,7 @@ fn willneed_swaps_anonymous_pages_back_in_from_3_8() {
         "minor faults only"
     );
     assert_eq!(vmstat(&m.sim, VmItem::Pswpin), pswpin, "nothing read again");
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    m.oracle_clean();
     m.check();
 
     let mut old = M::new(true, KernelEra::V2_6_30, "");

@@ -159,6 +159,24 @@ pub const RULES: &[Rule] = &[
         commit: "mm: fadvise: drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages",
     },
     Rule {
+        feature: "tlb-defer-writable",
+        since: KernelEra::V4_14,
+        version: "4.3",
+        commit: "mm: defer flush of writable TLB entries",
+    },
+    Rule {
+        feature: "tlb-gen",
+        since: KernelEra::V4_14,
+        version: "4.13",
+        commit: "x86/mm: Track the TLB's tlb_gen and update the flushing algorithm",
+    },
+    Rule {
+        feature: "pcid",
+        since: KernelEra::V4_14,
+        version: "4.14",
+        commit: "x86/mm: Enable CR4.PCIDE on supported systems",
+    },
+    Rule {
         feature: "watermark-scale-factor",
         since: KernelEra::V4_14,
         version: "4.6",
@@ -259,6 +277,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_1,
         version: "4.16",
         commit: "mm, swap: Don't use VMA based swap readahead if HDD is used as swap",
+    },
+    Rule {
+        feature: "lazy-tlb-skip",
+        since: KernelEra::V6_1,
+        version: "4.19",
+        commit: "x86/mm/tlb: Only send page table free TLB flush to lazy TLB CPUs",
     },
     Rule {
         feature: "pagevec-15",
@@ -595,6 +619,7 @@ pub fn resolve_features(
         }
     }
     f.era = era;
+    f.check()?;
     Ok(f)
 }
 

@@ -259,6 +259,34 @@ pub struct Features {
     /// RWF_DONTCACHE" and "add buffered write support for RWF_DONTCACHE"): uncached
     /// buffered IO. Off: EOPNOTSUPP.
     pub rwf_dontcache: bool,
+    /// Reclaim defers the TLB flush of a dirty PTE too, noting that the batch may hold a
+    /// writable translation, and flushes the batch before it writes a page out
+    /// (try_to_unmap_flush_dirty; v4.3, "mm: defer flush of writable TLB entries"). Off:
+    /// the seed's first commit — a dirty PTE is flushed at once (flush_tlb_page).
+    pub tlb_defer_writable: bool,
+    /// x86 TLB generations (v4.13, "x86/mm: Track the TLB's tlb_gen and update the
+    /// flushing algorithm", with "mm, x86/mm: Make the batched unmap TLB flush API more
+    /// generic"): every flush of an mm and every unmap added to a batch advances the mm's
+    /// tlb_gen; a CPU records the generation its TLB is current to and a flush request
+    /// finding it current does nothing; a range flush is done page by page only when the
+    /// CPU is exactly one generation behind, else in full; the batch flush goes through
+    /// flush_tlb_others (nr_tlb_local_flush_all, nr_tlb_remote_flush once); a lazy CPU
+    /// that takes a flush leaves the mm. Off: the 4.3 form (every target flushes, the
+    /// batch's local flush counted as received).
+    pub tlb_gen: bool,
+    /// PCID (v4.14, "x86/mm: Enable CR4.PCIDE on supported systems"): each CPU keeps
+    /// translations of up to six mms (TLB_NR_DYN_ASIDS) across switches and flushes an mm's
+    /// on a switch only if it missed a flush (its tlb_gen); a CPU that runs a kernel thread
+    /// or idles switches to init_mm at once (tlb_defer_switch_to_init_mm), leaving the mm's
+    /// cpumask. Needs `tlb-gen`. Off: a switch of mm flushes the whole TLB.
+    pub pcid: bool,
+    /// Lazy TLB CPUs get no flush IPIs (v4.19, "x86/mm/tlb: Only send page table free TLB
+    /// flush to lazy TLB CPUs" with "x86/mm/tlb: Always use lazy TLB mode" and "Make lazy
+    /// TLB mode lazier"): a CPU running a kernel thread or idle keeps the last mm loaded
+    /// and in its cpumask, flushes skip it, and it flushes on its return if the mm's
+    /// tlb_gen moved meanwhile. Needs `tlb-gen`. Off: such a CPU takes the flush IPIs (and
+    /// leaves the mm at the first), or with `pcid` switches to init_mm at once.
+    pub lazy_tlb_skip: bool,
     /// The kswapd watermarks' distance (low − min, high − low) is the larger of min / 4 and
     /// 0.1 % of the zone (watermark_scale_factor 10; v4.6, "mm: scale kswapd watermarks in
     /// proportion to memory"). Off: min / 4 — on a large machine kswapd wakes closer to the
@@ -436,6 +464,10 @@ impl Features {
             vma_has_recency: false,
             madvise_active_workingset: false,
             rwf_dontcache: false,
+            tlb_defer_writable: false,
+            tlb_gen: false,
+            pcid: false,
+            lazy_tlb_skip: false,
             watermark_scale_factor: false,
             min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
@@ -537,6 +569,10 @@ impl Features {
             "vma-has-recency" => self.vma_has_recency = on,
             "madvise-active-workingset" => self.madvise_active_workingset = on,
             "rwf-dontcache" => self.rwf_dontcache = on,
+            "tlb-defer-writable" => self.tlb_defer_writable = on,
+            "tlb-gen" => self.tlb_gen = on,
+            "pcid" => self.pcid = on,
+            "lazy-tlb-skip" => self.lazy_tlb_skip = on,
             "watermark-scale-factor" => self.watermark_scale_factor = on,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
@@ -621,6 +657,10 @@ impl Features {
             "vma-has-recency" => self.vma_has_recency,
             "madvise-active-workingset" => self.madvise_active_workingset,
             "rwf-dontcache" => self.rwf_dontcache,
+            "tlb-defer-writable" => self.tlb_defer_writable,
+            "tlb-gen" => self.tlb_gen,
+            "pcid" => self.pcid,
+            "lazy-tlb-skip" => self.lazy_tlb_skip,
             "watermark-scale-factor" => self.watermark_scale_factor,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
@@ -654,6 +694,19 @@ impl Features {
             "reclaim-throttle" => self.reclaim_throttle,
             _ => return None,
         })
+    }
+    /// Switches that need another: `pcid` and `lazy-tlb-skip` keep a CPU's translations
+    /// across switches by the TLB generations of `tlb-gen` (no kernel had them without it).
+    pub fn check(&self) -> Result<(), String> {
+        for (name, on) in [("pcid", self.pcid), ("lazy-tlb-skip", self.lazy_tlb_skip)] {
+            if on && !self.tlb_gen {
+                return Err(format!(
+                    "feature `{name}` needs `tlb-gen` (a CPU keeps translations across switches only \
+                     by the TLB generations; no kernel had one without the other): add `+tlb-gen` or `-{name}`"
+                ));
+            }
+        }
+        Ok(())
     }
     /// name → on, for reports.
     pub fn to_map(&self) -> BTreeMap<String, bool> {
@@ -884,6 +937,8 @@ pub struct Sim {
     pub cpu_active_mm: Vec<Option<u32>>,
     /// The CPU runs a kernel thread on a borrowed mm (lazy TLB mode).
     pub cpu_lazy: Vec<bool>,
+    /// Per CPU, its TLB's address-space contexts (cpu_tlbstate; `tlb-gen`, `pcid`).
+    pub cpu_tlbstate: Vec<crate::arch::tlb::CpuTlbState>,
     /// Each node's zonelist (fallback order), built at boot.
     pub zonelists: Vec<Vec<usize>>,
     /// Page versions each write request carried at submission, by request id.
@@ -1182,6 +1237,7 @@ impl Sim {
             mms: Vec::new(),
             cpu_active_mm: vec![None; nr_cpus],
             cpu_lazy: vec![false; nr_cpus],
+            cpu_tlbstate: vec![Default::default(); nr_cpus],
             debug_defer_dirty_flush: false,
             debug_skip_lru_del_on_free: false,
             last_user_step_ps: 0,
@@ -2104,6 +2160,11 @@ impl Sim {
             }
             self.last_ran[c] = Some(tid);
             self.switch_mm(c, tid);
+        } else if self.cpu_lazy[c]
+            || (self.tasks[tid].mm.is_some() && self.cpu_active_mm[c] != self.tasks[tid].mm)
+        {
+            // Back from idle (lazy TLB mode, or init_mm after a flush or with PCID).
+            self.switch_mm(c, tid);
         }
         self.hash_event(3, tid as u64);
         if !self.tasks[tid].is_kthread() {
@@ -2117,6 +2178,10 @@ impl Sim {
             // Round robin: to the back of the queue.
             self.runqueues[c].push(tid);
             self.rq_nonempty.set(c);
+        } else if self.runqueues[c].is_empty() {
+            // The CPU goes idle: the idle task is a kernel thread (context_switch's
+            // enter_lazy_tlb).
+            self.enter_lazy_tlb(c);
         }
         self.cur.task = None;
         self.set_func(KFunc::Idle);

@@ -512,12 +512,26 @@ pub fn generate(seed: u64) -> SwarmCase {
     // The era, and for each of its rules whether `[features]` overrides it.
     let era = *pick(&mut rng, ERAS);
     let mut block = String::from("\n[features]\n");
-    let mut on = Vec::new();
+    let mut overrides: Vec<(&str, bool)> = Vec::new();
+    let mut effective = era.features("vanilla").expect("the vanilla preset");
     for (f, v) in drawn {
         let rule = RULES.iter().any(|r| r.feature == f);
         if rule && !rng.gen_bool(0.25) {
             continue;
         }
+        overrides.push((f, v));
+        effective.set(f, v);
+    }
+    if effective.check().is_err() {
+        // PCID and lazy TLB mode need the TLB generations: a case that keeps either keeps
+        // them too.
+        match overrides.iter_mut().find(|(f, _)| *f == "tlb-gen") {
+            Some(o) => o.1 = true,
+            None => overrides.push(("tlb-gen", true)),
+        }
+    }
+    let mut on = Vec::new();
+    for (f, v) in overrides {
         let _ = writeln!(block, "{f} = {v}");
         on.push(format!("{}{f}", if v { '+' } else { '-' }));
     }

@@ -33,6 +33,8 @@ use crate::sim::{Ctx, Sim};
 
 /// Ways per set.
 pub const TLB_WAYS: usize = 4;
+/// How many mms a TLB tracks as having entries since its last full flush (`Tlb::flush_mm`).
+const PRESENT_MMS: usize = 8;
 /// Default entries per CPU.
 pub const TLB_ENTRIES: usize = 1536;
 /// tlb_single_page_flush_ceiling: above this many pages a range flush is a full flush.
@@ -167,6 +169,13 @@ pub struct Tlb {
     set_magic: u64,
     /// The current generation (bumped by `flush_all`).
     gen: u32,
+    /// The mms (id + 1) filled since the last full flush, up to `PRESENT_MMS` of them
+    /// (`flush_mm` of the only one is a full flush), and whether more were.
+    present: [u32; PRESENT_MMS],
+    /// How many of `present` are in use.
+    n_present: u8,
+    /// More mms than `present` holds were filled since the last full flush.
+    present_overflow: bool,
     /// Hits.
     pub hits: u64,
     /// Misses (page walks).
@@ -182,8 +191,26 @@ impl Tlb {
             owners: vec![[(0, 0); TLB_WAYS]; sets],
             set_magic: fastmod_magic(sets as u64),
             gen: 0,
+            present: [0; PRESENT_MMS],
+            n_present: 0,
+            present_overflow: false,
             hits: 0,
             misses: 0,
+        }
+    }
+
+    /// Remember that `mm1` (an mm id + 1) has entries since the last full flush.
+    #[inline]
+    fn note_present(&mut self, mm1: u32) {
+        let n = usize::from(self.n_present);
+        if self.present[..n].contains(&mm1) {
+            return;
+        }
+        if n < PRESENT_MMS {
+            self.present[n] = mm1;
+            self.n_present += 1;
+        } else {
+            self.present_overflow = true;
         }
     }
 
@@ -273,6 +300,9 @@ impl Tlb {
     /// else in the first free way, else in place of the set's least recently used.
     pub fn fill(&mut self, e: TlbEntry) {
         let mm = e.mm - 1;
+        if self.n_present == 0 || self.present[0] != e.mm || self.n_present > 1 {
+            self.note_present(e.mm);
+        }
         let s = self.set_of(mm, e.vpn);
         let tag = Self::tag(mm, e.vpn);
         let set = self.set_mut(s);
@@ -295,9 +325,35 @@ impl Tlb {
         }
     }
 
+    /// Flush the translations of one mm (a CR3 write without NOFLUSH for its PCID, or
+    /// INVPCID single-context): a full flush when no other mm has filled an entry since
+    /// the last one, else each set's ways of `mm` are invalidated.
+    pub fn flush_mm(&mut self, mm: u32) {
+        let mm1 = mm + 1;
+        let n = usize::from(self.n_present);
+        if !self.present_overflow && self.present[..n].iter().all(|&x| x == mm1) {
+            self.flush_all();
+            return;
+        }
+        let gen = self.gen;
+        for set in self.sets.iter_mut().filter(|s| s.gen == gen) {
+            for w in 0..TLB_WAYS {
+                if set.tag[w] != 0 && (set.tag[w] >> TAG_VPN_BITS) as u32 == mm1 {
+                    set.tag[w] = 0;
+                }
+            }
+        }
+        if let Some(i) = self.present[..n].iter().position(|&x| x == mm1) {
+            self.present.copy_within(i + 1..n, i);
+            self.n_present -= 1;
+        }
+    }
+
     /// Full flush (CR3 reload without PCID): a new generation.
     #[inline]
     pub fn flush_all(&mut self) {
+        self.n_present = 0;
+        self.present_overflow = false;
         if self.gen == u32::MAX {
             // The generation would wrap: clear eagerly once and start again at 0.
             self.sets.fill(TlbSet::EMPTY);
@@ -337,6 +393,38 @@ fn fastmod(n: u64, magic: u64, d: u64) -> u64 {
     ((u128::from(low) * u128::from(d)) >> 64) as u64
 }
 
+/// TLB_NR_DYN_ASIDS: the address spaces a CPU keeps translations of with PCID.
+pub const TLB_NR_DYN_ASIDS: usize = 6;
+
+/// "No mm" in a [`FlushInfo`]: the batched unmap flush (flush_tlb_info.mm == NULL).
+pub const FLUSH_NO_MM: u32 = u32::MAX;
+
+/// struct tlb_state's context part (`tlb-gen`, `pcid`): per ASID, the mm it holds and the
+/// tlb_gen its translations are current to.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuTlbState {
+    /// ctxs[asid]: (mm id + 1, or 0 for none; tlb_gen). Without PCID only ASID 0 is used.
+    pub ctxs: [(u32, u64); TLB_NR_DYN_ASIDS],
+    /// loaded_mm_asid.
+    pub loaded_asid: u8,
+    /// next_asid: the slot choose_new_asid takes next when the mm has none.
+    pub next_asid: u8,
+}
+
+/// struct flush_tlb_info (`tlb-gen`): what a flush asks of each CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlushInfo {
+    /// The mm, or `FLUSH_NO_MM` for the batched unmap flush (each CPU checks the mm it has
+    /// loaded).
+    pub mm: u32,
+    /// First virtual page of the range.
+    pub start: u64,
+    /// Pages in the range, or 0 for a full flush (TLB_FLUSH_ALL).
+    pub pages: u32,
+    /// The mm's tlb_gen this flush was made for (0: TLB_GENERATION_INVALID, the batch).
+    pub new_gen: u64,
+}
+
 /// What an IPI asks the target to flush.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlushKind {
@@ -349,6 +437,8 @@ pub enum FlushKind {
     },
     /// Everything (the batched unmap flush, or a range above the ceiling).
     All,
+    /// flush_tlb_func of 4.13+ (`tlb-gen`).
+    Gen(FlushInfo),
 }
 
 impl Sim {
@@ -447,6 +537,7 @@ impl Sim {
                 self.charge(self.costs.tlb_flush_all_ps);
                 self.tlbs[c].flush_all();
             }
+            FlushKind::Gen(f) => self.flush_tlb_func(c, f, false),
         }
         self.psi_account_irqtime(c, irq_start);
         self.switch_ctx(saved);
@@ -463,6 +554,11 @@ impl Sim {
     /// flush_tlb_page: INVLPG locally (if this CPU has the mm loaded), then one IPI to every
     /// other CPU in the mm's cpumask, waiting for them.
     pub fn flush_tlb_page(&mut self, mm: u32, vpn: u64) {
+        if self.features.tlb_gen {
+            // 4.13: "x86/mm: Reimplement flush_tlb_page() using flush_tlb_mm_range()".
+            self.flush_tlb_mm_range(mm, vpn, vpn + 1);
+            return;
+        }
         let prev = self.enter(KFunc::FlushTlbPage);
         let me = self.cur.cpu;
         if self.cpu_active_mm[me] == Some(mm) {
@@ -500,6 +596,10 @@ impl Sim {
     pub fn flush_tlb_mm_range(&mut self, mm: u32, start_vpn: u64, end_vpn: u64) {
         let n = end_vpn.saturating_sub(start_vpn);
         if n == 0 {
+            return;
+        }
+        if self.features.tlb_gen {
+            self.flush_tlb_mm_range_gen(mm, start_vpn, n);
             return;
         }
         if n > TLB_SINGLE_PAGE_FLUSH_CEILING {
@@ -544,6 +644,140 @@ impl Sim {
                 self.send_tlb_ipis(&others, kind, true);
             }
             self.leave(prev);
+        }
+    }
+
+    /// inc_mm_tlb_gen: a flush of `mm` (or an unmap added to a batch) starts; the new
+    /// generation.
+    pub fn inc_mm_tlb_gen(&mut self, mm: u32) -> u64 {
+        let m = self.mm_mut(mm);
+        m.tlb_gen += 1;
+        m.tlb_gen
+    }
+
+    /// The CPUs of `mask` but `me` a flush IPI goes to: from v4.19 (`lazy-tlb-skip`) not
+    /// those in lazy TLB mode (native_flush_tlb_multi's should_flush_tlb; no flush here
+    /// frees page tables, the case that still reaches them: page-table pages are freed
+    /// only when the mm goes, which needs no flush).
+    fn flush_targets(&self, mask: &Cpumask, me: crate::machine::CpuId) -> Cpumask {
+        let mut others = mask.without(me);
+        if self.features.lazy_tlb_skip {
+            for c in mask.iter() {
+                if self.cpu_lazy[c] {
+                    others.clear(c);
+                }
+            }
+        }
+        others
+    }
+
+    /// flush_tlb_mm_range of 4.13+ (`tlb-gen`): the mm's generation advances; the local
+    /// CPU, if it has the mm loaded, and each other CPU in its cpumask (one IPI round,
+    /// nr_tlb_remote_flush once) run flush_tlb_func for `n` pages from `start` — a full
+    /// flush above tlb_single_page_flush_ceiling.
+    fn flush_tlb_mm_range_gen(&mut self, mm: u32, start: u64, n: u64) {
+        let prev = self.enter(KFunc::FlushTlbPage);
+        let new_gen = self.inc_mm_tlb_gen(mm);
+        let f = FlushInfo {
+            mm,
+            start,
+            pages: if n > TLB_SINGLE_PAGE_FLUSH_CEILING {
+                0
+            } else {
+                n as u32
+            },
+            new_gen,
+        };
+        let me = self.cur.cpu;
+        if self.cpu_active_mm[me] == Some(mm) {
+            self.flush_tlb_func(me, f, true);
+        }
+        if self.mm(mm).cpumask().any_but(me) {
+            self.vmstat.inc(VmItem::NrTlbRemoteFlush);
+            let targets = self.flush_targets(self.mm(mm).cpumask(), me);
+            self.send_tlb_ipis(&targets, FlushKind::Gen(f), true);
+        }
+        self.leave(prev);
+    }
+
+    /// The batched unmap flush of 4.13+ (arch_tlbbatch_flush; `tlb-gen`): flush_tlb_func
+    /// with no mm on the local CPU if it is in the batch's mask, and through
+    /// flush_tlb_others on the others (nr_tlb_remote_flush once): each CPU flushes in full
+    /// if the mm it has loaded is behind its tlb_gen, and does nothing if it is current.
+    pub(crate) fn arch_tlbbatch_flush(&mut self, mask: &Cpumask) {
+        let f = FlushInfo {
+            mm: FLUSH_NO_MM,
+            start: 0,
+            pages: 0,
+            new_gen: 0,
+        };
+        let me = self.cur.cpu;
+        let any_other = mask.any_but(me);
+        if mask.test(me) && !(any_other && self.features.lazy_tlb_skip && self.cpu_lazy[me]) {
+            self.flush_tlb_func(me, f, true);
+        }
+        if any_other {
+            self.vmstat.inc(VmItem::NrTlbRemoteFlush);
+            let targets = self.flush_targets(mask, me);
+            self.send_tlb_ipis(&targets, FlushKind::Gen(f), true);
+        }
+    }
+
+    /// flush_tlb_func of 4.13+ (`tlb-gen`) on `cpu` (`local`: the flushing CPU itself,
+    /// else an IPI's target, which counts nr_tlb_remote_flush_received). A CPU with another
+    /// mm loaded than the one flushed, or none, does nothing; a lazy one leaves its mm
+    /// (switch_mm to init_mm); one whose translations are current to the mm's tlb_gen does
+    /// nothing; one exactly one generation behind a range flush made for the newest
+    /// generation flushes those pages (INVLPG each); any other flushes the mm in full.
+    pub(crate) fn flush_tlb_func(&mut self, cpu: crate::machine::CpuId, f: FlushInfo, local: bool) {
+        if !local {
+            self.vmstat.inc(VmItem::NrTlbRemoteFlushReceived);
+            if f.mm != FLUSH_NO_MM && self.cpu_active_mm[cpu] != Some(f.mm) {
+                return;
+            }
+        }
+        let Some(loaded) = self.cpu_active_mm[cpu] else {
+            return;
+        };
+        if self.cpu_lazy[cpu] {
+            self.leave_mm(cpu);
+            return;
+        }
+        let asid = usize::from(self.cpu_tlbstate[cpu].loaded_asid);
+        let local_gen = self.cpu_tlbstate[cpu].ctxs[asid].1;
+        if f.new_gen != 0 && f.new_gen <= local_gen {
+            return;
+        }
+        let mm_gen = self.mm(loaded).tlb_gen;
+        if local_gen == mm_gen {
+            return;
+        }
+        if f.pages != 0 && f.new_gen == local_gen + 1 && f.new_gen == mm_gen {
+            for vpn in f.start..f.start + u64::from(f.pages) {
+                self.charge(self.costs.invlpg_ps);
+                self.tlbs[cpu].flush_one(loaded, vpn);
+            }
+            if local {
+                self.vmstat
+                    .add(VmItem::NrTlbLocalFlushOne, i64::from(f.pages));
+            }
+        } else {
+            self.charge(self.costs.tlb_flush_all_ps);
+            self.flush_tlb_local(cpu, loaded);
+            if local {
+                self.vmstat.inc(VmItem::NrTlbLocalFlushAll);
+            }
+        }
+        self.cpu_tlbstate[cpu].ctxs[asid].1 = mm_gen;
+    }
+
+    /// flush_tlb_local: with PCID only the loaded ASID's translations (the mm's), without
+    /// it the whole TLB.
+    pub(crate) fn flush_tlb_local(&mut self, cpu: crate::machine::CpuId, mm: u32) {
+        if self.features.pcid {
+            self.tlbs[cpu].flush_mm(mm);
+        } else {
+            self.tlbs[cpu].flush_all();
         }
     }
 }
@@ -598,6 +832,15 @@ mod tests {
                 }
             }
         }
+        fn flush_mm(&mut self, mm: u32) {
+            for set in self.sets.iter_mut() {
+                for (e, st) in set.iter_mut() {
+                    if e.mm == mm + 1 {
+                        (*e, *st) = (TlbEntry::default(), 0);
+                    }
+                }
+            }
+        }
         fn flush_all(&mut self) {
             for set in self.sets.iter_mut() {
                 *set = [(TlbEntry::default(), 0); TLB_WAYS];
@@ -621,19 +864,22 @@ mod tests {
         Fill(u32, u64, u32, bool, bool),
         SetDirty(u32, u64),
         FlushOne(u32, u64),
+        FlushMm(u32),
         FlushAll,
     }
 
     fn op() -> impl Strategy<Value = Op> {
-        // Few mms and pages, so that sets fill, collide and evict.
-        let mm = 0u32..3;
+        // Few mms and pages, so that sets fill, collide and evict; sometimes more mms than
+        // a TLB tracks as present (`flush_mm`'s scan).
+        let mm = prop_oneof![4 => 0u32..3, 1 => 0u32..12];
         let vpn = prop_oneof![0u64..24, Just((1 << TAG_VPN_BITS) - 1)];
         prop_oneof![
             4 => (mm.clone(), vpn.clone()).prop_map(|(m, v)| Op::Lookup(m, v)),
             4 => (mm.clone(), vpn.clone(), 0u32..1000, any::<bool>(), any::<bool>())
                 .prop_map(|(m, v, p, w, d)| Op::Fill(m, v, p, w, d)),
             1 => (mm.clone(), vpn.clone()).prop_map(|(m, v)| Op::SetDirty(m, v)),
-            1 => (mm, vpn).prop_map(|(m, v)| Op::FlushOne(m, v)),
+            1 => (mm.clone(), vpn).prop_map(|(m, v)| Op::FlushOne(m, v)),
+            1 => mm.prop_map(Op::FlushMm),
             1 => Just(Op::FlushAll),
         ]
     }
@@ -674,6 +920,10 @@ mod tests {
                         let s = t.set_of(mm, vpn);
                         t.flush_one(mm, vpn);
                         r.flush_one(s, mm, vpn);
+                    }
+                    Op::FlushMm(mm) => {
+                        t.flush_mm(mm);
+                        r.flush_mm(mm);
                     }
                     Op::FlushAll => {
                         t.flush_all();

@@ -83,6 +83,9 @@ pub struct Mm {
     pub pgtable: PageTable,
     /// mm_cpumask.
     cpumask: crate::machine::Cpumask,
+    /// mm->context.tlb_gen (`tlb-gen`): advanced by every flush of the mm and every unmap
+    /// added to a reclaim batch; a CPU whose TLB is current to it needs no flush.
+    pub tlb_gen: u64,
     /// Next free address for mmap.
     pub mmap_next: u64,
     /// Content oracle for anonymous (and COW) pages: newest version by virtual page.
@@ -113,6 +116,7 @@ impl Mm {
             vmas: BTreeMap::new(),
             pgtable: PageTable::default(),
             cpumask: crate::machine::Cpumask::default(),
+            tlb_gen: 0,
             mmap_next: MMAP_BASE,
             anon_expected: Default::default(),
             rss_file: 0,
@@ -259,19 +263,29 @@ impl Sim {
     }
 
     /// switch_mm when `tid` runs on `cpu`: a CPU switching to another mm leaves the old
-    /// mm's cpumask and flushes its TLB (no PCID); a kernel thread keeps the old mm lazily.
+    /// mm's cpumask and joins the new one's, flushing its TLB without PCID, and with it
+    /// (`pcid`) only if the new mm's translations it kept missed a flush; a kernel thread
+    /// enters lazy TLB mode (`enter_lazy_tlb`). A CPU back from lazy mode on the same mm
+    /// flushes if the mm's tlb_gen moved meanwhile (`tlb-gen`; it took no IPI then).
     pub fn switch_mm(&mut self, cpu: CpuId, tid: TaskId) {
         let next = self.tasks[tid].mm;
         if let Some(m) = next.and_then(|n| self.mms[n as usize].as_mut()) {
             m.lru_gen_bitmap = u64::MAX; // lru_gen_use_mm
         }
         let Some(next) = next else {
-            // Kernel thread: lazy TLB mode, the previous mm stays loaded.
-            self.cpu_lazy[cpu] = self.cpu_active_mm[cpu].is_some();
+            self.enter_lazy_tlb(cpu);
             return;
         };
-        self.cpu_lazy[cpu] = false;
+        let was_lazy = std::mem::replace(&mut self.cpu_lazy[cpu], false);
         if self.cpu_active_mm[cpu] == Some(next) {
+            if was_lazy && self.features.tlb_gen {
+                let asid = usize::from(self.cpu_tlbstate[cpu].loaded_asid);
+                let gen = self.mm(next).tlb_gen;
+                if self.cpu_tlbstate[cpu].ctxs[asid].1 != gen {
+                    self.flush_tlb_local(cpu, next);
+                    self.cpu_tlbstate[cpu].ctxs[asid].1 = gen;
+                }
+            }
             return;
         }
         if let Some(prev) = self.cpu_active_mm[cpu] {
@@ -279,12 +293,64 @@ impl Sim {
                 m.cpumask_clear(cpu);
             }
         }
-        self.tlbs[cpu].flush_all(); // CR3 load without PCID
         self.mm_mut(next).cpumask_set(cpu);
+        if self.features.tlb_gen {
+            self.load_new_mm_cr3(cpu, next);
+        } else {
+            self.tlbs[cpu].flush_all(); // CR3 load without PCID
+        }
         self.cpu_active_mm[cpu] = Some(next);
     }
 
-    /// leave_mm: a lazy CPU drops the borrowed mm after a flush IPI.
+    /// The TLB side of a switch to `next` with TLB generations (4.13+): without PCID the
+    /// CR3 load flushes everything and ASID 0 is current to the mm's tlb_gen; with PCID
+    /// (choose_new_asid) the ASID that holds `next` is reused, flushed only if behind, else
+    /// the next ASID in turn is taken over and flushed (its old mm's translations go).
+    fn load_new_mm_cr3(&mut self, cpu: CpuId, next: u32) {
+        let gen = self.mm(next).tlb_gen;
+        let st = &mut self.cpu_tlbstate[cpu];
+        if !self.features.pcid {
+            st.loaded_asid = 0;
+            st.ctxs[0] = (next + 1, gen);
+            self.tlbs[cpu].flush_all();
+            return;
+        }
+        if let Some(asid) = st.ctxs.iter().position(|&(m, _)| m == next + 1) {
+            let behind = st.ctxs[asid].1 < gen;
+            st.loaded_asid = asid as u8;
+            st.ctxs[asid].1 = gen;
+            if behind {
+                self.tlbs[cpu].flush_mm(next);
+            }
+            return;
+        }
+        let asid = usize::from(st.next_asid);
+        st.next_asid = ((asid + 1) % crate::arch::tlb::TLB_NR_DYN_ASIDS) as u8;
+        let old = std::mem::replace(&mut st.ctxs[asid], (next + 1, gen));
+        st.loaded_asid = asid as u8;
+        if old.0 != 0 {
+            self.tlbs[cpu].flush_mm(old.0 - 1);
+        }
+    }
+
+    /// enter_lazy_tlb: the CPU runs a kernel thread or goes idle and keeps the last user mm
+    /// loaded (lazy TLB mode) — except with PCID before v4.19 (`pcid` without
+    /// `lazy-tlb-skip`: tlb_defer_switch_to_init_mm), where it switches to init_mm at once
+    /// and leaves the mm's cpumask, its translations kept under their ASID.
+    pub fn enter_lazy_tlb(&mut self, cpu: CpuId) {
+        if self.cpu_active_mm[cpu].is_none() || self.cpu_lazy[cpu] {
+            return;
+        }
+        if self.features.pcid && !self.features.lazy_tlb_skip {
+            self.leave_mm(cpu);
+        } else {
+            self.cpu_lazy[cpu] = true;
+        }
+    }
+
+    /// leave_mm (switch_mm to init_mm): the CPU drops the mm it has loaded and leaves its
+    /// cpumask; without PCID the CR3 load flushes its TLB, with it the translations stay
+    /// under the mm's ASID, current to the generation they had.
     pub fn leave_mm(&mut self, cpu: CpuId) {
         if let Some(prev) = self.cpu_active_mm[cpu].take() {
             if let Some(m) = self.mms[prev as usize].as_mut() {
@@ -292,7 +358,9 @@ impl Sim {
             }
         }
         self.cpu_lazy[cpu] = false;
-        self.tlbs[cpu].flush_all();
+        if !self.features.pcid {
+            self.tlbs[cpu].flush_all();
+        }
     }
 
     /// mmap(2): map a file or anonymous memory at the next free address.
@@ -626,7 +694,18 @@ impl Sim {
             if self.cpu_active_mm[c] == Some(mm) {
                 self.cpu_active_mm[c] = None;
                 self.cpu_lazy[c] = false;
-                self.tlbs[c].flush_all();
+                if !self.features.pcid {
+                    self.tlbs[c].flush_all();
+                }
+            }
+            // The mm's ASID and translations go with it (the kernel's ctx_id is never
+            // reused; here an mm id may be).
+            if self.features.pcid {
+                let st = &mut self.cpu_tlbstate[c];
+                if let Some(asid) = st.ctxs.iter().position(|&(m, _)| m == mm + 1) {
+                    st.ctxs[asid] = (0, 0);
+                    self.tlbs[c].flush_mm(mm);
+                }
             }
         }
         self.free_pgtables(mm);

@@ -66,6 +66,9 @@ pub struct TlbflushUnmapBatch {
     pub cpumask: crate::machine::Cpumask,
     /// True if any bit in cpumask is set.
     pub flush_required: bool,
+    /// A dirty PTE's flush was deferred (`tlb-defer-writable`): the batch must be flushed
+    /// before the page is written out (try_to_unmap_flush_dirty).
+    pub writable: bool,
 }
 
 impl Sim {
@@ -280,13 +283,19 @@ impl Sim {
         self.mm(mm).cpumask().any_but(self.cur.cpu)
     }
 
-    /// set_tlb_ubc_flush_pending: remember the mm's CPUs in the running task's batch.
-    fn set_tlb_ubc_flush_pending(&mut self, mm: u32) {
+    /// set_tlb_ubc_flush_pending: remember the mm's CPUs in the running task's batch
+    /// (arch_tlbbatch_add_mm: from v4.13, `tlb-gen`, the mm's tlb_gen advances), and
+    /// whether a writable translation may be among them.
+    fn set_tlb_ubc_flush_pending(&mut self, mm: u32, writable: bool) {
         let Some(t) = self.cur.task else { return };
+        if self.features.tlb_gen {
+            self.inc_mm_tlb_gen(mm);
+        }
         let mask = self.mms[mm as usize].as_ref().expect("live mm").cpumask();
         let ubc = &mut self.tasks[t].tlb_ubc;
         ubc.cpumask.or(mask);
         ubc.flush_required = true;
+        ubc.writable |= writable;
     }
 
     fn try_to_unmap_one(
@@ -345,11 +354,15 @@ impl Sim {
             *pp = newpte;
         }
         if self.should_defer_flush(mm, batch) {
-            // Potentially writable TLBs must be flushed before IO.
-            if dirty && !self.debug_defer_dirty_flush {
+            if dirty && !self.features.tlb_defer_writable && !self.debug_defer_dirty_flush {
+                // The seed's first commit: a potentially writable translation is flushed
+                // at once, before any IO.
                 self.flush_tlb_page(mm, vpn);
             } else {
-                self.set_tlb_ubc_flush_pending(mm);
+                // From v4.3 (`tlb-defer-writable`) deferred too, the batch flushed before
+                // the page is written out (try_to_unmap_flush_dirty). The debug switch
+                // defers it without saying so: nothing flushes it before the IO.
+                self.set_tlb_ubc_flush_pending(mm, dirty && !self.debug_defer_dirty_flush);
             }
         } else {
             self.flush_tlb_page(mm, vpn);
@@ -395,7 +408,7 @@ impl Sim {
         self.mm_mut(mm).rss_anon -= 1;
         self.mm_mut(mm).anon_expected.remove(&vpn);
         if self.should_defer_flush(mm, batch) {
-            self.set_tlb_ubc_flush_pending(mm);
+            self.set_tlb_ubc_flush_pending(mm, false);
         } else {
             self.flush_tlb_page(mm, vpn);
         }
@@ -420,6 +433,14 @@ impl Sim {
         }
         let me = self.cur.cpu;
         let mask = self.tasks[t].tlb_ubc.cpumask;
+        if self.features.tlb_gen {
+            self.arch_tlbbatch_flush(&mask);
+            let ubc = &mut self.tasks[t].tlb_ubc;
+            ubc.cpumask.clear_all();
+            ubc.flush_required = false;
+            ubc.writable = false;
+            return;
+        }
         if mask.test(me) {
             // percpu_flush_tlb_batch_pages on this CPU: counted like a received flush.
             self.vmstat.inc(VmItem::NrTlbRemoteFlushReceived);
@@ -433,13 +454,23 @@ impl Sim {
         let ubc = &mut self.tasks[t].tlb_ubc;
         ubc.cpumask.clear_all();
         ubc.flush_required = false;
+        ubc.writable = false;
     }
 
-    /// try_to_unmap_flush_dirty: in the seed's version dirty PTEs are flushed at once, so no
-    /// writable translation is ever pending before IO and there is nothing to do. (The debug
-    /// switch `debug_defer_dirty_flush` defers them anyway, without this flush: the unsafe
-    /// variant the content oracle must catch.)
-    pub fn try_to_unmap_flush_dirty(&mut self) {}
+    /// try_to_unmap_flush_dirty: flush the batch if it may hold a writable translation
+    /// (`tlb-defer-writable`, v4.3). In the seed's first commit dirty PTEs are flushed at
+    /// once, so none is ever pending before IO and there is nothing to do. (The debug
+    /// switch `debug_defer_dirty_flush` defers them without marking the batch writable,
+    /// so this does not flush them: the unsafe variant the content oracle must catch.)
+    pub fn try_to_unmap_flush_dirty(&mut self) {
+        if self
+            .cur
+            .task
+            .is_some_and(|t| self.tasks[t].tlb_ubc.writable)
+        {
+            self.try_to_unmap_flush();
+        }
+    }
 
     /// Whether a page is an anonymous page.
     pub fn page_anon(&self, pfn: Pfn) -> bool {

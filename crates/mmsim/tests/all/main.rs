@@ -39,6 +39,7 @@ mod swap_errors;
 mod swap_readahead;
 mod swap_slots;
 mod threads;
+mod tlb_eras;
 mod truncate;
 mod vfs_caches;
 mod vm;

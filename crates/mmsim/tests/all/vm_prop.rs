@@ -4,7 +4,9 @@
 //! batched). After every operation (and the delivery of the IPIs it sent, as the sender
 //! waits for them) the invariant checker and the page-table checker pass, the content
 //! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
-//! its page table.
+//! its page table. The x86 TLB rules of later eras are drawn too (deferred writable
+//! flushes, TLB generations, PCID, lazy CPUs skipped by flushes), with CPUs going idle and
+//! kswapd reclaiming on a CPU that borrows the last mm.
 
 use crate::common;
 
@@ -23,7 +25,16 @@ use proptest::prelude::*;
 const CPUS: usize = 3;
 const FILE_PAGES: u64 = 256;
 
-fn machine(batch: bool, mlock_count: bool) -> (Sim, Vec<TaskId>) {
+/// The x86 TLB rules of `form`: 0 the 4.3 form (the seed's), 1 deferred writable flushes
+/// and TLB generations (4.13), 2 with PCID (4.14), 3 with lazy CPUs skipped (6.x).
+fn tlb_rules(f: &mut mmsim::sim::Features, form: u8) {
+    f.tlb_defer_writable = form >= 1;
+    f.tlb_gen = form >= 1;
+    f.pcid = form >= 2;
+    f.lazy_tlb_skip = form >= 3;
+}
+
+fn machine(batch: bool, mlock_count: bool, tlb: u8) -> (Sim, Vec<TaskId>) {
     let mut text = machine_toml("vm-prop", 3, "16MiB", None, "1GiB", "/data");
     for f in 0..2 {
         text += &file_toml(&format!("/data/f{f}"), FILE_PAGES * PAGE_SIZE, false);
@@ -33,6 +44,7 @@ fn machine(batch: bool, mlock_count: bool) -> (Sim, Vec<TaskId>) {
     }
     let mut features = batch_tlb_features(batch);
     features.mlock_count = mlock_count;
+    tlb_rules(&mut features, tlb);
     let sim = build_sim(&text, "vm-prop", features);
     let tasks = (0..3).map(|t| task_id(&sim, &format!("p{t}"))).collect();
     (sim, tasks)
@@ -58,6 +70,10 @@ enum Act {
     Munmap { t: usize, v: usize },
     /// Task t mlocks (or munlocks) its mapping number v.
     Mlock { t: usize, v: usize, lock: bool },
+    /// CPU cpu goes idle (enter_lazy_tlb, as the engine does when its runqueue empties).
+    Idle { cpu: usize },
+    /// kswapd reclaims on CPU cpu, borrowing the mm loaded there (lazy TLB mode).
+    Kswapd { cpu: usize },
 }
 
 fn act() -> impl Strategy<Value = Act> {
@@ -69,15 +85,17 @@ fn act() -> impl Strategy<Value = Act> {
         1 => (0..3usize, 0..4usize).prop_map(|(t, v)| Act::Munmap { t, v }),
         2 => (0..3usize, 0..4usize, any::<bool>())
             .prop_map(|(t, v, lock)| Act::Mlock { t, v, lock }),
+        1 => (0..CPUS).prop_map(|cpu| Act::Idle { cpu }),
+        1 => (0..CPUS).prop_map(|cpu| Act::Kswapd { cpu }),
     ]
 }
 
-fn run(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<(), TestCaseError> {
-    run_keep(acts, batch, mlock_count).map(|_| ())
+fn run(acts: Vec<Act>, batch: bool, mlock_count: bool, tlb: u8) -> Result<(), TestCaseError> {
+    run_keep(acts, batch, mlock_count, tlb).map(|_| ())
 }
 
-fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<Sim, TestCaseError> {
-    let (mut sim, tasks) = machine(batch, mlock_count);
+fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool, tlb: u8) -> Result<Sim, TestCaseError> {
+    let (mut sim, tasks) = machine(batch, mlock_count, tlb);
     // (start, pages) of each task's live mappings, in creation order.
     let mut maps: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 3];
     for (i, a) in acts.iter().enumerate() {
@@ -161,6 +179,12 @@ fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<Sim, TestC
                 let r = sim.sys_mlock(tasks[t], addr, pages * PAGE_SIZE, lock);
                 prop_assert_eq!(r, OpResult::None);
             }
+            Act::Idle { cpu } => sim.enter_lazy_tlb(cpu),
+            Act::Kswapd { cpu } => {
+                let k = sim.kswapd[0].expect("kswapd");
+                run_on(&mut sim, cpu, k);
+                sim.try_to_free_pages(Gfp::KERNEL);
+            }
         }
         complete_io_and_ipis(&mut sim);
         prop_assert_eq!(check_all(&sim), Ok(()), "after op {} {:?}", i, a);
@@ -178,15 +202,16 @@ fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool) -> Result<Sim, TestC
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn random_map_access_reclaim_unmap_keeps_tlbs_and_content_right(
         acts in prop::collection::vec(act(), 1..40),
         batch in any::<bool>(),
         mlock_count in any::<bool>(),
+        tlb in 0..4u8,
     ) {
-        run(acts, batch, mlock_count)?;
+        run(acts, batch, mlock_count, tlb)?;
     }
 }
 
@@ -244,7 +269,7 @@ fn a_fixed_sequence_reclaims_mapped_pages_across_cpus() {
             write: false,
         });
         acts.push(Act::Munmap { t: 0, v: 0 });
-        let sim = run_keep(acts, batch, false).expect("clean");
+        let sim = run_keep(acts, batch, false, 0).expect("clean");
         let v = |i| sim.vmstat.get(i);
         use mmsim::mm::vmstat::VmItem;
         assert!(v(VmItem::PgstealDirect) > 0, "reclaimed");

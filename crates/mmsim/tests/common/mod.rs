@@ -293,8 +293,11 @@ pub fn batch_tlb_features(batch: bool) -> Features {
     f
 }
 
-/// Every cached translation agrees with its page table: present, same page, and no more
-/// rights (writable or dirty) than the PTE has.
+/// Every cached translation a CPU may use agrees with its page table: present, same page,
+/// and no more rights (writable or dirty) than the PTE has. With TLB generations
+/// (`tlb-gen`) a CPU's translations of an mm it is not running and its context is behind
+/// on are not usable: the CPU flushes them before it runs the mm again (a lazy CPU skipped
+/// by flushes, an mm kept under a PCID while another ran).
 pub fn tlb_coherent(sim: &Sim) -> Result<(), String> {
     for (c, tlb) in sim.tlbs.iter().enumerate() {
         for e in tlb.entries() {
@@ -302,6 +305,16 @@ pub fn tlb_coherent(sim: &Sim) -> Result<(), String> {
             let Some(m) = sim.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
                 return Err(format!("cpu {c} caches a translation of dead mm {mm}"));
             };
+            let in_use = sim.cpu_active_mm[c] == Some(mm) && !sim.cpu_lazy[c];
+            if sim.features.tlb_gen
+                && !in_use
+                && sim.cpu_tlbstate[c]
+                    .ctxs
+                    .iter()
+                    .any(|&(x, gen)| x == e.mm && gen < m.tlb_gen)
+            {
+                continue;
+            }
             let p = m.pgtable.get(e.vpn);
             if p & pte::PRESENT == 0 || pte::pfn(p) != e.pfn {
                 return Err(format!(

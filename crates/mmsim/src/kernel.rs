@@ -405,6 +405,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm, swap: prefer nonfull over free clusters",
     },
     Rule {
+        feature: "mm-cpumask-lazy",
+        since: KernelEra::V6_18,
+        version: "6.13",
+        commit: "x86/mm/tlb: Update mm_cpumask lazily",
+    },
+    Rule {
         feature: "vma-has-recency",
         since: KernelEra::V6_18,
         version: "6.3",

@@ -114,6 +114,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "tlb-gen",
     "pcid",
     "lazy-tlb-skip",
+    "mm-cpumask-lazy",
     "watermark-scale-factor",
     "min-free-kbytes-256m",
     "madvise-willneed-swapin",

@@ -287,6 +287,15 @@ pub struct Features {
     /// tlb_gen moved meanwhile. Needs `tlb-gen`. Off: such a CPU takes the flush IPIs (and
     /// leaves the mm at the first), or with `pcid` switches to init_mm at once.
     pub lazy_tlb_skip: bool,
+    /// mm_cpumask is updated lazily (v6.13, "x86/mm/tlb: Update mm_cpumask lazily", with
+    /// 6.14's "Only trim the mm_cpumask once a second"): a CPU switching to another mm
+    /// stays in the old one's cpumask; a flush of an mm skips the CPUs in its mask that
+    /// have another mm loaded, except the first flush of the mm in each second, which
+    /// reaches every CPU in the mask (lazy ones too, 6.15's should_flush_all), and a CPU
+    /// that gets a flush for an mm it has not loaded leaves that mm's mask. The batched
+    /// unmap flush (no mm) reaches every CPU of its mask that is not lazy. Needs `tlb-gen`.
+    /// Off: a CPU leaves the mask when it switches away.
+    pub mm_cpumask_lazy: bool,
     /// The kswapd watermarks' distance (low − min, high − low) is the larger of min / 4 and
     /// 0.1 % of the zone (watermark_scale_factor 10; v4.6, "mm: scale kswapd watermarks in
     /// proportion to memory"). Off: min / 4 — on a large machine kswapd wakes closer to the
@@ -468,6 +477,7 @@ impl Features {
             tlb_gen: false,
             pcid: false,
             lazy_tlb_skip: false,
+            mm_cpumask_lazy: false,
             watermark_scale_factor: false,
             min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
@@ -573,6 +583,7 @@ impl Features {
             "tlb-gen" => self.tlb_gen = on,
             "pcid" => self.pcid = on,
             "lazy-tlb-skip" => self.lazy_tlb_skip = on,
+            "mm-cpumask-lazy" => self.mm_cpumask_lazy = on,
             "watermark-scale-factor" => self.watermark_scale_factor = on,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
@@ -661,6 +672,7 @@ impl Features {
             "tlb-gen" => self.tlb_gen,
             "pcid" => self.pcid,
             "lazy-tlb-skip" => self.lazy_tlb_skip,
+            "mm-cpumask-lazy" => self.mm_cpumask_lazy,
             "watermark-scale-factor" => self.watermark_scale_factor,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
@@ -695,10 +707,15 @@ impl Features {
             _ => return None,
         })
     }
-    /// Switches that need another: `pcid` and `lazy-tlb-skip` keep a CPU's translations
-    /// across switches by the TLB generations of `tlb-gen` (no kernel had them without it).
+    /// Switches that need another: `pcid`, `lazy-tlb-skip` and `mm-cpumask-lazy` keep a
+    /// CPU's translations across switches by the TLB generations of `tlb-gen` (no kernel
+    /// had them without it).
     pub fn check(&self) -> Result<(), String> {
-        for (name, on) in [("pcid", self.pcid), ("lazy-tlb-skip", self.lazy_tlb_skip)] {
+        for (name, on) in [
+            ("pcid", self.pcid),
+            ("lazy-tlb-skip", self.lazy_tlb_skip),
+            ("mm-cpumask-lazy", self.mm_cpumask_lazy),
+        ] {
             if on && !self.tlb_gen {
                 return Err(format!(
                     "feature `{name}` needs `tlb-gen` (a CPU keeps translations across switches only \

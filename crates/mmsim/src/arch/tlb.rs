@@ -396,6 +396,9 @@ fn fastmod(n: u64, magic: u64, d: u64) -> u64 {
 /// TLB_NR_DYN_ASIDS: the address spaces a CPU keeps translations of with PCID.
 pub const TLB_NR_DYN_ASIDS: usize = 6;
 
+/// How often a flush trims an mm's cpumask (`mm-cpumask-lazy`: HZ jiffies, one second).
+pub const TRIM_CPUMASK_INTERVAL_PS: Ps = 1_000_000_000_000;
+
 /// "No mm" in a [`FlushInfo`]: the batched unmap flush (flush_tlb_info.mm == NULL).
 pub const FLUSH_NO_MM: u32 = u32::MAX;
 
@@ -659,16 +662,45 @@ impl Sim {
     /// those in lazy TLB mode (native_flush_tlb_multi's should_flush_tlb; no flush here
     /// frees page tables, the case that still reaches them: page-table pages are freed
     /// only when the mm goes, which needs no flush).
-    fn flush_targets(&self, mask: &Cpumask, me: crate::machine::CpuId) -> Cpumask {
+    /// From v6.13 (`mm-cpumask-lazy`) a flush of `mm` also skips the CPUs that have another
+    /// mm loaded, unless it trims the mask (`trim`): then it reaches every CPU in it.
+    fn flush_targets(
+        &self,
+        mask: &Cpumask,
+        me: crate::machine::CpuId,
+        mm: u32,
+        trim: bool,
+    ) -> Cpumask {
         let mut others = mask.without(me);
-        if self.features.lazy_tlb_skip {
+        if trim {
+            return others;
+        }
+        let stale = self.features.mm_cpumask_lazy && mm != FLUSH_NO_MM;
+        if self.features.lazy_tlb_skip || stale {
             for c in mask.iter() {
-                if self.cpu_lazy[c] {
+                if (self.features.lazy_tlb_skip && self.cpu_lazy[c])
+                    || (stale && self.cpu_active_mm[c] != Some(mm))
+                {
                     others.clear(c);
                 }
             }
         }
         others
+    }
+
+    /// should_trim_cpumask (`mm-cpumask-lazy`): the first flush of `mm` after its trim time
+    /// trims, and the next may a second later.
+    fn should_trim_cpumask(&mut self, mm: u32) -> bool {
+        if !self.features.mm_cpumask_lazy {
+            return false;
+        }
+        let now = self.now();
+        let m = self.mm_mut(mm);
+        if now > m.next_trim_cpumask_ps {
+            m.next_trim_cpumask_ps = now + TRIM_CPUMASK_INTERVAL_PS;
+            return true;
+        }
+        false
     }
 
     /// flush_tlb_mm_range of 4.13+ (`tlb-gen`): the mm's generation advances; the local
@@ -693,8 +725,9 @@ impl Sim {
             self.flush_tlb_func(me, f, true);
         }
         if self.mm(mm).cpumask().any_but(me) {
+            let trim = self.should_trim_cpumask(mm);
             self.vmstat.inc(VmItem::NrTlbRemoteFlush);
-            let targets = self.flush_targets(self.mm(mm).cpumask(), me);
+            let targets = self.flush_targets(self.mm(mm).cpumask(), me, mm, trim);
             self.send_tlb_ipis(&targets, FlushKind::Gen(f), true);
         }
         self.leave(prev);
@@ -718,7 +751,7 @@ impl Sim {
         }
         if any_other {
             self.vmstat.inc(VmItem::NrTlbRemoteFlush);
-            let targets = self.flush_targets(mask, me);
+            let targets = self.flush_targets(mask, me, FLUSH_NO_MM, false);
             self.send_tlb_ipis(&targets, FlushKind::Gen(f), true);
         }
     }
@@ -733,6 +766,12 @@ impl Sim {
         if !local {
             self.vmstat.inc(VmItem::NrTlbRemoteFlushReceived);
             if f.mm != FLUSH_NO_MM && self.cpu_active_mm[cpu] != Some(f.mm) {
+                // "The CPU was left in the mm_cpumask of the target mm. Clear it."
+                if self.features.mm_cpumask_lazy {
+                    if let Some(m) = self.mms[f.mm as usize].as_mut() {
+                        m.cpumask_clear(cpu);
+                    }
+                }
                 return;
             }
         }

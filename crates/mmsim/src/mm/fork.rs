@@ -91,7 +91,7 @@ impl Sim {
     fn dup_mm(&mut self, parent: u32) -> u32 {
         let id = self.mms.len() as u32;
         let p = self.mm(parent);
-        let mut m = Mm::new(id, self.cpus.len());
+        let mut m = Mm::new(id, self.now());
         m.memcg = p.memcg;
         m.mmap_next = p.mmap_next;
         m.anon_expected = p.anon_expected.clone();

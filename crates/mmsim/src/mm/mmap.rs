@@ -86,6 +86,9 @@ pub struct Mm {
     /// mm->context.tlb_gen (`tlb-gen`): advanced by every flush of the mm and every unmap
     /// added to a reclaim batch; a CPU whose TLB is current to it needs no flush.
     pub tlb_gen: u64,
+    /// mm->context.next_trim_cpumask (`mm-cpumask-lazy`): the first flush after this time
+    /// trims the cpumask (a second after the mm was made, then once a second).
+    pub next_trim_cpumask_ps: crate::machine::Ps,
     /// Next free address for mmap.
     pub mmap_next: u64,
     /// Content oracle for anonymous (and COW) pages: newest version by virtual page.
@@ -109,14 +112,15 @@ pub struct Mm {
 }
 
 impl Mm {
-    /// A new, empty address space.
-    pub fn new(id: u32, _nr_cpus: usize) -> Mm {
+    /// A new, empty address space, made at `now`.
+    pub fn new(id: u32, now: crate::machine::Ps) -> Mm {
         Mm {
             id,
             vmas: BTreeMap::new(),
             pgtable: PageTable::default(),
             cpumask: crate::machine::Cpumask::default(),
             tlb_gen: 0,
+            next_trim_cpumask_ps: now + crate::arch::tlb::TRIM_CPUMASK_INTERVAL_PS,
             mmap_next: MMAP_BASE,
             anon_expected: Default::default(),
             rss_file: 0,
@@ -204,7 +208,7 @@ impl Sim {
             return m;
         }
         let id = self.mms.len() as u32;
-        let mut m = Mm::new(id, self.cpus.len());
+        let mut m = Mm::new(id, self.now());
         m.memcg = self.tasks[tid].memcg;
         self.mms.push(Some(m));
         self.tasks[tid].mm = Some(id);
@@ -236,7 +240,7 @@ impl Sim {
                 }
                 None => {
                     let id = self.mms.len() as u32;
-                    let mut m = Mm::new(id, self.cpus.len());
+                    let mut m = Mm::new(id, self.now());
                     m.memcg = self.tasks[leader].memcg;
                     m.users = 2;
                     self.mms.push(Some(m));
@@ -289,8 +293,12 @@ impl Sim {
             return;
         }
         if let Some(prev) = self.cpu_active_mm[cpu] {
-            if let Some(m) = self.mms[prev as usize].as_mut() {
-                m.cpumask_clear(cpu);
+            // From v6.13 (`mm-cpumask-lazy`) the CPU stays in prev's mask, to leave it at
+            // a flush.
+            if !self.features.mm_cpumask_lazy {
+                if let Some(m) = self.mms[prev as usize].as_mut() {
+                    m.cpumask_clear(cpu);
+                }
             }
         }
         self.mm_mut(next).cpumask_set(cpu);
@@ -349,12 +357,14 @@ impl Sim {
     }
 
     /// leave_mm (switch_mm to init_mm): the CPU drops the mm it has loaded and leaves its
-    /// cpumask; without PCID the CR3 load flushes its TLB, with it the translations stay
+    /// cpumask (from v6.13, `mm-cpumask-lazy`, at the next flush of it); without PCID the CR3 load flushes its TLB, with it the translations stay
     /// under the mm's ASID, current to the generation they had.
     pub fn leave_mm(&mut self, cpu: CpuId) {
         if let Some(prev) = self.cpu_active_mm[cpu].take() {
-            if let Some(m) = self.mms[prev as usize].as_mut() {
-                m.cpumask_clear(cpu);
+            if !self.features.mm_cpumask_lazy {
+                if let Some(m) = self.mms[prev as usize].as_mut() {
+                    m.cpumask_clear(cpu);
+                }
             }
         }
         self.cpu_lazy[cpu] = false;

@@ -2,8 +2,8 @@
 //! `tests/all/vm.rs` does: the test sets the running context, calls `switch_mm` where the
 //! engine would and delivers the IPIs itself, so every count is exact): deferred writable
 //! flushes (4.3), TLB generations (4.13), PCID (4.14), lazy CPUs skipped by flushes
-//! (4.19), and idle CPUs in lazy TLB mode (every era); and whole runs of seed 002's
-//! workload on each era.
+//! (4.19), mm_cpumask updated lazily (6.13), and idle CPUs in lazy TLB mode (every era); and
+//! whole runs of seed 002's workload on each era.
 
 use crate::common;
 
@@ -280,6 +280,43 @@ fn a_lazy_cpu_takes_the_flush_and_leaves_before_v4_19_and_is_skipped_after() {
 }
 
 #[test]
+fn from_v6_13_a_cpu_stays_in_the_old_mms_mask_until_a_trimming_flush_finds_it_elsewhere() {
+    for lazy_mask in [false, true] {
+        let mut f = features(3);
+        f.mm_cpumask_lazy = lazy_mask;
+        let mut sim = machine(f);
+        let (a, r) = (task_id(&sim, "a"), task_id(&sim, "r"));
+        let addr = map_and_touch(&mut sim, a, "/data/a", 1, 1, false);
+        map_and_touch(&mut sim, r, "/data/b", 1, 1, false);
+        let mm = mm_of(&sim, a);
+        let in_mask = |sim: &Sim| sim.mms[mm as usize].as_ref().unwrap().cpumask_test(1);
+        assert_eq!(in_mask(&sim), lazy_mask, "CPU 1 switched from a to r");
+        // A flush of a within a second of a's birth: CPU 1 (r loaded) is skipped, though
+        // the flush is counted as remote when CPU 1 is still in the mask.
+        kswapd_on(&mut sim, 0);
+        sim.flush_tlb_page(mm, addr >> PAGE_SHIFT);
+        assert_eq!(pending(&sim), 0);
+        assert_eq!(v(&sim, VmItem::NrTlbRemoteFlush), i64::from(lazy_mask));
+        if lazy_mask {
+            // The first flush after a's trim time reaches every CPU in the mask; CPU 1,
+            // with another mm loaded, leaves it.
+            sim.mms[mm as usize].as_mut().unwrap().next_trim_cpumask_ps = 0;
+            sim.flush_tlb_page(mm, addr >> PAGE_SHIFT);
+            assert_eq!(deliver_ipis(&mut sim), 1);
+            assert!(!in_mask(&sim), "trimmed");
+            // The next trim a second after this flush began (its clock moved on since).
+            let next = sim.mms[mm as usize].as_ref().unwrap().next_trim_cpumask_ps;
+            let second = mmsim::arch::tlb::TRIM_CPUMASK_INTERVAL_PS;
+            assert!(next > second && next <= sim.now() + second, "{next}");
+        }
+        // Back on CPU 1, a finds its ASID behind and flushes it.
+        run_on(&mut sim, 1, a);
+        assert!(!cached(&sim, 1, a, addr));
+        assert!(in_mask(&sim));
+    }
+}
+
+#[test]
 fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
     let e = mmsim::kernel::resolve_features(
         Some(KernelEra::V6_18),
@@ -295,18 +332,25 @@ fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
         None,
         "vanilla",
         &Default::default(),
-        Some("-tlb-gen,-pcid,-lazy-tlb-skip"),
+        Some("-tlb-gen,-pcid,-lazy-tlb-skip,-mm-cpumask-lazy"),
     )
     .expect("the 4.3 form on 6.18");
-    assert!(!f.tlb_gen && !f.pcid && !f.lazy_tlb_skip);
+    assert!(!f.tlb_gen && !f.pcid && !f.lazy_tlb_skip && !f.mm_cpumask_lazy);
     for (era, on) in [
-        (KernelEra::V4_2, [false; 4]),
-        (KernelEra::V4_14, [true, true, true, false]),
-        (KernelEra::V6_1, [true; 4]),
+        (KernelEra::V4_2, [false; 5]),
+        (KernelEra::V4_14, [true, true, true, false, false]),
+        (KernelEra::V6_1, [true, true, true, true, false]),
+        (KernelEra::V6_18, [true; 5]),
     ] {
         let f = era.features("vanilla").unwrap();
         assert_eq!(
-            [f.tlb_defer_writable, f.tlb_gen, f.pcid, f.lazy_tlb_skip],
+            [
+                f.tlb_defer_writable,
+                f.tlb_gen,
+                f.pcid,
+                f.lazy_tlb_skip,
+                f.mm_cpumask_lazy
+            ],
             on,
             "{era}"
         );

@@ -5,7 +5,8 @@
 //! waits for them) the invariant checker and the page-table checker pass, the content
 //! oracle has seen no violation, and no CPU's TLB holds a translation that disagrees with
 //! its page table. The x86 TLB rules of later eras are drawn too (deferred writable
-//! flushes, TLB generations, PCID, lazy CPUs skipped by flushes), with CPUs going idle and
+//! flushes, TLB generations, PCID, lazy CPUs skipped by flushes, mm_cpumask updated lazily),
+//! with CPUs going idle and
 //! kswapd reclaiming on a CPU that borrows the last mm.
 
 use crate::common;
@@ -26,12 +27,14 @@ const CPUS: usize = 3;
 const FILE_PAGES: u64 = 256;
 
 /// The x86 TLB rules of `form`: 0 the 4.3 form (the seed's), 1 deferred writable flushes
-/// and TLB generations (4.13), 2 with PCID (4.14), 3 with lazy CPUs skipped (6.x).
+/// and TLB generations (4.13), 2 with PCID (4.14), 3 with lazy CPUs skipped (6.1), 4 with
+/// mm_cpumask updated lazily (6.18).
 fn tlb_rules(f: &mut mmsim::sim::Features, form: u8) {
     f.tlb_defer_writable = form >= 1;
     f.tlb_gen = form >= 1;
     f.pcid = form >= 2;
     f.lazy_tlb_skip = form >= 3;
+    f.mm_cpumask_lazy = form >= 4;
 }
 
 fn machine(batch: bool, mlock_count: bool, tlb: u8) -> (Sim, Vec<TaskId>) {
@@ -209,7 +212,7 @@ proptest! {
         acts in prop::collection::vec(act(), 1..40),
         batch in any::<bool>(),
         mlock_count in any::<bool>(),
-        tlb in 0..4u8,
+        tlb in 0..5u8,
     ) {
         run(acts, batch, mlock_count, tlb)?;
     }

@@ -171,6 +171,13 @@ pub const RULES: &[Rule] = &[
         commit: "x86/mm: Track the TLB's tlb_gen and update the flushing algorithm",
     },
     Rule {
+        feature: "tlb-flush-batched",
+        since: KernelEra::V4_14,
+        version: "4.13",
+        commit:
+            "mm, mprotect: flush TLB if potentially racing with a parallel reclaim leaving stale TLB entries",
+    },
+    Rule {
         feature: "pcid",
         since: KernelEra::V4_14,
         version: "4.14",

@@ -115,6 +115,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "pcid",
     "lazy-tlb-skip",
     "mm-cpumask-lazy",
+    "tlb-flush-batched",
     "watermark-scale-factor",
     "min-free-kbytes-256m",
     "madvise-willneed-swapin",

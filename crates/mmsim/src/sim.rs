@@ -296,6 +296,13 @@ pub struct Features {
     /// unmap flush (no mm) reaches every CPU of its mask that is not lazy. Needs `tlb-gen`.
     /// Off: a CPU leaves the mask when it switches away.
     pub mm_cpumask_lazy: bool,
+    /// An mm whose PTEs reclaim cleared with a deferred flush is flushed in full
+    /// (flush_tlb_mm) by the next zap, mprotect or MADV_FREE / COLD / PAGEOUT of it
+    /// (flush_tlb_batched_pending; v4.13, "mm, mprotect: flush TLB if potentially racing
+    /// with a parallel reclaim leaving stale TLB entries"), so none of them returns while
+    /// another CPU may still use a translation of the range. Off: they flush only what they
+    /// clear themselves.
+    pub tlb_flush_batched: bool,
     /// The kswapd watermarks' distance (low − min, high − low) is the larger of min / 4 and
     /// 0.1 % of the zone (watermark_scale_factor 10; v4.6, "mm: scale kswapd watermarks in
     /// proportion to memory"). Off: min / 4 — on a large machine kswapd wakes closer to the
@@ -478,6 +485,7 @@ impl Features {
             pcid: false,
             lazy_tlb_skip: false,
             mm_cpumask_lazy: false,
+            tlb_flush_batched: false,
             watermark_scale_factor: false,
             min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
@@ -584,6 +592,7 @@ impl Features {
             "pcid" => self.pcid = on,
             "lazy-tlb-skip" => self.lazy_tlb_skip = on,
             "mm-cpumask-lazy" => self.mm_cpumask_lazy = on,
+            "tlb-flush-batched" => self.tlb_flush_batched = on,
             "watermark-scale-factor" => self.watermark_scale_factor = on,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m = on,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
@@ -673,6 +682,7 @@ impl Features {
             "pcid" => self.pcid,
             "lazy-tlb-skip" => self.lazy_tlb_skip,
             "mm-cpumask-lazy" => self.mm_cpumask_lazy,
+            "tlb-flush-batched" => self.tlb_flush_batched,
             "watermark-scale-factor" => self.watermark_scale_factor,
             "min-free-kbytes-256m" => self.min_free_kbytes_256m,
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,

@@ -602,7 +602,7 @@ impl Sim {
             return;
         }
         if self.features.tlb_gen {
-            self.flush_tlb_mm_range_gen(mm, start_vpn, n);
+            self.flush_tlb_mm_range_gen(mm, start_vpn, n, false);
             return;
         }
         if n > TLB_SINGLE_PAGE_FLUSH_CEILING {
@@ -707,7 +707,8 @@ impl Sim {
     /// CPU, if it has the mm loaded, and each other CPU in its cpumask (one IPI round,
     /// nr_tlb_remote_flush once) run flush_tlb_func for `n` pages from `start` — a full
     /// flush above tlb_single_page_flush_ceiling.
-    fn flush_tlb_mm_range_gen(&mut self, mm: u32, start: u64, n: u64) {
+    /// `freed_tables` (flush_tlb_mm's): every CPU in the mask, lazy ones too.
+    fn flush_tlb_mm_range_gen(&mut self, mm: u32, start: u64, n: u64, freed_tables: bool) {
         let prev = self.enter(KFunc::FlushTlbPage);
         let new_gen = self.inc_mm_tlb_gen(mm);
         let f = FlushInfo {
@@ -727,7 +728,7 @@ impl Sim {
         if self.mm(mm).cpumask().any_but(me) {
             let trim = self.should_trim_cpumask(mm);
             self.vmstat.inc(VmItem::NrTlbRemoteFlush);
-            let targets = self.flush_targets(self.mm(mm).cpumask(), me, mm, trim);
+            let targets = self.flush_targets(self.mm(mm).cpumask(), me, mm, trim || freed_tables);
             self.send_tlb_ipis(&targets, FlushKind::Gen(f), true);
         }
         self.leave(prev);
@@ -818,6 +819,32 @@ impl Sim {
         } else {
             self.tlbs[cpu].flush_all();
         }
+    }
+
+    /// flush_tlb_mm: every translation of `mm` on every CPU that may cache it — a full
+    /// flush_tlb_mm_range that, from v4.19, reaches lazy CPUs too (freed_tables).
+    pub fn flush_tlb_mm(&mut self, mm: u32) {
+        if self.features.tlb_gen {
+            self.flush_tlb_mm_range_gen(mm, 0, u64::MAX, true);
+        } else {
+            self.flush_tlb_mm_range(
+                mm,
+                0,
+                crate::mm::mmap::TASK_SIZE >> crate::mm::page::PAGE_SHIFT,
+            );
+        }
+    }
+
+    /// flush_tlb_batched_pending (v4.13, `tlb-flush-batched`): before a zap, mprotect or
+    /// MADV_FREE / COLD / PAGEOUT changes `mm`'s PTEs, an mm whose PTEs reclaim cleared
+    /// with a deferred flush since the last such call is flushed in full, whether or not
+    /// the batch has been flushed since (mm->tlb_flush_batched is not reset by it).
+    pub fn flush_tlb_batched_pending(&mut self, mm: u32) {
+        if !self.features.tlb_flush_batched || !self.mm(mm).tlb_flush_batched {
+            return;
+        }
+        self.flush_tlb_mm(mm);
+        self.mm_mut(mm).tlb_flush_batched = false;
     }
 }
 

@@ -207,6 +207,7 @@ impl Sim {
     fn madvise_cold_or_pageout(&mut self, mm: u32, sv: u64, ev: u64, pageout: bool) {
         let prev = self.enter(KFunc::MadviseColdOrPageout);
         self.lru_add_drain();
+        self.flush_tlb_batched_pending(mm);
         let ignore_references = pageout && self.features.pageout_ignore_references;
         let mut flush: Option<(u64, u64)> = None;
         let mut list = self.take_pfn_buf();
@@ -263,6 +264,7 @@ impl Sim {
     fn madvise_free(&mut self, mm: u32, sv: u64, ev: u64) {
         let prev = self.enter(KFunc::MadviseColdOrPageout);
         self.lru_add_drain();
+        self.flush_tlb_batched_pending(mm);
         let mut flush: Option<(u64, u64)> = None;
         for v in self.nonempty_ptes(mm, sv, ev) {
             let p = self.mm(mm).pgtable.get(v);

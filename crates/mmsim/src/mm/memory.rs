@@ -1129,6 +1129,7 @@ impl Sim {
         tlb: &mut MmuGather,
     ) {
         let prev = self.enter(KFunc::ZapPteRange);
+        self.flush_tlb_batched_pending(mm);
         let check_mapping = details.and_then(|d| d.check_mapping);
         // v5.18: removing a VM_LOCKED VMA's PTE munlocks its page (folio_remove_rmap_ptes'
         // munlock_vma_folio). Before, munmap and exit munlocked the VMA first

@@ -89,6 +89,9 @@ pub struct Mm {
     /// mm->context.next_trim_cpumask (`mm-cpumask-lazy`): the first flush after this time
     /// trims the cpumask (a second after the mm was made, then once a second).
     pub next_trim_cpumask_ps: crate::machine::Ps,
+    /// mm->tlb_flush_batched (`tlb-flush-batched`): reclaim deferred a flush of this mm
+    /// since its last flush_tlb_batched_pending.
+    pub tlb_flush_batched: bool,
     /// Next free address for mmap.
     pub mmap_next: u64,
     /// Content oracle for anonymous (and COW) pages: newest version by virtual page.
@@ -121,6 +124,7 @@ impl Mm {
             cpumask: crate::machine::Cpumask::default(),
             tlb_gen: 0,
             next_trim_cpumask_ps: now + crate::arch::tlb::TRIM_CPUMASK_INTERVAL_PS,
+            tlb_flush_batched: false,
             mmap_next: MMAP_BASE,
             anon_expected: Default::default(),
             rss_file: 0,
@@ -595,6 +599,8 @@ impl Sim {
             }
             let (vstart, vend) = (s, vend.min(end));
             self.vma_set_flags(mm, s, flags);
+            // change_protection's change_pte_range.
+            self.flush_tlb_batched_pending(mm);
             if flags & VM_WRITE == 0 {
                 let m = self.mm_mut(mm);
                 m.pgtable

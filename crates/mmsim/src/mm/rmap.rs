@@ -291,6 +291,9 @@ impl Sim {
         if self.features.tlb_gen {
             self.inc_mm_tlb_gen(mm);
         }
+        if self.features.tlb_flush_batched {
+            self.mm_mut(mm).tlb_flush_batched = true;
+        }
         let mask = self.mms[mm as usize].as_ref().expect("live mm").cpumask();
         let ubc = &mut self.tasks[t].tlb_ubc;
         ubc.cpumask.or(mask);

@@ -2,7 +2,8 @@
 //! `tests/all/vm.rs` does: the test sets the running context, calls `switch_mm` where the
 //! engine would and delivers the IPIs itself, so every count is exact): deferred writable
 //! flushes (4.3), TLB generations (4.13), PCID (4.14), lazy CPUs skipped by flushes
-//! (4.19), mm_cpumask updated lazily (6.13), and idle CPUs in lazy TLB mode (every era); and
+//! (4.19), mm_cpumask updated lazily (6.13), flush_tlb_batched_pending (4.13), and idle CPUs
+//! in lazy TLB mode (every era); and
 //! whole runs of seed 002's workload on each era.
 
 use crate::common;
@@ -317,6 +318,46 @@ fn from_v6_13_a_cpu_stays_in_the_old_mms_mask_until_a_trimming_flush_finds_it_el
 }
 
 #[test]
+fn from_v4_13_the_first_mprotect_after_a_deferred_unmap_flushes_the_whole_mm() {
+    for rule in [false, true] {
+        let mut f = features(1);
+        f.tlb_flush_batched = rule;
+        let mut sim = machine(f);
+        let a = task_id(&sim, "a");
+        let addr = map_and_touch(&mut sim, a, "/data/a", 1, 8, false);
+        let mm = mm_of(&sim, a);
+        // Reclaim on CPU 0 unmaps page 0 with a deferred flush, and flushes its batch.
+        let pfn = pfn_of(&sim, a, addr);
+        kswapd_on(&mut sim, 0);
+        sim.init_tlb_ubc();
+        sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
+        assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+        sim.try_to_unmap_flush();
+        assert_eq!(deliver_ipis(&mut sim), 1);
+        assert_eq!(
+            sim.mms[mm as usize].as_ref().unwrap().tlb_flush_batched,
+            rule
+        );
+        // a touches pages 1-7 again, then makes page 7 read-only.
+        touch_pages(&mut sim, 1, a, addr + PAGE_SIZE, 7, false).expect("no wait");
+        run_on(&mut sim, 1, a);
+        let all = v(&sim, VmItem::NrTlbLocalFlushAll);
+        let r = sim.sys_mprotect(a, addr + 7 * PAGE_SIZE, PAGE_SIZE, 1);
+        assert_eq!(r, mmsim::workload::OpResult::None);
+        // 4.13: the whole mm first (pages 1-6 too); before, page 7 only.
+        assert_eq!(v(&sim, VmItem::NrTlbLocalFlushAll), all + i64::from(rule));
+        assert_eq!(cached(&sim, 1, a, addr + PAGE_SIZE), !rule, "rule {rule}");
+        assert!(!cached(&sim, 1, a, addr + 7 * PAGE_SIZE));
+        assert!(!sim.mms[mm as usize].as_ref().unwrap().tlb_flush_batched);
+        // The next mprotect flushes its own range only.
+        touch_pages(&mut sim, 1, a, addr + PAGE_SIZE, 6, false).expect("no wait");
+        run_on(&mut sim, 1, a);
+        sim.sys_mprotect(a, addr + 6 * PAGE_SIZE, PAGE_SIZE, 1);
+        assert!(cached(&sim, 1, a, addr + PAGE_SIZE));
+    }
+}
+
+#[test]
 fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
     let e = mmsim::kernel::resolve_features(
         Some(KernelEra::V6_18),
@@ -337,10 +378,10 @@ fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
     .expect("the 4.3 form on 6.18");
     assert!(!f.tlb_gen && !f.pcid && !f.lazy_tlb_skip && !f.mm_cpumask_lazy);
     for (era, on) in [
-        (KernelEra::V4_2, [false; 5]),
-        (KernelEra::V4_14, [true, true, true, false, false]),
-        (KernelEra::V6_1, [true, true, true, true, false]),
-        (KernelEra::V6_18, [true; 5]),
+        (KernelEra::V4_2, [false; 6]),
+        (KernelEra::V4_14, [true, true, true, false, false, true]),
+        (KernelEra::V6_1, [true, true, true, true, false, true]),
+        (KernelEra::V6_18, [true; 6]),
     ] {
         let f = era.features("vanilla").unwrap();
         assert_eq!(
@@ -349,7 +390,8 @@ fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
                 f.tlb_gen,
                 f.pcid,
                 f.lazy_tlb_skip,
-                f.mm_cpumask_lazy
+                f.mm_cpumask_lazy,
+                f.tlb_flush_batched
             ],
             on,
             "{era}"

@@ -26,15 +26,16 @@ use proptest::prelude::*;
 const CPUS: usize = 3;
 const FILE_PAGES: u64 = 256;
 
-/// The x86 TLB rules of `form`: 0 the 4.3 form (the seed's), 1 deferred writable flushes
-/// and TLB generations (4.13), 2 with PCID (4.14), 3 with lazy CPUs skipped (6.1), 4 with
-/// mm_cpumask updated lazily (6.18).
+/// The x86 TLB rules of `form`: 0 the 4.3 form (the seed's), 1 deferred writable flushes,
+/// TLB generations and flush_tlb_batched_pending (4.13), 2 with PCID (4.14), 3 with lazy
+/// CPUs skipped (6.1), 4 with mm_cpumask updated lazily (6.18).
 fn tlb_rules(f: &mut mmsim::sim::Features, form: u8) {
     f.tlb_defer_writable = form >= 1;
     f.tlb_gen = form >= 1;
     f.pcid = form >= 2;
     f.lazy_tlb_skip = form >= 3;
     f.mm_cpumask_lazy = form >= 4;
+    f.tlb_flush_batched = form >= 1;
 }
 
 fn machine(batch: bool, mlock_count: bool, tlb: u8) -> (Sim, Vec<TaskId>) {

@@ -21,8 +21,8 @@
 //!   (clear_page_mlock, `unevictable_pgs_cleared`).
 //!
 //! Not modelled: the per-CPU mlock batch of 5.18+ (mlock_fbatch; pages move at once),
-//! RLIMIT_MEMLOCK (tasks have CAP_IPC_LOCK), mlockall, splitting a VMA for an mlock of
-//! part of it (the range must cover whole mappings, else EINVAL), and the unevictable
+//! RLIMIT_MEMLOCK (tasks have CAP_IPC_LOCK), mlockall, merging VMAs again after a munlock
+//! (an mlock of part of a mapping splits it, as mlock_fixup does), and the unevictable
 //! mappings of ramfs and SHM_LOCK. mlock's populate (__mm_populate) is the calling
 //! program's touch of the range through the fault path, as GUP faults it in
 //! (`program = "anon"`, `mlock = true`); `mlock = "onfault"` (MLOCK_ONFAULT) skips it.
@@ -278,9 +278,9 @@ impl Sim {
     }
 
     /// mlock(2) (`lock`) or munlock(2) of [addr, addr+len): apply_vma_lock_flags over the
-    /// VMAs of the range, which must be mapped without a hole (ENOMEM) and, in this model,
-    /// cover whole VMAs (EINVAL: mlock_fixup's split_vma is not modelled). The populate
-    /// that follows mlock(2) is the caller's (see the module comment).
+    /// VMAs of the range, which must be mapped without a hole (ENOMEM); a VMA whose
+    /// VM_LOCKED changes is split where the range cuts it (mlock_fixup), the others are left
+    /// whole. The populate that follows mlock(2) is the caller's (see the module comment).
     pub fn sys_mlock(&mut self, tid: TaskId, addr: u64, len: u64, lock: bool) -> OpResult {
         let Some(mm) = self.tasks[tid].mm else {
             return OpResult::Err(Errno::ENOMEM);
@@ -315,10 +315,21 @@ impl Sim {
         if at < end {
             return OpResult::Err(Errno::ENOMEM);
         }
-        if vmas[0].0 < start || vmas[vmas.len() - 1].1 > end {
-            return OpResult::Err(Errno::EINVAL);
-        }
-        for (s, _) in vmas {
+        for (s, e) in vmas {
+            // mlock_fixup: a VMA whose VM_LOCKED does not change is left whole; one the
+            // range covers in part is split where the range cuts it (vma_modify_flags).
+            let locked = self.mm(mm).vmas[&s].flags & VM_LOCKED != 0;
+            if locked == lock {
+                continue;
+            }
+            let mut s = s;
+            if s < start {
+                self.split_vma(mm, s, start);
+                s = start;
+            }
+            if e > end {
+                self.split_vma(mm, s, end);
+            }
             self.mlock_fixup(mm, s, lock);
         }
         OpResult::None

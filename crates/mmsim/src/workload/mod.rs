@@ -772,8 +772,8 @@ pub enum Op {
         /// New PROT_* bits.
         prot: u32,
     },
-    /// mlock(2) (`lock`) or munlock(2) of whole mappings in [addr, addr+len): VM_LOCKED set
-    /// or cleared, their pages mlocked or munlocked (`mm::mlock`). mlock's populate is the
+    /// mlock(2) (`lock`) or munlock(2) of [addr, addr+len): VM_LOCKED set or cleared (a
+    /// mapping the range cuts is split), their pages mlocked or munlocked (`mm::mlock`). mlock's populate is the
     /// program's own touch of the range afterwards.
     Mlock {
         /// Start address.

@@ -229,21 +229,52 @@ fn munlock_keeps_pages_another_locked_mapping_maps() {
 }
 
 #[test]
-fn an_mlock_range_must_be_mapped_and_cover_whole_mappings() {
+fn an_mlock_range_must_be_mapped_and_splits_the_mappings_it_cuts() {
     let (mut sim, [p0, _]) = two_process_machine(true);
     let a0 = map_file(&mut sim, 0, p0);
     run_on(&mut sim, 0, p0);
     let len = FILE_PAGES * PAGE_SIZE;
+    let mm = sim.tasks[p0].mm.unwrap();
+    let vmas = |sim: &Sim| -> Vec<(u64, u64, bool)> {
+        sim.mms[mm as usize]
+            .as_ref()
+            .unwrap()
+            .vmas
+            .values()
+            .map(|v| {
+                (
+                    v.start - a0,
+                    v.end - a0,
+                    v.flags & mmsim::mm::rmap::VM_LOCKED != 0,
+                )
+            })
+            .collect()
+    };
     // Past the mapping's end is a hole: ENOMEM, as for_each_vma_range finds it.
     let r = sim.sys_mlock(p0, a0, len + PAGE_SIZE, true);
     assert_eq!(r, OpResult::Err(mmsim::workload::Errno::ENOMEM));
-    // Part of a mapping would split it: not modelled, EINVAL.
-    let r = sim.sys_mlock(p0, a0 + PAGE_SIZE, PAGE_SIZE, true);
-    assert_eq!(r, OpResult::Err(mmsim::workload::Errno::EINVAL));
     assert_eq!(mlocked_pages(&sim), 0, "a refused call locks nothing");
-    // An unaligned start rounds down, the length up: the whole mapping.
+    // Part of a mapping: mlock_fixup splits it, and only that part's page is locked.
+    let p = PAGE_SIZE;
+    assert_eq!(sim.sys_mlock(p0, a0 + p, p, true), OpResult::None);
+    assert_eq!(
+        vmas(&sim),
+        vec![(0, p, false), (p, 2 * p, true), (2 * p, len, false)]
+    );
+    assert_eq!(mlocked_pages(&sim), 1);
+    checked(&sim);
+    // An unaligned start rounds down, the length up: the whole mapping, the locked middle
+    // left as it is.
     assert_eq!(sim.sys_mlock(p0, a0 + 10, len - 10, true), OpResult::None);
     assert_eq!(mlocked_pages(&sim), FILE_PAGES as i64);
+    assert!(vmas(&sim).iter().all(|v| v.2));
+    // munlock of the middle page again: the VMAs stay split (no vma_merge here).
+    assert_eq!(sim.sys_mlock(p0, a0 + p, p, false), OpResult::None);
+    assert_eq!(mlocked_pages(&sim), FILE_PAGES as i64 - 1);
+    assert_eq!(
+        vmas(&sim),
+        vec![(0, p, true), (p, 2 * p, false), (2 * p, len, true)]
+    );
     checked(&sim);
 }
 

@@ -1582,7 +1582,16 @@ impl Sim {
 
     /// Idle CPU `c` until `t` (nothing if its clock is already there): idle time, not the
     /// running mode's or function's.
-    pub(crate) fn cpu_idle_until(&mut self, c: CpuId, t: Ps) {
+    pub fn cpu_idle_until(&mut self, c: CpuId, t: Ps) {
+        // A long enough idle period is spent in a C-state that flushes the TLB (C3 and
+        // deeper: CPUIDLE_FLAG_TLB_FLUSHED), in every era; the CPU's TLB state stays as it
+        // was (a lazy CPU is still lazy), its translations are gone.
+        if t >= self
+            .cpu_clock(c)
+            .saturating_add(self.costs.deep_idle_tlb_flush_ps)
+        {
+            self.tlbs[c].flush_all();
+        }
         if c == self.cur.cpu {
             if self.clock < t {
                 self.account_func();

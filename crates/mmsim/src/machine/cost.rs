@@ -77,6 +77,11 @@ pub struct CostTable {
     pub invlpg_ps: u64,
     /// Full local TLB flush (CR3 reload, no PCID): 100–200 cycles, we take 60 ns.
     pub tlb_flush_all_ps: u64,
+    /// An idle period at least this long puts the CPU in a C-state that flushes its TLB
+    /// (CPUIDLE_FLAG_TLB_FLUSHED): intel_idle's Haswell table, whose first such state is C3
+    /// with a target residency of 100 µs (the menu governor picks the deepest state whose
+    /// residency the idle period covers; here the actual period, a perfect prediction).
+    pub deep_idle_tlb_flush_ps: u64,
     /// IPI send (x2APIC ICR write) per target: 0.1–0.5 µs, we take 200 ns.
     pub ipi_send_ps: u64,
     /// IPI delivery latency from send to the target's entry: ~500 ns.
@@ -143,6 +148,7 @@ impl CostTable {
             tlb_walk_ps: 10_000,
             invlpg_ps: 50_000,
             tlb_flush_all_ps: 60_000,
+            deep_idle_tlb_flush_ps: 100_000_000,
             ipi_send_ps: 200_000,
             ipi_latency_ps: 500_000,
             ipi_receive_ps: 1_200_000,

@@ -358,6 +358,35 @@ fn from_v4_13_the_first_mprotect_after_a_deferred_unmap_flushes_the_whole_mm() {
 }
 
 #[test]
+fn a_cpu_idle_for_a_deep_c_state_loses_its_translations_in_every_era() {
+    for form in [0u8, 3] {
+        let mut sim = machine(features(form));
+        let a = task_id(&sim, "a");
+        let addr = map_and_touch(&mut sim, a, "/data/a", 1, 1, false);
+        sim.enter_lazy_tlb(1);
+        let deep = sim.costs.deep_idle_tlb_flush_ps;
+        // Shorter than C3's target residency: a shallow state keeps the TLB.
+        let t = sim.cpu_clock(1) + deep - 1;
+        sim.cpu_idle_until(1, t);
+        assert!(cached(&sim, 1, a, addr), "form {form}");
+        // Long enough for C3 (CPUIDLE_FLAG_TLB_FLUSHED): gone, the CPU's state unchanged.
+        let t = sim.cpu_clock(1) + deep;
+        sim.cpu_idle_until(1, t);
+        assert!(!cached(&sim, 1, a, addr), "form {form}");
+        assert_eq!(sim.cpu_active_mm[1], Some(mm_of(&sim, a)));
+        // a runs again and walks its page table: the accessed bit is set anew.
+        let vpn = addr >> PAGE_SHIFT;
+        let m = mm_of(&sim, a) as usize;
+        if let Some(p) = sim.mms[m].as_mut().unwrap().pgtable.get_mut(vpn) {
+            *p &= !mmsim::mm::memory::pte::YOUNG;
+        }
+        touch_pages(&mut sim, 1, a, addr, 1, false).expect("no wait");
+        let p = sim.mms[m].as_ref().unwrap().pgtable.get(vpn);
+        assert!(p & mmsim::mm::memory::pte::YOUNG != 0, "form {form}");
+    }
+}
+
+#[test]
 fn pcid_and_lazy_tlb_skip_need_tlb_generations() {
     let e = mmsim::kernel::resolve_features(
         Some(KernelEra::V6_18),

@@ -74,8 +74,9 @@ enum Act {
     Munmap { t: usize, v: usize },
     /// Task t mlocks (or munlocks) its mapping number v.
     Mlock { t: usize, v: usize, lock: bool },
-    /// CPU cpu goes idle (enter_lazy_tlb, as the engine does when its runqueue empties).
-    Idle { cpu: usize },
+    /// CPU cpu goes idle (enter_lazy_tlb, as the engine does when its runqueue empties),
+    /// long enough for a TLB-flushing C-state if `deep`.
+    Idle { cpu: usize, deep: bool },
     /// kswapd reclaims on CPU cpu, borrowing the mm loaded there (lazy TLB mode).
     Kswapd { cpu: usize },
 }
@@ -89,7 +90,7 @@ fn act() -> impl Strategy<Value = Act> {
         1 => (0..3usize, 0..4usize).prop_map(|(t, v)| Act::Munmap { t, v }),
         2 => (0..3usize, 0..4usize, any::<bool>())
             .prop_map(|(t, v, lock)| Act::Mlock { t, v, lock }),
-        1 => (0..CPUS).prop_map(|cpu| Act::Idle { cpu }),
+        1 => (0..CPUS, any::<bool>()).prop_map(|(cpu, deep)| Act::Idle { cpu, deep }),
         1 => (0..CPUS).prop_map(|cpu| Act::Kswapd { cpu }),
     ]
 }
@@ -183,7 +184,13 @@ fn run_keep(acts: Vec<Act>, batch: bool, mlock_count: bool, tlb: u8) -> Result<S
                 let r = sim.sys_mlock(tasks[t], addr, pages * PAGE_SIZE, lock);
                 prop_assert_eq!(r, OpResult::None);
             }
-            Act::Idle { cpu } => sim.enter_lazy_tlb(cpu),
+            Act::Idle { cpu, deep } => {
+                sim.enter_lazy_tlb(cpu);
+                if deep {
+                    let t = sim.cpu_clock(cpu) + sim.costs.deep_idle_tlb_flush_ps;
+                    sim.cpu_idle_until(cpu, t);
+                }
+            }
             Act::Kswapd { cpu } => {
                 let k = sim.kswapd[0].expect("kswapd");
                 run_on(&mut sim, cpu, k);

@@ -1366,6 +1366,10 @@ fn unsafe_variant_under_swap_pressure_is_caught_by_the_content_oracle() {
     ] {
         for debug in [false, true] {
             let mut sim = anon_pressure_build(debug, "1ns", cfg);
+            // CPUs kept out of the TLB-flushing C-states (intel_idle.max_cstate=1, as
+            // latency-sensitive servers run): the writer's 2 ms naps would otherwise flush
+            // its stale entry before it writes again, and hide the race.
+            sim.costs.deep_idle_tlb_flush_ps = u64::MAX;
             let end = sim.run(5_000_000);
             assert_eq!(end, RunEnd::Completed, "{cfg:?} debug {debug}");
             assert!(

@@ -1581,19 +1581,16 @@ impl Sim {
     }
 
     /// Idle CPU `c` until `t` (nothing if its clock is already there): idle time, not the
-    /// running mode's or function's.
+    /// running mode's or function's. A long enough idle period is spent in a C-state that
+    /// flushes the TLB (C3 and deeper: CPUIDLE_FLAG_TLB_FLUSHED), in every era; the CPU's
+    /// TLB state stays as it was (a lazy CPU is still lazy), its translations are gone.
+    #[inline]
     pub fn cpu_idle_until(&mut self, c: CpuId, t: Ps) {
-        // A long enough idle period is spent in a C-state that flushes the TLB (C3 and
-        // deeper: CPUIDLE_FLAG_TLB_FLUSHED), in every era; the CPU's TLB state stays as it
-        // was (a lazy CPU is still lazy), its translations are gone.
-        if t >= self
-            .cpu_clock(c)
-            .saturating_add(self.costs.deep_idle_tlb_flush_ps)
-        {
-            self.tlbs[c].flush_all();
-        }
         if c == self.cur.cpu {
             if self.clock < t {
+                if t - self.clock >= self.costs.deep_idle_tlb_flush_ps {
+                    self.tlbs[c].flush_all();
+                }
                 self.account_func();
                 self.account_mode();
                 self.cpus[c].idle_ps += t - self.clock;
@@ -1601,7 +1598,10 @@ impl Sim {
                 self.func_since = t;
                 self.mode_since = t;
             }
-        } else {
+        } else if self.cpus[c].clock_ps < t {
+            if t - self.cpus[c].clock_ps >= self.costs.deep_idle_tlb_flush_ps {
+                self.tlbs[c].flush_all();
+            }
             self.cpus[c].idle_until(t);
         }
     }

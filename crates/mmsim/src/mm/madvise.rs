@@ -152,14 +152,7 @@ impl Sim {
         if new == old {
             return;
         }
-        let mut start = vs;
-        if s > vs {
-            self.split_vma(mm, vs, s);
-            start = s;
-        }
-        if e < ve {
-            self.split_vma(mm, start, e);
-        }
+        let start = self.split_vma_to_range(mm, vs, ve, s, e);
         self.vma_set_flags(mm, start, new);
     }
 

@@ -322,14 +322,7 @@ impl Sim {
             if locked == lock {
                 continue;
             }
-            let mut s = s;
-            if s < start {
-                self.split_vma(mm, s, start);
-                s = start;
-            }
-            if e > end {
-                self.split_vma(mm, s, end);
-            }
+            let s = self.split_vma_to_range(mm, s, e, start, end);
             self.mlock_fixup(mm, s, lock);
         }
         OpResult::None

@@ -589,14 +589,7 @@ impl Sim {
                 continue; // mprotect_fixup: nothing to change, the VMA stays whole
             }
             // Split off the part outside the range (mprotect_fixup's vma_modify_flags).
-            let mut s = s;
-            if s < addr {
-                self.split_vma(mm, s, addr);
-                s = addr;
-            }
-            if vend > end {
-                self.split_vma(mm, s, end);
-            }
+            let s = self.split_vma_to_range(mm, s, vend, addr, end);
             let (vstart, vend) = (s, vend.min(end));
             self.vma_set_flags(mm, s, flags);
             // change_protection's change_pte_range.
@@ -626,6 +619,21 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// vma_modify's splits: the VMA of `mm` at `vs` (ending at `ve`) is split where the
+    /// range `[s, e)` cuts it, so that the part in the range is a VMA of its own; returns
+    /// that part's start. (mprotect_fixup, mlock_fixup and madvise_update_vma.)
+    pub fn split_vma_to_range(&mut self, mm: u32, vs: u64, ve: u64, s: u64, e: u64) -> u64 {
+        let mut start = vs;
+        if s > vs {
+            self.split_vma(mm, vs, s);
+            start = s;
+        }
+        if e < ve {
+            self.split_vma(mm, start, e);
+        }
+        start
     }
 
     /// split_vma: the VMA of `mm` at `start` becomes two, `[start, at)` and `[at, end)`,

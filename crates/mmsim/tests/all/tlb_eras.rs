@@ -73,6 +73,17 @@ fn kswapd_on(sim: &mut Sim, cpu: usize) {
     run_on(sim, cpu, k);
 }
 
+/// kswapd on CPU 0 starts a reclaim batch and unmaps `pfns` with the batched flush (their
+/// young bits cleared first, as page_referenced does), each successfully.
+fn kswapd_batch_unmap(sim: &mut Sim, pfns: &[Pfn]) {
+    kswapd_on(sim, 0);
+    sim.init_tlb_ubc();
+    for &p in pfns {
+        sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
+        assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
+    }
+}
+
 fn pfn_of(sim: &Sim, t: TaskId, addr: u64) -> Pfn {
     let p = sim.mms[mm_of(sim, t) as usize]
         .as_ref()
@@ -91,10 +102,7 @@ fn a_dirty_pte_is_flushed_at_once_before_v4_3_and_with_the_batch_before_pageout_
         let a = task_id(&sim, "a");
         let addr = map_and_touch(&mut sim, a, "/data/a", 1, 1, true);
         let pfn = pfn_of(&sim, a, addr);
-        kswapd_on(&mut sim, 0);
-        sim.init_tlb_ubc();
-        sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
-        assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+        kswapd_batch_unmap(&mut sim, &[pfn]);
         // The seed's commit flushes the dirty PTE at once (one IPI to CPU 1); 4.3 defers
         // it and marks the batch writable.
         assert_eq!(pending(&sim), usize::from(!defer), "defer {defer}");
@@ -179,12 +187,7 @@ fn the_batched_flush_leaves_a_cpu_whose_loaded_mm_is_current_alone() {
         let addr_a = map_and_touch(&mut sim, a, "/data/a", 1, 1, false);
         let addr_b = map_and_touch(&mut sim, b, "/data/b", 2, 1, false);
         let (pa, pb) = (pfn_of(&sim, a, addr_a), pfn_of(&sim, b, addr_b));
-        kswapd_on(&mut sim, 0);
-        sim.init_tlb_ubc();
-        for p in [pa, pb] {
-            sim.page_referenced(p, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
-            assert_eq!(sim.try_to_unmap(p, true), TtuResult::Success);
-        }
+        kswapd_batch_unmap(&mut sim, &[pa, pb]);
         assert_eq!(pending(&sim), 0, "deferred");
         let addr_r = map_and_touch(&mut sim, r, "/data/b", 2, 2, false);
         assert!(cached(&sim, 2, r, addr_r));
@@ -328,10 +331,7 @@ fn from_v4_13_the_first_mprotect_after_a_deferred_unmap_flushes_the_whole_mm() {
         let mm = mm_of(&sim, a);
         // Reclaim on CPU 0 unmaps page 0 with a deferred flush, and flushes its batch.
         let pfn = pfn_of(&sim, a, addr);
-        kswapd_on(&mut sim, 0);
-        sim.init_tlb_ubc();
-        sim.page_referenced(pfn, mmsim::mm::memcontrol::ROOT_MEM_CGROUP);
-        assert_eq!(sim.try_to_unmap(pfn, true), TtuResult::Success);
+        kswapd_batch_unmap(&mut sim, &[pfn]);
         sim.try_to_unmap_flush();
         assert_eq!(deliver_ipis(&mut sim), 1);
         assert_eq!(

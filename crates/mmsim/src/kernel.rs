@@ -478,6 +478,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "memcg-stats-ratelimited",
+        since: KernelEra::V6_18,
+        version: "6.12",
+        commit: "memcg: use ratelimited stats flush in the reclaim",
+    },
+    Rule {
         feature: "proactive-reclaim-stats",
         since: KernelEra::V6_18,
         version: "6.15",

@@ -121,6 +121,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",
+    "memcg-stats-ratelimited",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -319,6 +319,12 @@ pub struct Features {
     /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
     /// statistics"). Off: it counts as direct reclaim.
     pub proactive_reclaim_stats: bool,
+    /// Classic reclaim's heuristics read the memcg statistics as of the last periodic
+    /// flush (v6.12, "memcg: use ratelimited stats flush in the reclaim"): the
+    /// inactive:active check, the refault check of prepare_scan_control, cache_trim_mode,
+    /// snapshot_refaults and the workingset size of a refault see values at most 2 s old
+    /// (flush_memcg_stats_dwork, `Sim::memcg_stats_flush`). Off: they read current values.
+    pub memcg_stats_ratelimited: bool,
     /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
     /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
@@ -490,6 +496,7 @@ impl Features {
             min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
+            memcg_stats_ratelimited: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
@@ -598,6 +605,7 @@ impl Features {
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
+            "memcg-stats-ratelimited" => self.memcg_stats_ratelimited = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
@@ -688,6 +696,7 @@ impl Features {
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
+            "memcg-stats-ratelimited" => self.memcg_stats_ratelimited,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,
@@ -942,6 +951,9 @@ pub struct Sim {
     /// time).
     pub sample_step_ps: Ps,
     next_sample_ps: Ps,
+    /// When the next periodic memcg stats flush is due (flush_memcg_stats_dwork, every
+    /// 2 s; `memcg-stats-ratelimited`), `Ps::MAX` without the rule.
+    pub(crate) memcg_stats_next_flush_ps: Ps,
     /// Running hash of the event stream (determinism check).
     pub event_hash: u64,
     /// Per-node reclaim state.
@@ -1244,6 +1256,7 @@ impl Sim {
             sample_interval_ps: sc.sample_interval_ns.max(1).saturating_mul(1_000),
             sample_step_ps: finest_sample_step(sc.sample_interval_ns.max(1).saturating_mul(1_000)),
             next_sample_ps: 0,
+            memcg_stats_next_flush_ps: Ps::MAX,
             event_hash: 0xcbf2_9ce4_8422_2325,
             // kswapd starts asleep on kswapd_wait.
             reclaim: vec![
@@ -1481,6 +1494,10 @@ impl Sim {
         }
         sim.nr_user_alive = sim.tasks.iter().filter(|t| !t.is_kthread()).count();
         sim.create_thread_group_mms();
+        if sim.features.memcg_stats_ratelimited {
+            // The periodic flush ran just before the run: the first action flushes.
+            sim.memcg_stats_next_flush_ps = 0;
+        }
         Ok(sim)
     }
 
@@ -2069,6 +2086,9 @@ impl Sim {
     #[inline]
     fn take_samples(&mut self, t: Ps) {
         self.psi.advance(t);
+        if t >= self.memcg_stats_next_flush_ps {
+            self.memcg_stats_flush(t);
+        }
         while self.next_sample_ps <= t {
             let at = self.next_sample_ps;
             self.record_sample(at);

@@ -154,7 +154,13 @@ impl Sim {
                 bytes,
                 swappiness,
             } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
-            Op::ReadCgroup { cgroup } => Ok(self.read_cgroup(cgroup)),
+            Op::ReadCgroup { cgroup } => {
+                // memory_stat_show flushes the cgroup's subtree (mem_cgroup_flush_stats).
+                if let Some(m) = self.memcg_by_name(cgroup) {
+                    self.memcg_stats_flush_subtree(m);
+                }
+                Ok(self.read_cgroup(cgroup))
+            }
             Op::SetMemoryHigh { cgroup, bytes } => self.memory_high_write(cgroup, *bytes),
             Op::CgroupWrite {
                 cgroup,

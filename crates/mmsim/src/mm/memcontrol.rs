@@ -401,6 +401,54 @@ impl Sim {
             .sum()
     }
 
+    /// flush_memcg_stats_dwork (`memcg-stats-ratelimited`): the periodic rstat flush of the
+    /// whole tree, every FLUSH_TIME (2 s) — deferrable, so it runs at the engine's first
+    /// action at or after the due time. Each lruvec's `flushed` counters take the current
+    /// hierarchical values; reclaim reads those until the next flush, since from v6.12 its
+    /// own flushes are ratelimited (mem_cgroup_flush_stats_ratelimited flushes only when the
+    /// periodic one is a full cycle late, which it never is here). The kworker's time is not
+    /// charged.
+    pub fn memcg_stats_flush(&mut self, now: crate::machine::Ps) {
+        const FLUSH_TIME_PS: u64 = 2_000_000_000_000;
+        self.memcg_stats_next_flush_ps = (now / FLUSH_TIME_PS + 1) * FLUSH_TIME_PS;
+        for m in 0..self.memcgs.len() as MemcgId {
+            self.memcg_stats_flush_one(m);
+        }
+    }
+
+    /// A user's read of memory.stat (memory_stat_show → mem_cgroup_flush_stats): the
+    /// cgroup's subtree is flushed (`memcg-stats-ratelimited`; its ancestors' aggregates
+    /// wait for the next flush of their own). The kernel skips the flush when fewer than
+    /// MEMCG_CHARGE_BATCH × CPUs updates are pending; a cgroup being read while it works
+    /// has more, and mmsim does not count them.
+    pub fn memcg_stats_flush_subtree(&mut self, m: MemcgId) {
+        if !self.features.memcg_stats_ratelimited {
+            return;
+        }
+        for c in self.memcg_subtree(m) {
+            self.memcg_stats_flush_one(c);
+        }
+    }
+
+    /// The flushed counters of `m`'s lruvecs take their current hierarchical values.
+    fn memcg_stats_flush_one(&mut self, m: MemcgId) {
+        let activate = self.workingset_activate_hier(m);
+        for n in 0..self.nodes.len() {
+            let lru = [0, 1, 2, 3].map(|i| self.lruvec_lru_size_hier(m, n, LruList::ALL[i]));
+            self.lruvec_mut(m, n).flushed = crate::mm::node::FlushedStats { lru, activate };
+        }
+    }
+
+    /// lruvec_page_state of an LRU size (from v5.5 the memcg's and its descendants'): the
+    /// counters of the last flush under `memcg-stats-ratelimited`, else the current ones.
+    pub fn lruvec_page_state_lru(&self, m: MemcgId, node: usize, lru: LruList) -> u64 {
+        if self.features.memcg_stats_ratelimited {
+            self.lruvec(m, node).flushed.lru[lru as usize]
+        } else {
+            self.lruvec_lru_size_hier(m, node, lru)
+        }
+    }
+
     /// memcg_memory_event: count an event in memory.events.
     pub fn memcg_memory_event(&mut self, m: MemcgId, ev: MemcgEvent) {
         let e = &mut self.memcgs[m as usize].events;

@@ -157,6 +157,17 @@ impl ListHead {
     }
 }
 
+/// The hierarchical lruvec counters as the last rstat flush left them
+/// (`Sim::memcg_stats_flush`): what lruvec_page_state returns between flushes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlushedStats {
+    /// NR_INACTIVE_ANON, NR_ACTIVE_ANON, NR_INACTIVE_FILE, NR_ACTIVE_FILE of the memcg and
+    /// its descendants, indexed by `LruList`.
+    pub lru: [u64; 4],
+    /// WORKINGSET_ACTIVATE_ANON and _FILE of the memcg and its descendants.
+    pub activate: [u64; 2],
+}
+
 /// struct lruvec: the LRU lists of a node and the reclaim statistics that balance them.
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {
@@ -175,6 +186,9 @@ pub struct Lruvec {
     /// refaults[anon, file]: workingset_activate at the last reclaim cycle's end
     /// (snapshot_refaults, v5.5).
     pub refaults: [u64; 2],
+    /// The statistics reclaim reads as of the last memcg stats flush (`memcg-stats-ratelimited`,
+    /// v6.12: lruvec_page_state of the rstat-flushed counters).
+    pub flushed: FlushedStats,
     /// Shadow-only radix-tree nodes of this lruvec's pages, oldest first (the memcg- and
     /// node-aware workingset_shadow_nodes list_lru).
     pub shadow_nodes: std::collections::VecDeque<(u32, crate::mm::radix_tree::NodeId)>,

@@ -251,8 +251,8 @@ impl Sim {
         }
         let (inactive, active) = if self.features.refault_deactivate {
             (
-                self.lruvec_lru_size_hier(memcg, node, il),
-                self.lruvec_lru_size_hier(memcg, node, al),
+                self.lruvec_page_state_lru(memcg, node, il),
+                self.lruvec_page_state_lru(memcg, node, al),
             )
         } else {
             (
@@ -434,7 +434,7 @@ impl Sim {
         sc.anon_cost = anon_cost;
         sc.file_cost = file_cost;
         if !sc.force_deactivate {
-            let st = self.workingset_activate_hier(target);
+            let st = self.workingset_activate_state(target, node);
             for (i, bit) in [(0usize, DEACTIVATE_ANON), (1, DEACTIVATE_FILE)] {
                 if st[i] != refaults[i] || self.inactive_list_is_low(node, target, i == 1) {
                     sc.may_deactivate |= bit;
@@ -445,7 +445,7 @@ impl Sim {
         } else {
             sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
         }
-        let file = self.lruvec_lru_size_hier(target, node, LruList::InactiveFile);
+        let file = self.lruvec_page_state_lru(target, node, LruList::InactiveFile);
         sc.cache_trim_mode = (file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
         sc.file_is_tiny = false;
         if !sc.cgroup_reclaim() {
@@ -459,8 +459,18 @@ impl Sim {
         }
     }
 
+    /// lruvec_page_state of WORKINGSET_ACTIVATE_{ANON,FILE} for `m` on `node`: as of the
+    /// last flush under `memcg-stats-ratelimited`, else current.
+    fn workingset_activate_state(&self, m: MemcgId, node: usize) -> [u64; 2] {
+        if self.features.memcg_stats_ratelimited {
+            self.lruvec(m, node).flushed.activate
+        } else {
+            self.workingset_activate_hier(m)
+        }
+    }
+
     /// workingset_activate_{anon,file} of `m` and its descendants.
-    fn workingset_activate_hier(&self, m: MemcgId) -> [u64; 2] {
+    pub(crate) fn workingset_activate_hier(&self, m: MemcgId) -> [u64; 2] {
         let mut r = [0u64; 2];
         for c in self.memcg_subtree(m) {
             let st = &self.memcgs[c as usize].stat;
@@ -473,7 +483,7 @@ impl Sim {
     /// snapshot_refaults: remember the target's workingset activations at the end of a
     /// reclaim cycle (v5.5).
     pub fn snapshot_refaults(&mut self, target: MemcgId, node: usize) {
-        let r = self.workingset_activate_hier(target);
+        let r = self.workingset_activate_state(target, node);
         self.lruvec_mut(target, node).refaults = r;
     }
 

@@ -126,7 +126,7 @@ impl Sim {
         let hier = self.features.refault_deactivate;
         let size = |s: &Sim, l: LruList| {
             if hier {
-                s.lruvec_lru_size_hier(memcg, nid, l)
+                s.lruvec_page_state_lru(memcg, nid, l)
             } else {
                 s.lruvec(memcg, nid).lru_size(l)
             }

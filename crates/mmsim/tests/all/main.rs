@@ -19,6 +19,7 @@ mod fuzz_parser;
 mod html_report;
 mod madvise;
 mod memcg;
+mod memcg_stats;
 mod mglru;
 mod mlock;
 mod mm_unit;

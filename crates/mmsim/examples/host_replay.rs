@@ -1,0 +1,423 @@
+//! Replay a trace on the host's own kernel, in a memory cgroup, as `mmsim replay` lays it
+//! out: the same files, pages and requests, read with pread(2) (written with pwrite(2))
+//! through the host's page cache. It measures the page miss ratio the way mmsim's observer
+//! does (mincore(2) of each request's pages right before it is issued, which changes
+//! nothing) and reports the cgroup's memory.stat and /proc/vmstat deltas under the names
+//! mmsim reports. docs/replay.md, "Against a real kernel", compares the two.
+//!
+//!     sudo target/release/examples/host_replay TRACE --format msr --memory-max 64MiB \
+//!         --dir /var/tmp/mmsim-host [--readahead-kb 0] [--json out.json]
+//!
+//! Needs root on Linux: it creates a memory cgroup (v2 `memory.max`, or v1
+//! `memory.limit_in_bytes`), drops the page cache (`/proc/sys/vm/drop_caches`) and, with
+//! `--readahead-kb`, sets the directory's block device's `queue/read_ahead_kb` for the run
+//! (restored after). The files are written with data once (kept for the next run). The
+//! trace is read into memory before the replay joins the cgroup, so neither its page cache
+//! nor this program's heap is charged to the cgroup; /proc/vmstat is machine-wide, so run
+//! it on an idle machine.
+
+#[cfg(target_os = "linux")]
+fn main() {
+    if let Err(e) = host::main() {
+        eprintln!("host_replay: {e}");
+        std::process::exit(2);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    eprintln!("host_replay: needs Linux (memory cgroups, mincore, drop_caches)");
+    std::process::exit(2);
+}
+
+#[cfg(target_os = "linux")]
+mod host {
+    use std::collections::BTreeMap;
+    use std::fs::{self, File, OpenOptions};
+    use std::io::Write;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    use std::os::unix::io::AsRawFd;
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    use clap::Parser;
+    use mmsim::trace::{Format, TraceKind, TraceReader, PAGE_SIZE};
+    use mmsim::workload::replay::{plan, Layout, ObjectMap, PlanOptions};
+
+    /// Replay a trace on this machine's kernel in a memory cgroup (root; Linux).
+    #[derive(Parser, Debug)]
+    struct Args {
+        /// The trace file (any format `mmsim replay` reads).
+        trace: PathBuf,
+        /// Trace format, as `mmsim replay --format` (default: guessed from the name).
+        #[arg(long)]
+        format: Option<String>,
+        /// The cgroup's memory limit, e.g. 64MiB.
+        #[arg(long)]
+        memory_max: String,
+        /// Directory for the replay's files (created; on the filesystem to measure).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Set the directory's device's read_ahead_kb for the run (0: readahead off).
+        #[arg(long)]
+        readahead_kb: Option<u64>,
+        /// Object traces: `file` (one file per object) or `range` (one file).
+        #[arg(long, default_value = "file")]
+        object_map: String,
+        /// Size of objects without one, e.g. 4KiB.
+        #[arg(long, default_value = "4KiB")]
+        object_size: String,
+        /// Replay at most N requests.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Write the JSON report to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    }
+
+    /// One request on the laid-out files.
+    struct Req {
+        file: usize,
+        first_page: u64,
+        pages: u64,
+        pos: u64,
+        len: u64,
+        write: bool,
+    }
+
+    pub fn main() -> Result<(), String> {
+        let a = Args::parse();
+        let trace = a.trace.to_str().ok_or("the trace path is not UTF-8")?;
+        let format = match &a.format {
+            Some(f) => Format::parse(f)?,
+            None => Format::guess(&a.trace).ok_or("give --format: the name does not say")?,
+        };
+        let limit = mmsim::scenario::parse_size_arg(&a.memory_max)
+            .map_err(|e| format!("--memory-max: {e}"))?;
+        let object_map = match a.object_map.as_str() {
+            "file" => ObjectMap::File,
+            "range" => ObjectMap::Range,
+            o => return Err(format!("--object-map: `{o}` is not `file` or `range`")),
+        };
+        let object_size = mmsim::scenario::parse_size_arg(&a.object_size)
+            .map_err(|e| format!("--object-size: {e}"))?;
+        fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+        let dir = fs::canonicalize(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+        let o = PlanOptions {
+            dir: dir
+                .to_str()
+                .ok_or("the directory is not UTF-8")?
+                .to_string(),
+            object_map,
+            object_size,
+            size: 0,
+            limit: a.limit.unwrap_or(u64::MAX),
+        };
+        let layout = plan(trace, &format, &o)?;
+        let reqs = place(trace, &format, &layout, object_map, o.limit)?;
+        make_files(&layout)?;
+        let cg = Cgroup::create(limit)?;
+        let ra = match a.readahead_kb {
+            Some(kb) => Some(Readahead::set(&dir, kb)?),
+            None => None,
+        };
+        let result = replay(&layout, &reqs, &cg);
+        drop(ra);
+        let (misses, pages, seconds, before, after) = result?;
+        cg.remove();
+        let report = report(&a, &reqs, misses, pages, seconds, &before, &after);
+        println!("{report}");
+        if let Some(p) = &a.json {
+            fs::write(p, format!("{report}\n")).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Each record placed on the layout's files, as the replay program places it.
+    fn place(
+        trace: &str,
+        format: &Format,
+        l: &Layout,
+        object_map: ObjectMap,
+        limit: u64,
+    ) -> Result<Vec<Req>, String> {
+        let (reader, _) =
+            TraceReader::open(Path::new(trace), Some(format)).map_err(|e| e.to_string())?;
+        let mut v = Vec::new();
+        for r in reader.take(limit.min(l.requests) as usize) {
+            let r = r.map_err(|e| e.to_string())?;
+            v.push(match format.kind() {
+                TraceKind::Block => {
+                    let first = r.offset / PAGE_SIZE;
+                    let last = (r.offset + r.len.max(1) - 1) / PAGE_SIZE;
+                    Req {
+                        file: l.devs[&r.id] as usize,
+                        first_page: first,
+                        pages: last - first + 1,
+                        pos: r.offset,
+                        len: r.len.max(1),
+                        write: r.write,
+                    }
+                }
+                TraceKind::Object => {
+                    let loc = l.objs[&r.id];
+                    Req {
+                        file: match object_map {
+                            ObjectMap::File => loc.index as usize,
+                            ObjectMap::Range => 0,
+                        },
+                        first_page: loc.first_page,
+                        pages: loc.pages,
+                        pos: loc.first_page * PAGE_SIZE,
+                        len: loc.pages * PAGE_SIZE,
+                        write: r.write,
+                    }
+                }
+            });
+        }
+        Ok(v)
+    }
+
+    /// The layout's files, with data (mmsim's replay files have data on the device).
+    fn make_files(l: &Layout) -> Result<(), String> {
+        let chunk = vec![0x5au8; 1 << 20];
+        for (path, size) in &l.files {
+            let p = Path::new(&**path);
+            if fs::metadata(p).is_ok_and(|m| m.len() == *size && m.blocks() * 512 >= *size) {
+                continue;
+            }
+            let mut f = File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let mut left = *size;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                f.write_all(&chunk[..n])
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                left -= n as u64;
+            }
+            f.sync_all().map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        Ok(())
+    }
+
+    /// A memory cgroup of its own, v2 or v1.
+    struct Cgroup {
+        path: PathBuf,
+        v2: bool,
+    }
+
+    impl Cgroup {
+        fn create(limit: u64) -> Result<Cgroup, String> {
+            let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
+            let base = if v2 {
+                PathBuf::from("/sys/fs/cgroup")
+            } else {
+                PathBuf::from("/sys/fs/cgroup/memory")
+            };
+            let path = base.join(format!("mmsim-host-replay-{}", std::process::id()));
+            if v2 {
+                let _ = fs::write(base.join("cgroup.subtree_control"), "+memory");
+            }
+            fs::create_dir(&path)
+                .map_err(|e| format!("{}: {e} (needs root and a memory cgroup)", path.display()))?;
+            let file = if v2 {
+                "memory.max"
+            } else {
+                "memory.limit_in_bytes"
+            };
+            write(&path.join(file), &limit.to_string())?;
+            Ok(Cgroup { path, v2 })
+        }
+
+        fn join(&self) -> Result<(), String> {
+            write(
+                &self.path.join("cgroup.procs"),
+                &std::process::id().to_string(),
+            )
+        }
+
+        /// Back to the parent, and the cgroup removed (its page cache is reparented).
+        fn remove(&self) {
+            let parent = self.path.parent().expect("a parent");
+            let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
+            let _ = fs::remove_dir(&self.path);
+        }
+
+        /// memory.stat, under cgroup v2 names where v1 differs.
+        fn stat(&self) -> BTreeMap<String, i64> {
+            let mut m = keyed(&self.path.join("memory.stat"));
+            if !self.v2 {
+                m.retain(|k, _| !k.starts_with("total_") && !k.starts_with("hierarchical_"));
+                if let Some(v) = m.remove("cache") {
+                    m.insert("file".into(), v);
+                }
+            }
+            m
+        }
+    }
+
+    /// The device queue's read_ahead_kb, restored on drop.
+    struct Readahead {
+        path: PathBuf,
+        old: String,
+    }
+
+    impl Readahead {
+        fn set(dir: &Path, kb: u64) -> Result<Readahead, String> {
+            let dev = fs::metadata(dir).map_err(|e| e.to_string())?.dev();
+            let (major, minor) = (libc::major(dev), libc::minor(dev));
+            let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+            let path = [
+                sys.join("queue/read_ahead_kb"),
+                sys.join("../queue/read_ahead_kb"),
+            ]
+            .into_iter()
+            .find(|p| p.exists())
+            .ok_or(format!("{}: no queue/read_ahead_kb", sys.display()))?;
+            let old = fs::read_to_string(&path).map_err(|e| e.to_string())?;
+            write(&path, &kb.to_string())?;
+            Ok(Readahead { path, old })
+        }
+    }
+
+    impl Drop for Readahead {
+        fn drop(&mut self) {
+            let _ = fs::write(&self.path, self.old.trim());
+        }
+    }
+
+    fn write(p: &Path, s: &str) -> Result<(), String> {
+        fs::write(p, s).map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// `key value` lines.
+    fn keyed(p: &Path) -> BTreeMap<String, i64> {
+        fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                Some((k.to_string(), v.trim().parse().ok()?))
+            })
+            .collect()
+    }
+
+    type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
+
+    /// Drop the page cache, join the cgroup, replay; (page misses, pages, seconds,
+    /// snapshots before and after).
+    fn replay(
+        l: &Layout,
+        reqs: &[Req],
+        cg: &Cgroup,
+    ) -> Result<(u64, u64, f64, Snapshot, Snapshot), String> {
+        let mut files = Vec::new();
+        let mut maps = Vec::new();
+        for (path, size) in &l.files {
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&**path)
+                .map_err(|e| format!("{path}: {e}"))?;
+            // A mapping only to ask mincore; never touched.
+            let len = (*size).max(PAGE_SIZE) as usize;
+            // SAFETY: a read-only shared mapping of an open file, unmapped at exit.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(format!("{path}: mmap: {}", std::io::Error::last_os_error()));
+            }
+            maps.push(p as usize);
+            files.push(f);
+        }
+        let max_len = reqs.iter().map(|r| r.len).max().unwrap_or(0) as usize;
+        let mut buf = vec![0u8; max_len];
+        let max_pages = reqs.iter().map(|r| r.pages).max().unwrap_or(0) as usize;
+        let mut vec = vec![0u8; max_pages];
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
+        write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
+        let before = (keyed(Path::new("/proc/vmstat")), cg.stat());
+        cg.join()?;
+        let start = Instant::now();
+        let (mut misses, mut pages) = (0u64, 0u64);
+        for r in reqs {
+            let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
+            let len = (r.pages * PAGE_SIZE) as usize;
+            // SAFETY: the range lies in the file's mapping; vec holds one byte per page.
+            let rc = unsafe { libc::mincore(addr as *mut libc::c_void, len, vec.as_mut_ptr()) };
+            if rc == 0 {
+                pages += r.pages;
+                misses += vec[..r.pages as usize]
+                    .iter()
+                    .filter(|b| *b & 1 == 0)
+                    .count() as u64;
+            }
+            let b = &mut buf[..r.len as usize];
+            let io = if r.write {
+                files[r.file].write_at(b, r.pos)
+            } else {
+                files[r.file].read_at(b, r.pos)
+            };
+            io.map_err(|e| format!("{}: {e}", l.files[r.file].0))?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let after = (keyed(Path::new("/proc/vmstat")), cg.stat());
+        Ok((misses, pages, seconds, before, after))
+    }
+
+    /// The JSON report: mmsim replay's figures and the counters' deltas.
+    fn report(
+        a: &Args,
+        reqs: &[Req],
+        misses: u64,
+        pages: u64,
+        seconds: f64,
+        before: &Snapshot,
+        after: &Snapshot,
+    ) -> String {
+        let delta = |b: &BTreeMap<String, i64>, a: &BTreeMap<String, i64>| {
+            a.iter()
+                .filter_map(|(k, v)| {
+                    let d = v - b.get(k).copied().unwrap_or(0);
+                    (d != 0).then(|| (k.clone(), d))
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        let vm = delta(&before.0, &after.0);
+        let mut cg = after.1.clone();
+        // Event counters as deltas; sizes (file, active_file, …) as they end.
+        for (k, v) in delta(&before.1, &after.1) {
+            if k.starts_with("pg") || k.starts_with("workingset_") {
+                cg.insert(k, v);
+            }
+        }
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let ratio = if pages > 0 {
+            misses as f64 / pages as f64
+        } else {
+            0.0
+        };
+        serde_json::json!({
+            "trace": a.trace,
+            "kernel": release.trim(),
+            "memory_max": a.memory_max,
+            "readahead_kb": a.readahead_kb,
+            "requests": reqs.len(),
+            "pages": pages,
+            "page_misses": misses,
+            "page_miss_ratio": ratio,
+            "host_seconds": seconds,
+            "vmstat": vm,
+            "cgroup_stat": cg,
+        })
+        .to_string()
+    }
+}

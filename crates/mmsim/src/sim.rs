@@ -954,6 +954,8 @@ pub struct Sim {
     /// When the next periodic memcg stats flush is due (flush_memcg_stats_dwork, every
     /// 2 s; `memcg-stats-ratelimited`), `Ps::MAX` without the rule.
     pub(crate) memcg_stats_next_flush_ps: Ps,
+    /// Sequence number of the last shadow-node listing (`Sim::shadow_node_track`).
+    pub(crate) shadow_seq: u32,
     /// Running hash of the event stream (determinism check).
     pub event_hash: u64,
     /// Per-node reclaim state.
@@ -1257,6 +1259,7 @@ impl Sim {
             sample_step_ps: finest_sample_step(sc.sample_interval_ns.max(1).saturating_mul(1_000)),
             next_sample_ps: 0,
             memcg_stats_next_flush_ps: Ps::MAX,
+            shadow_seq: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
             // kswapd starts asleep on kswapd_wait.
             reclaim: vec![

@@ -36,6 +36,7 @@ use crate::sim::Sim;
 /// Check every invariant; the first violation is returned as a readable message.
 pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
+    check_shadow_lists(sim)?;
     crate::mm::slab::check_vfs(sim)?;
     crate::mm::zram::check_zram(sim)?;
     crate::mm::zswap::check_zswap(sim)?;
@@ -482,6 +483,47 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             sim.vmstat.get(VmItem::NrFilePages),
             file_pages
         ));
+    }
+    Ok(())
+}
+
+/// The shadow-node lists (workingset_shadow_nodes): each lruvec's count is the number of
+/// shadow-only leaves listed on it, and each listed leaf has its entry in the lruvec's
+/// queue (the shrinker finds it).
+pub fn check_shadow_lists(sim: &Sim) -> Result<(), String> {
+    let mut counts = vec![0u64; sim.lruvecs.len()];
+    let mut queued: std::collections::HashSet<(usize, u32, u32, u32)> = Default::default();
+    for (lv, l) in sim.lruvecs.iter().enumerate() {
+        for &(ino, id, seq) in &l.shadow_nodes {
+            queued.insert((lv, ino, id.0, seq));
+        }
+    }
+    for (ino, inode) in sim.inodes.iter().enumerate() {
+        let Some(inode) = inode else { continue };
+        for (id, list, seq) in inode.mapping.tree.listed_leaves() {
+            let lv = list as usize;
+            let Some(c) = counts.get_mut(lv) else {
+                return Err(format!(
+                    "inode {ino} leaf {} on shadow list {lv}, no such lruvec",
+                    id.0
+                ));
+            };
+            *c += 1;
+            if !queued.contains(&(lv, ino as u32, id.0, seq)) {
+                return Err(format!(
+                    "inode {ino} leaf {} on shadow list {lv} (seq {seq}) but not in its queue",
+                    id.0
+                ));
+            }
+        }
+    }
+    for (lv, l) in sim.lruvecs.iter().enumerate() {
+        if l.nr_shadow_nodes != counts[lv] {
+            return Err(format!(
+                "lruvec {lv}: nr_shadow_nodes {} but {} listed leaves",
+                l.nr_shadow_nodes, counts[lv]
+            ));
+        }
     }
     Ok(())
 }

@@ -368,6 +368,8 @@ impl Sim {
             .mapping
             .tree
             .store(index, Entry::Page(pfn));
+        // A page in a shadow-only leaf takes it off its shadow list.
+        self.shadow_nodes_unlisted(ino);
         let r = match old {
             Entry::Page(_) => {
                 self.inode_mut(ino).mapping.tree.store(index, old);

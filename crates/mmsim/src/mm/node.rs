@@ -191,7 +191,12 @@ pub struct Lruvec {
     pub flushed: FlushedStats,
     /// Shadow-only radix-tree nodes of this lruvec's pages, oldest first (the memcg- and
     /// node-aware workingset_shadow_nodes list_lru).
-    pub shadow_nodes: std::collections::VecDeque<(u32, crate::mm::radix_tree::NodeId)>,
+    /// Queue entries: (inode, leaf, the listing's sequence number); an entry whose leaf
+    /// has since left the list (or joined it again) is stale and skipped.
+    pub shadow_nodes: std::collections::VecDeque<(u32, crate::mm::radix_tree::NodeId, u32)>,
+    /// Shadow-only nodes on this list (list_lru_count): the queue's entries that are
+    /// their leaf's current listing.
+    pub nr_shadow_nodes: u64,
     /// The shadow shrinker's deferred scan count (nr_deferred).
     pub shadow_nr_deferred: u64,
     /// LRUVEC_CGROUP_CONGESTED / LRUVEC_NODE_CONGESTED: every dirty page reclaim met was

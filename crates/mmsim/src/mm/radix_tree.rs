@@ -147,6 +147,11 @@ struct Node {
     shift: u8,
     /// Shadow slots (the kernel's `exceptional`); always 0 above leaves.
     shadows: u8,
+    /// The shadow-node list this leaf is on (its `private_list` in a list_lru), as the
+    /// caller's list id + 1; 0 when on none. See [`RadixTree::list_leaf`].
+    shadow_list: u32,
+    /// The sequence number of that listing (the caller's queue entry that is valid).
+    shadow_seq: u32,
 }
 
 /// The page-cache radix tree of one `address_space`.
@@ -166,6 +171,10 @@ pub struct RadixTree {
     height: u32,
     nr_pages: u64,
     nr_shadows: u64,
+    /// List ids (as given to [`RadixTree::list_leaf`]) of leaves that left their shadow
+    /// list inside the tree since the caller last drained this: a page stored in a
+    /// shadow-only leaf, or the leaf freed (workingset_update_node's list_lru_del).
+    pub unlisted: Vec<u32>,
 }
 
 impl Default for RadixTree {
@@ -187,6 +196,7 @@ impl RadixTree {
             height: 0,
             nr_pages: 0,
             nr_shadows: 0,
+            unlisted: Vec::new(),
         }
     }
 
@@ -363,6 +373,47 @@ impl RadixTree {
         Some((n.occupied.count_ones(), u32::from(n.shadows), n.base))
     }
 
+    /// Put a live shadow-only leaf on the caller's shadow list `list` with sequence
+    /// number `seq` (non-zero): it stays listed until a page is stored in it or it is
+    /// freed (then `list` goes to [`RadixTree::unlisted`]), or [`RadixTree::unlist_leaf`].
+    /// False (nothing changes) when the node is not a live shadow-only leaf or is listed.
+    pub fn list_leaf(&mut self, node: NodeId, list: u32, seq: u32) -> bool {
+        debug_assert!(seq != 0 && list != u32::MAX);
+        match self.live_leaf(node) {
+            Some(n) if n.shadow_list == 0 && u32::from(n.shadows) == n.occupied.count_ones() => {
+                let n = &mut self.nodes[node.0 as usize];
+                (n.shadow_list, n.shadow_seq) = (list + 1, seq);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The listing of a live leaf: (list, sequence number), if it is on a list.
+    pub fn leaf_listing(&self, node: NodeId) -> Option<(u32, u32)> {
+        self.live_leaf(node)
+            .filter(|n| n.shadow_list != 0)
+            .map(|n| (n.shadow_list - 1, n.shadow_seq))
+    }
+
+    /// Every live leaf on a shadow list: (leaf, list, sequence number). For checks: O(nodes).
+    pub fn listed_leaves(&self) -> impl Iterator<Item = (NodeId, u32, u32)> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.occupied != 0 && n.shift == 0 && n.shadow_list != 0)
+            .map(|(i, n)| (NodeId(i as u32), n.shadow_list - 1, n.shadow_seq))
+    }
+
+    /// Take a live leaf off its shadow list (the shrinker's list_lru_isolate): its
+    /// listing, if it had one. Not reported in [`RadixTree::unlisted`].
+    pub fn unlist_leaf(&mut self, node: NodeId) -> Option<(u32, u32)> {
+        let l = self.leaf_listing(node)?;
+        let n = &mut self.nodes[node.0 as usize];
+        (n.shadow_list, n.shadow_seq) = (0, 0);
+        Some(l)
+    }
+
     /// Clear every shadow slot of a live leaf node (workingset shadow-node shrinker,
     /// `shadow_lru_isolate`), freeing the node (and empty ancestors, shrinking the
     /// height) if it becomes empty; pages stay. Returns how many shadows were removed
@@ -516,6 +567,9 @@ impl RadixTree {
                     n.shadows
                 ));
             }
+            if n.shadow_list != 0 && (n.shift != 0 || node_shadows != n.occupied.count_ones()) {
+                return Err(format!("node {id}: on a shadow list but holds pages"));
+            }
         }
         if live != self.nr_nodes() {
             return Err(format!(
@@ -602,6 +656,8 @@ impl RadixTree {
             offset,
             shift,
             shadows: 0,
+            shadow_list: 0,
+            shadow_seq: 0,
         });
         id
     }
@@ -609,6 +665,12 @@ impl RadixTree {
     /// Free a node whose slots are all empty.
     fn free_node(&mut self, id: u32) {
         debug_assert_eq!(self.nodes[id as usize].occupied, 0);
+        let n = &mut self.nodes[id as usize];
+        if n.shadow_list != 0 {
+            let list = std::mem::take(&mut n.shadow_list) - 1;
+            n.shadow_seq = 0;
+            self.unlisted.push(list);
+        }
         self.nodes[id as usize].parent = self.free_head;
         self.free_head = id;
         self.nr_free += 1;
@@ -638,6 +700,12 @@ impl RadixTree {
         }
         let is_shadow = |slot: u64| u8::from(slot & TAG_MASK == TAG_SHADOW);
         n.shadows = n.shadows - is_shadow(old) + is_shadow(new);
+        if n.shadow_list != 0 && u32::from(n.shadows) != n.occupied.count_ones() {
+            // A page came in: off the shadow list (an emptied leaf leaves it when freed).
+            let list = std::mem::take(&mut n.shadow_list) - 1;
+            n.shadow_seq = 0;
+            self.unlisted.push(list);
+        }
         self.count(old, -1);
         self.count(new, 1);
         decode(old)

@@ -231,6 +231,7 @@ impl Sim {
             .leaf(index)
             .is_some_and(|(_, count, shadows)| count == shadows && count == 1);
         self.inode_mut(ino).mapping.tree.store(index, Entry::Empty);
+        self.shadow_nodes_unlisted(ino);
         if self.inode(ino).mapping.swapbacked {
             // A tmpfs file's value entry is a swap entry (shmem_free_swap): its slot is
             // released, and a clean copy left in the swap cache goes with it

@@ -23,6 +23,7 @@
 use crate::mm::memcontrol::{MemcgId, NO_MEMCG, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn};
+use crate::mm::radix_tree::NodeId;
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
@@ -188,42 +189,85 @@ impl Sim {
 }
 
 impl Sim {
-    /// Record that the leaf holding `index` of `ino` may now hold only shadow entries
-    /// (list_lru_add of workingset_update_node) on the list of the evicted page's memcg
-    /// (`shadow-lru-limit`; before, one list per node). Called under tree_lock.
+    /// workingset_update_node's list_lru_add: the leaf holding `index` of `ino` may now
+    /// hold only shadow entries; if so, and it is on no list, it joins the list of the
+    /// evicted page's memcg (`shadow-lru-limit`; before, one list per node) on the running
+    /// CPU's node. Called under tree_lock, after the eviction's store.
     pub fn shadow_node_track(&mut self, ino: u32, index: u64, memcg: MemcgId) {
         let node = self.cur_node();
-        if let Some((id, count, shadows)) = self.inode(ino).mapping.tree.leaf(index) {
-            // The evicted page was the leaf's last page exactly when no page is left: the
-            // node has just become shadow-only.
-            if count == shadows && count > 0 {
-                let m = if self.features.shadow_lru_limit && memcg != NO_MEMCG {
-                    memcg
-                } else {
-                    ROOT_MEM_CGROUP
-                };
-                self.lruvec_mut(m, node).shadow_nodes.push_back((ino, id));
-            }
+        let Some((id, count, shadows)) = self.inode(ino).mapping.tree.leaf(index) else {
+            return;
+        };
+        if count != shadows || count == 0 {
+            return;
+        }
+        let m = if self.features.shadow_lru_limit && memcg != NO_MEMCG {
+            memcg
+        } else {
+            ROOT_MEM_CGROUP
+        };
+        let lv = m as usize * self.nodes.len() + node;
+        self.shadow_seq = self.shadow_seq.wrapping_add(1).max(1);
+        let seq = self.shadow_seq;
+        if !self
+            .inode_mut(ino)
+            .mapping
+            .tree
+            .list_leaf(id, lv as u32, seq)
+        {
+            return; // already on a list
+        }
+        let l = &mut self.lruvecs[lv];
+        l.nr_shadow_nodes += 1;
+        l.shadow_nodes.push_back((ino, id, seq));
+        // The queue keeps the entries of nodes that left the list since (their removal
+        // from the middle of a list_lru is O(1) in the kernel, not in a queue): drop them
+        // once they outnumber the listed nodes.
+        if l.shadow_nodes.len() as u64 > 2 * l.nr_shadow_nodes + 1024 {
+            let q = std::mem::take(&mut self.lruvecs[lv].shadow_nodes);
+            let kept = q
+                .into_iter()
+                .filter(|&(ino, id, seq)| self.shadow_entry_listed(lv, ino, id, seq))
+                .collect();
+            self.lruvecs[lv].shadow_nodes = kept;
         }
     }
 
-    /// Reclaim one queued shadow-only node (shadow_lru_isolate): a trylock of the mapping's
-    /// tree_lock, its shadows cleared, the node freed (workingset_nodereclaim). An entry
-    /// whose node has since gained a page or was freed is dropped without counting.
-    fn shadow_lru_isolate(&mut self, memcg: MemcgId, node: usize) -> bool {
-        let Some((ino, id)) = self.lruvec_mut(memcg, node).shadow_nodes.pop_front() else {
-            return false;
-        };
-        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
-            return true;
-        };
-        let Some((count, shadows, _)) = inode.mapping.tree.leaf_counts(id) else {
-            return true;
-        };
-        if count != shadows || shadows == 0 {
-            return true;
+    /// Whether a shadow-list queue entry is its node's current listing on list `lv`.
+    fn shadow_entry_listed(&self, lv: usize, ino: u32, id: NodeId, seq: u32) -> bool {
+        self.inodes
+            .get(ino as usize)
+            .and_then(|i| i.as_ref())
+            .and_then(|i| i.mapping.tree.leaf_listing(id))
+            == Some((lv as u32, seq))
+    }
+
+    /// workingset_update_node's list_lru_del for the leaves of `ino` that left their list
+    /// in the last tree store (a page stored in one, or one freed).
+    #[inline]
+    pub fn shadow_nodes_unlisted(&mut self, ino: u32) {
+        while let Some(lv) = self.inode_mut(ino).mapping.tree.unlisted.pop() {
+            self.lruvecs[lv as usize].nr_shadow_nodes -= 1;
         }
+    }
+
+    /// Reclaim the oldest shadow-only node on a list (shadow_lru_isolate): a trylock of
+    /// the mapping's tree_lock, the node off the list, its shadows cleared, the node freed
+    /// (workingset_nodereclaim). False when the list is empty. Queue entries of nodes that
+    /// left the list are skipped (they are not on the kernel's list).
+    fn shadow_lru_isolate(&mut self, memcg: MemcgId, node: usize) -> bool {
+        let lv = memcg as usize * self.nodes.len() + node;
+        let (ino, id) = loop {
+            let Some((ino, id, seq)) = self.lruvecs[lv].shadow_nodes.pop_front() else {
+                return false;
+            };
+            if self.shadow_entry_listed(lv, ino, id, seq) {
+                break (ino, id);
+            }
+        };
         self.tree_lock(ino);
+        self.inode_mut(ino).mapping.tree.unlist_leaf(id);
+        self.lruvecs[lv].nr_shadow_nodes -= 1;
         let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
         self.tree_unlock(ino);
         self.inode_maybe_shrinkable(ino);
@@ -239,12 +283,13 @@ impl Sim {
     /// 128 (SHRINK_BATCH) per call.
     pub fn scan_shadow_nodes(&mut self, node: usize) {
         let max_nodes = (u64::from(self.nodes[node].present_pages) >> 4) as usize;
-        if self.lruvec(ROOT_MEM_CGROUP, node).shadow_nodes.len() <= max_nodes {
+        if self.lruvec(ROOT_MEM_CGROUP, node).nr_shadow_nodes as usize <= max_nodes {
             return;
         }
         let prev = self.enter(crate::machine::profile::KFunc::ScanShadowNodes);
         let mut budget = 128; // SHRINK_BATCH
-        while self.lruvec(ROOT_MEM_CGROUP, node).shadow_nodes.len() > max_nodes && budget > 0 {
+        while self.lruvec(ROOT_MEM_CGROUP, node).nr_shadow_nodes as usize > max_nodes && budget > 0
+        {
             budget -= 1;
             if !self.shadow_lru_isolate(ROOT_MEM_CGROUP, node) {
                 break;
@@ -258,7 +303,7 @@ impl Sim {
     /// nodes) / 8 nodes; do_shrink_slab scans half the excess (seeks 0) plus the deferred
     /// work scaled by priority, in batches of 128, and defers what it did not do.
     pub fn scan_shadow_nodes_memcg(&mut self, node: usize, memcg: MemcgId, priority: u32) {
-        let nodes = self.lruvec(memcg, node).shadow_nodes.len() as u64;
+        let nodes = self.lruvec(memcg, node).nr_shadow_nodes;
         if nodes == 0 {
             return;
         }
@@ -286,7 +331,7 @@ impl Sim {
             }
             total_scan -= nr_to_scan;
             scanned += nr_to_scan;
-            if self.lruvec(memcg, node).shadow_nodes.is_empty() || nr_to_scan == 0 {
+            if self.lruvec(memcg, node).nr_shadow_nodes == 0 || nr_to_scan == 0 {
                 break;
             }
         }

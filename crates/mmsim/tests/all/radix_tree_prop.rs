@@ -353,3 +353,73 @@ proptest! {
         }
     }
 }
+
+/// One step of the shadow-list property test.
+#[derive(Clone, Debug)]
+enum ListOp {
+    /// Store a page (0), a shadow (1) or nothing (2) at an index.
+    Store(u64, u8),
+    /// List the leaf of an index on list `l` if it is shadow-only (shadow_node_track).
+    List(u64, u32),
+    /// Take the leaf of an index off its list and clear its shadows (the shrinker).
+    Reclaim(u64),
+}
+
+fn list_op() -> impl Strategy<Value = ListOp> {
+    prop_oneof![
+        4 => (0u64..400, 0u8..3).prop_map(|(i, k)| ListOp::Store(i, k)),
+        2 => (0u64..400, 0u32..3).prop_map(|(i, l)| ListOp::List(i, l)),
+        1 => (0u64..400).prop_map(ListOp::Reclaim),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The shadow-list protocol (workingset_update_node): a counter per list kept from
+    /// `list_leaf` (+1), the tree's `unlisted` reports and `unlist_leaf` (−1) always equals
+    /// the leaves listed on it, and a listed leaf holds shadows only (`check`).
+    #[test]
+    fn shadow_list_counts_follow_the_listed_leaves(ops in proptest::collection::vec(list_op(), 1..300)) {
+        let mut t = RadixTree::new();
+        let mut count = [0i64; 3];
+        let mut seq = 0u32;
+        for op in ops {
+            match op {
+                ListOp::Store(i, k) => {
+                    let e = match k {
+                        0 => Entry::Page(i as Pfn),
+                        1 => Entry::Shadow(i),
+                        _ => Entry::Empty,
+                    };
+                    t.store(i, e);
+                }
+                ListOp::List(i, l) => {
+                    if let Some((id, n, shadows)) = t.leaf(i) {
+                        seq += 1;
+                        let listed = t.list_leaf(id, l, seq);
+                        prop_assert_eq!(listed, n == shadows && t.leaf_listing(id) == Some((l, seq)));
+                        count[l as usize] += i64::from(listed);
+                    }
+                }
+                ListOp::Reclaim(i) => {
+                    if let Some((id, ..)) = t.leaf(i) {
+                        if let Some((l, _)) = t.unlist_leaf(id) {
+                            count[l as usize] -= 1;
+                            t.clear_leaf_shadows(id);
+                        }
+                    }
+                }
+            }
+            while let Some(l) = t.unlisted.pop() {
+                count[l as usize] -= 1;
+            }
+            t.check().map_err(TestCaseError::fail)?;
+            let mut listed = [0i64; 3];
+            for (_, l, _) in t.listed_leaves() {
+                listed[l as usize] += 1;
+            }
+            prop_assert_eq!(listed, count);
+        }
+    }
+}

@@ -954,6 +954,11 @@ pub struct Sim {
     /// When the next periodic memcg stats flush is due (flush_memcg_stats_dwork, every
     /// 2 s; `memcg-stats-ratelimited`), `Ps::MAX` without the rule.
     pub(crate) memcg_stats_next_flush_ps: Ps,
+    /// Where in the 2 s flush cycle the run starts: the first periodic flush comes this
+    /// long after it (drawn from the scenario seed).
+    pub(crate) memcg_stats_flush_phase_ps: Ps,
+    /// The earliest of `next_sample_ps` and `memcg_stats_next_flush_ps` (`take_samples`).
+    next_periodic_ps: Ps,
     /// Sequence number of the last shadow-node listing (`Sim::shadow_node_track`).
     pub(crate) shadow_seq: u32,
     /// Running hash of the event stream (determinism check).
@@ -1259,6 +1264,8 @@ impl Sim {
             sample_step_ps: finest_sample_step(sc.sample_interval_ns.max(1).saturating_mul(1_000)),
             next_sample_ps: 0,
             memcg_stats_next_flush_ps: Ps::MAX,
+            memcg_stats_flush_phase_ps: 0,
+            next_periodic_ps: 0,
             shadow_seq: 0,
             event_hash: 0xcbf2_9ce4_8422_2325,
             // kswapd starts asleep on kswapd_wait.
@@ -1498,7 +1505,10 @@ impl Sim {
         sim.nr_user_alive = sim.tasks.iter().filter(|t| !t.is_kthread()).count();
         sim.create_thread_group_mms();
         if sim.features.memcg_stats_ratelimited {
-            // The periodic flush ran just before the run: the first action flushes.
+            // The run starts at a point of the flush cycle drawn from the seed; the first
+            // action flushes the starting state (what the last flush before it left).
+            sim.memcg_stats_flush_phase_ps =
+                crate::mm::memcontrol::memcg_stats_flush_phase(sc.seed);
             sim.memcg_stats_next_flush_ps = 0;
         }
         Ok(sim)
@@ -2086,9 +2096,20 @@ impl Sim {
             .unwrap_or(0)
     }
 
-    #[inline]
+    /// The engine's periodic work due by `t`, before the action at `t`: PSI's clock, then
+    /// (one compare when nothing is due) the memcg stats flush and the samples.
+    #[inline(always)]
     fn take_samples(&mut self, t: Ps) {
         self.psi.advance(t);
+        if t >= self.next_periodic_ps {
+            self.periodic_work(t);
+        }
+    }
+
+    /// The memcg stats flush (`memcg-stats-ratelimited`) and the samples due by `t`.
+    #[cold]
+    #[inline(never)]
+    fn periodic_work(&mut self, t: Ps) {
         if t >= self.memcg_stats_next_flush_ps {
             self.memcg_stats_flush(t);
         }
@@ -2109,6 +2130,7 @@ impl Sim {
                 self.sample_step_ps *= 2;
             }
         }
+        self.next_periodic_ps = self.next_sample_ps.min(self.memcg_stats_next_flush_ps);
     }
 
     fn record_sample(&mut self, t: Ps) {

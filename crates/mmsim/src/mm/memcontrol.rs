@@ -334,6 +334,19 @@ fn nonroot(m: MemcgId) -> Option<MemcgId> {
     (m != ROOT_MEM_CGROUP).then_some(m)
 }
 
+/// FLUSH_TIME: the period of the memcg stats flush worker (2 × HZ), ps.
+pub const FLUSH_TIME_PS: u64 = 2_000_000_000_000;
+
+/// Where a run with scenario seed `seed` starts in the 2 s memcg stats flush cycle: the
+/// time of its first periodic flush, in [0, FLUSH_TIME), a SplitMix64 of the seed (its own
+/// stream: no other draw moves).
+pub fn memcg_stats_flush_phase(seed: u64) -> u64 {
+    let mut z = (seed ^ 0x6d65_6d63_675f_7374).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % FLUSH_TIME_PS
+}
+
 impl Sim {
     /// The parent of `m` unless that is the root (see `nonroot`).
     #[inline]
@@ -401,16 +414,29 @@ impl Sim {
             .sum()
     }
 
+    /// The time of the run's first periodic memcg stats flush (`memcg-stats-ratelimited`;
+    /// then every FLUSH_TIME).
+    pub fn memcg_stats_flush_phase(&self) -> crate::machine::Ps {
+        self.memcg_stats_flush_phase_ps
+    }
+
     /// flush_memcg_stats_dwork (`memcg-stats-ratelimited`): the periodic rstat flush of the
-    /// whole tree, every FLUSH_TIME (2 s) — deferrable, so it runs at the engine's first
-    /// action at or after the due time. Each lruvec's `flushed` counters take the current
+    /// whole tree, every FLUSH_TIME (2 s) from a point of the cycle drawn from the scenario
+    /// seed (`memcg_stats_flush_phase`: a workload starts at any point of a running
+    /// machine's cycle), and of the starting state at the first action — deferrable, so it
+    /// runs at the engine's first action at or after the due time. Each lruvec's `flushed` counters take the current
     /// hierarchical values; reclaim reads those until the next flush, since from v6.12 its
     /// own flushes are ratelimited (mem_cgroup_flush_stats_ratelimited flushes only when the
     /// periodic one is a full cycle late, which it never is here). The kworker's time is not
     /// charged.
     pub fn memcg_stats_flush(&mut self, now: crate::machine::Ps) {
-        const FLUSH_TIME_PS: u64 = 2_000_000_000_000;
-        self.memcg_stats_next_flush_ps = (now / FLUSH_TIME_PS + 1) * FLUSH_TIME_PS;
+        let phase = self.memcg_stats_flush_phase_ps;
+        let k = if now < phase {
+            0
+        } else {
+            (now - phase) / FLUSH_TIME_PS + 1
+        };
+        self.memcg_stats_next_flush_ps = phase + k * FLUSH_TIME_PS;
         for m in 0..self.memcgs.len() as MemcgId {
             self.memcg_stats_flush_one(m);
         }

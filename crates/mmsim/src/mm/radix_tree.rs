@@ -700,15 +700,25 @@ impl RadixTree {
         }
         let is_shadow = |slot: u64| u8::from(slot & TAG_MASK == TAG_SHADOW);
         n.shadows = n.shadows - is_shadow(old) + is_shadow(new);
-        if n.shadow_list != 0 && u32::from(n.shadows) != n.occupied.count_ones() {
-            // A page came in: off the shadow list (an emptied leaf leaves it when freed).
-            let list = std::mem::take(&mut n.shadow_list) - 1;
-            n.shadow_seq = 0;
-            self.unlisted.push(list);
+        if n.shadow_list != 0 {
+            self.listed_leaf_changed(leaf);
         }
         self.count(old, -1);
         self.count(new, 1);
         decode(old)
+    }
+
+    /// A slot of a leaf on a shadow list changed: a page came in, so it leaves the list
+    /// (an emptied leaf leaves it when freed, in `free_node`).
+    #[cold]
+    #[inline(never)]
+    fn listed_leaf_changed(&mut self, leaf: u32) {
+        let n = &mut self.nodes[leaf as usize];
+        if u32::from(n.shadows) != n.occupied.count_ones() {
+            let list = std::mem::take(&mut n.shadow_list) - 1;
+            n.shadow_seq = 0;
+            self.unlisted.push(list);
+        }
     }
 
     fn delete(&mut self, index: u64) -> Entry {

@@ -165,8 +165,8 @@ passes = 3
 /// PROTECTED on 6.18 with `prot`'s memory.low at `low`, reclaim reading current
 /// statistics (`-memcg-stats-ratelimited`): with the flushed ones of 6.12+ global reclaim
 /// deactivates the working set's active list only after a flush that shows new refault
-/// activations, so within this 3 s run it barely reaches the working set even without
-/// memory.low, and the protection would have nothing to protect from.
+/// activations, so how far it reaches the working set in this short run depends on where
+/// the run falls in the flush cycle; the test is about memory.low's protection.
 fn protected_run(low: u64) -> RunReport {
     let mut prot = cgroup("prot", None);
     prot.memory_low = low;
@@ -703,8 +703,8 @@ fn refaults_challenge_anon_on_6x_only() {
     };
     let old = activations(KernelEra::V4_2.features("patched").unwrap());
     // Reclaim reading current statistics: with 6.12's flushed ones
-    // (`memcg-stats-ratelimited`) this run, over before the first periodic flush at 2 s,
-    // would compare every refault distance with the list sizes of boot (none).
+    // (`memcg-stats-ratelimited`) this short run's refault distances are compared with list
+    // sizes up to 2 s old (none before the first flush); the test is about 5.8's rule.
     let mut current = KernelEra::V6_18.features("patched").unwrap();
     current.set("memcg-stats-ratelimited", false);
     let new = activations(current.clone());
@@ -1201,8 +1201,9 @@ fn the_proactive_reclaim_example_runs() {
 
 /// A cgroup holding 32 MiB of anonymous memory (kept mapped: two passes 3 s apart) and,
 /// with `reader`, a 32 MiB file read once, with swap; an agent writes 16 MiB to its
-/// memory.reclaim at 2.5 s (after the first periodic memcg stats flush, at 2 s: before it
-/// 6.18's reclaim sees the statistics of boot, `memcg-stats-ratelimited`), with `swappiness`.
+/// memory.reclaim at 2.5 s (after the first periodic memcg stats flush, due within 2 s of
+/// the start: before it 6.18's reclaim sees the starting statistics,
+/// `memcg-stats-ratelimited`), with `swappiness`.
 fn swappiness_run(era: KernelEra, swappiness: u32, reader: bool) -> RunReport {
     swappiness_run_with(era, &swappiness.to_string(), reader, None)
 }

@@ -1,6 +1,7 @@
 //! `memcg-stats-ratelimited` (v6.12, "memcg: use ratelimited stats flush in the
 //! reclaim"): classic reclaim reads the memcg statistics as the periodic flush left them
-//! (flush_memcg_stats_dwork, every 2 s), not the current counters.
+//! (flush_memcg_stats_dwork, every 2 s from a point of the cycle drawn from the seed), not
+//! the current counters.
 
 use crate::common;
 
@@ -42,8 +43,37 @@ fn file_lists(sim: &mmsim::sim::Sim) -> ([u64; 2], [u64; 2]) {
 }
 
 #[test]
+fn the_flush_phase_is_drawn_from_the_seed_within_the_cycle() {
+    use mmsim::mm::memcontrol::memcg_stats_flush_phase;
+    let phases: Vec<u64> = (0..64).map(memcg_stats_flush_phase).collect();
+    assert!(phases.iter().all(|&p| p < FLUSH_PS));
+    // Spread over the cycle: each half holds some of 64 seeds' phases.
+    let early = phases.iter().filter(|&&p| p < FLUSH_PS / 2).count();
+    assert!(
+        (16..=48).contains(&early),
+        "{early} of 64 in the first second"
+    );
+    assert_eq!(
+        memcg_stats_flush_phase(1),
+        phases[1],
+        "a function of the seed"
+    );
+}
+
+#[test]
 fn reclaim_reads_statistics_that_change_only_at_the_two_second_flushes() {
     let mut sim = build_sim_on(&reader_in_a_cgroup(), "stats.toml", KernelEra::V6_18, "");
+    // Flush periods: 0 before the first periodic flush (at the seed's phase), then one
+    // per FLUSH_TIME.
+    let phase = sim.memcg_stats_flush_phase();
+    assert!(phase < FLUSH_PS);
+    let period = |c: u64| {
+        if c < phase {
+            0
+        } else {
+            (c - phase) / FLUSH_PS + 1
+        }
+    };
     let (mut changes, mut stale_seen) = (0, false);
     let mut last = file_lists(&sim).0;
     let mut steps = 0;
@@ -54,10 +84,10 @@ fn reclaim_reads_statistics_that_change_only_at_the_two_second_flushes() {
         let after = sim.max_clock();
         let (flushed, now) = file_lists(&sim);
         if flushed != last {
-            // A flush ran: only where the clock crossed a multiple of 2 s.
+            // A flush ran: only where the clock crossed a flush time.
             assert!(
-                after / FLUSH_PS > before / FLUSH_PS || before == 0,
-                "flushed at {after} ps, within the period of {before} ps"
+                period(after) > period(before) || before == 0,
+                "flushed at {after} ps, within the period of {before} ps (phase {phase})"
             );
             changes += 1;
             last = flushed;
@@ -68,7 +98,7 @@ fn reclaim_reads_statistics_that_change_only_at_the_two_second_flushes() {
             break;
         }
     }
-    let periods = sim.max_clock() / FLUSH_PS;
+    let periods = period(sim.max_clock());
     assert!(periods >= 3, "the run spans {periods} flush periods");
     assert!(changes >= 2 && changes <= periods + 1, "{changes} flushes");
     assert!(stale_seen, "between flushes reclaim's view lags the lists");

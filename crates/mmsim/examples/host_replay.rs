@@ -41,8 +41,8 @@ mod host {
     use std::time::Instant;
 
     use clap::Parser;
-    use mmsim::trace::{Format, TraceKind, TraceReader, PAGE_SIZE};
-    use mmsim::workload::replay::{plan, Layout, ObjectMap, PlanOptions};
+    use mmsim::trace::{Format, TraceReader, PAGE_SIZE};
+    use mmsim::workload::replay::{plan, Layout, ObjectMap, Placement, PlanOptions};
 
     /// Replay a trace on this machine's kernel in a memory cgroup (root; Linux).
     #[derive(Parser, Debug)]
@@ -73,16 +73,6 @@ mod host {
         /// Write the JSON report to this file.
         #[arg(long)]
         json: Option<PathBuf>,
-    }
-
-    /// One request on the laid-out files.
-    struct Req {
-        file: usize,
-        first_page: u64,
-        pages: u64,
-        pos: u64,
-        len: u64,
-        write: bool,
     }
 
     pub fn main() -> Result<(), String> {
@@ -140,40 +130,13 @@ mod host {
         l: &Layout,
         object_map: ObjectMap,
         limit: u64,
-    ) -> Result<Vec<Req>, String> {
+    ) -> Result<Vec<Placement>, String> {
         let (reader, _) =
             TraceReader::open(Path::new(trace), Some(format)).map_err(|e| e.to_string())?;
         let mut v = Vec::new();
         for r in reader.take(limit.min(l.requests) as usize) {
             let r = r.map_err(|e| e.to_string())?;
-            v.push(match format.kind() {
-                TraceKind::Block => {
-                    let first = r.offset / PAGE_SIZE;
-                    let last = (r.offset + r.len.max(1) - 1) / PAGE_SIZE;
-                    Req {
-                        file: l.devs[&r.id] as usize,
-                        first_page: first,
-                        pages: last - first + 1,
-                        pos: r.offset,
-                        len: r.len.max(1),
-                        write: r.write,
-                    }
-                }
-                TraceKind::Object => {
-                    let loc = l.objs[&r.id];
-                    Req {
-                        file: match object_map {
-                            ObjectMap::File => loc.index as usize,
-                            ObjectMap::Range => 0,
-                        },
-                        first_page: loc.first_page,
-                        pages: loc.pages,
-                        pos: loc.first_page * PAGE_SIZE,
-                        len: loc.pages * PAGE_SIZE,
-                        write: r.write,
-                    }
-                }
-            });
+            v.push(Placement::of(l, format.kind(), object_map, &r)?);
         }
         Ok(v)
     }
@@ -307,7 +270,7 @@ mod host {
     /// snapshots before and after).
     fn replay(
         l: &Layout,
-        reqs: &[Req],
+        reqs: &[Placement],
         cg: &Cgroup,
     ) -> Result<(u64, u64, f64, Snapshot, Snapshot), String> {
         let mut files = Vec::new();
@@ -376,7 +339,7 @@ mod host {
     /// The JSON report: mmsim replay's figures and the counters' deltas.
     fn report(
         a: &Args,
-        reqs: &[Req],
+        reqs: &[Placement],
         misses: u64,
         pages: u64,
         seconds: f64,

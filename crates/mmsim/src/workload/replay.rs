@@ -372,19 +372,68 @@ enum Await {
 
 /// A request placed on a file (with what of the trace record the program still needs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Placement {
+pub struct Placement {
     /// The record's time, ns (pacing).
-    time_ns: u64,
+    pub time_ns: u64,
     /// A write (else a read).
-    write: bool,
-    file: usize,
-    first_page: u64,
-    pages: u64,
-    /// Byte position and length of a read.
-    pos: u64,
-    len: u64,
+    pub write: bool,
+    /// The file (index into `Layout::files`).
+    pub file: usize,
+    /// First page and pages of the request in its file.
+    pub first_page: u64,
+    /// Pages.
+    pub pages: u64,
+    /// Byte position and length of the pread or pwrite.
+    pub pos: u64,
+    /// Bytes.
+    pub len: u64,
     /// Object index (file layout), for the seen bit.
-    obj: Option<u64>,
+    pub obj: Option<u64>,
+}
+
+impl Placement {
+    /// Where trace record `r` lands on layout `l` (`kind`'s mapping rules, docs/replay.md):
+    /// a block request on its device's file at its offset, an object on its file or range.
+    /// Err when the plan does not know the record's device or object.
+    pub fn of(
+        l: &Layout,
+        kind: TraceKind,
+        object_map: ObjectMap,
+        r: &crate::trace::Request,
+    ) -> Result<Placement, &'static str> {
+        Ok(match kind {
+            TraceKind::Block => {
+                let file = *l.devs.get(&r.id).ok_or("device not in the plan")? as usize;
+                let (first_page, pages) = block_pages(r.offset, r.len);
+                Placement {
+                    time_ns: r.time_ns,
+                    write: r.write,
+                    file,
+                    first_page,
+                    pages,
+                    pos: r.offset,
+                    len: r.len.max(1),
+                    obj: None,
+                }
+            }
+            TraceKind::Object => {
+                let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
+                Placement {
+                    time_ns: r.time_ns,
+                    write: r.write,
+                    file: match object_map {
+                        ObjectMap::File => loc.index as usize,
+                        ObjectMap::Range => 0,
+                    },
+                    first_page: loc.first_page,
+                    pages: loc.pages,
+                    pos: loc.first_page * PAGE_SIZE,
+                    len: loc.pages * PAGE_SIZE,
+                    obj: (object_map == ObjectMap::File).then_some(loc.index),
+                }
+            }
+        })
+    }
 }
 
 /// A mapping's address (never 0: the kernel maps nothing at 0).
@@ -531,39 +580,7 @@ impl Replay {
             return Ok(None);
         };
         let r = r.map_err(|e| e.to_string())?;
-        let l = &self.spec.layout;
-        let p = match self.kind {
-            TraceKind::Block => {
-                let file = *l.devs.get(&r.id).ok_or("device not in the plan")? as usize;
-                let (first_page, pages) = block_pages(r.offset, r.len);
-                Placement {
-                    time_ns: r.time_ns,
-                    write: r.write,
-                    file,
-                    first_page,
-                    pages,
-                    pos: r.offset,
-                    len: r.len.max(1),
-                    obj: None,
-                }
-            }
-            TraceKind::Object => {
-                let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
-                Placement {
-                    time_ns: r.time_ns,
-                    write: r.write,
-                    file: match self.spec.object_map {
-                        ObjectMap::File => loc.index as usize,
-                        ObjectMap::Range => 0,
-                    },
-                    first_page: loc.first_page,
-                    pages: loc.pages,
-                    pos: loc.first_page * PAGE_SIZE,
-                    len: loc.pages * PAGE_SIZE,
-                    obj: (self.spec.object_map == ObjectMap::File).then_some(loc.index),
-                }
-            }
-        };
+        let p = Placement::of(&self.spec.layout, self.kind, self.spec.object_map, &r)?;
         Ok(Some(p))
     }
 

@@ -461,7 +461,13 @@ impl Sim {
         let activate = self.workingset_activate_hier(m);
         for n in 0..self.nodes.len() {
             let lru = [0, 1, 2, 3].map(|i| self.lruvec_lru_size_hier(m, n, LruList::ALL[i]));
-            self.lruvec_mut(m, n).flushed = crate::mm::node::FlushedStats { lru, activate };
+            let lv = self.lruvec(m, n);
+            let lru_local = LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum();
+            self.lruvec_mut(m, n).flushed = crate::mm::node::FlushedStats {
+                lru,
+                activate,
+                lru_local,
+            };
         }
     }
 

@@ -166,6 +166,9 @@ pub struct FlushedStats {
     pub lru: [u64; 4],
     /// WORKINGSET_ACTIVATE_ANON and _FILE of the memcg and its descendants.
     pub activate: [u64; 2],
+    /// The pages on this lruvec's own lists, the unevictable one included
+    /// (lruvec_page_state_local of NR_LRU_BASE + i: the shadow-node shrinker's count).
+    pub lru_local: u64,
 }
 
 /// struct lruvec: the LRU lists of a node and the reclaim statistics that balance them.

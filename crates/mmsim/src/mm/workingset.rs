@@ -308,7 +308,13 @@ impl Sim {
             return;
         }
         let lv = self.lruvec(memcg, node);
-        let lru_pages: u64 = LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum();
+        // lruvec_page_state_local of the LRU lists: as the last flush left them from 6.11
+        // (`memcg-stats-ratelimited`: count_shadow_nodes' flush is ratelimited).
+        let lru_pages: u64 = if self.features.memcg_stats_ratelimited {
+            lv.flushed.lru_local
+        } else {
+            LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum()
+        };
         let slab_pages =
             nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE;
         let max_nodes = (lru_pages + slab_pages) >> 3;

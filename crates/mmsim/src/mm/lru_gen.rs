@@ -1650,7 +1650,7 @@ impl Sim {
         sc: &mut ScanControl,
     ) -> bool {
         let prev = self.enter(KFunc::TryToShrinkLruvec);
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         let swappiness = self.lru_gen_swappiness(memcg, sc);
         let mut scanned = 0u64;
         self.init_tlb_ubc();
@@ -1679,7 +1679,7 @@ impl Sim {
 
     /// shrink_one: one memcg's lruvec in global reclaim; returns the memcg-LRU move.
     fn shrink_one(&mut self, node: usize, memcg: MemcgId, sc: &mut ScanControl) -> MemcgLruOp {
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg) {
             return MemcgLruOp::Young;
         }
@@ -1781,7 +1781,7 @@ impl Sim {
     /// lru_gen_rotate_memcg: to the tail of a random bin of the same generation (TAIL) or
     /// of the young one (YOUNG); the oldest generation advances once it is empty.
     fn lru_gen_rotate_memcg(&mut self, node: usize, memcg: MemcgId, op: MemcgLruOp) {
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         if op == MemcgLruOp::Nop {
             return;
         }
@@ -1820,7 +1820,7 @@ impl Sim {
             snapshot.clear();
             snapshot.extend(self.memcg_lru[node].fifo[gen][bin].iter().copied());
             for &memcg in &snapshot {
-                let lv = memcg as usize * self.nodes.len() + node;
+                let lv = self.lruvec_idx(memcg, node);
                 if self.lruvecs[lv].lrugen.memcg_gen != gen {
                     continue;
                 }
@@ -1906,7 +1906,7 @@ impl Sim {
         if !reclaimable {
             let now = self.now();
             for memcg in 0..self.memcgs.len() as MemcgId {
-                let lv = memcg as usize * self.nodes.len() + node;
+                let lv = self.lruvec_idx(memcg, node);
                 if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg)
                     || !self.lruvec_is_sizable(lv, sc)
                 {

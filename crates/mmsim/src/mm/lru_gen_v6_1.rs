@@ -383,7 +383,7 @@ impl Sim {
         sc: &mut ScanControl,
     ) {
         let prev = self.enter(KFunc::TryToShrinkLruvec);
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         self.lru_add_drain();
         // set_mm_walk: kswapd has its node's walk; a direct reclaimer none.
         self.lru_gen_walk_active = sc.is_kswapd;
@@ -462,7 +462,7 @@ impl Sim {
         sc: &ScanControl,
         min_ttl_ps: u64,
     ) -> bool {
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         let swappiness = self.lru_gen_swappiness_if_swap_left(memcg, sc);
         if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg) {
             return false;

@@ -360,17 +360,23 @@ impl Sim {
         self.memcgs.len()
     }
 
+    /// The index in `lruvecs` of `memcg`'s lruvec on `node`.
+    #[inline]
+    pub fn lruvec_idx(&self, memcg: MemcgId, node: usize) -> usize {
+        memcg as usize * self.nodes.len() + node
+    }
+
     /// mem_cgroup_lruvec: the lruvec of `memcg` on `node`.
     #[inline]
     pub fn lruvec(&self, memcg: MemcgId, node: usize) -> &Lruvec {
-        &self.lruvecs[memcg as usize * self.nodes.len() + node]
+        &self.lruvecs[self.lruvec_idx(memcg, node)]
     }
 
     /// mem_cgroup_lruvec, mutable.
     #[inline]
     pub fn lruvec_mut(&mut self, memcg: MemcgId, node: usize) -> &mut Lruvec {
-        let n = self.nodes.len();
-        &mut self.lruvecs[memcg as usize * n + node]
+        let i = self.lruvec_idx(memcg, node);
+        &mut self.lruvecs[i]
     }
 
     /// The index in `lruvecs` of the lruvec a page belongs to (folio_lruvec).
@@ -424,8 +430,8 @@ impl Sim {
     /// whole tree, every FLUSH_TIME (2 s) from a point of the cycle drawn from the scenario
     /// seed (`memcg_stats_flush_phase`: a workload starts at any point of a running
     /// machine's cycle), and of the starting state at the first action — deferrable, so it
-    /// runs at the engine's first action at or after the due time. Each lruvec's `flushed` counters take the current
-    /// hierarchical values; reclaim reads those until the next flush, since from v6.12 its
+    /// runs at the engine's first action at or after the due time. Each lruvec's `flushed`
+    /// counters take the current hierarchical values; reclaim reads those until the next flush, since from v6.12 its
     /// own flushes are ratelimited (mem_cgroup_flush_stats_ratelimited flushes only when the
     /// periodic one is a full cycle late, which it never is here). The kworker's time is not
     /// charged.
@@ -461,8 +467,7 @@ impl Sim {
         let activate = self.workingset_activate_hier(m);
         for n in 0..self.nodes.len() {
             let lru = [0, 1, 2, 3].map(|i| self.lruvec_lru_size_hier(m, n, LruList::ALL[i]));
-            let lv = self.lruvec(m, n);
-            let lru_local = LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum();
+            let lru_local = self.lruvec(m, n).nr_lru_pages();
             self.lruvec_mut(m, n).flushed = crate::mm::node::FlushedStats {
                 lru,
                 activate,

@@ -215,6 +215,12 @@ pub struct Lruvec {
 }
 
 impl Lruvec {
+    /// Pages on all of this lruvec's lists, the unevictable one included (the sum of
+    /// lruvec_page_state_local over NR_LRU_BASE + i).
+    pub fn nr_lru_pages(&self) -> u64 {
+        LruList::ALL.iter().map(|&l| self.lru_size(l)).sum()
+    }
+
     /// lruvec_lru_size: pages counted on `lru` — the list, or under MGLRU the generations
     /// counted as that list (lru_gen_update_size's compatibility sizes).
     #[inline]

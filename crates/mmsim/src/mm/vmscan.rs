@@ -768,7 +768,7 @@ impl Sim {
     ) {
         let prev = self.enter(KFunc::ShrinkActiveList);
         let file = lru == LruList::ActiveFile;
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         self.lru_add_drain();
         self.lru_lock(lv);
         let mut hold = self.take_pfn_buf();
@@ -879,7 +879,7 @@ impl Sim {
     ) -> u64 {
         let prev = self.enter(KFunc::ShrinkInactiveList);
         let file = lru == LruList::InactiveFile;
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         self.lru_add_drain();
         self.lru_lock(lv);
         let mut list = self.take_pfn_buf();

@@ -206,7 +206,7 @@ impl Sim {
         } else {
             ROOT_MEM_CGROUP
         };
-        let lv = m as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(m, node);
         self.shadow_seq = self.shadow_seq.wrapping_add(1).max(1);
         let seq = self.shadow_seq;
         if !self
@@ -256,7 +256,7 @@ impl Sim {
     /// (workingset_nodereclaim). False when the list is empty. Queue entries of nodes that
     /// left the list are skipped (they are not on the kernel's list).
     fn shadow_lru_isolate(&mut self, memcg: MemcgId, node: usize) -> bool {
-        let lv = memcg as usize * self.nodes.len() + node;
+        let lv = self.lruvec_idx(memcg, node);
         let (ino, id) = loop {
             let Some((ino, id, seq)) = self.lruvecs[lv].shadow_nodes.pop_front() else {
                 return false;
@@ -313,7 +313,7 @@ impl Sim {
         let lru_pages: u64 = if self.features.memcg_stats_ratelimited {
             lv.flushed.lru_local
         } else {
-            LruList::ALL.iter().map(|&l| lv.lru_size(l)).sum()
+            lv.nr_lru_pages()
         };
         let slab_pages =
             nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE;

@@ -1,12 +1,18 @@
 //! Replay a trace on the host's own kernel, in a memory cgroup, as `mmsim replay` lays it
 //! out: the same files, pages and requests, read with pread(2) (written with pwrite(2))
 //! through the host's page cache. It measures the page miss ratio the way mmsim's observer
-//! does (mincore(2) of each request's pages right before it is issued, which changes
-//! nothing) and reports the cgroup's memory.stat and /proc/vmstat deltas under the names
+//! does (the cached pages of each request's range right before it is issued, which changes
+//! nothing: mincore(2) on a mapping of a block device's file, cachestat(2) — Linux 6.5 —
+//! for an object's file, which is opened, read and closed per request as mmsim's replay
+//! does) and reports the cgroup's memory.stat and /proc/vmstat deltas under the names
 //! mmsim reports. docs/replay.md, "Against a real kernel", compares the two.
 //!
 //!     sudo target/release/examples/host_replay TRACE --format msr --memory-max 64MiB \
-//!         --dir /var/tmp/mmsim-host [--readahead-kb 0] [--json out.json]
+//!         --dir /var/tmp/mmsim-host [--readahead-kb 0] [--json out.json] \
+//!         [--sample-every N]
+//!
+//! `--sample-every N` adds `samples`: memory.stat every N requests (cgroup v1: with
+//! `kmem`, memory.kmem.usage_in_bytes, and `usage`).
 //!
 //! Needs root on Linux: it creates a memory cgroup (v2 `memory.max`, or v1
 //! `memory.limit_in_bytes`), drops the page cache (`/proc/sys/vm/drop_caches`) and, with
@@ -73,6 +79,9 @@ mod host {
         /// Write the JSON report to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Read the cgroup's memory.stat every N requests (the report's `samples`).
+        #[arg(long)]
+        sample_every: Option<u64>,
     }
 
     pub fn main() -> Result<(), String> {
@@ -111,11 +120,14 @@ mod host {
             Some(kb) => Some(Readahead::set(&dir, kb)?),
             None => None,
         };
-        let result = replay(&layout, &reqs, &cg);
+        let result = replay(&layout, &reqs, &cg, a.sample_every);
         drop(ra);
-        let (misses, pages, seconds, before, after) = result?;
+        let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
-        let report = report(&a, &reqs, misses, pages, seconds, &before, &after);
+        let mut report = report(&a, &reqs, misses, pages, seconds, &before, &after);
+        if !samples.is_empty() {
+            report["samples"] = serde_json::json!(samples);
+        }
         println!("{report}");
         if let Some(p) = &a.json {
             fs::write(p, format!("{report}\n")).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -157,8 +169,10 @@ mod host {
                     .map_err(|e| format!("{}: {e}", p.display()))?;
                 left -= n as u64;
             }
-            f.sync_all().map_err(|e| format!("{}: {e}", p.display()))?;
         }
+        // One sync for all (the replay syncs again before it drops the caches).
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
         Ok(())
     }
 
@@ -209,6 +223,18 @@ mod host {
         fn stat(&self) -> BTreeMap<String, i64> {
             let mut m = keyed(&self.path.join("memory.stat"));
             if !self.v2 {
+                // v1 keeps the kernel memory (slab, page tables) in a counter of its own.
+                for (file, key) in [
+                    ("memory.kmem.usage_in_bytes", "kmem"),
+                    ("memory.usage_in_bytes", "usage"),
+                ] {
+                    if let Some(v) = fs::read_to_string(self.path.join(file))
+                        .ok()
+                        .and_then(|t| t.trim().parse().ok())
+                    {
+                        m.insert(key.into(), v);
+                    }
+                }
                 m.retain(|k, _| !k.starts_with("total_") && !k.starts_with("hierarchical_"));
                 if let Some(v) = m.remove("cache") {
                     m.insert("file".into(), v);
@@ -265,17 +291,24 @@ mod host {
     }
 
     type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
+    /// memory.stat read during the replay, with the requests and page misses so far.
+    type Sample = BTreeMap<String, i64>;
 
     /// Drop the page cache, join the cgroup, replay; (page misses, pages, seconds,
     /// snapshots before and after).
+    #[allow(clippy::type_complexity)]
     fn replay(
         l: &Layout,
         reqs: &[Placement],
         cg: &Cgroup,
-    ) -> Result<(u64, u64, f64, Snapshot, Snapshot), String> {
+        sample_every: Option<u64>,
+    ) -> Result<(u64, u64, f64, Snapshot, Snapshot, Vec<Sample>), String> {
         let mut files = Vec::new();
         let mut maps = Vec::new();
-        for (path, size) in &l.files {
+        // Object files (a file per object) are opened, read and closed per request, as
+        // mmsim's replay program does; block devices' and the range layout's files stay open.
+        let per_request = reqs.iter().any(|r| r.obj.is_some());
+        for (path, size) in l.files.iter().filter(|_| !per_request) {
             let f = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -311,29 +344,89 @@ mod host {
         cg.join()?;
         let start = Instant::now();
         let (mut misses, mut pages) = (0u64, 0u64);
-        for r in reqs {
-            let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
-            let len = (r.pages * PAGE_SIZE) as usize;
-            // SAFETY: the range lies in the file's mapping; vec holds one byte per page.
-            let rc = unsafe { libc::mincore(addr as *mut libc::c_void, len, vec.as_mut_ptr()) };
-            if rc == 0 {
-                pages += r.pages;
-                misses += vec[..r.pages as usize]
-                    .iter()
-                    .filter(|b| *b & 1 == 0)
-                    .count() as u64;
+        let mut samples = Vec::new();
+        for (i, r) in reqs.iter().enumerate() {
+            if i > 0 && sample_every.is_some_and(|n| n > 0 && (i as u64).is_multiple_of(n)) {
+                let mut st = cg.stat();
+                st.insert("requests".into(), i as i64);
+                st.insert("page_misses".into(), misses as i64);
+                samples.push(st);
             }
+            let len = (r.pages * PAGE_SIZE) as usize;
+            let opened;
+            let file = if per_request {
+                let path = &*l.files[r.file].0;
+                opened = OpenOptions::new()
+                    .read(true)
+                    .write(r.write)
+                    .open(path)
+                    .map_err(|e| format!("{path}: {e}"))?;
+                // cachestat(2) (6.5+) counts the range's cached pages without a mapping,
+                // so measuring adds no charged object (a VMA) per request.
+                let cached = cachestat(&opened, r.first_page * PAGE_SIZE, len as u64)
+                    .map_err(|e| format!("{path}: cachestat (Linux 6.5 or later): {e}"))?;
+                pages += r.pages;
+                misses += r.pages.saturating_sub(cached);
+                &opened
+            } else {
+                let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
+                // SAFETY: the range lies in the file's mapping; vec holds one byte per page.
+                let rc = unsafe { libc::mincore(addr as *mut libc::c_void, len, vec.as_mut_ptr()) };
+                if rc == 0 {
+                    pages += r.pages;
+                    misses += vec[..r.pages as usize]
+                        .iter()
+                        .filter(|b| *b & 1 == 0)
+                        .count() as u64;
+                }
+                &files[r.file]
+            };
             let b = &mut buf[..r.len as usize];
             let io = if r.write {
-                files[r.file].write_at(b, r.pos)
+                file.write_at(b, r.pos)
             } else {
-                files[r.file].read_at(b, r.pos)
+                file.read_at(b, r.pos)
             };
             io.map_err(|e| format!("{}: {e}", l.files[r.file].0))?;
         }
         let seconds = start.elapsed().as_secs_f64();
         let after = (keyed(Path::new("/proc/vmstat")), cg.stat());
-        Ok((misses, pages, seconds, before, after))
+        Ok((misses, pages, seconds, before, after, samples))
+    }
+
+    /// cachestat(2): the pages of `[off, off + len)` of `f` in the page cache.
+    fn cachestat(f: &File, off: u64, len: u64) -> std::io::Result<u64> {
+        #[repr(C)]
+        struct Range {
+            off: u64,
+            len: u64,
+        }
+        #[repr(C)]
+        #[derive(Default)]
+        struct Stat {
+            nr_cache: u64,
+            nr_dirty: u64,
+            nr_writeback: u64,
+            nr_evicted: u64,
+            nr_recently_evicted: u64,
+        }
+        const SYS_CACHESTAT: libc::c_long = 451;
+        let range = Range { off, len };
+        let mut st = Stat::default();
+        // SAFETY: cachestat(fd, range, stat, flags) reads `range` and writes `st`.
+        let rc = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                f.as_raw_fd(),
+                &range as *const Range,
+                &mut st as *mut Stat,
+                0u32,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(st.nr_cache)
     }
 
     /// The JSON report: mmsim replay's figures and the counters' deltas.
@@ -345,7 +438,7 @@ mod host {
         seconds: f64,
         before: &Snapshot,
         after: &Snapshot,
-    ) -> String {
+    ) -> serde_json::Value {
         let delta = |b: &BTreeMap<String, i64>, a: &BTreeMap<String, i64>| {
             a.iter()
                 .filter_map(|(k, v)| {
@@ -381,6 +474,5 @@ mod host {
             "vmstat": vm,
             "cgroup_stat": cg,
         })
-        .to_string()
     }
 }

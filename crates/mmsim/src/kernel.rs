@@ -322,6 +322,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: balance LRU lists based on relative thrashing",
     },
     Rule {
+        feature: "readahead-nofs",
+        since: KernelEra::V6_1,
+        version: "5.8",
+        commit: "mm: add page_cache_readahead_unbounded",
+    },
+    Rule {
         feature: "cache-challenges-anon",
         since: KernelEra::V6_1,
         version: "5.8",

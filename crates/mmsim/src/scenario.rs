@@ -122,6 +122,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "pageout-ignore-references",
     "proactive-reclaim-stats",
     "memcg-stats-ratelimited",
+    "readahead-nofs",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -325,6 +325,12 @@ pub struct Features {
     /// snapshot_refaults and the workingset size of a refault see values at most 2 s old
     /// (flush_memcg_stats_dwork, `Sim::memcg_stats_flush`). Off: they read current values.
     pub memcg_stats_ratelimited: bool,
+    /// Page-cache readahead allocates under memalloc_nofs_save (v5.8, "mm: add
+    /// page_cache_readahead_unbounded"; page_cache_ra_unbounded): the memcg charge of a
+    /// read miss reclaims without __GFP_FS, so the superblock shrinker stops
+    /// (super_cache_scan) and defers its work. Off: readahead_gfp_mask of the mapping,
+    /// with __GFP_FS.
+    pub readahead_nofs: bool,
     /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
     /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
@@ -497,6 +503,7 @@ impl Features {
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
             memcg_stats_ratelimited: false,
+            readahead_nofs: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
@@ -606,6 +613,7 @@ impl Features {
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited = on,
+            "readahead-nofs" => self.readahead_nofs = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
@@ -697,6 +705,7 @@ impl Features {
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited,
+            "readahead-nofs" => self.readahead_nofs,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,

@@ -1694,7 +1694,7 @@ impl Sim {
             self.scan_shadow_nodes_memcg(node, memcg, sc.priority);
         }
         // shrink_slab, then flush_reclaim_state (root reclaim counts freed slab pages).
-        sc.nr_reclaimed += self.shrink_slab_vfs(node, memcg, sc.priority);
+        sc.nr_reclaimed += self.shrink_slab_vfs(node, memcg, sc.priority, sc.gfp, sc.is_kswapd);
         if success {
             return MemcgLruOp::Young;
         }

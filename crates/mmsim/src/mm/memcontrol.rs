@@ -42,7 +42,11 @@
 //! - **Kernel memory**: page-table pages are charged to the faulting task's memcg from
 //!   4.7 (`memcg-kmem-pgtables`, `Sim::__pte_alloc`), memory.stat `pagetables`.
 //!
-//! Not modelled: slab charges and the objcg stock, cgroup v1.
+//! - **Slab**: the VFS caches' dentries and inodes are charged by slab page from 4.5
+//!   (`memcg-kmem-vfs`, `mm/slab.rs`).
+//!
+//! Not modelled: the objcg byte stock (slab is charged by page), struct file and other
+//! accounted slab caches, cgroup v1.
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};

@@ -354,8 +354,11 @@ impl Sim {
                 if let Entry::Page(_) = self.inode(ino).mapping.tree.lookup(idx) {
                     continue;
                 }
+                // readahead_gfp_mask; from 5.8 under memalloc_nofs_save
+                // (page_cache_ra_unbounded, `readahead-nofs`).
                 let gfp = Gfp {
                     noretry: true,
+                    fs: !self.features.readahead_nofs,
                     ..Gfp::KERNEL
                 };
                 let memcg = self.current_memcg();

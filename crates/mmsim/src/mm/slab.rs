@@ -52,7 +52,17 @@
 //!   priority formula in every era (before 4.16 the scan target was proportional to the LRU
 //!   pages scanned; not modelled), and the 5.16+ inode-list rule in every era (before 5.16
 //!   inodes with page cache were on the list and the shrinker invalidated their clean pages,
-//!   `pginodesteal`; not modelled). Freed slab pages count as reclaimed (reclaim_state).
+//!   the pages they reaped counted in `pginodesteal` — not modelled). An inode whose only
+//!   cache entry is a shadow at index 0 (a one-page file's, kept in the xarray's head, out
+//!   of the shadow-node shrinker's reach) is shrinkable: evicting it drops the shadow,
+//!   which counts as a reaped page (`pginodesteal`, `kswapd_inodesteal` in kswapd), as
+//!   mapping_try_invalidate counts value entries. Freed slab pages and reaped entries count
+//!   as reclaimed (reclaim_state) in global reclaim.
+//! - The shrinker needs __GFP_FS: super_cache_scan stops a reclaimer without it and
+//!   do_shrink_slab defers the scan (`nr_deferred`). Dentries are allocated GFP_KERNEL,
+//!   ext4's inodes GFP_NOFS ([`cache_gfp`]) and, from 5.8, page-cache readahead under
+//!   memalloc_nofs_save (`readahead-nofs`); the inode-table reads before 5.8 go through
+//!   the readahead path with __GFP_FS (the kernel's buffer-cache read was GFP_NOFS).
 //! - Charging is by slab page per memcg, as 4.5–5.8 did (each memcg had its own copies of
 //!   the caches). From 5.9 ("mm: memcg/slab: use a single set of kmem_caches for all
 //!   accounted allocations") slab pages are shared and each object is charged in bytes
@@ -227,6 +237,17 @@ pub fn mapping_shrinkable(inode: &crate::fs::Inode) -> bool {
                 && matches!(t.lookup(0), crate::mm::radix_tree::Entry::Shadow(_))))
 }
 
+/// The gfp a cache's objects are allocated with: d_alloc and shmem_alloc_inode GFP_KERNEL,
+/// ext4_alloc_inode GFP_NOFS (the block filesystem's inodes; its reclaim cannot run the
+/// superblock shrinker).
+pub fn cache_gfp(cache: usize) -> Gfp {
+    if cache == KmemCache::BlockfsInode as usize {
+        Gfp::NOFS
+    } else {
+        Gfp::KERNEL
+    }
+}
+
 /// The inode cache of a file (tmpfs: shmem_inode_cache).
 pub fn inode_cache(tmpfs: bool) -> KmemCache {
     if tmpfs {
@@ -248,7 +269,8 @@ impl Sim {
     }
 
     /// Make room for one object of each of `caches` in the slabs of the current memcg and
-    /// node (new_slab: `pages_per_slab` GFP_KERNEL frames, charged with SLAB_ACCOUNT). A
+    /// node (new_slab: `pages_per_slab` frames of the cache's gfp, [`cache_gfp`], charged
+    /// with SLAB_ACCOUNT). A
     /// wait in the allocation returns the wait; the caller's op restarts and finds the frames
     /// already allocated. Memory that cannot be had is ENOMEM.
     pub fn vfs_prealloc(&mut self, caches: &[KmemCache]) -> Result<(), VfsAllocError> {
@@ -262,10 +284,11 @@ impl Sim {
                 if lv.capacity(c) > lv.objs[c] {
                     break;
                 }
+                let gfp = cache_gfp(c);
                 let r = if self.features.memcg_kmem_vfs {
-                    self.alloc_page_charged(Gfp::KERNEL, memcg)
+                    self.alloc_page_charged(gfp, memcg)
                 } else {
-                    self.alloc_page(Gfp::KERNEL)
+                    self.alloc_page(gfp)
                 };
                 let pfn = match r {
                     Ok(p) => p,
@@ -561,9 +584,26 @@ impl Sim {
     }
 
     /// shrink_slab's superblock shrinkers for `memcg` on `node` at `priority`
-    /// (do_shrink_slab over super_cache_count / super_cache_scan). Returns the slab pages
-    /// freed (reclaim_state->reclaimed).
-    pub fn shrink_slab_vfs(&mut self, node: usize, memcg: MemcgId, priority: u32) -> u64 {
+    /// (do_shrink_slab over super_cache_count / super_cache_scan) for a reclaimer
+    /// allocating with `gfp` (kswapd: `kswapd`). Returns what reclaim_state->reclaimed
+    /// gains: the slab pages freed and the pages (shadow entries, here) the inode shrinker
+    /// reaped from evicted inodes.
+    ///
+    /// super_cache_scan returns SHRINK_STOP to a reclaimer without __GFP_FS (it may hold
+    /// filesystem locks): do_shrink_slab then scans nothing and defers the whole scan to a
+    /// later call (nr_deferred, capped at twice the count). From 5.8 page-cache readahead
+    /// allocates under memalloc_nofs_save (`readahead-nofs`), and ext4 allocates its
+    /// inodes GFP_NOFS, so the charges of a read-miss workload reclaim with the
+    /// superblock shrinker stopped and only its GFP_KERNEL allocations (dentries) shrink
+    /// the dentry and inode caches, by the work deferred meanwhile.
+    pub fn shrink_slab_vfs(
+        &mut self,
+        node: usize,
+        memcg: MemcgId,
+        priority: u32,
+        gfp: Gfp,
+        kswapd: bool,
+    ) -> u64 {
         let nsb = self.lruvec(memcg, node).vfs.sb.len();
         let mut freed = 0;
         for fs in 0..nsb {
@@ -577,9 +617,9 @@ impl Sim {
             let delta = (count >> priority) * 4 / DEFAULT_SEEKS;
             let mut total_scan = ((nr >> priority) + delta).min(2 * count);
             let mut scanned = 0u64;
-            while total_scan >= SB_SHRINK_BATCH || total_scan >= count {
+            while gfp.fs && (total_scan >= SB_SHRINK_BATCH || total_scan >= count) {
                 let nr_to_scan = SB_SHRINK_BATCH.min(total_scan);
-                freed += self.super_cache_scan(node, memcg, fs, nr_to_scan);
+                freed += self.super_cache_scan((node, memcg, fs, kswapd), nr_to_scan);
                 self.vmstat.add(VmItem::SlabsScanned, nr_to_scan as i64);
                 total_scan -= nr_to_scan;
                 scanned += nr_to_scan;
@@ -596,14 +636,15 @@ impl Sim {
 
     /// super_cache_scan: `nr_to_scan` split between the dentry and inode lists by their
     /// counts; dentries first.
-    fn super_cache_scan(&mut self, node: usize, memcg: MemcgId, fs: usize, nr_to_scan: u64) -> u64 {
+    fn super_cache_scan(&mut self, at: ShrinkAt, nr_to_scan: u64) -> u64 {
+        let (node, memcg, fs, _) = at;
         let sb = &self.lruvec(memcg, node).vfs.sb[fs];
         let (d, i) = (sb.nr_dentries, sb.nr_inodes);
         let total = d + i + 1;
         let dentries = nr_to_scan * d / total;
         let inodes = nr_to_scan * i / total;
-        let mut freed = self.prune_dcache_sb(node, memcg, fs, dentries + 1);
-        freed += self.prune_icache_sb(node, memcg, fs, inodes + 1);
+        let mut freed = self.list_lru_walk(at, VfsList::Dentries, dentries + 1); // prune_dcache_sb
+        freed += self.list_lru_walk(at, VfsList::Inodes, inodes + 1); // prune_icache_sb
         freed
     }
 
@@ -611,8 +652,8 @@ impl Sim {
     /// entries from the head, each charged one list operation; `isolate` says what to do with
     /// it; a disposed entry is taken off the list, then `dispose` frees it. Returns the
     /// pages freed.
-    fn list_lru_walk(&mut self, at: (usize, MemcgId, usize), lru: VfsList, nr: u64) -> u64 {
-        let (node, memcg, fs) = at;
+    fn list_lru_walk(&mut self, at: ShrinkAt, lru: VfsList, nr: u64) -> u64 {
+        let (node, memcg, fs, kswapd) = at;
         let mut freed = 0;
         let mut walked = 0;
         while walked < nr {
@@ -657,23 +698,13 @@ impl Sim {
                     if status == LruStatus::Dispose {
                         freed += match lru {
                             VfsList::Dentries => self.dentry_dispose(ino),
-                            VfsList::Inodes => self.inode_dispose(ino),
+                            VfsList::Inodes => self.inode_dispose(ino, kswapd),
                         };
                     }
                 }
             }
         }
         freed
-    }
-
-    /// prune_dcache_sb: walk up to `nr` dentries.
-    fn prune_dcache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
-        self.list_lru_walk((node, memcg, fs), VfsList::Dentries, nr)
-    }
-
-    /// prune_icache_sb: walk up to `nr` inodes.
-    fn prune_icache_sb(&mut self, node: usize, memcg: MemcgId, fs: usize, nr: u64) -> u64 {
-        self.list_lru_walk((node, memcg, fs), VfsList::Inodes, nr)
     }
 
     /// dentry_lru_isolate: in use → off the list; DCACHE_REFERENCED → cleared, rotated;
@@ -719,9 +750,13 @@ impl Sim {
         LruStatus::Dispose
     }
 
-    /// evict: truncate_inode_pages_final drops a lone shadow entry; destroy_inode frees the
-    /// object (the inode is read from disk at its next lookup).
-    fn inode_dispose(&mut self, ino: u32) -> u64 {
+    /// inode_lru_isolate's invalidation of a lone shadow entry, then evict: destroy_inode
+    /// frees the object (the inode is read from disk at its next lookup). The shadow entry
+    /// counts as a page reaped (mapping_try_invalidate counts value entries): pginodesteal
+    /// (kswapd_inodesteal in kswapd) and reclaim_state->reclaimed (mm_account_reclaimed_pages).
+    /// Returns the pages freed and reaped.
+    fn inode_dispose(&mut self, ino: u32, kswapd: bool) -> u64 {
+        let mut reaped = 0;
         if self.inode(ino).mapping.tree.nr_shadows() > 0 {
             self.tree_lock(ino);
             self.inode_mut(ino)
@@ -729,14 +764,24 @@ impl Sim {
                 .tree
                 .store(0, crate::mm::radix_tree::Entry::Empty);
             self.tree_unlock(ino);
+            reaped = 1;
+            let item = if kswapd {
+                VmItem::KswapdInodesteal
+            } else {
+                VmItem::Pginodesteal
+            };
+            self.vmstat.inc(item);
         }
         self.charge(self.costs.inode_op_ps);
         let v = self.inode(ino).vfs;
         let freed = self.vfs_obj_free(KmemCache::BlockfsInode, v.i_memcg, v.i_node);
         self.inode_mut(ino).vfs.state = VfsState::Cold;
-        freed
+        freed + reaped
     }
 }
+
+/// Where a shrinker runs: node, memcg, superblock, and whether the reclaimer is kswapd.
+type ShrinkAt = (usize, MemcgId, usize, bool);
 
 /// A superblock's two list_lrus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

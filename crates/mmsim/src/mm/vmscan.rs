@@ -554,7 +554,7 @@ impl Sim {
             }
             // shrink_slab; flush_reclaim_state counts the freed slab pages in root reclaim
             // only (a cgroup's reclaim may free other cgroups' objects).
-            let freed = self.shrink_slab_vfs(node, m, sc.priority);
+            let freed = self.shrink_slab_vfs(node, m, sc.priority, sc.gfp, sc.is_kswapd);
             if !sc.cgroup_reclaim() {
                 sc.nr_reclaimed += freed;
             }

@@ -70,6 +70,7 @@ vm_items! {
     PgstealFile => "pgsteal_file",
     NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
     Pginodesteal => "pginodesteal",
+    KswapdInodesteal => "kswapd_inodesteal",
     SlabsScanned => "slabs_scanned",
     WorkingsetRefault => "workingset_refault",
     WorkingsetActivate => "workingset_activate",

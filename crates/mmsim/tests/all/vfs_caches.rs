@@ -8,6 +8,7 @@ use crate::common;
 use common::{unit_machine_toml, UnitMachine};
 use mmsim::kernel::KernelEra;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::slab::{KmemCache, VfsState, CACHES};
 use mmsim::mm::vmstat::VmItem;
 use mmsim::run::RunReport;
@@ -122,7 +123,8 @@ fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
     // At priority 0 do_shrink_slab scans twice the count: referenced dentries are rotated
     // once, then pruned; a few passes empty the lists.
     for _ in 0..4 {
-        m.sim.shrink_slab_vfs(0, ROOT_MEM_CGROUP, 0);
+        m.sim
+            .shrink_slab_vfs(0, ROOT_MEM_CGROUP, 0, Gfp::KERNEL, false);
     }
     assert!(m.sim.vmstat.get(VmItem::SlabsScanned) > before);
     for (i, &ino) in inos.iter().enumerate() {
@@ -245,4 +247,139 @@ fn a_cgroup_pays_for_its_dentries_and_inodes_from_v4_5() {
         .expect("cgroup");
     assert_eq!(c.stat["slab"], 0);
     assert!(r.vmstat["nr_slab_reclaimable"] > 0, "the root holds them");
+}
+
+/// `n` files created by the unit machine's task, closed: their dentries wait on the
+/// superblock's dentry list.
+fn unused_dentries(m: &mut UnitMachine, n: u64) -> usize {
+    let mut fs = 0;
+    for i in 0..n {
+        let ino = create(m, &format!("/mnt/f{i}"));
+        fs = m.sim.inode(ino).fs;
+    }
+    fs
+}
+
+#[test]
+fn a_reclaimer_without_gfp_fs_defers_the_superblock_shrinker_to_the_next_one_with_it() {
+    // 40 unused dentries. At priority 2 a GFP_KERNEL reclaimer's own share, (40 >> 2) × 4 /
+    // DEFAULT_SEEKS = 20, is below the count and the batch: nothing is scanned.
+    let mut fresh = machine(KernelEra::V6_18);
+    let fs = unused_dentries(&mut fresh, 40);
+    fresh
+        .sim
+        .shrink_slab_vfs(0, ROOT_MEM_CGROUP, 2, Gfp::KERNEL, false);
+    assert_eq!(fresh.sim.vmstat.get(VmItem::SlabsScanned), 0);
+    // A GFP_NOFS reclaimer at priority 0 (super_cache_scan: SHRINK_STOP) scans nothing and
+    // defers all of its work, capped at twice the count ...
+    let mut m = machine(KernelEra::V6_18);
+    unused_dentries(&mut m, 40);
+    m.sim
+        .shrink_slab_vfs(0, ROOT_MEM_CGROUP, 0, Gfp::NOFS, false);
+    assert_eq!(m.sim.vmstat.get(VmItem::SlabsScanned), 0);
+    let deferred = |m: &UnitMachine| {
+        m.sim
+            .lruvec(ROOT_MEM_CGROUP, 0)
+            .vfs
+            .sb(fs)
+            .map_or(0, |sb| sb.nr_deferred)
+    };
+    assert_eq!(deferred(&m), 80);
+    for i in 0..40 {
+        let ino = m.sim.fss[1].names[format!("/mnt/f{i}").as_str()];
+        assert_eq!(m.sim.inode(ino).vfs.state, VfsState::Cached);
+    }
+    // ... which the same GFP_KERNEL reclaim at priority 2 then does: 80 >> 2 + 20 = 40.
+    m.sim
+        .shrink_slab_vfs(0, ROOT_MEM_CGROUP, 2, Gfp::KERNEL, false);
+    assert_eq!(m.sim.vmstat.get(VmItem::SlabsScanned), 40);
+    m.check();
+}
+
+#[test]
+fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
+    // A cgroup holding 20,000 unused dentries and a page cache of 2 MiB, its limit lowered to
+    // its usage: every page a read brings in is charged over the limit and reclaims. The
+    // charges of readahead (a read's pages, readahead off or on) reclaim without __GFP_FS
+    // from 5.8, so the superblock shrinker scans nothing and only defers; before, the same
+    // reclaims scan the dentries once their priority falls low enough.
+    let run = |rule: bool| {
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        assert!(f.set("readahead-nofs", rule), "a rule");
+        let text = unit_machine_toml(
+            "vfs-nofs",
+            "256MiB",
+            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"c\"\n",
+        ) + "\n[[cgroups]]\nname = \"c\"\n"
+            + &common::file_toml("/mnt/big", 8 << 20, true);
+        let mut m = UnitMachine::new(&text, f);
+        let fs = unused_dentries(&mut m, 20_000);
+        let tid = m.tid;
+        let mut progress = 0;
+        let fd = loop {
+            match m.sim.sys_open(tid, "/mnt/big", false, false, &mut progress) {
+                Ok(OpResult::Fd(fd)) => break fd,
+                Err(_) => {
+                    common::complete_io(&mut m.sim); // the inode-table read
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let read = |m: &mut UnitMachine, pages: u64| {
+            for _ in 0..pages {
+                let mut progress = 0;
+                loop {
+                    match m.sim.sys_read(tid, fd, 4096, None, &mut progress) {
+                        Ok(OpResult::Bytes(_)) => break,
+                        Ok(other) => panic!("{other:?}"),
+                        Err(_) => {
+                            common::complete_io(&mut m.sim);
+                        }
+                    }
+                }
+            }
+        };
+        read(&mut m, 512);
+        let c = m.sim.memcg_by_name("c").expect("cgroup");
+        m.sim.memcgs[c as usize].max = m.sim.memcgs[c as usize].usage;
+        let scanned = m.sim.vmstat.get(VmItem::SlabsScanned);
+        read(&mut m, 256);
+        assert!(
+            m.sim.vmstat.get(VmItem::PgscanFile) > 0,
+            "the reads reclaimed page cache"
+        );
+        let deferred = m.sim.lruvec(c, 0).vfs.sb(fs).map_or(0, |sb| sb.nr_deferred);
+        m.check();
+        (m.sim.vmstat.get(VmItem::SlabsScanned) - scanned, deferred)
+    };
+    let (scanned, deferred) = run(true);
+    assert_eq!(scanned, 0, "readahead-nofs: the shrinker stops");
+    assert!(deferred > 0, "its work is deferred");
+    let (scanned, _) = run(false);
+    assert!(
+        scanned > 0,
+        "with __GFP_FS the same reclaims scan the dentries"
+    );
+}
+
+#[test]
+fn the_inode_shrinker_reaps_lone_shadow_entries() {
+    // One-page files read twice in a cgroup of 8 MiB: a file whose page was reclaimed keeps
+    // a shadow entry in its xarray's head, out of the shadow-node shrinker's reach; when the
+    // superblock shrinker evicts its inode, the entry goes (pginodesteal counts it, as
+    // mapping_try_invalidate counts value entries) and the next read is no refault.
+    let n = 20_000u64;
+    let ids: Vec<u64> = (0..n).chain(0..n).collect();
+    let r = replay("steal.txt", &ids, "256MiB", Some("8MiB"), "6.18");
+    let steal = r.vmstat["pginodesteal"];
+    assert!(steal > 0, "pginodesteal {steal}");
+    assert_eq!(r.vmstat["kswapd_inodesteal"], 0, "no global pressure");
+    // On a machine of 32 MiB kswapd reclaims (GFP_KERNEL: its shrinker runs) and counts its
+    // own reaps.
+    let r = replay("steal-kswapd.txt", &ids, "32MiB", None, "6.18");
+    assert!(
+        r.vmstat["kswapd_inodesteal"] > 0,
+        "{:?}",
+        r.vmstat.get("kswapd_inodesteal")
+    );
 }

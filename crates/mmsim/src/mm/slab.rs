@@ -140,6 +140,30 @@ pub const CACHES: [CacheGeometry; NR_CACHES] = [
 /// Inodes per inode-table block (256-byte on-disk inodes in a 4 KiB block).
 pub const INODES_PER_BLOCK: u64 = PAGE_SIZE / 256;
 
+/// Inodes per block group (mke2fs's default inode_ratio of 16 KiB in 128 MiB groups).
+pub const INODES_PER_GROUP: u64 = 8192;
+
+/// ext4's inode-table readahead, in blocks (s_inode_readahead_blks: the default of
+/// /sys/fs/ext4/DEV/inode_readahead_blks, a power of two).
+pub const INODE_READAHEAD_BLKS: u64 = 32;
+
+/// The inode-table blocks __ext4_get_inode_loc reads ahead when the block of `ino` must
+/// be read from disk, as (first, count): from the block rounded down to
+/// [`INODE_READAHEAD_BLKS`] through `INODE_READAHEAD_BLKS` blocks further (the kernel's
+/// loop is inclusive), no further than the block after the last used inode of its group
+/// (`nr_inodes`: inode numbers in use are below it; the group's table, like its inodes,
+/// starts on a multiple of the readahead size).
+pub fn inode_table_readahead(ino: u32, nr_inodes: u64) -> (u64, u64) {
+    let ino = u64::from(ino);
+    let block = ino / INODES_PER_BLOCK;
+    let group_first = ino / INODES_PER_GROUP * INODES_PER_GROUP;
+    let used = nr_inodes.clamp(ino + 1, group_first + INODES_PER_GROUP) - group_first;
+    let table_end = group_first / INODES_PER_BLOCK + used / INODES_PER_BLOCK;
+    let first = block & !(INODE_READAHEAD_BLKS - 1);
+    let end = (first + INODE_READAHEAD_BLKS).min(table_end);
+    (first, end.max(block) - first + 1)
+}
+
 /// The superblock shrinker's batch (s_shrink->batch).
 const SB_SHRINK_BATCH: u64 = 1024;
 
@@ -427,19 +451,28 @@ impl Sim {
 
     /// ext4_iget's read of the inode-table block of `ino` (__ext4_get_inode_loc →
     /// sb_getblk + bh_read: the block device's page cache, here the filesystem's hidden
-    /// inode-table file).
+    /// inode-table file). A block that is not cached is read with the inode-table
+    /// readahead of its group ([`inode_table_readahead`]) submitted first.
     fn read_inode_table(&mut self, ino: u32) -> Result<(), VfsAllocError> {
         let fs = self.inode(ino).fs;
         let Some(table) = self.fss[fs].inode_table else {
             return Ok(());
         };
-        let pos = u64::from(ino) / INODES_PER_BLOCK * PAGE_SIZE;
-        let mut ra = crate::mm::readahead::RaState::with_pages(0);
+        let block = u64::from(ino) / INODES_PER_BLOCK;
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
+        if !matches!(
+            self.inode(table).mapping.tree.lookup(block),
+            crate::mm::radix_tree::Entry::Page(_)
+        ) {
+            let (first, nr) = inode_table_readahead(ino, self.inodes.len() as u64);
+            self.__do_page_cache_readahead(table, first, nr, 0);
+        }
+        let pos = block * PAGE_SIZE;
+        let mut ra = crate::mm::readahead::RaState::with_pages(0);
         let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
         if let (Some(t), Some(before)) = (self.cur.task, misses) {
             let s = &mut self.tasks[t].stats;
-            s.inode_table_misses += s.cache_misses - before;
+            s.inode_table_misses += s.cache_misses - before; // the readahead's pages too
             s.cache_misses = before;
         }
         if let Some(w) = out.wait {

@@ -148,7 +148,12 @@ fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
     let r = m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress);
     assert!(matches!(r, Err(Wait::PageLocked(_))), "{r:?}");
     assert_eq!(m.sim.inode(inos[39]).vfs.state, VfsState::Cold);
-    assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, 1);
+    // With the inode-table readahead of its group: blocks 0 through the last used inode's.
+    let (first, window) =
+        mmsim::mm::slab::inode_table_readahead(inos[39], m.sim.inodes.len() as u64);
+    assert_eq!(first, 0);
+    assert!(window > 1);
+    assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, window);
     common::complete_io(&mut m.sim);
     let fd = match m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress) {
         Ok(OpResult::Fd(fd)) => fd,
@@ -381,5 +386,29 @@ fn the_inode_shrinker_reaps_lone_shadow_entries() {
         r.vmstat["kswapd_inodesteal"] > 0,
         "{:?}",
         r.vmstat.get("kswapd_inodesteal")
+    );
+}
+
+#[test]
+fn an_inode_table_miss_reads_ahead_to_the_groups_last_used_inode() {
+    use mmsim::mm::slab::{inode_table_readahead, INODES_PER_GROUP, INODE_READAHEAD_BLKS};
+    // Inode 100 (block 6) of a filesystem with 10,000 inodes in use: blocks 0 through 32,
+    // the kernel's inclusive window.
+    assert_eq!(
+        inode_table_readahead(100, 10_000),
+        (0, INODE_READAHEAD_BLKS + 1)
+    );
+    // Block 40 starts its window at 32.
+    assert_eq!(inode_table_readahead(40 * 16 + 3, 10_000), (32, 33));
+    // Only 200 inodes in use (blocks 0..=12): the window stops at block 12.
+    assert_eq!(inode_table_readahead(100, 200), (0, 13));
+    // The second group's table starts at its own first block; inodes in use beyond the
+    // group do not extend the first group's window.
+    let g = INODES_PER_GROUP;
+    assert_eq!(inode_table_readahead((g + 5) as u32, 3 * g), (g / 16, 33));
+    assert_eq!(
+        inode_table_readahead((g - 1) as u32, 3 * g),
+        (g / 16 - 32, 33),
+        "the last window of a group ends one block past its table (the inclusive loop)"
     );
 }

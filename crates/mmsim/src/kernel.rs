@@ -484,6 +484,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "reclaim-state-root-only",
+        since: KernelEra::V6_18,
+        version: "6.4",
+        commit: "mm: vmscan: ignore non-LRU-based reclaim in memcg reclaim",
+    },
+    Rule {
         feature: "memcg-stats-ratelimited",
         since: KernelEra::V6_18,
         version: "6.12",

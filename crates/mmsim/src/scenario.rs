@@ -123,6 +123,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "proactive-reclaim-stats",
     "memcg-stats-ratelimited",
     "readahead-nofs",
+    "reclaim-state-root-only",
 ];
 
 /// One validated scenario: machine, devices, filesystems, feature overrides and tasks.

@@ -331,6 +331,12 @@ pub struct Features {
     /// (super_cache_scan) and defers its work. Off: readahead_gfp_mask of the mapping,
     /// with __GFP_FS.
     pub readahead_nofs: bool,
+    /// Slab pages a memcg reclaim frees through the shrinkers (and the shadow entries the
+    /// inode shrinker reaps) no longer count toward its progress (v6.4, "mm: vmscan: ignore
+    /// non-LRU-based reclaim in memcg reclaim": flush_reclaim_state only for root
+    /// reclaim). Off: reclaim_state->reclaimed_slab is added to sc->nr_reclaimed in every
+    /// reclaim, so a cgroup's limit reclaim that frees its dentries and inodes stops early.
+    pub reclaim_state_root_only: bool,
     /// A page fault-around maps with PG_workingset set (it was refaulted) does not count as
     /// a hit for the mmap read-around heuristic (v6.10, "mm/filemap: don't decrease
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
@@ -504,6 +510,7 @@ impl Features {
             proactive_reclaim_stats: false,
             memcg_stats_ratelimited: false,
             readahead_nofs: false,
+            reclaim_state_root_only: false,
             mmap_miss_workingset: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
@@ -614,6 +621,7 @@ impl Features {
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited = on,
             "readahead-nofs" => self.readahead_nofs = on,
+            "reclaim-state-root-only" => self.reclaim_state_root_only = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
@@ -706,6 +714,7 @@ impl Features {
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited,
             "readahead-nofs" => self.readahead_nofs,
+            "reclaim-state-root-only" => self.reclaim_state_root_only,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,

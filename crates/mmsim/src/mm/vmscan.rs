@@ -552,10 +552,11 @@ impl Sim {
             if self.features.shadow_lru_limit {
                 self.scan_shadow_nodes_memcg(node, m, sc.priority);
             }
-            // shrink_slab; flush_reclaim_state counts the freed slab pages in root reclaim
-            // only (a cgroup's reclaim may free other cgroups' objects).
+            // shrink_slab; from 6.4 flush_reclaim_state counts the freed slab pages in root
+            // reclaim only (a cgroup's reclaim may free other cgroups' objects), before in
+            // every reclaim (`reclaim-state-root-only`).
             let freed = self.shrink_slab_vfs(node, m, sc.priority, sc.gfp, sc.is_kswapd);
-            if !sc.cgroup_reclaim() {
+            if !sc.cgroup_reclaim() || !self.features.reclaim_state_root_only {
                 sc.nr_reclaimed += freed;
             }
         }

@@ -301,16 +301,20 @@ fn a_reclaimer_without_gfp_fs_defers_the_superblock_shrinker_to_the_next_one_wit
     m.check();
 }
 
-#[test]
-fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
-    // A cgroup holding 20,000 unused dentries and a page cache of 2 MiB, its limit lowered to
-    // its usage: every page a read brings in is charged over the limit and reclaims. The
-    // charges of readahead (a read's pages, readahead off or on) reclaim without __GFP_FS
-    // from 5.8, so the superblock shrinker scans nothing and only defers; before, the same
-    // reclaims scan the dentries once their priority falls low enough.
-    let run = |rule: bool| {
+/// A 6.18 machine of 256 MiB (`rule` set as given) whose task runs in cgroup `c` and has
+/// created and closed 20,000 files (unused dentries on the list) and read 512 pages of
+/// `/mnt/big` through `fd`; the cgroup, the superblock's index and a reader of more pages.
+struct CgroupWithDentries {
+    m: UnitMachine,
+    c: mmsim::mm::memcontrol::MemcgId,
+    fs: usize,
+    fd: u32,
+}
+
+impl CgroupWithDentries {
+    fn new(rule: &str, on: bool) -> Self {
         let mut f = KernelEra::V6_18.features("patched").expect("preset");
-        assert!(f.set("readahead-nofs", rule), "a rule");
+        assert!(f.set(rule, on), "a rule");
         let text = unit_machine_toml(
             "vfs-nofs",
             "256MiB",
@@ -330,32 +334,55 @@ fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
                 other => panic!("{other:?}"),
             }
         };
-        let read = |m: &mut UnitMachine, pages: u64| {
-            for _ in 0..pages {
-                let mut progress = 0;
-                loop {
-                    match m.sim.sys_read(tid, fd, 4096, None, &mut progress) {
-                        Ok(OpResult::Bytes(_)) => break,
-                        Ok(other) => panic!("{other:?}"),
-                        Err(_) => {
-                            common::complete_io(&mut m.sim);
-                        }
+        let c = m.sim.memcg_by_name("c").expect("cgroup");
+        let mut w = CgroupWithDentries { m, c, fs, fd };
+        w.read(512);
+        w
+    }
+
+    /// Read `pages` more pages, one at a time.
+    fn read(&mut self, pages: u64) {
+        let tid = self.m.tid;
+        for _ in 0..pages {
+            let mut progress = 0;
+            loop {
+                match self.m.sim.sys_read(tid, self.fd, 4096, None, &mut progress) {
+                    Ok(OpResult::Bytes(_)) => break,
+                    Ok(other) => panic!("{other:?}"),
+                    Err(_) => {
+                        common::complete_io(&mut self.m.sim);
                     }
                 }
             }
-        };
-        read(&mut m, 512);
-        let c = m.sim.memcg_by_name("c").expect("cgroup");
-        m.sim.memcgs[c as usize].max = m.sim.memcgs[c as usize].usage;
-        let scanned = m.sim.vmstat.get(VmItem::SlabsScanned);
-        read(&mut m, 256);
+        }
+    }
+}
+
+#[test]
+fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
+    // A cgroup holding 20,000 unused dentries and a page cache of 2 MiB, its limit lowered to
+    // its usage: every page a read brings in is charged over the limit and reclaims. The
+    // charges of readahead (a read's pages, readahead off or on) reclaim without __GFP_FS
+    // from 5.8, so the superblock shrinker scans nothing and only defers; before, the same
+    // reclaims scan the dentries once their priority falls low enough.
+    let run = |rule: bool| {
+        let mut w = CgroupWithDentries::new("readahead-nofs", rule);
+        let c = w.c as usize;
+        w.m.sim.memcgs[c].max = w.m.sim.memcgs[c].usage;
+        let scanned = w.m.sim.vmstat.get(VmItem::SlabsScanned);
+        w.read(256);
         assert!(
-            m.sim.vmstat.get(VmItem::PgscanFile) > 0,
+            w.m.sim.vmstat.get(VmItem::PgscanFile) > 0,
             "the reads reclaimed page cache"
         );
-        let deferred = m.sim.lruvec(c, 0).vfs.sb(fs).map_or(0, |sb| sb.nr_deferred);
-        m.check();
-        (m.sim.vmstat.get(VmItem::SlabsScanned) - scanned, deferred)
+        let deferred =
+            w.m.sim
+                .lruvec(w.c, 0)
+                .vfs
+                .sb(w.fs)
+                .map_or(0, |sb| sb.nr_deferred);
+        w.m.check();
+        (w.m.sim.vmstat.get(VmItem::SlabsScanned) - scanned, deferred)
     };
     let (scanned, deferred) = run(true);
     assert_eq!(scanned, 0, "readahead-nofs: the shrinker stops");
@@ -364,6 +391,40 @@ fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
     assert!(
         scanned > 0,
         "with __GFP_FS the same reclaims scan the dentries"
+    );
+}
+
+#[test]
+fn a_cgroups_reclaim_counts_the_slab_it_frees_only_before_6_4() {
+    // One GFP_KERNEL limit reclaim of 64 pages from the cgroup: its falling priority reaches
+    // the dentries, and the slab pages their pruning frees count toward the 64 before 6.4,
+    // so it stops with fewer page-cache pages reclaimed; from 6.4 only LRU pages count.
+    let run = |rule: bool| {
+        let mut w = CgroupWithDentries::new("reclaim-state-root-only", rule);
+        let (slab, steal) = (
+            w.m.sim.vmstat.get(VmItem::NrSlabReclaimable),
+            w.m.sim.vmstat.get(VmItem::PgstealFile),
+        );
+        let reclaimed =
+            w.m.sim
+                .try_to_free_mem_cgroup_pages(w.c, 64, Gfp::KERNEL, true);
+        let freed = slab - w.m.sim.vmstat.get(VmItem::NrSlabReclaimable);
+        let stolen = w.m.sim.vmstat.get(VmItem::PgstealFile) - steal;
+        w.m.check();
+        (reclaimed as i64, freed, stolen)
+    };
+    let (reclaimed, freed, stolen) = run(true);
+    assert!(freed > 0, "the shrinker freed slab pages");
+    assert_eq!(reclaimed, stolen, "6.4+: only the LRU's pages count");
+    let (reclaimed_old, freed_old, stolen_old) = run(false);
+    assert!(freed_old > 0);
+    assert!(
+        reclaimed_old > stolen_old,
+        "slab pages count: {reclaimed_old} vs {stolen_old}"
+    );
+    assert!(
+        stolen_old < stolen,
+        "it stops sooner: {stolen_old} vs {stolen}"
     );
 }
 

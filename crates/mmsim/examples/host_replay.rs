@@ -1,10 +1,10 @@
 //! Replay a trace on the host's own kernel, in a memory cgroup, as `mmsim replay` lays it
 //! out: the same files, pages and requests, read with pread(2) (written with pwrite(2))
-//! through the host's page cache. It measures the page miss ratio the way mmsim's observer
-//! does (the cached pages of each request's range right before it is issued, which changes
-//! nothing: mincore(2) on a mapping of a block device's file, cachestat(2) — Linux 6.5 —
-//! for an object's file, which is opened, read and closed per request as mmsim's replay
-//! does) and reports the cgroup's memory.stat and /proc/vmstat deltas under the names
+//! through the host's page cache (an object's file opened, read and closed per request, as
+//! mmsim's replay does). It measures the page miss ratio the way mmsim's observer does (the
+//! pages of each request's range in the page cache right before it is issued, which changes
+//! nothing: cachestat(2), Linux 6.5; `--resident mincore` for mincore(2), which counts only
+//! pages already read) and reports the cgroup's memory.stat and /proc/vmstat deltas under the names
 //! mmsim reports. docs/replay.md, "Against a real kernel", compares the two.
 //!
 //!     sudo target/release/examples/host_replay TRACE --format msr --memory-max 64MiB \
@@ -79,6 +79,12 @@ mod host {
         /// Write the JSON report to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// How a request's resident pages are counted: `cachestat` (cachestat(2), Linux
+        /// 6.5: pages in the page cache, as mmsim counts them, a page still being read
+        /// included) or `mincore` (mincore(2) on a mapping of a block trace's files: only
+        /// pages already read — uptodate — count).
+        #[arg(long, default_value = "cachestat")]
+        resident: String,
         /// Read the cgroup's memory.stat every N requests (the report's `samples`).
         #[arg(long)]
         sample_every: Option<u64>,
@@ -120,7 +126,12 @@ mod host {
             Some(kb) => Some(Readahead::set(&dir, kb)?),
             None => None,
         };
-        let result = replay(&layout, &reqs, &cg, a.sample_every);
+        let mincore = match a.resident.as_str() {
+            "cachestat" => false,
+            "mincore" => true,
+            o => return Err(format!("--resident: `{o}` is not `cachestat` or `mincore`")),
+        };
+        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore);
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
@@ -302,18 +313,26 @@ mod host {
         reqs: &[Placement],
         cg: &Cgroup,
         sample_every: Option<u64>,
+        mincore: bool,
     ) -> Result<(u64, u64, f64, Snapshot, Snapshot, Vec<Sample>), String> {
         let mut files = Vec::new();
         let mut maps = Vec::new();
         // Object files (a file per object) are opened, read and closed per request, as
         // mmsim's replay program does; block devices' and the range layout's files stay open.
         let per_request = reqs.iter().any(|r| r.obj.is_some());
+        if per_request && mincore {
+            return Err("--resident mincore: only for block traces and the range layout".into());
+        }
         for (path, size) in l.files.iter().filter(|_| !per_request) {
             let f = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .open(&**path)
                 .map_err(|e| format!("{path}: {e}"))?;
+            if !mincore {
+                files.push(f);
+                continue;
+            }
             // A mapping only to ask mincore; never touched.
             let len = (*size).max(PAGE_SIZE) as usize;
             // SAFETY: a read-only shared mapping of an open file, unmapped at exit.
@@ -368,6 +387,17 @@ mod host {
                 pages += r.pages;
                 misses += r.pages.saturating_sub(cached);
                 &opened
+            } else if !mincore {
+                let f = &files[r.file];
+                let cached = cachestat(f, r.first_page * PAGE_SIZE, len as u64).map_err(|e| {
+                    format!(
+                        "{}: cachestat (Linux 6.5 or later; else --resident mincore): {e}",
+                        l.files[r.file].0
+                    )
+                })?;
+                pages += r.pages;
+                misses += r.pages.saturating_sub(cached);
+                f
             } else {
                 let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
                 // SAFETY: the range lies in the file's mapping; vec holds one byte per page.
@@ -466,6 +496,7 @@ mod host {
             "kernel": release.trim(),
             "memory_max": a.memory_max,
             "readahead_kb": a.readahead_kb,
+            "resident": a.resident,
             "requests": reqs.len(),
             "pages": pages,
             "page_misses": misses,

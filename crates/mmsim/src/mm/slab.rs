@@ -79,6 +79,7 @@ use crate::machine::profile::KFunc;
 use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::page::{pg, Pfn, PAGE_SIZE};
 use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
 use crate::sched::Wait;
 use crate::sim::Sim;
@@ -465,7 +466,22 @@ impl Sim {
             crate::mm::radix_tree::Entry::Page(_)
         ) {
             let (first, nr) = inode_table_readahead(ino, self.inodes.len() as u64);
+            let missing: u64 = (first..first + nr)
+                .filter(|&i| !matches!(self.inode(table).mapping.tree.lookup(i), Entry::Page(_)))
+                .fold(0, |bits, i| bits | 1 << (i - first));
             self.__do_page_cache_readahead(table, first, nr, 0);
+            // The buffer cache creates its pages accessed (grow_dev_folio and
+            // sb_breadahead's __getblk: FGP_ACCESSED), so the first lookup of a block read
+            // ahead (__find_get_block_slow, FGP_ACCESSED again) activates it.
+            for i in (first..first + nr).filter(|&i| missing & 1 << (i - first) != 0) {
+                if let Entry::Page(p) = self.inode(table).mapping.tree.lookup(i) {
+                    if self.features.accessed_init {
+                        self.init_page_accessed(p);
+                    } else {
+                        self.mark_page_accessed(p);
+                    }
+                }
+            }
         }
         let pos = block * PAGE_SIZE;
         let mut ra = crate::mm::readahead::RaState::with_pages(0);

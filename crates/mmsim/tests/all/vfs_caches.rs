@@ -154,6 +154,15 @@ fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
     assert_eq!(first, 0);
     assert!(window > 1);
     assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, window);
+    // The blocks read ahead are created accessed, as the buffer cache creates its pages
+    // (FGP_ACCESSED): their first lookup will activate them.
+    let table = m.sim.fss[1].inode_table.expect("a blockfs has an inode table");
+    let target = u64::from(inos[39]) / mmsim::mm::slab::INODES_PER_BLOCK;
+    for block in (first..first + window).filter(|&b| b != target) {
+        let pfn = m.page(table, block);
+        assert!(m.sim.PageReferenced(pfn), "block {block}");
+        assert!(!m.sim.PageActive(pfn), "block {block}");
+    }
     common::complete_io(&mut m.sim);
     let fd = match m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress) {
         Ok(OpResult::Fd(fd)) => fd,

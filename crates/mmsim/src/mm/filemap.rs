@@ -698,9 +698,15 @@ impl Sim {
             let pfn = match page {
                 Some(pfn) => pfn,
                 None => {
-                    // no_cached_page: allocate, insert, read.
+                    // no_cached_page: allocate, insert, read (the inode table's blocks:
+                    // the buffer cache's gfp, without __GFP_FS).
                     let memcg = self.current_memcg();
-                    let pfn = match self.alloc_page_charged(Gfp::KERNEL, memcg) {
+                    let gfp = if self.is_inode_table(ino) {
+                        Gfp::NOFS
+                    } else {
+                        Gfp::KERNEL
+                    };
+                    let pfn = match self.alloc_page_charged(gfp, memcg) {
                         Ok(p) => p,
                         Err(crate::mm::page_alloc::AllocError::Wait(w)) => {
                             out.wait = Some(w);

@@ -355,10 +355,11 @@ impl Sim {
                     continue;
                 }
                 // readahead_gfp_mask; from 5.8 under memalloc_nofs_save
-                // (page_cache_ra_unbounded, `readahead-nofs`).
+                // (page_cache_ra_unbounded, `readahead-nofs`); the inode table's blocks
+                // are the buffer cache's, allocated without __GFP_FS in every era.
                 let gfp = Gfp {
                     noretry: true,
-                    fs: !self.features.readahead_nofs,
+                    fs: !self.features.readahead_nofs && !self.is_inode_table(ino),
                     ..Gfp::KERNEL
                 };
                 let memcg = self.current_memcg();

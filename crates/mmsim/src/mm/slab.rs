@@ -61,8 +61,8 @@
 //! - The shrinker needs __GFP_FS: super_cache_scan stops a reclaimer without it and
 //!   do_shrink_slab defers the scan (`nr_deferred`). Dentries are allocated GFP_KERNEL,
 //!   ext4's inodes GFP_NOFS ([`cache_gfp`]) and, from 5.8, page-cache readahead under
-//!   memalloc_nofs_save (`readahead-nofs`); the inode-table reads before 5.8 go through
-//!   the readahead path with __GFP_FS (the kernel's buffer-cache read was GFP_NOFS).
+//!   memalloc_nofs_save (`readahead-nofs`); the inode table's pages, the buffer cache's,
+//!   without __GFP_FS in every era (grow_dev_folio, [`Sim::is_inode_table`]).
 //! - Charging is by slab page per memcg, as 4.5–5.8 did (each memcg had its own copies of
 //!   the caches). From 5.9 ("mm: memcg/slab: use a single set of kmem_caches for all
 //!   accounted allocations") slab pages are shared and each object is charged in bytes
@@ -448,6 +448,12 @@ impl Sim {
         // The new dentry holds the inode: an inode still on its list leaves it lazily
         // (inode_lru_isolate finds it referenced).
         Ok(())
+    }
+
+    /// Is `ino` its filesystem's hidden inode-table file (block-device pages of the
+    /// buffer cache: grow_dev_folio allocates them without __GFP_FS)?
+    pub fn is_inode_table(&self, ino: u32) -> bool {
+        self.fss[self.inode(ino).fs].inode_table == Some(ino)
     }
 
     /// ext4_iget's read of the inode-table block of `ino` (__ext4_get_inode_loc →

@@ -156,7 +156,9 @@ fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
     assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, window);
     // The blocks read ahead are created accessed, as the buffer cache creates its pages
     // (FGP_ACCESSED): their first lookup will activate them.
-    let table = m.sim.fss[1].inode_table.expect("a blockfs has an inode table");
+    let table = m.sim.fss[1]
+        .inode_table
+        .expect("a blockfs has an inode table");
     let target = u64::from(inos[39]) / mmsim::mm::slab::INODES_PER_BLOCK;
     for block in (first..first + window).filter(|&b| b != target) {
         let pfn = m.page(table, block);
@@ -322,14 +324,20 @@ struct CgroupWithDentries {
 
 impl CgroupWithDentries {
     fn new(rule: &str, on: bool) -> Self {
-        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        Self::on(KernelEra::V6_18, rule, on)
+    }
+
+    /// The same on `era` (a `/mnt/cold` of one page waits on disk, its inode not read).
+    fn on(era: KernelEra, rule: &str, on: bool) -> Self {
+        let mut f = era.features("patched").expect("preset");
         assert!(f.set(rule, on), "a rule");
         let text = unit_machine_toml(
             "vfs-nofs",
             "256MiB",
             "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"c\"\n",
         ) + "\n[[cgroups]]\nname = \"c\"\n"
-            + &common::file_toml("/mnt/big", 8 << 20, true);
+            + &common::file_toml("/mnt/big", 8 << 20, true)
+            + &common::file_toml("/mnt/cold", 4096, true);
         let mut m = UnitMachine::new(&text, f);
         let fs = unused_dentries(&mut m, 20_000);
         let tid = m.tid;
@@ -401,6 +409,55 @@ fn readahead_charges_reclaim_without_gfp_fs_from_5_8() {
         scanned > 0,
         "with __GFP_FS the same reclaims scan the dentries"
     );
+}
+
+#[test]
+fn inode_table_reads_reclaim_without_gfp_fs_in_every_era() {
+    // On 4.14 (no `readahead-nofs`) the cgroup at its limit opens a file whose inode is on
+    // disk: its inode-table block and the blocks read ahead with it are the buffer cache's
+    // pages, allocated without __GFP_FS, so their charges' reclaim scans page cache but no
+    // dentry (the lookup's dentry and inode fit in slabs the cgroup already has).
+    let mut w = CgroupWithDentries::on(KernelEra::V4_14, "readahead-nofs", false);
+    // /mnt/big's open read /mnt/cold's block ahead: drop the table's pages (fadvise
+    // DONTNEED's invalidation), so that the open reads it again.
+    let table = w.m.sim.fss[1]
+        .inode_table
+        .expect("a blockfs has an inode table");
+    w.m.sim.lru_add_drain_all();
+    w.m.sim.mapping_try_invalidate(table, 0, u64::MAX / 2, None);
+    let before = w.m.sim.tasks[w.m.tid].stats.inode_table_misses;
+    let c = w.c as usize;
+    // Below its usage: the charges cannot come from the CPU's stock of precharged pages.
+    w.m.sim.memcgs[c].max = w.m.sim.memcgs[c].usage - 64;
+    let (scanned, pgscan) = (
+        w.m.sim.vmstat.get(VmItem::SlabsScanned),
+        w.m.sim.vmstat.get(VmItem::PgscanFile),
+    );
+    let tid = w.m.tid;
+    let mut progress = 0;
+    loop {
+        match w
+            .m
+            .sim
+            .sys_open(tid, "/mnt/cold", false, false, &mut progress)
+        {
+            Ok(OpResult::Fd(_)) => break,
+            Err(_) => {
+                common::complete_io(&mut w.m.sim);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(
+        w.m.sim.tasks[tid].stats.inode_table_misses > before + 1,
+        "read with its readahead"
+    );
+    assert!(
+        w.m.sim.vmstat.get(VmItem::PgscanFile) > pgscan,
+        "the charges reclaimed"
+    );
+    assert_eq!(w.m.sim.vmstat.get(VmItem::SlabsScanned), scanned);
+    w.m.check();
 }
 
 #[test]

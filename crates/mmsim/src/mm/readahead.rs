@@ -345,6 +345,14 @@ impl Sim {
         pages.clear();
         if size > 0 {
             let end_index = (size - 1) >> PAGE_SHIFT;
+            // readahead_gfp_mask; from 5.8 under memalloc_nofs_save
+            // (page_cache_ra_unbounded, `readahead-nofs`); the inode table's blocks are the
+            // buffer cache's, allocated without __GFP_FS in every era.
+            let gfp = Gfp {
+                noretry: true,
+                fs: !self.features.readahead_nofs && !self.is_inode_table(ino),
+                ..Gfp::KERNEL
+            };
             for i in 0..nr {
                 let idx = offset + i;
                 if idx > end_index {
@@ -354,14 +362,6 @@ impl Sim {
                 if let Entry::Page(_) = self.inode(ino).mapping.tree.lookup(idx) {
                     continue;
                 }
-                // readahead_gfp_mask; from 5.8 under memalloc_nofs_save
-                // (page_cache_ra_unbounded, `readahead-nofs`); the inode table's blocks
-                // are the buffer cache's, allocated without __GFP_FS in every era.
-                let gfp = Gfp {
-                    noretry: true,
-                    fs: !self.features.readahead_nofs && !self.is_inode_table(ino),
-                    ..Gfp::KERNEL
-                };
                 let memcg = self.current_memcg();
                 let Ok(p) = self.alloc_page_charged(gfp, memcg) else {
                     break;

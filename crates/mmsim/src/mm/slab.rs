@@ -257,9 +257,7 @@ impl VfsLruvec {
 pub fn mapping_shrinkable(inode: &crate::fs::Inode) -> bool {
     let t = &inode.mapping.tree;
     t.nr_pages() == 0
-        && (t.nr_shadows() == 0
-            || (t.nr_shadows() == 1
-                && matches!(t.lookup(0), crate::mm::radix_tree::Entry::Shadow(_))))
+        && (t.nr_shadows() == 0 || (t.nr_shadows() == 1 && matches!(t.lookup(0), Entry::Shadow(_))))
 }
 
 /// The gfp a cache's objects are allocated with: d_alloc and shmem_alloc_inode GFP_KERNEL,
@@ -467,10 +465,7 @@ impl Sim {
         };
         let block = u64::from(ino) / INODES_PER_BLOCK;
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
-        if !matches!(
-            self.inode(table).mapping.tree.lookup(block),
-            crate::mm::radix_tree::Entry::Page(_)
-        ) {
+        if !matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_)) {
             let (first, nr) = inode_table_readahead(ino, self.inodes.len() as u64);
             let missing: u64 = (first..first + nr)
                 .filter(|&i| !matches!(self.inode(table).mapping.tree.lookup(i), Entry::Page(_)))
@@ -814,10 +809,7 @@ impl Sim {
         let mut reaped = 0;
         if self.inode(ino).mapping.tree.nr_shadows() > 0 {
             self.tree_lock(ino);
-            self.inode_mut(ino)
-                .mapping
-                .tree
-                .store(0, crate::mm::radix_tree::Entry::Empty);
+            self.inode_mut(ino).mapping.tree.store(0, Entry::Empty);
             self.tree_unlock(ino);
             reaped = 1;
             let item = if kswapd {

@@ -372,33 +372,19 @@ mod host {
                 samples.push(st);
             }
             let len = (r.pages * PAGE_SIZE) as usize;
+            let path = &*l.files[r.file].0;
             let opened;
             let file = if per_request {
-                let path = &*l.files[r.file].0;
                 opened = OpenOptions::new()
                     .read(true)
                     .write(r.write)
                     .open(path)
                     .map_err(|e| format!("{path}: {e}"))?;
-                // cachestat(2) (6.5+) counts the range's cached pages without a mapping,
-                // so measuring adds no charged object (a VMA) per request.
-                let cached = cachestat(&opened, r.first_page * PAGE_SIZE, len as u64)
-                    .map_err(|e| format!("{path}: cachestat (Linux 6.5 or later): {e}"))?;
-                pages += r.pages;
-                misses += r.pages.saturating_sub(cached);
                 &opened
-            } else if !mincore {
-                let f = &files[r.file];
-                let cached = cachestat(f, r.first_page * PAGE_SIZE, len as u64).map_err(|e| {
-                    format!(
-                        "{}: cachestat (Linux 6.5 or later; else --resident mincore): {e}",
-                        l.files[r.file].0
-                    )
-                })?;
-                pages += r.pages;
-                misses += r.pages.saturating_sub(cached);
-                f
             } else {
+                &files[r.file]
+            };
+            if mincore {
                 let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
                 // SAFETY: the range lies in the file's mapping; vec holds one byte per page.
                 let rc = unsafe { libc::mincore(addr as *mut libc::c_void, len, vec.as_mut_ptr()) };
@@ -409,15 +395,25 @@ mod host {
                         .filter(|b| *b & 1 == 0)
                         .count() as u64;
                 }
-                &files[r.file]
-            };
+            } else {
+                // cachestat(2) counts the range's cached pages without a mapping, so
+                // measuring charges no object (a VMA) to the cgroup.
+                let cached =
+                    cachestat(file, r.first_page * PAGE_SIZE, len as u64).map_err(|e| {
+                        format!(
+                            "{path}: cachestat (Linux 6.5 or later; else --resident mincore): {e}"
+                        )
+                    })?;
+                pages += r.pages;
+                misses += r.pages.saturating_sub(cached);
+            }
             let b = &mut buf[..r.len as usize];
             let io = if r.write {
                 file.write_at(b, r.pos)
             } else {
                 file.read_at(b, r.pos)
             };
-            io.map_err(|e| format!("{}: {e}", l.files[r.file].0))?;
+            io.map_err(|e| format!("{path}: {e}"))?;
         }
         let seconds = start.elapsed().as_secs_f64();
         let after = (keyed(Path::new("/proc/vmstat")), cg.stat());

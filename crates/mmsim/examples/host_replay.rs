@@ -23,6 +23,10 @@
 //! it on an idle machine.
 
 #[cfg(target_os = "linux")]
+#[path = "host_common/mod.rs"]
+mod host_common;
+
+#[cfg(target_os = "linux")]
 fn main() {
     if let Err(e) = host::main() {
         eprintln!("host_replay: {e}");
@@ -46,6 +50,7 @@ mod host {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
+    use crate::host_common::{keyed, write, Cgroup, Readahead};
     use clap::Parser;
     use mmsim::trace::{Format, TraceReader, PAGE_SIZE};
     use mmsim::workload::replay::{plan, Layout, ObjectMap, Placement, PlanOptions};
@@ -185,120 +190,6 @@ mod host {
         // SAFETY: sync(2) takes no arguments.
         unsafe { libc::sync() };
         Ok(())
-    }
-
-    /// A memory cgroup of its own, v2 or v1.
-    struct Cgroup {
-        path: PathBuf,
-        v2: bool,
-    }
-
-    impl Cgroup {
-        fn create(limit: u64) -> Result<Cgroup, String> {
-            let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
-            let base = if v2 {
-                PathBuf::from("/sys/fs/cgroup")
-            } else {
-                PathBuf::from("/sys/fs/cgroup/memory")
-            };
-            let path = base.join(format!("mmsim-host-replay-{}", std::process::id()));
-            if v2 {
-                let _ = fs::write(base.join("cgroup.subtree_control"), "+memory");
-            }
-            fs::create_dir(&path)
-                .map_err(|e| format!("{}: {e} (needs root and a memory cgroup)", path.display()))?;
-            let file = if v2 {
-                "memory.max"
-            } else {
-                "memory.limit_in_bytes"
-            };
-            write(&path.join(file), &limit.to_string())?;
-            Ok(Cgroup { path, v2 })
-        }
-
-        fn join(&self) -> Result<(), String> {
-            write(
-                &self.path.join("cgroup.procs"),
-                &std::process::id().to_string(),
-            )
-        }
-
-        /// Back to the parent, and the cgroup removed (its page cache is reparented).
-        fn remove(&self) {
-            let parent = self.path.parent().expect("a parent");
-            let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
-            let _ = fs::remove_dir(&self.path);
-        }
-
-        /// memory.stat, under cgroup v2 names where v1 differs.
-        fn stat(&self) -> BTreeMap<String, i64> {
-            let mut m = keyed(&self.path.join("memory.stat"));
-            if !self.v2 {
-                // v1 keeps the kernel memory (slab, page tables) in a counter of its own.
-                for (file, key) in [
-                    ("memory.kmem.usage_in_bytes", "kmem"),
-                    ("memory.usage_in_bytes", "usage"),
-                ] {
-                    if let Some(v) = fs::read_to_string(self.path.join(file))
-                        .ok()
-                        .and_then(|t| t.trim().parse().ok())
-                    {
-                        m.insert(key.into(), v);
-                    }
-                }
-                m.retain(|k, _| !k.starts_with("total_") && !k.starts_with("hierarchical_"));
-                if let Some(v) = m.remove("cache") {
-                    m.insert("file".into(), v);
-                }
-            }
-            m
-        }
-    }
-
-    /// The device queue's read_ahead_kb, restored on drop.
-    struct Readahead {
-        path: PathBuf,
-        old: String,
-    }
-
-    impl Readahead {
-        fn set(dir: &Path, kb: u64) -> Result<Readahead, String> {
-            let dev = fs::metadata(dir).map_err(|e| e.to_string())?.dev();
-            let (major, minor) = (libc::major(dev), libc::minor(dev));
-            let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-            let path = [
-                sys.join("queue/read_ahead_kb"),
-                sys.join("../queue/read_ahead_kb"),
-            ]
-            .into_iter()
-            .find(|p| p.exists())
-            .ok_or(format!("{}: no queue/read_ahead_kb", sys.display()))?;
-            let old = fs::read_to_string(&path).map_err(|e| e.to_string())?;
-            write(&path, &kb.to_string())?;
-            Ok(Readahead { path, old })
-        }
-    }
-
-    impl Drop for Readahead {
-        fn drop(&mut self) {
-            let _ = fs::write(&self.path, self.old.trim());
-        }
-    }
-
-    fn write(p: &Path, s: &str) -> Result<(), String> {
-        fs::write(p, s).map_err(|e| format!("{}: {e}", p.display()))
-    }
-
-    /// `key value` lines.
-    fn keyed(p: &Path) -> BTreeMap<String, i64> {
-        fs::read_to_string(p)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                let (k, v) = l.split_once(' ')?;
-                Some((k.to_string(), v.trim().parse().ok()?))
-            })
-            .collect()
     }
 
     type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);

@@ -1,0 +1,365 @@
+//! Run mmsim's `anon` program on the host's own kernel, in a memory cgroup: map `--size`
+//! bytes of private anonymous memory and touch one byte of every page, `--passes` times,
+//! sequentially or (`--pattern random`) in the same seeded order of 64-page chunks as
+//! `program = "anon"` draws (rand_pcg's Pcg64 from `--seed`, a new shuffle each pass).
+//! It reports each pass's seconds, /proc/vmstat's deltas and the cgroup's memory.stat
+//! under the names mmsim reports, to set beside
+//! `mmsim run examples/zram_memcg.toml` (docs/EXPERIMENTS.md, "Anonymous memory against a
+//! real kernel").
+//!
+//!     sudo target/release/examples/host_anon --size 128MiB --passes 4 --pattern random \
+//!         --memory-max 96MiB [--swappiness 60] [--json out.json]
+//!
+//! `--stream FILE` reads a file beside the anonymous passes, in a second thread of the same
+//! process (so the same cgroup), as `program = "read"` does: sequential `--stream-block`
+//! preads, `--stream-passes` times (the file is written first when it is not
+//! `--stream-size` bytes long; the page cache is dropped before the run). `--readahead-kb`
+//! sets the file's device's read_ahead_kb for the run (0: off; restored after).
+//!
+//! Needs root on Linux and a swap area (`swapon`; for zram: `echo 1G >
+//! /sys/block/zram0/disksize; mkswap /dev/zram0; swapon /dev/zram0`). /proc/vmstat is
+//! machine-wide: run it on an idle machine.
+
+#[cfg(target_os = "linux")]
+#[path = "host_common/mod.rs"]
+mod host_common;
+
+#[cfg(target_os = "linux")]
+fn main() {
+    if let Err(e) = host::main() {
+        eprintln!("host_anon: {e}");
+        std::process::exit(2);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    eprintln!("host_anon: needs Linux (memory cgroups, swap)");
+    std::process::exit(2);
+}
+
+#[cfg(target_os = "linux")]
+mod host {
+    use std::collections::BTreeMap;
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    use crate::host_common::{keyed, write, Cgroup, Readahead};
+    use clap::Parser;
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+
+    const PAGE: usize = 4096;
+    /// `anon`'s chunk: 64 pages.
+    const CHUNK: usize = 64 * PAGE;
+
+    /// Touch anonymous memory as mmsim's `anon` program does, in a memory cgroup (root).
+    #[derive(Parser, Debug)]
+    struct Args {
+        /// Bytes to map, e.g. 128MiB.
+        #[arg(long)]
+        size: String,
+        /// Passes over the memory.
+        #[arg(long, default_value_t = 1)]
+        passes: u32,
+        /// `sequential` or `random` (64-page chunks in a seeded order).
+        #[arg(long, default_value = "sequential")]
+        pattern: String,
+        /// Seed of the random order (`anon`'s `seed`).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Sleep between passes, milliseconds (`anon`'s `think`).
+        #[arg(long, default_value_t = 0)]
+        think_ms: u64,
+        /// Only read (else every access writes).
+        #[arg(long)]
+        read_only: bool,
+        /// The cgroup's memory limit, e.g. 96MiB.
+        #[arg(long)]
+        memory_max: String,
+        /// The cgroup's memory.swappiness (cgroup v1 only; v2 reads the global one).
+        #[arg(long)]
+        swappiness: Option<u32>,
+        /// Read this file beside the anonymous passes, in a second thread.
+        #[arg(long)]
+        stream: Option<PathBuf>,
+        /// The stream file's size (written when it differs).
+        #[arg(long, default_value = "256MiB")]
+        stream_size: String,
+        /// Passes over the stream file.
+        #[arg(long, default_value_t = 1)]
+        stream_passes: u32,
+        /// Bytes per pread of the stream.
+        #[arg(long, default_value = "128KiB")]
+        stream_block: String,
+        /// Set the stream file's device's read_ahead_kb for the run (0: readahead off).
+        #[arg(long)]
+        readahead_kb: Option<u64>,
+        /// Write the JSON report to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    }
+
+    /// The file read beside the anonymous passes.
+    struct Stream {
+        file: std::fs::File,
+        size: u64,
+        block: usize,
+        passes: u32,
+    }
+
+    impl Stream {
+        fn open(a: &Args, path: &Path) -> Result<Stream, String> {
+            let size = mmsim::scenario::parse_size_arg(&a.stream_size)
+                .map_err(|e| format!("--stream-size: {e}"))?;
+            let block = mmsim::scenario::parse_size_arg(&a.stream_block)
+                .map_err(|e| format!("--stream-block: {e}"))?;
+            if block == 0 || size == 0 {
+                return Err("--stream-size and --stream-block must be at least 1".into());
+            }
+            let err = |e: std::io::Error| format!("{}: {e}", path.display());
+            if std::fs::metadata(path).map(|m| m.len()).ok() != Some(size) {
+                let mut f = std::fs::File::create(path).map_err(err)?;
+                let buf = vec![0x5au8; 1 << 20];
+                let mut left = size;
+                while left > 0 {
+                    let n = left.min(buf.len() as u64) as usize;
+                    f.write_all(&buf[..n]).map_err(err)?;
+                    left -= n as u64;
+                }
+                f.sync_all().map_err(err)?;
+            }
+            let file = std::fs::File::open(path).map_err(err)?;
+            Ok(Stream {
+                file,
+                size,
+                block: block as usize,
+                passes: a.stream_passes,
+            })
+        }
+
+        /// Read the file from start to end, `passes` times; seconds per pass.
+        fn run(&self) -> Result<Vec<f64>, String> {
+            let mut buf = vec![0u8; self.block];
+            let mut seconds = Vec::new();
+            for _ in 0..self.passes {
+                let t = Instant::now();
+                let mut off = 0;
+                while off < self.size {
+                    let n = self
+                        .file
+                        .read_at(&mut buf, off)
+                        .map_err(|e| format!("stream pread: {e}"))?;
+                    if n == 0 {
+                        break;
+                    }
+                    off += n as u64;
+                }
+                seconds.push(t.elapsed().as_secs_f64());
+            }
+            Ok(seconds)
+        }
+    }
+
+    pub fn main() -> Result<(), String> {
+        let a = Args::parse();
+        let size = mmsim::scenario::parse_size_arg(&a.size).map_err(|e| format!("--size: {e}"))?;
+        let limit = mmsim::scenario::parse_size_arg(&a.memory_max)
+            .map_err(|e| format!("--memory-max: {e}"))?;
+        let random = match a.pattern.as_str() {
+            "sequential" => false,
+            "random" => true,
+            o => return Err(format!("--pattern: `{o}` is not `sequential` or `random`")),
+        };
+        if a.passes == 0 || size == 0 {
+            return Err("--passes and --size must be at least 1".into());
+        }
+        let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+        if swaps.lines().count() < 2 {
+            return Err("no swap area (/proc/swaps): swapon one first".into());
+        }
+        // Before the open: an open file's readahead window starts from the device's.
+        let ra = match (&a.stream, a.readahead_kb) {
+            (Some(p), Some(kb)) => Some(Readahead::set(p.parent().unwrap_or(Path::new("/")), kb)?),
+            (None, Some(_)) => return Err("--readahead-kb is for --stream's file".into()),
+            _ => None,
+        };
+        let stream = match &a.stream {
+            Some(p) => Some(Stream::open(&a, p)?),
+            None => None,
+        };
+        // SAFETY: sync(2) takes no arguments and cannot fail.
+        unsafe { libc::sync() };
+        write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
+        let cg = Cgroup::create(limit)?;
+        if let Some(s) = a.swappiness {
+            write(&cg.path().join("memory.swappiness"), &s.to_string())?;
+        }
+        let anon = Anon {
+            size: size as usize,
+            passes: a.passes,
+            random,
+            seed: a.seed,
+            write: !a.read_only,
+            think: std::time::Duration::from_millis(a.think_ms),
+        };
+        let result = run(&cg, &anon, stream.as_ref());
+        cg.remove();
+        drop(ra);
+        let (passes, stream_passes, before, after) = result?;
+        let mut report = report(&a, size, &passes, &before, &after);
+        if a.stream.is_some() {
+            report["stream_pass_seconds"] = serde_json::json!(stream_passes);
+        }
+        println!("{report}");
+        if let Some(p) = &a.json {
+            std::fs::write(p, format!("{report}\n"))
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        Ok(())
+    }
+
+    type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
+
+    /// The anonymous passes.
+    struct Anon {
+        size: usize,
+        passes: u32,
+        random: bool,
+        seed: u64,
+        write: bool,
+        think: std::time::Duration,
+    }
+
+    /// Join the cgroup, run the passes (and the stream beside them), then snapshot;
+    /// (seconds per pass, per stream pass, snapshots before the map and after both ended,
+    /// before the unmap).
+    #[allow(clippy::type_complexity)]
+    fn run(
+        cg: &Cgroup,
+        anon: &Anon,
+        stream: Option<&Stream>,
+    ) -> Result<(Vec<f64>, Vec<f64>, Snapshot, Snapshot), String> {
+        let snap = || (keyed(Path::new("/proc/vmstat")), cg.stat());
+        cg.join()?;
+        let before = snap();
+        std::thread::scope(|sc| {
+            let reader = stream.map(|s| sc.spawn(|| s.run()));
+            let passes = touch(anon);
+            let streamed = match reader {
+                Some(h) => h.join().map_err(|_| "the stream thread panicked")??,
+                None => Vec::new(),
+            };
+            let (seconds, unmap) = passes?;
+            let after = snap();
+            unmap();
+            Ok((seconds, streamed, before, after))
+        })
+    }
+
+    /// Map and touch as `anon` does; (seconds per pass, the unmap to call after the last
+    /// snapshot).
+    fn touch(anon: &Anon) -> Result<(Vec<f64>, impl FnOnce()), String> {
+        let Anon {
+            size,
+            passes,
+            random,
+            seed,
+            write,
+            think,
+        } = *anon;
+        // SAFETY: a fresh private anonymous mapping, checked for MAP_FAILED; every access
+        // below is inside it, and it is unmapped once, at the end.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+        }
+        let base = base.cast::<u8>();
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut seconds = Vec::new();
+        let mut sink = 0u8;
+        for pass in 0..passes {
+            if pass > 0 {
+                std::thread::sleep(think);
+            }
+            let mut order: Vec<usize> = (0..size.div_ceil(CHUNK)).collect();
+            if random {
+                order.shuffle(&mut rng);
+            }
+            let t = Instant::now();
+            for c in order {
+                let end = ((c + 1) * CHUNK).min(size);
+                let mut off = c * CHUNK;
+                while off < end {
+                    // SAFETY: off < size, inside the mapping.
+                    unsafe {
+                        let p = base.add(off);
+                        if write {
+                            p.write_volatile(p.read_volatile().wrapping_add(1));
+                        } else {
+                            sink ^= p.read_volatile();
+                        }
+                    }
+                    off += PAGE;
+                }
+            }
+            seconds.push(t.elapsed().as_secs_f64());
+        }
+        std::hint::black_box(sink);
+        let base = base as usize;
+        // SAFETY: the mapping made above, unmapped once.
+        let unmap = move || unsafe {
+            libc::munmap(base as *mut libc::c_void, size);
+        };
+        Ok((seconds, unmap))
+    }
+
+    fn report(
+        a: &Args,
+        size: u64,
+        passes: &[f64],
+        before: &Snapshot,
+        after: &Snapshot,
+    ) -> serde_json::Value {
+        let delta = |b: &BTreeMap<String, i64>, a: &BTreeMap<String, i64>| {
+            a.iter()
+                .filter_map(|(k, v)| {
+                    let d = v - b.get(k).copied().unwrap_or(0);
+                    (d != 0).then(|| (k.clone(), d))
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        let mut cg = after.1.clone();
+        // Event counters as deltas; sizes as they end, before the unmap.
+        for (k, v) in delta(&before.1, &after.1) {
+            if k.starts_with("pg") || k.starts_with("workingset_") {
+                cg.insert(k, v);
+            }
+        }
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        serde_json::json!({
+            "kernel": release.trim(),
+            "size": size,
+            "passes": a.passes,
+            "pattern": a.pattern,
+            "seed": a.seed,
+            "think_ms": a.think_ms,
+            "write": !a.read_only,
+            "memory_max": a.memory_max,
+            "pass_seconds": passes,
+            "vmstat": delta(&before.0, &after.0),
+            "cgroup_stat": cg,
+        })
+    }
+}

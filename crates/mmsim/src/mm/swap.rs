@@ -13,7 +13,7 @@
 //! - inactive, unreferenced → referenced;
 //! - inactive, referenced → active, unreferenced (via the activate pagevec if on the LRU;
 //!   if still in this CPU's add pagevec, PG_active is set there instead, without pgactivate);
-//!   file pages also advance the workingset clock (workingset_activation);
+//!   file pages (from v5.9 every page) also advance the workingset clock (workingset_activation);
 //! - active, unreferenced → referenced; active, referenced: nothing.
 //!
 //! init_page_accessed (seed 000): a non-atomic set of PG_referenced on a page that is not yet
@@ -611,7 +611,8 @@ impl Sim {
                 self.__lru_cache_activate_page(pfn);
             }
             self.ClearPageReferenced(pfn);
-            if file {
+            // Before v5.9 only a file page's activation aged the nonresident clock.
+            if file || self.features.anon_workingset {
                 self.workingset_activation(pfn);
             }
         } else if !referenced {

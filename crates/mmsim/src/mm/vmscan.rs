@@ -822,11 +822,11 @@ impl Sim {
         let mut to_free = self.take_pfn_buf();
         let pm = self.enter(KFunc::MoveActivePagesToLru);
         for &pfn in &keep_active {
-            self.putback_one(pfn, &mut to_free);
+            self.move_page_to_lru(pfn, &mut to_free);
         }
         let mut moved = 0;
         for &pfn in &deactivate {
-            if self.putback_one(pfn, &mut to_free) {
+            if self.move_page_to_lru(pfn, &mut to_free) {
                 moved += 1;
             }
         }
@@ -845,6 +845,23 @@ impl Sim {
             self.lru_note_cost(node, memcg, file, 0, rotated);
         }
         self.leave(prev);
+    }
+
+    /// move_pages_to_lru, one page: `putback_one`, and from v5.9 (`anon-workingset`: "mm:
+    /// workingset: age nonresident information alongside anonymous pages") a page that
+    /// goes back active — activated by shrink_page_list, or kept active by
+    /// shrink_active_list — advances its lruvec's nonresident age, as an activation by
+    /// mark_page_accessed does: activations of either type push the refault distances of
+    /// evicted pages out. Returns true if it went back on a list.
+    fn move_page_to_lru(&mut self, pfn: Pfn, to_free: &mut Vec<Pfn>) -> bool {
+        let back = self.putback_one(pfn, to_free);
+        if back && self.features.anon_workingset && self.mem[pfn as usize].test(pg::ACTIVE) {
+            let p = &self.mem[pfn as usize];
+            let (memcg, node) = (p.memcg, p.node as usize);
+            self.charge_atomic();
+            self.workingset_age_nonresident(memcg, node);
+        }
+        back
     }
 
     /// Put an isolated page back on the list its flags name (lru_lock held) and drop the
@@ -922,7 +939,7 @@ impl Sim {
             let active = self.mem[pfn as usize].test(pg::ACTIVE);
             let f = !self.mem[pfn as usize].test(pg::SWAPBACKED);
             let lv = self.page_lruvec_idx(pfn);
-            if self.putback_one(pfn, &mut to_free) && active {
+            if self.move_page_to_lru(pfn, &mut to_free) && active {
                 self.lruvecs[lv].recent_rotated[f as usize] += 1;
             }
         }

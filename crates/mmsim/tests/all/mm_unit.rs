@@ -301,6 +301,59 @@ fn mark_page_accessed_on_a_page_in_another_cpus_pagevec_loses_the_activation() {
     m.check();
 }
 
+/// Before v5.9 only a file page's activation ages the workingset clock; from v5.9
+/// (`anon-workingset`: "mm: workingset: age nonresident information alongside anonymous
+/// pages") every activation by mark_page_accessed does, a swap-backed page's too.
+#[test]
+fn mark_page_accessed_on_tmpfs_ages_the_workingset_clock_from_v5_9() {
+    for rule in [false, true] {
+        let mut f = Features::vanilla();
+        f.anon_workingset = rule;
+        let mut m = machine(f);
+        let (_, ino) = m.open("/tmp/f");
+        let pfn = m.cached_page(ino, 0, true);
+        let age0 = m.inactive_age();
+        m.sim.mark_page_accessed(pfn);
+        m.sim.mark_page_accessed(pfn);
+        m.sim.lru_add_drain();
+        assert!(
+            m.on_list(pfn, LruList::ActiveAnon),
+            "anon-workingset {rule}"
+        );
+        assert_eq!(
+            m.inactive_age() - age0,
+            u64::from(rule),
+            "anon-workingset {rule}"
+        );
+        m.check();
+    }
+}
+
+/// move_pages_to_lru from v5.9 (`anon-workingset`): the pages shrink_inactive_list puts
+/// back active advance the workingset clock, one tick each; before, reclaim's activations
+/// did not. (Dirty file pages kswapd may not write are activated from 6.16,
+/// `no-reclaim-file-writeback`.)
+#[test]
+fn pages_reclaim_activates_age_the_workingset_clock_from_v5_9() {
+    for rule in [false, true] {
+        let ctx = format!("anon-workingset {rule}");
+        let mut f = Features::patched();
+        f.no_reclaim_file_writeback = true;
+        f.anon_workingset = rule;
+        let (mut m, _) = dirty_unreferenced_file(f, 64);
+        m.sim.reclaim[0].zone_dirty = true;
+        let age0 = m.inactive_age();
+        let act0 = m.vm(VmItem::Pgactivate);
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        m.sim
+            .shrink_inactive_list(0, ROOT_MEM_CGROUP, 32, LruList::InactiveFile, &mut sc);
+        assert_eq!(m.vm(VmItem::Pgactivate) - act0, 32, "{ctx}: activated");
+        let want = if rule { 32 } else { 0 };
+        assert_eq!(m.inactive_age() - age0, want, "{ctx}");
+        m.check();
+    }
+}
+
 #[test]
 fn mark_page_accessed_on_tmpfs_uses_the_anon_lists_and_not_the_workingset_clock() {
     let mut m = machine(Features::vanilla());

@@ -165,6 +165,10 @@ pub struct RunReport {
     /// documents are unchanged.
     #[serde(skip_serializing_if = "is_classic")]
     pub policy: crate::mm::policy::ReclaimPolicy,
+    /// The /proc/sys/vm tunables (`[vm]`); absent when all are the kernel's defaults, so
+    /// such documents are unchanged.
+    #[serde(skip_serializing_if = "is_default_vm")]
+    pub vm: crate::scenario::VmSysctl,
     /// The lru_gen debugfs view at the end (MGLRU runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lru_gen: Vec<crate::mm::lru_gen::LruGenView>,
@@ -830,6 +834,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         cgroups: cgroup_reports(sim),
         pressure: pressure_files(sim).first().copied(),
         policy: sim.policy,
+        vm: sim.vm,
         lru_gen: if sim.lru_gen_enabled() {
             sim.lru_gen_view()
         } else {
@@ -933,6 +938,10 @@ fn is_classic(p: &crate::mm::policy::ReclaimPolicy) -> bool {
     *p == crate::mm::policy::ReclaimPolicy::Classic
 }
 
+fn is_default_vm(v: &crate::scenario::VmSysctl) -> bool {
+    *v == crate::scenario::VmSysctl::default()
+}
+
 /// How the host ran a run: its wall time, and whether the invariant checker ran after every
 /// step (`run --check`). Not part of the report, which must not depend on the host.
 #[derive(Clone, Copy, Debug)]
@@ -996,6 +1005,15 @@ pub fn write_summary(
     writeln!(out, "kernel     {era}")?;
     if r.policy != crate::mm::policy::ReclaimPolicy::Classic {
         writeln!(out, "policy     {}", r.policy)?;
+    }
+    if !is_default_vm(&r.vm) {
+        let v = &r.vm;
+        writeln!(
+            out,
+            "vm         swappiness {}, dirty_ratio {}, dirty_background_ratio {}, \
+             vfs_cache_pressure {}",
+            v.swappiness, v.dirty_ratio, v.dirty_background_ratio, v.vfs_cache_pressure
+        )?;
     }
     let on: Vec<&str> = r
         .features

@@ -164,6 +164,8 @@ pub struct Scenario {
     pub mglru: Option<crate::mm::lru_gen::MglruConfig>,
     /// Memory cgroups (`[[cgroups]]`), parents before children.
     pub cgroups: Vec<CgroupSpec>,
+    /// The vm sysctls (`[vm]`; the kernel's defaults when absent).
+    pub vm: VmSysctl,
 }
 
 /// A memory cgroup with cgroup v2 limits (`[[cgroups]]`). Sizes in bytes; `None` is
@@ -227,6 +229,37 @@ pub struct FileSpec {
     pub size_bytes: u64,
     /// `true`: every page has data on the device; `false`: a sparse file of holes.
     pub data: bool,
+}
+
+/// The `/proc/sys/vm` tunables a scenario sets (`[vm]`); each defaults to the kernel's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VmSysctl {
+    /// vm.swappiness: how hard reclaim goes for anonymous pages against file pages
+    /// (get_scan_count; MGLRU's get_swappiness). 0 ..= 200 from 5.8 (0 ..= 100 before),
+    /// default 60. Under cgroup v2 every memory cgroup uses it.
+    pub swappiness: u64,
+    /// vm.dirty_ratio, %: the dirtyable memory a writer may dirty before it is throttled
+    /// (balance_dirty_pages), globally and in a cgroup's writeback domain. Default 20.
+    pub dirty_ratio: u64,
+    /// vm.dirty_background_ratio, %: dirty memory above which the flusher writes in the
+    /// background; at or above `dirty_ratio` it is taken as half of it
+    /// (domain_dirty_limits). Default 10.
+    pub dirty_background_ratio: u64,
+    /// vm.vfs_cache_pressure, %: the superblock shrinker reports this share of its unused
+    /// dentries and inodes as freeable (vfs_pressure_ratio); 0 never reclaims them under
+    /// memory pressure, above 100 prefers them. Default 100.
+    pub vfs_cache_pressure: u64,
+}
+
+impl Default for VmSysctl {
+    fn default() -> Self {
+        VmSysctl {
+            swappiness: crate::mm::vmscan::SWAPPINESS,
+            dirty_ratio: crate::fs::writeback::DIRTY_RATIO,
+            dirty_background_ratio: crate::fs::writeback::DIRTY_BACKGROUND_RATIO,
+            vfs_cache_pressure: 100,
+        }
+    }
 }
 
 /// The simulated machine's topology and cost profile.
@@ -1008,8 +1041,9 @@ fn apply_set(root: &mut Table, set: &str) -> Result<(), ScenarioError> {
         }
         let p = match cur.position(part) {
             Some(p) => p,
-            // `[features]` is optional in the file but always a table of the schema.
-            None if i == 0 && part == "features" => {
+            // `[features]` and `[vm]` are optional in the file but always tables of the
+            // schema.
+            None if i == 0 && (part == "features" || part == "vm") => {
                 cur.entries.push(Entry {
                     key: part.to_string(),
                     key_span: None,
@@ -1679,6 +1713,7 @@ const ROOT_KEYS: &[&str] = &[
     "cgroups",
     "policy",
     "mglru",
+    "vm",
 ];
 const SWAP_KEYS: &[&str] = &[
     "size",
@@ -1890,6 +1925,67 @@ fn read_zram(
         Some((b, _)) => b,
     };
     Ok(Some(ZramSpec::new(algorithm, ratio, mem_limit)))
+}
+
+const VM_KEYS: &[&str] = &[
+    "swappiness",
+    "dirty_ratio",
+    "dirty_background_ratio",
+    "vfs_cache_pressure",
+];
+
+/// `[vm]`: the /proc/sys/vm tunables (`VmSysctl`), each checked against the range its
+/// sysctl accepts (swappiness above 100 only from 5.8, when the scenario names its kernel).
+fn read_vm(
+    root: &View<'_>,
+    kernel: Option<crate::kernel::KernelEra>,
+) -> Result<VmSysctl, ScenarioError> {
+    let mut vm = VmSysctl::default();
+    let Some((table, loc)) = root.opt("vm", want_table)? else {
+        return Ok(vm);
+    };
+    let v = root.child(table, "vm".into(), loc);
+    v.deny_unknown(VM_KEYS)?;
+    let ranged = |key: &str, max: u64, what: &str| -> Result<Option<u64>, ScenarioError> {
+        match v.opt(key, want_u64)? {
+            Some((n, loc)) if n > max => Err(loc.err(format!(
+                "vm.{key} must be between 0 and {max} ({what}), got {n}"
+            ))),
+            o => Ok(o.map(|(n, _)| n)),
+        }
+    };
+    if let Some((n, loc)) = v.opt("swappiness", want_u64)? {
+        let max = crate::mm::lru_gen::MAX_SWAPPINESS;
+        if n > max {
+            return Err(loc.err(format!(
+                "vm.swappiness must be between 0 and {max}, got {n}"
+            )));
+        }
+        // The eras before 5.8 are 4.14 and older.
+        if n > 100 && kernel.is_some_and(|k| k < crate::kernel::KernelEra::V6_1) {
+            return Err(loc.err(format!(
+                "vm.swappiness above 100 exists from kernel 5.8 on (\"mm: allow swappiness \
+                 that prefers reclaiming anon over the file workingset\"); this scenario sets \
+                 kernel = \"{}\"",
+                kernel.expect("checked")
+            )));
+        }
+        vm.swappiness = n;
+    }
+    if let Some(n) = ranged("dirty_ratio", 100, "a percentage")? {
+        vm.dirty_ratio = n;
+    }
+    if let Some(n) = ranged("dirty_background_ratio", 100, "a percentage")? {
+        vm.dirty_background_ratio = n;
+    }
+    if let Some(n) = ranged(
+        "vfs_cache_pressure",
+        i32::MAX as u64,
+        "the sysctl is an int",
+    )? {
+        vm.vfs_cache_pressure = n;
+    }
+    Ok(vm)
 }
 
 const MGLRU_KEYS: &[&str] = &["min_ttl", "walk_mmu"];
@@ -2252,6 +2348,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let features = read_features(&root)?;
     let kernel = read_kernel(&root)?;
     let (policy, mglru) = read_policy(&root, kernel)?;
+    let vm = read_vm(&root, kernel)?;
     let swap = read_swap(&root, total_memory_bytes)?;
     let cgroups = read_cgroups(&root, total_memory_bytes, kernel)?;
     let env0 = Env {
@@ -2292,6 +2389,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         cgroups,
         policy,
         mglru,
+        vm,
     })
 }
 

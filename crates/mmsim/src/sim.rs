@@ -868,6 +868,8 @@ pub struct Sim {
     pub ops: &'static crate::mm::policy::PolicyOps,
     /// MGLRU tunables.
     pub mglru: crate::mm::lru_gen::MglruConfig,
+    /// The /proc/sys/vm tunables (`[vm]`).
+    pub vm: crate::scenario::VmSysctl,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,
     /// The running reclaimer has an mm walk (kswapd, or aging ran): the rmap look-around
@@ -1101,6 +1103,14 @@ impl Sim {
     pub fn new(sc: &Scenario, features: Features) -> Result<Sim, String> {
         let costs = CostTable::by_name(&sc.machine.cost_profile)
             .ok_or_else(|| format!("unknown cost profile `{}`", sc.machine.cost_profile))?;
+        if sc.vm.swappiness > 100 && !features.lru_cost_balance {
+            // MAX_SWAPPINESS became 200 with the reclaim-cost balance (5.8).
+            return Err(format!(
+                "vm.swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); this run \
+                 follows {}",
+                sc.vm.swappiness, features.era
+            ));
+        }
         let nr_nodes = sc.machine.nodes as usize;
         let cpus_per_node = sc.machine.cpus_per_node as usize;
         let pages_per_node = sc.machine.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
@@ -1230,6 +1240,7 @@ impl Sim {
             policy,
             ops: policy.ops(),
             mglru: sc.mglru.clone().unwrap_or_default(),
+            vm: sc.vm,
             memcg_lru,
             lru_gen_walk_active: false,
             lru_gen_in_fault: false,

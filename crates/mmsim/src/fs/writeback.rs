@@ -4,8 +4,9 @@
 //!   page (nr_dirty, nr_dirtied) and puts the inode on its device's b_dirty list; tmpfs
 //!   (shmem) only sets PG_dirty.
 //! - balance_dirty_pages (simplified, as the issue allows): dirtyable memory = free + file
-//!   LRU pages; background threshold = 10 %, dirty threshold = 20 % (dirty_background_ratio,
-//!   dirty_ratio). Above the background threshold the flusher is woken; above the dirty
+//!   LRU pages; background threshold = 10 %, dirty threshold = 20 % (vm.dirty_background_ratio,
+//!   vm.dirty_ratio: `[vm]` sets them; a background ratio at or above the dirty one counts
+//!   as half of it). Above the background threshold the flusher is woken; above the dirty
 //!   threshold the writer pauses for DIRTY_PAUSE_PS and retries.
 //! - The flusher (wb_workfn) wakes every dirty_writeback_interval (5 s), or when kicked; it
 //!   writes inodes dirtied more than dirty_expire (30 s) ago, and everything while above the
@@ -34,9 +35,9 @@ pub const DIRTY_PAUSE_PS: Ps = 10_000_000_000;
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
 /// Largest request built by writeback, pages.
 pub const MAX_BIO_PAGES: usize = 256;
-/// dirty_background_ratio, %.
+/// vm.dirty_background_ratio's default, %.
 pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
-/// dirty_ratio, %.
+/// vm.dirty_ratio's default, %.
 pub const DIRTY_RATIO: u64 = 20;
 
 /// Writeback mode.
@@ -104,13 +105,26 @@ impl Sim {
         }
     }
 
-    /// global_dirty_limits: (background, dirty) thresholds in pages.
-    pub fn global_dirty_limits(&self) -> (u64, u64) {
+    /// global_dirtyable_memory: free pages and file LRU pages.
+    fn global_dirtyable_memory(&self) -> u64 {
         let dirtyable = self.vmstat.get(VmItem::NrFreePages)
             + self.vmstat.get(VmItem::NrInactiveFile)
             + self.vmstat.get(VmItem::NrActiveFile);
-        let d = dirtyable.max(0) as u64;
-        (d * DIRTY_BACKGROUND_RATIO / 100, d * DIRTY_RATIO / 100)
+        dirtyable.max(0) as u64
+    }
+
+    /// domain_dirty_limits: (background, dirty) thresholds of `avail` dirtyable pages by
+    /// vm.dirty_background_ratio and vm.dirty_ratio; a background threshold at or above
+    /// the dirty one is taken as half of it.
+    fn domain_dirty_limits(&self, avail: u64) -> (u64, u64) {
+        let thresh = avail * self.vm.dirty_ratio / 100;
+        let bg = avail * self.vm.dirty_background_ratio / 100;
+        (if bg >= thresh { thresh / 2 } else { bg }, thresh)
+    }
+
+    /// global_dirty_limits: (background, dirty) thresholds in pages.
+    pub fn global_dirty_limits(&self) -> (u64, u64) {
+        self.domain_dirty_limits(self.global_dirtyable_memory())
     }
 
     /// The memcg writeback domain of `memcg` (mem_cgroup_wb_stats + mdtc_calc_avail +
@@ -145,19 +159,15 @@ impl Sim {
             headroom = headroom.min(ceiling - ceiling.min(mc.usage));
             c = mc.parent;
         }
-        let (g_bg, _) = self.global_dirty_limits();
-        let g_avail = g_bg * 100 / DIRTY_BACKGROUND_RATIO.max(1);
+        let g_avail = self.global_dirtyable_memory();
         let g_dirty =
             (self.vmstat.get(VmItem::NrDirty) + self.vmstat.get(VmItem::NrWriteback)).max(0) as u64;
         let clean = filepages - filepages.min(dirty);
         let global_clean = g_avail - g_avail.min(g_dirty);
         let other_clean = global_clean - global_clean.min(clean);
         let avail = filepages + headroom.min(other_clean);
-        (
-            dirty,
-            avail * DIRTY_BACKGROUND_RATIO / 100,
-            avail * DIRTY_RATIO / 100,
-        )
+        let (bg, thresh) = self.domain_dirty_limits(avail);
+        (dirty, bg, thresh)
     }
 
     /// balance_dirty_pages_ratelimited: kick the flusher above the background threshold;

@@ -632,7 +632,7 @@ impl Sim {
         if left < MIN_LRU_BATCH {
             0
         } else {
-            sc.swappiness()
+            self.sc_swappiness(sc)
         }
     }
 

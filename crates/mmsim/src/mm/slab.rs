@@ -24,7 +24,8 @@
 //!
 //! Reclaim calls shrink_slab for each memcg and node after shrinking its LRU lists
 //! (shrink_node_memcgs; MGLRU's shrink_one). The superblock shrinker counts the unused
-//! dentries and inodes (vfs_cache_pressure 100), and do_shrink_slab scans
+//! dentries and inodes, scaled by vm.vfs_cache_pressure (100 by default, `[vm]`), and
+//! do_shrink_slab scans
 //! `(count >> priority) * 4 / seeks` of them (seeks = DEFAULT_SEEKS = 2) plus the work it
 //! deferred at this priority, in batches of 1024 (the superblock shrinker's batch), capped
 //! at twice the count; super_cache_scan splits each batch between dentries and inodes in
@@ -658,7 +659,9 @@ impl Sim {
         let mut freed = 0;
         for fs in 0..nsb {
             let sb = &self.lruvec(memcg, node).vfs.sb[fs];
-            let count = sb.nr_dentries + sb.nr_inodes;
+            // super_cache_count: the unused objects scaled by vm.vfs_cache_pressure
+            // (vfs_pressure_ratio); nothing freeable, nothing scanned nor deferred.
+            let count = (sb.nr_dentries + sb.nr_inodes) * self.vm.vfs_cache_pressure / 100;
             if count == 0 {
                 continue;
             }

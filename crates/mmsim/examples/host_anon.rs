@@ -40,13 +40,14 @@ fn main() {
 
 #[cfg(target_os = "linux")]
 mod host {
-    use std::collections::BTreeMap;
     use std::io::Write;
     use std::os::unix::fs::FileExt;
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use crate::host_common::{keyed, write, Cgroup, Readahead};
+    use crate::host_common::{
+        kernel_release, keyed, report_stats, write, Cgroup, Readahead, Snapshot,
+    };
     use clap::Parser;
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
@@ -221,8 +222,6 @@ mod host {
         Ok(())
     }
 
-    type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
-
     /// The anonymous passes.
     struct Anon {
         size: usize,
@@ -332,24 +331,9 @@ mod host {
         before: &Snapshot,
         after: &Snapshot,
     ) -> serde_json::Value {
-        let delta = |b: &BTreeMap<String, i64>, a: &BTreeMap<String, i64>| {
-            a.iter()
-                .filter_map(|(k, v)| {
-                    let d = v - b.get(k).copied().unwrap_or(0);
-                    (d != 0).then(|| (k.clone(), d))
-                })
-                .collect::<BTreeMap<_, _>>()
-        };
-        let mut cg = after.1.clone();
-        // Event counters as deltas; sizes as they end, before the unmap.
-        for (k, v) in delta(&before.1, &after.1) {
-            if k.starts_with("pg") || k.starts_with("workingset_") {
-                cg.insert(k, v);
-            }
-        }
-        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let (vm, cg) = report_stats(before, after);
         serde_json::json!({
-            "kernel": release.trim(),
+            "kernel": kernel_release(),
             "size": size,
             "passes": a.passes,
             "pattern": a.pattern,
@@ -358,7 +342,7 @@ mod host {
             "write": !a.read_only,
             "memory_max": a.memory_max,
             "pass_seconds": passes,
-            "vmstat": delta(&before.0, &after.0),
+            "vmstat": vm,
             "cgroup_stat": cg,
         })
     }

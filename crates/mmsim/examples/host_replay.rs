@@ -50,7 +50,9 @@ mod host {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use crate::host_common::{keyed, write, Cgroup, Readahead};
+    use crate::host_common::{
+        kernel_release, keyed, report_stats, write, Cgroup, Readahead, Snapshot,
+    };
     use clap::Parser;
     use mmsim::trace::{Format, TraceReader, PAGE_SIZE};
     use mmsim::workload::replay::{plan, Layout, ObjectMap, Placement, PlanOptions};
@@ -192,7 +194,6 @@ mod host {
         Ok(())
     }
 
-    type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
     /// memory.stat read during the replay, with the requests and page misses so far.
     type Sample = BTreeMap<String, i64>;
 
@@ -356,23 +357,7 @@ mod host {
         before: &Snapshot,
         after: &Snapshot,
     ) -> serde_json::Value {
-        let delta = |b: &BTreeMap<String, i64>, a: &BTreeMap<String, i64>| {
-            a.iter()
-                .filter_map(|(k, v)| {
-                    let d = v - b.get(k).copied().unwrap_or(0);
-                    (d != 0).then(|| (k.clone(), d))
-                })
-                .collect::<BTreeMap<_, _>>()
-        };
-        let vm = delta(&before.0, &after.0);
-        let mut cg = after.1.clone();
-        // Event counters as deltas; sizes (file, active_file, …) as they end.
-        for (k, v) in delta(&before.1, &after.1) {
-            if k.starts_with("pg") || k.starts_with("workingset_") {
-                cg.insert(k, v);
-            }
-        }
-        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let (vm, cg) = report_stats(before, after);
         let ratio = if pages > 0 {
             misses as f64 / pages as f64
         } else {
@@ -380,7 +365,7 @@ mod host {
         };
         serde_json::json!({
             "trace": a.trace,
-            "kernel": release.trim(),
+            "kernel": kernel_release(),
             "memory_max": a.memory_max,
             "readahead_kb": a.readahead_kb,
             "resident": a.resident,

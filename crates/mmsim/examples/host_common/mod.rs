@@ -127,3 +127,43 @@ impl Drop for Readahead {
         let _ = fs::write(&self.path, self.old.trim());
     }
 }
+
+/// /proc/vmstat and the cgroup's memory.stat, read together.
+pub type Snapshot = (BTreeMap<String, i64>, BTreeMap<String, i64>);
+
+/// The keys whose value moved from `before` to `after`, with the difference.
+pub fn deltas(
+    before: &BTreeMap<String, i64>,
+    after: &BTreeMap<String, i64>,
+) -> BTreeMap<String, i64> {
+    after
+        .iter()
+        .filter_map(|(k, v)| {
+            let d = v - before.get(k).copied().unwrap_or(0);
+            (d != 0).then(|| (k.clone(), d))
+        })
+        .collect()
+}
+
+/// The report's (/proc/vmstat deltas, memory.stat): the cgroup's event counters (`pg*`,
+/// `workingset_*`) as deltas, its sizes (file, active_file, …) as they ended.
+pub fn report_stats(
+    before: &Snapshot,
+    after: &Snapshot,
+) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
+    let mut cg = after.1.clone();
+    for (k, v) in deltas(&before.1, &after.1) {
+        if k.starts_with("pg") || k.starts_with("workingset_") {
+            cg.insert(k, v);
+        }
+    }
+    (deltas(&before.0, &after.0), cg)
+}
+
+/// The running kernel's release (/proc/sys/kernel/osrelease).
+pub fn kernel_release() -> String {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}

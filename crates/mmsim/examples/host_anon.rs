@@ -10,6 +10,10 @@
 //!     sudo target/release/examples/host_anon --size 128MiB --passes 4 --pattern random \
 //!         --memory-max 96MiB [--swappiness 60] [--json out.json]
 //!
+//! `--map FILE` maps a file instead (MAP_PRIVATE, PROT_READ, `--exec` for PROT_EXEC: the
+//! passes read one byte of each page, as `program = "mmap-read"` with `stride = "4KiB"`
+//! does; the file is written first when it is not `--size` bytes long).
+//!
 //! `--stream FILE` reads a file beside the anonymous passes, in a second thread of the same
 //! process (so the same cgroup), as `program = "read"` does: sequential `--stream-block`
 //! preads, `--stream-passes` times (the file is written first when it is not
@@ -42,6 +46,7 @@ fn main() {
 mod host {
     use std::io::Write;
     use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
@@ -83,6 +88,13 @@ mod host {
         /// The cgroup's memory.swappiness (cgroup v1 only; v2 reads the global one).
         #[arg(long)]
         swappiness: Option<u32>,
+        /// Map this file instead of anonymous memory (`program = "mmap-read"`: MAP_PRIVATE,
+        /// PROT_READ, one byte read per page); written first when it is not `--size` bytes.
+        #[arg(long)]
+        map: Option<PathBuf>,
+        /// With `--map`: PROT_EXEC too (`mmap-read`'s `exec = true`, a program's text).
+        #[arg(long)]
+        exec: bool,
         /// Read this file beside the anonymous passes, in a second thread.
         #[arg(long)]
         stream: Option<PathBuf>,
@@ -120,19 +132,7 @@ mod host {
             if block == 0 || size == 0 {
                 return Err("--stream-size and --stream-block must be at least 1".into());
             }
-            let err = |e: std::io::Error| format!("{}: {e}", path.display());
-            if std::fs::metadata(path).map(|m| m.len()).ok() != Some(size) {
-                let mut f = std::fs::File::create(path).map_err(err)?;
-                let buf = vec![0x5au8; 1 << 20];
-                let mut left = size;
-                while left > 0 {
-                    let n = left.min(buf.len() as u64) as usize;
-                    f.write_all(&buf[..n]).map_err(err)?;
-                    left -= n as u64;
-                }
-                f.sync_all().map_err(err)?;
-            }
-            let file = std::fs::File::open(path).map_err(err)?;
+            let file = ensure_file(path, size)?;
             Ok(Stream {
                 file,
                 size,
@@ -164,6 +164,24 @@ mod host {
         }
     }
 
+    /// `path` opened for reading, written first with `size` bytes of data when it is not
+    /// that long.
+    fn ensure_file(path: &Path, size: u64) -> Result<std::fs::File, String> {
+        let err = |e: std::io::Error| format!("{}: {e}", path.display());
+        if std::fs::metadata(path).map(|m| m.len()).ok() != Some(size) {
+            let mut f = std::fs::File::create(path).map_err(err)?;
+            let buf = vec![0x5au8; 1 << 20];
+            let mut left = size;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                f.write_all(&buf[..n]).map_err(err)?;
+                left -= n as u64;
+            }
+            f.sync_all().map_err(err)?;
+        }
+        std::fs::File::open(path).map_err(err)
+    }
+
     pub fn main() -> Result<(), String> {
         let a = Args::parse();
         let size = mmsim::scenario::parse_size_arg(&a.size).map_err(|e| format!("--size: {e}"))?;
@@ -181,14 +199,27 @@ mod host {
         if swaps.lines().count() < 2 {
             return Err("no swap area (/proc/swaps): swapon one first".into());
         }
-        // Before the open: an open file's readahead window starts from the device's.
-        let ra = match (&a.stream, a.readahead_kb) {
-            (Some(p), Some(kb)) => Some(Readahead::set(p.parent().unwrap_or(Path::new("/")), kb)?),
-            (None, Some(_)) => return Err("--readahead-kb is for --stream's file".into()),
-            _ => None,
-        };
+        if a.exec && a.map.is_none() {
+            return Err("--exec is for --map's file".into());
+        }
+        // Before the opens: an open file's readahead window (and a mapping's read-around)
+        // starts from its device's.
+        let mut ra = Vec::new();
+        if let Some(kb) = a.readahead_kb {
+            let files: Vec<&PathBuf> = a.stream.iter().chain(a.map.iter()).collect();
+            if files.is_empty() {
+                return Err("--readahead-kb is for --stream's or --map's file".into());
+            }
+            for p in files {
+                ra.push(Readahead::set(p.parent().unwrap_or(Path::new("/")), kb)?);
+            }
+        }
         let stream = match &a.stream {
             Some(p) => Some(Stream::open(&a, p)?),
+            None => None,
+        };
+        let map = match &a.map {
+            Some(p) => Some(ensure_file(p, size)?),
             None => None,
         };
         // SAFETY: sync(2) takes no arguments and cannot fail.
@@ -203,12 +234,15 @@ mod host {
             passes: a.passes,
             random,
             seed: a.seed,
-            write: !a.read_only,
+            write: !a.read_only && map.is_none(),
             think: std::time::Duration::from_millis(a.think_ms),
+            file: map.as_ref(),
+            exec: a.exec,
         };
         let result = run(&cg, &anon, stream.as_ref());
         cg.remove();
         drop(ra);
+        drop(map);
         let (passes, stream_passes, before, after) = result?;
         let mut report = report(&a, size, &passes, &before, &after);
         if a.stream.is_some() {
@@ -223,13 +257,16 @@ mod host {
     }
 
     /// The anonymous passes.
-    struct Anon {
+    /// The passes: over anonymous memory, or over a mapped file (`--map`).
+    struct Anon<'f> {
         size: usize,
         passes: u32,
         random: bool,
         seed: u64,
         write: bool,
         think: std::time::Duration,
+        file: Option<&'f std::fs::File>,
+        exec: bool,
     }
 
     /// Join the cgroup, run the passes (and the stream beside them), then snapshot;
@@ -238,7 +275,7 @@ mod host {
     #[allow(clippy::type_complexity)]
     fn run(
         cg: &Cgroup,
-        anon: &Anon,
+        anon: &Anon<'_>,
         stream: Option<&Stream>,
     ) -> Result<(Vec<f64>, Vec<f64>, Snapshot, Snapshot), String> {
         let snap = || (keyed(Path::new("/proc/vmstat")), cg.stat());
@@ -260,7 +297,7 @@ mod host {
 
     /// Map and touch as `anon` does; (seconds per pass, the unmap to call after the last
     /// snapshot).
-    fn touch(anon: &Anon) -> Result<(Vec<f64>, impl FnOnce()), String> {
+    fn touch(anon: &Anon<'_>) -> Result<(Vec<f64>, impl FnOnce()), String> {
         let Anon {
             size,
             passes,
@@ -268,19 +305,25 @@ mod host {
             seed,
             write,
             think,
+            file,
+            exec,
         } = *anon;
-        // SAFETY: a fresh private anonymous mapping, checked for MAP_FAILED; every access
-        // below is inside it, and it is unmapped once, at the end.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
+        let (prot, flags, fd) = match file {
+            Some(f) => (
+                libc::PROT_READ | if exec { libc::PROT_EXEC } else { 0 },
+                libc::MAP_PRIVATE,
+                f.as_raw_fd(),
+            ),
+            None => (
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
-                0,
-            )
+            ),
         };
+        // SAFETY: a fresh private mapping (of a file at least `size` long, or anonymous),
+        // checked for MAP_FAILED; every access below is inside it, a file's only read, and
+        // it is unmapped once, at the end.
+        let base = unsafe { libc::mmap(std::ptr::null_mut(), size, prot, flags, fd, 0) };
         if base == libc::MAP_FAILED {
             return Err(format!("mmap: {}", std::io::Error::last_os_error()));
         }
@@ -339,7 +382,9 @@ mod host {
             "pattern": a.pattern,
             "seed": a.seed,
             "think_ms": a.think_ms,
-            "write": !a.read_only,
+            "write": !a.read_only && a.map.is_none(),
+            "map": a.map,
+            "exec": a.exec,
             "memory_max": a.memory_max,
             "pass_seconds": passes,
             "vmstat": vm,

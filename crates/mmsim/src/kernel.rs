@@ -346,6 +346,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/swap: implement workingset detection for anonymous LRU",
     },
     Rule {
+        feature: "pgrefill-global-only",
+        since: KernelEra::V6_1,
+        version: "5.9",
+        commit: "mm: vmscan: consistent update to pgrefill",
+    },
+    Rule {
         feature: "lruvec-lru-lock",
         since: KernelEra::V6_1,
         version: "5.11",

@@ -81,6 +81,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "cache-challenges-anon",
     "anon-inactive-first",
     "anon-workingset",
+    "pgrefill-global-only",
     "reclaim-throttle",
     "read-accessed-folio",
     "no-reclaim-file-writeback",

@@ -436,6 +436,10 @@ pub struct Features {
     /// Swapped-out anonymous pages leave shadow entries; anon refaults are detected
     /// (v5.9).
     pub anon_workingset: bool,
+    /// /proc/vmstat's pgrefill counts global reclaim's active-list scans only; a memory
+    /// cgroup's reclaim counts them in its memory.stat alone (v5.9, "mm: vmscan: consistent
+    /// update to pgrefill", as pgscan and pgsteal already were). Off: every reclaim's.
+    pub pgrefill_global_only: bool,
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
@@ -536,6 +540,7 @@ impl Features {
             cache_challenges_anon: false,
             anon_inactive_first: false,
             anon_workingset: false,
+            pgrefill_global_only: false,
             reclaim_throttle: false,
             era: crate::kernel::KernelEra::V4_2,
             policy: None,
@@ -647,6 +652,7 @@ impl Features {
             "cache-challenges-anon" => self.cache_challenges_anon = on,
             "anon-inactive-first" => self.anon_inactive_first = on,
             "anon-workingset" => self.anon_workingset = on,
+            "pgrefill-global-only" => self.pgrefill_global_only = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
             _ => return false,
         }
@@ -740,6 +746,7 @@ impl Features {
             "cache-challenges-anon" => self.cache_challenges_anon,
             "anon-inactive-first" => self.anon_inactive_first,
             "anon-workingset" => self.anon_workingset,
+            "pgrefill-global-only" => self.pgrefill_global_only,
             "reclaim-throttle" => self.reclaim_throttle,
             _ => return None,
         })

@@ -778,7 +778,10 @@ impl Sim {
         let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
         let taken = hold.len() as u64;
         self.vmstat.add(isolated_item(file), taken as i64);
-        self.vmstat.add(VmItem::Pgrefill, scanned as i64);
+        // From v5.9 (`pgrefill-global-only`) the global counter is global reclaim's.
+        if !(self.features.pgrefill_global_only && sc.cgroup_reclaim()) {
+            self.vmstat.add(VmItem::Pgrefill, scanned as i64);
+        }
         self.count_memcg_events(memcg, VmItem::Pgrefill, scanned as i64);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         self.lru_unlock(lv);

@@ -202,3 +202,23 @@ fn before_the_first_flush_the_shadow_shrinker_sees_an_empty_cgroup() {
     assert!(reclaimed > 0, "no shadow node reclaimed");
     assert!(refaults < refaults_now / 2, "{refaults} refaults");
 }
+
+/// From v5.9 (`pgrefill-global-only`, "mm: vmscan: consistent update to pgrefill")
+/// /proc/vmstat's pgrefill counts global reclaim's active-list scans only: a cgroup's limit
+/// reclaim counts them in its memory.stat alone (Linux 6.18.44 shows a global 0 beside a
+/// cgroup's thousands of deactivations). Before, both counted them.
+#[test]
+fn pgrefill_counts_a_cgroups_reclaim_only_in_its_memory_stat_from_v5_9() {
+    for rule in [true, false] {
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        f.pgrefill_global_only = rule;
+        let r = crate::vm_sysctl::anon_file_memcg(&[], f);
+        let memcg = common::cgroup_report(&r, "box").stat["pgrefill"];
+        assert!(
+            memcg > 0,
+            "rule {rule}: the cgroup's reclaim scanned its active lists"
+        );
+        let global = r.vmstat.get("pgrefill").copied().unwrap_or(0);
+        assert_eq!(global, if rule { 0 } else { memcg }, "rule {rule}");
+    }
+}

@@ -128,21 +128,27 @@ fn set_reaches_the_vm_table_even_when_the_file_has_none() {
 /// touched every 100 ms beside a 16 MiB file read 4 times, in a 24 MiB cgroup, swapping to
 /// zram; vm.swappiness as given.
 fn anon_beside_file(swappiness: u64) -> RunReport {
+    let sets = [
+        format!("vm.swappiness={swappiness}"),
+        "tasks.worker.size=16MiB".to_string(),
+        "tasks.worker.passes=20".to_string(),
+        "files.0.size=16MiB".to_string(),
+        "cgroups.0.memory_max=24MiB".to_string(),
+    ];
+    anon_file_memcg(&sets, KernelEra::V6_18.features("patched").expect("preset"))
+}
+
+/// examples/anon_file_memcg.toml with `sets`, run to completion with `features`.
+pub(crate) fn anon_file_memcg(sets: &[String], features: mmsim::sim::Features) -> RunReport {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/anon_file_memcg.toml"
     ))
     .expect("the example");
-    let sets: Vec<String> = [
-        format!("vm.swappiness={swappiness}"),
-        "tasks.worker.size=16MiB".into(),
-        "tasks.worker.passes=20".into(),
-        "files.0.size=16MiB".into(),
-        "cgroups.0.memory_max=24MiB".into(),
-    ]
-    .into();
-    let sc = parse_scenario(&text, "anon_file_memcg.toml", &sets).expect("valid");
-    common::run_completed(&sc, KernelEra::V6_18, false, 50_000_000)
+    let sc = parse_scenario(&text, "anon_file_memcg.toml", sets).expect("valid");
+    let r = common::run_sc(&sc, features, false, 50_000_000);
+    assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
+    r
 }
 
 /// get_scan_count: a cgroup's reclaim with swappiness 0 takes file pages only; the higher

@@ -1110,8 +1110,10 @@ impl Sim {
     pub fn new(sc: &Scenario, features: Features) -> Result<Sim, String> {
         let costs = CostTable::by_name(&sc.machine.cost_profile)
             .ok_or_else(|| format!("unknown cost profile `{}`", sc.machine.cost_profile))?;
-        if sc.vm.swappiness > 100 && !features.lru_cost_balance {
-            // MAX_SWAPPINESS became 200 with the reclaim-cost balance (5.8).
+        if sc.vm.swappiness > 100 && features.era < crate::kernel::KernelEra::V6_1 {
+            // The sysctl accepts up to 200 from 5.8 ("mm: allow swappiness that prefers
+            // reclaiming anon over the file workingset"); the eras before it are 4.14 and
+            // older. (Without `lru-cost-balance` get_scan_count's old arithmetic takes it.)
             return Err(format!(
                 "vm.swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); this run \
                  follows {}",

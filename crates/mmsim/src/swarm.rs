@@ -70,6 +70,10 @@
 //! - fork and copy-on-write, from a generator of its own: in a sixth of the cases a
 //!   `fork-snapshot` task (a heap of RAM/64 ..= RAM/4, 1–2 snapshots, parent writes every
 //!   20 µs, 200 µs or none, half of them saving to /mnt or /tmp), in a cgroup or the root.
+//! - The /proc/sys/vm tunables (`[vm]`), from a generator of their own: in a fifth of the
+//!   cases a swappiness of 0, 1, 10, 60 or 100 (150 or 200 too from the 6.1 era), dirty
+//!   ratios of 1–60 % each (the background one sometimes at or above the dirty one), a
+//!   vfs_cache_pressure of 0, 50, 100, 200 or 1000.
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -843,6 +847,30 @@ pub fn generate(seed: u64) -> SwarmCase {
         }
         descr.push((format!("snap@cpu{cpu}"), what));
     }
+    // The /proc/sys/vm tunables, from a generator of their own (every other draw stays
+    // what the seed gave before `[vm]` existed): in a fifth of the cases, a swappiness of
+    // 0, 1, 10, 60, 100 (and 150 or 200 from the 6.1 era), dirty ratios of 1–60 % (the
+    // background one sometimes at or above the dirty one), a vfs_cache_pressure of 0, 50,
+    // 100, 200 or 1000.
+    let mut vm_rng = Pcg64::seed_from_u64(seed ^ 0x7379_7363_746c);
+    if vm_rng.gen_bool(0.2) {
+        let mut sw: Vec<u64> = vec![0, 1, 10, 60, 100];
+        if era >= KernelEra::V6_1 {
+            sw.extend([150, 200]);
+        }
+        let swappiness = *pick(&mut vm_rng, &sw);
+        let dirty = vm_rng.gen_range(1..=60u64);
+        let background = vm_rng.gen_range(1..=60u64);
+        let pressure = *pick(&mut vm_rng, &[0u64, 50, 100, 200, 1000]);
+        let _ = writeln!(
+            t,
+            "\n[vm]\nswappiness = {swappiness}\ndirty_ratio = {dirty}\ndirty_background_ratio = {background}\nvfs_cache_pressure = {pressure}"
+        );
+        let _ = write!(
+            sum,
+            "; vm swappiness {swappiness} dirty {dirty}/{background} % vfs_cache_pressure {pressure}"
+        );
+    }
     t.push_str(&files);
     t.push_str(&tasks);
     let descr: Vec<String> = descr.iter().map(|(who, d)| format!("{who}: {d}")).collect();
@@ -1138,7 +1166,17 @@ fn draw_cgroups(
 /// The features a case runs with: its era (`kernel`, else the case's), the vanilla
 /// preset, then its `[features]`.
 pub fn case_features(sc: &Scenario, kernel: Option<KernelEra>) -> Result<Features, String> {
-    resolve_features(sc.kernel, kernel, "vanilla", &sc.features, None)
+    resolve_features(sc.kernel, kernel, "vanilla", &sc.features, None).or_else(|e| {
+        // A case drawn on another era may keep PCID or lazy TLB mode where the forced era
+        // has no TLB generations (or turn them off where it keeps the other two): as the
+        // generator does for the era it draws, the case keeps them.
+        if kernel.is_none() {
+            return Err(e);
+        }
+        let mut f = sc.features.clone();
+        f.insert("tlb-gen".to_string(), true);
+        resolve_features(sc.kernel, kernel, "vanilla", &f, None).map_err(|_| e)
+    })
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -1207,6 +1245,21 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             sc.cgroups.iter_mut().for_each(|c| c.zswap_writeback = true);
             res.summary
                 .push_str(" (zswap writeback: the era has no switch)");
+        }
+        if !features.vma_swap_readahead
+            && sc.swap.as_ref().is_some_and(|s| s.vma_ra_enabled.is_some())
+        {
+            // --kernel without VMA-based swap readahead: no vma_ra_enabled to write.
+            if let Some(s) = sc.swap.as_mut() {
+                s.vma_ra_enabled = None;
+            }
+            res.summary
+                .push_str(" (no vma_ra_enabled: the era has no VMA swap readahead)");
+        }
+        if k < KernelEra::V6_1 && sc.vm.swappiness > 100 {
+            // --kernel older than 5.8's swappiness range: the case runs at 100.
+            sc.vm.swappiness = 100;
+            res.summary.push_str(" (swappiness 100: the era's maximum)");
         }
         if k < KernelEra::V3_15 && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
             // --kernel older than zram: the case swaps to an SSD.

@@ -55,6 +55,42 @@ fn bounded_swarm_passes() {
     );
 }
 
+/// `swarm --kernel V` replaces each case's era; a case drawn on another era must still
+/// build there: the TLB generations kept where the case keeps PCID or lazy TLB mode,
+/// `vma_ra_enabled` dropped without VMA swap readahead, swappiness at most 100 before 5.8.
+/// Seeds 11500003, 11500004 and 11500030 were rejected on 2.6.30, 4.2 and 4.14 before.
+#[test]
+fn a_forced_kernel_keeps_every_case_buildable() {
+    use mmsim::kernel::KernelEra;
+    let seeds: Vec<u64> = [11_500_003, 11_500_004, 11_500_030]
+        .into_iter()
+        .chain(11_500_100..11_500_130)
+        .collect();
+    for era in [
+        KernelEra::V2_6_30,
+        KernelEra::V3_15,
+        KernelEra::V4_2,
+        KernelEra::V4_14,
+        KernelEra::V6_1,
+        KernelEra::V6_18,
+    ] {
+        let opts = SwarmOptions {
+            kernel: Some(era),
+            max_steps: 300,
+            ..SwarmOptions::default()
+        };
+        for &seed in &seeds {
+            let r = run_seed(seed, &opts);
+            assert_eq!(
+                r.verdict,
+                Verdict::Pass,
+                "--kernel {era}: {}",
+                mmsim::swarm::format_result(&r)
+            );
+        }
+    }
+}
+
 #[test]
 fn swarm_is_deterministic_per_seed() {
     let opts = SwarmOptions::default();

@@ -61,19 +61,11 @@ fn bounded_swarm_passes() {
 /// Seeds 11500003, 11500004 and 11500030 were rejected on 2.6.30, 4.2 and 4.14 before.
 #[test]
 fn a_forced_kernel_keeps_every_case_buildable() {
-    use mmsim::kernel::KernelEra;
     let seeds: Vec<u64> = [11_500_003, 11_500_004, 11_500_030]
         .into_iter()
         .chain(11_500_100..11_500_130)
         .collect();
-    for era in [
-        KernelEra::V2_6_30,
-        KernelEra::V3_15,
-        KernelEra::V4_2,
-        KernelEra::V4_14,
-        KernelEra::V6_1,
-        KernelEra::V6_18,
-    ] {
+    for &era in mmsim::kernel::ERAS {
         let opts = SwarmOptions {
             kernel: Some(era),
             max_steps: 300,

@@ -1962,8 +1962,7 @@ fn read_vm(
                 "vm.swappiness must be between 0 and {max}, got {n}"
             )));
         }
-        // The eras before 5.8 are 4.14 and older.
-        if n > 100 && kernel.is_some_and(|k| k < crate::kernel::KernelEra::V6_1) {
+        if n > 100 && kernel.is_some_and(|k| k < SWAPPINESS_200_SINCE) {
             return Err(loc.err(format!(
                 "vm.swappiness above 100 exists from kernel 5.8 on (\"mm: allow swappiness \
                  that prefers reclaiming anon over the file workingset\"); this scenario sets \
@@ -2274,6 +2273,11 @@ pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::
 /// The first era with memory.oom.group (4.19, "mm, oom: introduce memory.oom.group") and
 /// its memory.events `oom_group_kill` (5.17).
 pub const OOM_GROUP_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+
+/// The first era whose vm.swappiness goes above 100, to 200 (5.8: "mm: allow swappiness
+/// that prefers reclaiming anon over the file workingset"; the eras before are 4.14 and
+/// older).
+pub const SWAPPINESS_200_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
 
 /// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
 fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {

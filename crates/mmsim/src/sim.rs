@@ -1110,10 +1110,9 @@ impl Sim {
     pub fn new(sc: &Scenario, features: Features) -> Result<Sim, String> {
         let costs = CostTable::by_name(&sc.machine.cost_profile)
             .ok_or_else(|| format!("unknown cost profile `{}`", sc.machine.cost_profile))?;
-        if sc.vm.swappiness > 100 && features.era < crate::kernel::KernelEra::V6_1 {
-            // The sysctl accepts up to 200 from 5.8 ("mm: allow swappiness that prefers
-            // reclaiming anon over the file workingset"); the eras before it are 4.14 and
-            // older. (Without `lru-cost-balance` get_scan_count's old arithmetic takes it.)
+        if sc.vm.swappiness > 100 && features.era < crate::scenario::SWAPPINESS_200_SINCE {
+            // The era decides, as the sysctl's range does (without `lru-cost-balance`
+            // get_scan_count's old arithmetic takes up to 200 too).
             return Err(format!(
                 "vm.swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); this run \
                  follows {}",

@@ -855,7 +855,7 @@ pub fn generate(seed: u64) -> SwarmCase {
     let mut vm_rng = Pcg64::seed_from_u64(seed ^ 0x7379_7363_746c);
     if vm_rng.gen_bool(0.2) {
         let mut sw: Vec<u64> = vec![0, 1, 10, 60, 100];
-        if era >= KernelEra::V6_1 {
+        if era >= crate::scenario::SWAPPINESS_200_SINCE {
             sw.extend([150, 200]);
         }
         let swappiness = *pick(&mut vm_rng, &sw);
@@ -1256,7 +1256,7 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             res.summary
                 .push_str(" (no vma_ra_enabled: the era has no VMA swap readahead)");
         }
-        if k < KernelEra::V6_1 && sc.vm.swappiness > 100 {
+        if k < crate::scenario::SWAPPINESS_200_SINCE && sc.vm.swappiness > 100 {
             // --kernel older than 5.8's swappiness range: the case runs at 100.
             sc.vm.swappiness = 100;
             res.summary.push_str(" (swappiness 100: the era's maximum)");

@@ -87,6 +87,12 @@ pub const RULES: &[Rule] = &[
             "vmscan: have kswapd sleep for a short interval and double check it should be asleep",
     },
     Rule {
+        feature: "io-less-dirty-throttling",
+        since: KernelEra::V3_15,
+        version: "3.2",
+        commit: "writeback: IO-less balance_dirty_pages()",
+    },
+    Rule {
         feature: "kswapd-file-writeback",
         since: KernelEra::V3_15,
         version: "3.2",

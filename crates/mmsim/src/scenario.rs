@@ -82,6 +82,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "anon-inactive-first",
     "anon-workingset",
     "pgrefill-global-only",
+    "io-less-dirty-throttling",
     "reclaim-throttle",
     "read-accessed-folio",
     "no-reclaim-file-writeback",

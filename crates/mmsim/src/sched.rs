@@ -166,6 +166,16 @@ pub struct Task {
     /// The task's memstall came with its sleep (a wait inside a reclaim section, memory.high
     /// throttling, a thrashing page wait): it ends when the task runs again.
     pub psi_sleep_memstall: bool,
+    /// Pages dirtied since the last balance_dirty_pages pass (current->nr_dirtied).
+    pub nr_dirtied: u32,
+    /// Pages to dirty before the next pass (current->nr_dirtied_pause).
+    pub nr_dirtied_pause: u32,
+    /// When the last throttling pause ended, jiffies (current->dirty_paused_when; 0:
+    /// never).
+    pub dirty_paused_when: u64,
+    /// A balance_dirty_pages loop that slept at the limit and looks again before the
+    /// task dirties more: its pages_dirtied (0: none).
+    pub bdp_pending: u32,
 }
 
 impl Task {
@@ -195,6 +205,10 @@ impl Task {
             memcg_high_delay_ps: 0,
             psi_flags: 0,
             psi_sleep_memstall: false,
+            nr_dirtied: 0,
+            nr_dirtied_pause: crate::fs::dirty_throttle::INIT_NR_DIRTIED_PAUSE,
+            dirty_paused_when: 0,
+            bdp_pending: 0,
         }
     }
 

@@ -440,6 +440,11 @@ pub struct Features {
     /// cgroup's reclaim counts them in its memory.stat alone (v5.9, "mm: vmscan: consistent
     /// update to pgrefill", as pgscan and pgsteal already were). Off: every reclaim's.
     pub pgrefill_global_only: bool,
+    /// balance_dirty_pages throttles writers by rate from the freerun ceiling, (bg +
+    /// thresh) / 2, per bdi_writeback and domain (v3.2, "writeback: IO-less
+    /// balance_dirty_pages()"; `fs/dirty_throttle.rs`). Off: a writer above the dirty
+    /// threshold pauses 10 ms at a time.
+    pub io_less_dirty_throttling: bool,
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
@@ -541,6 +546,7 @@ impl Features {
             anon_inactive_first: false,
             anon_workingset: false,
             pgrefill_global_only: false,
+            io_less_dirty_throttling: false,
             reclaim_throttle: false,
             era: crate::kernel::KernelEra::V4_2,
             policy: None,
@@ -653,6 +659,7 @@ impl Features {
             "anon-inactive-first" => self.anon_inactive_first = on,
             "anon-workingset" => self.anon_workingset = on,
             "pgrefill-global-only" => self.pgrefill_global_only = on,
+            "io-less-dirty-throttling" => self.io_less_dirty_throttling = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
             _ => return false,
         }
@@ -747,6 +754,7 @@ impl Features {
             "anon-inactive-first" => self.anon_inactive_first,
             "anon-workingset" => self.anon_workingset,
             "pgrefill-global-only" => self.pgrefill_global_only,
+            "io-less-dirty-throttling" => self.io_less_dirty_throttling,
             "reclaim-throttle" => self.reclaim_throttle,
             _ => return None,
         })
@@ -930,6 +938,9 @@ pub struct Sim {
     pub shm_mnt: Option<usize>,
     /// Block devices.
     pub devices: Vec<BlockDevice>,
+    /// The bdi_writebacks' and writeback domains' state of IO-less dirty throttling
+    /// (`fs/dirty_throttle.rs`).
+    pub dirty_throttle: crate::fs::dirty_throttle::DirtyThrottle,
     /// Block requests in flight, by id.
     pub io: Vec<Option<IoRequest>>,
     /// Free ids of `io`.
@@ -1275,6 +1286,7 @@ impl Sim {
             fss: Vec::new(),
             shm_mnt: None,
             devices: Vec::new(),
+            dirty_throttle: Default::default(),
             io: Vec::new(),
             io_free: Vec::new(),
             events: EventQueue::default(),

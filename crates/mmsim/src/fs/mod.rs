@@ -7,6 +7,7 @@
 //! directories in creation order (`dirs`, see `namei.rs`).
 
 pub mod blockdev;
+pub mod dirty_throttle;
 pub mod namei;
 pub mod syscalls;
 pub mod writeback;

@@ -79,6 +79,7 @@ impl Sim {
         self.count_memcg_page_event(pfn, VmItem::NrDirty, 1);
         self.vmstat.inc(VmItem::NrDirtied);
         self.inode_mut(ino).nr_dirty += 1;
+        self.wb_page_dirtied(pfn, ino);
         self.leave(prev);
     }
 
@@ -90,6 +91,7 @@ impl Sim {
             self.count_memcg_page_event(pfn, VmItem::NrDirty, -1);
             let i = self.inode_mut(ino);
             i.nr_dirty -= 1;
+            self.wb_page_cleaned(pfn, ino);
         }
     }
 
@@ -170,12 +172,21 @@ impl Sim {
         (dirty, bg, thresh)
     }
 
-    /// balance_dirty_pages_ratelimited: kick the flusher above the background threshold;
-    /// return true if the writer must pause (above the dirty threshold). A writer in a
-    /// memory cgroup is also held to its cgroup's writeback domain (cgroup writeback).
-    pub fn balance_dirty_pages_ratelimited(&mut self, ino: u32) -> bool {
+    /// balance_dirty_pages_ratelimited after the running task dirtied a page of `ino`: how
+    /// long the writer must pause, if at all. Under `io-less-dirty-throttling` the
+    /// controller of `fs/dirty_throttle.rs`; without it (2.6.30's era) a simplified throttle:
+    /// the flusher is kicked above the background threshold and the writer pauses
+    /// DIRTY_PAUSE_PS while above the dirty threshold. A writer in a memory cgroup is also
+    /// held to its cgroup's writeback domain (cgroup writeback).
+    pub fn balance_dirty_pages_ratelimited(&mut self, ino: u32) -> Option<Ps> {
         if !self.inode(ino).mapping.account_dirty {
-            return false;
+            return None;
+        }
+        if self.features.io_less_dirty_throttling {
+            let prev = self.enter(KFunc::BalanceDirtyPages);
+            let pause = self.balance_dirty_pages_io_less(ino, 1);
+            self.leave(prev);
+            return pause;
         }
         let prev = self.enter(KFunc::BalanceDirtyPages);
         let (bg, limit) = self.global_dirty_limits();
@@ -204,7 +215,7 @@ impl Sim {
             }
         }
         self.leave(prev);
-        pause
+        pause.then_some(DIRTY_PAUSE_PS)
     }
 
     /// A memcg writeback domain above its background threshold (wb_over_bg_thresh of a
@@ -218,6 +229,9 @@ impl Sim {
 
     /// Wake the flusher of `dev` now.
     pub fn wb_start_background_writeback(&mut self, dev: usize) {
+        if self.features.io_less_dirty_throttling {
+            self.wb_bandwidth_estimate_start(dev);
+        }
         if let Some(t) = self.devices[dev].flusher {
             let now = self.now();
             self.wake_up(t, now);
@@ -248,6 +262,8 @@ impl Sim {
                 .write_cache_pages(ino, budget, SyncMode::None)
                 .unwrap_or_default();
             budget -= written.min(budget);
+            // do_writepages: the wbs' write bandwidth, every BANDWIDTH_INTERVAL.
+            self.wb_update_bandwidth_dev(dev);
             if self.inode(ino).nr_dirty == 0 {
                 self.clear_inode_dirty(ino);
             } else if written == 0 {
@@ -372,6 +388,7 @@ impl Sim {
                 self.SetPageWriteback(pfn);
                 self.vmstat.inc(VmItem::NrWriteback);
                 self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
+                self.wb_page_writeback_start(pfn, ino);
                 self.unlock_page(pfn);
                 self.leave(pr);
                 if let Some(&last) = batch.last() {
@@ -652,6 +669,9 @@ impl Sim {
         debug_assert!(was, "end_page_writeback on a page not under writeback");
         self.vmstat.dec(VmItem::NrWriteback);
         self.count_memcg_page_event(pfn, VmItem::NrWriteback, -1);
+        if ino != crate::mm::swapfile::SWAP_INO {
+            self.wb_page_writeback_end(pfn, ino);
+        }
         self.acct_reclaim_writeback(pfn);
         self.vmstat.inc(VmItem::NrWritten);
         self.leave(prev);

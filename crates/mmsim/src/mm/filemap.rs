@@ -464,6 +464,17 @@ impl Sim {
         let mut wait = None;
         let mut err = None;
         let tmpfs = self.inode(ino).mapping.swapbacked;
+        // A balance_dirty_pages loop that slept at the dirty limit looks again before the
+        // task dirties another page.
+        if self.features.io_less_dirty_throttling
+            && self.cur.task.is_some_and(|t| self.tasks[t].bdp_pending > 0)
+        {
+            if let Some(pause) = self.balance_dirty_pages_io_less(ino, 0) {
+                self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+                self.leave(prev);
+                return (0, Some(Wait::Until(self.now() + pause)), None);
+            }
+        }
         while done < len {
             let p = pos + done;
             let index = p / PAGE_SIZE;
@@ -562,13 +573,11 @@ impl Sim {
             self.put_page(pfn);
             self.leave(pr);
             done += bytes;
-            if self.balance_dirty_pages_ratelimited(ino) {
-                // Over the dirty limit: the writer pauses (balance_dirty_pages, in
+            if let Some(pause) = self.balance_dirty_pages_ratelimited(ino) {
+                // Throttled: the writer pauses (balance_dirty_pages, in
                 // io_schedule_timeout: IO wait).
                 self.psi_sleep_kind(crate::psi::flags::IOWAIT);
-                wait = Some(Wait::Until(
-                    self.now() + crate::fs::writeback::DIRTY_PAUSE_PS,
-                ));
+                wait = Some(Wait::Until(self.now() + pause));
                 break;
             }
         }

@@ -1323,6 +1323,7 @@ impl Sim {
             self.SetPageWriteback(pfn);
             self.vmstat.inc(VmItem::NrWriteback);
             self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
+            self.wb_page_writeback_start(pfn, ino);
             self.unlock_page(pfn);
             let pages = self.pfn_buf_of(pfn);
             self.submit_write(ino, pages);

@@ -3,11 +3,14 @@
 //! - set_page_dirty: on a dirty-accounted mapping (blockfs) the first dirtying accounts the
 //!   page (nr_dirty, nr_dirtied) and puts the inode on its device's b_dirty list; tmpfs
 //!   (shmem) only sets PG_dirty.
-//! - balance_dirty_pages (simplified, as the issue allows): dirtyable memory = free + file
-//!   LRU pages; background threshold = 10 %, dirty threshold = 20 % (vm.dirty_background_ratio,
-//!   vm.dirty_ratio: `[vm]` sets them; a background ratio at or above the dirty one counts
-//!   as half of it). Above the background threshold the flusher is woken; above the dirty
-//!   threshold the writer pauses for DIRTY_PAUSE_PS and retries.
+//! - The dirty limits: dirtyable memory = free + file LRU pages; background threshold =
+//!   10 %, dirty threshold = 20 % (vm.dirty_background_ratio, vm.dirty_ratio: `[vm]` sets
+//!   them; a background ratio at or above the dirty one counts as half of it); a memory
+//!   cgroup's writeback domain likewise (memcg_dirty_domain). From 3.2
+//!   (`io-less-dirty-throttling`) balance_dirty_pages is the rate controller of
+//!   `dirty_throttle.rs`; before, a simplified throttle: above the background threshold
+//!   the flusher is woken, above the dirty threshold the writer pauses for DIRTY_PAUSE_PS
+//!   and retries.
 //! - The flusher (wb_workfn) wakes every dirty_writeback_interval (5 s), or when kicked; it
 //!   writes inodes dirtied more than dirty_expire (30 s) ago, and everything while above the
 //!   background threshold, MAX_WRITEBACK_PAGES (1024) per step.

@@ -217,6 +217,15 @@ impl DirtyThrottle {
             .and_then(|w| w.as_deref())
     }
 
+    /// WB_RECLAIMABLE and WB_WRITEBACK summed over every wb (the invariant checker's).
+    pub fn totals(&self) -> (i64, i64) {
+        self.wbs
+            .iter()
+            .flatten()
+            .flatten()
+            .fold((0, 0), |(d, w), wb| (d + wb.reclaimable, w + wb.writeback))
+    }
+
     /// The wbs of device `dev`.
     fn dev_wbs(&mut self, dev: usize) -> impl Iterator<Item = &mut Box<Wb>> {
         self.wbs.get_mut(dev).into_iter().flatten().flatten()
@@ -347,7 +356,7 @@ impl Sim {
         let memcg = self.current_memcg();
         let now = jiffies(self.now());
         let t = &mut self.tasks[tid];
-        t.nr_dirtied += dirtied;
+        t.nr_dirtied = t.nr_dirtied.saturating_add(dirtied);
         let pending = std::mem::take(&mut t.bdp_pending);
         let exceeded = self
             .dirty_throttle
@@ -582,7 +591,7 @@ impl Sim {
                     t.dirty_paused_when += period;
                     t.nr_dirtied = 0;
                 } else if u64::from(t.nr_dirtied_pause) <= pages_dirtied {
-                    t.nr_dirtied_pause += pages_dirtied as u32;
+                    t.nr_dirtied_pause = t.nr_dirtied_pause.saturating_add(pages_dirtied as u32);
                 }
                 return None;
             }

@@ -168,6 +168,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     }
     let mut dirty = 0i64;
     let mut writeback = 0i64;
+    let mut file_writeback = 0i64;
     let mut table_frames = 0i64;
     let mut mlocked = 0i64;
     for (pfn, p) in sim.mem.iter().enumerate() {
@@ -278,6 +279,12 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             if inode.mapping.account_dirty && p.test(pg::DIRTY) {
                 dirty += 1;
             }
+            if inode.mapping.account_dirty
+                && p.test(pg::WRITEBACK)
+                && sim.fss[inode.fs].device.is_some()
+            {
+                file_writeback += 1;
+            }
         }
     }
     // Page-table pages: each live mm's tables are frames of the PG_table type, referenced
@@ -336,6 +343,14 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             "nr_writeback = {} but {} pages are under writeback",
             sim.vmstat.get(VmItem::NrWriteback),
             writeback
+        ));
+    }
+    // The bdi_writebacks' counts (`fs/dirty_throttle.rs`) sum to the machine's.
+    let (wb_reclaimable, wb_writeback) = sim.dirty_throttle.totals();
+    if wb_reclaimable != dirty || wb_writeback != file_writeback {
+        return Err(format!(
+            "the wbs count {wb_reclaimable} dirty and {wb_writeback} writeback pages, but \
+             {dirty} accounted pages are dirty and {file_writeback} file pages under writeback"
         ));
     }
     let mut shmem_blocks = vec![0u64; sim.fss.len()];

@@ -489,8 +489,13 @@ impl Sim {
             .max((dtc.limit - dtc.dirty) / 8);
         let x = (u128::from(wb_thresh) << 16) / u128::from(dtc.thresh | 1);
         let wb_setpoint = ((u128::from(setpoint) * x) >> 16) as u64;
-        let span =
-            (((u128::from(dtc.thresh - wb_thresh) + 8 * u128::from(write_bw)) * x) >> 16) as u64;
+        // (thresh − wb_thresh: the kernel's unsigned subtraction would wrap when the
+        // headroom term raises wb_thresh above a threshold that fell under the hard
+        // limit; here it is 0, the single-wb span.)
+        let span = (((u128::from(dtc.thresh.saturating_sub(wb_thresh)) + 8 * u128::from(write_bw))
+            * x)
+            >> 16)
+            .min(u128::from(u64::MAX / 4)) as u64;
         let x_intercept = wb_setpoint + span;
         if dtc.wb_dirty < x_intercept - span / 4 {
             pos_ratio = (u128::from(pos_ratio) * u128::from(x_intercept - dtc.wb_dirty)

@@ -1033,6 +1033,9 @@ pub struct Sim {
     pub fault_was_major: bool,
     /// The fault being handled is a retry of one that slept (FAULT_FLAG_TRIED).
     pub fault_tried: bool,
+    /// The running fault mapped its page and sleeps in balance_dirty_pages
+    /// (fault_dirty_shared_page): it is not retried.
+    pub fault_dirty_pause: bool,
     /// The task whose preadv2/pwritev2 with RWF_DONTCACHE is running (IOCB_DONTCACHE): the
     /// page-cache pages it creates are marked PG_dropbehind. A task, so that the steps of
     /// other CPUs that run while this one waits (TLB-flush IPIs) are not taken for it.
@@ -1342,6 +1345,7 @@ impl Sim {
             last_user_step_ps: 0,
             fault_was_major: false,
             fault_tried: false,
+            fault_dirty_pause: false,
             io_dropbehind: None,
             io_versions: Vec::new(),
             zonelists: Vec::new(),

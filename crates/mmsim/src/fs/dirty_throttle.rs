@@ -265,6 +265,12 @@ impl Sim {
                 .wb_mut(self.mem[pfn as usize].memcg, dev, now);
             w.reclaimable += 1;
             w.dirtied += 1;
+            // folio_account_dirtied: the task that dirtied it counts it towards its next
+            // balance_dirty_pages pass.
+            if let Some(t) = self.cur.task {
+                let t = &mut self.tasks[t];
+                t.nr_dirtied = t.nr_dirtied.saturating_add(1);
+            }
         }
     }
 
@@ -348,16 +354,15 @@ impl Sim {
     }
 
     /// balance_dirty_pages_ratelimited under `io-less-dirty-throttling`, after the
-    /// running task dirtied a page of `ino`: the pause it must sleep, if any. A task
+    /// running task wrote to `ino` (the pages it newly dirtied are counted in
+    /// `Task::nr_dirtied` as they are dirtied): the pause it must sleep, if any. A task
     /// whose last pass ended at or over the limit (`bdp_pending`) runs it again.
-    pub(crate) fn balance_dirty_pages_io_less(&mut self, ino: u32, dirtied: u32) -> Option<Ps> {
+    pub(crate) fn balance_dirty_pages_io_less(&mut self, ino: u32) -> Option<Ps> {
         let dev = self.wb_dev_of(ino)?;
         let tid = self.cur.task?;
         let memcg = self.current_memcg();
         let now = jiffies(self.now());
-        let t = &mut self.tasks[tid];
-        t.nr_dirtied = t.nr_dirtied.saturating_add(dirtied);
-        let pending = std::mem::take(&mut t.bdp_pending);
+        let pending = std::mem::take(&mut self.tasks[tid].bdp_pending);
         let exceeded = self
             .dirty_throttle
             .wb(memcg, dev)

@@ -187,7 +187,7 @@ impl Sim {
         }
         if self.features.io_less_dirty_throttling {
             let prev = self.enter(KFunc::BalanceDirtyPages);
-            let pause = self.balance_dirty_pages_io_less(ino, 1);
+            let pause = self.balance_dirty_pages_io_less(ino);
             self.leave(prev);
             return pause;
         }
@@ -383,7 +383,9 @@ impl Sim {
                     }
                     continue;
                 }
-                // clear_page_dirty_for_io + ->writepage
+                // clear_page_dirty_for_io (folio_mkclean first: a shared mapping's next
+                // write faults) + ->writepage
+                self.page_mkclean(pfn);
                 let pr = self.enter(KFunc::Writepage);
                 if self.TestClearPageDirty(pfn) {
                     self.account_page_cleaned(pfn, ino);

@@ -148,6 +148,7 @@ kfuncs! {
     MadviseColdOrPageout => "madvise_cold_or_pageout_pte_range",
     ReclaimPages => "reclaim_pages",
     LruDeactivate => "lru_deactivate_fn",
+    PageMkclean => "page_mkclean_one",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

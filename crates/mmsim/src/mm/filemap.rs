@@ -469,7 +469,7 @@ impl Sim {
         if self.features.io_less_dirty_throttling
             && self.cur.task.is_some_and(|t| self.tasks[t].bdp_pending > 0)
         {
-            if let Some(pause) = self.balance_dirty_pages_io_less(ino, 0) {
+            if let Some(pause) = self.balance_dirty_pages_io_less(ino) {
                 self.psi_sleep_kind(crate::psi::flags::IOWAIT);
                 self.leave(prev);
                 return (0, Some(Wait::Until(self.now() + pause)), None);

@@ -567,7 +567,9 @@ impl Sim {
                 self.tasks[tid].stats.minflt += 1;
             }
         }
-        self.tasks[tid].fault_retry = if r.is_err() { Some(vpn) } else { None };
+        // (A fault that mapped its page and then sleeps in balance_dirty_pages is done.)
+        let done = std::mem::take(&mut self.fault_dirty_pause);
+        self.tasks[tid].fault_retry = if r.is_err() && !done { Some(vpn) } else { None };
         self.leave(prev);
         r
     }
@@ -728,7 +730,23 @@ impl Sim {
             self.set_page_dirty(pfn);
         }
         self.unlock_page(pfn);
+        if writable {
+            self.fault_dirty_shared_page(ino)?;
+        }
         Ok(FaultResult::Handled)
+    }
+
+    /// fault_dirty_shared_page's throttling: a write fault that dirtied a page of a shared
+    /// file mapping ends in balance_dirty_pages_ratelimited, as a write(2) does; a pause
+    /// is a sleep after the page is mapped (the access then finds the PTE and goes on; the
+    /// fault is not retried).
+    fn fault_dirty_shared_page(&mut self, ino: u32) -> Result<(), Wait> {
+        if let Some(pause) = self.balance_dirty_pages_ratelimited(ino) {
+            self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+            self.fault_dirty_pause = true;
+            return Err(Wait::Until(self.now() + pause));
+        }
+        Ok(())
     }
 
     /// Map a page-cache page (page_add_file_rmap); the caller's reference becomes the PTE's.
@@ -1007,6 +1025,10 @@ impl Sim {
                 self.set_page_dirty(pfn);
             }
             self.flush_tlb_page(mm, vpn);
+            if !anon {
+                let ino = self.mem[pfn as usize].mapping;
+                self.fault_dirty_shared_page(ino)?;
+            }
             return Ok(());
         }
         // COW of a file page in a private mapping.

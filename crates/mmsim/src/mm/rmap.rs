@@ -275,6 +275,49 @@ impl Sim {
         ret
     }
 
+    /// folio_mkclean (page_mkclean_one over the rmap walk, shared mappings only): before a
+    /// page-cache page is written back (clear_page_dirty_for_io), every shared mapping's
+    /// PTE of it is made clean and read-only and flushed from the TLBs, so that the next
+    /// write through the mapping faults (page_mkwrite) and dirties the page again, under
+    /// balance_dirty_pages. Returns whether a PTE was dirty (its write is in the page).
+    pub fn page_mkclean(&mut self, pfn: Pfn) -> bool {
+        if !self.mem[pfn as usize].mapped() || self.mem[pfn as usize].mapping & ANON_MAPPING != 0 {
+            return false;
+        }
+        let prev = self.enter(KFunc::PageMkclean);
+        let targets = self.rmap_targets(pfn);
+        let mut dirty = false;
+        for (i, &(mm, vpn, vma_flags)) in targets.iter().enumerate() {
+            // A flush may wait for IPIs while other CPUs run (and change VMAs): the walk's
+            // flags hold for the first target only.
+            let Some(m) = self.mms.get(mm as usize).and_then(|m| m.as_ref()) else {
+                continue;
+            };
+            let flags = match (i, vma_flags) {
+                (0, Some(f)) => Some(f),
+                _ => m
+                    .find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+                    .map(|v| v.flags),
+            };
+            if flags.is_none_or(|f| f & VM_SHARED == 0) {
+                continue;
+            }
+            let p = m.pgtable.get(vpn);
+            if p & pte::PRESENT == 0 || pte::pfn(p) != pfn || p & (pte::WRITE | pte::DIRTY) == 0 {
+                continue;
+            }
+            self.charge(self.costs.spin_lock_ps + self.costs.tlb_walk_ps);
+            if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
+                *pp &= !(pte::WRITE | pte::DIRTY);
+            }
+            dirty |= p & pte::DIRTY != 0;
+            self.flush_tlb_page(mm, vpn);
+        }
+        self.rmap_done(targets);
+        self.leave(prev);
+        dirty
+    }
+
     /// should_defer_flush: batching was asked for and another CPU may cache the mm.
     fn should_defer_flush(&self, mm: u32, batch: bool) -> bool {
         if !batch || !self.features.batch_tlb_flush {

@@ -260,3 +260,41 @@ write_interval = "20us"
     assert!(cgroup_report(&r, "redis").dirty_throttled > 0);
     assert_eq!(task_report(&r, "redis").samples["snapshot"].len(), 2);
 }
+
+#[test]
+fn writes_through_a_shared_mapping_fault_again_after_writeback_and_are_throttled() {
+    // 2,000 requests rewriting a 64 MiB range (16,384 pages, more than the ~13,100-page
+    // threshold) through a shared mapping, twice over. Writeback write-protects and cleans
+    // each page's PTE (folio_mkclean), so the rewrite faults again (page_mkwrite) and the
+    // fault ends in balance_dirty_pages: the dirty pages stay at the threshold and every
+    // rewritten page is written to disk again.
+    let dir = std::env::temp_dir().join(format!("mmsim-dirty-mmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("w.csv");
+    let text: String = (0..2000u64)
+        .map(|i| format!("{},host,0,Write,{},65536,100\n", i * 10, (i % 1024) * 65536))
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let sc = machine(&format!(
+        "[[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\nformat = \"msr\"\n\
+         mmap = true\ndir = \"/slow/replay\"\n",
+        trace.display().to_string()
+    ));
+    let r = run(&sc, true);
+    assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
+    let thresh = 512 * 256 / 10;
+    let m = max_dirty(&r);
+    assert!(m < thresh * 101 / 100, "max dirty {m} vs thresh {thresh}");
+    // 32,000 page writes: each rewrite of a page written back faulted again.
+    assert!(
+        r.vmstat["pgfault"] > 20_000,
+        "{} faults",
+        r.vmstat["pgfault"]
+    );
+    assert!(
+        r.vmstat["nr_dirtied"] > 25_000,
+        "{} dirtied",
+        r.vmstat["nr_dirtied"]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1336,13 +1336,30 @@ fn a_dirty_pte_dirties_its_page_when_zapped() {
     let ino = v.ino(0);
     let a = v.mmap(0, 0, 8, 0, 3, true);
     assert_eq!(v.touch(0, 0, a, 0, 8, true), OpResult::Bytes(8 * P));
-    // Write the pages back: clean pages, but their PTEs stay dirty (no page_mkclean).
+    // Write the pages back: writeback cleans and write-protects their PTEs first
+    // (folio_mkclean in clear_page_dirty_for_io).
     let mut phase = 0;
     while v.sim.filemap_write_and_wait(ino, &mut phase).is_err() {
         v.complete_all();
     }
     assert_eq!(v.vm(VmItem::NrDirty), 0);
-    assert!(v.pte(0, a, 3) & pte::DIRTY != 0);
+    for i in 0..8 {
+        let p = v.pte(0, a, i);
+        assert!(p & pte::PRESENT != 0, "page {i} still mapped");
+        assert_eq!(
+            p & (pte::WRITE | pte::DIRTY),
+            0,
+            "page {i}: clean, read-only PTE"
+        );
+    }
+    // The next store faults (page_mkwrite) and dirties the page again.
+    assert_eq!(v.touch(0, 0, a, 2, 1, true), OpResult::Bytes(P));
+    assert_eq!(v.vm(VmItem::NrDirty), 1);
+    assert!(v.pte(0, a, 2) & (pte::WRITE | pte::DIRTY) == pte::WRITE | pte::DIRTY);
+    // A PTE whose dirty bit the hardware set on a clean page (as a store through a
+    // writable translation does) hands it to the page when zapped.
+    let mm = v.sim.tasks[v.tasks[0]].mm.expect("mm");
+    *v.sim.mm_mut(mm).pgtable.get_mut(a / P + 3).expect("mapped") |= pte::WRITE | pte::DIRTY;
     v.run_on(0, 0);
     v.sim.unmap_mapping_range(ino, 3 * P, P, true);
     assert_eq!(v.pte(0, a, 3), 0);
@@ -1354,7 +1371,7 @@ fn a_dirty_pte_dirties_its_page_when_zapped() {
         v.sim.mem[pfn as usize].test(pg::DIRTY),
         "the dirty bit moved to the page"
     );
-    assert_eq!(v.vm(VmItem::NrDirty), 1);
+    assert_eq!(v.vm(VmItem::NrDirty), 2);
     v.check().unwrap();
 }
 

@@ -1395,11 +1395,12 @@ fn unsafe_variant_under_swap_pressure_is_caught_by_the_content_oracle() {
 }
 
 /// (writer pages, loops, think ns, read first) of the pressure runs on 2.6.x rules.
-const PRESSURE_2_6: [(u64, u32, u64, bool); 4] = [
+const PRESSURE_2_6: [(u64, u32, u64, bool); 5] = [
     (2048, 195, 10_000, false),
     (2048, 195, 0, true),
     (1024, 390, 10_000, false),
     (256, 1562, 10_000, true),
+    (256, 1562, 30_000, true),
 ];
 
 /// The pressure run of `cfg` on the reclaim rules of 2.6.30 (`kswapd-file-writeback` and
@@ -1428,19 +1429,29 @@ fn unsafe_variant_under_pressure_is_caught_by_the_content_oracle() {
     // page cached in a TLB is never unmapped for pageout in one pass: see
     // `pressure_run_2_6`). The same runs with the seed's flush rule lose nothing
     // (`real_rules_under_pressure_lose_nothing`).
+    // (Since writeback write-protects and cleans the writer's PTEs (folio_mkclean), its
+    // next store walks the page table and sets the young bit again, so fewer of its pages
+    // look unused to reclaim while it writes: the window is rarer, and the runs cover
+    // more device latencies.)
     let mut caught = Vec::new();
-    for latency in ["1ns", "2us"] {
+    let mut wrote = 0;
+    for latency in ["1ns", "2us", "10us", "50us"] {
         for cfg in PRESSURE_2_6 {
             let sim = pressure_run_2_6(true, latency, cfg);
-            assert!(
-                vmstat(&sim, VmItem::NrVmscanWrite) > 0,
-                "{latency} {cfg:?}: reclaim wrote file pages"
-            );
+            wrote += u32::from(vmstat(&sim, VmItem::NrVmscanWrite) > 0);
             if let Some(v) = sim.oracle_violations.first() {
+                assert!(
+                    vmstat(&sim, VmItem::NrVmscanWrite) > 0,
+                    "{latency} {cfg:?}: caught without reclaim writing file pages"
+                );
                 caught.push((latency, cfg, v.clone()));
             }
         }
     }
+    assert!(
+        wrote >= 10,
+        "reclaim wrote file pages in {wrote} of 20 runs"
+    );
     assert!(!caught.is_empty(), "the unsafe variant was never caught");
     for (latency, cfg, v) in &caught {
         assert!(

@@ -71,43 +71,24 @@ fn dd_seconds(r: &RunReport, task: &str) -> f64 {
     task_report(r, task).samples["iteration"][0] as f64 / 1e9
 }
 
+/// nr_dirty + nr_writeback at each of the run's samples.
+fn dirty_series(r: &RunReport) -> Vec<i64> {
+    let col = |name: &str| r.series_columns.iter().position(|c| c == name).unwrap();
+    let (d, w) = (col("nr_dirty"), col("nr_writeback"));
+    r.series.iter().map(|s| s.values[d] + s.values[w]).collect()
+}
+
 /// The largest nr_dirty + nr_writeback of the run's samples.
 fn max_dirty(r: &RunReport) -> i64 {
-    let d = r
-        .series_columns
-        .iter()
-        .position(|c| c == "nr_dirty")
-        .unwrap();
-    let w = r
-        .series_columns
-        .iter()
-        .position(|c| c == "nr_writeback")
-        .unwrap();
-    r.series
-        .iter()
-        .map(|s| s.values[d] + s.values[w])
-        .max()
-        .unwrap()
+    dirty_series(r).into_iter().max().unwrap()
 }
 
 /// The median nr_dirty + nr_writeback of the samples between fractions `from` and `to`
 /// of the run.
 fn median_dirty(r: &RunReport, from: f64, to: f64) -> i64 {
-    let d = r
-        .series_columns
-        .iter()
-        .position(|c| c == "nr_dirty")
-        .unwrap();
-    let w = r
-        .series_columns
-        .iter()
-        .position(|c| c == "nr_writeback")
-        .unwrap();
-    let n = r.series.len() as f64;
-    let mut v: Vec<i64> = r.series[(n * from) as usize..(n * to) as usize]
-        .iter()
-        .map(|s| s.values[d] + s.values[w])
-        .collect();
+    let all = dirty_series(r);
+    let n = all.len() as f64;
+    let mut v = all[(n * from) as usize..(n * to) as usize].to_vec();
     v.sort_unstable();
     v[v.len() / 2]
 }

@@ -1589,6 +1589,8 @@ fn run_vacts(
                 let _ =
                     v.sim
                         .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None);
+                // folio_mkclean's TLB flushes reach the other CPUs.
+                v.deliver_ipis();
             }
             VAct::CompleteIo => v.complete_all(),
             VAct::Munmap { t, m } => {

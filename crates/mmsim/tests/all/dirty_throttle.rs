@@ -208,36 +208,20 @@ fn a_domain_whose_threshold_fell_under_its_hard_limit_still_throttles() {
     // its writeback domain's threshold falls while the hard limit follows it down slowly;
     // the wb's control line then gets a share (an eighth of the headroom left) above the
     // threshold. (This overflowed the span's subtraction once.)
-    let text = r#"name = "snap"
-kernel = "6.18"
-[machine]
-cpus_per_node = 2
-memory_per_node = "256MiB"
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-[swap]
-size = "256MiB"
-preset = "ssd"
-[[cgroups]]
-name = "redis"
-memory_max = "80MiB"
-[[tasks]]
-name = "redis"
-cgroup = "redis"
-cpu = 0
-program = "fork-snapshot"
-size = "64MiB"
-snapshots = 2
-path = "/data/dump.rdb"
-write_interval = "20us"
-"#;
-    let r = run(text, true);
+    // The program's own example (256 MiB of RAM, a 64 MiB heap, a 256 MiB swap on an
+    // SSD, 2 snapshots, a write every 20 µs) in an 80 MiB cgroup.
+    let example = mmsim::workload::program("fork-snapshot").unwrap().example;
+    let text = example
+        .replace(
+            "[[tasks]]",
+            "[[cgroups]]\nname = \"redis\"\nmemory_max = \"80MiB\"\n\n[[tasks]]",
+        )
+        .replace(
+            "name = \"redis\"\ncpu",
+            "name = \"redis\"\ncgroup = \"redis\"\ncpu",
+        );
+    assert!(text.contains("cgroup = \"redis\"") && text.contains("write_interval = \"20us\""));
+    let r = run(&text, true);
     assert!(cgroup_report(&r, "redis").dirty_throttled > 0);
     assert_eq!(task_report(&r, "redis").samples["snapshot"].len(), 2);
 }

@@ -70,6 +70,12 @@ impl Prop {
             self.period = period;
         }
     }
+
+    /// One event in `period` (fprop_inc_percpu).
+    fn add(&mut self, period: u64) {
+        self.reflect(period);
+        self.events += 1;
+    }
 }
 
 /// A bdi_writeback's counters and estimates.
@@ -255,14 +261,19 @@ impl Sim {
         self.fss[inode.fs].device
     }
 
+    /// The wb page `pfn` of `ino` is accounted to (its memory cgroup's on its inode's
+    /// device), if the inode's pages are dirty-accounted.
+    fn page_wb(&mut self, pfn: Pfn, ino: u32) -> Option<&mut Wb> {
+        let dev = self.wb_dev_of(ino)?;
+        let now = jiffies(self.now());
+        let memcg = self.mem[pfn as usize].memcg;
+        Some(self.dirty_throttle.wb_mut(memcg, dev, now))
+    }
+
     /// WB_RECLAIMABLE and WB_DIRTIED of page `pfn` of `ino` as it is dirtied
     /// (account_page_dirtied's wb_stat_mod).
     pub(crate) fn wb_page_dirtied(&mut self, pfn: Pfn, ino: u32) {
-        if let Some(dev) = self.wb_dev_of(ino) {
-            let now = jiffies(self.now());
-            let w = self
-                .dirty_throttle
-                .wb_mut(self.mem[pfn as usize].memcg, dev, now);
+        if let Some(w) = self.page_wb(pfn, ino) {
             w.reclaimable += 1;
             w.dirtied += 1;
             // folio_account_dirtied: the task that dirtied it counts it towards its next
@@ -277,22 +288,14 @@ impl Sim {
     /// WB_RECLAIMABLE as a dirty page is cleaned (account_page_cleaned,
     /// folio_clear_dirty_for_io).
     pub(crate) fn wb_page_cleaned(&mut self, pfn: Pfn, ino: u32) {
-        if let Some(dev) = self.wb_dev_of(ino) {
-            let now = jiffies(self.now());
-            let w = self
-                .dirty_throttle
-                .wb_mut(self.mem[pfn as usize].memcg, dev, now);
+        if let Some(w) = self.page_wb(pfn, ino) {
             w.reclaimable -= 1;
         }
     }
 
     /// WB_WRITEBACK as writeback starts on a page (__folio_start_writeback).
     pub(crate) fn wb_page_writeback_start(&mut self, pfn: Pfn, ino: u32) {
-        if let Some(dev) = self.wb_dev_of(ino) {
-            let now = jiffies(self.now());
-            let w = self
-                .dirty_throttle
-                .wb_mut(self.mem[pfn as usize].memcg, dev, now);
+        if let Some(w) = self.page_wb(pfn, ino) {
             w.writeback += 1;
         }
     }
@@ -311,16 +314,11 @@ impl Sim {
         let w = dt.wb_mut(memcg, dev, now);
         w.writeback -= 1;
         w.written += 1;
-        w.completions.reflect(period);
-        w.completions.events += 1;
-        w.memcg_completions.reflect(period);
-        w.memcg_completions.events += 1;
-        dt.global.completions.reflect(period);
-        dt.global.completions.events += 1;
+        w.completions.add(period);
+        w.memcg_completions.add(period);
+        dt.global.completions.add(period);
         if memcg != ROOT_MEM_CGROUP && memcg != NO_MEMCG {
-            let d = dt.memcg_domain(memcg);
-            d.completions.reflect(period);
-            d.completions.events += 1;
+            dt.memcg_domain(memcg).completions.add(period);
         }
     }
 

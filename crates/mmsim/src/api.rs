@@ -205,6 +205,7 @@ pub fn prepare(sc: &ScenarioText, req: &RunRequest) -> Result<PreparedRun, ApiEr
             features: f,
             check: req.check,
             max_steps: req.max_steps.unwrap_or(u64::MAX),
+            ..RunOptions::default()
         },
     })
 }
@@ -359,6 +360,7 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
         features: features_of(a, &sc, kernel).map_err(ApiError::Option)?,
         check: false,
         max_steps: u64::MAX,
+        ..RunOptions::default()
     };
     run_scenario(&sc, &opts, &mut |_| {}).map_err(ApiError::Run)
 }

@@ -271,6 +271,7 @@ fn cmd_run(
         features: f,
         check,
         max_steps: max_steps.unwrap_or(u64::MAX),
+        ..RunOptions::default()
     };
     let spinner = std::io::stderr()
         .is_terminal()

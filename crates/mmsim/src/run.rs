@@ -682,6 +682,9 @@ pub struct RunOptions {
     pub check: bool,
     /// Step limit.
     pub max_steps: u64,
+    /// Let a task go on to its next step without a pass through the engine loop when the
+    /// engine would pick it next anyway (`Sim::step_fusion`; the same results either way).
+    pub step_fusion: bool,
 }
 
 impl Default for RunOptions {
@@ -690,6 +693,7 @@ impl Default for RunOptions {
             features: Features::patched(),
             check: false,
             max_steps: u64::MAX,
+            step_fusion: true,
         }
     }
 }
@@ -703,6 +707,7 @@ pub fn run_scenario(
     crate::workload::replay::clear_probes();
     let mut sim = Sim::new(sc, opts.features.clone())?;
     sim.check = opts.check;
+    sim.step_fusion = opts.step_fusion;
     sim.seed_faults(sc.seed);
     // A trace replay is stepped by its observer (workload/replay.rs); anything else runs
     // as before.

@@ -973,6 +973,15 @@ pub struct Sim {
     pub observer: Option<Box<dyn StepObserver>>,
     /// Steps executed.
     pub steps: u64,
+    /// Let a user task that stays runnable go on to its next step inside the same
+    /// `run_cpu_step` when the engine would pick its CPU next anyway (`continue_step`): the
+    /// same actions in the same order, less engine work. Off, every step goes through the
+    /// engine loop (the tests compare the two).
+    pub step_fusion: bool,
+    /// The step limit of the running top-level `run_steps` (0 outside it: no fusion).
+    fuse_step_limit: u64,
+    /// Steps run fused (counted in `steps` too).
+    pub fused_steps: u64,
     /// Next content version (content oracle).
     pub next_version: u32,
     /// Content-oracle violations found (reads that did not observe the newest write).
@@ -1309,6 +1318,9 @@ impl Sim {
             check: false,
             observer: None,
             steps: 0,
+            step_fusion: true,
+            fuse_step_limit: 0,
+            fused_steps: 0,
             next_version: 1,
             oracle_violations: Vec::new(),
             samples: Vec::new(),
@@ -2041,7 +2053,11 @@ impl Sim {
                 }
                 Some((t, Some(c))) => {
                     self.take_samples(t);
+                    if self.step_fusion && !self.check {
+                        self.fuse_step_limit = max_steps;
+                    }
                     self.run_cpu_step(c, t);
+                    self.fuse_step_limit = 0;
                 }
             }
             if self.check {
@@ -2241,6 +2257,48 @@ impl Sim {
         }
     }
 
+    /// Whether user task `tid`, still runnable on CPU `c` at the end of a top-level step,
+    /// runs its next step at once, and if so the engine's work between the two steps
+    /// (what `run_steps` does before an action): the step ends, the observer looks, the
+    /// step counts, the periodic work due runs. It does when the engine would pick this
+    /// CPU next anyway: the task alone on its CPU and ready, no event due at or before the
+    /// CPU's clock (an event wins a tie), no other CPU with a ready task earlier (or at the
+    /// same time with a lower id), and no reason for the loop itself to stop or report (the
+    /// step limit, a progress call, the invariant checker, the time limit).
+    #[inline]
+    fn continue_step(&mut self, c: CpuId, tid: TaskId) -> bool {
+        let now = self.clock;
+        if self.stepping.len() != 1
+            || self.steps >= self.fuse_step_limit
+            || (self.steps + 1).is_multiple_of(4096)
+            || now > MAX_VIRTUAL_PS
+            || !self.runqueues[c].is_empty()
+            || self.tasks[tid].is_kthread()
+            || self.tasks[tid].ready_at_ps > now
+        {
+            return false;
+        }
+        let mine = match self.next_action() {
+            None => true,
+            Some((et, None)) => now < et,
+            Some((ct, Some(other))) => now < ct || (now == ct && c < other),
+        };
+        if !mine {
+            return false;
+        }
+        // The end of this step and the engine loop's work before the next one.
+        self.cur.task = None;
+        self.set_func(KFunc::Idle);
+        if let Some(mut o) = self.observer.take() {
+            o.before_action(self);
+            self.observer = Some(o);
+        }
+        self.steps += 1;
+        self.fused_steps += 1;
+        self.take_samples(now);
+        true
+    }
+
     fn run_cpu_step(&mut self, c: CpuId, t: Ps) {
         debug_assert!(!self.stepping_mask.test(c), "CPU {c} steps twice at once");
         self.stepping.push(c);
@@ -2248,7 +2306,7 @@ impl Sim {
         let clock_before = self.cpu_clock(c);
         // Idle up to the time the task can run.
         self.cpu_idle_until(c, t);
-        let now = self.cpu_clock(c);
+        let mut now = self.cpu_clock(c);
         // Pick the first task in queue order that is ready.
         let pos = self.runqueues[c]
             .iter()
@@ -2264,58 +2322,67 @@ impl Sim {
         if self.runqueues[c].is_empty() {
             self.rq_nonempty.clear(c);
         }
-        // psi_task_switch: the task takes the CPU (from a task preempted while runnable).
-        if self.psi_oncpu[c] != Some(tid) {
-            self.psi_task_switch(c, tid, now);
-        }
-        // The memstall a sleep carried ends as the task runs again.
-        self.psi_next_sleep = 0;
-        if self.tasks[tid].psi_sleep_memstall {
-            self.tasks[tid].psi_sleep_memstall = false;
-            self.psi_task_change(tid, now, crate::psi::flags::MEMSTALL, 0);
-        }
-        self.switch_ctx(Ctx {
-            cpu: c,
-            task: Some(tid),
-            func: KFunc::Schedule,
-            mode: Mode::System,
-        });
-        if let Some(m) = self.tasks[tid]
-            .mm
-            .and_then(|m| self.mms[m as usize].as_mut())
-        {
-            // lru_gen_use_mm: on a real CPU a running task is switched in again at every
-            // tick's and kworker's context switch; here it is at each of its steps.
-            m.lru_gen_bitmap = u64::MAX;
-        }
-        if self.last_ran[c] != Some(tid) {
-            if self.last_ran[c].is_some() {
-                self.charge(self.costs.context_switch_ps);
+        let mut clock_before = clock_before;
+        loop {
+            // psi_task_switch: the task takes the CPU (from a task preempted while runnable).
+            if self.psi_oncpu[c] != Some(tid) {
+                self.psi_task_switch(c, tid, now);
             }
-            self.last_ran[c] = Some(tid);
-            self.switch_mm(c, tid);
-        } else if self.cpu_lazy[c]
-            || (self.tasks[tid].mm.is_some() && self.cpu_active_mm[c] != self.tasks[tid].mm)
-        {
-            // Back from idle (lazy TLB mode, or init_mm after a flush or with PCID).
-            self.switch_mm(c, tid);
-        }
-        self.hash_event(3, tid as u64);
-        if !self.tasks[tid].is_kthread() {
-            self.last_user_step_ps = self.last_user_step_ps.max(now);
-        }
-        let still_runnable = match self.tasks[tid].body {
-            TaskBody::Kthread(k) => self.kthread_step(tid, k),
-            TaskBody::User(_) => self.user_step(tid, clock_before),
-        };
-        if still_runnable && self.tasks[tid].state == TaskState::Runnable {
-            // Round robin: to the back of the queue.
-            self.runqueues[c].push(tid);
-            self.rq_nonempty.set(c);
-        } else if self.runqueues[c].is_empty() {
-            // The CPU goes idle: the idle task is a kernel thread (context_switch's
-            // enter_lazy_tlb).
-            self.enter_lazy_tlb(c);
+            // The memstall a sleep carried ends as the task runs again.
+            self.psi_next_sleep = 0;
+            if self.tasks[tid].psi_sleep_memstall {
+                self.tasks[tid].psi_sleep_memstall = false;
+                self.psi_task_change(tid, now, crate::psi::flags::MEMSTALL, 0);
+            }
+            self.switch_ctx(Ctx {
+                cpu: c,
+                task: Some(tid),
+                func: KFunc::Schedule,
+                mode: Mode::System,
+            });
+            if let Some(m) = self.tasks[tid]
+                .mm
+                .and_then(|m| self.mms[m as usize].as_mut())
+            {
+                // lru_gen_use_mm: on a real CPU a running task is switched in again at every
+                // tick's and kworker's context switch; here it is at each of its steps.
+                m.lru_gen_bitmap = u64::MAX;
+            }
+            if self.last_ran[c] != Some(tid) {
+                if self.last_ran[c].is_some() {
+                    self.charge(self.costs.context_switch_ps);
+                }
+                self.last_ran[c] = Some(tid);
+                self.switch_mm(c, tid);
+            } else if self.cpu_lazy[c]
+                || (self.tasks[tid].mm.is_some() && self.cpu_active_mm[c] != self.tasks[tid].mm)
+            {
+                // Back from idle (lazy TLB mode, or init_mm after a flush or with PCID).
+                self.switch_mm(c, tid);
+            }
+            self.hash_event(3, tid as u64);
+            if !self.tasks[tid].is_kthread() {
+                self.last_user_step_ps = self.last_user_step_ps.max(now);
+            }
+            let still_runnable = match self.tasks[tid].body {
+                TaskBody::Kthread(k) => self.kthread_step(tid, k),
+                TaskBody::User(_) => self.user_step(tid, clock_before),
+            };
+            if still_runnable && self.tasks[tid].state == TaskState::Runnable {
+                if self.continue_step(c, tid) {
+                    now = self.clock;
+                    clock_before = now;
+                    continue;
+                }
+                // Round robin: to the back of the queue.
+                self.runqueues[c].push(tid);
+                self.rq_nonempty.set(c);
+            } else if self.runqueues[c].is_empty() {
+                // The CPU goes idle: the idle task is a kernel thread (context_switch's
+                // enter_lazy_tlb).
+                self.enter_lazy_tlb(c);
+            }
+            break;
         }
         self.cur.task = None;
         self.set_func(KFunc::Idle);

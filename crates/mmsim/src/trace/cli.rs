@@ -403,6 +403,7 @@ fn run_one(
         features: f,
         check: false,
         max_steps: u64::MAX,
+        ..RunOptions::default()
     };
     run_scenario(&sc, &opts, &mut |_| {})
 }

@@ -322,6 +322,7 @@ fn run(toml: &str) -> RunReport {
         features: Features::patched(),
         check: true,
         max_steps: 5_000_000,
+        ..RunOptions::default()
     };
     let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
     assert_eq!(r.end, RunEnd::Completed);
@@ -684,6 +685,7 @@ fn run_swarm_case(text: &str, name: &str) -> mmsim::run::RunReport {
         features,
         check: true,
         max_steps: 5_000_000,
+        ..RunOptions::default()
     };
     let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
     assert_eq!(r.end, RunEnd::Completed, "{name}");

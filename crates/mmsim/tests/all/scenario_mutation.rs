@@ -202,6 +202,7 @@ fn run_case(text: &str) -> Result<Outcome, String> {
         features,
         check: false,
         max_steps: MAX_STEPS,
+        ..RunOptions::default()
     };
     match run_scenario(&sc, &opts, &mut |_| {}) {
         Err(e) if e.trim().is_empty() => Err("empty error from run_scenario".into()),

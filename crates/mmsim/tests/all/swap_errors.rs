@@ -218,6 +218,7 @@ passes = 3
         features: Features::patched(),
         check: true,
         max_steps: 2_000_000,
+        ..RunOptions::default()
     };
     let r = run_scenario(&sc, &opts, &mut |_| {}).unwrap();
     assert_eq!(r.end, RunEnd::Completed);

@@ -349,6 +349,7 @@ pub fn run_sc(sc: &Scenario, features: Features, check: bool, max_steps: u64) ->
         features,
         check,
         max_steps,
+        ..RunOptions::default()
     };
     run_scenario(sc, &opts, &mut |_| {}).expect("run")
 }

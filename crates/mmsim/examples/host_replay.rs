@@ -95,6 +95,12 @@ mod host {
         /// Read the cgroup's memory.stat every N requests (the report's `samples`).
         #[arg(long)]
         sample_every: Option<u64>,
+        /// Access the pages through a shared mapping of each file (mapped after joining
+        /// the cgroup, at the file's first request), as `mmsim replay --mmap` does: a load
+        /// of one byte of each page of a read request, a store of one byte for a write
+        /// (block traces and the range layout).
+        #[arg(long)]
+        mmap: bool,
     }
 
     pub fn main() -> Result<(), String> {
@@ -138,7 +144,7 @@ mod host {
             "mincore" => true,
             o => return Err(format!("--resident: `{o}` is not `cachestat` or `mincore`")),
         };
-        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore);
+        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore, a.mmap);
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
@@ -206,6 +212,7 @@ mod host {
         cg: &Cgroup,
         sample_every: Option<u64>,
         mincore: bool,
+        access_mapped: bool,
     ) -> Result<(u64, u64, f64, Snapshot, Snapshot, Vec<Sample>), String> {
         let mut files = Vec::new();
         let mut maps = Vec::new();
@@ -215,6 +222,13 @@ mod host {
         if per_request && mincore {
             return Err("--resident mincore: only for block traces and the range layout".into());
         }
+        if per_request && access_mapped {
+            return Err("--mmap: only for block traces and the range layout".into());
+        }
+        // The shared read-write mappings `--mmap` accesses through, made at each file's
+        // first request (after the cgroup is joined: its VMA and page tables are the
+        // cgroup's, as the replay task's mmap in mmsim).
+        let mut access_maps: Vec<Option<usize>> = vec![None; l.files.len()];
         for (path, size) in l.files.iter().filter(|_| !per_request) {
             let f = OpenOptions::new()
                 .read(true)
@@ -299,6 +313,46 @@ mod host {
                 pages += r.pages;
                 misses += r.pages.saturating_sub(cached);
             }
+            if access_mapped {
+                let base = match access_maps[r.file] {
+                    Some(b) => b,
+                    None => {
+                        let len = l.files[r.file].1.max(PAGE_SIZE) as usize;
+                        // SAFETY: a shared mapping of an open file, unmapped at exit.
+                        let p = unsafe {
+                            libc::mmap(
+                                std::ptr::null_mut(),
+                                len,
+                                libc::PROT_READ | libc::PROT_WRITE,
+                                libc::MAP_SHARED,
+                                file.as_raw_fd(),
+                                0,
+                            )
+                        };
+                        if p == libc::MAP_FAILED {
+                            return Err(format!(
+                                "{path}: mmap: {}",
+                                std::io::Error::last_os_error()
+                            ));
+                        }
+                        access_maps[r.file] = Some(p as usize);
+                        p as usize
+                    }
+                };
+                for i in 0..r.pages {
+                    let at = (base + ((r.first_page + i) * PAGE_SIZE) as usize) as *mut u8;
+                    // SAFETY: the page lies inside the file's mapping (the layout sizes each
+                    // file to hold every request's range).
+                    unsafe {
+                        if r.write {
+                            std::ptr::write_volatile(at, 0x5a);
+                        } else {
+                            std::ptr::read_volatile(at);
+                        }
+                    }
+                }
+                continue;
+            }
             let b = &mut buf[..r.len as usize];
             let io = if r.write {
                 file.write_at(b, r.pos)
@@ -309,6 +363,17 @@ mod host {
         }
         let seconds = start.elapsed().as_secs_f64();
         let after = (keyed(Path::new("/proc/vmstat")), cg.stat());
+        for (f, b) in access_maps.iter().enumerate() {
+            if let Some(b) = b {
+                // SAFETY: the mapping made above, of this length; nothing refers to it now.
+                unsafe {
+                    libc::munmap(
+                        *b as *mut libc::c_void,
+                        l.files[f].1.max(PAGE_SIZE) as usize,
+                    )
+                };
+            }
+        }
         Ok((misses, pages, seconds, before, after, samples))
     }
 
@@ -369,6 +434,7 @@ mod host {
             "memory_max": a.memory_max,
             "readahead_kb": a.readahead_kb,
             "resident": a.resident,
+            "mmap": a.mmap,
             "requests": reqs.len(),
             "pages": pages,
             "page_misses": misses,

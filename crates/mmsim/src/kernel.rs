@@ -424,6 +424,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: add and use find_lock_entries",
     },
     Rule {
+        feature: "fault-major-if-retried",
+        since: KernelEra::V6_1,
+        version: "5.9",
+        commit: "mm: do page fault accounting in handle_mm_fault",
+    },
+    Rule {
         feature: "swap-cluster-lists",
         since: KernelEra::V6_18,
         version: "6.17",
@@ -566,6 +572,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_18,
         version: "6.9",
         commit: "mm: increase folio batch size",
+    },
+    Rule {
+        feature: "pgfault-on-completion",
+        since: KernelEra::V6_18,
+        version: "6.4",
+        commit: "mm: do not increment pgfault stats when page fault handler retries",
     },
 ];
 

@@ -84,6 +84,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "pgrefill-global-only",
     "io-less-dirty-throttling",
     "reclaim-throttle",
+    "fault-major-if-retried",
+    "pgfault-on-completion",
     "read-accessed-folio",
     "no-reclaim-file-writeback",
     "pagevec-15",

@@ -448,6 +448,15 @@ pub struct Features {
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
+    /// A task's maj_flt / min_flt count a fault when it completes (mm_account_fault), and
+    /// a fault that was retried (FAULT_FLAG_TRIED: it slept on a page lock first) is major
+    /// (v5.9, "mm: do page fault accounting in handle_mm_fault"). Off: counted on the
+    /// first attempt, major if that attempt found the page missing.
+    pub fault_major_if_retried: bool,
+    /// pgfault counts a fault once, when it completes (a VM_FAULT_RETRY attempt is not
+    /// counted; v6.4, "mm: do not increment pgfault stats when page fault handler
+    /// retries"). Off: handle_mm_fault counts every attempt.
+    pub pgfault_on_completion: bool,
     /// The kernel era these switches started from (reported; the switches decide).
     pub era: crate::kernel::KernelEra,
     /// `--policy`: the reclaim policy, overriding the scenario's (None = the scenario's,
@@ -548,6 +557,8 @@ impl Features {
             pgrefill_global_only: false,
             io_less_dirty_throttling: false,
             reclaim_throttle: false,
+            fault_major_if_retried: false,
+            pgfault_on_completion: false,
             era: crate::kernel::KernelEra::V4_2,
             policy: None,
         }
@@ -661,6 +672,8 @@ impl Features {
             "pgrefill-global-only" => self.pgrefill_global_only = on,
             "io-less-dirty-throttling" => self.io_less_dirty_throttling = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
+            "fault-major-if-retried" => self.fault_major_if_retried = on,
+            "pgfault-on-completion" => self.pgfault_on_completion = on,
             _ => return false,
         }
         true
@@ -756,6 +769,8 @@ impl Features {
             "pgrefill-global-only" => self.pgrefill_global_only,
             "io-less-dirty-throttling" => self.io_less_dirty_throttling,
             "reclaim-throttle" => self.reclaim_throttle,
+            "fault-major-if-retried" => self.fault_major_if_retried,
+            "pgfault-on-completion" => self.pgfault_on_completion,
             _ => return None,
         })
     }

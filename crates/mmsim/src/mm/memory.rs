@@ -528,11 +528,15 @@ impl Sim {
         r
     }
 
-    /// handle_mm_fault. pgfault counts every attempt; the task's maj_flt / min_flt count a
+    /// handle_mm_fault. pgfault counts every attempt (from 6.4, `pgfault-on-completion`,
+    /// only the completed one: a SIGBUS completes); the task's maj_flt / min_flt count a
     /// fault once — a fault that sleeps (VM_FAULT_RETRY) is counted on its first attempt,
     /// major if that attempt found the page missing (filemap_fault / do_swap_page count
-    /// pgmajfault when they start the IO). A fault that ends in SIGBUS counts neither
-    /// (x86 __do_page_fault returns through mm_fault_error before the accounting).
+    /// pgmajfault when they start the IO), or from 5.9 (`fault-major-if-retried`,
+    /// mm_account_fault) when it completes, major if it was retried. A fault that ends in
+    /// SIGBUS counts neither (x86 __do_page_fault returns through mm_fault_error before the
+    /// accounting; mm_account_fault skips VM_FAULT_ERROR). A fault that sleeps inside an
+    /// allocation (reclaim's throttling) is an attempt that retries here.
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
@@ -558,17 +562,27 @@ impl Sim {
             });
         let r = self.__handle_mm_fault(mm, vpn, write);
         self.lru_gen_in_fault = false;
-        self.vmstat.inc(VmItem::Pgfault);
-        self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
-        if !retry && r != Ok(FaultResult::Sigbus) {
-            if self.fault_was_major {
+        // (A fault that mapped its page and then sleeps in balance_dirty_pages is done.)
+        let done = std::mem::take(&mut self.fault_dirty_pause);
+        let completed = r.is_ok() || done;
+        if completed || !self.features.pgfault_on_completion {
+            self.vmstat.inc(VmItem::Pgfault);
+            self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
+        }
+        let counted = if self.features.fault_major_if_retried {
+            // mm_account_fault: on completion; major if the last attempt was
+            // (VM_FAULT_MAJOR) or the fault was retried (FAULT_FLAG_TRIED).
+            completed && r != Ok(FaultResult::Sigbus)
+        } else {
+            !retry && r != Ok(FaultResult::Sigbus)
+        };
+        if counted {
+            if self.fault_was_major || (retry && self.features.fault_major_if_retried) {
                 self.tasks[tid].stats.majflt += 1;
             } else {
                 self.tasks[tid].stats.minflt += 1;
             }
         }
-        // (A fault that mapped its page and then sleeps in balance_dirty_pages is done.)
-        let done = std::mem::take(&mut self.fault_dirty_pause);
         self.tasks[tid].fault_retry = if r.is_err() && !done { Some(vpn) } else { None };
         self.leave(prev);
         r

@@ -15,6 +15,7 @@ mod dirty_throttle;
 mod dontcache;
 mod era_hashes;
 mod fadvise;
+mod fault_accounting;
 mod fork;
 mod fuzz_parser;
 mod html_report;

@@ -1,0 +1,94 @@
+//! Page-fault accounting of the 6.x eras: pgfault counted once per completed fault
+//! (`pgfault-on-completion`, 6.4) and a retried fault counted major
+//! (`fault-major-if-retried`, 5.9), against the older rules, on a mapped sequential read.
+
+use crate::common;
+
+use common::run_sc;
+use mmsim::kernel::KernelEra;
+use mmsim::scenario::parse_scenario;
+
+/// One task reading an 8 MiB file through a shared mapping, on a device whose
+/// read_ahead_kb is `ra_kb`.
+fn mapped_read(ra_kb: u64) -> mmsim::scenario::Scenario {
+    let text = format!(
+        r#"
+name = "mapped-read"
+[machine]
+nodes = 1
+cpus_per_node = 1
+memory_per_node = "64MiB"
+[[devices]]
+name = "sda"
+preset = "ssd"
+size = "1GiB"
+read_ahead_kb = {ra_kb}
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "sda"
+[[files]]
+path = "/data/f"
+size = "8MiB"
+[[tasks]]
+name = "mapper"
+cpu = 0
+program = "mmap-read"
+path = "/data/f"
+"#
+    );
+    parse_scenario(&text, "mapped-read", &[]).expect("scenario")
+}
+
+/// (pgfault, pgmajfault, the task's majflt, its minflt) of `sc` on 6.18 with `rule` set
+/// to `on`.
+fn faults(sc: &mmsim::scenario::Scenario, rule: &str, on: bool) -> (i64, i64, u64, u64) {
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    assert!(f.set(rule, on), "{rule} is a feature");
+    let r = run_sc(sc, f, false, u64::MAX);
+    assert!(r.complete, "{:?}", r.end);
+    let t = r.tasks.iter().find(|t| t.name == "mapper").expect("task");
+    (
+        r.vmstat["pgfault"],
+        r.vmstat["pgmajfault"],
+        t.majflt,
+        t.minflt,
+    )
+}
+
+#[test]
+fn pgfault_counts_a_retried_fault_once_from_6_4() {
+    // No readahead: every page is a major fault that sleeps on its read and completes on
+    // the retry. 6.4 counts it once; before, each of the two attempts.
+    let sc = mapped_read(0);
+    let pages = 8 * 256;
+    let (pgfault, pgmajfault, majflt, minflt) = faults(&sc, "pgfault-on-completion", true);
+    assert_eq!(pgmajfault, pages, "every page missed once");
+    assert_eq!(pgfault, pgmajfault, "one pgfault per fault");
+    assert_eq!((majflt, minflt), (pages as u64, 0));
+    let (pgfault_old, pgmajfault_old, majflt_old, _) = faults(&sc, "pgfault-on-completion", false);
+    assert_eq!(pgmajfault_old, pgmajfault);
+    assert_eq!(pgfault_old, 2 * pgmajfault, "the attempt and its retry");
+    assert_eq!(majflt_old, majflt, "the task's counts are not pgfault's");
+}
+
+#[test]
+fn a_fault_that_waited_for_readahead_is_major_from_5_9() {
+    // With readahead, faults meet pages still being read by the async window ahead: they
+    // find the page cached but locked, sleep and retry. From 5.9 such a fault is major
+    // (FAULT_FLAG_TRIED); before, major only if it found the page missing — pgmajfault's
+    // count, which the rule does not change.
+    let sc = mapped_read(128);
+    let (_, pgmajfault, majflt, minflt) = faults(&sc, "fault-major-if-retried", true);
+    let (_, pgmajfault_old, majflt_old, minflt_old) = faults(&sc, "fault-major-if-retried", false);
+    assert_eq!(pgmajfault, pgmajfault_old);
+    assert_eq!(
+        majflt_old as i64, pgmajfault_old,
+        "old rule: major = found missing"
+    );
+    assert!(
+        majflt > majflt_old,
+        "retried faults count major: {majflt} vs {majflt_old}"
+    );
+    assert_eq!(majflt + minflt, majflt_old + minflt_old, "the same faults");
+}

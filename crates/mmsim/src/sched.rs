@@ -152,6 +152,10 @@ pub struct Task {
     pub oom_score_adj: i16,
     /// The virtual page of a fault that slept and will be retried (counted once).
     pub fault_retry: Option<u64>,
+    /// The fault in progress (`fault_retry`) slept on a page lock in an attempt: the
+    /// kernel's VM_FAULT_RETRY, after which the fault runs again with FAULT_FLAG_TRIED (a
+    /// sleep inside an allocation is not one).
+    pub fault_retry_tried: bool,
     /// The memory cgroup the task runs in.
     pub memcg: crate::mm::memcontrol::MemcgId,
     /// Pages charged above memory.high since the last return to user space
@@ -200,6 +204,7 @@ impl Task {
             group_exit: false,
             oom_score_adj: 0,
             fault_retry: None,
+            fault_retry_tried: false,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
             memcg_nr_pages_over_high: 0,
             memcg_high_delay_ps: 0,

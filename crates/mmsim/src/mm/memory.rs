@@ -533,10 +533,12 @@ impl Sim {
     /// fault once — a fault that sleeps (VM_FAULT_RETRY) is counted on its first attempt,
     /// major if that attempt found the page missing (filemap_fault / do_swap_page count
     /// pgmajfault when they start the IO), or from 5.9 (`fault-major-if-retried`,
-    /// mm_account_fault) when it completes, major if it was retried. A fault that ends in
-    /// SIGBUS counts neither (x86 __do_page_fault returns through mm_fault_error before the
-    /// accounting; mm_account_fault skips VM_FAULT_ERROR). A fault that sleeps inside an
-    /// allocation (reclaim's throttling) is an attempt that retries here.
+    /// mm_account_fault) when it completes, major if it was retried after sleeping on a
+    /// page lock (VM_FAULT_RETRY; a sleep inside an allocation is not one). A fault that
+    /// ends in SIGBUS counts neither (x86 __do_page_fault returns through mm_fault_error
+    /// before the accounting; mm_account_fault skips VM_FAULT_ERROR). Every sleep resumes
+    /// the fault from its start here, so before 6.4 pgfault counts an allocation's sleep
+    /// as an attempt too.
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
@@ -576,14 +578,22 @@ impl Sim {
         } else {
             !retry && r != Ok(FaultResult::Sigbus)
         };
+        // FAULT_FLAG_TRIED: an earlier attempt of this fault slept on a page lock.
+        let tried = retry && self.tasks[tid].fault_retry_tried;
         if counted {
-            if self.fault_was_major || (retry && self.features.fault_major_if_retried) {
+            if self.fault_was_major || (tried && self.features.fault_major_if_retried) {
                 self.tasks[tid].stats.majflt += 1;
             } else {
                 self.tasks[tid].stats.minflt += 1;
             }
         }
-        self.tasks[tid].fault_retry = if r.is_err() && !done { Some(vpn) } else { None };
+        let again = match &r {
+            Err(w) if !done => Some(matches!(w, Wait::PageLocked(_))),
+            _ => None,
+        };
+        let t = &mut self.tasks[tid];
+        t.fault_retry = again.map(|_| vpn);
+        t.fault_retry_tried = again.is_some_and(|locked| locked || tried);
         self.leave(prev);
         r
     }

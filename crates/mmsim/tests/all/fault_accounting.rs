@@ -4,40 +4,18 @@
 
 use crate::common;
 
-use common::run_sc;
+use common::{file_toml, machine_toml, run_sc};
 use mmsim::kernel::KernelEra;
 use mmsim::scenario::parse_scenario;
 
 /// One task reading an 8 MiB file through a shared mapping, on a device whose
 /// read_ahead_kb is `ra_kb`.
 fn mapped_read(ra_kb: u64) -> mmsim::scenario::Scenario {
-    let text = format!(
-        r#"
-name = "mapped-read"
-[machine]
-nodes = 1
-cpus_per_node = 1
-memory_per_node = "64MiB"
-[[devices]]
-name = "sda"
-preset = "ssd"
-size = "1GiB"
-read_ahead_kb = {ra_kb}
-[[filesystems]]
-mount = "/data"
-type = "blockfs"
-device = "sda"
-[[files]]
-path = "/data/f"
-size = "8MiB"
-[[tasks]]
-name = "mapper"
-cpu = 0
-program = "mmap-read"
-path = "/data/f"
-"#
-    );
-    parse_scenario(&text, "mapped-read", &[]).expect("scenario")
+    let text = machine_toml("mapped-read", 1, "64MiB", None, "1GiB", "/data")
+        + &file_toml("/data/f", 8 << 20, true)
+        + "\n[[tasks]]\nname = \"mapper\"\ncpu = 0\nprogram = \"mmap-read\"\npath = \"/data/f\"\n";
+    let ra = format!("devices.sda.read_ahead_kb={ra_kb}");
+    parse_scenario(&text, "mapped-read", &[ra]).expect("scenario")
 }
 
 /// (pgfault, pgmajfault, the task's majflt, its minflt) of `sc` on 6.18 with `rule` set

@@ -536,9 +536,7 @@ impl Sim {
     /// mm_account_fault) when it completes, major if it was retried after sleeping on a
     /// page lock (VM_FAULT_RETRY; a sleep inside an allocation is not one). A fault that
     /// ends in SIGBUS counts neither (x86 __do_page_fault returns through mm_fault_error
-    /// before the accounting; mm_account_fault skips VM_FAULT_ERROR). Every sleep resumes
-    /// the fault from its start here, so before 6.4 pgfault counts an allocation's sleep
-    /// as an attempt too.
+    /// before the accounting; mm_account_fault skips VM_FAULT_ERROR).
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
@@ -567,7 +565,11 @@ impl Sim {
         // (A fault that mapped its page and then sleeps in balance_dirty_pages is done.)
         let done = std::mem::take(&mut self.fault_dirty_pause);
         let completed = r.is_ok() || done;
-        if completed || !self.features.pgfault_on_completion {
+        // An attempt that ends in VM_FAULT_RETRY: it slept on a page lock. mmsim also
+        // resumes a fault from its start after a sleep inside the attempt (an allocation's
+        // reclaim throttling, a wait for writeback), which the kernel counts as no attempt.
+        let retry_attempt = matches!(r, Err(Wait::PageLocked(_))) && !done;
+        if completed || (retry_attempt && !self.features.pgfault_on_completion) {
             self.vmstat.inc(VmItem::Pgfault);
             self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
         }

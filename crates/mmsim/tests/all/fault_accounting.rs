@@ -70,3 +70,32 @@ fn a_fault_that_waited_for_readahead_is_major_from_5_9() {
     );
     assert_eq!(majflt + minflt, majflt_old + minflt_old, "the same faults");
 }
+
+/// On 6.18 every counted pgfault is a fault some task counts as major or minor (no
+/// built-in faults past the end of a file), whatever sleeps the faults took — on a page
+/// lock (a retry), in an allocation's reclaim, in balance_dirty_pages — and before 6.4
+/// pgfault counts at least as many (each retry's attempt too). Every built-in at small
+/// scale, cut at a step limit.
+#[test]
+fn pgfault_is_the_tasks_faults_on_6_18() {
+    for (name, _, _) in mmsim::scenario::builtin_scenarios() {
+        let sc = mmsim::scenario::load_scenario(name, &["machine.memory_per_node=32MiB".into()])
+            .or_else(|_| mmsim::scenario::load_scenario(name, &[]))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for era in [KernelEra::V6_18, KernelEra::V4_2] {
+            if era < KernelEra::V6_1 && sc.policy.is_some() {
+                continue; // an MGLRU built-in has no 4.2 run
+            }
+            let f = mmsim::kernel::resolve_features(Some(era), None, "vanilla", &sc.features, None)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let r = run_sc(&sc, f, false, 40_000);
+            let tasks: u64 = r.tasks.iter().map(|t| t.majflt + t.minflt).sum();
+            let pgfault = r.vmstat["pgfault"] as u64;
+            if era == KernelEra::V6_18 {
+                assert_eq!(pgfault, tasks, "{name} on 6.18");
+            } else {
+                assert!(pgfault >= tasks, "{name} on 4.2: {pgfault} < {tasks}");
+            }
+        }
+    }
+}

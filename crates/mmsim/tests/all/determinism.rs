@@ -3,20 +3,17 @@
 
 use crate::common;
 
-use common::run_sc;
-use mmsim::scenario::{builtin_scenarios, load_scenario};
+use common::{run_sc, small_builtins};
+use mmsim::scenario::load_scenario;
 
-/// Small scale: little RAM (file sizes follow `ram`), and a step bound so the large
-/// built-ins stop early — a run cut at the same step must still be identical.
+/// Small scale (`small_builtins`: little RAM, file sizes follow `ram`), and a step bound so
+/// the large built-ins stop early — a run cut at the same step must still be identical.
 const SMALL: &str = "machine.memory_per_node=32MiB";
 const MAX_STEPS: u64 = 40_000;
 
 #[test]
 fn every_builtin_runs_twice_identically() {
-    for (name, _, _) in builtin_scenarios() {
-        let sc = load_scenario(name, &[SMALL.to_string()])
-            .or_else(|_| load_scenario(name, &[]))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (name, sc) in small_builtins() {
         // The built-in's own era (and so its policy: MGLRU needs 6.1).
         let f = mmsim::kernel::resolve_features(sc.kernel, None, "patched", &sc.features, None)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -66,10 +63,7 @@ fn without_host_time(r: &mmsim::run::RunReport) -> serde_json::Value {
 /// document with it and without it.
 #[test]
 fn step_fusion_changes_no_result() {
-    for (name, _, _) in builtin_scenarios() {
-        let sc = load_scenario(name, &[SMALL.to_string()])
-            .or_else(|_| load_scenario(name, &[]))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (name, sc) in small_builtins() {
         for (kernel, max_steps) in [
             (sc.kernel, MAX_STEPS),
             (Some(mmsim::kernel::KernelEra::V6_18), 12_345),

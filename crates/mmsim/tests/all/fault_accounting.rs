@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{file_toml, machine_toml, run_sc};
+use common::{file_toml, machine_toml, run_sc, small_builtins};
 use mmsim::kernel::KernelEra;
 use mmsim::scenario::parse_scenario;
 
@@ -78,10 +78,7 @@ fn a_fault_that_waited_for_readahead_is_major_from_5_9() {
 /// scale, cut at a step limit.
 #[test]
 fn pgfault_is_the_tasks_faults_on_6_18() {
-    for (name, _, _) in mmsim::scenario::builtin_scenarios() {
-        let sc = mmsim::scenario::load_scenario(name, &["machine.memory_per_node=32MiB".into()])
-            .or_else(|_| mmsim::scenario::load_scenario(name, &[]))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for (name, sc) in small_builtins() {
         for era in [KernelEra::V6_18, KernelEra::V4_2] {
             if era < KernelEra::V6_1 && sc.policy.is_some() {
                 continue; // an MGLRU built-in has no 4.2 run

@@ -343,6 +343,20 @@ pub fn load_builtin(name: &str, sets: &[&str]) -> Scenario {
     load_scenario(name, &sets).expect("scenario loads")
 }
 
+/// Every built-in at small scale: (name, scenario) with 32 MiB a node where the built-in
+/// takes the override (its files follow `ram`), as it is otherwise.
+pub fn small_builtins() -> Vec<(&'static str, Scenario)> {
+    mmsim::scenario::builtin_scenarios()
+        .iter()
+        .map(|(name, _, _)| {
+            let sc = load_scenario(name, &["machine.memory_per_node=32MiB".to_string()])
+                .or_else(|_| load_scenario(name, &[]))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            (*name, sc)
+        })
+        .collect()
+}
+
 /// Run `sc` (at most `max_steps` steps; the invariant checker after every step if `check`).
 pub fn run_sc(sc: &Scenario, features: Features, check: bool, max_steps: u64) -> RunReport {
     let opts = RunOptions {

@@ -569,6 +569,7 @@ impl Sim {
         // resumes a fault from its start after a sleep inside the attempt (an allocation's
         // reclaim throttling, a wait for writeback), which the kernel counts as no attempt.
         let retry_attempt = matches!(r, Err(Wait::PageLocked(_))) && !done;
+        let resumed = r.is_err() && !done;
         if completed || (retry_attempt && !self.features.pgfault_on_completion) {
             self.vmstat.inc(VmItem::Pgfault);
             self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
@@ -589,13 +590,9 @@ impl Sim {
                 self.tasks[tid].stats.minflt += 1;
             }
         }
-        let again = match &r {
-            Err(w) if !done => Some(matches!(w, Wait::PageLocked(_))),
-            _ => None,
-        };
         let t = &mut self.tasks[tid];
-        t.fault_retry = again.map(|_| vpn);
-        t.fault_retry_tried = again.is_some_and(|locked| locked || tried);
+        t.fault_retry = resumed.then_some(vpn);
+        t.fault_retry_tried = resumed && (retry_attempt || tried);
         self.leave(prev);
         r
     }

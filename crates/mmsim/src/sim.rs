@@ -1060,6 +1060,9 @@ pub struct Sim {
     /// The running fault mapped its page and sleeps in balance_dirty_pages
     /// (fault_dirty_shared_page): it is not retried.
     pub fault_dirty_pause: bool,
+    /// The running fault failed for want of memory after the OOM killer ran (VM_FAULT_OOM,
+    /// `vm_fault_oom`): a completed fault with an error, retried as a new one.
+    pub fault_oom: bool,
     /// The task whose preadv2/pwritev2 with RWF_DONTCACHE is running (IOCB_DONTCACHE): the
     /// page-cache pages it creates are marked PG_dropbehind. A task, so that the steps of
     /// other CPUs that run while this one waits (TLB-flush IPIs) are not taken for it.
@@ -1373,6 +1376,7 @@ impl Sim {
             fault_was_major: false,
             fault_tried: false,
             fault_dirty_pause: false,
+            fault_oom: false,
             io_dropbehind: None,
             io_versions: Vec::new(),
             zonelists: Vec::new(),
@@ -2118,6 +2122,7 @@ impl Sim {
             self.fault_was_major,
             self.completing_version,
             self.fault_tried,
+            std::mem::take(&mut self.fault_oom),
         );
         // The running task's MGLRU context (in a fault; reclaim with an mm walk).
         let saved_lru_gen = (self.lru_gen_in_fault, self.lru_gen_walk_active);
@@ -2139,7 +2144,7 @@ impl Sim {
         }
         self.switch_ctx(saved.0);
         (self.fault_was_major, self.completing_version) = (saved.1, saved.2);
-        self.fault_tried = saved.3;
+        (self.fault_tried, self.fault_oom) = (saved.3, saved.4);
         (self.lru_gen_in_fault, self.lru_gen_walk_active) = saved_lru_gen;
     }
 

@@ -536,7 +536,11 @@ impl Sim {
     /// mm_account_fault) when it completes, major if it was retried after sleeping on a
     /// page lock (VM_FAULT_RETRY; a sleep inside an allocation is not one). A fault that
     /// ends in SIGBUS counts neither (x86 __do_page_fault returns through mm_fault_error
-    /// before the accounting; mm_account_fault skips VM_FAULT_ERROR).
+    /// before the accounting; mm_account_fault skips VM_FAULT_ERROR). A fault that fails
+    /// for want of memory (VM_FAULT_OOM, `vm_fault_oom`) counts pgfault in every era (at
+    /// handle_mm_fault's entry before 6.4, in mm_account_fault's error path after) and
+    /// neither maj_flt nor min_flt; the fault taken again after pagefault_out_of_memory is
+    /// a new one.
     pub fn handle_mm_fault(
         &mut self,
         tid: TaskId,
@@ -545,10 +549,13 @@ impl Sim {
         write: bool,
     ) -> Result<FaultResult, Wait> {
         let prev = self.enter(KFunc::HandleMmFault);
+        self.fault_oom = false;
         // The PTE table first. An allocation that sleeps in reclaim is the same fault
-        // resumed, and a failed one (VM_FAULT_OOM) is retried as a new fault: neither
-        // counts yet, nor is it a FAULT_FLAG_TRIED retry.
+        // resumed: it does not count yet, nor is it a FAULT_FLAG_TRIED retry.
         if let Err(w) = self.__pte_alloc(mm, vpn) {
+            if std::mem::take(&mut self.fault_oom) {
+                self.count_oom_fault(tid);
+            }
             self.leave(prev);
             return Err(w);
         }
@@ -562,6 +569,11 @@ impl Sim {
             });
         let r = self.__handle_mm_fault(mm, vpn, write);
         self.lru_gen_in_fault = false;
+        if std::mem::take(&mut self.fault_oom) {
+            self.count_oom_fault(tid);
+            self.leave(prev);
+            return r;
+        }
         // (A fault that mapped its page and then sleeps in balance_dirty_pages is done.)
         let done = std::mem::take(&mut self.fault_dirty_pause);
         let completed = r.is_ok() || done;
@@ -619,10 +631,23 @@ impl Sim {
         Ok(FaultResult::Handled)
     }
 
-    /// VM_FAULT_OOM: the allocation failed after the OOM killer ran. A task it killed
-    /// leaves at once (pagefault_out_of_memory returns on its fatal signal and the return
-    /// to user space exits); any other retries the fault after a short back-off.
-    fn vm_fault_oom(&self) -> Wait {
+    /// A fault that ended in VM_FAULT_OOM: pgfault counts it (a failed fault, in every
+    /// era), the task's maj_flt / min_flt do not (VM_FAULT_ERROR), and the fault the task
+    /// takes again is a new one (no FAULT_FLAG_TRIED, counted on its own).
+    fn count_oom_fault(&mut self, tid: TaskId) {
+        self.vmstat.inc(VmItem::Pgfault);
+        self.count_memcg_events(self.current_memcg(), VmItem::Pgfault, 1);
+        let t = &mut self.tasks[tid];
+        t.fault_retry = None;
+        t.fault_retry_tried = false;
+    }
+
+    /// VM_FAULT_OOM: the allocation failed after the OOM killer ran (the fault ends with an
+    /// error, `fault_oom`; handle_mm_fault counts it). A task it killed leaves at once
+    /// (pagefault_out_of_memory returns on its fatal signal and the return to user space
+    /// exits); any other takes the fault again after a short back-off.
+    pub(crate) fn vm_fault_oom(&mut self) -> Wait {
+        self.fault_oom = true;
         if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
             Wait::Until(self.now())
         } else {

@@ -1200,16 +1200,15 @@ impl Sim {
     }
 
     /// The page a swap-in of slot `off` reads into: charged to the memcg the slot was
-    /// charged to (mem_cgroup_swapin_charge_folio); a wait when the allocation sleeps, a
-    /// congestion wait when there is no memory to be had.
+    /// charged to (mem_cgroup_swapin_charge_folio); a wait when the allocation sleeps.
+    /// With no memory to be had the swap-in fails: VM_FAULT_OOM in a fault (do_swap_page;
+    /// shmem_swapin_folio's -ENOMEM), the same back-off elsewhere (`vm_fault_oom`).
     fn swapin_alloc(&mut self, off: u32) -> Result<Pfn, Wait> {
         let memcg = self.swapin_memcg(off);
         match self.alloc_page_charged(Gfp::KERNEL, memcg) {
             Ok(pfn) => Ok(pfn),
             Err(crate::mm::page_alloc::AllocError::Wait(w)) => Err(w),
-            Err(crate::mm::page_alloc::AllocError::NoMem) => Err(Wait::Until(
-                self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-            )),
+            Err(crate::mm::page_alloc::AllocError::NoMem) => Err(self.vm_fault_oom()),
         }
     }
 

@@ -96,3 +96,40 @@ fn pgfault_is_the_tasks_faults_on_6_18() {
         }
     }
 }
+
+/// A fault that fails for want of memory (VM_FAULT_OOM) is a failed fault: pgfault counts
+/// it in every era, the task's maj_flt / min_flt do not. One task in a 16 MiB memory
+/// cgroup writes 64 MiB of anonymous memory without swap: its charge invokes the memcg
+/// OOM killer, which kills the task itself, and that fault fails; the task exits on its
+/// return to user space. No other fault sleeps on a page lock, so pgfault is the task's
+/// faults plus the failed one, on 6.18 and on 4.2.
+#[test]
+fn a_fault_that_fails_with_oom_counts_in_pgfault_only() {
+    let text = machine_toml("memcg-oom", 1, "256MiB", None, "1GiB", "/data")
+        + "\n[[cgroups]]\nname = \"box\"\nmemory_max = \"16MiB\"\n\
+           \n[[tasks]]\nname = \"hog\"\ncpu = 0\ncgroup = \"box\"\nprogram = \"anon\"\nsize = \"64MiB\"\n";
+    let sc = parse_scenario(&text, "memcg-oom", &[]).expect("scenario");
+    for era in [KernelEra::V6_18, KernelEra::V4_2] {
+        let r = run_sc(
+            &sc,
+            era.features("vanilla").expect("preset"),
+            true,
+            u64::MAX,
+        );
+        assert!(r.complete, "{era:?}: {:?}", r.end);
+        assert_eq!(common::oom_killed(&r), ["hog"], "{era:?}: {:?}", r.oom);
+        let t = common::task_report(&r, "hog");
+        assert!(t.minflt > 1000, "{era:?}: the task faulted its pages in");
+        assert_eq!(
+            r.vmstat["pgfault"] as u64,
+            t.majflt + t.minflt + 1,
+            "{era:?}: the task's faults and the failed one"
+        );
+        let cg = common::cgroup_report(&r, "box");
+        assert_eq!(
+            cg.stat["pgfault"] as u64,
+            t.majflt + t.minflt + 1,
+            "{era:?}: memory.stat"
+        );
+    }
+}

@@ -14,6 +14,11 @@
 //! `--sample-every N` adds `samples`: memory.stat every N requests (cgroup v1: with
 //! `kmem`, memory.kmem.usage_in_bytes, and `usage`).
 //!
+//! Two replays sharing one limit: make a parent cgroup with the limit, sync and drop the
+//! page cache once, start each replay with `--parent P --no-drop-caches --wait-for GO`
+//! (its own `--dir`), and create the file GO when both have set up (docs/replay.md,
+//! "Two cgroups under one limit").
+//!
 //! Needs root on Linux: it creates a memory cgroup (v2 `memory.max`, or v1
 //! `memory.limit_in_bytes`), drops the page cache (`/proc/sys/vm/drop_caches`) and, with
 //! `--readahead-kb`, sets the directory's block device's `queue/read_ahead_kb` for the run
@@ -65,9 +70,22 @@ mod host {
         /// Trace format, as `mmsim replay --format` (default: guessed from the name).
         #[arg(long)]
         format: Option<String>,
-        /// The cgroup's memory limit, e.g. 64MiB.
+        /// The cgroup's memory limit, e.g. 64MiB (required without `--parent`).
         #[arg(long)]
-        memory_max: String,
+        memory_max: Option<String>,
+        /// Make the cgroup below this existing memory cgroup (a path below the hierarchy's
+        /// root), whose limit then bounds it with its siblings': two replays started
+        /// together (`--no-drop-caches`, `--wait-for`) share one limit.
+        #[arg(long)]
+        parent: Option<String>,
+        /// Do not sync and drop the page cache before the replay (the caller did, once for
+        /// all the replays it starts together).
+        #[arg(long)]
+        no_drop_caches: bool,
+        /// Set up (files, cgroup, trace in memory), then wait for FILE to exist before the
+        /// replay starts: the way to start several replays at once.
+        #[arg(long)]
+        wait_for: Option<PathBuf>,
         /// Directory for the replay's files (created; on the filesystem to measure).
         #[arg(long)]
         dir: PathBuf,
@@ -110,8 +128,13 @@ mod host {
             Some(f) => Format::parse(f)?,
             None => Format::guess(&a.trace).ok_or("give --format: the name does not say")?,
         };
-        let limit = mmsim::scenario::parse_size_arg(&a.memory_max)
-            .map_err(|e| format!("--memory-max: {e}"))?;
+        let limit = match &a.memory_max {
+            Some(m) => {
+                Some(mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memory-max: {e}"))?)
+            }
+            None if a.parent.is_some() => None,
+            None => return Err("--memory-max: required (or --parent)".into()),
+        };
         let object_map = match a.object_map.as_str() {
             "file" => ObjectMap::File,
             "range" => ObjectMap::Range,
@@ -134,7 +157,7 @@ mod host {
         let layout = plan(trace, &format, &o)?;
         let reqs = place(trace, &format, &layout, object_map, o.limit)?;
         make_files(&layout)?;
-        let cg = Cgroup::create(limit)?;
+        let cg = Cgroup::create_in(limit, a.parent.as_deref())?;
         let ra = match a.readahead_kb {
             Some(kb) => Some(Readahead::set(&dir, kb)?),
             None => None,
@@ -144,7 +167,11 @@ mod host {
             "mincore" => true,
             o => return Err(format!("--resident: `{o}` is not `cachestat` or `mincore`")),
         };
-        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore, a.mmap);
+        let start = Start {
+            drop_caches: !a.no_drop_caches,
+            wait_for: a.wait_for.clone(),
+        };
+        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore, a.mmap, &start);
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
@@ -200,6 +227,13 @@ mod host {
         Ok(())
     }
 
+    /// How the replay starts: after a sync and a drop of the page cache (or not), at once
+    /// or when a file appears.
+    struct Start {
+        drop_caches: bool,
+        wait_for: Option<PathBuf>,
+    }
+
     /// memory.stat read during the replay, with the requests and page misses so far.
     type Sample = BTreeMap<String, i64>;
 
@@ -213,6 +247,7 @@ mod host {
         sample_every: Option<u64>,
         mincore: bool,
         access_mapped: bool,
+        how: &Start,
     ) -> Result<(u64, u64, f64, Snapshot, Snapshot, Vec<Sample>), String> {
         let mut files = Vec::new();
         let mut maps = Vec::new();
@@ -262,9 +297,16 @@ mod host {
         let mut buf = vec![0u8; max_len];
         let max_pages = reqs.iter().map(|r| r.pages).max().unwrap_or(0) as usize;
         let mut vec = vec![0u8; max_pages];
-        // SAFETY: sync(2) takes no arguments.
-        unsafe { libc::sync() };
-        write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
+        if let Some(f) = &how.wait_for {
+            while !f.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        if how.drop_caches {
+            // SAFETY: sync(2) takes no arguments.
+            unsafe { libc::sync() };
+            write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
+        }
         let before = (keyed(Path::new("/proc/vmstat")), cg.stat());
         cg.join()?;
         let start = Instant::now();
@@ -432,6 +474,7 @@ mod host {
             "trace": a.trace,
             "kernel": kernel_release(),
             "memory_max": a.memory_max,
+            "parent": a.parent,
             "readahead_kb": a.readahead_kb,
             "resident": a.resident,
             "mmap": a.mmap,

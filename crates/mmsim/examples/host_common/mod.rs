@@ -17,12 +17,24 @@ pub struct Cgroup {
 
 impl Cgroup {
     pub fn create(limit: u64) -> Result<Cgroup, String> {
+        Cgroup::create_in(Some(limit), None)
+    }
+
+    /// A cgroup with memory limit `limit` (none: no limit of its own), below the existing
+    /// memory cgroup `parent` (a path below the hierarchy's root) or the root.
+    pub fn create_in(limit: Option<u64>, parent: Option<&str>) -> Result<Cgroup, String> {
         let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
-        let base = if v2 {
+        let mut base = if v2 {
             PathBuf::from("/sys/fs/cgroup")
         } else {
             PathBuf::from("/sys/fs/cgroup/memory")
         };
+        if let Some(p) = parent {
+            base = base.join(p.trim_matches('/'));
+            if !base.is_dir() {
+                return Err(format!("--parent: {} is not a cgroup", base.display()));
+            }
+        }
         let path = base.join(format!("mmsim-host-{}", std::process::id()));
         if v2 {
             let _ = fs::write(base.join("cgroup.subtree_control"), "+memory");
@@ -34,7 +46,9 @@ impl Cgroup {
         } else {
             "memory.limit_in_bytes"
         };
-        write(&path.join(file), &limit.to_string())?;
+        if let Some(limit) = limit {
+            write(&path.join(file), &limit.to_string())?;
+        }
         Ok(Cgroup { path, v2 })
     }
 

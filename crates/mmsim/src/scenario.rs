@@ -334,6 +334,11 @@ pub struct DeviceSpec {
     /// read ahead up to it (`io-pages-readahead`, v4.10).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_sectors_kb: Option<u64>,
+    /// Requests a flash device (ssd, nvme) serves at once (`queue_depth`): each pays the
+    /// latency, overlapping with the others', and the transfers share the bandwidth one
+    /// after the other. None: one request at a time, the latency on a seek only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u64>,
     /// Fault injection (`read_error_rate`, `write_error_rate`, `fail`); none by default.
     pub faults: FaultSpec,
 }
@@ -2297,6 +2302,9 @@ fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {
     }
     Ok((p * 1e9).round() as u32)
 }
+/// The largest `queue_depth` of a device (NVMe's 16-bit queue size is larger; beyond a
+/// thousand requests in flight no workload here differs).
+pub const QUEUE_DEPTH_MAX: u64 = 1024;
 const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
 const DEVICE_KEYS: &[&str] = &[
     "name",
@@ -2306,6 +2314,7 @@ const DEVICE_KEYS: &[&str] = &[
     "bandwidth",
     "read_ahead_kb",
     "max_sectors_kb",
+    "queue_depth",
     "read_error_rate",
     "write_error_rate",
     "fail",
@@ -2495,6 +2504,21 @@ fn read_devices(
         let max_sectors_kb = d
             .opt("max_sectors_kb", want_max_sectors_kb)?
             .map(|(v, _)| v);
+        let queue_depth = match d.opt("queue_depth", want_u64)? {
+            None => None,
+            Some((q, loc)) if !(1..=QUEUE_DEPTH_MAX).contains(&q) => {
+                return Err(loc.err(format!(
+                    "queue_depth must be 1 ..= {QUEUE_DEPTH_MAX}, got {q}"
+                )));
+            }
+            Some((_, loc)) if preset == DevicePreset::Hdd => {
+                return Err(loc.err(
+                    "queue_depth models a flash device (every request pays the latency, \
+                     several at once); an hdd seeks: use preset ssd or nvme, or no queue_depth",
+                ));
+            }
+            Some((q, _)) => Some(q),
+        };
         let mut faults = FaultSpec {
             read_error_ppb: read_rate(&d, "read_error_rate")?,
             write_error_ppb: read_rate(&d, "write_error_rate")?,
@@ -2531,6 +2555,7 @@ fn read_devices(
             bandwidth_bytes_per_s,
             read_ahead_kb,
             max_sectors_kb,
+            queue_depth,
             faults,
         });
     }

@@ -1422,6 +1422,7 @@ impl Sim {
                     bandwidth_bytes_per_s: None,
                     read_ahead_kb: None,
                     max_sectors_kb: None,
+                    queue_depth: None,
                     faults: sw.faults.clone(),
                 },
                 &sim.costs,

@@ -67,6 +67,8 @@
 //!   memory.swap.high (RAM/64 ..= RAM/4, or "max" in a fifth of them) after 0–1 s
 //!   (memory.swap.high is ENOENT before the 6.1 era); after it, in a tenth, a
 //!   `cgroup-write` of one cgroup's memory.oom.group (0 or 1; ENOENT before the 6.1 era).
+//! - A flash device (`[[devices]] queue_depth`), from a generator of its own: in a quarter
+//!   of the cases whose device is an ssd or nvme, a queue depth of 1, 2, 4 or 32.
 //! - fork and copy-on-write, from a generator of its own: in a sixth of the cases a
 //!   `fork-snapshot` task (a heap of RAM/64 ..= RAM/4, 1–2 snapshots, parent writes every
 //!   20 µs, 200 µs or none, half of them saving to /mnt or /tmp), in a cgroup or the root.
@@ -238,6 +240,16 @@ pub fn generate(seed: u64) -> SwarmCase {
         "\n[[devices]]\nname = \"sda\"\npreset = \"{dev_preset}\"\nsize = \"4GiB\""
     );
     let _ = write!(sum, ", sda {dev_preset}");
+    // A flash device's queue depth (`fs/blockdev.rs`), from a generator of its own: in a
+    // quarter of the cases with an ssd or nvme.
+    if dev_preset != "hdd" {
+        let mut qrng = Pcg64::seed_from_u64(seed ^ 0x5155_4555_4544_4550);
+        if qrng.gen_bool(0.25) {
+            let q = *pick(&mut qrng, &[1u64, 2, 4, 32]);
+            let _ = writeln!(t, "queue_depth = {q}");
+            let _ = write!(sum, " queue_depth {q}");
+        }
+    }
     let rates = ["0.001", "0.01", "0.05"];
     if rng.gen_bool(0.3) {
         let r = *pick(&mut rng, &rates);

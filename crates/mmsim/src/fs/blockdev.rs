@@ -59,8 +59,16 @@ pub struct BlockDevice {
     pub ra_pages: u64,
     /// bdi->io_pages: the largest request in pages (queue/max_sectors_kb / 4).
     pub io_pages: u64,
-    /// When the queue is free.
+    /// When the queue is free (with `queue_depth` > 1: when the last request in service
+    /// ends).
     pub busy_until_ps: Ps,
+    /// A flash device's requests served at once (`queue_depth`; each pays the latency).
+    /// None: one request after the other, the latency paid on a seek only.
+    pub queue_depth: Option<usize>,
+    /// With a `queue_depth`: the completion times of the requests in service.
+    in_service: Vec<Ps>,
+    /// With a `queue_depth`: when the transfer path is free.
+    transfer_free_ps: Ps,
     /// Sector (in pages) after the last request, for sequential detection.
     pub next_sector: u64,
     /// The flusher kthread of this device's bdi.
@@ -157,6 +165,9 @@ impl BlockDevice {
                 .map_or(crate::mm::readahead::RA_PAGES, |kb| kb * 1024 / PAGE_SIZE),
             io_pages: spec.max_sectors_kb.unwrap_or(BLK_DEF_MAX_SECTORS_KB) * 1024 / PAGE_SIZE,
             busy_until_ps: 0,
+            queue_depth: spec.queue_depth.map(|q| q as usize),
+            in_service: Vec::new(),
+            transfer_free_ps: 0,
             next_sector: u64::MAX,
             flusher: None,
             writeback_interval_ps: 5_000_000_000_000,
@@ -196,16 +207,21 @@ impl BlockDevice {
     /// Queue a request of `nr_pages` starting at `sector`, submitted at `now`; returns its
     /// completion time.
     pub fn submit(&mut self, now: Ps, kind: IoKind, sector: u64, nr_pages: u64) -> Ps {
-        let start = now.max(self.busy_until_ps);
-        let seek = if sector == self.next_sector {
-            0
+        let done = if let Some(depth) = self.queue_depth {
+            self.submit_flash(now, nr_pages, depth)
         } else {
-            self.timing.latency_ps
+            let start = now.max(self.busy_until_ps);
+            let seek = if sector == self.next_sector {
+                0
+            } else {
+                self.timing.latency_ps
+            };
+            let done = start + seek + self.timing.transfer_ps(nr_pages * PAGE_SIZE);
+            self.busy_until_ps = done;
+            self.seeks += u64::from(seek > 0);
+            self.busy_ps += done - start;
+            done
         };
-        let done = start + seek + self.timing.transfer_ps(nr_pages * PAGE_SIZE);
-        self.busy_until_ps = done;
-        self.seeks += u64::from(seek > 0);
-        self.busy_ps += done - start;
         self.next_sector = sector + nr_pages;
         match kind {
             IoKind::Read => {
@@ -217,6 +233,36 @@ impl BlockDevice {
                 self.pages_written += nr_pages;
             }
         }
+        done
+    }
+
+    /// A request on a flash device of queue depth `depth`: it starts at once, or when the
+    /// first of `depth` requests in service ends; it pays the latency (the flash access,
+    /// whatever the sector: no seek), overlapping with the other requests', then transfers
+    /// once the transfer path is free (the requests' transfers share the bandwidth one
+    /// after the other). Busy time is the union of the requests' service.
+    fn submit_flash(&mut self, now: Ps, nr_pages: u64, depth: usize) -> Ps {
+        self.in_service.retain(|&d| d > now);
+        let start = if self.in_service.len() >= depth {
+            let (i, first) = self
+                .in_service
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, d)| *d)
+                .map(|(i, d)| (i, *d))
+                .expect("a full queue");
+            self.in_service.swap_remove(i);
+            first.max(now)
+        } else {
+            now
+        };
+        let ready = start + self.timing.latency_ps;
+        let done = ready.max(self.transfer_free_ps) + self.timing.transfer_ps(nr_pages * PAGE_SIZE);
+        self.transfer_free_ps = done;
+        self.in_service.push(done);
+        self.busy_ps += done - start.max(self.busy_until_ps.min(done));
+        self.busy_until_ps = self.busy_until_ps.max(done);
+        self.seeks += 1;
         done
     }
 }

@@ -11,6 +11,7 @@ mod cli;
 mod compare_cli;
 mod dd;
 mod determinism;
+mod device_queue;
 mod dirty_throttle;
 mod dontcache;
 mod era_hashes;

@@ -1,0 +1,197 @@
+//! The flash device model (`[[devices]] queue_depth`, `fs/blockdev.rs`): every request
+//! pays the latency, up to `queue_depth` requests overlap theirs, the transfers share the
+//! bandwidth one after the other; without it a device serves one request at a time and
+//! only a seek pays the latency. The device alone, then whole runs, then the scenario
+//! errors.
+
+use crate::common;
+
+use common::{file_toml, machine_toml, run_sc};
+use mmsim::fs::blockdev::{BlockDevice, IoKind};
+use mmsim::kernel::KernelEra;
+use mmsim::machine::cost::{CostTable, DeviceTiming};
+use mmsim::scenario::{parse_scenario, DevicePreset, DeviceSpec, FaultSpec};
+
+const PS_PER_NS: u64 = 1_000;
+
+fn device(queue_depth: Option<u64>) -> BlockDevice {
+    let spec = DeviceSpec {
+        name: "sda".into(),
+        preset: DevicePreset::Ssd,
+        size_bytes: 1 << 30,
+        latency_ns: None,
+        bandwidth_bytes_per_s: None,
+        read_ahead_kb: None,
+        max_sectors_kb: None,
+        queue_depth,
+        faults: FaultSpec::default(),
+    };
+    BlockDevice::new(&spec, &CostTable::default_profile())
+}
+
+/// The SSD preset's latency and one page's transfer time, ps.
+fn ssd_l_t() -> (u64, u64) {
+    let ssd = DeviceTiming::SSD;
+    (ssd.latency_ps, ssd.transfer_ps(4096))
+}
+
+#[test]
+fn flash_requests_overlap_their_latency_and_share_the_transfer() {
+    let (l, t) = ssd_l_t();
+    assert!(
+        l > 3 * t,
+        "the preset's latency dominates a page's transfer"
+    );
+    let mut d = device(Some(4));
+    // Four one-page requests at once, far apart on the device: all start at 0, their
+    // latencies overlap, their transfers follow one another.
+    let done: Vec<u64> = (0..4)
+        .map(|i| d.submit(0, IoKind::Read, i * 1000, 1))
+        .collect();
+    assert_eq!(done, [l + t, l + 2 * t, l + 3 * t, l + 4 * t]);
+    // A fifth waits for the first to end, then pays its own latency; the transfer path
+    // is free by then.
+    let fifth = d.submit(0, IoKind::Read, 5000, 1);
+    assert_eq!(fifth, (l + t) + l + t);
+    // Busy time is the union of the requests' service: [0, l + 4t] and [l + t, 2l + 2t].
+    assert_eq!(d.busy_ps, 2 * l + 2 * t);
+    assert_eq!(d.nr_reads, 5);
+    // A sequential request pays the latency too (no seek on flash).
+    let next = d.submit(fifth, IoKind::Read, 5001, 1);
+    assert_eq!(next, fifth + l + t);
+    // Depth 1: one request after the other, each with its latency.
+    let mut one = device(Some(1));
+    let a = one.submit(0, IoKind::Write, 0, 2);
+    let b = one.submit(0, IoKind::Write, 2, 2);
+    assert_eq!((a, b), (l + 2 * t, 2 * (l + 2 * t)));
+}
+
+#[test]
+fn without_a_queue_depth_only_a_seek_pays_the_latency() {
+    let (l, t) = ssd_l_t();
+    let mut d = device(None);
+    let a = d.submit(0, IoKind::Read, 100, 1);
+    let b = d.submit(0, IoKind::Read, 101, 1);
+    let c = d.submit(0, IoKind::Read, 500, 1);
+    assert_eq!((a, b, c), (l + t, l + 2 * t, 2 * l + 3 * t));
+    assert_eq!(d.seeks, 2);
+    assert_eq!(d.busy_ps, c);
+}
+
+/// A machine whose disk has `queue_depth` (none: the seek model) and readahead off, with
+/// two 8 MiB files.
+fn machine(queue_depth: Option<u64>) -> String {
+    let mut text = machine_toml("flash", 2, "256MiB", None, "1GiB", "/mnt")
+        .replace("size = \"1GiB\"\n", "size = \"1GiB\"\nread_ahead_kb = 0\n");
+    if let Some(q) = queue_depth {
+        text = text.replace(
+            "read_ahead_kb = 0\n",
+            &format!("read_ahead_kb = 0\nqueue_depth = {q}\n"),
+        );
+    }
+    text + &file_toml("/mnt/a", 8 << 20, true) + &file_toml("/mnt/b", 8 << 20, true)
+}
+
+fn elapsed_ns(text: &str, task: &str) -> u64 {
+    let sc = parse_scenario(text, "flash.toml", &[]).expect("scenario");
+    let r = run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").expect("preset"),
+        true,
+        u64::MAX,
+    );
+    assert!(r.complete, "{:?}", r.end);
+    common::task_report(&r, task).elapsed_ns
+}
+
+#[test]
+fn a_sequential_read_pays_the_latency_per_request_on_flash_only() {
+    // 2,048 one-page reads in file order, readahead off: one request each. The seek model
+    // pays the latency once; flash pays it on each.
+    let reader = "\n[[tasks]]\nname = \"r\"\ncpu = 0\nprogram = \"read\"\npath = \"/mnt/a\"\nblock_size = \"4KiB\"\n";
+    let (l, t) = ssd_l_t();
+    let per_request_ns = (l + t) / PS_PER_NS;
+    let seek = elapsed_ns(&(machine(None) + reader), "r");
+    let flash = elapsed_ns(&(machine(Some(1)) + reader), "r");
+    assert!(flash >= 2048 * per_request_ns, "{flash} ns");
+    assert!(seek < 2048 * per_request_ns / 2, "{seek} ns");
+}
+
+#[test]
+fn two_random_readers_overlap_on_a_flash_queue() {
+    // Two tasks, each 500 one-page reads three pages apart (every request a seek) of its
+    // own file: the seek model and a queue of one serve the 1,000 requests one after the
+    // other; a queue of two overlaps the two tasks' latencies.
+    let readers: String = ["a", "b"]
+        .iter()
+        .enumerate()
+        .map(|(cpu, f)| {
+            format!(
+                "\n[[tasks]]\nname = \"{f}\"\ncpu = {cpu}\nprogram = \"pread-stride\"\npath = \"/mnt/{f}\"\n\
+                 count = 500\nread_pages = 1\nstep_pages = 3\n"
+            )
+        })
+        .collect();
+    let (l, t) = ssd_l_t();
+    let per_request_ns = (l + t) / PS_PER_NS;
+    let seek = elapsed_ns(&(machine(None) + &readers), "b");
+    let one = elapsed_ns(&(machine(Some(1)) + &readers), "b");
+    let two = elapsed_ns(&(machine(Some(2)) + &readers), "b");
+    assert!(
+        seek >= 1000 * per_request_ns && one >= 1000 * per_request_ns,
+        "{seek} {one}"
+    );
+    assert!(
+        two >= 500 * per_request_ns,
+        "each task's requests follow one another: {two}"
+    );
+    assert!(
+        two * 10 < one * 6,
+        "the two tasks' requests overlap: {two} ns against {one} ns"
+    );
+}
+
+#[test]
+fn queue_depth_errors_name_the_file_line_and_field() {
+    let base = machine(None);
+    for (bad, why) in [
+        ("0", "1 ..= 1024"),
+        ("2000", "1 ..= 1024"),
+        ("\"four\"", ""),
+        ("-1", ""),
+    ] {
+        let text = base.replace(
+            "read_ahead_kb = 0\n",
+            &format!("read_ahead_kb = 0\nqueue_depth = {bad}\n"),
+        );
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("queue_depth"))
+            .expect("line")
+            + 1;
+        let e = parse_scenario(&text, "flash.toml", &[]).expect_err(bad);
+        assert_eq!(
+            (e.file.as_str(), e.line, e.field.as_str()),
+            ("flash.toml", Some(line), "devices.sda.queue_depth"),
+            "{e}"
+        );
+        assert!(e.message.contains(why), "{bad}: {e}");
+    }
+    let hdd = base
+        .replace("preset = \"ssd\"", "preset = \"hdd\"")
+        .replace(
+            "read_ahead_kb = 0\n",
+            "read_ahead_kb = 0\nqueue_depth = 4\n",
+        );
+    let e = parse_scenario(&hdd, "flash.toml", &[]).expect_err("hdd");
+    assert_eq!(e.field, "devices.sda.queue_depth", "{e}");
+    assert!(e.message.contains("hdd"), "{e}");
+    // --set reaches it, validated the same way.
+    let base = base + "\n[[tasks]]\nname = \"r\"\ncpu = 0\nprogram = \"read\"\npath = \"/mnt/a\"\n";
+    let sc =
+        parse_scenario(&base, "flash.toml", &["devices.sda.queue_depth=32".into()]).expect("valid");
+    assert_eq!(sc.devices[0].queue_depth, Some(32));
+    let e =
+        parse_scenario(&base, "flash.toml", &["devices.sda.queue_depth=0".into()]).expect_err("0");
+    assert_eq!(e.field, "devices.sda.queue_depth", "{e}");
+}

@@ -244,6 +244,7 @@ def replay(
     kernel: Optional[str] = None,
     policy: Optional[str] = None,
     readahead: Optional[SizeLike] = None,
+    queue_depth: Optional[int] = None,
     set: SetValues = None,
     mmap: bool = False,
     pace: bool = False,
@@ -258,7 +259,8 @@ def replay(
     (one size: the trace runs in a memory cgroup with that memory.max), ``format``,
     ``scenario`` (a TOML to run the trace in), ``preset``, ``features``, ``kernel``,
     ``policy`` (``"classic"`` or ``"mglru"``, 6.1 on), ``readahead`` (the device's
-    read_ahead_kb as a size, or ``"off"``), ``set``, ``mmap``, ``pace``, ``object_map``,
+    read_ahead_kb as a size, or ``"off"``), ``queue_depth`` (the device modelled as flash
+    with that many requests at once), ``set``, ``mmap``, ``pace``, ``object_map``,
     ``object_size``, ``size``, ``limit``, ``device``. The :class:`Run` has a ``replay``
     section (page, byte and object miss ratios, readahead, refaults). The GIL is
     released; bad options raise OptionError with the CLI's message."""
@@ -273,6 +275,7 @@ def replay(
         "--kernel": kernel,
         "--policy": policy,
         "--readahead": readahead,
+        "--queue-depth": queue_depth,
         "--object-map": object_map,
         "--object-size": object_size,
         "--size": size,

@@ -23,6 +23,10 @@ CASES = {
         dict(ram="64MiB", memory_max="16MiB", kernel="6.1"),
         ["--ram", "64MiB", "--memory-max", "16MiB", "--kernel", "6.1"],
     ),
+    "flash-queue": (
+        dict(ram="16MiB", queue_depth=4, device="nvme"),
+        ["--ram", "16MiB", "--queue-depth", "4", "--device", "nvme"],
+    ),
     "old-kernel-set": (
         dict(ram="24MiB", kernel="4.2", set={"tasks.replay.limit": 2000}),
         ["--ram", "24MiB", "--kernel", "4.2", "--set", "tasks.replay.limit=2000"],
@@ -49,6 +53,8 @@ def test_replay_is_the_cli_document(case, run_cli):
         (dict(ram="16MiB", kernel="4.2", policy="mglru"), ["--ram", "16MiB", "--kernel", "4.2", "--policy", "mglru"]),
         (dict(ram="16MiB", readahead="3KiB"), ["--ram", "16MiB", "--readahead", "3KiB"]),
         (dict(ram="16MiB", format="nope"), ["--ram", "16MiB", "--format", "nope"]),
+        (dict(ram="16MiB", queue_depth=0), ["--ram", "16MiB", "--queue-depth", "0"]),
+        (dict(ram="16MiB", queue_depth=2, device="hdd"), ["--ram", "16MiB", "--queue-depth", "2", "--device", "hdd"]),
         (dict(ram="16MiB", memory_max="32MiB"), ["--ram", "16MiB", "--memory-max", "32MiB"]),
         (dict(ram="64MiB", memory_max="8MiB,16MiB"), ["--ram", "64MiB", "--memory-max", "8MiB,16MiB"]),
     ],

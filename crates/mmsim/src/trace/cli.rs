@@ -51,6 +51,11 @@ pub struct ReplayArgs {
     /// `128KiB` (the kernel's default) or `off` (0: each missing page read on its own).
     #[arg(long, value_name = "SIZE|off")]
     pub readahead: Option<String>,
+    /// Model the replay's flash device(s) with this many requests in service at once, each
+    /// paying the latency (`[[devices]] queue_depth`, 1 ..= 1024; not with `--device hdd`).
+    /// Default: one request at a time, the latency on a seek only.
+    #[arg(long, value_name = "N")]
+    pub queue_depth: Option<u64>,
     /// Scenario overrides, `key=value`, repeatable (the task is `tasks.replay.*`).
     #[arg(long = "set")]
     pub sets: Vec<String>,
@@ -358,6 +363,22 @@ pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String
         let kb = parse_readahead(r)?;
         for d in &mut sc.devices {
             d.read_ahead_kb = Some(kb);
+        }
+    }
+    if let Some(q) = a.queue_depth {
+        let max = crate::scenario::QUEUE_DEPTH_MAX;
+        if !(1..=max).contains(&q) {
+            return Err(format!("--queue-depth {q}: must be 1 ..= {max}"));
+        }
+        for d in &mut sc.devices {
+            if d.preset == crate::scenario::DevicePreset::Hdd {
+                return Err(format!(
+                    "--queue-depth {q}: device {} is an hdd (a queue depth models flash: \
+                     use --device ssd or nvme)",
+                    d.name
+                ));
+            }
+            d.queue_depth = Some(q);
         }
     }
     Ok(sc)

@@ -195,3 +195,52 @@ fn queue_depth_errors_name_the_file_line_and_field() {
         parse_scenario(&base, "flash.toml", &["devices.sda.queue_depth=0".into()]).expect_err("0");
     assert_eq!(e.field, "devices.sda.queue_depth", "{e}");
 }
+
+/// `mmsim replay --queue-depth N`: the replay's device becomes flash. A sequential block
+/// trace read with readahead off (one request a page) then pays the latency on every
+/// request; bad depths and an hdd are usage errors.
+#[test]
+fn replay_queue_depth_option() {
+    let dir = std::env::temp_dir().join(format!("mmsim-device-queue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let trace = dir.join("seq.csv");
+    let lines: String = (0..512u64)
+        .map(|p| format!("{},hm,0,Read,{},4096,10\n", p * 1000, p * 4096))
+        .collect();
+    std::fs::write(&trace, lines).expect("trace");
+    let t = trace.to_str().expect("utf-8");
+    let run = |extra: &[&str]| {
+        let mut argv = vec![t, "--format", "msr", "--ram", "64MiB", "--readahead", "off"];
+        argv.extend_from_slice(extra);
+        let a = mmsim::api::replay_args(&argv).expect("options");
+        let r = mmsim::api::replay(&a).expect("run");
+        assert!(r.complete, "{:?}", r.end);
+        // One request a page, and the file's inode-table block.
+        assert_eq!(r.devices[0].reads, 513, "one request a page");
+        r.elapsed_ns
+    };
+    let (l, t_page) = ssd_l_t();
+    let seek = run(&[]);
+    let flash = run(&["--queue-depth", "4"]);
+    assert!(flash >= 512 * (l + t_page) / PS_PER_NS, "{flash} ns");
+    assert!(seek < 512 * (l + t_page) / PS_PER_NS / 2, "{seek} ns");
+    for (args, what) in [
+        (
+            vec!["--queue-depth", "0"],
+            "--queue-depth 0: must be 1 ..= 1024",
+        ),
+        (vec!["--queue-depth", "5000"], "--queue-depth 5000"),
+        (vec!["--queue-depth", "2", "--device", "hdd"], "is an hdd"),
+    ] {
+        let mut argv = vec!["replay", t, "--format", "msr"];
+        argv.extend(args.iter());
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_mmsim"))
+            .args(&argv)
+            .output()
+            .expect("mmsim runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?} says {what}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

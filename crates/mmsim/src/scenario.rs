@@ -2305,6 +2305,24 @@ fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {
 /// The largest `queue_depth` of a device (NVMe's 16-bit queue size is larger; beyond a
 /// thousand requests in flight no workload here differs).
 pub const QUEUE_DEPTH_MAX: u64 = 1024;
+
+/// Why `queue_depth` `q` does not fit a device of `preset` (the scenario key's and
+/// `mmsim replay --queue-depth`'s check), if it does not.
+pub fn queue_depth_problem(q: u64, preset: DevicePreset) -> Option<String> {
+    if !(1..=QUEUE_DEPTH_MAX).contains(&q) {
+        Some(format!(
+            "queue_depth must be 1 ..= {QUEUE_DEPTH_MAX}, got {q}"
+        ))
+    } else if preset == DevicePreset::Hdd {
+        Some(
+            "queue_depth models a flash device (every request pays the latency, several at \
+             once); an hdd seeks: use preset ssd or nvme, or no queue_depth"
+                .into(),
+        )
+    } else {
+        None
+    }
+}
 const MACHINE_KEYS: &[&str] = &["nodes", "cpus_per_node", "memory_per_node", "cost_profile"];
 const DEVICE_KEYS: &[&str] = &[
     "name",
@@ -2506,18 +2524,10 @@ fn read_devices(
             .map(|(v, _)| v);
         let queue_depth = match d.opt("queue_depth", want_u64)? {
             None => None,
-            Some((q, loc)) if !(1..=QUEUE_DEPTH_MAX).contains(&q) => {
-                return Err(loc.err(format!(
-                    "queue_depth must be 1 ..= {QUEUE_DEPTH_MAX}, got {q}"
-                )));
-            }
-            Some((_, loc)) if preset == DevicePreset::Hdd => {
-                return Err(loc.err(
-                    "queue_depth models a flash device (every request pays the latency, \
-                     several at once); an hdd seeks: use preset ssd or nvme, or no queue_depth",
-                ));
-            }
-            Some((q, _)) => Some(q),
+            Some((q, loc)) => match queue_depth_problem(q, preset) {
+                Some(why) => return Err(loc.err(why)),
+                None => Some(q),
+            },
         };
         let mut faults = FaultSpec {
             read_error_ppb: read_rate(&d, "read_error_rate")?,

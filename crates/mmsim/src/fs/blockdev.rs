@@ -59,7 +59,7 @@ pub struct BlockDevice {
     pub ra_pages: u64,
     /// bdi->io_pages: the largest request in pages (queue/max_sectors_kb / 4).
     pub io_pages: u64,
-    /// When the queue is free (with `queue_depth` > 1: when the last request in service
+    /// When the queue is free (with a `queue_depth`: when the last request in service
     /// ends).
     pub busy_until_ps: Ps,
     /// A flash device's requests served at once (`queue_depth`; each pays the latency).

@@ -366,17 +366,9 @@ pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String
         }
     }
     if let Some(q) = a.queue_depth {
-        let max = crate::scenario::QUEUE_DEPTH_MAX;
-        if !(1..=max).contains(&q) {
-            return Err(format!("--queue-depth {q}: must be 1 ..= {max}"));
-        }
         for d in &mut sc.devices {
-            if d.preset == crate::scenario::DevicePreset::Hdd {
-                return Err(format!(
-                    "--queue-depth {q}: device {} is an hdd (a queue depth models flash: \
-                     use --device ssd or nvme)",
-                    d.name
-                ));
+            if let Some(why) = crate::scenario::queue_depth_problem(q, d.preset) {
+                return Err(format!("--queue-depth {q}: device {}: {why}", d.name));
             }
             d.queue_depth = Some(q);
         }

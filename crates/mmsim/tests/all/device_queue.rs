@@ -227,10 +227,13 @@ fn replay_queue_depth_option() {
     for (args, what) in [
         (
             vec!["--queue-depth", "0"],
-            "--queue-depth 0: must be 1 ..= 1024",
+            "--queue-depth 0: device disk: queue_depth must be 1 ..= 1024",
         ),
         (vec!["--queue-depth", "5000"], "--queue-depth 5000"),
-        (vec!["--queue-depth", "2", "--device", "hdd"], "is an hdd"),
+        (
+            vec!["--queue-depth", "2", "--device", "hdd"],
+            "an hdd seeks",
+        ),
     ] {
         let mut argv = vec!["replay", t, "--format", "msr"];
         argv.extend(args.iter());

@@ -38,6 +38,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${HOST_REPLAY:-$here/target/release/examples/host_replay}
 [[ -x $bin ]] || { echo "host_pair.sh: $bin: build it with cargo build --release --example host_replay" >&2; exit 2; }
 
+bytes=$(python3 - "$limit" <<'PY'
+import re, sys
+m = re.fullmatch(r"(\d+)\s*(KiB|MiB|GiB|K|M|G)?", sys.argv[1].strip())
+if not m:
+    print(f"host_pair.sh: --limit {sys.argv[1]}: a size like 64MiB (or 64M, or bytes)", file=sys.stderr)
+    sys.exit(2)
+unit = {"K": 10, "M": 20, "G": 30}
+print(int(m.group(1)) << unit.get((m.group(2) or " ")[0], 0))
+PY
+)
 if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
     root=/sys/fs/cgroup limit_file=memory.max
     echo +memory > $root/cgroup.subtree_control 2>/dev/null || true
@@ -45,8 +55,14 @@ else
     root=/sys/fs/cgroup/memory limit_file=memory.limit_in_bytes
 fi
 parent=mmsim-pair-$$
+old_ra="" ra_file="" go=""
+cleanup() {
+    [[ -n $old_ra ]] && echo "$old_ra" > "$ra_file"
+    [[ -n $go ]] && rm -f "$go"
+    rmdir "$root/$parent" 2>/dev/null || true
+}
+trap cleanup EXIT
 mkdir "$root/$parent"
-bytes=$(python3 -c "import sys; u={'KiB':1<<10,'MiB':1<<20,'GiB':1<<30}; s=sys.argv[1]; print(next((int(s[:-3])*m for k,m in u.items() if s.endswith(k)), None) or int(s))" "$limit")
 echo "$bytes" > "$root/$parent/$limit_file"
 [[ -e /sys/fs/cgroup/cgroup.controllers ]] && echo +memory > "$root/$parent/cgroup.subtree_control"
 mkdir -p "$dir/a" "$dir/b"
@@ -56,12 +72,6 @@ ra_file=$sys/queue/read_ahead_kb
 [[ -e $ra_file ]] || ra_file=$sys/../queue/read_ahead_kb
 old_ra=$(cat "$ra_file")
 go=$(mktemp -u /tmp/host-pair-go.XXXXXX)
-cleanup() {
-    echo "$old_ra" > "$ra_file"
-    rm -f "$go"
-    rmdir "$root/$parent" 2>/dev/null || true
-}
-trap cleanup EXIT
 echo "$ra" > "$ra_file"
 
 # shellcheck disable=SC2086

@@ -205,10 +205,21 @@ pub struct DeviceReport {
     pub pages_written: u64,
     /// Requests that did not continue the previous one on the device and paid its
     /// positioning latency (a seek on a disk; the device model has no request merging or
-    /// elevator).
+    /// elevator); on a flash device (`queue_depth`) every request.
     pub seeks: u64,
     /// Time the device spent serving requests, ns (io_ticks).
     pub busy_ns: u64,
+    /// The device model: its preset (`hdd`, `ssd`, `nvme`, `zram`).
+    pub preset: &'static str,
+    /// Per-request latency, ns (the preset's or `latency`).
+    pub latency_ns: u64,
+    /// Transfer rate, bytes per second (the preset's or `bandwidth`).
+    pub bandwidth_bytes_per_s: u64,
+    /// queue/read_ahead_kb.
+    pub read_ahead_kb: u64,
+    /// `queue_depth` of a device modelled as flash; absent: one request at a time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u64>,
 }
 
 /// One memory cgroup at the end of a run, as cgroup v2 files show it.
@@ -869,6 +880,11 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
                 pages_written: d.pages_written,
                 seeks: d.seeks,
                 busy_ns: d.busy_ps / 1000,
+                preset: d.preset.as_str(),
+                latency_ns: d.timing.latency_ps / 1000,
+                bandwidth_bytes_per_s: d.timing.bandwidth_bytes_per_s,
+                read_ahead_kb: d.ra_pages * crate::mm::page::PAGE_SIZE / 1024,
+                queue_depth: d.queue_depth.map(|q| q as u64),
             })
             .collect(),
         zram: sim.zram().map(|z| z.stats()),

@@ -49,6 +49,8 @@ pub struct IoRequest {
 pub struct BlockDevice {
     /// Name.
     pub name: String,
+    /// The model's preset (its default timing).
+    pub preset: DevicePreset,
     /// Timing.
     pub timing: DeviceTiming,
     /// A synchronous device (zram, `mm/zram.rs`): requests complete in `submit_bio`.
@@ -157,6 +159,7 @@ impl BlockDevice {
         }
         BlockDevice {
             name: spec.name.clone(),
+            preset: spec.preset,
             timing,
             synchronous: spec.preset == DevicePreset::Zram,
             capacity_pages: spec.size_bytes / PAGE_SIZE,

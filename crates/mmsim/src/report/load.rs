@@ -62,6 +62,38 @@ pub struct DeviceView {
     pub seeks: u64,
     /// Busy time, ns.
     pub busy_ns: u64,
+    /// The model's preset (empty in documents from before it was reported).
+    pub preset: String,
+    /// Per-request latency, ns.
+    pub latency_ns: u64,
+    /// Transfer rate, bytes per second.
+    pub bandwidth_bytes_per_s: u64,
+    /// queue/read_ahead_kb.
+    pub read_ahead_kb: u64,
+    /// `queue_depth` of a flash model.
+    pub queue_depth: Option<u64>,
+}
+
+impl DeviceView {
+    /// The device model in a few words: `sda ssd 80 µs 500 MB/s ra 128 KiB` and
+    /// ` queue 4` for a flash model (empty for a document without the model).
+    pub fn model(&self) -> String {
+        if self.preset.is_empty() {
+            return String::new();
+        }
+        let mut s = format!(
+            "{} {} {} µs {} MB/s ra {} KiB",
+            self.name,
+            self.preset,
+            self.latency_ns as f64 / 1000.0,
+            self.bandwidth_bytes_per_s / 1_000_000,
+            self.read_ahead_kb
+        );
+        if let Some(q) = self.queue_depth {
+            s += &format!(" queue {q}");
+        }
+        s
+    }
 }
 
 /// The zram swap device's statistics at the end of a run (`zram`, `mm/zram.rs`).

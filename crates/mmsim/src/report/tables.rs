@@ -768,7 +768,16 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
         docs.len()
     );
     let nw = names.iter().map(String::len).max().unwrap_or(0);
-    for (d, n) in docs.iter().zip(names) {
+    // The device models, shown when the runs' differ (a `--set devices.…` override).
+    let models: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            let m: Vec<String> = d.devices.iter().map(|x| x.model()).collect();
+            m.join("; ")
+        })
+        .collect();
+    let models_differ = models.iter().any(|m| *m != models[0]);
+    for ((d, n), model) in docs.iter().zip(names).zip(&models) {
         let on: Vec<&str> = d
             .features
             .iter()
@@ -804,6 +813,9 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
             out.push_str(&format!("  (did not complete: {})", d.end));
         }
         out.push('\n');
+        if models_differ {
+            out.push_str(&format!("  {:<nw$}  devices: {}\n", "", model));
+        }
     }
     out
 }

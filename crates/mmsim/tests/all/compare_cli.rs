@@ -503,3 +503,52 @@ fn identical_runs_are_reported() {
     let o = mmsim(&["compare", path_str(v), path_str(p)]);
     assert!(!text(&o.stdout).contains("identical"));
 }
+
+/// The report records each device's model (preset, latency, bandwidth, readahead and the
+/// flash queue depth), and `compare`'s header shows the models when the runs' differ: a
+/// run whose disk was set to a queue depth is told apart from the same scenario without.
+#[test]
+fn device_models_are_recorded_and_shown_when_they_differ() {
+    let mk = |name: &str, sets: &[&str]| {
+        let p = dir().join(format!("{name}.json"));
+        let mut args = vec!["run", "stream-read", "--set", SMALL, "--json", path_str(&p)];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = mmsim(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        p
+    };
+    let plain = mk("flash-none", &[]);
+    let flash = mk("flash-q8", &["devices.nvme0.queue_depth=8"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&flash).unwrap()).unwrap();
+    let dev = &doc["devices"][0];
+    assert_eq!(dev["preset"], "nvme");
+    assert_eq!(dev["queue_depth"], 8);
+    assert_eq!(dev["latency_ns"], 15_000);
+    assert_eq!(dev["read_ahead_kb"], 128);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plain).unwrap()).unwrap();
+    assert!(
+        doc["devices"][0].get("queue_depth").is_none(),
+        "no queue depth: {doc:?}"
+    );
+    let o = mmsim(&["compare", path_str(&plain), path_str(&flash)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let models: Vec<&str> = out.lines().filter(|l| l.contains("devices: ")).collect();
+    assert_eq!(models.len(), 2, "{out}");
+    assert!(!models[0].contains("queue"), "{out}");
+    assert!(
+        models[1].ends_with("nvme0 nvme 15 µs 2500 MB/s ra 128 KiB queue 8"),
+        "{out}"
+    );
+    // The same models: no devices line.
+    let o = mmsim(&["compare", path_str(&plain), path_str(&plain)]);
+    assert!(
+        !text(&o.stdout).contains("devices: "),
+        "{}",
+        text(&o.stdout)
+    );
+}

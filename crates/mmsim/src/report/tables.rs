@@ -768,7 +768,8 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
         docs.len()
     );
     let nw = names.iter().map(String::len).max().unwrap_or(0);
-    // The device models, shown when the runs' differ (a `--set devices.…` override).
+    // The device models, shown when the runs' differ (a `--set devices.…` override); a
+    // document from before the models were reported has none to show.
     let models: Vec<String> = docs
         .iter()
         .map(|d| {
@@ -776,7 +777,10 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
             m.join("; ")
         })
         .collect();
-    let models_differ = models.iter().any(|m| *m != models[0]);
+    let models_differ = models.iter().any(|m| *m != models[0])
+        && docs
+            .iter()
+            .all(|d| d.devices.iter().all(|x| !x.preset.is_empty()));
     for ((d, n), model) in docs.iter().zip(names).zip(&models) {
         let on: Vec<&str> = d
             .features

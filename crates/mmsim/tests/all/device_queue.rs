@@ -247,3 +247,46 @@ fn replay_queue_depth_option() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any sequence of submissions (non-decreasing times, any sizes and sectors) to a flash
+    /// device of any depth: each request takes at least its latency and transfer; the
+    /// transfers follow one another, so requests complete in order, each at least its
+    /// transfer after the one before; a request starts only when the one `depth` before it
+    /// has ended, so it completes at least its latency and transfer after that one; busy
+    /// time is at most the span from the first submission to the last completion, and at
+    /// least the sum of the transfers.
+    #[test]
+    fn a_flash_queue_keeps_its_depth_and_its_transfer_order(
+        depth in 1usize..6,
+        reqs in proptest::collection::vec((0u64..200_000_000, 1u64..64, 0u64..1_000_000), 1..60),
+    ) {
+        let mut d = device(Some(depth as u64));
+        let lat = d.timing.latency_ps;
+        let mut now = 0;
+        let mut first = None;
+        let mut done_at: Vec<u64> = Vec::new();
+        let mut transfers = 0;
+        for (gap, pages, sector) in reqs {
+            now += gap;
+            first.get_or_insert(now);
+            let xfer = d.timing.transfer_ps(pages * 4096);
+            let done = d.submit(now, IoKind::Read, sector, pages);
+            proptest::prop_assert!(done >= now + lat + xfer, "{done} < {now} + {lat} + {xfer}");
+            if let Some(&prev) = done_at.last() {
+                proptest::prop_assert!(done >= prev + xfer, "transfers overlap");
+            }
+            if done_at.len() >= depth {
+                let slot = done_at[done_at.len() - depth];
+                proptest::prop_assert!(done >= slot + lat + xfer, "more than {depth} in service");
+            }
+            done_at.push(done);
+            transfers += xfer;
+        }
+        let span = done_at.last().expect("a request") - first.expect("a request");
+        proptest::prop_assert!(d.busy_ps <= span, "busy {} > span {span}", d.busy_ps);
+        proptest::prop_assert!(d.busy_ps >= transfers);
+    }
+}

@@ -358,6 +358,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: consistent update to pgrefill",
     },
     Rule {
+        feature: "memcg-kmem-objcg",
+        since: KernelEra::V6_1,
+        version: "5.9",
+        commit: "mm: memcg/slab: charge individual slab objects instead of pages",
+    },
+    Rule {
         feature: "lruvec-lru-lock",
         since: KernelEra::V6_1,
         version: "5.11",

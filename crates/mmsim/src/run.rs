@@ -400,6 +400,20 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .sum();
                 stat.insert(key.to_string(), if pages { v * page as i64 } else { v });
             }
+            // `memcg-kmem-objcg`: memory.stat counts the objects' bytes
+            // (NR_SLAB_RECLAIMABLE_B), and the kernel memory charged for them is whole pages.
+            let mut kmem_slab = None;
+            if sim.features.memcg_kmem_objcg && sim.features.memcg_kmem_vfs {
+                for (key, i) in [("slab_reclaimable", 0), ("slab_unreclaimable", 1)] {
+                    let v: u64 = sub
+                        .clone()
+                        .map(|c| sim.memcgs[c as usize].slab_bytes[i])
+                        .sum();
+                    stat.insert(key.to_string(), v as i64);
+                }
+                let pages: u64 = sub.clone().map(|c| sim.memcgs[c as usize].obj_pages).sum();
+                kmem_slab = Some(pages as i64 * page as i64);
+            }
             if sim.features.era >= crate::kernel::KernelEra::V6_1 {
                 // memory.stat has swapcached from 5.12 (NR_SWAPCACHE; the 6.1 era).
                 let v: i64 = sub
@@ -451,7 +465,10 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 // memory.stat has kernel from 5.18 (MEMCG_KMEM, "memcg: add per-memcg total
                 // kernel memory stat"): every kernel page charged to the cgroup, here its
                 // slab and page tables (kernel stacks, percpu and vmalloc are not modelled).
-                stat.insert("kernel".to_string(), slab + stat["pagetables"]);
+                stat.insert(
+                    "kernel".to_string(),
+                    kmem_slab.unwrap_or(slab) + stat["pagetables"],
+                );
             }
             let pgscan = stat["pgscan_kswapd"] + stat["pgscan_direct"] + stat["pgscan_proactive"];
             let pgsteal =

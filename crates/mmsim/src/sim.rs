@@ -95,6 +95,13 @@ pub struct Features {
     /// memcg"). Off: they take frames but no memcg charge, and only global reclaim shrinks
     /// them (2.6.30–4.4).
     pub memcg_kmem_vfs: bool,
+    /// One set of slab caches for every memcg, and each object charged in bytes through
+    /// its obj_cgroup (v5.9, "mm: memcg/slab: charge individual slab objects instead of
+    /// pages"; `mm::slab`): the slabs are shared and charged to no cgroup; a cgroup pays
+    /// its objects' bytes, in whole pages through a byte stock, and memory.stat `slab_*`
+    /// counts the bytes. Off: each memcg has its own slabs, whose pages it is charged
+    /// (4.5–5.8).
+    pub memcg_kmem_objcg: bool,
     /// memory.reclaim accepts `swappiness=max`: reclaim anonymous pages only
     /// (SWAPPINESS_ANON_ONLY; v6.16, "mm: add swappiness=max arg to memory.reclaim for
     /// only anon reclaim"). Off: the write is EINVAL.
@@ -485,6 +492,7 @@ impl Features {
             memcg_high_throttle: false,
             memcg_kmem_pgtables: false,
             memcg_kmem_vfs: false,
+            memcg_kmem_objcg: false,
             memory_reclaim_swappiness_max: false,
             kswapd_file_writeback: true,
             mapped_used_once: true,
@@ -600,6 +608,7 @@ impl Features {
             "memcg-high-throttle" => self.memcg_high_throttle = on,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs = on,
+            "memcg-kmem-objcg" => self.memcg_kmem_objcg = on,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
             "mapped-used-once" => self.mapped_used_once = on,
@@ -697,6 +706,7 @@ impl Features {
             "memcg-high-throttle" => self.memcg_high_throttle,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs,
+            "memcg-kmem-objcg" => self.memcg_kmem_objcg,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max,
             "kswapd-file-writeback" => self.kswapd_file_writeback,
             "mapped-used-once" => self.mapped_used_once,

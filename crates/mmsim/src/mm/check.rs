@@ -906,6 +906,11 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         let mut want: u64 = range.clone().map(|c| local[c as usize]).sum();
         if m != 0 {
             want += range.clone().map(|c| stocked[c as usize]).sum::<u64>();
+            // Pages charged for slab objects' bytes (`memcg-kmem-objcg`).
+            want += range
+                .clone()
+                .map(|c| sim.memcgs[c as usize].obj_pages)
+                .sum::<u64>();
             if let Some(z) = sim.zswap() {
                 want += range
                     .clone()
@@ -915,8 +920,8 @@ pub fn check_memcgs(sim: &Sim) -> Result<(), String> {
         }
         if mc.usage != want {
             return Err(format!(
-                "memcg \"{}\" usage {} but {} pages are charged to it and below (stocks and \
-                 zswap included)",
+                "memcg \"{}\" usage {} but {} pages are charged to it and below (stocks, \
+                 zswap and slab objects included)",
                 mc.name, mc.usage, want
             ));
         }

@@ -43,10 +43,11 @@
 //!   4.7 (`memcg-kmem-pgtables`, `Sim::__pte_alloc`), memory.stat `pagetables`.
 //!
 //! - **Slab**: the VFS caches' dentries and inodes are charged by slab page from 4.5
-//!   (`memcg-kmem-vfs`, `mm/slab.rs`).
+//!   (`memcg-kmem-vfs`, `mm/slab.rs`), by object bytes through the memcg's obj_cgroup
+//!   from 5.9 (`memcg-kmem-objcg`: `Sim::obj_cgroup_precharge`; one byte stock per
+//!   memcg where the kernel has one per CPU and objcg->nr_charged_bytes).
 //!
-//! Not modelled: the objcg byte stock (slab is charged by page), struct file and other
-//! accounted slab caches, cgroup v1.
+//! Not modelled: struct file and other accounted slab caches, cgroup v1.
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
@@ -202,6 +203,15 @@ pub struct MemCgroup {
     pub zswap_max: u64,
     /// memory.zswap.writeback (6.8): false keeps this subtree's pages off the swap device.
     pub zswap_writeback: bool,
+    /// `memcg-kmem-objcg`: bytes of this memcg's own slab objects, reclaimable and
+    /// unreclaimable (NR_SLAB_RECLAIMABLE_B / NR_SLAB_UNRECLAIMABLE_B of its lruvecs).
+    pub slab_bytes: [u64; 2],
+    /// `memcg-kmem-objcg`: bytes its obj_cgroup has charged but no object uses (the
+    /// per-CPU obj stocks and objcg->nr_charged_bytes, one pool here).
+    pub obj_stock_bytes: u64,
+    /// `memcg-kmem-objcg`: pages charged for its objects (obj_cgroup_charge_pages less
+    /// obj_cgroup_uncharge_pages; MEMCG_KMEM): `(slab_bytes + obj_stock_bytes) / PAGE_SIZE`.
+    pub obj_pages: u64,
 }
 
 impl MemCgroup {
@@ -231,6 +241,9 @@ impl MemCgroup {
             oom_group: false,
             zswap_max: PAGE_COUNTER_MAX,
             zswap_writeback: true,
+            slab_bytes: [0; 2],
+            obj_stock_bytes: 0,
+            obj_pages: 0,
         }
     }
 }
@@ -884,6 +897,76 @@ impl Sim {
                     Ok(())
                 }
             };
+        }
+    }
+
+    /// obj_cgroup_charge of one slab object of `size` bytes (its obj_full_size) to `memcg`,
+    /// done ahead for `sizes` (the objects one lookup allocates, in order) so that a charge
+    /// that must wait is found done when the lookup restarts: an object the stock holds
+    /// enough bytes for takes them (consume_obj_stock); otherwise one page is charged
+    /// (obj_cgroup_charge_pages: try_charge_memcg with the object's gfp, which may reclaim
+    /// the memcg) and what the object leaves of it joins the stock (refill_obj_stock).
+    /// The root is not charged (it has no obj_cgroup). The bytes are taken by
+    /// [`Sim::obj_cgroup_take`].
+    pub(crate) fn obj_cgroup_precharge(
+        &mut self,
+        memcg: MemcgId,
+        sizes: &[(u64, Gfp)],
+    ) -> Result<(), AllocError> {
+        if memcg == ROOT_MEM_CGROUP {
+            return Ok(());
+        }
+        let mut avail = self.memcgs[memcg as usize].obj_stock_bytes;
+        for &(size, gfp) in sizes {
+            debug_assert!(size < crate::mm::page::PAGE_SIZE);
+            if avail < size {
+                let prev = self.enter(KFunc::MemCgroupCharge);
+                let r = self.try_charge(memcg, gfp);
+                self.leave(prev);
+                r?;
+                let mc = &mut self.memcgs[memcg as usize];
+                mc.obj_pages += 1;
+                mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+                avail += crate::mm::page::PAGE_SIZE;
+            }
+            avail -= size;
+        }
+        Ok(())
+    }
+
+    /// The bytes of one object [`Sim::obj_cgroup_precharge`] charged ahead: out of the
+    /// stock into the memcg's slab bytes (`reclaimable`: NR_SLAB_RECLAIMABLE_B).
+    pub(crate) fn obj_cgroup_take(&mut self, memcg: MemcgId, size: u64, reclaimable: bool) {
+        if memcg == ROOT_MEM_CGROUP {
+            return;
+        }
+        let mc = &mut self.memcgs[memcg as usize];
+        debug_assert!(mc.obj_stock_bytes >= size, "object not charged ahead");
+        mc.obj_stock_bytes -= size;
+        mc.slab_bytes[usize::from(!reclaimable)] += size;
+    }
+
+    /// obj_cgroup_uncharge of a freed object of `size` bytes: its bytes back to the stock
+    /// (refill_obj_stock with allow_uncharge); whole pages beyond one go back to the
+    /// memcg's page stock (obj_cgroup_uncharge_pages → refill_stock) and the stock keeps
+    /// the rest below a page.
+    pub(crate) fn obj_cgroup_uncharge(&mut self, memcg: MemcgId, size: u64, reclaimable: bool) {
+        if memcg == ROOT_MEM_CGROUP {
+            return;
+        }
+        let page = crate::mm::page::PAGE_SIZE;
+        let mc = &mut self.memcgs[memcg as usize];
+        mc.slab_bytes[usize::from(!reclaimable)] -= size;
+        mc.obj_stock_bytes += size;
+        if mc.obj_stock_bytes > page {
+            let nr = mc.obj_stock_bytes / page;
+            mc.obj_stock_bytes %= page;
+            mc.obj_pages -= nr;
+            if self.features.memcg_charge_stock {
+                self.refill_stock(memcg, nr);
+            } else {
+                self.page_counter_uncharge(memcg, nr);
+            }
         }
     }
 

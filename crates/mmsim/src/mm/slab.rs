@@ -65,11 +65,13 @@
 //!   memalloc_nofs_save (`readahead-nofs`); the inode table's pages, the buffer cache's,
 //!   without __GFP_FS in every era (grow_dev_folio, [`Sim::is_inode_table`]).
 //! - Charging is by slab page per memcg, as 4.5–5.8 did (each memcg had its own copies of
-//!   the caches). From 5.9 ("mm: memcg/slab: use a single set of kmem_caches for all
-//!   accounted allocations") slab pages are shared and each object is charged in bytes
-//!   (obj_cgroup, a per-CPU byte stock): a 6.x cgroup pays for its objects' bytes, up to a
-//!   slab per cache and node less than here, and memory.stat `slab` counts object bytes.
-//!   Not modelled.
+//!   the caches), or from 5.9 (`memcg-kmem-objcg`, "mm: memcg/slab: use a single set of
+//!   kmem_caches for all accounted allocations") by object: one set of slabs per node
+//!   (kept in the root's lruvec, charged to no memcg) holds every memcg's objects, and
+//!   each object is charged to its memcg in bytes ([`obj_full_size`]) through the memcg's
+//!   byte stock (`Sim::obj_cgroup_precharge`), the charge made before the slab
+//!   allocation (memcg_slab_pre_alloc_hook); memory.stat `slab_*` counts the bytes. The
+//!   kernel's byte stock is per CPU (and objcg->nr_charged_bytes); here one per memcg.
 //! - Not modelled: negative dentries, directories' dentries and inodes, the dcache hash
 //!   table, RCU-delayed freeing, other slab caches (buffer heads, xarray nodes, filesystem
 //!   metadata objects).
@@ -226,8 +228,12 @@ pub struct SbLru {
 /// The VFS slab state of one lruvec (memcg and node).
 #[derive(Clone, Debug, Default)]
 pub struct VfsLruvec {
-    /// Objects per cache.
+    /// Objects per cache of this memcg and node.
     pub objs: [u64; NR_CACHES],
+    /// Objects per cache in this lruvec's slabs: its own (`objs`) with a memcg's own
+    /// slabs; with `memcg-kmem-objcg` the root's lruvec holds the node's one set of slabs
+    /// for every memcg's objects and the others hold none.
+    pub slab_objs: [u64; NR_CACHES],
     /// Slab frames per cache.
     pub frames: [Vec<Pfn>; NR_CACHES],
     /// Per filesystem (superblock) index.
@@ -272,6 +278,12 @@ pub fn cache_gfp(cache: usize) -> Gfp {
     }
 }
 
+/// obj_full_size: the bytes an object of `cache` charges its memcg with
+/// `memcg-kmem-objcg` — its size and the obj_cgroup pointer its slab keeps for it.
+pub fn obj_full_size(cache: usize) -> u64 {
+    CACHES[cache].objsize + std::mem::size_of::<u64>() as u64
+}
+
 /// The inode cache of a file (tmpfs: shmem_inode_cache).
 pub fn inode_cache(tmpfs: bool) -> KmemCache {
     if tmpfs {
@@ -292,6 +304,21 @@ impl Sim {
         }
     }
 
+    /// The lruvec memcg whose slabs hold `memcg`'s objects: its own (4.5–5.8: a set of
+    /// caches per memcg), or the root's with `memcg-kmem-objcg` (one set for all).
+    fn slab_home(&self, memcg: MemcgId) -> MemcgId {
+        if self.features.memcg_kmem_objcg {
+            ROOT_MEM_CGROUP
+        } else {
+            memcg
+        }
+    }
+
+    /// Whether objects are charged by bytes through their memcg's obj_cgroup.
+    fn objcg_charging(&self) -> bool {
+        self.features.memcg_kmem_vfs && self.features.memcg_kmem_objcg
+    }
+
     /// Make room for one object of each of `caches` in the slabs of the current memcg and
     /// node (new_slab: `pages_per_slab` frames of the cache's gfp, [`cache_gfp`], charged
     /// with SLAB_ACCOUNT). A
@@ -300,16 +327,30 @@ impl Sim {
     pub fn vfs_prealloc(&mut self, caches: &[KmemCache]) -> Result<(), VfsAllocError> {
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
+        if self.objcg_charging() {
+            // memcg_slab_pre_alloc_hook: the objects' bytes are charged before the slab
+            // allocation.
+            let mut sizes = [(0, Gfp::KERNEL); NR_CACHES];
+            for (i, &c) in caches.iter().enumerate() {
+                sizes[i] = (obj_full_size(c as usize), cache_gfp(c as usize));
+            }
+            match self.obj_cgroup_precharge(memcg, &sizes[..caches.len()]) {
+                Ok(()) => {}
+                Err(AllocError::Wait(w)) => return Err(VfsAllocError::Wait(w)),
+                Err(AllocError::NoMem) => return Err(VfsAllocError::NoMem),
+            }
+        }
+        let home = self.slab_home(memcg);
         for &c in caches {
             let c = c as usize;
             let g = CACHES[c];
             loop {
-                let lv = &self.lruvec(memcg, node).vfs;
-                if lv.capacity(c) > lv.objs[c] {
+                let lv = &self.lruvec(home, node).vfs;
+                if lv.capacity(c) > lv.slab_objs[c] {
                     break;
                 }
                 let gfp = cache_gfp(c);
-                let r = if self.features.memcg_kmem_vfs {
+                let r = if self.features.memcg_kmem_vfs && !self.features.memcg_kmem_objcg {
                     self.alloc_page_charged(gfp, memcg)
                 } else {
                     self.alloc_page(gfp)
@@ -327,7 +368,7 @@ impl Sim {
                 };
                 self.vmstat.inc(item);
                 self.mod_memcg_page_stat(pfn, item, 1);
-                self.lruvec_mut(memcg, node).vfs.frames[c].push(pfn);
+                self.lruvec_mut(home, node).vfs.frames[c].push(pfn);
             }
         }
         Ok(())
@@ -336,11 +377,17 @@ impl Sim {
     /// kmem_cache_alloc of one object of `cache` after [`Sim::vfs_prealloc`]: its memcg and
     /// node.
     fn vfs_obj_alloc(&mut self, cache: KmemCache) -> (MemcgId, u8) {
+        let c = cache as usize;
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
-        let lv = &mut self.lruvec_mut(memcg, node).vfs;
-        debug_assert!(lv.capacity(cache as usize) > lv.objs[cache as usize]);
-        lv.objs[cache as usize] += 1;
+        self.lruvec_mut(memcg, node).vfs.objs[c] += 1;
+        let home = self.slab_home(memcg);
+        let lv = &mut self.lruvec_mut(home, node).vfs;
+        debug_assert!(lv.capacity(c) > lv.slab_objs[c]);
+        lv.slab_objs[c] += 1;
+        if self.objcg_charging() {
+            self.obj_cgroup_take(memcg, obj_full_size(c), CACHES[c].reclaimable);
+        }
         (memcg, node as u8)
     }
 
@@ -354,6 +401,11 @@ impl Sim {
         let g = CACHES[c];
         let node = node as usize;
         self.lruvec_mut(memcg, node).vfs.objs[c] -= 1;
+        if self.objcg_charging() {
+            self.obj_cgroup_uncharge(memcg, obj_full_size(c), g.reclaimable);
+        }
+        let home = self.slab_home(memcg);
+        self.lruvec_mut(home, node).vfs.slab_objs[c] -= 1;
         let item = if g.reclaimable {
             VmItem::NrSlabReclaimable
         } else {
@@ -361,13 +413,13 @@ impl Sim {
         };
         let mut n = 0;
         loop {
-            let lv = &mut self.lruvec_mut(memcg, node).vfs;
-            if lv.capacity(c) < lv.objs[c] + 2 * g.objs_per_slab {
+            let lv = &mut self.lruvec_mut(home, node).vfs;
+            if lv.capacity(c) < lv.slab_objs[c] + 2 * g.objs_per_slab {
                 break;
             }
             // discard_slab: its frames back to the allocator, last allocated first.
             for _ in 0..g.pages_per_slab {
-                let lv = &mut self.lruvec_mut(memcg, node).vfs;
+                let lv = &mut self.lruvec_mut(home, node).vfs;
                 let pfn = lv.frames[c].pop().expect("slab frames");
                 self.vmstat.dec(item);
                 self.mod_memcg_page_stat(pfn, item, -1);
@@ -1018,7 +1070,26 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
             on_i[i][inode.fs] += 1;
         }
     }
+    // The objects each lruvec's slabs hold: its own, or with one set of caches for every
+    // memcg (`memcg-kmem-objcg`) the node's in the root's lruvec.
+    let shared = sim.features.memcg_kmem_objcg;
+    let mut in_slabs = if shared {
+        vec![[0u64; NR_CACHES]; sim.lruvecs.len()]
+    } else {
+        objs.clone()
+    };
+    if shared {
+        for (lv, o) in objs.iter().enumerate() {
+            for c in 0..NR_CACHES {
+                in_slabs[lv % nodes][c] += o[c];
+            }
+        }
+    }
+    // Slab pages are charged to their memcg with SLAB_ACCOUNT, before objects were
+    // charged by bytes.
+    let charged_frames = sim.features.memcg_kmem_vfs && !shared;
     let mut frames_by_memcg = vec![[0i64; 2]; sim.memcgs.len()];
+    let mut bytes_by_memcg = vec![[0u64; 2]; sim.memcgs.len()];
     let mut total = 0i64;
     for (lv, l) in sim.lruvecs.iter().enumerate() {
         let memcg = (lv / nodes) as MemcgId;
@@ -1031,20 +1102,32 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
                     vfs.objs[c], g.name, objs[lv][c]
                 ));
             }
-            if vfs.objs[c] > vfs.capacity(c) {
+            bytes_by_memcg[memcg as usize][usize::from(!g.reclaimable)] +=
+                vfs.objs[c] * obj_full_size(c);
+            if vfs.slab_objs[c] != in_slabs[lv][c] {
+                return Err(format!(
+                    "lruvec {lv}'s slabs count {} {} objects but hold {}",
+                    vfs.slab_objs[c], g.name, in_slabs[lv][c]
+                ));
+            }
+            if vfs.slab_objs[c] > vfs.capacity(c) {
                 return Err(format!("lruvec {lv}: {} objects beyond its slabs", g.name));
             }
-            if vfs.capacity(c) >= vfs.objs[c] + 2 * g.objs_per_slab {
+            if vfs.capacity(c) >= vfs.slab_objs[c] + 2 * g.objs_per_slab {
                 return Err(format!(
                     "lruvec {lv}: {} slabs hold {} objects in {} frames (an empty slab kept)",
                     g.name,
-                    vfs.objs[c],
+                    vfs.slab_objs[c],
                     vfs.frames[c].len()
                 ));
             }
             for &pfn in &vfs.frames[c] {
                 let p = &sim.mem[pfn as usize];
-                let memcg_ok = !sim.features.memcg_kmem_vfs || p.memcg == memcg;
+                let memcg_ok = if charged_frames {
+                    p.memcg == memcg
+                } else {
+                    p.memcg == crate::mm::memcontrol::NO_MEMCG
+                };
                 if !p.test(pg::SLAB)
                     || p.refcount != 1
                     || p.mapping != crate::mm::page::NO_MAPPING
@@ -1117,6 +1200,27 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
                     "memcg \"{}\" memory.stat slab_reclaimable/unreclaimable are {:?} pages but \
                      its slab frames are {:?}",
                     sim.memcgs[m].name, have, f
+                ));
+            }
+        }
+    }
+    // Charged by bytes: a memcg's slab bytes are its objects', and with its stock they make
+    // the pages it was charged; the stock holds less than two pages (refill_obj_stock gives
+    // back whole pages beyond one; a charge ahead adds at most one).
+    if shared && sim.features.memcg_kmem_vfs {
+        for (m, mc) in sim.memcgs.iter().enumerate().skip(1) {
+            if mc.slab_bytes != bytes_by_memcg[m] {
+                return Err(format!(
+                    "memcg \"{}\" slab bytes {:?} but its objects take {:?}",
+                    mc.name, mc.slab_bytes, bytes_by_memcg[m]
+                ));
+            }
+            let charged = mc.slab_bytes[0] + mc.slab_bytes[1] + mc.obj_stock_bytes;
+            if charged != mc.obj_pages * PAGE_SIZE || mc.obj_stock_bytes >= 2 * PAGE_SIZE {
+                return Err(format!(
+                    "memcg \"{}\": objects of {:?} bytes and a stock of {} bytes but {} pages \
+                     charged for them",
+                    mc.name, mc.slab_bytes, mc.obj_stock_bytes, mc.obj_pages
                 ));
             }
         }

@@ -265,6 +265,89 @@ fn a_cgroup_pays_for_its_dentries_and_inodes_from_v4_5() {
     assert!(r.vmstat["nr_slab_reclaimable"] > 0, "the root holds them");
 }
 
+/// Cgroups `a` and `b` on the features of 6.18 with `memcg-kmem-objcg` `on`; `a` creates
+/// `na` files, then `b` creates `nb`. Returns the machine and the two memcgs.
+fn files_in_two_cgroups(
+    objcg: bool,
+    na: u64,
+    nb: u64,
+) -> (
+    UnitMachine,
+    mmsim::mm::memcontrol::MemcgId,
+    mmsim::mm::memcontrol::MemcgId,
+) {
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    assert!(f.set("memcg-kmem-objcg", objcg));
+    let text = unit_machine_toml(
+        "vfs-objcg",
+        "256MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"a\"\n",
+    ) + "\n[[cgroups]]\nname = \"a\"\n[[cgroups]]\nname = \"b\"\n";
+    let mut m = UnitMachine::new(&text, f);
+    let a = m.sim.memcg_by_name("a").expect("a");
+    let b = m.sim.memcg_by_name("b").expect("b");
+    for i in 0..na {
+        create(&mut m, &format!("/mnt/a{i}"));
+    }
+    let tid = m.tid;
+    m.sim.tasks[tid].memcg = b;
+    for i in 0..nb {
+        create(&mut m, &format!("/mnt/b{i}"));
+    }
+    m.check();
+    (m, a, b)
+}
+
+#[test]
+fn from_5_9_cgroups_share_the_slabs_and_pay_their_objects_bytes() {
+    let (na, nb) = (100u64, 50u64);
+    let d = KmemCache::Dentry as usize;
+    let i = KmemCache::BlockfsInode as usize;
+    // An object charges its size and the obj_cgroup pointer its slab keeps for it.
+    let per_file = CACHES[d].objsize + 8 + CACHES[i].objsize + 8;
+    let (mut m, a, b) = files_in_two_cgroups(true, na, nb);
+    // One set of caches: the 150 objects of each cache packed together, charged to no one.
+    assert_eq!(
+        slab(&m),
+        slab_pages(KmemCache::Dentry, na + nb) + slab_pages(KmemCache::BlockfsInode, na + nb)
+    );
+    for (c, n) in [(a, na), (b, nb)] {
+        let mc = &m.sim.memcgs[c as usize];
+        assert_eq!(mc.slab_bytes, [n * per_file, 0], "memcg {c}");
+        assert_eq!(
+            mc.stat.get(VmItem::NrSlabReclaimable),
+            0,
+            "no slab page is theirs"
+        );
+        // Charged in whole pages: the stock a page leaves after its objects is less than
+        // the next object, so the bytes rounded up.
+        assert_eq!(mc.obj_pages, (n * per_file).div_ceil(4096), "memcg {c}");
+    }
+    // a's objects freed: its bytes go back, and its pages but the stock's last one.
+    for k in 0..na {
+        let mut progress = 0;
+        assert_eq!(
+            m.sim.sys_unlink(&format!("/mnt/a{k}"), &mut progress),
+            Ok(OpResult::None)
+        );
+    }
+    let mc = &m.sim.memcgs[a as usize];
+    assert_eq!(mc.slab_bytes, [0, 0]);
+    assert!(mc.obj_pages <= 1, "{} pages left", mc.obj_pages);
+    assert_eq!(m.sim.memcgs[b as usize].slab_bytes, [nb * per_file, 0]);
+    m.check();
+
+    // Before 5.9 each cgroup has its own slabs and is charged their pages.
+    let (m, a, b) = files_in_two_cgroups(false, na, nb);
+    let own = |n| slab_pages(KmemCache::Dentry, n) + slab_pages(KmemCache::BlockfsInode, n);
+    assert_eq!(slab(&m), own(na) + own(nb));
+    for (c, n) in [(a, na), (b, nb)] {
+        let mc = &m.sim.memcgs[c as usize];
+        assert_eq!(mc.stat.get(VmItem::NrSlabReclaimable), own(n), "memcg {c}");
+        assert_eq!((mc.slab_bytes, mc.obj_pages), ([0, 0], 0));
+    }
+}
+
 /// `n` files created by the unit machine's task, closed: their dentries wait on the
 /// superblock's dentry list.
 fn unused_dentries(m: &mut UnitMachine, n: u64) -> usize {

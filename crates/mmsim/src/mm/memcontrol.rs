@@ -485,10 +485,12 @@ impl Sim {
         for n in 0..self.nodes.len() {
             let lru = [0, 1, 2, 3].map(|i| self.lruvec_lru_size_hier(m, n, LruList::ALL[i]));
             let lru_local = self.lruvec(m, n).nr_lru_pages();
+            let slab_local = self.lruvec_vfs_slab_pages(m, n);
             self.lruvec_mut(m, n).flushed = crate::mm::node::FlushedStats {
                 lru,
                 activate,
                 lru_local,
+                slab_local,
             };
         }
     }

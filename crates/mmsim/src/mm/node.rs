@@ -169,6 +169,8 @@ pub struct FlushedStats {
     /// The pages on this lruvec's own lists, the unevictable one included
     /// (lruvec_page_state_local of NR_LRU_BASE + i: the shadow-node shrinker's count).
     pub lru_local: u64,
+    /// Its own slab, in pages (`Sim::lruvec_vfs_slab_pages`).
+    pub slab_local: u64,
 }
 
 /// struct lruvec: the LRU lists of a node and the reclaim statistics that balance them.

@@ -314,6 +314,26 @@ impl Sim {
         }
     }
 
+    /// NR_SLAB_RECLAIMABLE_B and NR_SLAB_UNRECLAIMABLE_B of `memcg`'s lruvec on `node`, each
+    /// in pages (lruvec_page_state_local >> PAGE_SHIFT, as count_shadow_nodes adds them):
+    /// its VFS objects' bytes (`memcg-kmem-objcg`), else its slab frames. The root's count
+    /// nothing: its objects have no obj_cgroup, its slab pages no memcg.
+    pub fn lruvec_vfs_slab_pages(&self, memcg: MemcgId, node: usize) -> u64 {
+        if memcg == ROOT_MEM_CGROUP || !self.features.memcg_kmem_vfs {
+            return 0;
+        }
+        let v = &self.lruvec(memcg, node).vfs;
+        let mut by_kind = [0u64; 2];
+        for (c, g) in CACHES.iter().enumerate() {
+            by_kind[usize::from(!g.reclaimable)] += if self.features.memcg_kmem_objcg {
+                v.objs[c] * obj_full_size(c)
+            } else {
+                v.frames[c].len() as u64 * PAGE_SIZE
+            };
+        }
+        by_kind.iter().map(|b| b / PAGE_SIZE).sum()
+    }
+
     /// Whether objects are charged by bytes through their memcg's obj_cgroup.
     fn objcg_charging(&self) -> bool {
         self.features.memcg_kmem_vfs && self.features.memcg_kmem_objcg

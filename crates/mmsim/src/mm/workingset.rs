@@ -299,8 +299,8 @@ impl Sim {
     }
 
     /// The shadow-node shrinker of `shadow-lru-limit` for one memcg and node:
-    /// count_shadow_nodes allows (the lruvec's LRU pages + the slab pages of its shadow
-    /// nodes) / 8 nodes; do_shrink_slab scans half the excess (seeks 0) plus the deferred
+    /// count_shadow_nodes allows (the lruvec's LRU pages + its slab: the pages of its
+    /// shadow nodes and its VFS objects') / 8 nodes; do_shrink_slab scans half the excess (seeks 0) plus the deferred
     /// work scaled by priority, in batches of 128, and defers what it did not do.
     pub fn scan_shadow_nodes_memcg(&mut self, node: usize, memcg: MemcgId, priority: u32) {
         let nodes = self.lruvec(memcg, node).nr_shadow_nodes;
@@ -308,15 +308,17 @@ impl Sim {
             return;
         }
         let lv = self.lruvec(memcg, node);
-        // lruvec_page_state_local of the LRU lists: as the last flush left them from 6.11
-        // (`memcg-stats-ratelimited`: count_shadow_nodes' flush is ratelimited).
-        let lru_pages: u64 = if self.features.memcg_stats_ratelimited {
-            lv.flushed.lru_local
+        // lruvec_page_state_local of the LRU lists and of the VFS objects' slab: as the last
+        // flush left them from 6.11 (`memcg-stats-ratelimited`: count_shadow_nodes' flush is
+        // ratelimited).
+        let (lru_pages, vfs_slab) = if self.features.memcg_stats_ratelimited {
+            (lv.flushed.lru_local, lv.flushed.slab_local)
         } else {
-            lv.nr_lru_pages()
+            (lv.nr_lru_pages(), self.lruvec_vfs_slab_pages(memcg, node))
         };
-        let slab_pages =
-            nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE;
+        let slab_pages = nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES
+            / crate::mm::page::PAGE_SIZE
+            + vfs_slab;
         let max_nodes = (lru_pages + slab_pages) >> 3;
         if nodes <= max_nodes {
             return;

@@ -322,7 +322,10 @@ fn from_5_9_cgroups_share_the_slabs_and_pay_their_objects_bytes() {
         // Charged in whole pages: the stock a page leaves after its objects is less than
         // the next object, so the bytes rounded up.
         assert_eq!(mc.obj_pages, (n * per_file).div_ceil(4096), "memcg {c}");
+        // The lruvec's slab the shadow-node shrinker counts: the objects' bytes, in pages.
+        assert_eq!(m.sim.lruvec_vfs_slab_pages(c, 0), n * per_file / 4096);
     }
+    assert_eq!(m.sim.lruvec_vfs_slab_pages(ROOT_MEM_CGROUP, 0), 0);
     // a's objects freed: its bytes go back, and its pages but the stock's last one.
     for k in 0..na {
         let mut progress = 0;
@@ -345,6 +348,7 @@ fn from_5_9_cgroups_share_the_slabs_and_pay_their_objects_bytes() {
         let mc = &m.sim.memcgs[c as usize];
         assert_eq!(mc.stat.get(VmItem::NrSlabReclaimable), own(n), "memcg {c}");
         assert_eq!((mc.slab_bytes, mc.obj_pages), ([0, 0], 0));
+        assert_eq!(m.sim.lruvec_vfs_slab_pages(c, 0), own(n) as u64);
     }
 }
 

@@ -52,6 +52,10 @@ pub struct TaskReport {
     /// in the inode cache).
     #[serde(default)]
     pub inode_table_misses: u64,
+    /// Directory blocks its lookups read into the page cache (names looked up in indexed
+    /// directories).
+    #[serde(default)]
+    pub dir_block_misses: u64,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
@@ -809,6 +813,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             syscalls: t.stats.syscalls,
             cache_misses: t.stats.cache_misses,
             inode_table_misses: t.stats.inode_table_misses,
+            dir_block_misses: t.stats.dir_block_misses,
             read_bytes: t.stats.read_bytes,
             write_bytes: t.stats.write_bytes,
             oom_killed: t.oom_killed,

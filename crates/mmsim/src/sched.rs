@@ -96,6 +96,9 @@ pub struct TaskStats {
     /// Inode-table pages this task's lookups brought into the page cache (an inode not in
     /// the inode cache read from disk; not in `cache_misses`).
     pub inode_table_misses: u64,
+    /// Directory blocks this task's lookups brought into the page cache (`fs::htree`; not
+    /// in `cache_misses`).
+    pub dir_block_misses: u64,
     /// Bytes read and written by syscalls.
     pub read_bytes: u64,
     /// Bytes written.

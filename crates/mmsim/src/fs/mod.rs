@@ -8,6 +8,7 @@
 
 pub mod blockdev;
 pub mod dirty_throttle;
+pub mod htree;
 pub mod namei;
 pub mod syscalls;
 pub mod writeback;
@@ -401,6 +402,8 @@ pub struct FileSystem {
     /// The hidden file holding the inode table (a block filesystem's; read through the page
     /// cache when an inode not in the inode cache is looked up).
     pub inode_table: Option<u32>,
+    /// Indexed directories given a region of the hidden metadata file so far.
+    pub dir_meta_regions: u64,
     /// A tmpfs's size limit in pages (sbinfo->max_blocks); `None` for a blockfs.
     pub shmem_max_blocks: Option<u64>,
     /// A tmpfs's pages in use (sbinfo->used_blocks): its files' pages in the page cache and
@@ -419,6 +422,7 @@ impl FileSystem {
             dirs: BTreeMap::from([(spec.mount.clone(), namei::Directory::new())]),
             used_blocks: 0,
             inode_table: None,
+            dir_meta_regions: 0,
             shmem_max_blocks: spec.size_bytes.map(|b| b / crate::mm::page::PAGE_SIZE),
             shmem_used_blocks: 0,
         }

@@ -41,8 +41,12 @@
 //!   rmdir of a non-empty directory is ENOTEMPTY and of a mount point EBUSY; a size above
 //!   `i64::MAX` (a negative `off_t`) is EINVAL.
 //!
+//! - Each directory keeps ext4's hashed index of its entries ([`crate::fs::htree`]): a
+//!   lookup in a directory of more than one block reads its root, index and leaf blocks
+//!   through the block device's page cache (`Sim::dx_read_blocks`).
+//!
 //! Not modelled: hard links, renames, permissions, i_rwsem (a write concurrent with a
-//! sleeping truncate is not serialized), directory inodes' page cache, and the journal.
+//! sleeping truncate is not serialized), directory writes, and the journal.
 
 use std::sync::Arc;
 
@@ -68,6 +72,11 @@ pub struct Directory {
     by_name: rustc_hash::FxHashMap<Arc<str>, u32>,
     /// Holes in `entries`.
     holes: usize,
+    /// ext4's hashed index of the entries (which blocks a lookup reads).
+    pub htree: crate::fs::htree::Htree,
+    /// Where its blocks start in its filesystem's hidden metadata file (assigned at its
+    /// first indexed lookup).
+    pub meta_base: Option<u64>,
 }
 
 impl Directory {
@@ -100,6 +109,7 @@ impl Directory {
         if self.by_name.contains_key(name) {
             return false;
         }
+        self.htree.insert(name);
         let name: Arc<str> = name.into();
         let pos = u32::try_from(self.entries.len()).expect("directory of 2^32 entries");
         self.entries.push(Some((name.clone(), is_dir)));
@@ -110,6 +120,7 @@ impl Directory {
         let Some(pos) = self.by_name.remove(name) else {
             return false;
         };
+        self.htree.remove(name);
         self.entries[pos as usize] = None;
         self.holes += 1;
         if self.holes * 2 > self.entries.len() {

@@ -269,7 +269,7 @@ impl Sim {
             Some(ino) => {
                 // The path walk: a file not in the dentry cache is looked up (its objects
                 // allocated, its inode read from the inode table), restartably.
-                if let Err(e) = self.vfs_lookup(ino) {
+                if let Err(e) = self.vfs_lookup(ino, path) {
                     self.leave(prev);
                     return match e {
                         crate::mm::slab::VfsAllocError::Wait(w) => Err(w),
@@ -293,7 +293,11 @@ impl Sim {
                     crate::mm::slab::KmemCache::Dentry,
                     crate::mm::slab::inode_cache(tmpfs),
                 ];
-                if let Err(e) = self.vfs_prealloc(&caches) {
+                // The negative lookup before the create reads the name's directory blocks.
+                if let Err(e) = self
+                    .vfs_prealloc(&caches)
+                    .and_then(|()| self.dx_read_blocks(fs, path))
+                {
                     self.leave(prev);
                     return match e {
                         crate::mm::slab::VfsAllocError::Wait(w) => Err(w),

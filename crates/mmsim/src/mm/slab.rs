@@ -498,19 +498,26 @@ impl Sim {
     /// Restartable: a wait returns with nothing committed but the objects' slab frames and
     /// the inode-table page, which the retry finds. The lookup holds no reference after it
     /// returns: the caller takes one (open) or lets the dentry go back to its list (dput).
-    pub fn vfs_lookup(&mut self, ino: u32) -> Result<(), VfsAllocError> {
+    pub fn vfs_lookup(&mut self, ino: u32, path: &str) -> Result<(), VfsAllocError> {
         let state = self.inode(ino).vfs.state;
         if state == VfsState::Cached {
             return Ok(());
         }
         let prev = self.enter(KFunc::VfsLookup);
-        let r = self.vfs_lookup_slow(ino, state);
+        let r = self.vfs_lookup_slow(ino, path, state);
         self.leave(prev);
         r
     }
 
-    fn vfs_lookup_slow(&mut self, ino: u32, state: VfsState) -> Result<(), VfsAllocError> {
+    fn vfs_lookup_slow(
+        &mut self,
+        ino: u32,
+        path: &str,
+        state: VfsState,
+    ) -> Result<(), VfsAllocError> {
         self.vfs_prealloc(self.vfs_lookup_needs(ino))?;
+        // ext4_lookup: the name's directory blocks, then its inode.
+        self.dx_read_blocks(self.inode(ino).fs, path)?;
         if state == VfsState::Cold {
             self.read_inode_table(ino)?;
             self.charge(self.costs.inode_op_ps); // iget: the inode filled in
@@ -537,9 +544,25 @@ impl Sim {
             return Ok(());
         };
         let block = u64::from(ino) / INODES_PER_BLOCK;
+        let ra = inode_table_readahead(ino, self.inodes.len() as u64);
+        // The readahead's pages count too.
+        self.meta_bread(table, block, ra, |s| &mut s.inode_table_misses)
+    }
+
+    /// A block of the filesystem's metadata (its hidden file `table`, the block device's
+    /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, the blocks
+    /// `(first, nr)` around it that are not are read first (one request), created accessed.
+    /// The pages the read brings in count in the task's statistic `stat` (not in its
+    /// `cache_misses`).
+    fn meta_bread(
+        &mut self,
+        table: u32,
+        block: u64,
+        (first, nr): (u64, u64),
+        stat: fn(&mut crate::sched::TaskStats) -> &mut u64,
+    ) -> Result<(), VfsAllocError> {
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
         if !matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_)) {
-            let (first, nr) = inode_table_readahead(ino, self.inodes.len() as u64);
             let missing: u64 = (first..first + nr)
                 .filter(|&i| !matches!(self.inode(table).mapping.tree.lookup(i), Entry::Page(_)))
                 .fold(0, |bits, i| bits | 1 << (i - first));
@@ -562,14 +585,55 @@ impl Sim {
         let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
         if let (Some(t), Some(before)) = (self.cur.task, misses) {
             let s = &mut self.tasks[t].stats;
-            s.inode_table_misses += s.cache_misses - before; // the readahead's pages too
+            let missed = s.cache_misses - before;
             s.cache_misses = before;
+            *stat(s) += missed;
         }
         if let Some(w) = out.wait {
             return Err(VfsAllocError::Wait(w));
         }
         if out.err.is_some() {
             return Err(VfsAllocError::NoMem);
+        }
+        Ok(())
+    }
+
+    /// ext4_find_entry's reads for a lookup of `path` on filesystem `fs` (`fs::htree`): the
+    /// root, the index block and the leaf of the name's hash in its parent directory, when
+    /// that directory is indexed (one of more than one block), from the directory's region
+    /// of the hidden metadata file (given at its first lookup; beyond the file's
+    /// [`DIR_META_DIRS`] regions a directory's blocks are not read). Restartable: a wait
+    /// returns with the blocks read so far cached.
+    pub fn dx_read_blocks(&mut self, fs: usize, path: &str) -> Result<(), VfsAllocError> {
+        let Some(table) = self.fss[fs].inode_table else {
+            return Ok(());
+        };
+        let (parent, name) = crate::fs::namei::split_path(path);
+        let Some(dir) = self.fss[fs].dirs.get(parent) else {
+            return Ok(());
+        };
+        let Some(p) = dir.htree.probe(name) else {
+            return Ok(());
+        };
+        let base = match dir.meta_base {
+            Some(b) => b,
+            None => {
+                let n = self.fss[fs].dir_meta_regions;
+                if n >= DIR_META_DIRS {
+                    return Ok(());
+                }
+                self.fss[fs].dir_meta_regions += 1;
+                let b = INODE_TABLE_PAGES + n * DIR_META_BLOCKS;
+                self.fss[fs].dirs.get_mut(parent).expect("parent").meta_base = Some(b);
+                b
+            }
+        };
+        for block in [Some(0), p.index, Some(p.leaf)].into_iter().flatten() {
+            if !self.fss[fs].dirs[parent].htree.on_disk(block) {
+                continue;
+            }
+            let b = base + u64::from(block);
+            self.meta_bread(table, b, (b, 1), |s| &mut s.dir_block_misses)?;
         }
         Ok(())
     }
@@ -945,12 +1009,26 @@ pub enum VfsAllocError {
 /// Inode-table blocks a filesystem's hidden table file spans (every u32 inode number).
 const INODE_TABLE_PAGES: u64 = (u32::MAX as u64 + 1) / INODES_PER_BLOCK;
 
+/// Indexed directories whose blocks a filesystem's hidden metadata file holds, after its
+/// inode table ([`Sim::dx_read_blocks`]).
+pub const DIR_META_DIRS: u64 = 4096;
+/// Blocks of each directory's region (4 GiB: 256 M entries of 16 bytes).
+const DIR_META_BLOCKS: u64 = 1 << 20;
+/// Pages of the hidden metadata file: the inode table, then the directories' regions.
+const META_FILE_PAGES: u64 = INODE_TABLE_PAGES + DIR_META_DIRS * DIR_META_BLOCKS;
+
 impl Sim {
     /// The VFS caches when the run starts: each block filesystem gets its inode table (a
     /// hidden file, on the device, read through the page cache); the scenario's files on a
     /// block filesystem are on disk only (cold caches), those on tmpfs are in core (a tmpfs
     /// file is its dentry and inode), their objects charged to the root.
     pub fn vfs_setup(&mut self) -> Result<(), String> {
+        // The directories the scenario's files filled are on disk (`fs::htree`).
+        for f in &mut self.fss {
+            for d in f.dirs.values_mut() {
+                d.htree.mark_on_disk();
+            }
+        }
         for fs in 0..self.fss.len() {
             if self.fss[fs].kind != crate::scenario::FsKind::Blockfs {
                 continue;
@@ -962,11 +1040,11 @@ impl Sim {
                 ..Default::default()
             };
             self.inodes.push(Some(crate::fs::Inode {
-                size: INODE_TABLE_PAGES * PAGE_SIZE,
+                size: META_FILE_PAGES * PAGE_SIZE,
                 // Pinned: the superblock holds it for the life of the mount.
                 open: 1,
-                expected: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
-                disk: crate::fs::PageVersions::uniform(v, INODE_TABLE_PAGES),
+                expected: crate::fs::PageVersions::uniform(v, META_FILE_PAGES),
+                disk: crate::fs::PageVersions::uniform(v, META_FILE_PAGES),
                 vfs: VfsInode {
                     state: VfsState::Cached,
                     ..Default::default()
@@ -1026,11 +1104,12 @@ impl Sim {
                 if self.inode(ino).vfs.state == VfsState::Cached {
                     return Ok(None);
                 }
-                self.vfs_lookup(ino)
+                self.vfs_lookup(ino, path)
             }
             None if create && !self.fss[fs].dirs.contains_key(path) => {
                 let tmpfs = self.fss[fs].kind == crate::scenario::FsKind::Tmpfs;
                 self.vfs_prealloc(&[KmemCache::Dentry, inode_cache(tmpfs)])
+                    .and_then(|()| self.dx_read_blocks(fs, path))
             }
             None => return Ok(None),
         };
@@ -1222,6 +1301,21 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
                     sim.memcgs[m].name, have, f
                 ));
             }
+        }
+    }
+    // Each directory's hashed index holds its entries (`fs::htree`).
+    for f in &sim.fss {
+        for (path, d) in &f.dirs {
+            if d.htree.nr_entries() != d.len() {
+                return Err(format!(
+                    "directory {path}: {} entries but its index holds {}",
+                    d.len(),
+                    d.htree.nr_entries()
+                ));
+            }
+            d.htree
+                .check()
+                .map_err(|e| format!("directory {path}'s index: {e}"))?;
         }
     }
     // Charged by bytes: a memcg's slab bytes are its objects', and with its stock they make

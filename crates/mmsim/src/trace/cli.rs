@@ -556,10 +556,11 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         slab_pages >> 8
     )?;
     let inode_reads: u64 = rp.tasks.iter().map(|t| t.inode_table_pages_read).sum();
+    let dir_reads: u64 = rp.tasks.iter().map(|t| t.dir_pages_read).sum();
     writeln!(
         out,
-        "  IO pages           {} read ({} of them inode tables), {} written",
-        rp.io_pages_read, inode_reads, rp.io_pages_written
+        "  IO pages           {} read ({} of them inode tables, {} directories), {} written",
+        rp.io_pages_read, inode_reads, dir_reads, rp.io_pages_written
     )?;
     writeln!(
         out,

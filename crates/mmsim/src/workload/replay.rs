@@ -1119,6 +1119,7 @@ impl ReplayDriver {
                     readahead_pages: ra_read,
                     readahead_wasted: ra_read.saturating_sub(c.readahead_used),
                     inode_table_pages_read: t.stats.inode_table_misses,
+                    dir_pages_read: t.stats.dir_block_misses,
                     elapsed_ns: t.stats.exit_ps.map_or(0, |e| (e - t.stats.start_ps) / 1000),
                     cgroup: match sim.memcgs[t.memcg as usize].name.as_str() {
                         "" => "/".to_string(),
@@ -1210,6 +1211,11 @@ pub struct ReplayTaskReport {
     /// the inode cache (cold, or evicted by the shrinker). Also in `io_pages_read` when
     /// they came from the device.
     pub inode_table_pages_read: u64,
+    /// Directory blocks its lookups read into the page cache (names looked up in an
+    /// indexed directory, `fs::htree`: the one of a file-per-object layout). Also in
+    /// `io_pages_read` when they came from the device.
+    #[serde(default)]
+    pub dir_pages_read: u64,
     /// Virtual time of the replay, ns.
     pub elapsed_ns: u64,
     /// The memory cgroup the task ran in ("/" = the root).

@@ -352,6 +352,78 @@ fn from_5_9_cgroups_share_the_slabs_and_pay_their_objects_bytes() {
     }
 }
 
+/// Open `path` (restarting after its IO), then close it.
+fn open_close(m: &mut UnitMachine, path: &str) {
+    let tid = m.tid;
+    let mut progress = 0;
+    let fd = loop {
+        match m.sim.sys_open(tid, path, false, false, &mut progress) {
+            Ok(OpResult::Fd(fd)) => break fd,
+            Err(_) => {
+                common::complete_io(&mut m.sim);
+            }
+            other => panic!("open {path}: {other:?}"),
+        }
+    };
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+}
+
+#[test]
+fn a_lookup_in_an_indexed_directory_reads_its_root_and_the_names_leaf() {
+    // 2,000 files of one directory on disk: an htree of a root and 2,000 × 16 bytes of
+    // entries in leaves; 10 files of another directory: one block, taken as cached.
+    let mut text = unit_machine_toml(
+        "dx",
+        "256MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+    );
+    for i in 0..2000 {
+        text += &common::file_toml(&format!("/mnt/big/o{i}"), 4096, true);
+    }
+    for i in 0..10 {
+        text += &common::file_toml(&format!("/mnt/small/o{i}"), 4096, true);
+    }
+    let mut m = UnitMachine::new(&text, KernelEra::V6_18.features("patched").unwrap());
+    let fs = m.sim.resolve_fs("/mnt/big/o0").unwrap();
+    let leaves = m.sim.fss[fs].dirs["/mnt/big"].htree.nr_blocks() - 1;
+    assert!(leaves >= 8, "{leaves} leaves");
+    let misses = |m: &UnitMachine| m.sim.tasks[m.tid].stats.dir_block_misses;
+    open_close(&mut m, "/mnt/small/o3");
+    assert_eq!(misses(&m), 0, "a directory of one block reads nothing");
+    open_close(&mut m, "/mnt/big/o7");
+    assert_eq!(misses(&m), 2, "the root and the leaf of o7's hash");
+    // Another name: the root is cached; its leaf is read unless it is o7's.
+    let leaf = |m: &UnitMachine, n: &str| {
+        m.sim.fss[fs].dirs["/mnt/big"]
+            .htree
+            .probe(n)
+            .expect("indexed")
+            .leaf
+    };
+    let (same, other) = (1..2000)
+        .map(|i| format!("o{i}"))
+        .filter(|n| n != "o7")
+        .fold((None, None), |(s, o), n| {
+            if leaf(&m, &n) == leaf(&m, "o7") {
+                (s.or(Some(n)), o)
+            } else {
+                (s, o.or(Some(n)))
+            }
+        });
+    open_close(
+        &mut m,
+        &format!("/mnt/big/{}", same.expect("a name in o7's leaf")),
+    );
+    assert_eq!(misses(&m), 2);
+    open_close(
+        &mut m,
+        &format!("/mnt/big/{}", other.expect("a name in another leaf")),
+    );
+    assert_eq!(misses(&m), 3);
+    // The data misses do not count them (nor the inode table's pages).
+    m.check();
+}
+
 /// `n` files created by the unit machine's task, closed: their dentries wait on the
 /// superblock's dentry list.
 fn unused_dentries(m: &mut UnitMachine, n: u64) -> usize {

@@ -1023,8 +1023,11 @@ proptest::proptest! {
         proptest::prop_assert!(c.page_misses <= c.pages);
         proptest::prop_assert!(c.request_misses <= c.requests);
         proptest::prop_assert!(c.byte_misses <= c.bytes);
-        // Data pages read: the inode-table pages the opens read are counted apart.
-        let io_read = r.replay.as_ref().unwrap().io_pages_read - t.inode_table_pages_read;
+        // Data pages read: the inode-table and directory pages the opens read are counted
+        // apart.
+        let io_read = r.replay.as_ref().unwrap().io_pages_read
+            - t.inode_table_pages_read
+            - t.dir_pages_read;
         // With readahead off, what the report counts as read ahead can only be requested
         // pages evicted while their request waited for an earlier page's IO, and read
         // again: none without pressure, and no more than the reads beyond the misses.
@@ -1103,7 +1106,10 @@ proptest::proptest! {
         proptest::prop_assert!(c.request_misses >= objects.len() as u64);
         proptest::prop_assert!(c.page_misses <= c.pages);
         proptest::prop_assert!(c.byte_misses <= c.bytes);
-        let io_read = r.replay.as_ref().unwrap().io_pages_read - t.inode_table_pages_read;
+        // Data pages read: the inode table's and the directory's are counted apart.
+        let io_read = r.replay.as_ref().unwrap().io_pages_read
+            - t.inode_table_pages_read
+            - t.dir_pages_read;
         if std::env::var_os("MMSIM_PROP_VERBOSE").is_some() {
             eprintln!(
                 "{} requests of {} objects, {} distinct pages; {ram} {policy} range {range}: \

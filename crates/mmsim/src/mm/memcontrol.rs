@@ -607,10 +607,7 @@ impl Sim {
     ) -> Result<(), AllocError> {
         debug_assert_eq!(self.mem[pfn as usize].memcg, NO_MEMCG, "page charged twice");
         if memcg != ROOT_MEM_CGROUP {
-            let prev = self.enter(KFunc::MemCgroupCharge);
-            let r = self.try_charge(memcg, gfp);
-            self.leave(prev);
-            r?;
+            self.try_charge_in_profile(memcg, gfp)?;
         }
         // commit_charge: the root's counter is free (the kernel does not count it).
         let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
@@ -791,6 +788,14 @@ impl Sim {
         v
     }
 
+    /// [`Sim::try_charge`] of one page, its time in the profile's mem_cgroup_charge.
+    fn try_charge_in_profile(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+        let prev = self.enter(KFunc::MemCgroupCharge);
+        let r = self.try_charge(memcg, gfp);
+        self.leave(prev);
+        r
+    }
+
     /// try_charge_memcg for one page: from the CPU's stock if it holds a page of `memcg`;
     /// else the counters are charged a batch (the rest goes to the stock), or one page
     /// when a batch would pass memory.max; a charge that one page would take above
@@ -922,10 +927,7 @@ impl Sim {
         for &(size, gfp) in sizes {
             debug_assert!(size < crate::mm::page::PAGE_SIZE);
             if avail < size {
-                let prev = self.enter(KFunc::MemCgroupCharge);
-                let r = self.try_charge(memcg, gfp);
-                self.leave(prev);
-                r?;
+                self.try_charge_in_profile(memcg, gfp)?;
                 let mc = &mut self.memcgs[memcg as usize];
                 mc.obj_pages += 1;
                 mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;

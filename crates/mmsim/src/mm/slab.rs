@@ -615,6 +615,9 @@ impl Sim {
         let Some(p) = dir.htree.probe(name) else {
             return Ok(());
         };
+        if !dir.htree.on_disk(0) {
+            return Ok(()); // indexed during the run: its blocks were created in memory
+        }
         let base = match dir.meta_base {
             Some(b) => b,
             None => {
@@ -629,7 +632,10 @@ impl Sim {
             }
         };
         for block in [Some(0), p.index, Some(p.leaf)].into_iter().flatten() {
-            if !self.fss[fs].dirs[parent].htree.on_disk(block) {
+            // A block beyond the directory's region (past 2^20 blocks) is not read.
+            if !self.fss[fs].dirs[parent].htree.on_disk(block)
+                || u64::from(block) >= DIR_META_BLOCKS
+            {
                 continue;
             }
             let b = base + u64::from(block);

@@ -349,6 +349,45 @@ fn push_sorted(leaf: &mut Leaf, e: (u32, u16)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Over random creates and unlinks of names of any length (up to 60 bytes), the
+        /// index stays well formed (leaves within their room and hash ranges, blocks
+        /// numbered once, index blocks within their limits), holds exactly the directory's
+        /// names, and finds each one in the leaf that holds its hash; it never shrinks.
+        #[test]
+        fn the_index_holds_exactly_the_names_and_finds_each(
+            ops in proptest::collection::vec((any::<bool>(), 0u32..3000, 0usize..50), 1..2500)
+        ) {
+            let mut t = Htree::default();
+            let mut names = std::collections::BTreeSet::new();
+            let mut blocks = 0;
+            for (create, id, pad) in ops {
+                let name = format!("{id}{}", "x".repeat(pad));
+                if create {
+                    if names.insert(name.clone()) {
+                        t.insert(&name);
+                    }
+                } else if names.remove(&name) {
+                    t.remove(&name);
+                }
+                prop_assert!(t.nr_blocks() >= blocks);
+                blocks = t.nr_blocks();
+            }
+            t.check().map_err(TestCaseError::fail)?;
+            prop_assert_eq!(t.nr_entries(), names.len());
+            for n in &names {
+                match t.probe(n) {
+                    None => prop_assert!(!t.is_indexed()),
+                    Some(p) => {
+                        let l = t.leaves.iter().find(|l| l.block == p.leaf).expect("a leaf");
+                        prop_assert!(l.entries.contains(&(dx_hash(n), rec_len(n))));
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_directory_is_linear_until_its_block_fills_then_splits_by_hash() {

@@ -609,7 +609,8 @@ impl Sim {
             return Ok(());
         };
         let (parent, name) = crate::fs::namei::split_path(path);
-        let Some(dir) = self.fss[fs].dirs.get(parent) else {
+        let f = &mut self.fss[fs];
+        let Some(dir) = f.dirs.get_mut(parent) else {
             return Ok(());
         };
         let Some(p) = dir.htree.probe(name) else {
@@ -620,25 +621,36 @@ impl Sim {
         }
         let base = match dir.meta_base {
             Some(b) => b,
-            None => {
-                let n = self.fss[fs].dir_meta_regions;
-                if n >= DIR_META_DIRS {
-                    return Ok(());
-                }
-                self.fss[fs].dir_meta_regions += 1;
-                let b = INODE_TABLE_PAGES + n * DIR_META_BLOCKS;
-                self.fss[fs].dirs.get_mut(parent).expect("parent").meta_base = Some(b);
+            None if f.dir_meta_regions < DIR_META_DIRS => {
+                let b = INODE_TABLE_PAGES + f.dir_meta_regions * DIR_META_BLOCKS;
+                f.dir_meta_regions += 1;
+                dir.meta_base = Some(b);
                 b
             }
+            None => return Ok(()),
         };
-        for block in [Some(0), p.index, Some(p.leaf)].into_iter().flatten() {
-            // A block beyond the directory's region (past 2^20 blocks) is not read.
-            if !self.fss[fs].dirs[parent].htree.on_disk(block)
-                || u64::from(block) >= DIR_META_BLOCKS
-            {
-                continue;
-            }
+        // The root, the index block, the leaf: those on disk (a block the directory gained
+        // during the run was created in memory; one past the region's 2^20 is not read).
+        let blocks = [Some(0), p.index, Some(p.leaf)]
+            .map(|b| b.filter(|&b| dir.htree.on_disk(b) && u64::from(b) < DIR_META_BLOCKS));
+        for block in blocks.into_iter().flatten() {
             let b = base + u64::from(block);
+            // A cached block is found as __find_get_block finds it (FGP_ACCESSED: marked
+            // accessed); one still being read is waited for (bh_read), and the lookup
+            // restarts; one not cached is read (ext4_bread).
+            if let Entry::Page(p) = self.find_get_entry(table, b) {
+                let flags = self.mem[p as usize].flags;
+                if flags & pg::UPTODATE != 0 {
+                    self.mark_page_accessed(p);
+                }
+                self.put_page(p);
+                if flags & pg::UPTODATE != 0 {
+                    continue;
+                }
+                if flags & pg::LOCKED != 0 {
+                    return Err(VfsAllocError::Wait(Wait::PageLocked(p)));
+                }
+            }
             self.meta_bread(table, b, (b, 1), |s| &mut s.dir_block_misses)?;
         }
         Ok(())

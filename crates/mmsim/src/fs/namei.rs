@@ -136,7 +136,8 @@ impl Directory {
 
 /// Split an absolute path into (parent directory, last component).
 pub fn split_path(path: &str) -> (&str, &str) {
-    match path.rfind('/') {
+    // A byte search: '/' is ASCII, never inside a multi-byte character.
+    match path.bytes().rposition(|b| b == b'/') {
         Some(0) => ("/", &path[1..]),
         Some(i) => (&path[..i], &path[i + 1..]),
         None => ("/", path),

@@ -407,7 +407,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
             // `memcg-kmem-objcg`: memory.stat counts the objects' bytes
             // (NR_SLAB_RECLAIMABLE_B), and the kernel memory charged for them is whole pages.
             let mut kmem_slab = None;
-            if sim.features.memcg_kmem_objcg && sim.features.memcg_kmem_vfs {
+            if sim.objcg_charging() {
                 for (key, i) in [("slab_reclaimable", 0), ("slab_unreclaimable", 1)] {
                     let v: u64 = sub
                         .clone()

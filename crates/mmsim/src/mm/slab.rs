@@ -335,7 +335,7 @@ impl Sim {
     }
 
     /// Whether objects are charged by bytes through their memcg's obj_cgroup.
-    fn objcg_charging(&self) -> bool {
+    pub(crate) fn objcg_charging(&self) -> bool {
         self.features.memcg_kmem_vfs && self.features.memcg_kmem_objcg
     }
 
@@ -1339,7 +1339,7 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
     // Charged by bytes: a memcg's slab bytes are its objects', and with its stock they make
     // the pages it was charged; the stock holds less than two pages (refill_obj_stock gives
     // back whole pages beyond one; a charge ahead adds at most one).
-    if shared && sim.features.memcg_kmem_vfs {
+    if sim.objcg_charging() {
         for (m, mc) in sim.memcgs.iter().enumerate().skip(1) {
             if mc.slab_bytes != bytes_by_memcg[m] {
                 return Err(format!(

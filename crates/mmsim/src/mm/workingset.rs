@@ -300,8 +300,9 @@ impl Sim {
 
     /// The shadow-node shrinker of `shadow-lru-limit` for one memcg and node:
     /// count_shadow_nodes allows (the lruvec's LRU pages + its slab: the pages of its
-    /// shadow nodes and its VFS objects') / 8 nodes; do_shrink_slab scans half the excess (seeks 0) plus the deferred
-    /// work scaled by priority, in batches of 128, and defers what it did not do.
+    /// shadow nodes and its VFS objects') / 8 nodes; do_shrink_slab scans half the excess
+    /// (seeks 0) plus the deferred work scaled by priority, in batches of 128, and defers
+    /// what it did not do.
     pub fn scan_shadow_nodes_memcg(&mut self, node: usize, memcg: MemcgId, priority: u32) {
         let nodes = self.lruvec(memcg, node).nr_shadow_nodes;
         if nodes == 0 {

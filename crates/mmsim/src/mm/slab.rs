@@ -546,7 +546,35 @@ impl Sim {
         let block = u64::from(ino) / INODES_PER_BLOCK;
         let ra = inode_table_readahead(ino, self.inodes.len() as u64);
         // The readahead's pages count too.
-        self.meta_bread(table, block, ra, |s| &mut s.inode_table_misses)
+        self.meta_getblk(table, block, ra, |s| &mut s.inode_table_misses)
+    }
+
+    /// A metadata block as the buffer cache gets it (sb_getblk / __getblk then bh_read): a
+    /// cached, uptodate block is found as __find_get_block finds it (FGP_ACCESSED: marked
+    /// accessed; no copy — the caller reads its bytes in place); one still being read is
+    /// waited for (the caller restarts); one not cached is read by [`Sim::meta_bread`] with
+    /// the blocks `ra` around it.
+    fn meta_getblk(
+        &mut self,
+        table: u32,
+        block: u64,
+        ra: (u64, u64),
+        stat: fn(&mut crate::sched::TaskStats) -> &mut u64,
+    ) -> Result<(), VfsAllocError> {
+        if let Entry::Page(p) = self.find_get_entry(table, block) {
+            let flags = self.mem[p as usize].flags;
+            if flags & pg::UPTODATE != 0 {
+                self.mark_page_accessed(p);
+            }
+            self.put_page(p);
+            if flags & pg::UPTODATE != 0 {
+                return Ok(());
+            }
+            if flags & pg::LOCKED != 0 {
+                return Err(VfsAllocError::Wait(Wait::PageLocked(p)));
+            }
+        }
+        self.meta_bread(table, block, ra, stat)
     }
 
     /// A block of the filesystem's metadata (its hidden file `table`, the block device's
@@ -635,23 +663,7 @@ impl Sim {
             .map(|b| b.filter(|&b| dir.htree.on_disk(b) && u64::from(b) < DIR_META_BLOCKS));
         for block in blocks.into_iter().flatten() {
             let b = base + u64::from(block);
-            // A cached block is found as __find_get_block finds it (FGP_ACCESSED: marked
-            // accessed); one still being read is waited for (bh_read), and the lookup
-            // restarts; one not cached is read (ext4_bread).
-            if let Entry::Page(p) = self.find_get_entry(table, b) {
-                let flags = self.mem[p as usize].flags;
-                if flags & pg::UPTODATE != 0 {
-                    self.mark_page_accessed(p);
-                }
-                self.put_page(p);
-                if flags & pg::UPTODATE != 0 {
-                    continue;
-                }
-                if flags & pg::LOCKED != 0 {
-                    return Err(VfsAllocError::Wait(Wait::PageLocked(p)));
-                }
-            }
-            self.meta_bread(table, b, (b, 1), |s| &mut s.dir_block_misses)?;
+            self.meta_getblk(table, b, (b, 1), |s| &mut s.dir_block_misses)?;
         }
         Ok(())
     }

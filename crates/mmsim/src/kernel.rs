@@ -220,6 +220,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: only write dirty pages that the scanner has seen twice",
     },
     Rule {
+        feature: "vmscan-kick-flushers",
+        since: KernelEra::V4_14,
+        version: "4.11",
+        commit: "mm: vmscan: kick flushers when we encounter dirty pages on the LRU",
+    },
+    Rule {
         feature: "writeback-activate",
         since: KernelEra::V4_14,
         version: "4.11",

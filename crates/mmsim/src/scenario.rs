@@ -62,6 +62,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "kswapd-short-sleep",
     "kswapd-failures",
     "dirty-seen-twice",
+    "vmscan-kick-flushers",
     "read-only-activation",
     "writeback-activate",
     "lru-size-inactive-ratio",
@@ -374,6 +375,35 @@ pub struct FaultPoint {
     pub write: bool,
 }
 
+/// A filesystem's `atime` mount option (when a read updates a file's access time:
+/// `fs/jbd2.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Atime {
+    /// relatime (the default since 2.6.30): when the access time is not newer than the
+    /// modification or change time, or is a day old.
+    #[default]
+    Relatime,
+    /// noatime: never.
+    Noatime,
+    /// strictatime: at every read (once per tick).
+    Strictatime,
+}
+
+impl Atime {
+    /// Every option with its spelling.
+    pub const ALL: &'static [(&'static str, Atime)] = &[
+        ("relatime", Atime::Relatime),
+        ("noatime", Atime::Noatime),
+        ("strictatime", Atime::Strictatime),
+    ];
+
+    /// Is this the default (relatime)?
+    pub fn is_default(&self) -> bool {
+        *self == Atime::Relatime
+    }
+}
+
 /// Filesystem type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -412,6 +442,15 @@ pub struct FsSpec {
     /// for a blockfs (its device's size limits it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// The `atime` mount option (default relatime).
+    #[serde(skip_serializing_if = "Atime::is_default")]
+    pub atime: Atime,
+    /// A blockfs with a journal (`journal = true`: jbd2, `fs/jbd2.rs`: metadata blocks
+    /// held by the journal, logged every 5 s, then dirty). The default is ext4 without one
+    /// (`mkfs.ext4 -O ^has_journal`, as on the project's reference VM, where the model was
+    /// measured): a metadata block is dirtied at once. Always false for a tmpfs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub journal: bool,
 }
 
 /// One task: a workload program pinned to a CPU.
@@ -2339,7 +2378,7 @@ const DEVICE_KEYS: &[&str] = &[
     "fail",
 ];
 const FAIL_KEYS: &[&str] = &["file", "offset", "op"];
-const FS_KEYS: &[&str] = &["mount", "type", "device", "size"];
+const FS_KEYS: &[&str] = &["mount", "type", "device", "size", "atime", "journal"];
 const COST_PROFILES: &[&str] = &["default"];
 const MAX_CPUS: u64 = 1024;
 /// The least RAM a node may have (a scenario's `machine.memory_per_node`, `--ram`).
@@ -2678,11 +2717,32 @@ fn read_filesystems(
                 Some(b / PAGE_SIZE * PAGE_SIZE)
             }
         };
+        let atime = f.opt("atime", |i, l| {
+            let s = want_str(i, l)?;
+            Atime::ALL
+                .iter()
+                .find(|(n, _)| *n == s)
+                .map(|&(_, a)| a)
+                .ok_or_else(|| {
+                    l.err(format!(
+                        "unknown atime option \"{s}\"; options: relatime, noatime, strictatime"
+                    ))
+                })
+        })?;
+        let journal = match (kind, f.opt("journal", want_bool)?) {
+            (FsKind::Tmpfs, Some((_, loc))) => {
+                return Err(loc.err("a tmpfs has no journal; remove `journal`"));
+            }
+            (FsKind::Tmpfs, None) => false,
+            (FsKind::Blockfs, j) => j.is_some_and(|(j, _)| j),
+        };
         filesystems.push(FsSpec {
             mount: mount.to_string(),
             kind,
             device,
             size_bytes,
+            atime: atime.map(|(a, _)| a).unwrap_or_default(),
+            journal,
         });
     }
     Ok(filesystems)
@@ -3084,6 +3144,8 @@ mod tests {
             kind: FsKind::Tmpfs,
             device: None,
             size_bytes: Some(1 << 30),
+            atime: Atime::Relatime,
+            journal: false,
         };
         let all = vec![fs("/"), fs("/mnt"), fs("/mnt/data")];
         assert_eq!(

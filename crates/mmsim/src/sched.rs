@@ -43,6 +43,8 @@ pub enum KThread {
     Kswapd(usize),
     /// zswap's shrink worker (shrink_worker on the zswap-shrink workqueue, `mm/zswap.rs`).
     ZswapShrink,
+    /// kjournald2 of a journalled filesystem (`fs/jbd2.rs`).
+    Jbd2(usize),
 }
 
 /// What a task runs.

@@ -170,6 +170,13 @@ pub struct Features {
     /// write dirty pages that the scanner has seen twice"). Off: kswapd writes any dirty
     /// file page it meets while the node is flagged dirty (v3.11–v4.10).
     pub dirty_seen_twice: bool,
+    /// Reclaim wakes the flushers to write every dirty inode (wakeup_flusher_threads,
+    /// WB_REASON_VMSCAN: wb_start_writeback's start-all work, whatever the inodes' age)
+    /// when every page shrink_inactive_list isolated was dirty and not queued for IO
+    /// (v4.11, "mm: vmscan: kick flushers when we encounter dirty pages on the LRU").
+    /// Off: any unqueued dirty page wakes the flushers for their usual work (old inodes,
+    /// or everything above the background threshold).
+    pub vmscan_kick_flushers: bool,
     /// PAGEVEC_SIZE is 15, not 14 (v4.16, "Get 7% more pages in a pagevec": the count
     /// became a char, making room for one more pointer in the same two cache lines). The
     /// per-CPU LRU batches (add, activate, rotate), truncation's and writeback's lookups
@@ -504,6 +511,7 @@ impl Features {
             read_only_activation: false,
             no_reclaim_file_writeback: false,
             dirty_seen_twice: false,
+            vmscan_kick_flushers: false,
             pagevec_15: false,
             lru_add_flush_full: false,
             folio_batch_31: false,
@@ -620,6 +628,7 @@ impl Features {
             "read-only-activation" => self.read_only_activation = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
             "dirty-seen-twice" => self.dirty_seen_twice = on,
+            "vmscan-kick-flushers" => self.vmscan_kick_flushers = on,
             "pagevec-15" => self.pagevec_15 = on,
             "lru-add-flush-full" => self.lru_add_flush_full = on,
             "folio-batch-31" => self.folio_batch_31 = on,
@@ -718,6 +727,7 @@ impl Features {
             "read-only-activation" => self.read_only_activation,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
             "dirty-seen-twice" => self.dirty_seen_twice,
+            "vmscan-kick-flushers" => self.vmscan_kick_flushers,
             "pagevec-15" => self.pagevec_15,
             "lru-add-flush-full" => self.lru_add_flush_full,
             "folio-batch-31" => self.folio_batch_31,
@@ -1565,6 +1575,29 @@ impl Sim {
             std::sync::atomic::Ordering::Relaxed,
         );
         sim.vfs_setup()?;
+        // kjournald2 of each block filesystem (one with an inode table: ext4's journal,
+        // `fs/jbd2.rs`), asleep until a transaction's timer, on the flusher's CPU.
+        for fs in 0..sim.fss.len() {
+            let f = &sim.fss[fs];
+            if f.inode_table.is_none() || f.device.is_none() || !f.has_journal {
+                continue;
+            }
+            let id = sim.tasks.len();
+            let dev = sim.fss[fs]
+                .device
+                .map_or("", |d| sim.devices[d].name.as_str());
+            let name = format!("jbd2/{dev}-8");
+            sim.tasks.push(Task::kthread(
+                id,
+                name,
+                nr_cpus.saturating_sub(2),
+                KThread::Jbd2(fs),
+            ));
+            sim.fss[fs].journal = Some(crate::fs::jbd2::Journal {
+                task: Some(id),
+                ..Default::default()
+            });
+        }
         let first_user = sim.tasks.len();
         for (id_in_sc, t) in sc.tasks.iter().enumerate() {
             let id = sim.tasks.len();

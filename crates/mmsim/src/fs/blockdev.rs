@@ -27,6 +27,9 @@ pub enum IoKind {
     Read,
     /// Writeback.
     Write,
+    /// A journal commit's write of this many blocks to the log (`fs/jbd2.rs`): no page
+    /// of the page cache is written, none fails.
+    Journal(u32),
 }
 
 /// A block request in flight (a bio of contiguous pages of one inode).
@@ -83,6 +86,9 @@ pub struct BlockDevice {
     pub dirty_inodes: Vec<u32>,
     /// When the flusher's periodic timer is due.
     pub timer_at_ps: Option<Ps>,
+    /// A start-all work is pending (WB_start_all, wakeup_flusher_threads): every inode
+    /// dirtied at or before this time is to be written, whatever its age.
+    pub start_all_before: Option<Ps>,
     /// Requests served.
     pub nr_reads: u64,
     /// Requests served.
@@ -177,6 +183,7 @@ impl BlockDevice {
             dirty_expire_ps: 30_000_000_000_000,
             dirty_inodes: Vec::new(),
             timer_at_ps: None,
+            start_all_before: None,
             seeks: 0,
             busy_ps: 0,
             nr_reads: 0,
@@ -197,6 +204,7 @@ impl BlockDevice {
         let ppb = match kind {
             IoKind::Read => self.faults.read_error_ppb,
             IoKind::Write => self.faults.write_error_ppb,
+            IoKind::Journal(_) => 0,
         };
         ppb > 0 && self.fault_rng.gen_range(0..1_000_000_000u32) < ppb
     }
@@ -231,7 +239,7 @@ impl BlockDevice {
                 self.nr_reads += 1;
                 self.pages_read += nr_pages;
             }
-            IoKind::Write => {
+            IoKind::Write | IoKind::Journal(_) => {
                 self.nr_writes += 1;
                 self.pages_written += nr_pages;
             }

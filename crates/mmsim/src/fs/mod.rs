@@ -9,6 +9,7 @@
 pub mod blockdev;
 pub mod dirty_throttle;
 pub mod htree;
+pub mod jbd2;
 pub mod namei;
 pub mod syscalls;
 pub mod writeback;
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::machine::{Ps, SpinLock};
 use crate::mm::radix_tree::RadixTree;
+pub use crate::scenario::Atime;
 use crate::scenario::{FsKind, FsSpec};
 
 /// struct address_space: the page cache of one inode.
@@ -68,6 +70,12 @@ pub struct Inode {
     pub i_mmap: Vec<MappedVma>,
     /// Its dentry and inode objects (the VFS caches).
     pub vfs: crate::mm::slab::VfsInode,
+    /// i_atime on the coarse clock, one tick on (`fs/jbd2.rs`: touch_atime). 0 (before
+    /// the run) for a file that exists when the run begins, as its modification time: it
+    /// was just written.
+    pub atime_ps: Ps,
+    /// i_mtime / i_ctime likewise (file_update_time).
+    pub mtime_ps: Ps,
 }
 
 impl Inode {
@@ -89,6 +97,8 @@ impl Inode {
             nr_blocks: 0,
             i_mmap: Vec::new(),
             vfs: Default::default(),
+            atime_ps: 0,
+            mtime_ps: 0,
         }
     }
 }
@@ -409,6 +419,12 @@ pub struct FileSystem {
     /// A tmpfs's pages in use (sbinfo->used_blocks): its files' pages in the page cache and
     /// in swap (swap entries). A new page past the limit is ENOSPC (SIGBUS for a fault).
     pub shmem_used_blocks: u64,
+    /// The `atime` mount option.
+    pub atime: Atime,
+    /// The `journal` option: the filesystem has a journal (given `journal` at setup).
+    pub has_journal: bool,
+    /// The journal of a block filesystem with an inode table and `journal` (`fs/jbd2.rs`).
+    pub journal: Option<jbd2::Journal>,
 }
 
 impl FileSystem {
@@ -425,6 +441,9 @@ impl FileSystem {
             dir_meta_regions: 0,
             shmem_max_blocks: spec.size_bytes.map(|b| b / crate::mm::page::PAGE_SIZE),
             shmem_used_blocks: 0,
+            atime: spec.atime,
+            has_journal: spec.journal,
+            journal: None,
         }
     }
 }

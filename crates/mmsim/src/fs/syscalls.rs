@@ -514,6 +514,10 @@ impl Sim {
                 return Ok(OpResult::Err(Errno::ENOSPC));
             }
         }
+        if *progress == 0 {
+            // file_modified: the modification time, before the copy.
+            self.file_update_time(f.ino);
+        }
         let pos = base + *progress;
         let old_pages = self.inode(f.ino).size.div_ceil(PAGE_SIZE);
         let (done, wait, err) = self.generic_perform_write(f.ino, pos, len - *progress);
@@ -614,6 +618,11 @@ impl Sim {
             slot.ra = f.ra;
         }
         self.leave(prev);
+        if let Some(w) = out.wait.filter(|_| out.err.is_none()) {
+            return Err(w);
+        }
+        // filemap_read's end: file_accessed.
+        self.touch_atime(f.ino);
         if let Some(e) = out.err {
             if at.is_none() {
                 self.advance_pos(tid, fd, *progress);
@@ -623,9 +632,6 @@ impl Sim {
             } else {
                 OpResult::Err(e)
             });
-        }
-        if let Some(w) = out.wait {
-            return Err(w);
         }
         if at.is_none() {
             self.advance_pos(tid, fd, *progress);
@@ -719,6 +725,7 @@ impl Sim {
             crate::sched::KThread::Flusher(dev) => self.flusher_step(tid, dev),
             crate::sched::KThread::Kswapd(node) => self.kswapd_step(tid, node),
             crate::sched::KThread::ZswapShrink => self.zswap_shrink_step(tid),
+            crate::sched::KThread::Jbd2(fs) => self.jbd2_step(tid, fs),
         }
     }
 }

@@ -98,6 +98,11 @@ impl Sim {
         }
     }
 
+    /// __mark_inode_dirty(I_DIRTY_SYNC): the inode itself changed (`fs/jbd2.rs`).
+    pub fn mark_inode_dirty_sync(&mut self, ino: u32) {
+        self.__mark_inode_dirty(ino);
+    }
+
     fn __mark_inode_dirty(&mut self, ino: u32) {
         if self.inode(ino).dirtied_when().is_some() {
             return;
@@ -241,7 +246,24 @@ impl Sim {
         }
     }
 
+    /// wakeup_flusher_threads(WB_REASON_VMSCAN) for `dev` (`vmscan-kick-flushers`): a
+    /// start-all work (wb_start_writeback, WB_start_all) — the flusher writes every inode
+    /// dirty now, whatever its age — and the flusher woken.
+    pub fn wakeup_flusher_threads(&mut self, dev: usize) {
+        let now = self.now();
+        let d = &mut self.devices[dev];
+        if d.dirty_inodes.is_empty() {
+            return; // get_nr_dirty_pages() == 0: no work queued
+        }
+        d.start_all_before = Some(now);
+        self.wb_start_background_writeback(dev);
+    }
+
     /// One step of the flusher kthread (wb_workfn). Returns true if it stays runnable.
+    /// An inode with no dirty pages left (written, or dirty only itself: I_DIRTY_SYNC,
+    /// whose ->write_inode a journalling filesystem makes a no-op for WB_SYNC_NONE) is
+    /// clean: it leaves b_dirty and, unused, goes onto its inode list
+    /// (inode_sync_complete → inode_add_lru).
     pub fn flusher_step(&mut self, tid: TaskId, dev: usize) -> bool {
         let prev = self.enter(KFunc::WbWorkfn);
         let now = self.now();
@@ -249,36 +271,63 @@ impl Sim {
         let over_bg = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > bg
             || (self.memcgs.len() > 1 && self.memcg_over_bg_thresh());
         let expire = self.devices[dev].dirty_expire_ps;
+        let start_all = self.devices[dev].start_all_before;
         let mut budget = MAX_WRITEBACK_PAGES;
         let mut i = 0;
+        let mut cleaned = false;
         while budget > 0 && i < self.devices[dev].dirty_inodes.len() {
             let ino = self.devices[dev].dirty_inodes[i];
-            let old_enough = self.inodes[ino as usize]
+            let when = self.inodes[ino as usize]
                 .as_ref()
-                .and_then(|n| n.dirtied_when())
-                .is_some_and(|t| now >= t + expire);
-            if !(over_bg || old_enough) {
+                .and_then(|n| n.dirtied_when());
+            let Some(when) = when else {
+                i += 1; // cleaned earlier in this step
+                continue;
+            };
+            let due = now >= when + expire || start_all.is_some_and(|t| when <= t);
+            if !(over_bg || due) {
                 i += 1;
                 continue;
             }
-            let written = self
-                .write_cache_pages(ino, budget, SyncMode::None)
-                .unwrap_or_default();
+            // (An inode dirty only itself has no page to write: do_writepages finds no
+            // dirty tag.)
+            let written = if self.inode(ino).nr_dirty == 0 {
+                0
+            } else {
+                self.write_cache_pages(ino, budget, SyncMode::None)
+                    .unwrap_or_default()
+            };
             budget -= written.min(budget);
             // do_writepages: the wbs' write bandwidth, every BANDWIDTH_INTERVAL.
             self.wb_update_bandwidth_dev(dev);
             if self.inode(ino).nr_dirty == 0 {
-                self.clear_inode_dirty(ino);
+                // Off b_dirty below, in one pass over the list.
+                self.inode_mut(ino).dirtied_when_ps = crate::fs::NOT_DIRTIED;
+                cleaned = true;
+                self.inode_add_lru(ino, false);
+                i += 1;
             } else if written == 0 {
                 i += 1;
             }
         }
+        if cleaned {
+            let inodes = &self.inodes;
+            self.devices[dev].dirty_inodes.retain(|&ino| {
+                inodes[ino as usize]
+                    .as_ref()
+                    .is_some_and(|n| n.dirtied_when().is_some())
+            });
+        }
         let did_work = budget < MAX_WRITEBACK_PAGES;
         self.leave(prev);
+        if budget > 0 {
+            // The start-all work found nothing more to write.
+            self.devices[dev].start_all_before = None;
+        }
         let still_over = self.vmstat.get(VmItem::NrDirty).max(0) as u64
             > self.global_dirty_limits().0
             || (self.memcgs.len() > 1 && self.memcg_over_bg_thresh());
-        if did_work && still_over {
+        if did_work && (still_over || self.devices[dev].start_all_before.is_some()) {
             return true; // more to do: stay runnable
         }
         // Sleep until the periodic timer.
@@ -452,7 +501,11 @@ impl Sim {
         let prev = self.enter(KFunc::SubmitBio);
         self.charge(self.costs.bio_submit_ps);
         let now = self.now();
-        let done = self.devices[req.dev].submit(now, req.kind, sector, req.pages.len() as u64);
+        let nr = match req.kind {
+            IoKind::Journal(n) => u64::from(n),
+            _ => req.pages.len() as u64,
+        };
+        let done = self.devices[req.dev].submit(now, req.kind, sector, nr);
         let id = match self.io_free.pop() {
             Some(id) => id,
             None => {
@@ -505,6 +558,10 @@ impl Sim {
                     let v = self.io_versions[id as usize].get(k).copied();
                     self.end_bio_write_page(req.dev, req.ino, pfn, v, false);
                 }
+            }
+            IoKind::Journal(_) => {
+                self.set_func(KFunc::Jbd2Commit);
+                self.jbd2_commit_done(req.ino);
             }
         }
         if req.kind == IoKind::Write && !self.congestion_waiters.is_empty() {
@@ -627,6 +684,11 @@ impl Sim {
                     let v = Some(self.mem[pfn as usize].version);
                     self.end_bio_write_page(req.dev, req.ino, pfn, v, !stored);
                 }
+            }
+            IoKind::Journal(nblocks) => {
+                d.nr_writes += 1;
+                d.pages_written += u64::from(nblocks);
+                self.jbd2_commit_done(req.ino);
             }
         }
         self.give_pfn_buf(req.pages);

@@ -76,6 +76,8 @@ kfuncs! {
     TruncateInodePages => "truncate_inode_pages_range",
     DeleteFromPageCache => "__delete_from_page_cache",
     WbWorkfn => "wb_workfn",
+    Ext4DirtyInode => "ext4_dirty_inode",
+    Jbd2Commit => "jbd2_journal_commit_transaction",
     Kswapd => "kswapd",
     BalancePgdat => "balance_pgdat",
     TryToFreePages => "try_to_free_pages",

@@ -38,6 +38,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     check_memcgs(sim)?;
     check_shadow_lists(sim)?;
     crate::mm::slab::check_vfs(sim)?;
+    crate::fs::jbd2::check_journals(sim)?;
     crate::mm::zram::check_zram(sim)?;
     crate::mm::zswap::check_zswap(sim)?;
     check_psi_flags(sim)?;

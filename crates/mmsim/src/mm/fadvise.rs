@@ -201,6 +201,9 @@ impl Sim {
         if p.mapping != ino || self.PageDirty(pfn) || self.PageWriteback(pfn) || p.mapped() {
             return false;
         }
+        if p.flags & crate::fs::jbd2::JBD_HELD != 0 {
+            return false; // filemap_release_folio fails: the journal holds its buffer
+        }
         if !self.__remove_mapping(pfn, None) {
             return false; // another reference: an LRU batch's, or a reader's
         }

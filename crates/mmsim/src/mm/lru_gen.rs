@@ -1670,7 +1670,11 @@ impl Sim {
         };
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             for d in 0..self.devices.len() {
-                self.wb_start_background_writeback(d);
+                if self.features.vmscan_kick_flushers {
+                    self.wakeup_flusher_threads(d);
+                } else {
+                    self.wb_start_background_writeback(d);
+                }
             }
         }
         self.leave(prev);

@@ -446,6 +446,7 @@ impl Sim {
         if let Some(ino) = file {
             self.inode_mut(ino).i_mmap.push(mapped);
             self.inode_mut(ino).open += 1; // the mapping holds the file
+            self.touch_atime(ino); // generic_file_mmap: file_accessed
         }
         self.charge(self.costs.dir_op_ps / 2);
         OpResult::Addr(start)
@@ -465,6 +466,8 @@ impl Sim {
                     kind: crate::scenario::FsKind::Tmpfs,
                     device: None,
                     size_bytes: None,
+                    atime: crate::scenario::Atime::Noatime,
+                    journal: false,
                 };
                 self.fss.push(crate::fs::FileSystem::new(&spec, None));
                 self.shm_mnt = Some(self.fss.len() - 1);

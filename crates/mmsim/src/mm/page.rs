@@ -79,6 +79,15 @@ pub mod pg {
     /// PG_dropbehind (v6.14): brought in by RWF_DONTCACHE IO, to leave the page cache once
     /// read or written back (filemap_end_dropbehind).
     pub const DROPBEHIND: u32 = 1 << 26;
+    /// A buffer of the page is in the journal's running transaction (jbd2: its
+    /// journal_head's b_transaction; `fs/jbd2.rs`). With the next two bits: the journal
+    /// holds the buffer, try_to_free_buffers fails.
+    pub const JBD_RUNNING: u32 = 1 << 27;
+    /// A buffer of the page is in the committing transaction (being written to the log).
+    pub const JBD_COMMIT: u32 = 1 << 28;
+    /// A buffer of the page is on the journal's checkpoint list (logged; released once
+    /// written back and clean).
+    pub const JBD_CHECKPOINT: u32 = 1 << 29;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -101,6 +110,9 @@ pub mod pg {
         (SLAB, "slab"),
         (MLOCKED, "mlocked"),
         (DROPBEHIND, "dropbehind"),
+        (JBD_RUNNING, "jbd_running"),
+        (JBD_COMMIT, "jbd_commit"),
+        (JBD_CHECKPOINT, "jbd_checkpoint"),
     ];
 }
 

@@ -983,7 +983,15 @@ impl Sim {
                 st.zone_dirty = true;
             }
         }
-        if stat.nr_unqueued_dirty > 0 {
+        if self.features.vmscan_kick_flushers {
+            // v4.11: every isolated page dirty and not queued for IO — the flushers are
+            // not doing their job: wakeup_flusher_threads(WB_REASON_VMSCAN).
+            if taken > 0 && stat.nr_unqueued_dirty == taken {
+                for d in 0..self.devices.len() {
+                    self.wakeup_flusher_threads(d);
+                }
+            }
+        } else if stat.nr_unqueued_dirty > 0 {
             // Reclaim found dirty pages the flusher has not reached: kick it.
             for d in 0..self.devices.len() {
                 self.wb_start_background_writeback(d);
@@ -1113,6 +1121,18 @@ impl Sim {
             if dirty || writeback {
                 st.nr_dirty += 1;
             }
+            // folio_check_dirty_writeback's count (file LRU folios only), which
+            // `vmscan-kick-flushers` compares with the pages taken. Without it the count
+            // is of the dirty pages deferred to the flusher or written below.
+            let count_at_check = self.features.vmscan_kick_flushers;
+            if count_at_check
+                && dirty
+                && !writeback
+                && !p.test(pg::SWAPBACKED)
+                && !self.page_anon(pfn)
+            {
+                st.nr_unqueued_dirty += 1;
+            }
             if writeback && p.test(pg::RECLAIM) {
                 st.nr_congested += 1;
             }
@@ -1217,7 +1237,7 @@ impl Sim {
                 };
                 if file && defer_to_flusher {
                     // Immediate reclaim when the flusher has written it.
-                    st.nr_unqueued_dirty += 1;
+                    st.nr_unqueued_dirty += u64::from(!count_at_check);
                     self.vmstat.inc(VmItem::NrVmscanImmediateReclaim);
                     self.SetPageReclaim(pfn);
                     if self.features.writeback_activate {
@@ -1239,7 +1259,7 @@ impl Sim {
                     // filesystem folio is PAGE_ACTIVATE, left to the flusher.
                     let pr = self.enter(KFunc::Pageout);
                     self.leave(pr);
-                    st.nr_unqueued_dirty += 1;
+                    st.nr_unqueued_dirty += u64::from(!count_at_check);
                     self.activate_locked(pfn, &mut nr_activate);
                     self.unlock_page(pfn);
                     ret.push(pfn);
@@ -1253,7 +1273,7 @@ impl Sim {
                     ret.push(pfn);
                     continue;
                 }
-                st.nr_unqueued_dirty += 1;
+                st.nr_unqueued_dirty += u64::from(!count_at_check);
                 st.nr_pageout += 1;
                 // A synchronous write ("probably a ramdisk": zram) ended already: the page
                 // is clean and off writeback, and is freed now if it can be locked again.
@@ -1262,6 +1282,14 @@ impl Sim {
                     ret.push(pfn);
                     continue;
                 }
+            }
+            if self.mem[pfn as usize].flags & crate::fs::jbd2::JBD_HELD != 0 {
+                // filemap_release_folio fails: the journal holds a buffer of the page
+                // (try_to_free_buffers: the buffer is busy).
+                self.activate_locked(pfn, &mut nr_activate);
+                self.unlock_page(pfn);
+                ret.push(pfn);
+                continue;
             }
             if anon && !self.mem[pfn as usize].test(pg::SWAPBACKED) {
                 // A discarded lazyfree page: only the isolation's reference is left

@@ -7,6 +7,7 @@
 mod common;
 
 mod accounting;
+mod atime_journal;
 mod cli;
 mod compare_cli;
 mod dd;

@@ -610,13 +610,19 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
         formats.insert(spec.format.clone());
         ra += usize::from(sc.devices[0].read_ahead_kb.is_some());
         mmap += usize::from(spec.mmap);
-        first.get_or_insert(seed);
+        // The check below wants a case whose replay cannot fail an IO (a failed request
+        // ends the replay early, which the check leaves to the task's error).
+        if sc.devices.iter().all(|d| d.faults.is_none()) {
+            first.get_or_insert(seed);
+        }
     }
     assert!((40..=130).contains(&cases), "about a fifth of 400: {cases}");
     assert_eq!(formats.len(), 4, "{formats:?}");
     assert!(ra > 0 && mmap > 0);
     // The replay check: a case stopped after a few steps has not issued its requests,
-    // and the check says so; run to its end, it passes.
+    // and the check says so; run to its end, it passes. (A case without injected IO
+    // errors: one with them may end the replay early with an error — the first such case
+    // did once the atime writes of the inode table shifted its draws.)
     let seed = first.unwrap();
     let case = mmsim::swarm::generate(seed);
     let sc = parse_scenario(&case.toml, "swarm", &[]).unwrap();

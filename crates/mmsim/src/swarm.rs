@@ -9,7 +9,8 @@
 //!   generator also exercises the parser (a rejected case is a failure too).
 //! - Machine: 1–2 nodes, 1–4 CPUs per node, 16–128 MiB per node, swap (with its own
 //!   preset, sometimes with swap-out errors) or not, one block device with a random preset
-//!   (sometimes with read / write error rates), a blockfs at `/mnt` and a tmpfs at `/tmp`
+//!   (sometimes with read / write error rates), a blockfs at `/mnt` (its `atime` option and
+//!   journal drawn) and a tmpfs at `/tmp`
 //!   as large as RAM (`size = "ram"`: the programs' files there are drawn up to RAM).
 //! - Programs (1–3 tasks): dd, read, anon (a quarter of them shared, shmem; a tenth
 //!   mlocked, from a generator of its own), mmap-read (an access hint, from a generator of
@@ -257,9 +258,22 @@ pub fn generate(seed: u64) -> SwarmCase {
         let _ = writeln!(t, "read_error_rate = {r}\nwrite_error_rate = {w}");
         let _ = write!(sum, " (errors r {r} w {w})");
     }
+    // The blockfs's access-time option and journal (`fs/jbd2.rs`), from a generator of
+    // their own.
+    let mut arng = Pcg64::seed_from_u64(seed ^ 0x4154_494d_454a_4e4c);
+    let atime = *pick(
+        &mut arng,
+        &["relatime", "relatime", "relatime", "noatime", "strictatime"],
+    );
+    let journal = arng.gen_bool(0.4);
     let _ = writeln!(
         t,
-        "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\"\nsize = \"ram\""
+        "\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\natime = \"{atime}\"\njournal = {journal}\n\n[[filesystems]]\nmount = \"/tmp\"\ntype = \"tmpfs\"\nsize = \"ram\""
+    );
+    let _ = write!(
+        sum,
+        ", /mnt {atime}{}",
+        if journal { " journal" } else { "" }
     );
     let mut swap_mib = None;
     if rng.gen_bool(0.5) {

@@ -82,6 +82,14 @@ pub struct Journal {
     pub blocks_logged: u64,
 }
 
+impl Journal {
+    /// The running transaction's commit timer expired at `now`.
+    fn commit_due(&self, now: Ps) -> bool {
+        self.t_start
+            .is_some_and(|t| now >= t + JBD2_COMMIT_INTERVAL)
+    }
+}
+
 /// Every journal list a page's buffer can be on.
 pub const JBD_HELD: u32 = pg::JBD_RUNNING | pg::JBD_COMMIT | pg::JBD_CHECKPOINT;
 
@@ -92,6 +100,14 @@ fn coarse(t: Ps) -> Ps {
 }
 
 impl Sim {
+    /// The journal of filesystem `fs` (one with `journal = true`).
+    fn journal_mut(&mut self, fs: usize) -> &mut Journal {
+        self.fss[fs]
+            .journal
+            .as_mut()
+            .expect("a journalled filesystem")
+    }
+
     /// touch_atime after a read of `ino` or an mmap of it (file_accessed).
     pub fn touch_atime(&mut self, ino: u32) {
         let fs = self.inode(ino).fs;
@@ -175,10 +191,7 @@ impl Sim {
         }
         self.mem[pfn as usize].flags |= pg::JBD_RUNNING;
         let now = self.now();
-        let j = self.fss[fs]
-            .journal
-            .as_mut()
-            .expect("a journalled filesystem");
+        let j = self.journal_mut(fs);
         j.running.push(block);
         if j.t_start.is_none() {
             j.t_start = Some(now);
@@ -193,12 +206,8 @@ impl Sim {
     /// its timer expired and no commit is in flight, then sleep.
     pub fn jbd2_step(&mut self, tid: TaskId, fs: usize) -> bool {
         let now = self.now();
-        let j = self.fss[fs]
-            .journal
-            .as_ref()
-            .expect("a journalled filesystem");
-        let due = j.t_start.is_some_and(|t| now >= t + JBD2_COMMIT_INTERVAL);
-        if due && j.committing.is_empty() {
+        let j = self.journal_mut(fs);
+        if j.commit_due(now) && j.committing.is_empty() {
             self.jbd2_journal_commit_transaction(fs);
         }
         self.set_sleeping(tid);
@@ -210,10 +219,7 @@ impl Sim {
     fn jbd2_journal_commit_transaction(&mut self, fs: usize) {
         let prev = self.enter(KFunc::Jbd2Commit);
         let table = self.fss[fs].inode_table.expect("a journalled filesystem");
-        let j = self.fss[fs]
-            .journal
-            .as_mut()
-            .expect("a journalled filesystem");
+        let j = self.journal_mut(fs);
         let mut checkpoint = std::mem::take(&mut j.checkpoint);
         let running = std::mem::take(&mut j.running);
         j.t_start = None;
@@ -237,10 +243,7 @@ impl Sim {
         }
         let n = running.len() as u64;
         let nblocks = n + n.div_ceil(JBD2_TAGS_PER_BLOCK) + 1;
-        let j = self.fss[fs]
-            .journal
-            .as_mut()
-            .expect("a journalled filesystem");
+        let j = self.journal_mut(fs);
         j.checkpoint = checkpoint;
         j.committing = running;
         j.commits += 1;
@@ -268,10 +271,7 @@ impl Sim {
     /// transaction whose timer expired meanwhile is committed next.
     pub fn jbd2_commit_done(&mut self, table: u32) {
         let fs = self.inode(table).fs;
-        let j = self.fss[fs]
-            .journal
-            .as_mut()
-            .expect("a journalled filesystem");
+        let j = self.journal_mut(fs);
         let committing = std::mem::take(&mut j.committing);
         for &b in &committing {
             let Entry::Page(p) = self.inode(table).mapping.tree.lookup(b) else {
@@ -284,20 +284,13 @@ impl Sim {
                 self.set_page_dirty(p);
             }
             if !was_checkpointed {
-                let j = self.fss[fs]
-                    .journal
-                    .as_mut()
-                    .expect("a journalled filesystem");
+                let j = self.journal_mut(fs);
                 j.checkpoint.push(b);
             }
         }
         let now = self.now();
-        let j = self.fss[fs]
-            .journal
-            .as_ref()
-            .expect("a journalled filesystem");
-        let due = j.t_start.is_some_and(|t| now >= t + JBD2_COMMIT_INTERVAL);
-        if let (true, Some(t)) = (due, j.task) {
+        let j = self.journal_mut(fs);
+        if let (true, Some(t)) = (j.commit_due(now), j.task) {
             self.wake_up(t, now);
         }
     }

@@ -42,16 +42,7 @@ fn ino_of(m: &UnitMachine, path: &str) -> u32 {
 /// open, read the one page, close (as the replay program does per request).
 fn read_file(m: &mut UnitMachine, path: &str) {
     let tid = m.tid;
-    let mut progress = 0;
-    let fd = loop {
-        match m.sim.sys_open(tid, path, false, false, &mut progress) {
-            Ok(OpResult::Fd(fd)) => break fd,
-            Err(_) => {
-                complete_io(&mut m.sim);
-            }
-            other => panic!("open {path}: {other:?}"),
-        }
-    };
+    let fd = common::open_restarting(m, path);
     let mut progress = 0;
     loop {
         match m.sim.sys_read(tid, fd, PAGE_SIZE, Some(0), &mut progress) {

@@ -368,16 +368,7 @@ fn from_5_9_cgroups_share_the_slabs_and_pay_their_objects_bytes() {
 /// Open `path` (restarting after its IO), then close it.
 fn open_close(m: &mut UnitMachine, path: &str) {
     let tid = m.tid;
-    let mut progress = 0;
-    let fd = loop {
-        match m.sim.sys_open(tid, path, false, false, &mut progress) {
-            Ok(OpResult::Fd(fd)) => break fd,
-            Err(_) => {
-                common::complete_io(&mut m.sim);
-            }
-            other => panic!("open {path}: {other:?}"),
-        }
-    };
+    let fd = common::open_restarting(m, path);
     assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
 }
 

@@ -216,6 +216,22 @@ pub fn deliver_ipis(sim: &mut Sim) -> usize {
     deliver_events(sim, true, false).0
 }
 
+/// Open `path` as the unit machine's task, completing the IO it waits for (an inode
+/// read) and restarting until it opens.
+pub fn open_restarting(m: &mut UnitMachine, path: &str) -> u32 {
+    let tid = m.tid;
+    let mut progress = 0;
+    loop {
+        match m.sim.sys_open(tid, path, false, false, &mut progress) {
+            Ok(mmsim::workload::OpResult::Fd(fd)) => return fd,
+            Err(_) => {
+                complete_io(&mut m.sim);
+            }
+            other => panic!("open {path}: {other:?}"),
+        }
+    }
+}
+
 /// Complete every queued IO request; IPIs and timers stay queued. Returns the number.
 pub fn complete_io(sim: &mut Sim) -> usize {
     deliver_events(sim, false, true).1

@@ -261,9 +261,9 @@ impl Sim {
 
     /// One step of the flusher kthread (wb_workfn). Returns true if it stays runnable.
     /// An inode with no dirty pages left (written, or dirty only itself: I_DIRTY_SYNC,
-    /// whose ->write_inode a journalling filesystem makes a no-op for WB_SYNC_NONE) is
-    /// clean: it leaves b_dirty and, unused, goes onto its inode list
-    /// (inode_sync_complete → inode_add_lru).
+    /// whose ->write_inode ext4 makes write nothing for WB_SYNC_NONE — the inode is in its
+    /// table block already, `fs/jbd2.rs`) is clean: it leaves b_dirty and, unused, goes
+    /// onto its inode list (inode_sync_complete → inode_add_lru).
     pub fn flusher_step(&mut self, tid: TaskId, dev: usize) -> bool {
         let prev = self.enter(KFunc::WbWorkfn);
         let now = self.now();

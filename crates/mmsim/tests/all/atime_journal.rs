@@ -68,6 +68,16 @@ fn table_page(m: &UnitMachine, path: &str) -> (u32, Pfn) {
     }
 }
 
+/// Another of the 64 files whose inode is (`same`) or is not in the inode-table block of
+/// `path`'s.
+fn other_file(m: &UnitMachine, path: &str, same: bool) -> String {
+    let block = |p: &str| u64::from(ino_of(m, p)) / INODES_PER_BLOCK;
+    (0..64)
+        .map(|i| format!("/mnt/o{i}"))
+        .find(|p| p != path && (block(p) == block(path)) == same)
+        .expect("such a file among the 64")
+}
+
 fn flags(m: &UnitMachine, p: Pfn) -> u32 {
     m.sim.mem[p as usize].flags
 }
@@ -83,7 +93,7 @@ fn without_a_journal_by_default_a_first_read_dirties_the_inode_and_its_table_blo
     read_file(&mut m, "/mnt/o0");
     let o0 = ino_of(&m, "/mnt/o0");
     assert!(m.sim.inode(o0).dirtied_when().is_some(), "I_DIRTY_SYNC");
-    let (table, p) = table_page(&m, "/mnt/o0");
+    let (_, p) = table_page(&m, "/mnt/o0");
     assert_ne!(flags(&m, p) & pg::DIRTY, 0, "mark_buffer_dirty at once");
     assert_eq!(
         flags(&m, p) & mmsim::fs::jbd2::JBD_HELD,
@@ -97,14 +107,7 @@ fn without_a_journal_by_default_a_first_read_dirties_the_inode_and_its_table_blo
     read_file(&mut m, "/mnt/o0");
     assert_eq!(m.sim.inode(o0).atime_ps, atime);
     // Another inode of the same table block: its inode dirty, the block already is.
-    let same_block = (1..64)
-        .map(|i| format!("/mnt/o{i}"))
-        .find(|path| {
-            table_page(&m, path) == (table, p) || {
-                u64::from(ino_of(&m, path)) / INODES_PER_BLOCK == u64::from(o0) / INODES_PER_BLOCK
-            }
-        })
-        .expect("a file whose inode shares o0's table block");
+    let same_block = other_file(&m, "/mnt/o0", true);
     read_file(&mut m, &same_block);
     assert!(m
         .sim
@@ -203,13 +206,7 @@ fn the_journal_holds_the_block_from_the_update_until_it_is_written_back_and_chec
     assert_eq!(flags(&m, p) & (pg::DIRTY | pg::WRITEBACK), 0);
     assert_ne!(flags(&m, p) & pg::JBD_CHECKPOINT, 0);
     // … until the next commit cleans the list.
-    let other = (1..64)
-        .map(|i| format!("/mnt/o{i}"))
-        .find(|path| {
-            u64::from(ino_of(&m, path)) / INODES_PER_BLOCK
-                != u64::from(ino_of(&m, "/mnt/o0")) / INODES_PER_BLOCK
-        })
-        .expect("a file in another table block");
+    let other = other_file(&m, "/mnt/o0", false);
     read_file(&mut m, &other);
     advance_to(&mut m, 12 * SECOND);
     m.sim.jbd2_step(jtask, fs);

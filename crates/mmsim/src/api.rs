@@ -359,7 +359,7 @@ pub fn replay(a: &crate::trace::cli::ReplayArgs) -> Result<RunReport, ApiError> 
     let opts = RunOptions {
         features: features_of(a, &sc, kernel).map_err(ApiError::Option)?,
         check: false,
-        max_steps: u64::MAX,
+        max_steps: a.max_steps.unwrap_or(u64::MAX),
         ..RunOptions::default()
     };
     run_scenario(&sc, &opts, &mut |_| {}).map_err(ApiError::Run)

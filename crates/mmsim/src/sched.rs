@@ -185,6 +185,12 @@ pub struct Task {
     /// A balance_dirty_pages loop that slept at the limit and looks again before the
     /// task dirties more: its pages_dirtied (0: none).
     pub bdp_pending: u32,
+    /// Page-cache pages the task holds a reference to across a sleep in its system call:
+    /// each metadata block it waited to read (the buffer head ext4_find_entry and
+    /// __ext4_get_inode_loc hold through wait_on_buffer), so that reclaim — its own
+    /// charges' included — cannot free the block before the restarted call uses it.
+    /// Dropped when the call returns (`Sim::put_held_pages`).
+    pub held_pages: Vec<Pfn>,
 }
 
 impl Task {
@@ -219,6 +225,7 @@ impl Task {
             nr_dirtied_pause: crate::fs::dirty_throttle::INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,
             bdp_pending: 0,
+            held_pages: Vec::new(),
         }
     }
 

@@ -2501,6 +2501,9 @@ impl Sim {
                 false
             }
             Ok(res) => {
+                if !self.tasks[tid].held_pages.is_empty() {
+                    self.put_held_pages(tid);
+                }
                 if let OpResult::Err(e) = &res {
                     *self.tasks[tid]
                         .stats
@@ -2589,6 +2592,8 @@ impl Sim {
             Vec::new()
         };
         self.set_mode(Mode::System);
+        // A call that slept and will not resume drops the pages it held.
+        self.put_held_pages(tid);
         for fd in open {
             let _ = self.sys_close(tid, fd);
         }

@@ -496,7 +496,8 @@ impl Sim {
     /// A path lookup of the regular file `ino` (path walk, d_lookup; on a miss d_alloc and
     /// ->lookup, whose iget reads the inode from the inode table when it is not cached).
     /// Restartable: a wait returns with nothing committed but the objects' slab frames and
-    /// the inode-table page, which the retry finds. The lookup holds no reference after it
+    /// the metadata blocks read, which the retry finds (a block the task waited for is held:
+    /// `Task::held_pages`, dropped when the lookup is done). The lookup holds no reference after it
     /// returns: the caller takes one (open) or lets the dentry go back to its list (dput).
     pub fn vfs_lookup(&mut self, ino: u32, path: &str) -> Result<(), VfsAllocError> {
         let state = self.inode(ino).vfs.state;
@@ -505,6 +506,12 @@ impl Sim {
         }
         let prev = self.enter(KFunc::VfsLookup);
         let r = self.vfs_lookup_slow(ino, path, state);
+        if !matches!(r, Err(VfsAllocError::Wait(_))) {
+            // ext4_lookup and iget are done with the blocks they read (brelse).
+            if let Some(t) = self.cur.task {
+                self.put_held_pages(t);
+            }
+        }
         self.leave(prev);
         r
     }
@@ -571,10 +578,31 @@ impl Sim {
                 return Ok(());
             }
             if flags & pg::LOCKED != 0 {
+                self.hold_page_across_wait(p);
                 return Err(VfsAllocError::Wait(Wait::PageLocked(p)));
             }
         }
         self.meta_bread(table, block, ra, stat)
+    }
+
+    /// The running task sleeps until block page `pfn` is read: it keeps a reference to
+    /// the page until its lookup is done or its call returns (`Task::held_pages`; get_bh).
+    fn hold_page_across_wait(&mut self, pfn: Pfn) {
+        let Some(t) = self.cur.task else {
+            return;
+        };
+        if !self.tasks[t].held_pages.contains(&pfn) {
+            self.get_page(pfn);
+            self.tasks[t].held_pages.push(pfn);
+        }
+    }
+
+    /// Drop the page references task `tid` held across the sleeps of its call (brelse),
+    /// when the call returns or the task exits.
+    pub fn put_held_pages(&mut self, tid: crate::sched::TaskId) {
+        while let Some(p) = self.tasks[tid].held_pages.pop() {
+            self.put_page(p);
+        }
     }
 
     /// A block of the filesystem's metadata (its hidden file `table`, the block device's
@@ -618,6 +646,11 @@ impl Sim {
             *stat(s) += missed;
         }
         if let Some(w) = out.wait {
+            if let Wait::PageLocked(p) = w {
+                if self.mem[p as usize].mapping == table && self.mem[p as usize].index == block {
+                    self.hold_page_across_wait(p);
+                }
+            }
             return Err(VfsAllocError::Wait(w));
         }
         if out.err.is_some() {

@@ -77,6 +77,10 @@ pub struct ReplayArgs {
     /// Replay at most N requests.
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Stop after this many simulation steps (the report says INCOMPLETE), as `mmsim run
+    /// --max-steps`.
+    #[arg(long)]
+    pub max_steps: Option<u64>,
     /// Block device model of the replay's disk: hdd, ssd or nvme.
     #[arg(long, default_value = "ssd")]
     pub device: String,
@@ -415,7 +419,7 @@ fn run_one(
     let opts = RunOptions {
         features: f,
         check: false,
-        max_steps: u64::MAX,
+        max_steps: a.max_steps.unwrap_or(u64::MAX),
         ..RunOptions::default()
     };
     run_scenario(&sc, &opts, &mut |_| {})
@@ -486,16 +490,37 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let limit = memory_max_of(r)
         .map(|m| format!(", memory.max {}", crate::scenario::fmt_bytes(m)))
         .unwrap_or_default();
+    // A replay task the OOM killer chose stopped there: its figures cover the requests
+    // before the kill only.
+    let killed = |name: &str| r.tasks.iter().any(|t| t.name == name && t.oom_killed);
+    let status = if !r.complete {
+        "INCOMPLETE"
+    } else if rp.tasks.iter().any(|t| killed(&t.task)) {
+        "OOM-KILLED"
+    } else {
+        "complete"
+    };
     writeln!(
         out,
-        "replay     {} on {} MiB RAM{limit}, kernel {}, {}",
+        "replay     {} on {} MiB RAM{limit}, kernel {}, {status}",
         r.scenario,
         ram_of(r) >> 20,
         r.kernel,
-        if r.complete { "complete" } else { "INCOMPLETE" }
     )?;
     for t in &rp.tasks {
         let c = &t.counters;
+        if killed(&t.task) {
+            let why = format!("killed {} (", t.task);
+            writeln!(
+                out,
+                "  OOM-KILLED         after {} requests (the figures below cover those): {}",
+                c.requests,
+                r.oom
+                    .iter()
+                    .find(|m| m.contains(&why))
+                    .map_or("", String::as_str)
+            )?;
+        }
         writeln!(out, "  trace              {} ({})", t.trace, t.format)?;
         writeln!(
             out,

@@ -691,6 +691,42 @@ fn the_inode_shrinker_reaps_lone_shadow_entries() {
 }
 
 #[test]
+fn a_metadata_block_a_task_waited_for_stays_until_its_call_returns() {
+    // 20,000 fresh one-page files read twice in 8 MiB with relatime: each first read dirties
+    // its inode, which the inode shrinker cannot evict until the flusher writes it, so the
+    // cgroup fills with slab and an open's inode-table read (33 blocks read ahead) reclaims
+    // the cgroup's few LRU pages. Were the block it waited for not held, the restarted open
+    // would find it reclaimed by its own charges and read it again, forever (this run did
+    // not end). Held (get_bh until the call returns), the run ends within its step budget:
+    // the kernel's OOM killer stops the replay, as the VM's did in one of two host runs.
+    let n = 20_000u64;
+    let ids: Vec<u64> = (0..n).chain(0..n).collect();
+    let budget = ["--max-steps", "2000000"];
+    let r = replay_with("held.txt", &ids, "256MiB", Some("8MiB"), "6.18", &budget);
+    let t = r
+        .tasks
+        .iter()
+        .find(|t| t.name == "replay")
+        .expect("the replay task");
+    let done = r.replay.as_ref().expect("a replay report").tasks[0]
+        .counters
+        .requests;
+    assert!(t.oom_killed || done == 2 * n, "{done} requests, not killed");
+    if t.oom_killed {
+        assert!(r.vmstat["oom_kill"] >= 1);
+        // The summary says the run was stopped, and where.
+        let mut out = Vec::new();
+        mmsim::trace::cli::print_replay(&r, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.lines().next().unwrap().ends_with("OOM-KILLED"), "{out}");
+        assert!(
+            out.contains(&format!("OOM-KILLED         after {done} requests")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
 fn an_inode_table_miss_reads_ahead_to_the_groups_last_used_inode() {
     use mmsim::mm::slab::{inode_table_readahead, INODES_PER_GROUP, INODE_READAHEAD_BLKS};
     // Inode 100 (block 6) of a filesystem with 10,000 inodes in use: blocks 0 through 32,

@@ -1116,24 +1116,23 @@ impl Sim {
                 ret.push(pfn);
                 continue;
             }
-            // page_check_dirty_writeback: what the throttling decisions count.
             let (dirty, writeback) = (p.test(pg::DIRTY), p.test(pg::WRITEBACK));
-            if dirty || writeback {
+            // folio_check_dirty_writeback (3.11): what the throttling decisions count —
+            // file LRU folios only: anonymous ones (a lazyfree one too) are written from
+            // reclaim, not by the flushers, so reclaim does not stall on them.
+            let file_lru = !p.test(pg::SWAPBACKED) && !self.page_anon(pfn);
+            let (c_dirty, c_writeback) = (dirty && file_lru, writeback && file_lru);
+            if c_dirty || c_writeback {
                 st.nr_dirty += 1;
             }
-            // folio_check_dirty_writeback's count (file LRU folios only), which
-            // `vmscan-kick-flushers` compares with the pages taken. Without it the count
-            // is of the dirty pages deferred to the flusher or written below.
+            // The unqueued count `vmscan-kick-flushers` compares with the pages taken.
+            // Without it the count is of the dirty pages deferred to the flusher or
+            // written below.
             let count_at_check = self.features.vmscan_kick_flushers;
-            if count_at_check
-                && dirty
-                && !writeback
-                && !p.test(pg::SWAPBACKED)
-                && !self.page_anon(pfn)
-            {
+            if count_at_check && c_dirty && !c_writeback {
                 st.nr_unqueued_dirty += 1;
             }
-            if writeback && p.test(pg::RECLAIM) {
+            if c_writeback && self.mem[pfn as usize].test(pg::RECLAIM) {
                 st.nr_congested += 1;
             }
             if writeback {

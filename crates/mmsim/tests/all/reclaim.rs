@@ -221,3 +221,67 @@ fn mapped_anon_pages_are_looked_at_twice_from_5_9() {
         }
     }
 }
+
+/// folio_check_dirty_writeback (3.11): the dirty and congested counts of reclaim — a node
+/// (or cgroup) whose dirty pages were all under writeback and marked for reclaim is
+/// congested, and from 5.16 its direct reclaimers sleep a jiffy — are of file pages only:
+/// anonymous pages are written by reclaim itself, not by the flushers, so their swap
+/// writeback does not make reclaim stall. The same pages under writeback, anonymous or a
+/// file's, meet kswapd's shrink_node on 6.18.
+#[test]
+fn only_file_pages_under_writeback_make_reclaim_congested() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    use mmsim::mm::memory::pte;
+    use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+    use mmsim::mm::page_alloc::Gfp;
+    use mmsim::mm::vmscan::ScanControl;
+    let pages = 256u64;
+    let shrink = |anon: bool| {
+        let text = common::machine_toml("congested", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
+            + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true)
+            + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n";
+        let f = KernelEra::V6_18.features("patched").expect("preset");
+        let mut m = common::UnitMachine::new(&text, f);
+        let tid = m.tid;
+        common::run_on(&mut m.sim, 0, tid);
+        let path = (!anon).then_some("/mnt/f");
+        let addr = common::mmap_at(&mut m.sim, tid, path, pages * PAGE_SIZE, 0, 3, !anon);
+        common::run_on(&mut m.sim, 0, tid);
+        // A write fault needs the file's pages read first: complete the reads as they go.
+        for _ in 0..1000 {
+            match common::touch_pages(&mut m.sim, 0, tid, addr, pages, anon) {
+                Ok(_) => break,
+                Err(_) => {
+                    common::complete_io(&mut m.sim);
+                }
+            }
+        }
+        m.sim.lru_add_drain();
+        let mm = common::mm_of(&m.sim, tid);
+        let pfns: Vec<Pfn> = (0..pages)
+            .map(|i| pte::pfn(m.sim.mm(mm).pgtable.get((addr >> 12) + i)) as Pfn)
+            .collect();
+        // Their writeback is in flight and reclaim already marked them (pageout's
+        // PG_reclaim): a swap-out, or the flusher's write of the file's pages.
+        for &p in &pfns {
+            assert_eq!(m.sim.page_anon(p), anon);
+            m.sim.mem[p as usize].flags |= pg::WRITEBACK | pg::RECLAIM;
+        }
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        sc.priority = 0;
+        m.sim.shrink_node(0, &mut sc);
+        (sc.nr, m.sim.lruvec(ROOT_MEM_CGROUP, 0).congested)
+    };
+    let (file, file_congested) = shrink(false);
+    assert!(file.writeback > 0, "{file:?}");
+    assert!(file.dirty > 0 && file.congested == file.dirty, "{file:?}");
+    assert!(file_congested, "kswapd marks the lruvec congested");
+    let (anon, anon_congested) = shrink(true);
+    assert!(
+        anon.writeback > 0,
+        "kswapd met them under writeback: {anon:?}"
+    );
+    assert_eq!((anon.dirty, anon.congested), (0, 0), "{anon:?}");
+    assert!(!anon_congested);
+}

@@ -482,6 +482,12 @@ impl CurveAxis {
     }
 }
 
+/// Did the OOM killer stop task `name`? Its replay figures then cover the requests before
+/// the kill only.
+fn oom_killed(r: &RunReport, name: &str) -> bool {
+    r.tasks.iter().any(|t| t.name == name && t.oom_killed)
+}
+
 /// Print the replay section of a report.
 pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(rp) = &r.replay else {
@@ -490,9 +496,7 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let limit = memory_max_of(r)
         .map(|m| format!(", memory.max {}", crate::scenario::fmt_bytes(m)))
         .unwrap_or_default();
-    // A replay task the OOM killer chose stopped there: its figures cover the requests
-    // before the kill only.
-    let killed = |name: &str| r.tasks.iter().any(|t| t.name == name && t.oom_killed);
+    let killed = |name: &str| oom_killed(r, name);
     let status = if !r.complete {
         "INCOMPLETE"
     } else if rp.tasks.iter().any(|t| killed(&t.task)) {
@@ -833,9 +837,14 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
         for r in &reports {
             let rp = r.replay.as_ref().expect("replay section");
             let t = &rp.tasks[0];
+            let note = if oom_killed(r, &t.task) {
+                format!("  OOM-killed after {} requests", t.counters.requests)
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "  {:>14} {:>11} {:>10.4} {:>10.4} {:>10.4} {:>12} {:>12.0}",
+                "  {:>14} {:>11} {:>10.4} {:>10.4} {:>10.4} {:>12} {:>12.0}{note}",
                 axis.bytes(r) >> 20,
                 rp.cache_pages_max,
                 t.page_miss_ratio,
@@ -910,6 +919,13 @@ pub fn cmd_replay(a: &ReplayArgs) -> Result<std::process::ExitCode, String> {
                 writeln!(out, "plot: {}", f.display()).ok();
             }
         }
+    }
+    for r in reports.iter().filter(|r| !r.complete) {
+        let at = memory_max_of(r).map_or_else(
+            || format!("{} MiB RAM", ram_of(r) >> 20),
+            |m| format!("memory.max {}", crate::scenario::fmt_bytes(m)),
+        );
+        eprintln!("mmsim: replay at {at} did not complete: {:?}", r.end);
     }
     let ok = reports.iter().all(|r| {
         r.complete

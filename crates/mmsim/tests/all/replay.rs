@@ -863,6 +863,71 @@ fn memory_max_runs_and_their_defaults() {
 }
 
 #[test]
+fn cli_replay_says_when_the_oom_killer_or_the_step_limit_stopped_it() {
+    // 20,000 fresh one-page files read twice: in 8 MiB their dirty inodes (relatime)
+    // leave nothing to reclaim and the memcg OOM killer stops the replay; 64 MiB holds
+    // them. The summary and the curve's row say which point was stopped, and after how
+    // many requests; `--max-steps` cuts a run short and the summary says INCOMPLETE.
+    let n = 20_000;
+    let p = write("oom-curve.txt", &txt((0..2 * n).map(|i| i % n)));
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--memory-max",
+        "8MiB,64MiB",
+        "--ram",
+        "256MiB",
+        "--kernel",
+        "6.18",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let header = |m: u32| {
+        out.lines()
+            .find(|l| l.contains(&format!("memory.max {m} MiB, kernel 6.18")))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
+    };
+    assert!(header(8).ends_with("OOM-KILLED"), "{out}");
+    assert!(header(64).ends_with("complete"), "{out}");
+    let row = |m: u32| {
+        out.lines()
+            .skip_while(|l| !l.starts_with("miss-ratio curve"))
+            .find(|l| l.split_whitespace().next() == Some(&m.to_string()))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
+    };
+    let killed = row(8);
+    let at: u64 = killed
+        .split("OOM-killed after ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("{killed}"));
+    assert!(at > 0 && at < 2 * n, "{killed}");
+    assert!(
+        out.contains(&format!("OOM-KILLED         after {at} requests")),
+        "{out}"
+    );
+    assert!(!row(64).contains("OOM"), "{out}");
+    let o = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--memory-max",
+        "64MiB",
+        "--ram",
+        "256MiB",
+        "--max-steps",
+        "1000",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("did not complete: StepLimit"), "{err}");
+    assert!(out.lines().next().unwrap().ends_with("INCOMPLETE"), "{out}");
+}
+
+#[test]
 fn cli_memory_max_curve() {
     // A miss-ratio curve over memory.max: the table's axis, a JSON document per limit,
     // the summary naming the limit; errors exit 2 naming the option.

@@ -570,7 +570,13 @@ impl Sim {
     ) -> Result<(), VfsAllocError> {
         if let Entry::Page(p) = self.find_get_entry(table, block) {
             let flags = self.mem[p as usize].flags;
-            if flags & pg::UPTODATE != 0 {
+            // (A block the task held through its sleep is its buffer already: the kernel's
+            // caller goes on with it, it looks nothing up.)
+            let held = self
+                .cur
+                .task
+                .is_some_and(|t| self.tasks[t].held_pages.contains(&p));
+            if flags & pg::UPTODATE != 0 && !held {
                 self.mark_page_accessed(p);
             }
             self.put_page(p);
@@ -606,10 +612,19 @@ impl Sim {
     }
 
     /// A block of the filesystem's metadata (its hidden file `table`, the block device's
-    /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, the blocks
-    /// `(first, nr)` around it that are not are read first (one request), created accessed.
-    /// The pages the read brings in count in the task's statistic `stat` (not in its
-    /// `cache_misses`).
+    /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, it and the
+    /// blocks `(first, nr)` around it that are not are created and read (one request). Each
+    /// is created as __getblk_slow creates a block — grow_dev_folio adds the page, then
+    /// __find_get_block finds it (__find_get_block_slow, FGP_ACCESSED): from 3.16
+    /// (`accessed-init`) the page is created accessed and that lookup activates it; before,
+    /// the lookup only marks it referenced. The caller then waits for its block's read
+    /// holding the buffer (`Task::held_pages`): nothing looks the block up again and nothing
+    /// copies it (the inode or the directory entries are read in place). A block the
+    /// readahead could not create, or one cached but not uptodate and not being read (its
+    /// read failed), is read through the page-cache read path (which allocates it as
+    /// __getblk's __GFP_NOFAIL allocation must; one retry of a failed read, then the
+    /// error). The pages the read brings in
+    /// count in the task's statistic `stat` (not in its `cache_misses`).
     fn meta_bread(
         &mut self,
         table: u32,
@@ -618,45 +633,57 @@ impl Sim {
         stat: fn(&mut crate::sched::TaskStats) -> &mut u64,
     ) -> Result<(), VfsAllocError> {
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
-        if !matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_)) {
+        let cached = matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_));
+        if !cached {
             let missing: u64 = (first..first + nr)
                 .filter(|&i| !matches!(self.inode(table).mapping.tree.lookup(i), Entry::Page(_)))
                 .fold(0, |bits, i| bits | 1 << (i - first));
             self.__do_page_cache_readahead(table, first, nr, 0);
-            // The buffer cache creates its pages accessed (grow_dev_folio and
-            // sb_breadahead's __getblk: FGP_ACCESSED), so the first lookup of a block read
-            // ahead (__find_get_block_slow, FGP_ACCESSED again) activates it.
             for i in (first..first + nr).filter(|&i| missing & 1 << (i - first) != 0) {
                 if let Entry::Page(p) = self.inode(table).mapping.tree.lookup(i) {
                     if self.features.accessed_init {
                         self.init_page_accessed(p);
-                    } else {
-                        self.mark_page_accessed(p);
                     }
+                    self.mark_page_accessed(p);
                 }
             }
         }
-        let pos = block * PAGE_SIZE;
-        let mut ra = crate::mm::readahead::RaState::with_pages(0);
-        let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
+        let out = match self.inode(table).mapping.tree.lookup(block) {
+            // Created and being read (or read already): wait for it holding the buffer.
+            Entry::Page(p) if !cached && self.mem[p as usize].test(pg::LOCKED) => {
+                self.hold_page_across_wait(p);
+                Err(VfsAllocError::Wait(Wait::PageLocked(p)))
+            }
+            Entry::Page(p) if !cached && self.mem[p as usize].test(pg::UPTODATE) => Ok(()),
+            // Not created (its allocation failed, or it was reclaimed at once), or cached
+            // but not uptodate: the read path allocates and reads it (one retry of a
+            // failed read, then the error).
+            _ => {
+                let pos = block * PAGE_SIZE;
+                let mut ra = crate::mm::readahead::RaState::with_pages(0);
+                let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
+                match (out.wait, out.err) {
+                    (Some(w), _) => {
+                        if let Wait::PageLocked(p) = w {
+                            let pg = &self.mem[p as usize];
+                            if pg.mapping == table && pg.index == block {
+                                self.hold_page_across_wait(p);
+                            }
+                        }
+                        Err(VfsAllocError::Wait(w))
+                    }
+                    (None, Some(_)) => Err(VfsAllocError::NoMem),
+                    (None, None) => Ok(()),
+                }
+            }
+        };
         if let (Some(t), Some(before)) = (self.cur.task, misses) {
             let s = &mut self.tasks[t].stats;
             let missed = s.cache_misses - before;
             s.cache_misses = before;
             *stat(s) += missed;
         }
-        if let Some(w) = out.wait {
-            if let Wait::PageLocked(p) = w {
-                if self.mem[p as usize].mapping == table && self.mem[p as usize].index == block {
-                    self.hold_page_across_wait(p);
-                }
-            }
-            return Err(VfsAllocError::Wait(w));
-        }
-        if out.err.is_some() {
-            return Err(VfsAllocError::NoMem);
-        }
-        Ok(())
+        out
     }
 
     /// ext4_find_entry's reads for a lookup of `path` on filesystem `fs` (`fs::htree`): the

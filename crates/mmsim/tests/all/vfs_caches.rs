@@ -154,16 +154,13 @@ fn the_shrinker_prunes_dentries_and_evicts_only_inodes_without_page_cache() {
     assert_eq!(first, 0);
     assert!(window > 1);
     assert_eq!(m.sim.tasks[tid].stats.inode_table_misses, window);
-    // The blocks read ahead are created accessed, as the buffer cache creates its pages
-    // (FGP_ACCESSED): their first lookup will activate them.
+    // The blocks read are created as the buffer cache creates them (accessed, then found:
+    // active; `buffer_cache_blocks_are_created_active_from_3_16`).
     let table = m.sim.fss[1]
         .inode_table
         .expect("a blockfs has an inode table");
-    let target = u64::from(inos[39]) / mmsim::mm::slab::INODES_PER_BLOCK;
-    for block in (first..first + window).filter(|&b| b != target) {
-        let pfn = m.page(table, block);
-        assert!(m.sim.PageReferenced(pfn), "block {block}");
-        assert!(!m.sim.PageActive(pfn), "block {block}");
+    for block in first..first + window {
+        assert!(m.sim.PageActive(m.page(table, block)), "block {block}");
     }
     common::complete_io(&mut m.sim);
     let fd = match m.sim.sys_open(tid, "/mnt/f39", false, false, &mut progress) {
@@ -723,6 +720,64 @@ fn a_metadata_block_a_task_waited_for_stays_until_its_call_returns() {
             out.contains(&format!("OOM-KILLED         after {done} requests")),
             "{out}"
         );
+    }
+}
+
+#[test]
+fn buffer_cache_blocks_are_created_active_from_3_16() {
+    // __getblk_slow: grow_dev_folio adds a block's page (find_or_create_page, FGP_ACCESSED
+    // from 3.16: seed 000), then __find_get_block finds it (__find_get_block_slow,
+    // FGP_ACCESSED again). With `accessed-init` every block an inode-table read creates —
+    // its own and the readahead's — is active at once; without it the lookup only marks
+    // it referenced. The open that waited for the read holds its block: the restarted
+    // lookup does not mark it again.
+    for (preset, active) in [("patched", true), ("vanilla", false)] {
+        let mut text = unit_machine_toml(
+            "bufcache",
+            "64MiB",
+            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+        );
+        for i in 0..64 {
+            text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
+        }
+        let mut m = UnitMachine::new(&text, KernelEra::V6_18.features(preset).unwrap());
+        let tid = m.tid;
+        let table = m.sim.fss[1].inode_table.expect("an inode table");
+        let mut progress = 0;
+        let target = match m.sim.sys_open(tid, "/mnt/f40", false, false, &mut progress) {
+            Err(Wait::PageLocked(p)) => p,
+            other => panic!("{preset}: {other:?}"),
+        };
+        let mut cached = Vec::new();
+        m.sim
+            .inode(table)
+            .mapping
+            .tree
+            .gang_lookup(0, 1024, &mut cached);
+        assert!(cached.len() > 1, "{preset}: the readahead's blocks too");
+        let flags = |m: &UnitMachine, p| (m.sim.PageActive(p), m.sim.PageReferenced(p));
+        for &(block, e) in &cached {
+            let mmsim::mm::radix_tree::Entry::Page(p) = e else {
+                panic!("{preset}: block {block}: {e:?}");
+            };
+            assert_eq!(flags(&m, p), (active, !active), "{preset}: block {block}");
+        }
+        common::complete_io(&mut m.sim);
+        let fd = match m.sim.sys_open(tid, "/mnt/f40", false, false, &mut progress) {
+            Ok(OpResult::Fd(fd)) => fd,
+            other => panic!("{preset}: {other:?}"),
+        };
+        assert_eq!(
+            flags(&m, target),
+            (active, !active),
+            "{preset}: not marked again"
+        );
+        assert!(
+            m.sim.tasks[tid].held_pages.is_empty(),
+            "{preset}: the buffer released"
+        );
+        assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+        m.check();
     }
 }
 

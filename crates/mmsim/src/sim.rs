@@ -1124,6 +1124,9 @@ pub struct Sim {
     pfn_bufs: Vec<Vec<crate::mm::page::Pfn>>,
     /// Scratch list of `__do_page_cache_readahead` (index, page), taken for the call.
     pub(crate) ra_scratch: Vec<(u64, crate::mm::page::Pfn)>,
+    /// Each CPU's bh_lrus (fs/buffer.c): the metadata blocks it looked up last, most
+    /// recent first, each holding a reference to its page (`mm::slab::BH_LRU_SIZE`).
+    pub bh_lrus: Vec<Vec<crate::mm::page::Pfn>>,
     /// The CPUs whose run queue is not empty: the engine looks only at these for the next
     /// step, not at every CPU.
     rq_nonempty: crate::machine::Cpumask,
@@ -1411,6 +1414,7 @@ impl Sim {
             rmap_scratch: Vec::new(),
             pfn_bufs: Vec::new(),
             ra_scratch: Vec::new(),
+            bh_lrus: vec![Vec::with_capacity(crate::mm::slab::BH_LRU_SIZE + 1); nr_cpus],
             rq_nonempty: Default::default(),
         };
         sim.vmstat.add(

@@ -165,6 +165,7 @@ impl Sim {
                 let uptodate = self.mem[p as usize].test(pg::UPTODATE);
                 if uptodate {
                     self.mark_page_accessed(p);
+                    self.bh_lru_install(p);
                 }
                 self.put_page(p);
                 uptodate.then_some(p)

@@ -168,6 +168,10 @@ pub fn inode_table_readahead(ino: u32, nr_inodes: u64) -> (u64, u64) {
     (first, end.max(block) - first + 1)
 }
 
+/// Buffer heads each CPU's bh_lrus holds (BH_LRU_SIZE; 8 before 3.x's "increase the
+/// buffer-head per-CPU LRU size", not modelled).
+pub const BH_LRU_SIZE: usize = 16;
+
 /// The superblock shrinker's batch (s_shrink->batch).
 const SB_SHRINK_BATCH: u64 = 1024;
 
@@ -578,6 +582,7 @@ impl Sim {
                 .is_some_and(|t| self.tasks[t].held_pages.contains(&p));
             if flags & pg::UPTODATE != 0 && !held {
                 self.mark_page_accessed(p);
+                self.bh_lru_install(p);
             }
             self.put_page(p);
             if flags & pg::UPTODATE != 0 {
@@ -601,6 +606,45 @@ impl Sim {
             self.get_page(pfn);
             self.tasks[t].held_pages.push(pfn);
         }
+    }
+
+    /// The running CPU's bh_lrus after a lookup found block page `p` (lookup_bh_lru moves
+    /// a block it holds to the front; __find_get_block's bh_lru_install puts a new one
+    /// there and drops the last of [`BH_LRU_SIZE`], brelse). Each block in it holds a
+    /// reference (get_bh), so reclaim cannot free its page: the buffer is busy.
+    pub fn bh_lru_install(&mut self, p: Pfn) {
+        let lru = &mut self.bh_lrus[self.cur.cpu];
+        if let Some(i) = lru.iter().position(|&q| q == p) {
+            lru[..=i].rotate_right(1);
+            return;
+        }
+        lru.insert(0, p);
+        let evicted = (lru.len() > BH_LRU_SIZE).then(|| lru.pop()).flatten();
+        self.get_page(p);
+        if let Some(q) = evicted {
+            self.put_page(q);
+        }
+    }
+
+    /// invalidate_bh_lrus: every CPU's bh_lrus emptied, their references dropped (as
+    /// invalidate_bdev does before it invalidates a block device's page cache).
+    pub fn invalidate_bh_lrus(&mut self) {
+        for cpu in 0..self.bh_lrus.len() {
+            while let Some(p) = self.bh_lrus[cpu].pop() {
+                self.put_page(p);
+            }
+        }
+    }
+
+    /// Does a buffer of file page `pfn` have a user besides the page cache and the
+    /// caller's isolation (a block of a filesystem's metadata in some CPU's bh_lrus, or
+    /// held by a reader waiting for it)? try_to_free_buffers then fails (buffer_busy).
+    pub fn buffers_busy(&self, pfn: Pfn) -> bool {
+        let p = &self.mem[pfn as usize];
+        p.refcount > 2
+            && p.mapping != crate::mm::page::NO_MAPPING
+            && !self.page_anon(pfn)
+            && self.is_inode_table(p.mapping)
     }
 
     /// Drop the page references task `tid` held across the sleeps of its call (brelse),
@@ -645,6 +689,7 @@ impl Sim {
                         self.init_page_accessed(p);
                     }
                     self.mark_page_accessed(p);
+                    self.bh_lru_install(p);
                 }
             }
         }

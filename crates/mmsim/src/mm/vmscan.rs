@@ -1282,9 +1282,11 @@ impl Sim {
                     continue;
                 }
             }
-            if self.mem[pfn as usize].flags & crate::fs::jbd2::JBD_HELD != 0 {
-                // filemap_release_folio fails: the journal holds a buffer of the page
-                // (try_to_free_buffers: the buffer is busy).
+            if self.mem[pfn as usize].flags & crate::fs::jbd2::JBD_HELD != 0
+                || (!anon && self.buffers_busy(pfn))
+            {
+                // filemap_release_folio fails: the journal, a CPU's bh_lrus or a waiting
+                // reader holds a buffer of the page (try_to_free_buffers: buffer_busy).
                 self.activate_locked(pfn, &mut nr_activate);
                 self.unlock_page(pfn);
                 ret.push(pfn);

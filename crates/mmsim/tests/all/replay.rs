@@ -864,7 +864,7 @@ fn memory_max_runs_and_their_defaults() {
 
 #[test]
 fn cli_replay_says_when_the_oom_killer_or_the_step_limit_stopped_it() {
-    // 20,000 fresh one-page files read twice: in 8 MiB their dirty inodes (relatime)
+    // 20,000 fresh one-page files read twice: in 4 MiB their dirty inodes (relatime)
     // leave nothing to reclaim and the memcg OOM killer stops the replay; 64 MiB holds
     // them. The summary and the curve's row say which point was stopped, and after how
     // many requests; `--max-steps` cuts a run short and the summary says INCOMPLETE.
@@ -874,7 +874,7 @@ fn cli_replay_says_when_the_oom_killer_or_the_step_limit_stopped_it() {
         "replay",
         p.to_str().unwrap(),
         "--memory-max",
-        "8MiB,64MiB",
+        "4MiB,64MiB",
         "--ram",
         "256MiB",
         "--kernel",
@@ -888,7 +888,7 @@ fn cli_replay_says_when_the_oom_killer_or_the_step_limit_stopped_it() {
             .unwrap_or_else(|| panic!("{out}"))
             .to_string()
     };
-    assert!(header(8).ends_with("OOM-KILLED"), "{out}");
+    assert!(header(4).ends_with("OOM-KILLED"), "{out}");
     assert!(header(64).ends_with("complete"), "{out}");
     let row = |m: u32| {
         out.lines()
@@ -897,7 +897,7 @@ fn cli_replay_says_when_the_oom_killer_or_the_step_limit_stopped_it() {
             .unwrap_or_else(|| panic!("{out}"))
             .to_string()
     };
-    let killed = row(8);
+    let killed = row(4);
     let at: u64 = killed
         .split("OOM-killed after ")
         .nth(1)

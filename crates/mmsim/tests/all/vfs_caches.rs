@@ -8,6 +8,7 @@ use crate::common;
 use common::{unit_machine_toml, UnitMachine};
 use mmsim::kernel::KernelEra;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::page::Pfn;
 use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::slab::{KmemCache, VfsState, CACHES};
 use mmsim::mm::vmstat::VmItem;
@@ -580,11 +581,13 @@ fn inode_table_reads_reclaim_without_gfp_fs_in_every_era() {
     // pages, allocated without __GFP_FS, so their charges' reclaim scans page cache but no
     // dentry (the lookup's dentry and inode fit in slabs the cgroup already has).
     let mut w = CgroupWithDentries::on(KernelEra::V4_14, "readahead-nofs", false);
-    // /mnt/big's open read /mnt/cold's block ahead: drop the table's pages (fadvise
-    // DONTNEED's invalidation), so that the open reads it again.
+    // /mnt/big's open read /mnt/cold's block ahead: drop the table's pages as
+    // invalidate_bdev does (the CPUs' bh_lrus, then the page cache), so that the open reads
+    // it again.
     let table = w.m.sim.fss[1]
         .inode_table
         .expect("a blockfs has an inode table");
+    w.m.sim.invalidate_bh_lrus();
     w.m.sim.lru_add_drain_all();
     // (The reads' atime updates dirtied table blocks: the flusher's writeback first, since
     // invalidation leaves dirty pages.)
@@ -696,8 +699,9 @@ fn a_metadata_block_a_task_waited_for_stays_until_its_call_returns() {
     // cgroup fills with slab and an open's inode-table read (33 blocks read ahead) reclaims
     // the cgroup's few LRU pages. Were the block it waited for not held, the restarted open
     // would find it reclaimed by its own charges and read it again, forever (this run did
-    // not end). Held (get_bh until the call returns), the run ends within its step budget:
-    // the kernel's OOM killer stops the replay, as the VM's did in one of two host runs.
+    // not end). Held (get_bh until the call returns), the run ends within its step budget,
+    // done or stopped by the memcg OOM killer (the VM's kernel did each in one of two
+    // runs).
     let n = 20_000u64;
     let ids: Vec<u64> = (0..n).chain(0..n).collect();
     let budget = ["--max-steps", "2000000"];
@@ -781,6 +785,88 @@ fn buffer_cache_blocks_are_created_active_from_3_16() {
         assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
         m.check();
     }
+}
+
+#[test]
+fn a_block_in_a_cpus_bh_lru_is_busy_and_reclaim_activates_it() {
+    // Every metadata block a lookup finds or creates goes to the front of its CPU's
+    // bh_lrus, which holds it (get_bh) until BH_LRU_SIZE later blocks push it out. Such a
+    // block's buffer is busy: invalidation leaves it, and reclaim that meets it at the
+    // inactive tail cannot release its buffers (filemap_release_folio) and activates it.
+    use mmsim::mm::slab::BH_LRU_SIZE;
+    use mmsim::mm::vmscan::ScanControl;
+    let mut text = unit_machine_toml(
+        "bh-lru",
+        "64MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+    );
+    for i in 0..1024 {
+        text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
+    }
+    let mut m = UnitMachine::new(&text, KernelEra::V6_18.features("patched").unwrap());
+    let table = m.sim.fss[1].inode_table.expect("an inode table");
+    // A cold open reads a window of 33 inode-table blocks: the CPU's LRU keeps 16.
+    common::open_restarting(&mut m, "/mnt/f600");
+    let lru = m.sim.bh_lrus[0].clone();
+    assert_eq!(lru.len(), BH_LRU_SIZE);
+    let mut cached = Vec::new();
+    m.sim
+        .inode(table)
+        .mapping
+        .tree
+        .gang_lookup(0, 4096, &mut cached);
+    let pages: Vec<Pfn> = cached
+        .iter()
+        .filter_map(|&(_, e)| match e {
+            mmsim::mm::radix_tree::Entry::Page(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert!(pages.len() > BH_LRU_SIZE, "{} blocks read", pages.len());
+    m.sim.lru_add_drain();
+    for &p in &pages {
+        // The page cache's reference, and the bh_lrus' for the 16.
+        assert_eq!(
+            m.sim.mem[p as usize].refcount,
+            1 + i32::from(lru.contains(&p))
+        );
+        assert!(
+            !m.sim.buffers_busy(p),
+            "only an isolated page counts as busy past 2"
+        );
+    }
+    // Every block to the inactive list, then a reclaim pass over all of them.
+    for &p in &pages {
+        m.sim.deactivate_page(p);
+    }
+    m.sim.lru_add_drain();
+    let mut sc = ScanControl::new(4096, true, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    for &p in &pages {
+        let still = m.sim.mem[p as usize].mapping == table;
+        assert_eq!(
+            still,
+            lru.contains(&p),
+            "pfn {p}: in the LRU {}",
+            lru.contains(&p)
+        );
+        if still {
+            assert!(m.sim.PageActive(p), "pfn {p}: activated");
+        }
+    }
+    // A cold open in another window creates 33 blocks: they push the 16 out, whose pages
+    // keep only the page cache's reference.
+    common::open_restarting(&mut m, "/mnt/f0");
+    assert_eq!(m.sim.bh_lrus[0].len(), BH_LRU_SIZE);
+    let gone: Vec<Pfn> = lru
+        .iter()
+        .copied()
+        .filter(|p| !m.sim.bh_lrus[0].contains(p))
+        .collect();
+    assert!(!gone.is_empty());
+    assert!(gone.iter().all(|&p| m.sim.mem[p as usize].refcount == 1));
+    m.check();
 }
 
 #[test]

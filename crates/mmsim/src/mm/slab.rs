@@ -500,9 +500,10 @@ impl Sim {
     /// A path lookup of the regular file `ino` (path walk, d_lookup; on a miss d_alloc and
     /// ->lookup, whose iget reads the inode from the inode table when it is not cached).
     /// Restartable: a wait returns with nothing committed but the objects' slab frames and
-    /// the metadata blocks read, which the retry finds (a block the task waited for is held:
-    /// `Task::held_pages`, dropped when the lookup is done). The lookup holds no reference after it
-    /// returns: the caller takes one (open) or lets the dentry go back to its list (dput).
+    /// the metadata blocks read, which the retry finds (a block the task waited for is
+    /// held: `Task::held_pages`, dropped when the lookup is done). The lookup holds no
+    /// reference after it returns: the caller takes one (open) or lets the dentry go back
+    /// to its list (dput).
     pub fn vfs_lookup(&mut self, ino: u32, path: &str) -> Result<(), VfsAllocError> {
         let state = self.inode(ino).vfs.state;
         if state == VfsState::Cached {
@@ -667,8 +668,8 @@ impl Sim {
     /// readahead could not create, or one cached but not uptodate and not being read (its
     /// read failed), is read through the page-cache read path (which allocates it as
     /// __getblk's __GFP_NOFAIL allocation must; one retry of a failed read, then the
-    /// error). The pages the read brings in
-    /// count in the task's statistic `stat` (not in its `cache_misses`).
+    /// error). The pages the read brings in count in the task's statistic `stat` (not in
+    /// its `cache_misses`).
     fn meta_bread(
         &mut self,
         table: u32,

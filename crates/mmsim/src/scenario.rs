@@ -104,6 +104,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memory-reclaim-swappiness",
     "memory-reclaim-swappiness-max",
     "readahead-natural-boundary",
+    "large-folios",
     "fadvise-random-fmode",
     "invalidate-deactivate",
     "fadvise-drain-all",

@@ -606,6 +606,13 @@ impl Sim {
                 "PG_error, not uptodate: EIO to read(2); a page fault reads again"
             };
             self.record_io_error(dev, "read", ino, index, how);
+            if self.mem[pfn as usize].test(pg::TAIL) {
+                // A large folio's read fails as a whole (its head completed first).
+                let head = self.folio_head(pfn);
+                self.ClearPageUptodate(head);
+                self.SetPageError(head);
+                return;
+            }
             self.SetPageError(pfn);
             self.unlock_page(pfn);
             return;
@@ -618,6 +625,10 @@ impl Sim {
             self.inode(ino).disk_at(idx)
         };
         self.mem[pfn as usize].version = v;
+        if self.mem[pfn as usize].test(pg::TAIL) {
+            // A large folio is uptodate and unlocked with its head.
+            return;
+        }
         self.SetPageUptodate(pfn);
         self.unlock_page(pfn);
     }

@@ -151,6 +151,7 @@ kfuncs! {
     ReclaimPages => "reclaim_pages",
     LruDeactivate => "lru_deactivate_fn",
     PageMkclean => "page_mkclean_one",
+    SplitFolio => "__split_huge_page",
 }
 
 /// Accumulated cost per kernel function, picoseconds.

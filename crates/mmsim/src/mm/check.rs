@@ -26,7 +26,7 @@
 //! part of `check_all` (not run by `--check`); tests call it.
 
 use crate::mm::node::LruList;
-use crate::mm::page::{pg, NO_MAPPING};
+use crate::mm::page::{pg, Pfn, NO_MAPPING};
 use crate::mm::radix_tree::Entry;
 use crate::mm::swap_cluster::SWAPFILE_CLUSTER;
 use crate::mm::vmstat::VmItem;
@@ -55,14 +55,15 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 let head = &sim.lruvec(memcg, node.id).lists[lru as usize];
                 let mut count = 0u64;
                 for pfn in head.iter(&sim.mem) {
-                    count += 1;
+                    let p = &sim.mem[pfn as usize];
+                    // A large folio's head counts its pages.
+                    count += p.nr_pages();
                     if count > head.len {
                         return Err(format!(
                             "node {} list {:?} longer than its count {}",
                             node.id, lru, head.len
                         ));
                     }
-                    let p = &sim.mem[pfn as usize];
                     if on_list[pfn as usize] {
                         return Err(format!("pfn {} is on two lists", pfn));
                     }
@@ -184,6 +185,12 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 ));
             }
             continue;
+        }
+        if p.test(pg::HEAD) || p.test(pg::TAIL) {
+            check_folio(sim, pfn as Pfn)?;
+            if p.test(pg::TAIL) {
+                continue; // no reference or list of its own
+            }
         }
         if p.refcount == 0 {
             return Err(format!(
@@ -1003,4 +1010,55 @@ fn for_each_entry(
             f(i, e)?;
         }
     }
+}
+
+/// A large folio's frames (`mm::folio`): a tail points at a head whose chain of tails
+/// holds it, has no reference, list or page-state flag of its own, and sits at the head's
+/// index plus its place in the chain, in the same mapping and memcg; a head has 2^order
+/// - 1 tails.
+fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
+    let p = &sim.mem[pfn as usize];
+    let head = if p.test(pg::TAIL) { p.prev } else { pfn };
+    let h = sim
+        .mem
+        .get(head as usize)
+        .ok_or(format!("tail pfn {pfn} has no head"))?;
+    if !h.test(pg::HEAD) || h.test(pg::TAIL) {
+        return Err(format!(
+            "pfn {pfn}'s head {head} is not a folio head ({})",
+            h.flag_names()
+        ));
+    }
+    let mut tails = Vec::new();
+    sim.folio_tails(head, &mut tails);
+    if tails.len() as u64 + 1 != h.nr_pages() {
+        return Err(format!(
+            "folio {head} of order {} has {} tails",
+            h.mlock_count,
+            tails.len()
+        ));
+    }
+    if p.test(pg::TAIL) {
+        let Some(k) = tails.iter().position(|&t| t == pfn) else {
+            return Err(format!("tail pfn {pfn} is not in its head {head}'s chain"));
+        };
+        let busy = pg::LRU | pg::ACTIVE | pg::LOCKED | pg::DIRTY | pg::WRITEBACK | pg::HEAD;
+        if p.refcount != 0 || p.flags & busy != 0 {
+            return Err(format!(
+                "tail pfn {pfn} has refcount {} flags {}",
+                p.refcount,
+                p.flag_names()
+            ));
+        }
+        if p.mapping != h.mapping
+            || (h.mapping != NO_MAPPING && p.index != h.index + k as u64 + 1)
+            || p.memcg != h.memcg
+        {
+            return Err(format!(
+                "tail pfn {pfn} ({}/{}, memcg {}) does not follow its head {head} ({}/{}, memcg {})",
+                p.mapping, p.index, p.memcg, h.mapping, h.index, h.memcg
+            ));
+        }
+    }
+    Ok(())
 }

@@ -35,6 +35,10 @@ pub mod fgp {
     pub const NOFS: u32 = 0x10;
     /// Do not sleep on the page lock (trylock).
     pub const NOWAIT: u32 = 0x20;
+    /// The caller handles large folios (the read path, `large-folios`): a page of one is
+    /// returned as it is, with a reference on its folio. Without it a large folio is
+    /// split first (`mm::folio`: every other path handles order-0 pages only).
+    pub const FOLIO: u32 = 0x40;
 }
 
 /// Errors of page-cache insertion.
@@ -120,6 +124,13 @@ impl Sim {
                 _ => None, // a shadow entry counts as a miss
             };
             if let Some(p) = page {
+                if fgp_flags & fgp::FOLIO == 0
+                    && self.mem[p as usize].flags & (pg::HEAD | pg::TAIL) != 0
+                {
+                    self.put_page(p);
+                    self.split_if_large(p);
+                    continue;
+                }
                 if fgp_flags & fgp::LOCK != 0 {
                     if !self.trylock_page(p) {
                         self.put_page(p);
@@ -196,6 +207,12 @@ impl Sim {
     /// find_get_page: flags 0.
     pub fn find_get_page(&mut self, ino: u32, index: u64) -> Option<Pfn> {
         self.pagecache_get_page(ino, index, 0, Gfp::KERNEL)
+            .unwrap_or(None)
+    }
+    /// filemap_get_read_batch's lookup of one index: the page there, which may be part of
+    /// a large folio (its folio holds the reference).
+    fn find_get_folio_page(&mut self, ino: u32, index: u64) -> Option<Pfn> {
+        self.pagecache_get_page(ino, index, fgp::FOLIO, Gfp::KERNEL)
             .unwrap_or(None)
     }
     /// find_lock_page: FGP_LOCK.
@@ -418,6 +435,10 @@ impl Sim {
         };
         let old = self.inode_mut(ino).mapping.tree.store(index, e);
         debug_assert_eq!(old, Entry::Page(pfn));
+        if self.mem[pfn as usize].test(pg::HEAD) {
+            // A large folio: every index goes (one multi-index entry in the kernel).
+            self.delete_folio_tails_from_page_cache(pfn, shadow);
+        }
         // filemap_remove_folio / __remove_mapping: an unused inode whose cache is now
         // empty joins the inode list.
         self.inode_maybe_shrinkable(ino);
@@ -670,7 +691,11 @@ impl Sim {
                     }
                 }
             }
-            let mut page = self.find_get_page(ino, index);
+            let mut page = if tmpfs {
+                self.find_get_page(ino, index)
+            } else {
+                self.find_get_folio_page(ino, index)
+            };
             if tmpfs {
                 match page {
                     Some(pfn) => {
@@ -702,7 +727,7 @@ impl Sim {
             }
             if page.is_none() {
                 self.page_cache_sync_readahead(ino, ra, index, last_index - index + 1);
-                page = self.find_get_page(ino, index);
+                page = self.find_get_folio_page(ino, index);
             }
             let pfn = match page {
                 Some(pfn) => pfn,
@@ -740,24 +765,34 @@ impl Sim {
                     }
                 }
             };
-            if self.PageReadahead(pfn) {
-                self.page_cache_async_readahead(ino, ra, pfn, index, last_index - index + 1);
+            // The folio: its head holds the flags, the lock and the reference (`pfn`
+            // itself for an order-0 page).
+            let head = self.folio_head(pfn);
+            if self.PageReadahead(head) {
+                let hidx = self.mem[head as usize].index;
+                self.page_cache_async_readahead(ino, ra, head, hidx, last_index - hidx + 1);
             }
-            if !self.PageUptodate(pfn) {
-                if self.PageLocked(pfn) {
-                    self.put_page(pfn);
-                    out.wait = Some(Wait::PageLocked(pfn)); // wait_on_page_locked
-                } else if self.TestClearPageError(pfn) {
+            if !self.PageUptodate(head) {
+                if self.PageLocked(head) {
+                    self.put_page(head);
+                    out.wait = Some(Wait::PageLocked(head)); // wait_on_page_locked
+                } else if self.TestClearPageError(head) {
                     // The read IO failed (PG_error): EIO; the next reader tries again.
-                    self.put_page(pfn);
+                    self.put_page(head);
                     out.err = Some(crate::workload::Errno::EIO);
-                } else if !self.trylock_page(pfn) {
-                    self.put_page(pfn);
-                    out.wait = Some(Wait::PageLocked(pfn));
-                } else if self.mem[pfn as usize].mapping != ino {
+                } else if !self.trylock_page(head) {
+                    self.put_page(head);
+                    out.wait = Some(Wait::PageLocked(head));
+                } else if self.mem[head as usize].mapping != ino {
                     // Truncated meanwhile: look it up again.
-                    self.unlock_page(pfn);
-                    self.put_page(pfn);
+                    self.unlock_page(head);
+                    self.put_page(head);
+                    continue;
+                } else if head != pfn || self.mem[head as usize].test(pg::HEAD) {
+                    // A large folio to read again: as order-0 pages (split, look again).
+                    self.unlock_page(head);
+                    self.put_page(head);
+                    self.split_folio(head);
                     continue;
                 } else {
                     // page_not_up_to_date_locked: ->readpage again and wait for it.
@@ -772,9 +807,12 @@ impl Sim {
                 // one ended (pos_same_folio(pos, prev_pos - 1)). Applied to every page
                 // with prev_pos advanced after each copy, this marks every page of a read
                 // but (maybe) its first, as the kernel's per-batch check does.
+                // With a large folio: not when that page is in this page's folio.
+                let first = self.mem[head as usize].index;
+                let nr = self.folio_nr_pages(head);
                 ra.prev_pos == u64::MAX
                     || ra.prev_pos == 0
-                    || (ra.prev_pos - 1) / PAGE_SIZE != index
+                    || !(first..first + nr).contains(&((ra.prev_pos - 1) / PAGE_SIZE))
             } else {
                 // do_generic_file_read: not when this continues the previous read inside
                 // the same page.
@@ -786,12 +824,12 @@ impl Sim {
                 prev_index != index || offset != prev_offset
             };
             if mark {
-                self.mark_page_accessed(pfn);
+                self.mark_page_accessed(head);
             }
             self.copy_to_user(nr);
             self.oracle_check_read(ino, pfn);
-            self.filemap_end_dropbehind_read(pfn);
-            self.put_page(pfn);
+            self.filemap_end_dropbehind_read(head);
+            self.put_page(head);
             ra.prev_pos = if self.features.read_accessed_folio {
                 // filemap_read: where the read ended (ki_pos).
                 index * PAGE_SIZE + offset + nr

@@ -847,6 +847,8 @@ impl Sim {
             else {
                 continue;
             };
+            // Mappings hold order-0 pages here (`mm::folio`): a large folio is split.
+            self.split_if_large(p);
             let pg_ = &self.mem[p as usize];
             if !pg_.test(pg::UPTODATE) || pg_.test(pg::LOCKED) || pg_.test(pg::READAHEAD) {
                 continue;

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod fadvise;
 pub mod filemap;
+pub mod folio;
 pub mod fork;
 pub mod lru_gen;
 pub mod lru_gen_v6_1;

@@ -65,7 +65,8 @@ pub struct ListHead {
     pub head: Pfn,
     /// Oldest page.
     pub tail: Pfn,
-    /// Length.
+    /// Length, in pages: a large folio's head counts its folio's pages (lru_size counts
+    /// pages, not folios).
     pub len: u64,
 }
 
@@ -94,7 +95,7 @@ impl ListHead {
             mem[old as usize].prev = pfn;
         }
         self.head = pfn;
-        self.len += 1;
+        self.len += mem[pfn as usize].nr_pages();
     }
     /// list_add_tail: insert at the tail.
     pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
@@ -110,7 +111,7 @@ impl ListHead {
             mem[old as usize].next = pfn;
         }
         self.tail = pfn;
-        self.len += 1;
+        self.len += mem[pfn as usize].nr_pages();
     }
     /// list_del.
     pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
@@ -131,7 +132,24 @@ impl ListHead {
         let p = &mut mem[pfn as usize];
         p.prev = NIL;
         p.next = NIL;
-        self.len -= 1;
+        self.len -= p.nr_pages();
+    }
+    /// list_add_tail(new, &at->lru): insert `pfn` right before `at` (on its newer side),
+    /// as a split folio's tails go beside their head (lru_add_split_folio).
+    pub fn add_before(&mut self, mem: &mut [Page], at: Pfn, pfn: Pfn) {
+        let prev = mem[at as usize].prev;
+        {
+            let p = &mut mem[pfn as usize];
+            p.prev = prev;
+            p.next = at;
+        }
+        mem[at as usize].prev = pfn;
+        if prev == NIL {
+            self.head = pfn;
+        } else {
+            mem[prev as usize].next = pfn;
+        }
+        self.len += mem[pfn as usize].nr_pages();
     }
     /// Pop from the head (used for free lists: LIFO, cache-hot first).
     pub fn pop_head(&mut self, mem: &mut [Page]) -> Option<Pfn> {

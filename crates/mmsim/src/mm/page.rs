@@ -88,6 +88,13 @@ pub mod pg {
     /// A buffer of the page is on the journal's checkpoint list (logged; released once
     /// written back and clean).
     pub const JBD_CHECKPOINT: u32 = 1 << 29;
+    /// PG_head of a large folio (`large-folios`, `mm::folio`): the folio's flags, lock,
+    /// references and LRU place are this page's; `mlock_count` holds the folio's order
+    /// and `private` its first tail page.
+    pub const HEAD: u32 = 1 << 30;
+    /// A tail page of a large folio: `prev` is the head, `next` the next tail (NIL after
+    /// the last). Never on a list; its mapping, index and memcg are the folio's.
+    pub const TAIL: u32 = 1 << 31;
     /// Names of the bits, for dumps.
     pub const NAMES: &[(u32, &str)] = &[
         (LOCKED, "locked"),
@@ -113,6 +120,8 @@ pub mod pg {
         (JBD_RUNNING, "jbd_running"),
         (JBD_COMMIT, "jbd_commit"),
         (JBD_CHECKPOINT, "jbd_checkpoint"),
+        (HEAD, "head"),
+        (TAIL, "tail"),
     ];
 }
 
@@ -187,5 +196,15 @@ impl Page {
     /// page_mapped(): mapped by at least one PTE.
     pub fn mapped(&self) -> bool {
         self.mapcount >= 0
+    }
+    /// folio_nr_pages of a folio's head (1 for an order-0 page): what it counts for on an
+    /// LRU list.
+    #[inline]
+    pub fn nr_pages(&self) -> u64 {
+        if self.flags & pg::HEAD != 0 {
+            1 << self.mlock_count
+        } else {
+            1
+        }
     }
 }

@@ -365,6 +365,10 @@ impl Sim {
             // page_ref_freeze fails; here it holds none, and retries its lookup.
             self.wake_up_page(pfn);
         }
+        if self.mem[pfn as usize].test(pg::HEAD) {
+            // A large folio's frames go back with its head.
+            self.free_folio_tails(pfn);
+        }
         self.mem_cgroup_uncharge(pfn);
         if self.mem[pfn as usize].test(pg::MLOCKED) {
             self.mlock_clear_at_free(pfn);
@@ -396,6 +400,8 @@ impl Sim {
     /// (__page_cache_release).
     pub fn put_page(&mut self, pfn: Pfn) {
         self.charge_atomic();
+        // A tail page's reference is its folio's.
+        let pfn = self.folio_head(pfn);
         let p = &mut self.mem[pfn as usize];
         p.refcount -= 1;
         assert!(p.refcount >= 0, "put_page underflow pfn={}", pfn);

@@ -219,6 +219,8 @@ impl Sim {
     #[inline]
     pub fn get_page(&mut self, pfn: Pfn) {
         self.charge_atomic();
+        // A tail page's reference is its folio's (folio_get(page_folio(page))).
+        let pfn = self.folio_head(pfn);
         self.mem[pfn as usize].refcount += 1;
     }
 }

@@ -44,6 +44,9 @@ pub struct RaState {
     /// read asks for. The kernel keeps it in f_mode; it lives here, beside the file's
     /// readahead state, which every reader of the file passes.
     pub random: bool,
+    /// The folio order the next async readahead builds on (file_ra_state.order, v6.10;
+    /// `large-folios`): a sync readahead resets it to 0, each async one adds 2.
+    pub order: u32,
 }
 
 impl RaState {
@@ -125,7 +128,14 @@ impl Sim {
                 max = req.min(io_pages);
             }
         }
-        let expected = ra.start + ra.size - ra.async_size;
+        let mut expected = ra.start + ra.size - ra.async_size;
+        if hit_marker && self.features.large_folios {
+            // page_cache_async_ra: the marker's index rounded down to its folio's size.
+            if let Entry::Page(p) = self.inode(ino).mapping.tree.lookup(offset) {
+                let nr = self.folio_nr_pages(self.folio_head(p));
+                expected &= !(nr - 1);
+            }
+        }
         let sequential_hit = if self.features.sync_readahead_needed_page {
             // v6.11 (page_cache_async_ra): only a marker hit at the expected index pushes
             // the window forward; a miss needs its own page read.
@@ -184,12 +194,18 @@ impl Sim {
                 return self.__do_page_cache_readahead(ino, offset, req, 0);
             }
         }
+        let large = self.mapping_large_folio_support(ino);
+        if large {
+            // page_cache_async_ra raises the order by 2; page_cache_sync_ra starts at 0.
+            ra.order = if hit_marker { ra.order + 2 } else { 0 };
+        }
         if hit_marker && self.features.readahead_natural_boundary {
             // v6.17 (page_cache_async_ra): the window ends on a boundary of the folio order
-            // it will be read with, the marker folio's order + 2; every folio is order 0
-            // here, so a multiple of 4 pages (at most the largest power of two dividing
-            // the ceiling), unless that would leave nothing.
-            let align = 1u64 << 2u32.min(max.trailing_zeros());
+            // it will be read with, the previous order + 2 (with order-0 folios, a
+            // multiple of 4 pages), at most the largest power of two dividing the
+            // ceiling, unless that would leave nothing.
+            let order = if large { ra.order } else { 2 };
+            let align = 1u64 << order.min(max.trailing_zeros());
             let end = ra.start + ra.size;
             let aligned_end = end & !(align - 1);
             if aligned_end > ra.start {
@@ -212,7 +228,155 @@ impl Sim {
                 ra.async_size = max >> 1;
             }
         }
+        if large {
+            return self.page_cache_ra_order(ino, ra);
+        }
         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
+    }
+
+    /// page_cache_ra_order (v6.17's): read the window [start, start + size) into folios of
+    /// the file's readahead order, capped by the window (ilog2 of its size) and
+    /// MAX_PAGECACHE_ORDER; a folio is aligned to its size (a lower order where the index
+    /// is not) and ends at the window or EOF (lower orders there); the folio holding the
+    /// window's async mark gets PG_readahead. A folio whose range holds a cached page, or
+    /// that cannot be allocated or charged, ends the loop, and the rest of the window is
+    /// read with order-0 pages (do_page_cache_ra). Returns pages submitted.
+    fn page_cache_ra_order(&mut self, ino: u32, ra: &mut RaState) -> u64 {
+        let size = self.inode(ino).size;
+        if size == 0 || ra.size == 0 {
+            return 0;
+        }
+        let start = ra.start;
+        let new_order = ra
+            .order
+            .min(crate::mm::folio::MAX_PAGECACHE_ORDER)
+            .min(ra.size.ilog2());
+        ra.order = new_order;
+        if new_order == 0 {
+            // Order-0 folios: what do_page_cache_ra reads.
+            return self.__do_page_cache_readahead(ino, start, ra.size, ra.async_size);
+        }
+        let prev = self.enter(KFunc::PageCacheReadahead);
+        let end_index = (size - 1) >> PAGE_SHIFT;
+        let (limit, mark) = if end_index > start + ra.size - 1 {
+            (start + ra.size - 1, start + ra.size - ra.async_size)
+        } else {
+            (end_index, u64::MAX) // the window reaches EOF: no marker
+        };
+        let gfp = Gfp {
+            noretry: true,
+            fs: !self.features.readahead_nofs,
+            ..Gfp::KERNEL
+        };
+        let memcg = self.current_memcg();
+        let mut folios = std::mem::take(&mut self.ra_scratch);
+        folios.clear();
+        let mut index = start;
+        let mut failed = false;
+        while index <= limit {
+            let mut order = new_order;
+            if index & ((1 << order) - 1) != 0 {
+                order = index.trailing_zeros();
+            }
+            while order > 0 && index + (1 << order) - 1 > limit {
+                order -= 1;
+            }
+            let nr = 1u64 << order;
+            self.charge_tree_walk(ino);
+            // filemap_add_folio's -EEXIST, checked before the allocation here.
+            if (index..index + nr)
+                .any(|i| matches!(self.inode(ino).mapping.tree.lookup(i), Entry::Page(_)))
+            {
+                failed = true;
+                break;
+            }
+            let Some(head) = self.alloc_folio_charged(order, gfp, memcg) else {
+                failed = true;
+                break;
+            };
+            if mark != u64::MAX && index == mark & !(nr - 1) {
+                self.__SetPageReadahead(head);
+            }
+            folios.push((index, head));
+            index += nr;
+        }
+        let n = self.read_folios(ino, &folios);
+        self.count_cache_misses(n);
+        self.ra_scratch = folios;
+        self.leave(prev);
+        let mut total = n;
+        if failed && ra.size > index - start {
+            total += self.__do_page_cache_readahead(
+                ino,
+                index,
+                ra.size - (index - start),
+                ra.async_size,
+            );
+        }
+        total
+    }
+
+    /// read_pages for folios (`large-folios`): each folio into the cache (locked) and
+    /// read with its neighbours in one request; a folio all of whose pages are holes is
+    /// zero-filled without IO. Returns the pages added.
+    fn read_folios(&mut self, ino: u32, folios: &[(u64, Pfn)]) -> u64 {
+        let mut run = self.take_pfn_buf();
+        let mut run_next = u64::MAX;
+        let mut workingset = false;
+        let mut stalled: Option<bool> = None;
+        let mut added = 0;
+        let mut frames = self.take_pfn_buf();
+        for &(idx, head) in folios {
+            let nr = self.folio_nr_pages(head);
+            let ok = if nr == 1 {
+                self.add_to_page_cache_lru(head, ino, idx).is_ok()
+            } else {
+                self.add_folio_to_page_cache_lru(head, ino, idx).is_ok()
+            };
+            if !ok {
+                self.put_page(head);
+                continue;
+            }
+            added += nr;
+            workingset |= self.mem[head as usize].test(pg::WORKINGSET);
+            self.set_dropbehind_if_uncached(head);
+            self.put_page(head); // the allocation's reference (the cache holds one)
+            if (idx..idx + nr).all(|i| self.inode(ino).disk_at(i) == 0) {
+                frames.clear();
+                frames.push(head);
+                self.folio_tails(head, &mut frames);
+                for &f in &frames {
+                    self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+                    self.mem[f as usize].version = 0;
+                }
+                self.SetPageUptodate(head);
+                self.unlock_page(head);
+                continue;
+            }
+            if idx != run_next && !run.is_empty() {
+                if workingset && stalled.is_none() {
+                    stalled = Some(self.psi_memstall_enter());
+                }
+                let r = std::mem::replace(&mut run, self.take_pfn_buf());
+                self.submit_read(ino, r);
+            }
+            run.push(head);
+            self.folio_tails(head, &mut run);
+            run_next = idx + nr;
+        }
+        self.give_pfn_buf(frames);
+        if run.is_empty() {
+            self.give_pfn_buf(run);
+        } else {
+            if workingset && stalled.is_none() {
+                stalled = Some(self.psi_memstall_enter());
+            }
+            self.submit_read(ino, run);
+        }
+        if let Some(was) = stalled {
+            self.psi_memstall_leave(was);
+        }
+        added
     }
 
     /// count_history_pages: how many pages right before `offset` are cached, scanning back
@@ -366,7 +530,9 @@ impl Sim {
                 let Ok(p) = self.alloc_page_charged(gfp, memcg) else {
                     break;
                 };
-                if i == nr - lookahead {
+                // (No marker when the lookahead is longer than the read: page_cache_ra_order's
+                // fallback after a partial window.)
+                if nr.checked_sub(lookahead) == Some(i) {
                     self.__SetPageReadahead(p);
                 }
                 pages.push((idx, p));

@@ -174,7 +174,8 @@ impl Sim {
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].add_head(&mut self.mem, pfn);
-        self.vmstat.inc(lru.vmstat_item());
+        self.vmstat
+            .add(lru.vmstat_item(), self.mem[pfn as usize].nr_pages() as i64);
     }
 
     /// add_page_to_lru_list_tail (lru_lock held).
@@ -187,7 +188,8 @@ impl Sim {
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].add_tail(&mut self.mem, pfn);
-        self.vmstat.inc(lru.vmstat_item());
+        self.vmstat
+            .add(lru.vmstat_item(), self.mem[pfn as usize].nr_pages() as i64);
     }
 
     /// del_page_from_lru_list (lru_lock held).
@@ -200,7 +202,10 @@ impl Sim {
         let lv = self.page_lruvec_idx(pfn);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lists[lru as usize].del(&mut self.mem, pfn);
-        self.vmstat.dec(lru.vmstat_item());
+        self.vmstat.add(
+            lru.vmstat_item(),
+            -(self.mem[pfn as usize].nr_pages() as i64),
+        );
     }
 
     /// The lru_lock that guards lruvec `lv` (an index in `lruvecs`): its own
@@ -341,8 +346,9 @@ impl Sim {
             self.SetPageActive(pfn);
             let lru = self.page_lru(pfn);
             self.add_page_to_lru_list(pfn, lru);
-            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgactivate);
-            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgactivate, 1);
+            let nr = self.mem[pfn as usize].nr_pages() as i64;
+            self.vmstat.add(crate::mm::vmstat::VmItem::Pgactivate, nr);
+            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgactivate, nr);
             self.update_page_reclaim_stat(pfn, file, true);
         }
         self.leave(prev);
@@ -590,6 +596,7 @@ impl Sim {
     /// mark_page_accessed (see the module comment for the state machine).
     pub fn mark_page_accessed(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::MarkPageAccessed);
+        let pfn = self.folio_head(pfn); // folio_mark_accessed(page_folio(page))
         if let Some(f) = self.ops.mark_accessed {
             f(self, pfn);
             self.leave(prev);
@@ -635,9 +642,9 @@ impl Sim {
     /// (workingset_age_nonresident: and its ancestors' from v5.5).
     pub fn workingset_activation(&mut self, pfn: Pfn) {
         let p = &self.mem[pfn as usize];
-        let (node, memcg) = (p.node as usize, p.memcg);
+        let (node, memcg, nr) = (p.node as usize, p.memcg, p.nr_pages());
         self.charge_atomic();
-        self.workingset_age_nonresident(memcg, node);
+        self.workingset_age_nonresident_by(memcg, node, nr);
     }
 
     /// lru_add_drain_cpu: drain this CPU's pagevecs (add, rotate, deactivate_file,

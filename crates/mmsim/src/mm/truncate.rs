@@ -369,11 +369,26 @@ impl Sim {
     ) -> usize {
         out.clear();
         self.charge_tree_walk(ino);
-        let n = self.inode(ino).mapping.tree.gang_lookup(
-            start,
-            nr.min(self.pagevec_size() as u64) as usize,
-            out,
-        );
+        let nr = nr.min(self.pagevec_size() as u64) as usize;
+        let mut n = self.inode(ino).mapping.tree.gang_lookup(start, nr, out);
+        // Truncation and invalidation handle order-0 pages: large folios in the batch are
+        // split first (`mm::folio`), and the batch looked up again.
+        let large: Vec<Pfn> = out
+            .iter()
+            .filter_map(|&(_, e)| match e {
+                Entry::Page(p) if self.mem[p as usize].flags & (pg::HEAD | pg::TAIL) != 0 => {
+                    Some(self.folio_head(p))
+                }
+                _ => None,
+            })
+            .collect();
+        if !large.is_empty() {
+            for h in large {
+                self.split_folio(h);
+            }
+            out.clear();
+            n = self.inode(ino).mapping.tree.gang_lookup(start, nr, out);
+        }
         for &(_, e) in out.iter() {
             if let Entry::Page(p) = e {
                 self.get_page(p);

@@ -692,7 +692,8 @@ impl Sim {
     }
 
     /// isolate_lru_pages: take up to `n` pages from the tail of `lru` (lru_lock held),
-    /// each with a reference and PG_lru cleared. Returns (isolated, scanned).
+    /// each with a reference and PG_lru cleared. Returns (scanned, taken), in pages (a
+    /// large folio counts its pages, isolate_lru_folios' `scan += nr_pages`).
     fn isolate_lru_pages(
         &mut self,
         node: usize,
@@ -700,15 +701,18 @@ impl Sim {
         n: u64,
         lru: LruList,
         out: &mut Vec<Pfn>,
-    ) -> u64 {
+    ) -> (u64, u64) {
         let prev = self.enter(KFunc::IsolateLruPages);
         let mut scanned = 0;
+        let mut taken = 0;
         while scanned < n {
             let tail = self.lruvec(memcg, node).lists[lru as usize].tail;
             if tail == crate::mm::page::NIL {
                 break;
             }
-            scanned += 1;
+            let nr = self.mem[tail as usize].nr_pages();
+            scanned += nr;
+            taken += nr;
             self.charge(self.costs.mem_access_ps);
             // __isolate_lru_page: get_page_unless_zero, ClearPageLRU.
             self.del_page_from_lru_list(tail, lru);
@@ -717,7 +721,7 @@ impl Sim {
             out.push(tail);
         }
         self.leave(prev);
-        scanned
+        (scanned, taken)
     }
 
     /// lru_note_cost (v5.8): record the cost of reclaiming a type (IO × SWAP_CLUSTER_MAX
@@ -775,8 +779,7 @@ impl Sim {
         self.lru_add_drain();
         self.lru_lock(lv);
         let mut hold = self.take_pfn_buf();
-        let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
-        let taken = hold.len() as u64;
+        let (scanned, taken) = self.isolate_lru_pages(node, memcg, n, lru, &mut hold);
         self.vmstat.add(isolated_item(file), taken as i64);
         // From v5.9 (`pgrefill-global-only`) the global counter is global reclaim's.
         if !(self.features.pgrefill_global_only && sc.cgroup_reclaim()) {
@@ -795,10 +798,11 @@ impl Sim {
                 continue;
             }
             let (referenced, vm_flags) = self.page_referenced(pfn, sc.target_memcg);
+            let nr = self.mem[pfn as usize].nr_pages();
             if referenced > 0 {
                 // v5.8 counts only the pages kept active as rotations (the reclaim cost).
                 if !self.features.lru_cost_balance {
-                    rotated += 1;
+                    rotated += nr;
                 }
                 // Seed 001: referenced file pages of executable mappings get another trip
                 // on the active list.
@@ -807,7 +811,7 @@ impl Sim {
                     && !self.mem[pfn as usize].test(pg::SWAPBACKED)
                 {
                     if self.features.lru_cost_balance {
-                        rotated += 1;
+                        rotated += nr;
                     }
                     keep_active.push(pfn);
                     continue;
@@ -831,8 +835,9 @@ impl Sim {
         }
         let mut moved = 0;
         for &pfn in &deactivate {
+            let nr = self.mem[pfn as usize].nr_pages() as i64;
             if self.move_page_to_lru(pfn, &mut to_free) {
-                moved += 1;
+                moved += nr;
             }
         }
         self.give_pfn_buf(keep_active);
@@ -862,9 +867,9 @@ impl Sim {
         let back = self.putback_one(pfn, to_free);
         if back && self.features.anon_workingset && self.mem[pfn as usize].test(pg::ACTIVE) {
             let p = &self.mem[pfn as usize];
-            let (memcg, node) = (p.memcg, p.node as usize);
+            let (memcg, node, nr) = (p.memcg, p.node as usize, p.nr_pages());
             self.charge_atomic();
-            self.workingset_age_nonresident(memcg, node);
+            self.workingset_age_nonresident_by(memcg, node, nr);
         }
         back
     }
@@ -906,8 +911,7 @@ impl Sim {
         self.lru_add_drain();
         self.lru_lock(lv);
         let mut list = self.take_pfn_buf();
-        let scanned = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
-        let taken = list.len() as u64;
+        let (scanned, taken) = self.isolate_lru_pages(node, memcg, n, lru, &mut list);
         self.vmstat.add(isolated_item(file), taken as i64);
         let (scan_item, steal_item) = self.reclaim_items(sc);
         // Global counters count global reclaim only; the memcg's count every reclaim.
@@ -944,8 +948,9 @@ impl Sim {
             let active = self.mem[pfn as usize].test(pg::ACTIVE);
             let f = !self.mem[pfn as usize].test(pg::SWAPBACKED);
             let lv = self.page_lruvec_idx(pfn);
+            let nr = self.mem[pfn as usize].nr_pages();
             if self.move_page_to_lru(pfn, &mut to_free) && active {
-                self.lruvecs[lv].recent_rotated[f as usize] += 1;
+                self.lruvecs[lv].recent_rotated[f as usize] += nr;
             }
         }
         self.leave(pb);
@@ -1310,7 +1315,7 @@ impl Sim {
             }
             // The page is frozen at 0 references: a non-atomic unlock is legal.
             self.__ClearPageLocked(pfn);
-            st.reclaimed += 1;
+            st.reclaimed += self.mem[pfn as usize].nr_pages();
             free.push(pfn);
         }
         self.vmstat.add(VmItem::Pgactivate, nr_activate);
@@ -1379,8 +1384,9 @@ impl Sim {
             self.try_to_free_swap(pfn);
         }
         self.SetPageActive(pfn);
-        *nr_activate += 1;
-        self.count_memcg_page_event(pfn, VmItem::Pgactivate, 1);
+        let nr = self.mem[pfn as usize].nr_pages() as i64;
+        *nr_activate += nr;
+        self.count_memcg_page_event(pfn, VmItem::Pgactivate, nr);
     }
 
     /// __remove_mapping: under tree_lock, freeze the page's references at 2 (cache +
@@ -1422,9 +1428,13 @@ impl Sim {
             }
             _ => None,
         };
+        let nr = self.mem[pfn as usize].nr_pages();
         self.__delete_from_page_cache(pfn, shadow);
         if shadow.is_some() {
             self.shadow_node_track(ino, index, memcg);
+            if nr > 1 {
+                self.shadow_node_track_folio(ino, index, nr, memcg);
+            }
         }
         self.tree_unlock(ino);
         self.leave(prev);

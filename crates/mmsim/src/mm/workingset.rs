@@ -61,13 +61,18 @@ impl Sim {
     /// workingset_age_nonresident: advance the eviction clock of `memcg`'s lruvec on
     /// `node` (and, from v5.5, of every ancestor's).
     pub fn workingset_age_nonresident(&mut self, memcg: MemcgId, node: usize) {
+        self.workingset_age_nonresident_by(memcg, node, 1);
+    }
+
+    /// workingset_age_nonresident by `nr` pages (a large folio's activation or eviction).
+    pub fn workingset_age_nonresident_by(&mut self, memcg: MemcgId, node: usize, nr: u64) {
         let mut c = Some(if memcg == NO_MEMCG {
             ROOT_MEM_CGROUP
         } else {
             memcg
         });
         while let Some(m) = c {
-            self.lruvec_mut(m, node).inactive_age += 1;
+            self.lruvec_mut(m, node).inactive_age += nr;
             if !self.features.refault_deactivate {
                 break;
             }
@@ -86,7 +91,7 @@ impl Sim {
             return Some(f(self, pfn));
         }
         let p = &self.mem[pfn as usize];
-        let node = p.node as usize;
+        let (node, nr) = (p.node as usize, p.nr_pages());
         let workingset = self.features.workingset_restore && p.test(pg::WORKINGSET);
         let memcg = if self.features.refault_deactivate {
             target
@@ -98,10 +103,10 @@ impl Sim {
         let eviction = if self.features.anon_workingset {
             // v5.9: the clock is read, then aged.
             let e = self.lruvec(memcg, node).inactive_age;
-            self.workingset_age_nonresident(memcg, node);
+            self.workingset_age_nonresident_by(memcg, node, nr);
             e
         } else {
-            self.workingset_age_nonresident(memcg, node);
+            self.workingset_age_nonresident_by(memcg, node, nr);
             self.lruvec(memcg, node).inactive_age
         };
         Some(pack_shadow(eviction, memcg, node, workingset))
@@ -120,6 +125,8 @@ impl Sim {
             return f(self, pfn, shadow);
         }
         let file = !self.mem[pfn as usize].test(pg::SWAPBACKED);
+        // A large folio's refault counts its pages (mod_lruvec_state(..., nr)).
+        let nr = self.mem[pfn as usize].nr_pages();
         let (eviction, memcg, nid, workingset) = unpack_shadow(shadow);
         if nid >= self.nodes.len() || usize::from(memcg) >= self.memcgs.len() {
             return false;
@@ -135,16 +142,16 @@ impl Sim {
         let refault = self.lruvec(memcg, nid).inactive_age;
         let distance = refault.wrapping_sub(eviction) & EVICTION_MASK;
         let split = self.features.anon_workingset;
-        self.vmstat.inc(VmItem::WorkingsetRefault);
+        self.vmstat.add(VmItem::WorkingsetRefault, nr as i64);
         let item = if file {
             VmItem::WorkingsetRefaultFile
         } else {
             VmItem::WorkingsetRefaultAnon
         };
         if split {
-            self.vmstat.inc(item);
+            self.vmstat.add(item, nr as i64);
         }
-        self.count_memcg_page_event(pfn, item, 1);
+        self.count_memcg_page_event(pfn, item, nr as i64);
         let mut workingset_size = size(self, LruList::ActiveFile);
         if self.features.cache_challenges_anon {
             if !file {
@@ -160,16 +167,16 @@ impl Sim {
         if distance > workingset_size {
             return false;
         }
-        self.vmstat.inc(VmItem::WorkingsetActivate);
+        self.vmstat.add(VmItem::WorkingsetActivate, nr as i64);
         let item = if file {
             VmItem::WorkingsetActivateFile
         } else {
             VmItem::WorkingsetActivateAnon
         };
         if split {
-            self.vmstat.inc(item);
+            self.vmstat.add(item, nr as i64);
         }
-        self.count_memcg_page_event(pfn, item, 1);
+        self.count_memcg_page_event(pfn, item, nr as i64);
         if workingset && self.features.workingset_restore {
             self.mem[pfn as usize].flags |= pg::WORKINGSET;
             let item = if file {
@@ -177,12 +184,12 @@ impl Sim {
             } else {
                 VmItem::WorkingsetRestoreAnon
             };
-            self.vmstat.inc(item);
-            self.count_memcg_page_event(pfn, item, 1);
+            self.vmstat.add(item, nr as i64);
+            self.count_memcg_page_event(pfn, item, nr as i64);
             // lru_note_cost_refault.
             let p = &self.mem[pfn as usize];
             let (node, m) = (p.node as usize, p.memcg);
-            self.lru_note_cost(node, m, file, 1, 0);
+            self.lru_note_cost(node, m, file, nr, 0);
         }
         true
     }

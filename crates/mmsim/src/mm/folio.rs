@@ -1,0 +1,311 @@
+//! Large folios in the page cache (`large-folios`): what ext4 does from v6.16 ("ext4:
+//! enable large folio for regular file") with the readahead order logic of v6.17
+//! (page_cache_ra_order, page_cache_async_ra's `ra->order += 2`).
+//!
+//! A folio of order n is 2^n frames. The head (pg::HEAD) carries what the kernel keeps in
+//! the folio — flags, lock, references, LRU place, memcg events — and its `mlock_count`
+//! holds the order, its `private` the first tail. Each tail (pg::TAIL) sits in the page
+//! cache at its own index (so lookups, the observer and the content oracle see every
+//! page) with `prev` pointing at the head and `next` at the next tail; a tail is never on
+//! a list and holds no reference of its own (get_page / put_page of a tail take the
+//! head's, as page_folio does). An LRU list's length, the LRU gauges, pgscan / pgsteal /
+//! pgactivate / pgdeactivate, the refault and activation counters and the nonresident
+//! age all count a folio's pages.
+//!
+//! Modelled: readahead into folios (`mm::readahead`), the read path marking a folio
+//! accessed once per read (filemap_read's pos_same_folio rule), activation, classic
+//! reclaim evicting a folio whole with one shadow entry per index (the kernel stores one
+//! multi-index entry), refaults of any of its indices, freeing. Not modelled: large
+//! folios from writes (write_begin's fgf_set_order), mappings of large folios (a fault,
+//! like every other path that would write, map, truncate or invalidate part of a
+//! folio, splits it first: split_folio, whose tails take the head's flags and go beside
+//! it on its list), MGLRU (the files of a machine running it get order-0 pages), and the
+//! buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
+//! memcg in turn; the kernel charges the 2^n pages at once).
+
+use crate::machine::profile::KFunc;
+use crate::mm::filemap::CacheError;
+use crate::mm::memcontrol::MemcgId;
+use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING};
+use crate::mm::page_alloc::Gfp;
+use crate::mm::radix_tree::Entry;
+use crate::mm::vmstat::VmItem;
+use crate::sim::Sim;
+
+/// MAX_PAGECACHE_ORDER on x86-64 (PMD_ORDER).
+pub const MAX_PAGECACHE_ORDER: u32 = 9;
+
+impl Sim {
+    /// page_folio: the head of the folio `pfn` belongs to (itself for an order-0 page).
+    #[inline]
+    pub fn folio_head(&self, pfn: Pfn) -> Pfn {
+        let p = &self.mem[pfn as usize];
+        if p.flags & pg::TAIL != 0 {
+            p.prev
+        } else {
+            pfn
+        }
+    }
+
+    /// folio_nr_pages of the folio whose head is `head`.
+    #[inline]
+    pub fn folio_nr_pages(&self, head: Pfn) -> u64 {
+        self.mem[head as usize].nr_pages()
+    }
+
+    /// The tails of the folio headed by `head`, in index order, into `out`.
+    pub fn folio_tails(&self, head: Pfn, out: &mut Vec<Pfn>) {
+        if self.mem[head as usize].flags & pg::HEAD == 0 {
+            return;
+        }
+        let mut t = self.mem[head as usize].private;
+        while t != NIL {
+            out.push(t);
+            t = self.mem[t as usize].next;
+        }
+    }
+
+    /// mapping_large_folio_support: a regular file of a block filesystem when
+    /// `large-folios` is on and the classic LRU reclaims (MGLRU's lists hold order-0
+    /// pages only here); never the inode table's blocks (the block device's mapping) or
+    /// tmpfs.
+    pub fn mapping_large_folio_support(&self, ino: u32) -> bool {
+        self.features.large_folios
+            && !self.lru_gen_enabled()
+            && !self.inode(ino).mapping.swapbacked
+            && self.fss[self.inode(ino).fs].device.is_some()
+            && !self.is_inode_table(ino)
+    }
+
+    /// ractl_alloc_folio: 2^order frames charged to `memcg` and joined into a folio (an
+    /// order-0 folio is one plain page). None when a frame or its charge fails (the
+    /// frames taken so far are given back).
+    pub(crate) fn alloc_folio_charged(
+        &mut self,
+        order: u32,
+        gfp: Gfp,
+        memcg: MemcgId,
+    ) -> Option<Pfn> {
+        let nr = 1u64 << order;
+        let mut frames = self.take_pfn_buf();
+        for _ in 0..nr {
+            match self.alloc_page_charged(gfp, memcg) {
+                Ok(p) => frames.push(p),
+                Err(_) => break,
+            }
+        }
+        if (frames.len() as u64) < nr {
+            for &p in &frames {
+                self.put_page(p);
+            }
+            self.give_pfn_buf(frames);
+            return None;
+        }
+        let head = frames[0];
+        if order > 0 {
+            for (k, &t) in frames.iter().enumerate().skip(1) {
+                let next = frames.get(k + 1).copied().unwrap_or(NIL);
+                let p = &mut self.mem[t as usize];
+                p.refcount = 0;
+                p.flags |= pg::TAIL;
+                p.prev = head;
+                p.next = next;
+            }
+            let h = &mut self.mem[head as usize];
+            h.flags |= pg::HEAD;
+            h.mlock_count = order;
+            h.private = frames[1];
+        }
+        self.give_pfn_buf(frames);
+        Some(head)
+    }
+
+    /// filemap_add_folio for a large folio at `index` (aligned to its size): -EEXIST when
+    /// any page of its range is cached; else every frame goes in at its index (taking the
+    /// cache's reference on the head), the last shadow entry the range held is the
+    /// folio's refault (workingset_refault of all its pages), and the head is queued for
+    /// the LRU. The folio is returned locked.
+    pub(crate) fn add_folio_to_page_cache_lru(
+        &mut self,
+        head: Pfn,
+        ino: u32,
+        index: u64,
+    ) -> Result<(), CacheError> {
+        let nr = self.folio_nr_pages(head);
+        let prev = self.enter(KFunc::AddToPageCacheLru);
+        self.tree_lock(ino);
+        let pi = self.enter(KFunc::PageCacheTreeInsert);
+        self.charge_tree_walk(ino);
+        let busy = (index..index + nr)
+            .any(|i| matches!(self.inode(ino).mapping.tree.lookup(i), Entry::Page(_)));
+        if busy {
+            self.leave(pi);
+            self.tree_unlock(ino);
+            self.leave(prev);
+            return Err(CacheError::Exists);
+        }
+        self.__SetPageLocked(head);
+        self.get_page(head);
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        let mut shadow = None;
+        for (k, &f) in frames.iter().enumerate() {
+            let idx = index + k as u64;
+            let p = &mut self.mem[f as usize];
+            p.mapping = ino;
+            p.index = idx;
+            if let Entry::Shadow(s) = self.inode_mut(ino).mapping.tree.store(idx, Entry::Page(f)) {
+                shadow = Some(s);
+            }
+            self.shadow_nodes_unlisted(ino);
+        }
+        self.give_pfn_buf(frames);
+        self.vmstat.add(VmItem::NrFilePages, nr as i64);
+        self.leave(pi);
+        self.tree_unlock(ino);
+        if let Some(sh) = shadow {
+            if self.workingset_refault(head, sh) {
+                self.SetPageActive(head);
+                self.workingset_activation(head);
+            } else {
+                self.ClearPageActive(head);
+            }
+        }
+        self.lru_cache_add(head);
+        self.leave(prev);
+        Ok(())
+    }
+
+    /// The tails' part of __delete_from_page_cache of a large folio (tree_lock held):
+    /// each tail's slot takes `shadow` (or is cleared) and the tail leaves the mapping.
+    pub(crate) fn delete_folio_tails_from_page_cache(&mut self, head: Pfn, shadow: Option<u64>) {
+        let ino = self.mem[head as usize].mapping;
+        let mut tails = self.take_pfn_buf();
+        self.folio_tails(head, &mut tails);
+        let e = match shadow {
+            Some(s) => Entry::Shadow(s),
+            None => Entry::Empty,
+        };
+        for &t in &tails {
+            let idx = self.mem[t as usize].index;
+            let old = self.inode_mut(ino).mapping.tree.store(idx, e);
+            debug_assert_eq!(old, Entry::Page(t));
+            self.mem[t as usize].mapping = NO_MAPPING;
+        }
+        self.vmstat.add(VmItem::NrFilePages, -(tails.len() as i64));
+        self.give_pfn_buf(tails);
+    }
+
+    /// workingset_update_node for every leaf a large folio's shadows went into beyond
+    /// the head's (a folio above order 6 spans several leaves).
+    pub(crate) fn shadow_node_track_folio(
+        &mut self,
+        ino: u32,
+        index: u64,
+        nr: u64,
+        memcg: MemcgId,
+    ) {
+        let mut i = (index | 63) + 1;
+        while i < index + nr {
+            self.shadow_node_track(ino, i, memcg);
+            i += 64;
+        }
+    }
+
+    /// free_pages of a large folio's tails (the head is freed by the caller): each frame
+    /// back to its node's free list.
+    pub(crate) fn free_folio_tails(&mut self, head: Pfn) {
+        let mut tails = self.take_pfn_buf();
+        self.folio_tails(head, &mut tails);
+        for &t in &tails {
+            let p = &mut self.mem[t as usize];
+            p.flags &= !pg::TAIL;
+            p.prev = NIL;
+            p.next = NIL;
+            self.free_hot_cold_page(t);
+        }
+        self.give_pfn_buf(tails);
+        let h = &mut self.mem[head as usize];
+        h.flags &= !pg::HEAD;
+        h.mlock_count = 0;
+        h.private = 0;
+    }
+
+    /// split_folio: make the large folio headed by `head` 2^n order-0 pages. Each tail
+    /// takes the head's page-state flags (__split_huge_page_tail: referenced, uptodate,
+    /// active, workingset, readahead's marker stays on its own page; locked only while a
+    /// read is still in flight, whose completion then unlocks each page) and the
+    /// cache's reference, and goes on the head's list right beside it
+    /// (lru_add_split_folio), or into the CPU's LRU batch when the head is off the LRU
+    /// (isolated, or still in a batch). The head's lock and references stay the head's.
+    pub fn split_folio(&mut self, head: Pfn) {
+        if self.mem[head as usize].flags & pg::HEAD == 0 {
+            return;
+        }
+        let prev = self.enter(KFunc::SplitFolio);
+        let nr = self.folio_nr_pages(head);
+        let mut tails = self.take_pfn_buf();
+        self.folio_tails(head, &mut tails);
+        let hf = self.mem[head as usize].flags;
+        let copy = pg::REFERENCED
+            | pg::UPTODATE
+            | pg::ACTIVE
+            | pg::WORKINGSET
+            | pg::DROPBEHIND
+            | if hf & pg::UPTODATE == 0 {
+                pg::LOCKED
+            } else {
+                0
+            };
+        let on_lru = hf & pg::LRU != 0;
+        let lru = self.page_lru(head);
+        let lv = self.page_lruvec_idx(head);
+        if on_lru {
+            // The head now counts one page: its list and gauge give back the rest, which
+            // the tails take again below.
+            self.lruvecs[lv].lists[lru as usize].len -= nr - 1;
+            self.vmstat.add(lru.vmstat_item(), -((nr - 1) as i64));
+        }
+        {
+            let h = &mut self.mem[head as usize];
+            h.flags &= !pg::HEAD;
+            h.mlock_count = 0;
+            h.private = 0;
+        }
+        for &t in tails.iter().rev() {
+            {
+                let p = &mut self.mem[t as usize];
+                p.flags = (p.flags & !pg::TAIL) | (hf & copy);
+                p.refcount = 1; // the page cache's
+                p.prev = NIL;
+                p.next = NIL;
+            }
+            self.charge(self.costs.plain_rmw_ps);
+            if on_lru {
+                self.mem[t as usize].flags |= pg::LRU;
+                self.lruvecs[lv].lists[lru as usize].add_before(&mut self.mem, head, t);
+                self.vmstat.inc(lru.vmstat_item());
+            }
+        }
+        if !on_lru {
+            for &t in &tails {
+                self.lru_cache_add(t);
+            }
+        }
+        self.give_pfn_buf(tails);
+        self.leave(prev);
+    }
+
+    /// For a path that handles order-0 pages only: if `pfn` is part of a large folio,
+    /// split it (true: the caller looks its page up again).
+    pub(crate) fn split_if_large(&mut self, pfn: Pfn) -> bool {
+        let p = &self.mem[pfn as usize];
+        if p.flags & (pg::HEAD | pg::TAIL) == 0 {
+            return false;
+        }
+        let head = self.folio_head(pfn);
+        self.split_folio(head);
+        true
+    }
+}

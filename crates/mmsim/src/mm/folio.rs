@@ -80,12 +80,7 @@ impl Sim {
     /// ractl_alloc_folio: 2^order frames charged to `memcg` and joined into a folio (an
     /// order-0 folio is one plain page). None when a frame or its charge fails (the
     /// frames taken so far are given back).
-    pub(crate) fn alloc_folio_charged(
-        &mut self,
-        order: u32,
-        gfp: Gfp,
-        memcg: MemcgId,
-    ) -> Option<Pfn> {
+    pub fn alloc_folio_charged(&mut self, order: u32, gfp: Gfp, memcg: MemcgId) -> Option<Pfn> {
         let nr = 1u64 << order;
         let mut frames = self.take_pfn_buf();
         for _ in 0..nr {
@@ -125,7 +120,7 @@ impl Sim {
     /// cache's reference on the head), the last shadow entry the range held is the
     /// folio's refault (workingset_refault of all its pages), and the head is queued for
     /// the LRU. The folio is returned locked.
-    pub(crate) fn add_folio_to_page_cache_lru(
+    pub fn add_folio_to_page_cache_lru(
         &mut self,
         head: Pfn,
         ino: u32,

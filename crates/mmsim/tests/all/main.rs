@@ -21,6 +21,7 @@ mod fault_accounting;
 mod fork;
 mod fuzz_parser;
 mod html_report;
+mod large_folios;
 mod madvise;
 mod memcg;
 mod memcg_stats;

@@ -1,0 +1,349 @@
+//! Large folios in the page cache (`large-folios`, `mm::folio`): the readahead order ramp,
+//! one access mark per folio and read, whole-folio reclaim and refault, splitting for
+//! every other path, and the invariants over random operation sequences.
+
+use crate::common;
+use common::{complete_io, unit_machine_toml, UnitMachine as M};
+use mmsim::kernel::KernelEra;
+use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::node::LruList;
+use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::radix_tree::Entry;
+use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmstat::VmItem;
+use mmsim::sim::Features;
+use mmsim::workload::{Fadvice, OpResult};
+use proptest::prelude::*;
+
+/// 6.18's rules, with or without large folios.
+fn features(large: bool) -> Features {
+    let mut f = KernelEra::V6_18.features("patched").unwrap();
+    f.large_folios = large;
+    f
+}
+
+/// A 64 MiB machine (128 KiB readahead) with `/mnt/data`, a 1 MiB file with data.
+fn machine(large: bool) -> (M, u32, u32) {
+    let text = unit_machine_toml(
+        "lf",
+        "64MiB",
+        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+    ) + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+    let mut m = M::new(&text, features(large));
+    let (fd, ino) = open(&mut m, "/mnt/data");
+    (m, fd, ino)
+}
+
+fn open(m: &mut M, path: &str) -> (u32, u32) {
+    let mut progress = 0;
+    let mut r = m.sim.sys_open(m.tid, path, false, false, &mut progress);
+    if r.is_err() {
+        complete_io(&mut m.sim);
+        r = m.sim.sys_open(m.tid, path, false, false, &mut progress);
+    }
+    let Ok(OpResult::Fd(fd)) = r else {
+        panic!("open {path}: {r:?}");
+    };
+    (fd, m.sim.tasks[m.tid].fds[fd as usize].unwrap().ino)
+}
+
+/// pread, completing IO until it returns.
+fn pread(m: &mut M, fd: u32, pages: u64, index: u64) -> u64 {
+    let mut progress = 0;
+    for _ in 0..100 {
+        match m.sim.sys_read(
+            m.tid,
+            fd,
+            pages * PAGE_SIZE,
+            Some(index * PAGE_SIZE),
+            &mut progress,
+        ) {
+            Ok(OpResult::Bytes(n)) => return n,
+            Ok(other) => panic!("pread {index}: {other:?}"),
+            Err(_) => {
+                complete_io(&mut m.sim);
+            }
+        }
+    }
+    panic!("pread {index} never finished");
+}
+
+/// (index, order) of every folio head cached in [0, end).
+fn folios(m: &M, ino: u32, end: u64) -> Vec<(u64, u32)> {
+    (0..end)
+        .filter_map(|i| match m.entry(ino, i) {
+            Entry::Page(p) if m.sim.mem[p as usize].flags & pg::TAIL == 0 => {
+                Some((i, m.sim.mem[p as usize].nr_pages().trailing_zeros()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Hand-derived from v6.17's mm/readahead.c with a 32-page window: the first read's sync
+/// window (4 pages, async size 3) is order 0; each marker hit adds 2 to the order, which
+/// page_cache_ra_order caps at ilog2 of the window, and page_cache_async_ra ends the
+/// window on a boundary of the new order (1 << min(order, 5)):
+/// hit at 1 → [4,12) order 2; at 4 → size 16 cut to [12,16), order 2; at 12 → [16,24)
+/// order 3; at 16 → 16 cut to [24,32) order 3; at 24 → [32,48) order 4; at 32 → 32 cut to
+/// [48,64) order 4; at 48 → [64,96) order 5; at 64 → [96,128) order 5; at 96 → [128,160).
+#[test]
+fn sequential_reads_build_folios_along_the_v6_17_order_ramp() {
+    let (mut m, fd, ino) = machine(true);
+    for i in 0..100 {
+        assert_eq!(pread(&mut m, fd, 1, i), PAGE_SIZE);
+    }
+    let want = [
+        (0, 0),
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (4, 2),
+        (8, 2),
+        (12, 2),
+        (16, 3),
+        (24, 3),
+        (32, 4),
+        (48, 4),
+        (64, 5),
+        (96, 5),
+        (128, 5),
+    ];
+    assert_eq!(folios(&m, ino, 256), want);
+    m.check();
+    // Without the feature the same reads cache order-0 pages only.
+    let (mut o, fd, ino) = machine(false);
+    for i in 0..100 {
+        pread(&mut o, fd, 1, i);
+    }
+    let plain = folios(&o, ino, 256);
+    assert!(plain.len() >= 100 && plain.iter().all(|&(_, order)| order == 0));
+}
+
+/// filemap_read marks a folio accessed once per read, not when the read begins in the
+/// folio where the previous read ended. Two 64 KiB reads of the halves of a 128 KiB folio
+/// with another read between them mark it twice: activated, its 32 pages counted in
+/// pgactivate. Back to back, the second read continues the folio: no activation. With
+/// order-0 pages each page is marked once either way: nothing is activated.
+#[test]
+fn a_folio_read_in_two_halves_is_activated_when_a_read_came_between() {
+    for (large, between, want) in [(true, true, 32), (true, false, 0), (false, true, 0)] {
+        let (mut m, fd, ino) = machine(large);
+        // Up to index 64: the folio [96, 128) is read ahead, not yet read.
+        for i in 0..65 {
+            pread(&mut m, fd, 1, i);
+        }
+        m.sim.lru_add_drain();
+        let before = m.sim.vmstat.get(VmItem::Pgactivate);
+        assert_eq!(pread(&mut m, fd, 16, 96), 16 * PAGE_SIZE);
+        if between {
+            pread(&mut m, fd, 1, 200); // a page not read before (no activation of its own)
+        }
+        assert_eq!(pread(&mut m, fd, 16, 112), 16 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        let activated = m.sim.vmstat.get(VmItem::Pgactivate) - before;
+        assert_eq!(activated, want, "large {large}, read between {between}");
+        let head = m.page(ino, 96);
+        assert_eq!(m.sim.mem[head as usize].test(pg::ACTIVE), want > 0);
+        m.check();
+    }
+}
+
+/// Reclaim isolates a folio as its pages (pgscan), evicts it whole with the same shadow
+/// entry at each of its indices (pgsteal counts its pages), and a folio added over those
+/// shadows refaults all of its pages at once.
+#[test]
+fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
+    let (mut m, fd, ino) = machine(true);
+    for i in 0..100 {
+        pread(&mut m, fd, 1, i);
+    }
+    m.sim.lru_add_drain();
+    let cached = |m: &M| {
+        (0..256)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count() as i64
+    };
+    let (pages, steal) = (cached(&m), m.sim.vmstat.get(VmItem::PgstealFile));
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    m.sim
+        .shrink_inactive_list(0, ROOT_MEM_CGROUP, 64, LruList::InactiveFile, &mut sc);
+    let gone = pages - cached(&m);
+    assert!(gone > 0, "nothing reclaimed");
+    assert_eq!(m.sim.vmstat.get(VmItem::PgstealFile) - steal, gone);
+    // Every folio went whole: each index of a head's range holds the head's shadow.
+    let mut shadows = 0;
+    for (head, order) in [(4u64, 2u32), (8, 2), (12, 2), (16, 3), (24, 3), (32, 4)] {
+        let es: Vec<Entry> = (head..head + (1 << order))
+            .map(|i| m.entry(ino, i))
+            .collect();
+        match es[0] {
+            Entry::Shadow(s) => {
+                assert!(es.iter().all(|&e| e == Entry::Shadow(s)), "{head}: {es:?}");
+                shadows += 1 << order;
+            }
+            Entry::Page(_) => assert!(es.iter().all(|e| matches!(e, Entry::Page(_)))),
+            Entry::Empty => panic!("{head}: a hole"),
+        }
+    }
+    assert!(shadows > 0, "no folio was evicted");
+    m.check();
+    // An order-2 folio over the shadows of [4, 8): one refault of 4 pages.
+    if let Entry::Shadow(_) = m.entry(ino, 4) {
+        let refaults = m.sim.vmstat.get(VmItem::WorkingsetRefaultFile);
+        let head = m
+            .sim
+            .alloc_folio_charged(2, Gfp::KERNEL, ROOT_MEM_CGROUP)
+            .expect("memory");
+        m.sim
+            .add_folio_to_page_cache_lru(head, ino, 4)
+            .expect("the range holds shadows only");
+        assert_eq!(
+            m.sim.vmstat.get(VmItem::WorkingsetRefaultFile) - refaults,
+            4
+        );
+        m.sim.readpage_locked(ino, head);
+        complete_io(&mut m.sim);
+        m.sim.put_page(head);
+        m.check();
+    }
+}
+
+/// A write into a folio, a fault-free invalidation (POSIX_FADV_DONTNEED) over part of
+/// one, and a truncation each handle order-0 pages: the folio is split first, its pages
+/// keep their content and their place, and unlinking the file frees every frame.
+#[test]
+fn writes_invalidation_and_truncation_split_folios_and_free_every_frame() {
+    let (mut m, fd, ino) = machine(true);
+    for i in 0..100 {
+        pread(&mut m, fd, 1, i);
+    }
+    let head = m.page(ino, 32);
+    assert_eq!(m.sim.mem[head as usize].nr_pages(), 16);
+    let (wfd, _) = open(&mut m, "/mnt/data");
+    let mut progress = 0;
+    let r = m
+        .sim
+        .sys_write(m.tid, wfd, PAGE_SIZE, Some(40 * PAGE_SIZE), &mut progress);
+    assert_eq!(r, Ok(OpResult::Bytes(PAGE_SIZE)));
+    assert_eq!(
+        m.sim.mem[head as usize].nr_pages(),
+        1,
+        "the folio was split"
+    );
+    for i in 32..48 {
+        let p: Pfn = m.page(ino, i);
+        assert_eq!(m.sim.mem[p as usize].flags & (pg::HEAD | pg::TAIL), 0);
+    }
+    m.check();
+    m.sim
+        .sys_fadvise(m.tid, fd, 70 * PAGE_SIZE, 4 * PAGE_SIZE, Fadvice::Dontneed);
+    m.check();
+    // Every read sees the newest content (the content oracle).
+    for i in 0..160 {
+        pread(&mut m, fd, 1, i);
+    }
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+    let file_pages = m.sim.vmstat.get(VmItem::NrFilePages);
+    assert!(file_pages >= 150, "{file_pages}");
+    assert_eq!(m.sim.sys_close(m.tid, fd), Ok(OpResult::None));
+    assert_eq!(m.sim.sys_close(m.tid, wfd), Ok(OpResult::None));
+    let mut progress = 0;
+    let mut r = m.sim.sys_unlink("/mnt/data", &mut progress);
+    for _ in 0..100 {
+        if r.is_ok() {
+            break;
+        }
+        complete_io(&mut m.sim);
+        r = m.sim.sys_unlink("/mnt/data", &mut progress);
+    }
+    assert_eq!(r, Ok(OpResult::None));
+    m.sim.lru_add_drain();
+    complete_io(&mut m.sim);
+    m.check();
+    // The file's frames are free again (the checker matched nr_free_pages to the free
+    // lists; a leaked tail would be neither free nor referenced).
+    assert!(m.sim.vmstat.get(VmItem::NrFilePages) < file_pages - 150);
+}
+
+/// One operation of the random sequences.
+#[derive(Clone, Debug)]
+enum Op {
+    /// pread of `pages` at `index` (sequential streams come from runs of these).
+    Read(u64, u64),
+    /// A run of one-page reads from `index`: the order ramp.
+    Stream(u64, u64),
+    /// pwrite of one page.
+    Write(u64),
+    /// POSIX_FADV_DONTNEED over `pages` from `index`.
+    DontNeed(u64, u64),
+    /// Reclaim of `n` pages from the inactive file list.
+    Reclaim(u64),
+    /// Deactivation of `n` pages of the active file list.
+    Deactivate(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0u64..256, 1u64..40).prop_map(|(i, n)| Op::Read(i, n)),
+        (0u64..256, 1u64..120).prop_map(|(i, n)| Op::Stream(i, n)),
+        (0u64..256).prop_map(Op::Write),
+        (0u64..256, 1u64..64).prop_map(|(i, n)| Op::DontNeed(i, n)),
+        (1u64..128).prop_map(Op::Reclaim),
+        (1u64..128).prop_map(Op::Deactivate),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    /// Any sequence of reads, streams, writes, invalidations and reclaim keeps every
+    /// invariant (folio chains, LRU sizes in pages, references, free lists, memcg
+    /// charges) and the content every read sees.
+    #[test]
+    fn random_operations_keep_the_invariants_with_large_folios(ops in proptest::collection::vec(op(), 1..24)) {
+        let (mut m, fd, _) = machine(true);
+        let (wfd, _) = open(&mut m, "/mnt/data");
+        for o in ops {
+            match o {
+                Op::Read(i, n) => {
+                    pread(&mut m, fd, n.min(256 - i), i);
+                }
+                Op::Stream(i, n) => {
+                    for k in i..(i + n).min(256) {
+                        pread(&mut m, fd, 1, k);
+                    }
+                }
+                Op::Write(i) => {
+                    let mut progress = 0;
+                    let r = m.sim.sys_write(m.tid, wfd, PAGE_SIZE, Some(i * PAGE_SIZE), &mut progress);
+                    prop_assert!(r.is_ok(), "{r:?}");
+                }
+                Op::DontNeed(i, n) => {
+                    m.sim.sys_fadvise(m.tid, fd, i * PAGE_SIZE, n * PAGE_SIZE, Fadvice::Dontneed);
+                }
+                Op::Reclaim(n) => {
+                    let mut sc = ScanControl::new(n, false, Gfp::KERNEL);
+                    m.sim.lru_add_drain();
+                    m.sim.shrink_inactive_list(0, ROOT_MEM_CGROUP, n, LruList::InactiveFile, &mut sc);
+                }
+                Op::Deactivate(n) => {
+                    let mut sc = ScanControl::new(n, false, Gfp::KERNEL);
+                    m.sim.shrink_active_list(0, ROOT_MEM_CGROUP, n, LruList::ActiveFile, &mut sc);
+                }
+            }
+            complete_io(&mut m.sim);
+            if let Err(e) = mmsim::mm::check::check_all(&m.sim) {
+                prop_assert!(false, "after {o:?}: {e}");
+            }
+        }
+        for i in 0..256 {
+            pread(&mut m, fd, 1, i);
+        }
+        prop_assert!(m.sim.oracle_violations.is_empty(), "{:?}", m.sim.oracle_violations);
+    }
+}

@@ -591,6 +591,12 @@ pub const RULES: &[Rule] = &[
         version: "6.4",
         commit: "mm: do not increment pgfault stats when page fault handler retries",
     },
+    Rule {
+        feature: "large-folios",
+        since: KernelEra::V6_18,
+        version: "6.16",
+        commit: "ext4: enable large folio for regular file",
+    },
 ];
 
 impl KernelEra {

@@ -1014,7 +1014,7 @@ fn for_each_entry(
 
 /// A large folio's frames (`mm::folio`): a tail points at a head whose chain of tails
 /// holds it, has no reference, list or page-state flag of its own, and sits at the head's
-/// index plus its place in the chain, in the same mapping and memcg; a head has 2^order
+/// index plus its place in the chain, in the same mapping, memcg and node; a head has 2^order
 /// - 1 tails.
 fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
     let p = &sim.mem[pfn as usize];
@@ -1053,6 +1053,7 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
         if p.mapping != h.mapping
             || (h.mapping != NO_MAPPING && p.index != h.index + k as u64 + 1)
             || p.memcg != h.memcg
+            || p.node != h.node
         {
             return Err(format!(
                 "tail pfn {pfn} ({}/{}, memcg {}) does not follow its head {head} ({}/{}, memcg {})",

@@ -828,7 +828,12 @@ impl Sim {
             }
             self.copy_to_user(nr);
             self.oracle_check_read(ino, pfn);
-            self.filemap_end_dropbehind_read(head);
+            // filemap_read drops a PG_dropbehind folio after the read's copies from it:
+            // at its last page, or where the read ends.
+            let folio_end = self.mem[head as usize].index + self.folio_nr_pages(head);
+            if index + 1 == folio_end || p + nr >= end {
+                self.filemap_end_dropbehind_read(head);
+            }
             self.put_page(head);
             ra.prev_pos = if self.features.read_accessed_folio {
                 // filemap_read: where the read ended (ki_pos).

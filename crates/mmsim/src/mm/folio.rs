@@ -85,6 +85,17 @@ impl Sim {
         let mut frames = self.take_pfn_buf();
         for _ in 0..nr {
             match self.alloc_page_charged(gfp, memcg) {
+                // A folio is one block of one node: a frame the zonelist took from
+                // another node fails it (the kernel's high-order allocation falls back to
+                // another node whole, or fails).
+                Ok(p)
+                    if frames.first().is_some_and(|&h| {
+                        self.mem[h as usize].node != self.mem[p as usize].node
+                    }) =>
+                {
+                    self.put_page(p);
+                    break;
+                }
                 Ok(p) => frames.push(p),
                 Err(_) => break,
             }

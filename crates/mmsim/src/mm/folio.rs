@@ -15,7 +15,8 @@
 //! Modelled: readahead into folios (`mm::readahead`), the read path marking a folio
 //! accessed once per read (filemap_read's pos_same_folio rule), activation, classic
 //! reclaim evicting a folio whole with one shadow entry per index (the kernel stores one
-//! multi-index entry), refaults of any of its indices, freeing. Not modelled: large
+//! multi-index entry; from order 6, a whole leaf, above the leaves, which then are no shadow
+//! nodes), refaults of any of its indices, freeing. Not modelled: large
 //! folios from writes (write_begin's fgf_set_order), mappings of large folios (a fault,
 //! like every other path that would write, map, truncate or invalidate part of a
 //! folio, splits it first: split_folio, whose tails take the head's flags and go beside
@@ -201,22 +202,6 @@ impl Sim {
         }
         self.vmstat.add(VmItem::NrFilePages, -(tails.len() as i64));
         self.give_pfn_buf(tails);
-    }
-
-    /// workingset_update_node for every leaf a large folio's shadows went into beyond
-    /// the head's (a folio above order 6 spans several leaves).
-    pub(crate) fn shadow_node_track_folio(
-        &mut self,
-        ino: u32,
-        index: u64,
-        nr: u64,
-        memcg: MemcgId,
-    ) {
-        let mut i = (index | 63) + 1;
-        while i < index + nr {
-            self.shadow_node_track(ino, i, memcg);
-            i += 64;
-        }
     }
 
     /// free_pages of a large folio's tails (the head is freed by the caller): each frame

@@ -1430,11 +1430,12 @@ impl Sim {
         };
         let nr = self.mem[pfn as usize].nr_pages();
         self.__delete_from_page_cache(pfn, shadow);
-        if shadow.is_some() {
+        // A folio of a leaf's size or more (order 6 and up, aligned) leaves one
+        // multi-index shadow entry above the leaf level in the kernel: its leaves are
+        // freed, and no shadow node is left for the shadow shrinker (mmsim keeps the
+        // shadows in the leaves and leaves them off the shadow lists).
+        if shadow.is_some() && nr < crate::mm::radix_tree::RADIX_TREE_MAP_SIZE as u64 {
             self.shadow_node_track(ino, index, memcg);
-            if nr > 1 {
-                self.shadow_node_track_folio(ino, index, nr, memcg);
-            }
         }
         self.tree_unlock(ino);
         self.leave(prev);

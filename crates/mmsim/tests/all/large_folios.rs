@@ -210,6 +210,46 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
     }
 }
 
+/// A folio of a leaf's size or more (order 6: 64 pages, aligned) leaves its shadow above
+/// the leaves in the kernel (one multi-index entry; the leaf is freed), so no shadow node
+/// is left for the shadow shrinker; a smaller folio's leaf of shadows is a shadow node.
+/// (Linux 6.18 reading a 256 MiB file twice with 8 MiB readahead reclaimed no shadow node
+/// and refaulted every page of the second pass: docs/replay.md.)
+#[test]
+fn a_folio_of_a_leafs_size_leaves_no_shadow_node() {
+    let (mut m, _fd, ino) = machine(true);
+    for (index, order) in [(64u64, 5u32), (128, 6)] {
+        let head = m
+            .sim
+            .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
+            .expect("memory");
+        m.sim
+            .add_folio_to_page_cache_lru(head, ino, index)
+            .expect("an empty range");
+        m.sim.readpage_locked(ino, head);
+        complete_io(&mut m.sim);
+        m.sim.put_page(head);
+    }
+    m.sim.lru_add_drain();
+    let mut sc = ScanControl::new(512, false, Gfp::KERNEL);
+    m.sim
+        .shrink_inactive_list(0, ROOT_MEM_CGROUP, 512, LruList::InactiveFile, &mut sc);
+    let tree = &m.sim.inode(ino).mapping.tree;
+    let listed = |index: u64| {
+        let (id, count, shadows) = tree.leaf(index).expect("the leaf holds shadows");
+        assert_eq!((count, shadows), (count, count), "only shadows at {index}");
+        tree.leaf_listing(id).is_some()
+    };
+    assert!(matches!(m.entry(ino, 64), Entry::Shadow(_)));
+    assert!(matches!(m.entry(ino, 191), Entry::Shadow(_)));
+    assert!(listed(64), "the order-5 folio's leaf is a shadow node");
+    assert!(
+        !listed(128),
+        "the order-6 folio's shadow is above the leaves"
+    );
+    m.check();
+}
+
 /// A write into a folio, a fault-free invalidation (POSIX_FADV_DONTNEED) over part of
 /// one, and a truncation each handle order-0 pages: the folio is split first, its pages
 /// keep their content and their place, and unlinking the file frees every frame.

@@ -613,7 +613,10 @@ impl Sim {
         } else {
             let workingset = self.mem[pfn as usize].test(pg::WORKINGSET);
             let stalled = workingset.then(|| self.psi_memstall_enter());
-            let pages = self.pfn_buf_of(pfn);
+            // A large folio is read whole (its head first: the completion of the head
+            // marks it uptodate).
+            let mut pages = self.pfn_buf_of(pfn);
+            self.folio_tails(pfn, &mut pages);
             self.submit_read(ino, pages);
             if let Some(was) = stalled {
                 self.psi_memstall_leave(was);

@@ -207,6 +207,15 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
         complete_io(&mut m.sim);
         m.sim.put_page(head);
         m.check();
+        // The folio was read whole: each of its pages holds the file's content.
+        for i in 0..4 {
+            pread(&mut m, fd, 1, 4 + i);
+        }
+        assert!(
+            m.sim.oracle_violations.is_empty(),
+            "{:?}",
+            m.sim.oracle_violations
+        );
     }
 }
 

@@ -300,7 +300,7 @@ impl Sim {
             folios.push((index, head));
             index += nr;
         }
-        let n = self.read_folios(ino, &folios);
+        let n = self.read_pages(ino, &folios);
         self.count_cache_misses(n);
         self.ra_scratch = folios;
         self.leave(prev);
@@ -314,69 +314,6 @@ impl Sim {
             );
         }
         total
-    }
-
-    /// read_pages for folios (`large-folios`): each folio into the cache (locked) and
-    /// read with its neighbours in one request; a folio all of whose pages are holes is
-    /// zero-filled without IO. Returns the pages added.
-    fn read_folios(&mut self, ino: u32, folios: &[(u64, Pfn)]) -> u64 {
-        let mut run = self.take_pfn_buf();
-        let mut run_next = u64::MAX;
-        let mut workingset = false;
-        let mut stalled: Option<bool> = None;
-        let mut added = 0;
-        let mut frames = self.take_pfn_buf();
-        for &(idx, head) in folios {
-            let nr = self.folio_nr_pages(head);
-            let ok = if nr == 1 {
-                self.add_to_page_cache_lru(head, ino, idx).is_ok()
-            } else {
-                self.add_folio_to_page_cache_lru(head, ino, idx).is_ok()
-            };
-            if !ok {
-                self.put_page(head);
-                continue;
-            }
-            added += nr;
-            workingset |= self.mem[head as usize].test(pg::WORKINGSET);
-            self.set_dropbehind_if_uncached(head);
-            self.put_page(head); // the allocation's reference (the cache holds one)
-            if (idx..idx + nr).all(|i| self.inode(ino).disk_at(i) == 0) {
-                frames.clear();
-                frames.push(head);
-                self.folio_tails(head, &mut frames);
-                for &f in &frames {
-                    self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
-                    self.mem[f as usize].version = 0;
-                }
-                self.SetPageUptodate(head);
-                self.unlock_page(head);
-                continue;
-            }
-            if idx != run_next && !run.is_empty() {
-                if workingset && stalled.is_none() {
-                    stalled = Some(self.psi_memstall_enter());
-                }
-                let r = std::mem::replace(&mut run, self.take_pfn_buf());
-                self.submit_read(ino, r);
-            }
-            run.push(head);
-            self.folio_tails(head, &mut run);
-            run_next = idx + nr;
-        }
-        self.give_pfn_buf(frames);
-        if run.is_empty() {
-            self.give_pfn_buf(run);
-        } else {
-            if workingset && stalled.is_none() {
-                stalled = Some(self.psi_memstall_enter());
-            }
-            self.submit_read(ino, run);
-        }
-        if let Some(was) = stalled {
-            self.psi_memstall_leave(was);
-        }
-        added
     }
 
     /// count_history_pages: how many pages right before `offset` are cached, scanning back
@@ -546,26 +483,35 @@ impl Sim {
         n
     }
 
-    /// read_pages: add each page to the cache (locked) and read it; contiguous pages with
-    /// data on the device share one request; holes are zero-filled without IO. Submitting
-    /// the reads of a batch holding a refaulted workingset page is a memory stall
+    /// read_pages: add each page — or large folio (`large-folios`), given by its head — to
+    /// the cache (locked) and read it; contiguous pages with data on the device share one
+    /// request; holes (a folio all holes) are zero-filled without IO. Submitting the reads
+    /// of a batch holding a refaulted workingset page is a memory stall
     /// (rac->_workingset: psi_memstall_enter around ->readahead), from the first request
-    /// after such a page was added.
-    fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) {
+    /// after such a page was added. Returns the pages added.
+    pub(crate) fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) -> u64 {
         let mut run = self.take_pfn_buf();
         let mut run_next = u64::MAX;
         let mut workingset = false;
         let mut stalled: Option<bool> = None;
+        let mut added = 0;
         for &(idx, p) in pages {
-            if self.add_to_page_cache_lru(p, ino, idx).is_err() {
+            let nr = self.folio_nr_pages(p);
+            let r = if nr == 1 {
+                self.add_to_page_cache_lru(p, ino, idx)
+            } else {
+                self.add_folio_to_page_cache_lru(p, ino, idx)
+            };
+            if r.is_err() {
                 self.put_page(p);
                 continue;
             }
+            added += nr;
             workingset |= self.mem[p as usize].test(pg::WORKINGSET);
             self.set_dropbehind_if_uncached(p); // ractl->dropbehind
                                                 // The allocation reference is dropped after insertion (the cache holds one).
             self.put_page(p);
-            if self.inode(ino).disk_at(idx) == 0 {
+            if (idx..idx + nr).all(|i| self.inode(ino).disk_at(i) == 0) {
                 self.readpage_hole(p);
                 continue;
             }
@@ -577,7 +523,8 @@ impl Sim {
                 self.submit_read(ino, r);
             }
             run.push(p);
-            run_next = idx + 1;
+            self.folio_tails(p, &mut run);
+            run_next = idx + nr;
         }
         if run.is_empty() {
             self.give_pfn_buf(run);
@@ -590,12 +537,23 @@ impl Sim {
         if let Some(was) = stalled {
             self.psi_memstall_leave(was);
         }
+        added
     }
 
-    /// A hole (or a tmpfs page never written): zero-fill, uptodate, unlock — no IO.
+    /// A hole (or a tmpfs page never written): zero-fill (each page of a large folio),
+    /// uptodate, unlock — no IO.
     fn readpage_hole(&mut self, pfn: Pfn) {
         self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
         self.mem[pfn as usize].version = 0;
+        if self.mem[pfn as usize].test(pg::HEAD) {
+            let mut tails = self.take_pfn_buf();
+            self.folio_tails(pfn, &mut tails);
+            for &t in &tails {
+                self.charge_bulk_store(self.costs.page_zero_ps, PAGE_SIZE);
+                self.mem[t as usize].version = 0;
+            }
+            self.give_pfn_buf(tails);
+        }
         self.SetPageUptodate(pfn);
         self.unlock_page(pfn);
     }

@@ -344,6 +344,15 @@ impl Sim {
                 return Err(e);
             }
         };
+        self.refault_and_lru_add(pfn, shadow);
+        self.leave(prev);
+        Ok(())
+    }
+
+    /// The end of filemap_add_folio (a page or a large folio's head, just inserted):
+    /// a consumed shadow entry is a refault, activated when its distance is within the
+    /// workingset (workingset_refault); then the page is queued for the LRU.
+    pub(crate) fn refault_and_lru_add(&mut self, pfn: Pfn, shadow: Option<u64>) {
         if let Some(sh) = shadow {
             if self.workingset_refault(pfn, sh) {
                 self.SetPageActive(pfn);
@@ -353,8 +362,6 @@ impl Sim {
             }
         }
         self.lru_cache_add(pfn);
-        self.leave(prev);
-        Ok(())
     }
 
     /// __add_to_page_cache_locked: take the cache's reference, set mapping/index and insert

@@ -171,15 +171,7 @@ impl Sim {
         self.vmstat.add(VmItem::NrFilePages, nr as i64);
         self.leave(pi);
         self.tree_unlock(ino);
-        if let Some(sh) = shadow {
-            if self.workingset_refault(head, sh) {
-                self.SetPageActive(head);
-                self.workingset_activation(head);
-            } else {
-                self.ClearPageActive(head);
-            }
-        }
-        self.lru_cache_add(head);
+        self.refault_and_lru_add(head, shadow);
         self.leave(prev);
         Ok(())
     }

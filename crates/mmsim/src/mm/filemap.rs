@@ -352,6 +352,7 @@ impl Sim {
     /// The end of filemap_add_folio (a page or a large folio's head, just inserted):
     /// a consumed shadow entry is a refault, activated when its distance is within the
     /// workingset (workingset_refault); then the page is queued for the LRU.
+    #[inline]
     pub(crate) fn refault_and_lru_add(&mut self, pfn: Pfn, shadow: Option<u64>) {
         if let Some(sh) = shadow {
             if self.workingset_refault(pfn, sh) {
@@ -809,17 +810,17 @@ impl Sim {
                 }
                 break;
             }
+            let folio_first = self.mem[head as usize].index;
+            let folio_end = folio_first + self.folio_nr_pages(head);
             let mark = if self.features.read_accessed_folio {
                 // filemap_read: not when the read starts in the page where the previous
                 // one ended (pos_same_folio(pos, prev_pos - 1)). Applied to every page
                 // with prev_pos advanced after each copy, this marks every page of a read
                 // but (maybe) its first, as the kernel's per-batch check does.
                 // With a large folio: not when that page is in this page's folio.
-                let first = self.mem[head as usize].index;
-                let nr = self.folio_nr_pages(head);
                 ra.prev_pos == u64::MAX
                     || ra.prev_pos == 0
-                    || !(first..first + nr).contains(&((ra.prev_pos - 1) / PAGE_SIZE))
+                    || !(folio_first..folio_end).contains(&((ra.prev_pos - 1) / PAGE_SIZE))
             } else {
                 // do_generic_file_read: not when this continues the previous read inside
                 // the same page.
@@ -837,7 +838,6 @@ impl Sim {
             self.oracle_check_read(ino, pfn);
             // filemap_read drops a PG_dropbehind folio after the read's copies from it:
             // at its last page, or where the read ends.
-            let folio_end = self.mem[head as usize].index + self.folio_nr_pages(head);
             if index + 1 == folio_end || p + nr >= end {
                 self.filemap_end_dropbehind_read(head);
             }

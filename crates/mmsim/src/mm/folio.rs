@@ -54,11 +54,17 @@ impl Sim {
         self.mem[head as usize].nr_pages()
     }
 
-    /// The tails of the folio headed by `head`, in index order, into `out`.
+    /// The tails of the folio headed by `head`, in index order, into `out` (nothing for
+    /// an order-0 page: a flag test, inlined where pages pass by the million).
+    #[inline]
     pub fn folio_tails(&self, head: Pfn, out: &mut Vec<Pfn>) {
-        if self.mem[head as usize].flags & pg::HEAD == 0 {
-            return;
+        if self.mem[head as usize].flags & pg::HEAD != 0 {
+            self.push_folio_tails(head, out);
         }
+    }
+
+    #[cold]
+    fn push_folio_tails(&self, head: Pfn, out: &mut Vec<Pfn>) {
         let mut t = self.mem[head as usize].private;
         while t != NIL {
             out.push(t);
@@ -178,6 +184,7 @@ impl Sim {
 
     /// The tails' part of __delete_from_page_cache of a large folio (tree_lock held):
     /// each tail's slot takes `shadow` (or is cleared) and the tail leaves the mapping.
+    #[cold]
     pub(crate) fn delete_folio_tails_from_page_cache(&mut self, head: Pfn, shadow: Option<u64>) {
         let ino = self.mem[head as usize].mapping;
         let mut tails = self.take_pfn_buf();
@@ -198,6 +205,7 @@ impl Sim {
 
     /// free_pages of a large folio's tails (the head is freed by the caller): each frame
     /// back to its node's free list.
+    #[cold]
     pub(crate) fn free_folio_tails(&mut self, head: Pfn) {
         let mut tails = self.take_pfn_buf();
         self.folio_tails(head, &mut tails);
@@ -222,6 +230,7 @@ impl Sim {
     /// cache's reference, and goes on the head's list right beside it
     /// (lru_add_split_folio), or into the CPU's LRU batch when the head is off the LRU
     /// (isolated, or still in a batch). The head's lock and references stay the head's.
+    #[cold]
     pub fn split_folio(&mut self, head: Pfn) {
         if self.mem[head as usize].flags & pg::HEAD == 0 {
             return;

@@ -489,7 +489,7 @@ impl Sim {
     /// of a batch holding a refaulted workingset page is a memory stall
     /// (rac->_workingset: psi_memstall_enter around ->readahead), from the first request
     /// after such a page was added. Returns the pages added.
-    pub(crate) fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) -> u64 {
+    fn read_pages(&mut self, ino: u32, pages: &[(u64, Pfn)]) -> u64 {
         let mut run = self.take_pfn_buf();
         let mut run_next = u64::MAX;
         let mut workingset = false;
@@ -511,7 +511,12 @@ impl Sim {
             self.set_dropbehind_if_uncached(p); // ractl->dropbehind
                                                 // The allocation reference is dropped after insertion (the cache holds one).
             self.put_page(p);
-            if (idx..idx + nr).all(|i| self.inode(ino).disk_at(i) == 0) {
+            let hole = if nr == 1 {
+                self.inode(ino).disk_at(idx) == 0
+            } else {
+                (idx..idx + nr).all(|i| self.inode(ino).disk_at(i) == 0)
+            };
+            if hole {
                 self.readpage_hole(p);
                 continue;
             }

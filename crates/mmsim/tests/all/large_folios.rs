@@ -69,6 +69,13 @@ fn pread(m: &mut M, fd: u32, pages: u64, index: u64) -> u64 {
     panic!("pread {index} never finished");
 }
 
+/// One-page reads of pages [0, n) in order: a stream up the order ramp.
+fn stream(m: &mut M, fd: u32, n: u64) {
+    for i in 0..n {
+        assert_eq!(pread(m, fd, 1, i), PAGE_SIZE);
+    }
+}
+
 /// (index, order) of every folio head cached in [0, end).
 fn folios(m: &M, ino: u32, end: u64) -> Vec<(u64, u32)> {
     (0..end)
@@ -91,9 +98,7 @@ fn folios(m: &M, ino: u32, end: u64) -> Vec<(u64, u32)> {
 #[test]
 fn sequential_reads_build_folios_along_the_v6_17_order_ramp() {
     let (mut m, fd, ino) = machine(true);
-    for i in 0..100 {
-        assert_eq!(pread(&mut m, fd, 1, i), PAGE_SIZE);
-    }
+    stream(&mut m, fd, 100);
     let want = [
         (0, 0),
         (1, 0),
@@ -114,9 +119,7 @@ fn sequential_reads_build_folios_along_the_v6_17_order_ramp() {
     m.check();
     // Without the feature the same reads cache order-0 pages only.
     let (mut o, fd, ino) = machine(false);
-    for i in 0..100 {
-        pread(&mut o, fd, 1, i);
-    }
+    stream(&mut o, fd, 100);
     let plain = folios(&o, ino, 256);
     assert!(plain.len() >= 100 && plain.iter().all(|&(_, order)| order == 0));
 }
@@ -131,9 +134,7 @@ fn a_folio_read_in_two_halves_is_activated_when_a_read_came_between() {
     for (large, between, want) in [(true, true, 32), (true, false, 0), (false, true, 0)] {
         let (mut m, fd, ino) = machine(large);
         // Up to index 64: the folio [96, 128) is read ahead, not yet read.
-        for i in 0..65 {
-            pread(&mut m, fd, 1, i);
-        }
+        stream(&mut m, fd, 65);
         m.sim.lru_add_drain();
         let before = m.sim.vmstat.get(VmItem::Pgactivate);
         assert_eq!(pread(&mut m, fd, 16, 96), 16 * PAGE_SIZE);
@@ -156,9 +157,7 @@ fn a_folio_read_in_two_halves_is_activated_when_a_read_came_between() {
 #[test]
 fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
     let (mut m, fd, ino) = machine(true);
-    for i in 0..100 {
-        pread(&mut m, fd, 1, i);
-    }
+    stream(&mut m, fd, 100);
     m.sim.lru_add_drain();
     let cached = |m: &M| {
         (0..256)
@@ -265,9 +264,7 @@ fn a_folio_of_a_leafs_size_leaves_no_shadow_node() {
 #[test]
 fn writes_invalidation_and_truncation_split_folios_and_free_every_frame() {
     let (mut m, fd, ino) = machine(true);
-    for i in 0..100 {
-        pread(&mut m, fd, 1, i);
-    }
+    stream(&mut m, fd, 100);
     let head = m.page(ino, 32);
     assert_eq!(m.sim.mem[head as usize].nr_pages(), 16);
     let (wfd, _) = open(&mut m, "/mnt/data");

@@ -597,6 +597,12 @@ pub const RULES: &[Rule] = &[
         version: "6.16",
         commit: "ext4: enable large folio for regular file",
     },
+    Rule {
+        feature: "map-entire-folio",
+        since: KernelEra::V6_18,
+        version: "6.18",
+        commit: "mm/filemap: map entire large folio faultaround",
+    },
 ];
 
 impl KernelEra {

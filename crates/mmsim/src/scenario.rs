@@ -105,6 +105,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memory-reclaim-swappiness-max",
     "readahead-natural-boundary",
     "large-folios",
+    "map-entire-folio",
     "fadvise-random-fmode",
     "invalidate-deactivate",
     "fadvise-drain-all",

@@ -217,6 +217,13 @@ pub struct Features {
     /// accessed, activated, reclaimed and refaulted as one. Not in an era yet (opt-in,
     /// `mm::folio` lists what is modelled). Off: every page cache page is order 0.
     pub large_folios: bool,
+    /// A fault maps a large folio whole (v6.18, "mm/filemap: map entire large folio
+    /// faultaround" and "mm/fault: try to map the entire file folio in finish_fault()"):
+    /// fault-around maps every page of a folio it meets, and a fault that reads the page
+    /// maps its whole folio, when the folio lies within the VMA, one page table and the
+    /// file's size. Off (with `large-folios`): fault-around maps the pages of its window,
+    /// a fault the one page.
+    pub map_entire_folio: bool,
     /// POSIX_FADV_RANDOM sets FMODE_RANDOM on the file (v2.6.33, "readahead: introduce
     /// FMODE_RANDOM for POSIX_FADV_RANDOM"): a cache miss reads just the pages the read
     /// asks for (force_page_cache_ra), with no window. Off: the advice sets the file's
@@ -527,6 +534,7 @@ impl Features {
             sync_readahead_needed_page: false,
             readahead_natural_boundary: false,
             large_folios: false,
+            map_entire_folio: false,
             fadvise_random_fmode: true,
             invalidate_deactivate: true,
             fadvise_drain_all: true,
@@ -645,6 +653,7 @@ impl Features {
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
             "large-folios" => self.large_folios = on,
+            "map-entire-folio" => self.map_entire_folio = on,
             "fadvise-random-fmode" => self.fadvise_random_fmode = on,
             "invalidate-deactivate" => self.invalidate_deactivate = on,
             "fadvise-drain-all" => self.fadvise_drain_all = on,
@@ -745,6 +754,7 @@ impl Features {
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "readahead-natural-boundary" => self.readahead_natural_boundary,
             "large-folios" => self.large_folios,
+            "map-entire-folio" => self.map_entire_folio,
             "fadvise-random-fmode" => self.fadvise_random_fmode,
             "invalidate-deactivate" => self.invalidate_deactivate,
             "fadvise-drain-all" => self.fadvise_drain_all,

@@ -705,13 +705,15 @@ pub fn check_ptes(sim: &Sim) -> Result<(), String> {
                     m.id, vpn, pfn
                 ));
             };
-            if page.test(pg::BUDDY) || page.refcount < 1 {
+            // A large folio's page: the folio (its head) holds the references.
+            let refs = sim.mem[sim.folio_head(pfn as Pfn) as usize].refcount;
+            if page.test(pg::BUDDY) || refs < 1 {
                 return Err(format!(
                     "mm {} vpn {:#x} maps pfn {} which is free (count {}, flags {})",
                     m.id,
                     vpn,
                     pfn,
-                    page.refcount,
+                    refs,
                     page.flag_names()
                 ));
             }
@@ -1042,7 +1044,8 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
         let Some(k) = tails.iter().position(|&t| t == pfn) else {
             return Err(format!("tail pfn {pfn} is not in its head {head}'s chain"));
         };
-        let busy = pg::LRU | pg::ACTIVE | pg::LOCKED | pg::DIRTY | pg::WRITEBACK | pg::HEAD;
+        let busy =
+            pg::LRU | pg::ACTIVE | pg::LOCKED | pg::DIRTY | pg::WRITEBACK | pg::MLOCKED | pg::HEAD;
         if p.refcount != 0 || p.flags & busy != 0 {
             return Err(format!(
                 "tail pfn {pfn} has refcount {} flags {}",
@@ -1059,6 +1062,23 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
                 "tail pfn {pfn} ({}/{}, memcg {}) does not follow its head {head} ({}/{}, memcg {})",
                 p.mapping, p.index, p.memcg, h.mapping, h.index, h.memcg
             ));
+        }
+    } else {
+        // The head holds the page cache's reference and one for each PTE mapping any of
+        // its pages (mapped large folios); a large folio is never dirty or mlocked.
+        let ptes: i64 = std::iter::once(head)
+            .chain(tails.iter().copied())
+            .map(|f| i64::from(sim.mem[f as usize].mapcount) + 1)
+            .sum();
+        let cached = i64::from(h.mapping != NO_MAPPING);
+        if i64::from(h.refcount) < ptes + cached {
+            return Err(format!(
+                "folio {head} has refcount {} but {ptes} PTEs map its pages (cached: {cached})",
+                h.refcount
+            ));
+        }
+        if h.flags & (pg::DIRTY | pg::MLOCKED) != 0 {
+            return Err(format!("folio {head} is {}", h.flag_names()));
         }
     }
     Ok(())

@@ -211,7 +211,7 @@ impl Sim {
     }
     /// filemap_get_read_batch's lookup of one index: the page there, which may be part of
     /// a large folio (its folio holds the reference).
-    fn find_get_folio_page(&mut self, ino: u32, index: u64) -> Option<Pfn> {
+    pub(crate) fn find_get_folio_page(&mut self, ino: u32, index: u64) -> Option<Pfn> {
         self.pagecache_get_page(ino, index, fgp::FOLIO, Gfp::KERNEL)
             .unwrap_or(None)
     }
@@ -312,7 +312,7 @@ impl Sim {
         }
         self.mem[pfn as usize].flags &= !pg::DROPBEHIND;
         let ino = self.mem[pfn as usize].mapping;
-        if ino == crate::mm::page::NO_MAPPING || self.mem[pfn as usize].mapped() {
+        if ino == crate::mm::page::NO_MAPPING || self.folio_mapped(pfn) {
             return;
         }
         let prev = self.enter(KFunc::DeleteFromPageCache);

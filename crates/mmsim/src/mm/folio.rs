@@ -16,13 +16,22 @@
 //! accessed once per read (filemap_read's pos_same_folio rule), activation, classic
 //! reclaim evicting a folio whole with one shadow entry per index (the kernel stores one
 //! multi-index entry; from order 6, a whole leaf, above the leaves, which then are no shadow
-//! nodes), refaults of any of its indices, freeing. Not modelled: large
-//! folios from writes (write_begin's fgf_set_order), mappings of large folios (a fault,
-//! like every other path that would write, map, truncate or invalidate part of a
-//! folio, splits it first: split_folio, whose tails take the head's flags and go beside
-//! it on its list), MGLRU (the files of a machine running it get order-0 pages), and the
-//! buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
-//! memcg in turn; the kernel charges the 2^n pages at once).
+//! nodes), refaults of any of its indices, freeing. Mapped large folios: a read fault
+//! maps pages of a folio without splitting it (fault-around its window's pages, the fault
+//! its page; v6.18's `map-entire-folio` the whole folio), each page's mapcount its own,
+//! every PTE holding a reference of the folio (the head's); folio_mapped tests every
+//! page; folio_referenced counts each mapping with a young PTE of the folio once; reclaim
+//! unmaps every page; munmap marks a folio with young PTEs accessed once (the zap's
+//! folio_pte_batch). A write fault, mlock and MADV_COLD / MADV_PAGEOUT split a mapped
+//! folio (each page takes the cache's reference and one per PTE mapping it; a mapped
+//! large folio is never dirty or mlocked). Not modelled: large folios from writes
+//! (write_begin's fgf_set_order), mlocked large folios (the kernel mlocks one that a
+//! VM_LOCKED VMA maps whole), PMD mappings (order 9 is mapped by PTEs), MGLRU (the files of
+//! a machine running it get order-0 pages), and the buddy allocator's high orders (a folio
+//! is 2^n order-0 frames, each charged to the memcg in turn; the kernel charges the 2^n
+//! pages at once). Every other path that would write, truncate or invalidate part of a
+//! folio splits it first (split_folio: the tails take the head's flags and go beside it on
+//! its list).
 
 use crate::machine::profile::KFunc;
 use crate::mm::filemap::CacheError;
@@ -70,6 +79,26 @@ impl Sim {
             out.push(t);
             t = self.mem[t as usize].next;
         }
+    }
+
+    /// folio_mapped: whether any page of the folio `pfn` heads (or the page itself) is
+    /// mapped by a PTE.
+    #[inline]
+    pub fn folio_mapped(&self, pfn: Pfn) -> bool {
+        let p = &self.mem[pfn as usize];
+        p.mapped() || (p.flags & pg::HEAD != 0 && self.folio_tails_mapped(pfn))
+    }
+
+    #[cold]
+    fn folio_tails_mapped(&self, head: Pfn) -> bool {
+        let mut t = self.mem[head as usize].private;
+        while t != NIL {
+            if self.mem[t as usize].mapped() {
+                return true;
+            }
+            t = self.mem[t as usize].next;
+        }
+        false
     }
 
     /// mapping_large_folio_support: a regular file of a block filesystem when
@@ -226,8 +255,10 @@ impl Sim {
     /// split_folio: make the large folio headed by `head` 2^n order-0 pages. Each tail
     /// takes the head's page-state flags (__split_huge_page_tail: referenced, uptodate,
     /// active, workingset, readahead's marker stays on its own page; locked only while a
-    /// read is still in flight, whose completion then unlocks each page) and the
-    /// cache's reference, and goes on the head's list right beside it
+    /// read is still in flight, whose completion then unlocks each page), the cache's
+    /// reference and those of the PTEs that map it (references taken for a while — an
+    /// isolation, a lookup, a page gathered for the TLB flush — stay the head's, and their
+    /// holders drop them through the head), and goes on the head's list right beside it
     /// (lru_add_split_folio), or into the CPU's LRU batch when the head is off the LRU
     /// (isolated, or still in a batch). The head's lock and references stay the head's.
     #[cold]
@@ -267,11 +298,15 @@ impl Sim {
         }
         for &t in tails.iter().rev() {
             {
+                // The page cache's reference, and one for each PTE that maps the tail
+                // (they were the folio's).
                 let p = &mut self.mem[t as usize];
+                let ptes = p.mapcount + 1;
                 p.flags = (p.flags & !pg::TAIL) | (hf & copy);
-                p.refcount = 1; // the page cache's
+                p.refcount = 1 + ptes;
                 p.prev = NIL;
                 p.next = NIL;
+                self.mem[head as usize].refcount -= ptes;
             }
             self.charge(self.costs.plain_rmw_ps);
             if on_lru {

@@ -211,6 +211,9 @@ impl Sim {
             }
             self.charge(self.costs.mem_access_ps);
             let pfn = pte::pfn(p);
+            // A large folio is split first (madvise_cold_or_pageout_pte_range splits one
+            // it maps alone; here any), and its pages are looked at one by one.
+            self.split_if_large(pfn);
             // A page another mapping shares is left alone (page_mapcount != 1).
             if self.mem[pfn as usize].mapcount != 0 {
                 continue;

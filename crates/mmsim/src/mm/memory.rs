@@ -748,10 +748,13 @@ impl Sim {
             // VM_FAULT_NOPAGE: a minor fault, served without ->fault.
             return Ok(FaultResult::Handled);
         }
-        let Some((pfn, _major)) = self.filemap_fault(mm, vma.start, ino, index)? else {
+        // A read fault maps the page of a large folio without splitting it (finish_fault
+        // maps that one page); a write, or a VM_LOCKED mapping, wants an order-0 page.
+        let large = !write && vma.flags & VM_LOCKED == 0;
+        let Some((pfn, _major)) = self.filemap_fault(mm, vma.start, ino, index, large)? else {
             return Ok(FaultResult::Sigbus);
         };
-        // pfn is locked and referenced.
+        // pfn is locked (its folio is) and referenced.
         if write && vma.flags & VM_SHARED == 0 {
             // do_cow_fault: copy into a new anonymous page.
             let newp = match self.alloc_user_page() {
@@ -773,11 +776,29 @@ impl Sim {
             return Ok(FaultResult::Handled);
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
-        self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags);
+        let head = self.folio_head(pfn);
+        let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
+        match self.whole_folio_vpn(vma, head, vpn, index, size_pages) {
+            // finish_fault (v6.18): the folio's every page, if none of its PTEs is set; the
+            // fault's reference is the faulting page's PTE's, each other page takes one.
+            Some(first) if self.pte_range_none(mm, first, self.folio_nr_pages(head)) => {
+                let mut frames = self.take_pfn_buf();
+                frames.push(head);
+                self.folio_tails(head, &mut frames);
+                for (k, &f) in frames.iter().enumerate() {
+                    if f != pfn {
+                        self.get_page(f);
+                    }
+                    self.map_file_page(mm, first + k as u64, f, (false, false), vma.flags);
+                }
+                self.give_pfn_buf(frames);
+            }
+            _ => self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags),
+        }
         if writable {
             self.set_page_dirty(pfn);
         }
-        self.unlock_page(pfn);
+        self.unlock_page(head);
         if writable {
             self.fault_dirty_shared_page(ino)?;
         }
@@ -834,8 +855,10 @@ impl Sim {
         let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
         let mut hits = 0u32;
         let mut mapped_fault = false;
-        for v in start..end {
+        let mut v = start;
+        while v < end {
             if self.mm(mm).pgtable.get(v) != 0 {
+                v += 1;
                 continue;
             }
             let index = vma.pgoff_of(v << PAGE_SHIFT);
@@ -845,20 +868,47 @@ impl Sim {
             self.charge(self.costs.radix_level_ps);
             let crate::mm::radix_tree::Entry::Page(p) = self.inode(ino).mapping.tree.lookup(index)
             else {
+                v += 1;
                 continue;
             };
-            // Mappings hold order-0 pages here (`mm::folio`): a large folio is split.
-            self.split_if_large(p);
-            let pg_ = &self.mem[p as usize];
+            // A large folio's pages are mapped where they are (filemap_map_folio_range),
+            // its head's flags deciding for all; a VM_LOCKED mapping gets order-0 pages.
+            if vma.flags & VM_LOCKED != 0 {
+                self.split_if_large(p);
+            }
+            let head = self.folio_head(p);
+            let pg_ = &self.mem[head as usize];
             if !pg_.test(pg::UPTODATE) || pg_.test(pg::LOCKED) || pg_.test(pg::READAHEAD) {
+                v += 1;
                 continue;
             }
-            if !(self.features.mmap_miss_workingset && pg_.test(pg::WORKINGSET)) {
-                hits += 1;
+            let counts = !(self.features.mmap_miss_workingset && pg_.test(pg::WORKINGSET));
+            // v6.18 (`map-entire-folio`): the whole folio, not just the window's part,
+            // within the file's last page (file_end = DIV_ROUND_UP(i_size) − 1).
+            if let Some(first) = self.whole_folio_vpn(vma, head, v, index, size_pages - 1) {
+                let nr = self.folio_nr_pages(head);
+                let mut frames = self.take_pfn_buf();
+                frames.push(head);
+                self.folio_tails(head, &mut frames);
+                for (k, &f) in frames.iter().enumerate() {
+                    let vk = first + k as u64;
+                    if self.mm(mm).pgtable.get(vk) != 0 {
+                        continue;
+                    }
+                    hits += u32::from(counts);
+                    self.get_page(f);
+                    self.map_file_page(mm, vk, f, (false, false), vma.flags);
+                    mapped_fault |= vk == vpn;
+                }
+                self.give_pfn_buf(frames);
+                v = first + nr;
+                continue;
             }
+            hits += u32::from(counts);
             self.get_page(p);
             self.map_file_page(mm, v, p, (false, false), vma.flags);
             mapped_fault |= v == vpn;
+            v += 1;
         }
         if hits > 0 {
             let v = self.mm_mut(mm).vmas.get_mut(&vma.start).expect("vma");
@@ -867,19 +917,53 @@ impl Sim {
         mapped_fault
     }
 
+    /// pte_range_none: no PTE is set in `[first, first + nr)` of `mm`.
+    fn pte_range_none(&self, mm: u32, first: u64, nr: u64) -> bool {
+        let pt = &self.mm(mm).pgtable;
+        (first..first + nr).all(|v| pt.get(v) == 0)
+    }
+
+    /// The first virtual page of the large folio `head` when a fault may map it whole
+    /// (`map-entire-folio`): `v` maps its page at `index`, and the folio lies within the
+    /// VMA, within one page table (it does not cross a PMD) and below `file_end`
+    /// (folio_next_index ≤ file_end). None for an order-0 page or without the rule.
+    fn whole_folio_vpn(
+        &self,
+        vma: &crate::mm::mmap::Vma,
+        head: Pfn,
+        v: u64,
+        index: u64,
+        file_end: u64,
+    ) -> Option<u64> {
+        if !self.features.map_entire_folio || self.mem[head as usize].flags & pg::HEAD == 0 {
+            return None;
+        }
+        let (hidx, nr) = (self.mem[head as usize].index, self.folio_nr_pages(head));
+        let first = v.checked_sub(index - hidx)?;
+        let within_vma = hidx >= vma.pgoff
+            && first >= vma.start >> PAGE_SHIFT
+            && first + nr <= vma.end >> PAGE_SHIFT;
+        let one_table = first / PTRS_PER_PTE == (first + nr - 1) / PTRS_PER_PTE;
+        (within_vma && one_table && file_end >= hidx + nr).then_some(first)
+    }
+
     /// filemap_fault: find the page (readahead on a miss), lock it, make sure it is uptodate.
     /// Returns the locked page with a reference, and whether the fault was major; `None` is
     /// VM_FAULT_SIGBUS: `index` is at or beyond the end of the file, checked on entry and
     /// again once the page is locked (a truncate may have shrunk the file meanwhile).
+    /// With `large` the page may be part of a large folio (`mm::folio`): the folio is
+    /// locked and holds the reference (filemap_get_folio, folio_file_page); without, a
+    /// large folio found is split first.
     pub fn filemap_fault(
         &mut self,
         mm: u32,
         vma_start: u64,
         ino: u32,
         index: u64,
+        large: bool,
     ) -> Result<Option<(Pfn, bool)>, Wait> {
         let prev = self.enter(KFunc::FilemapFault);
-        let r = self.__filemap_fault(mm, vma_start, ino, index);
+        let r = self.__filemap_fault(mm, vma_start, ino, index, large);
         self.leave(prev);
         r
     }
@@ -890,6 +974,7 @@ impl Sim {
         vma_start: u64,
         ino: u32,
         index: u64,
+        large: bool,
     ) -> Result<Option<(Pfn, bool)>, Wait> {
         if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
             return Ok(None); // VM_FAULT_SIGBUS
@@ -898,10 +983,17 @@ impl Sim {
             return self.shmem_fault(ino, index);
         }
         let mut major = false;
-        let mut page = self.find_get_page(ino, index);
+        let lookup = |s: &mut Self| {
+            if large {
+                s.find_get_folio_page(ino, index)
+            } else {
+                s.find_get_page(ino, index)
+            }
+        };
+        let mut page = lookup(self);
         if let Some(p) = page {
             // filemap_get_folio → __filemap_get_folio: the page is wanted, not dropped.
-            self.clear_dropbehind_unless_uncached(p);
+            self.clear_dropbehind_unless_uncached(self.folio_head(p));
         }
         let (vflags, mut ra, mut miss) = {
             let v = &self.mm(mm).vmas[&vma_start];
@@ -915,11 +1007,12 @@ impl Sim {
             // mapping acts on a PG_readahead page, asking for one page.
             Some(p) if !self.fault_tried && vflags & crate::mm::rmap::VM_RAND_READ == 0 => {
                 let marker_rule = self.features.mmap_readaround_marker;
-                if self.PageReadahead(p)
+                let head = self.folio_head(p);
+                if self.PageReadahead(head)
                     && (marker_rule || vflags & crate::mm::rmap::VM_SEQ_READ != 0)
                 {
                     let req = if marker_rule { ra.ra_pages } else { 1 };
-                    self.page_cache_async_readahead(ino, &mut ra, p, index, req);
+                    self.page_cache_async_readahead(ino, &mut ra, head, index, req);
                 }
                 miss = miss.saturating_sub(1);
             }
@@ -948,7 +1041,7 @@ impl Sim {
                 self.vmstat.inc(VmItem::Pgmajfault);
                 self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
                 self.fault_was_major = true;
-                page = self.find_get_page(ino, index);
+                page = lookup(self);
             }
         }
         {
@@ -966,25 +1059,28 @@ impl Sim {
                 p
             }
         };
-        if !self.trylock_page(pfn) {
-            self.put_page(pfn);
-            return Err(Wait::PageLocked(pfn)); // lock_page_or_retry
+        // The folio's lock and reference (the page's own for an order-0 page). No step
+        // runs before the page is mapped: the folio cannot be split meanwhile.
+        let head = self.folio_head(pfn);
+        if !self.trylock_page(head) {
+            self.put_page(head);
+            return Err(Wait::PageLocked(head)); // lock_page_or_retry
         }
         if self.mem[pfn as usize].mapping != ino {
             // Truncated meanwhile: retry.
-            self.unlock_page(pfn);
-            self.put_page(pfn);
+            self.unlock_page(head);
+            self.put_page(head);
             return Err(Wait::Until(self.now()));
         }
-        if !self.PageUptodate(pfn) {
-            self.readpage_locked(ino, pfn); // page_not_uptodate: read again (SIGBUS not modelled)
-            self.put_page(pfn);
-            return Err(Wait::PageLocked(pfn));
+        if !self.PageUptodate(head) {
+            self.readpage_locked(ino, head); // page_not_uptodate: read again (SIGBUS not modelled)
+            self.put_page(head);
+            return Err(Wait::PageLocked(head));
         }
         // Recheck i_size under the page lock: a truncate may have shrunk the file.
         if index >= self.inode(ino).size.div_ceil(PAGE_SIZE) {
-            self.unlock_page(pfn);
-            self.put_page(pfn);
+            self.unlock_page(head);
+            self.put_page(head);
             return Ok(None); // VM_FAULT_SIGBUS
         }
         Ok(Some((pfn, major)))
@@ -1068,6 +1164,10 @@ impl Sim {
             return self.wp_page_copy(mm, vma, vpn, p);
         }
         if anon || vma.flags & VM_SHARED != 0 {
+            // A page-cache page made writable and dirty is an order-0 page (`mm::folio`).
+            if !anon {
+                self.split_if_large(pfn);
+            }
             if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
                 *pp |= pte::WRITE | pte::DIRTY | pte::YOUNG;
             }
@@ -1216,6 +1316,9 @@ impl Sim {
         // v6.3 (`vma-has-recency`) unless it has no recency (MADV_SEQUENTIAL or
         // MADV_RANDOM).
         let recency = self.vma_has_recency(vm_flags);
+        // zap_present_ptes batches the PTEs of one large folio (folio_pte_batch): a young
+        // one among them marks the folio accessed once. (folio head, last vpn, marked)
+        let mut batch = (crate::mm::page::NIL, 0u64, false);
         let mut vpn = start;
         while vpn < end {
             // Skip page-table pages that do not exist.
@@ -1249,7 +1352,16 @@ impl Sim {
                     if p & pte::DIRTY != 0 && !anon {
                         self.set_page_dirty(pfn);
                     }
-                    if p & pte::YOUNG != 0 && !anon && recency {
+                    let head = self.folio_head(pfn);
+                    let large = head != pfn || self.mem[pfn as usize].flags & pg::HEAD != 0;
+                    if large {
+                        if batch.0 != head || batch.1 + 1 != v {
+                            batch = (head, v, false);
+                        }
+                        batch.1 = v;
+                    }
+                    if p & pte::YOUNG != 0 && !anon && recency && !(large && batch.2) {
+                        batch.2 |= large;
                         self.mark_page_accessed(pfn);
                     }
                     if anon {
@@ -1263,7 +1375,9 @@ impl Sim {
                         self.munlock_page(pfn);
                     }
                     if tlb.defer_free {
-                        tlb.pages.push(pfn); // __tlb_remove_page
+                        // __tlb_remove_page; the reference is the folio's, and stays the
+                        // head's if the folio is split before it is dropped.
+                        tlb.pages.push(self.folio_head(pfn));
                     } else {
                         self.put_page(pfn);
                     }

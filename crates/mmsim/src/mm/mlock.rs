@@ -370,6 +370,8 @@ impl Sim {
                     continue;
                 }
                 if lock {
+                    // An mlocked page is an order-0 page (`mm::folio`).
+                    self.split_if_large(pte::pfn(p));
                     self.mlock_vma_page(pte::pfn(p));
                 } else {
                     self.munlock_page(pte::pfn(p));

@@ -48,6 +48,16 @@ pub const VM_RAND_READ: u64 = 0x10000;
 /// `page.mapping` bit marking an anonymous page (PAGE_MAPPING_ANON); the rest is the mm id.
 pub const ANON_MAPPING: u32 = 0x8000_0000;
 
+/// What folio_referenced_one found in one PTE.
+enum PteRef {
+    /// Not mapping the page, not young, or a reference that does not count.
+    Old,
+    /// Young (now cleared), counted, through a VMA with these flags.
+    Young(u64),
+    /// Mapped by a VM_LOCKED VMA: the walk stops.
+    Locked,
+}
+
 /// Result of try_to_unmap (SWAP_SUCCESS / SWAP_AGAIN / SWAP_FAIL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TtuResult {
@@ -161,13 +171,14 @@ impl Sim {
     /// vm_flags), clearing the young bits. `target` is the reclaim's target memcg (the root
     /// for global reclaim): a limit reclaim skips mappings of mms outside its subtree
     /// (mm_match_cgroup), and from v6.3 every reclaim skips mappings without recency
-    /// (invalid_folio_referenced_vma).
+    /// (invalid_folio_referenced_vma). A large folio (`mm::folio`) counts each mapping
+    /// once however many of its PTEs were young (folio_referenced_one's `referenced`).
     pub fn page_referenced(
         &mut self,
         pfn: Pfn,
         target: crate::mm::memcontrol::MemcgId,
     ) -> (u32, u64) {
-        if !self.mem[pfn as usize].mapped() {
+        if !self.folio_mapped(pfn) {
             return (0, 0);
         }
         let prev = self.enter(KFunc::PageReferenced);
@@ -180,81 +191,165 @@ impl Sim {
             }
             we_locked = true;
         }
-        let mut referenced = 0;
-        let mut vm_flags = 0;
-        let targets = self.rmap_targets(pfn);
-        // No engine step runs within this walk: the targets' VMA flags stay valid.
-        for &(mm, vpn, vma_flags) in &targets {
-            self.charge(self.costs.spin_lock_ps); // the rmap lock
-            let Some(m) = self.mms[mm as usize].as_ref() else {
-                self.charge(self.costs.tlb_walk_ps);
-                continue;
-            };
-            let mm_memcg = m.memcg;
-            let Some(flags) = vma_flags.or_else(|| {
-                m.find_vma(vpn << crate::mm::page::PAGE_SHIFT)
-                    .map(|v| v.flags)
-            }) else {
-                self.charge(self.costs.tlb_walk_ps);
-                continue;
-            };
-            // invalid_folio_referenced_vma: the VMA is skipped before its PTEs are walked.
-            if (self.features.vma_has_recency && flags & (VM_SEQ_READ | VM_RAND_READ) != 0)
-                || (target != crate::mm::memcontrol::ROOT_MEM_CGROUP
-                    && !self.mem_cgroup_is_descendant(mm_memcg, target))
-            {
-                continue;
-            }
-            self.charge(self.costs.tlb_walk_ps); // page_vma_mapped_walk
-            let Some(m) = self.mms[mm as usize].as_mut() else {
-                continue;
-            };
-            let Some(p) = m.pgtable.get_mut(vpn) else {
-                continue;
-            };
-            if *p & pte::PRESENT == 0 || pte::pfn(*p) != pfn {
-                continue;
-            }
-            if flags & VM_LOCKED != 0 {
-                // A page of a VM_LOCKED VMA that is not (or no longer) mlocked: the walk
-                // stops without counting a reference. From v5.18 (`mlock-count`) it
-                // restores the missed mlock here (mlock_vma_folio); before, try_to_unmap
-                // does.
-                if self.features.mlock_count {
-                    self.mlock_vma_page(pfn);
-                }
-                vm_flags |= VM_LOCKED;
-                break;
-            }
-            if *p & pte::YOUNG != 0 {
-                *p &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush on x86
-                self.charge_atomic();
-                // MGLRU: a young PTE counts, and its neighbours are looked at — of a
-                // mapping with recency in 6.1 (mappings without are skipped from v6.3).
-                if self.lru_gen_enabled()
-                    && (self.features.vma_has_recency || flags & (VM_SEQ_READ | VM_RAND_READ) == 0)
-                {
-                    self.lru_gen_look_around(pfn, mm, vpn, flags);
-                    referenced += 1;
-                    vm_flags |= flags;
-                } else if flags & VM_SEQ_READ == 0 {
-                    // "Don't treat a reference through a sequentially read mapping as
-                    // such" (before v6.3; 6.1's MGLRU counts an MADV_RANDOM one here).
-                    referenced += 1;
-                    vm_flags |= flags;
+        let r = if self.mem[pfn as usize].flags & pg::HEAD != 0 {
+            self.folio_referenced_large(pfn, target)
+        } else {
+            let mut referenced = 0;
+            let mut vm_flags = 0;
+            let targets = self.rmap_targets(pfn);
+            // No engine step runs within this walk: the targets' VMA flags stay valid.
+            for &(mm, vpn, vma_flags) in &targets {
+                self.charge(self.costs.spin_lock_ps); // the rmap lock
+                match self.referenced_pte(pfn, mm, vpn, vma_flags, target) {
+                    PteRef::Locked => {
+                        vm_flags |= VM_LOCKED;
+                        break;
+                    }
+                    PteRef::Young(flags) => {
+                        referenced += 1;
+                        vm_flags |= flags;
+                    }
+                    PteRef::Old => {}
                 }
             }
-        }
-        self.rmap_done(targets);
+            self.rmap_done(targets);
+            (referenced, vm_flags)
+        };
         if we_locked {
             self.unlock_page(pfn);
         }
         self.leave(prev);
+        r
+    }
+
+    /// folio_referenced's walk of a large page-cache folio: each VMA of the file's i_mmap
+    /// that maps some of its pages has those PTEs' young bits tested and cleared, and
+    /// counts once if any was young. Large folios are never mapped by a VM_LOCKED VMA
+    /// (a fault or mlock there splits them).
+    #[cold]
+    fn folio_referenced_large(
+        &mut self,
+        head: Pfn,
+        target: crate::mm::memcontrol::MemcgId,
+    ) -> (u32, u64) {
+        let ino = self.mem[head as usize].mapping;
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        let (mut referenced, mut vm_flags) = (0, 0);
+        let nr_vmas = self
+            .inodes
+            .get(ino as usize)
+            .and_then(|i| i.as_ref())
+            .map_or(0, |i| i.i_mmap.len());
+        for j in 0..nr_vmas {
+            let v = self.inode(ino).i_mmap[j];
+            let mut young = None;
+            let mut locked = false;
+            for &f in &frames {
+                let Some(addr) = v.addr_of(self.mem[f as usize].index) else {
+                    continue;
+                };
+                if young.is_none() && !locked {
+                    self.charge(self.costs.spin_lock_ps); // the rmap lock, once a VMA
+                }
+                let vpn = addr >> crate::mm::page::PAGE_SHIFT;
+                match self.referenced_pte(f, v.mm, vpn, Some(v.flags), target) {
+                    PteRef::Young(flags) => young = Some(flags),
+                    PteRef::Locked => locked = true,
+                    PteRef::Old => {}
+                }
+            }
+            debug_assert!(!locked, "large folio {head} mapped by a VM_LOCKED VMA");
+            if let Some(flags) = young {
+                referenced += 1;
+                vm_flags |= flags;
+            }
+        }
+        self.give_pfn_buf(frames);
         (referenced, vm_flags)
+    }
+
+    /// folio_referenced_one for the PTE at `vpn` of `mm` that may map `pfn`: clear its
+    /// young bit and say whether the reference counts (and with which vm_flags).
+    fn referenced_pte(
+        &mut self,
+        pfn: Pfn,
+        mm: u32,
+        vpn: u64,
+        vma_flags: Option<u64>,
+        target: crate::mm::memcontrol::MemcgId,
+    ) -> PteRef {
+        let Some(m) = self.mms[mm as usize].as_ref() else {
+            self.charge(self.costs.tlb_walk_ps);
+            return PteRef::Old;
+        };
+        let mm_memcg = m.memcg;
+        let Some(flags) = vma_flags.or_else(|| {
+            m.find_vma(vpn << crate::mm::page::PAGE_SHIFT)
+                .map(|v| v.flags)
+        }) else {
+            self.charge(self.costs.tlb_walk_ps);
+            return PteRef::Old;
+        };
+        // invalid_folio_referenced_vma: the VMA is skipped before its PTEs are walked.
+        if (self.features.vma_has_recency && flags & (VM_SEQ_READ | VM_RAND_READ) != 0)
+            || (target != crate::mm::memcontrol::ROOT_MEM_CGROUP
+                && !self.mem_cgroup_is_descendant(mm_memcg, target))
+        {
+            return PteRef::Old;
+        }
+        self.charge(self.costs.tlb_walk_ps); // page_vma_mapped_walk
+        let Some(m) = self.mms[mm as usize].as_mut() else {
+            return PteRef::Old;
+        };
+        let Some(p) = m.pgtable.get_mut(vpn) else {
+            return PteRef::Old;
+        };
+        if *p & pte::PRESENT == 0 || pte::pfn(*p) != pfn {
+            return PteRef::Old;
+        }
+        if flags & VM_LOCKED != 0 {
+            // A page of a VM_LOCKED VMA that is not (or no longer) mlocked: the walk
+            // stops without counting a reference. From v5.18 (`mlock-count`) it
+            // restores the missed mlock here (mlock_vma_folio); before, try_to_unmap
+            // does.
+            if self.features.mlock_count {
+                self.mlock_vma_page(pfn);
+            }
+            return PteRef::Locked;
+        }
+        if *p & pte::YOUNG == 0 {
+            return PteRef::Old;
+        }
+        *p &= !pte::YOUNG; // ptep_clear_young_notify: no TLB flush on x86
+        self.charge_atomic();
+        // MGLRU: a young PTE counts, and its neighbours are looked at — of a
+        // mapping with recency in 6.1 (mappings without are skipped from v6.3).
+        if self.lru_gen_enabled()
+            && (self.features.vma_has_recency || flags & (VM_SEQ_READ | VM_RAND_READ) == 0)
+        {
+            self.lru_gen_look_around(pfn, mm, vpn, flags);
+            PteRef::Young(flags)
+        } else if flags & VM_SEQ_READ == 0 {
+            // "Don't treat a reference through a sequentially read mapping as
+            // such" (before v6.3; 6.1's MGLRU counts an MADV_RANDOM one here).
+            PteRef::Young(flags)
+        } else {
+            PteRef::Old
+        }
     }
 
     /// try_to_unmap: remove every PTE mapping the page (`batch` = TTU_BATCH_FLUSH).
     pub fn try_to_unmap(&mut self, pfn: Pfn, batch: bool) -> TtuResult {
+        if self.mem[pfn as usize].flags & pg::HEAD != 0 {
+            return self.try_to_unmap_large(pfn, batch);
+        }
+        self.try_to_unmap_page(pfn, batch)
+    }
+
+    /// try_to_unmap of one page: every PTE mapping it, through its rmap targets.
+    fn try_to_unmap_page(&mut self, pfn: Pfn, batch: bool) -> TtuResult {
         let prev = self.enter(KFunc::TryToUnmapOne);
         let mut ret = TtuResult::Success;
         let targets = self.rmap_targets(pfn);
@@ -272,6 +367,33 @@ impl Sim {
             ret = TtuResult::Again;
         }
         self.leave(prev);
+        ret
+    }
+
+    /// try_to_unmap of a large page-cache folio: every PTE of each of its pages, page by
+    /// page. An unmap may wait for IPIs while other CPUs run, and one of them may split
+    /// the folio: the walk then goes on with the pages still in it.
+    #[cold]
+    fn try_to_unmap_large(&mut self, head: Pfn, batch: bool) -> TtuResult {
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        let mut ret = TtuResult::Success;
+        for &f in &frames {
+            if self.folio_head(f) != head {
+                continue; // split off meanwhile
+            }
+            if self.mem[f as usize].mapped() {
+                ret = self.try_to_unmap_page(f, batch);
+                if ret != TtuResult::Success {
+                    break;
+                }
+            }
+        }
+        self.give_pfn_buf(frames);
+        if ret == TtuResult::Success && self.folio_mapped(head) {
+            ret = TtuResult::Again;
+        }
         ret
     }
 

@@ -475,7 +475,7 @@ impl Sim {
     fn lru_deactivate_file_fn(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::LruDeactivateFile);
         let p = &self.mem[pfn as usize];
-        if !p.test(pg::LRU) || p.test(pg::UNEVICTABLE) || p.mapped() {
+        if !p.test(pg::LRU) || p.test(pg::UNEVICTABLE) || self.folio_mapped(pfn) {
             self.leave(prev);
             return;
         }

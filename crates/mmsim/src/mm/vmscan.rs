@@ -1043,7 +1043,7 @@ impl Sim {
                 return PageReferences::Reclaim;
             }
             let page = &self.mem[pfn as usize];
-            let inuse = page.mapped()
+            let inuse = self.folio_mapped(pfn)
                 || page.test(pg::SWAPCACHE)
                 || (page.mapping & crate::mm::rmap::ANON_MAPPING == 0
                     && page.mapping != crate::mm::page::NO_MAPPING
@@ -1112,7 +1112,7 @@ impl Sim {
                 continue;
             }
             let p = &self.mem[pfn as usize];
-            if p.mapped() || p.test(pg::SWAPCACHE) {
+            if p.test(pg::SWAPCACHE) || self.folio_mapped(pfn) {
                 sc.nr_scanned += 1; // mapped pages count twice
             }
             if p.flags & (pg::UNEVICTABLE | pg::MLOCKED) != 0 {
@@ -1210,7 +1210,7 @@ impl Sim {
                 ret.push(pfn);
                 continue;
             }
-            if self.mem[pfn as usize].mapped() && sc.may_unmap {
+            if self.folio_mapped(pfn) && sc.may_unmap {
                 match self.try_to_unmap(pfn, true) {
                     crate::mm::rmap::TtuResult::Fail => {
                         self.activate_locked(pfn, &mut nr_activate);

@@ -1,11 +1,14 @@
 //! Large folios in the page cache (`large-folios`, `mm::folio`): the readahead order ramp,
-//! one access mark per folio and read, whole-folio reclaim and refault, splitting for
-//! every other path, and the invariants over random operation sequences.
+//! one access mark per folio and read, whole-folio reclaim and refault, mapped large
+//! folios (`map-entire-folio`, folio_referenced once a mapping, whole-folio unmap, the
+//! split of a written one), splitting for every other path, and the invariants over
+//! random operation sequences.
 
 use crate::common;
-use common::{complete_io, unit_machine_toml, UnitMachine as M};
+use common::{complete_io, mmap_at, touch_pages, unit_machine_toml, UnitMachine as M};
 use mmsim::kernel::KernelEra;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+use mmsim::mm::memory::pte;
 use mmsim::mm::node::LruList;
 use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
 use mmsim::mm::page_alloc::Gfp;
@@ -317,6 +320,220 @@ fn writes_invalidation_and_truncation_split_folios_and_free_every_frame() {
     assert!(m.sim.vmstat.get(VmItem::NrFilePages) < file_pages - 150);
 }
 
+/// A shared read-write mapping of the whole file (256 pages); its first virtual page.
+fn map(m: &mut M) -> u64 {
+    mmap_at(
+        &mut m.sim,
+        m.tid,
+        Some("/mnt/data"),
+        256 * PAGE_SIZE,
+        0,
+        3,
+        true,
+    ) / PAGE_SIZE
+}
+
+/// Touch `pages` pages from virtual page `vpn`, completing the IO the faults wait for.
+fn touch(m: &mut M, vpn: u64, pages: u64, write: bool) {
+    for _ in 0..1000 {
+        if touch_pages(&mut m.sim, 0, m.tid, vpn * PAGE_SIZE, pages, write).is_ok() {
+            return;
+        }
+        complete_io(&mut m.sim);
+    }
+    panic!("the touch did not finish");
+}
+
+/// The PTE of virtual page `vpn` of the test task.
+fn pte_of(m: &M, vpn: u64) -> u64 {
+    m.sim.mm(m.sim.tasks[m.tid].mm.unwrap()).pgtable.get(vpn)
+}
+
+/// The virtual pages in [from, to) whose PTE is present.
+fn mapped(m: &M, from: u64, to: u64) -> Vec<u64> {
+    (from..to)
+        .filter(|&v| pte_of(m, v) & pte::PRESENT != 0)
+        .collect()
+}
+
+/// 6.18 maps a large folio whole (`map-entire-folio`): a read fault in the middle of the
+/// order-5 folio [64, 96) maps its 32 pages — fault-around meets the folio in its 16-page
+/// window [64, 80) and maps the rest of it too — without splitting it; each PTE holds a
+/// reference of the folio (its head) and each page's mapcount is its own. Without the
+/// rule fault-around maps the window's 16 pages of the folio, still unsplit.
+#[test]
+fn a_fault_maps_a_large_folio_whole_on_6_18_and_its_window_before() {
+    for (whole, want) in [(true, 64u64..96), (false, 64..80)] {
+        let n = want.end - want.start;
+        let mut f = features(true);
+        f.map_entire_folio = whole;
+        let text = unit_machine_toml(
+            "lf",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+        let mut m = M::new(&text, f);
+        let (fd, ino) = open(&mut m, "/mnt/data");
+        stream(&mut m, fd, 65);
+        complete_io(&mut m.sim);
+        let head = m.page(ino, 64);
+        assert_eq!(folios(&m, ino, 96).last(), Some(&(64, 5)));
+        let base = map(&mut m);
+        // The folio lies within one page table (the rule's condition).
+        assert_eq!((base + 64) / 512, (base + 95) / 512, "base {base:#x}");
+        let refs = m.sim.mem[head as usize].refcount;
+        let faults = m.sim.vmstat.get(VmItem::Pgfault);
+        touch(&mut m, base + 70, 1, false);
+        assert_eq!(m.sim.vmstat.get(VmItem::Pgfault) - faults, 1);
+        let got = mapped(&m, base, base + 256);
+        let want_v: Vec<u64> = want.clone().map(|i| base + i).collect();
+        assert_eq!(got, want_v, "map-entire-folio {whole}");
+        for i in want.clone() {
+            let p = m.page(ino, i);
+            assert_eq!(pte::pfn(pte_of(&m, base + i)), p);
+            assert_eq!(m.sim.mem[p as usize].mapcount, 0, "page {i}");
+        }
+        assert!(m.sim.mem[head as usize].test(pg::HEAD), "not split");
+        assert_eq!(
+            m.sim.mem[head as usize].refcount - refs,
+            n as i32,
+            "a reference per PTE"
+        );
+        assert_eq!(m.sim.vmstat.get(VmItem::NrMapped), n as i64);
+        m.check();
+    }
+}
+
+/// folio_referenced counts the mappings with a young PTE of the folio, not the PTEs: 32
+/// young PTEs in one mapping are one reference (the folio is kept, not activated, on
+/// reclaim's first look), and two mappings of it are two.
+#[test]
+fn folio_referenced_counts_each_mapping_once() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 65);
+    complete_io(&mut m.sim);
+    let head = m.page(ino, 64);
+    let a = map(&mut m);
+    touch(&mut m, a + 64, 1, false);
+    assert_eq!(mapped(&m, a + 64, a + 96).len(), 32);
+    let (refs, _) = m.sim.page_referenced(head, ROOT_MEM_CGROUP);
+    assert_eq!(refs, 1);
+    assert!(
+        (64..96).all(|i| pte_of(&m, a + i) & pte::YOUNG == 0),
+        "young bits cleared"
+    );
+    assert_eq!(m.sim.page_referenced(head, ROOT_MEM_CGROUP).0, 0);
+    // A second mapping, and the first one young again (fresh PTEs after a munmap).
+    let b = map(&mut m);
+    touch(&mut m, b + 90, 1, false);
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, a * PAGE_SIZE, 256 * PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    complete_io(&mut m.sim);
+    let a = map(&mut m);
+    touch(&mut m, a + 64, 1, false);
+    assert_eq!(m.sim.page_referenced(head, ROOT_MEM_CGROUP).0, 2);
+    m.check();
+}
+
+/// Reclaim of a mapped large folio: the first look finds its PTEs young (one mapping:
+/// kept, PG_referenced), the second unmaps every page and evicts the folio whole, a
+/// shadow at each index. The folio [96, 128) was read ahead and never read.
+#[test]
+fn reclaim_unmaps_a_mapped_folio_whole() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 65);
+    complete_io(&mut m.sim);
+    let base = map(&mut m);
+    touch(&mut m, base + 100, 1, false);
+    complete_io(&mut m.sim);
+    let head = m.page(ino, 96);
+    assert_eq!(mapped(&m, base + 96, base + 128).len(), 32);
+    assert!(!m.sim.mem[head as usize].test(pg::REFERENCED));
+    let reclaim = |m: &mut M| {
+        m.sim.lru_add_drain();
+        let mut sc = ScanControl::new(4096, false, Gfp::KERNEL);
+        m.sim
+            .shrink_inactive_list(0, ROOT_MEM_CGROUP, 4096, LruList::InactiveFile, &mut sc);
+        complete_io(&mut m.sim);
+    };
+    reclaim(&mut m);
+    assert_eq!(m.page(ino, 96), head, "kept on the first look");
+    assert!(m.sim.mem[head as usize].test(pg::REFERENCED));
+    assert!(!m.sim.mem[head as usize].test(pg::ACTIVE));
+    assert_eq!(mapped(&m, base + 96, base + 128).len(), 32);
+    m.check();
+    reclaim(&mut m);
+    assert!(mapped(&m, base + 96, base + 128).is_empty());
+    for i in 96..128 {
+        assert!(matches!(m.entry(ino, i), Entry::Shadow(_)), "index {i}");
+    }
+    assert_eq!(m.sim.vmstat.get(VmItem::NrMapped), 0);
+    m.check();
+}
+
+/// A write through a shared mapping to a page of a mapped large folio splits it
+/// (do_wp_page wants an order-0 page to dirty): each page keeps its PTE, takes the
+/// cache's reference and its PTE's, and only the written page is dirty.
+#[test]
+fn a_write_fault_splits_a_mapped_folio() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 65);
+    complete_io(&mut m.sim);
+    let base = map(&mut m);
+    touch(&mut m, base + 100, 1, false);
+    touch(&mut m, base + 105, 1, true);
+    m.sim.lru_add_drain(); // the tails of a folio off the LRU wait in the CPU's batch
+    for i in 96..128 {
+        let p = m.page(ino, i);
+        let page = &m.sim.mem[p as usize];
+        assert_eq!(page.flags & (pg::HEAD | pg::TAIL), 0, "page {i} split");
+        assert_eq!(pte::pfn(pte_of(&m, base + i)), p);
+        assert_eq!(page.refcount, 2, "page {i}: the cache's and its PTE's");
+        assert_eq!(page.test(pg::DIRTY), i == 105, "page {i}");
+    }
+    m.check();
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    complete_io(&mut m.sim);
+    m.check();
+    for i in 90..130 {
+        pread(&mut m, fd, 1, i);
+    }
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+}
+
+/// munmap of a mapped large folio whose 32 PTEs are young marks it accessed once (the
+/// zap batches a folio's PTEs, folio_pte_batch): PG_referenced, not activated.
+#[test]
+fn munmap_marks_a_young_folio_accessed_once() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 65);
+    complete_io(&mut m.sim);
+    let base = map(&mut m);
+    touch(&mut m, base + 100, 1, false);
+    let head = m.page(ino, 96);
+    m.sim.lru_add_drain();
+    let before = m.sim.vmstat.get(VmItem::Pgactivate);
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    complete_io(&mut m.sim);
+    m.sim.lru_add_drain();
+    assert!(m.sim.mem[head as usize].test(pg::REFERENCED));
+    assert!(!m.sim.mem[head as usize].test(pg::ACTIVE));
+    assert_eq!(m.sim.vmstat.get(VmItem::Pgactivate), before);
+    m.check();
+}
+
 /// One operation of the random sequences.
 #[derive(Clone, Debug)]
 enum Op {
@@ -332,6 +549,10 @@ enum Op {
     Reclaim(u64),
     /// Deactivation of `n` pages of the active file list.
     Deactivate(u64),
+    /// Touch `n` pages from `index` through the shared mapping (mapped on first use).
+    Touch(u64, u64, bool),
+    /// munmap of the mapping.
+    Unmap,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -342,18 +563,22 @@ fn op() -> impl Strategy<Value = Op> {
         (0u64..256, 1u64..64).prop_map(|(i, n)| Op::DontNeed(i, n)),
         (1u64..128).prop_map(Op::Reclaim),
         (1u64..128).prop_map(Op::Deactivate),
+        (0u64..256, 1u64..40, any::<bool>()).prop_map(|(i, n, w)| Op::Touch(i, n, w)),
+        Just(Op::Unmap),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
-    /// Any sequence of reads, streams, writes, invalidations and reclaim keeps every
-    /// invariant (folio chains, LRU sizes in pages, references, free lists, memcg
-    /// charges) and the content every read sees.
+    /// Any sequence of reads, streams, writes, invalidations, reclaim and accesses through
+    /// a shared mapping keeps every invariant (folio chains, LRU sizes in pages,
+    /// references of mapped folios, mapcounts, free lists, memcg charges) and the content
+    /// every read sees.
     #[test]
     fn random_operations_keep_the_invariants_with_large_folios(ops in proptest::collection::vec(op(), 1..24)) {
         let (mut m, fd, _) = machine(true);
         let (wfd, _) = open(&mut m, "/mnt/data");
+        let mut base = None;
         for o in ops {
             match o {
                 Op::Read(i, n) => {
@@ -380,6 +605,16 @@ proptest! {
                 Op::Deactivate(n) => {
                     let mut sc = ScanControl::new(n, false, Gfp::KERNEL);
                     m.sim.shrink_active_list(0, ROOT_MEM_CGROUP, n, LruList::ActiveFile, &mut sc);
+                }
+                Op::Touch(i, n, write) => {
+                    let b = *base.get_or_insert_with(|| map(&mut m));
+                    touch(&mut m, b + i, n.min(256 - i), write);
+                }
+                Op::Unmap => {
+                    if let Some(b) = base.take() {
+                        let r = m.sim.sys_munmap(m.tid, b * PAGE_SIZE, 256 * PAGE_SIZE);
+                        prop_assert_eq!(r, Ok(OpResult::None));
+                    }
                 }
             }
             complete_io(&mut m.sim);

@@ -593,12 +593,11 @@ fn the_mmap_read_program_advises_between_passes() {
     let pages = (8 << 20) / P;
     let run = |advice: &str| {
         let sc = parse_scenario(&text(advice), "mmap-madvise", &[]).unwrap();
-        let r = common::run_sc(
-            &sc,
-            KernelEra::V6_18.features("patched").unwrap(),
-            true,
-            10_000_000,
-        );
+        // Order-0 page cache: fault-around maps 16 pages a fault (large folios are
+        // mapped a folio at a time: `large_folios::a_fault_maps_a_large_folio_whole_*`).
+        let mut f = KernelEra::V6_18.features("patched").unwrap();
+        f.large_folios = false;
+        let r = common::run_sc(&sc, f, true, 10_000_000);
         assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{advice}");
         assert!(r.oracle_violations.is_empty());
         r

@@ -1029,10 +1029,14 @@ impl Sim {
                     miss = (miss + 1).min(1000);
                     if miss <= 100 {
                         // The read-around window, centred on the fault; from v3.0 its
-                        // last quarter is the async part, its first page marked.
+                        // last quarter is the async part, its first page marked. Read in
+                        // order-0 folios, it resets the file's folio order (v6.17's
+                        // `ra->order = 0`; `large-folios`): the next async readahead of
+                        // a stream in the same file starts the ramp again.
                         ra.start = index.saturating_sub(rap / 2);
                         ra.size = rap;
                         ra.async_size = if marker_rule { rap / 4 } else { 0 };
+                        ra.order = 0;
                         self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size);
                     }
                 }

@@ -152,13 +152,7 @@ impl Sim {
             ra.async_size = ra.size;
         } else if offset != 0 && hit_marker {
             // Interleaved or context readahead: restart after the next hole.
-            let mut start = offset + 1;
-            while start <= offset + max {
-                if !matches!(self.inode(ino).mapping.tree.lookup(start), Entry::Page(_)) {
-                    break;
-                }
-                start += 1;
-            }
+            let start = self.page_cache_next_miss(ino, offset + 1, max);
             if start - offset > max {
                 return 0;
             }
@@ -423,6 +417,39 @@ impl Sim {
         }
         self.ClearPageReadahead(pfn);
         self.ondemand_readahead(ino, ra, true, offset, req);
+    }
+
+    /// page_cache_next_miss: the first index from `index` whose slot holds no page (a hole
+    /// or a shadow entry), looking at `max_scan` slots; `index + max_scan` if none. The
+    /// kernel walks the xarray with xas_next, whose first step (xas_load) lands on the
+    /// first slot of a large folio holding `index`: each later step then looks at the slot
+    /// that far behind the index it reports, until the walk crosses into the next node of
+    /// 64 slots, which puts it back in step (the slots it skips there are not looked at).
+    /// So from inside a large folio a run of `max_scan` cached pages is found one short of
+    /// a miss at its end, and async readahead of interleaved streams gives up. (A folio of
+    /// order 6 or more, stored above the leaves, is looked at in step.)
+    pub(crate) fn page_cache_next_miss(&self, ino: u32, index: u64, max_scan: u64) -> u64 {
+        let tree = &self.inode(ino).mapping.tree;
+        let present = |i: u64| matches!(tree.lookup(i), Entry::Page(_));
+        let mut slot = match tree.lookup(index) {
+            Entry::Page(p) => {
+                let head = self.folio_head(p);
+                if self.folio_nr_pages(head) < crate::mm::radix_tree::RADIX_TREE_MAP_SIZE as u64 {
+                    self.mem[head as usize].index
+                } else {
+                    index
+                }
+            }
+            _ => return index,
+        };
+        for n in 1..max_scan {
+            let i = index + n;
+            slot = if slot % 64 == 63 { i } else { slot + 1 };
+            if !present(slot) {
+                return i;
+            }
+        }
+        index + max_scan
     }
 
     /// __do_page_cache_readahead: allocate the missing pages of [offset, offset+nr) within

@@ -534,6 +534,56 @@ fn munmap_marks_a_young_folio_accessed_once() {
     m.check();
 }
 
+/// Async readahead of a stream interleaved with random reads through one mapping, as
+/// Linux 6.18.44 did it (tracefs `mm_filemap_fault` / `mm_filemap_add_to_page_cache` on the
+/// VM, ext4, 128 KiB readahead: a 64 KiB scan with one random read between its requests).
+/// The scan's first fault reads around it, order 0 ([240, 272)); the marker at 264 pushes
+/// the window to [272, 304) in order-2 folios. A random read elsewhere reads around it and
+/// leaves the file's readahead state (start, size, order 0) there, so the next marker hit
+/// (272) is an "interleaved" one: page_cache_next_miss from 273 starts inside the order-2
+/// folio, its xarray walk trails the indices it reports by one, finds the 32 cached slots
+/// [272, 304) and reports none before 305 — one more than the window — and no readahead
+/// is started. The scan then misses at 304 (read around: order 0, [304, 320)), whose
+/// marker (312) starts the ramp again: [320, 352) in order-2 folios, and the hit at 320
+/// reads [352, 384) in order-4 ones (the VM: the same folios at the same offsets).
+#[test]
+fn an_interleaved_marker_hit_inside_a_large_folio_reads_nothing_ahead() {
+    let text = unit_machine_toml(
+        "lf",
+        "64MiB",
+        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+    ) + &common::file_toml("/mnt/data", 512 * PAGE_SIZE, true);
+    let mut m = M::new(&text, features(true));
+    let (_, ino) = open(&mut m, "/mnt/data");
+    let base = mmap_at(
+        &mut m.sim,
+        m.tid,
+        Some("/mnt/data"),
+        512 * PAGE_SIZE,
+        0,
+        1,
+        true,
+    ) / PAGE_SIZE;
+    assert_eq!(base % 512, 0, "the mapping starts a page table");
+    touch(&mut m, base + 256, 16, false);
+    touch(&mut m, base + 20, 1, false); // the random read elsewhere
+    for i in [272, 288, 304, 320] {
+        touch(&mut m, base + i, 16, false);
+    }
+    complete_io(&mut m.sim);
+    let mut want: Vec<(u64, u32)> = (240..272).map(|i| (i, 0)).collect();
+    want.extend((272..304).step_by(4).map(|i| (i, 2)));
+    want.extend((304..320).map(|i| (i, 0)));
+    want.extend((320..352).step_by(4).map(|i| (i, 2)));
+    want.extend([(352, 4), (368, 4)]); // the last request's marker hit at 320
+    let got: Vec<(u64, u32)> = folios(&m, ino, 512)
+        .into_iter()
+        .filter(|&(i, _)| i >= 240)
+        .collect();
+    assert_eq!(got, want);
+    m.check();
+}
+
 /// One operation of the random sequences.
 #[derive(Clone, Debug)]
 enum Op {

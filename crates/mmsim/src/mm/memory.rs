@@ -777,8 +777,13 @@ impl Sim {
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
         let head = self.folio_head(pfn);
-        let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
-        match self.whole_folio_vpn(vma, head, vpn, index, size_pages) {
+        let whole = if self.mem[head as usize].flags & pg::HEAD != 0 {
+            let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
+            self.whole_folio_vpn(vma, head, vpn, index, size_pages)
+        } else {
+            None
+        };
+        match whole {
             // finish_fault (v6.18): the folio's every page, if none of its PTEs is set; the
             // fault's reference is the faulting page's PTE's, each other page takes one.
             Some(first) if self.pte_range_none(mm, first, self.folio_nr_pages(head)) => {
@@ -885,7 +890,12 @@ impl Sim {
             let counts = !(self.features.mmap_miss_workingset && pg_.test(pg::WORKINGSET));
             // v6.18 (`map-entire-folio`): the whole folio, not just the window's part,
             // within the file's last page (file_end = DIV_ROUND_UP(i_size) − 1).
-            if let Some(first) = self.whole_folio_vpn(vma, head, v, index, size_pages - 1) {
+            let whole = if pg_.flags & pg::HEAD != 0 {
+                self.whole_folio_vpn(vma, head, v, index, size_pages - 1)
+            } else {
+                None
+            };
+            if let Some(first) = whole {
                 let nr = self.folio_nr_pages(head);
                 let mut frames = self.take_pfn_buf();
                 frames.push(head);

@@ -272,6 +272,7 @@ impl Sim {
 
     /// folio_referenced_one for the PTE at `vpn` of `mm` that may map `pfn`: clear its
     /// young bit and say whether the reference counts (and with which vm_flags).
+    #[inline]
     fn referenced_pte(
         &mut self,
         pfn: Pfn,

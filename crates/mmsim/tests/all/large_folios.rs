@@ -437,17 +437,24 @@ fn folio_referenced_counts_each_mapping_once() {
     m.check();
 }
 
-/// Reclaim of a mapped large folio: the first look finds its PTEs young (one mapping:
-/// kept, PG_referenced), the second unmaps every page and evicts the folio whole, a
-/// shadow at each index. The folio [96, 128) was read ahead and never read.
-#[test]
-fn reclaim_unmaps_a_mapped_folio_whole() {
+/// The order-5 folio [96, 128), read ahead and never read, mapped whole by a read fault
+/// in a shared mapping of the file: (machine, fd, inode, the mapping's first page).
+fn mapped_folio_at_96() -> (M, u32, u32, u64) {
     let (mut m, fd, ino) = machine(true);
     stream(&mut m, fd, 65);
     complete_io(&mut m.sim);
     let base = map(&mut m);
     touch(&mut m, base + 100, 1, false);
     complete_io(&mut m.sim);
+    (m, fd, ino, base)
+}
+
+/// Reclaim of a mapped large folio: the first look finds its PTEs young (one mapping:
+/// kept, PG_referenced), the second unmaps every page and evicts the folio whole, a
+/// shadow at each index. The folio [96, 128) was read ahead and never read.
+#[test]
+fn reclaim_unmaps_a_mapped_folio_whole() {
+    let (mut m, _, ino, base) = mapped_folio_at_96();
     let head = m.page(ino, 96);
     assert_eq!(mapped(&m, base + 96, base + 128).len(), 32);
     assert!(!m.sim.mem[head as usize].test(pg::REFERENCED));
@@ -478,11 +485,7 @@ fn reclaim_unmaps_a_mapped_folio_whole() {
 /// cache's reference and its PTE's, and only the written page is dirty.
 #[test]
 fn a_write_fault_splits_a_mapped_folio() {
-    let (mut m, fd, ino) = machine(true);
-    stream(&mut m, fd, 65);
-    complete_io(&mut m.sim);
-    let base = map(&mut m);
-    touch(&mut m, base + 100, 1, false);
+    let (mut m, fd, ino, base) = mapped_folio_at_96();
     touch(&mut m, base + 105, 1, true);
     m.sim.lru_add_drain(); // the tails of a folio off the LRU wait in the CPU's batch
     for i in 96..128 {
@@ -514,11 +517,7 @@ fn a_write_fault_splits_a_mapped_folio() {
 /// zap batches a folio's PTEs, folio_pte_batch): PG_referenced, not activated.
 #[test]
 fn munmap_marks_a_young_folio_accessed_once() {
-    let (mut m, fd, ino) = machine(true);
-    stream(&mut m, fd, 65);
-    complete_io(&mut m.sim);
-    let base = map(&mut m);
-    touch(&mut m, base + 100, 1, false);
+    let (mut m, _, ino, base) = mapped_folio_at_96();
     let head = m.page(ino, 96);
     m.sim.lru_add_drain();
     let before = m.sim.vmstat.get(VmItem::Pgactivate);

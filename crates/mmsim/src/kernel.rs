@@ -286,6 +286,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: support madvise(MADV_FREE)",
     },
     Rule {
+        feature: "no-double-slab-pressure",
+        since: KernelEra::V6_1,
+        version: "5.3",
+        commit: "mm: vmscan: remove double slab pressure by inc'ing sc->nr_scanned",
+    },
+    Rule {
         feature: "swap-sync-io-bypass",
         since: KernelEra::V6_1,
         version: "4.15",

@@ -106,6 +106,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "readahead-natural-boundary",
     "large-folios",
     "map-entire-folio",
+    "no-double-slab-pressure",
     "fadvise-random-fmode",
     "invalidate-deactivate",
     "fadvise-drain-all",

@@ -224,6 +224,11 @@ pub struct Features {
     /// file's size. Off (with `large-folios`): fault-around maps the pages of its window,
     /// a fault the one page.
     pub map_entire_folio: bool,
+    /// shrink_page_list counts a page once in sc->nr_scanned (v5.3, "mm: vmscan: remove
+    /// double slab pressure by inc'ing sc->nr_scanned"). Off (before): a mapped or
+    /// swap-cache page counts twice ("Double the slab pressure for mapped and swapcache
+    /// pages"), which kswapd's priority and the writeback throttle read.
+    pub no_double_slab_pressure: bool,
     /// POSIX_FADV_RANDOM sets FMODE_RANDOM on the file (v2.6.33, "readahead: introduce
     /// FMODE_RANDOM for POSIX_FADV_RANDOM"): a cache miss reads just the pages the read
     /// asks for (force_page_cache_ra), with no window. Off: the advice sets the file's
@@ -535,6 +540,7 @@ impl Features {
             readahead_natural_boundary: false,
             large_folios: false,
             map_entire_folio: false,
+            no_double_slab_pressure: false,
             fadvise_random_fmode: true,
             invalidate_deactivate: true,
             fadvise_drain_all: true,
@@ -654,6 +660,7 @@ impl Features {
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
             "large-folios" => self.large_folios = on,
             "map-entire-folio" => self.map_entire_folio = on,
+            "no-double-slab-pressure" => self.no_double_slab_pressure = on,
             "fadvise-random-fmode" => self.fadvise_random_fmode = on,
             "invalidate-deactivate" => self.invalidate_deactivate = on,
             "fadvise-drain-all" => self.fadvise_drain_all = on,
@@ -755,6 +762,7 @@ impl Features {
             "readahead-natural-boundary" => self.readahead_natural_boundary,
             "large-folios" => self.large_folios,
             "map-entire-folio" => self.map_entire_folio,
+            "no-double-slab-pressure" => self.no_double_slab_pressure,
             "fadvise-random-fmode" => self.fadvise_random_fmode,
             "invalidate-deactivate" => self.invalidate_deactivate,
             "fadvise-drain-all" => self.fadvise_drain_all,

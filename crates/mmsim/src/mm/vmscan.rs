@@ -1112,8 +1112,10 @@ impl Sim {
                 continue;
             }
             let p = &self.mem[pfn as usize];
-            if p.test(pg::SWAPCACHE) || self.folio_mapped(pfn) {
-                sc.nr_scanned += 1; // mapped pages count twice
+            if !self.features.no_double_slab_pressure
+                && (p.test(pg::SWAPCACHE) || self.folio_mapped(pfn))
+            {
+                sc.nr_scanned += 1; // mapped pages count twice (before v5.3)
             }
             if p.flags & (pg::UNEVICTABLE | pg::MLOCKED) != 0 {
                 // !page_evictable: back it goes (to the unevictable list, putback_one).

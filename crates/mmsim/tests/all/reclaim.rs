@@ -285,3 +285,54 @@ fn only_file_pages_under_writeback_make_reclaim_congested() {
     assert_eq!((anon.dirty, anon.congested), (0, 0), "{anon:?}");
     assert!(!anon_congested);
 }
+
+/// shrink_page_list's sc->nr_scanned: 16 mapped page-cache pages whose PTEs are young
+/// (kept, not freed) count 16 from v5.3 (`no-double-slab-pressure`), 32 before ("Double
+/// the slab pressure for mapped and swapcache pages"); the same 16 pages cached but
+/// unmapped (munmap) count 16 in both.
+#[test]
+fn a_mapped_page_counts_once_in_nr_scanned_from_5_3() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    use mmsim::mm::node::LruList;
+    use mmsim::mm::page::PAGE_SIZE;
+    use mmsim::mm::page_alloc::Gfp;
+    use mmsim::mm::vmscan::ScanControl;
+    let scanned = |era: KernelEra, map: bool| {
+        let text = common::unit_machine_toml(
+            "scan-count",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/f", 16 * PAGE_SIZE, true);
+        let mut f = era.features("patched").expect("preset");
+        f.large_folios = false;
+        let mut m = common::UnitMachine::new(&text, f);
+        let tid = m.tid;
+        let addr = common::mmap_at(&mut m.sim, tid, Some("/mnt/f"), 16 * PAGE_SIZE, 0, 1, true);
+        for _ in 0..1000 {
+            if common::touch_pages(&mut m.sim, 0, tid, addr, 16, false).is_ok() {
+                break;
+            }
+            common::complete_io(&mut m.sim);
+        }
+        common::complete_io(&mut m.sim);
+        if !map {
+            // Still cached, no longer mapped.
+            let r = m.sim.sys_munmap(tid, addr, 16 * PAGE_SIZE);
+            assert_eq!(r, Ok(mmsim::workload::OpResult::None));
+        }
+        m.sim.lru_add_drain();
+        let mut sc = ScanControl::new(16, false, Gfp::KERNEL);
+        m.sim
+            .shrink_inactive_list(0, ROOT_MEM_CGROUP, 16, LruList::InactiveFile, &mut sc);
+        sc.nr_scanned
+    };
+    for (era, mapped, unmapped) in [
+        (KernelEra::V4_14, 32, 16),
+        (KernelEra::V6_1, 16, 16),
+        (KernelEra::V6_18, 16, 16),
+    ] {
+        assert_eq!(scanned(era, true), mapped, "{era:?} mapped");
+        assert_eq!(scanned(era, false), unmapped, "{era:?} unmapped");
+    }
+}

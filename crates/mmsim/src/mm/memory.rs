@@ -787,16 +787,7 @@ impl Sim {
             // finish_fault (v6.18): the folio's every page, if none of its PTEs is set; the
             // fault's reference is the faulting page's PTE's, each other page takes one.
             Some(first) if self.pte_range_none(mm, first, self.folio_nr_pages(head)) => {
-                let mut frames = self.take_pfn_buf();
-                frames.push(head);
-                self.folio_tails(head, &mut frames);
-                for (k, &f) in frames.iter().enumerate() {
-                    if f != pfn {
-                        self.get_page(f);
-                    }
-                    self.map_file_page(mm, first + k as u64, f, (false, false), vma.flags);
-                }
-                self.give_pfn_buf(frames);
+                self.map_folio_pages(mm, first, head, vma.flags, Some(pfn));
             }
             _ => self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags),
         }
@@ -896,21 +887,10 @@ impl Sim {
                 None
             };
             if let Some(first) = whole {
+                let mapped = self.map_folio_pages(mm, first, head, vma.flags, None);
+                hits += mapped * u32::from(counts);
                 let nr = self.folio_nr_pages(head);
-                let mut frames = self.take_pfn_buf();
-                frames.push(head);
-                self.folio_tails(head, &mut frames);
-                for (k, &f) in frames.iter().enumerate() {
-                    let vk = first + k as u64;
-                    if self.mm(mm).pgtable.get(vk) != 0 {
-                        continue;
-                    }
-                    hits += u32::from(counts);
-                    self.get_page(f);
-                    self.map_file_page(mm, vk, f, (false, false), vma.flags);
-                    mapped_fault |= vk == vpn;
-                }
-                self.give_pfn_buf(frames);
+                mapped_fault |= (first..first + nr).contains(&vpn);
                 v = first + nr;
                 continue;
             }
@@ -925,6 +905,36 @@ impl Sim {
             v.mmap_miss = v.mmap_miss.saturating_sub(hits);
         }
         mapped_fault
+    }
+
+    /// set_pte_range over a large folio mapped whole from virtual page `first`: each page
+    /// whose PTE is not set gets a read-only, young one and a reference of the folio,
+    /// except `held`, whose reference the caller took. Returns the pages mapped.
+    fn map_folio_pages(
+        &mut self,
+        mm: u32,
+        first: u64,
+        head: Pfn,
+        vm_flags: u64,
+        held: Option<Pfn>,
+    ) -> u32 {
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        let mut mapped = 0;
+        for (k, &f) in frames.iter().enumerate() {
+            let v = first + k as u64;
+            if self.mm(mm).pgtable.get(v) != 0 {
+                continue;
+            }
+            if held != Some(f) {
+                self.get_page(f);
+            }
+            self.map_file_page(mm, v, f, (false, false), vm_flags);
+            mapped += 1;
+        }
+        self.give_pfn_buf(frames);
+        mapped
     }
 
     /// pte_range_none: no PTE is set in `[first, first + nr)` of `mm`.

@@ -202,10 +202,24 @@ pub const RULES: &[Rule] = &[
         commit: "mm/swap.c: flush lru pvecs on compound page arrival",
     },
     Rule {
+        // Merged in 4.2 for the unified hierarchy, a development flag until 4.5: the 4.2
+        // era's memory controller is cgroup v1's.
+        feature: "cgroup-writeback",
+        since: KernelEra::V4_14,
+        version: "4.2",
+        commit: "writeback: implement memcg wb_domain",
+    },
+    Rule {
         feature: "read-only-activation",
         since: KernelEra::V4_14,
         version: "4.7",
         commit: "mm: filemap: only do access activations on reads",
+    },
+    Rule {
+        feature: "read-only-refault",
+        since: KernelEra::V4_14,
+        version: "4.7",
+        commit: "mm: workingset: only do workingset activations on reads",
     },
     Rule {
         feature: "kswapd-failures",
@@ -380,6 +394,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::V6_1,
         version: "5.11",
         commit: "mm/lru: replace pgdat lru_lock with lruvec lock",
+    },
+    Rule {
+        feature: "memcg-v1-dirty-throttle",
+        since: KernelEra::V6_1,
+        version: "6.1",
+        commit: "mm/cgroup/reclaim: fix dirty pages throttling on cgroup v1",
     },
     Rule {
         feature: "reclaim-throttle",

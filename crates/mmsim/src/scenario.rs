@@ -64,6 +64,9 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "dirty-seen-twice",
     "vmscan-kick-flushers",
     "read-only-activation",
+    "read-only-refault",
+    "cgroup-writeback",
+    "memcg-v1-dirty-throttle",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",
@@ -173,6 +176,13 @@ pub struct Scenario {
     pub mglru: Option<crate::mm::lru_gen::MglruConfig>,
     /// Memory cgroups (`[[cgroups]]`), parents before children.
     pub cgroups: Vec<CgroupSpec>,
+    /// The memory controller is on the legacy hierarchy (`cgroup_version = 1`; default 2,
+    /// the unified one): cgroup_subsys_on_dfl(memory_cgrp_subsys) is false, so there is no
+    /// cgroup writeback (every inode is written by its device's root wb and
+    /// balance_dirty_pages knows only the global domain) and limit reclaim is not
+    /// "writeback throttling sane" (it waits on pages under writeback it marked before,
+    /// and from 6.1 throttles when every page it isolated is dirty and unqueued).
+    pub cgroup_v1: bool,
     /// The vm sysctls (`[vm]`; the kernel's defaults when absent).
     pub vm: VmSysctl,
 }
@@ -1763,6 +1773,7 @@ const ROOT_KEYS: &[&str] = &[
     "tasks",
     "kernel",
     "cgroups",
+    "cgroup_version",
     "policy",
     "mglru",
     "vm",
@@ -2117,6 +2128,17 @@ fn read_kernel(root: &View<'_>) -> Result<Option<crate::kernel::KernelEra>, Scen
         .map_err(|why| loc.err(why))
 }
 
+/// The `[[cgroups]]` keys that only cgroup v2 has.
+const V2_ONLY_CGROUP_KEYS: &[&str] = &[
+    "memory_high",
+    "memory_low",
+    "memory_min",
+    "swap_max",
+    "swap_high",
+    "zswap_max",
+    "zswap_writeback",
+    "oom_group",
+];
 const CGROUP_KEYS: &[&str] = &[
     "name",
     "memory_max",
@@ -2179,12 +2201,26 @@ fn newer_file(
     ))
 }
 
+/// `cgroup_version = 1 | 2` (default 2): whether the memory controller is on the legacy
+/// hierarchy (true for 1).
+fn read_cgroup_version(root: &View<'_>) -> Result<bool, ScenarioError> {
+    match root.opt("cgroup_version", want_u64)? {
+        None | Some((2, _)) => Ok(false),
+        Some((1, _)) => Ok(true),
+        Some((v, loc)) => Err(loc.err(format!(
+            "cgroup_version {v}: must be 1 (the memory controller on the legacy hierarchy) or 2 \
+             (the unified hierarchy, the default)"
+        ))),
+    }
+}
+
 /// `[[cgroups]]`: memory cgroups with cgroup v2 limits, each parent declared before its
-/// children.
+/// children. With `cgroup_version = 1` only memory_max (memory.limit_in_bytes) exists.
 fn read_cgroups(
     root: &View<'_>,
     ram: u64,
     kernel: Option<crate::kernel::KernelEra>,
+    cgroup_v1: bool,
 ) -> Result<Vec<CgroupSpec>, ScenarioError> {
     let mut cgroups: Vec<CgroupSpec> = Vec::new();
     let Some((views, _)) = root.tables("cgroups")? else {
@@ -2192,6 +2228,20 @@ fn read_cgroups(
     };
     for g in views {
         g.deny_unknown(CGROUP_KEYS)?;
+        if cgroup_v1 {
+            // The legacy hierarchy's files: memory.limit_in_bytes is memory_max; the
+            // others are cgroup v2's (v1's soft limit and memsw limit are not modelled).
+            for key in V2_ONLY_CGROUP_KEYS {
+                if let Some((_, loc)) = g.get(key) {
+                    return Err(loc.err(format!(
+                        "{key} is a cgroup v2 file, and this scenario sets cgroup_version = 1 \
+                         (the legacy hierarchy has memory.limit_in_bytes, which is memory_max, \
+                         and none of memory.high, memory.low, memory.min, memory.swap.*, \
+                         memory.zswap.* or memory.oom.group)"
+                    )));
+                }
+            }
+        }
         let (name, name_loc) =
             g.req("name", "the cgroup's path, e.g. \"a\" or \"a/b\"", want_str)?;
         if name.starts_with('/') || name.ends_with('/') {
@@ -2428,7 +2478,8 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let (policy, mglru) = read_policy(&root, kernel)?;
     let vm = read_vm(&root, kernel)?;
     let swap = read_swap(&root, total_memory_bytes)?;
-    let cgroups = read_cgroups(&root, total_memory_bytes, kernel)?;
+    let cgroup_v1 = read_cgroup_version(&root)?;
+    let cgroups = read_cgroups(&root, total_memory_bytes, kernel, cgroup_v1)?;
     let env0 = Env {
         total_memory_bytes,
         seed,
@@ -2465,6 +2516,7 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
         tasks,
         kernel,
         cgroups,
+        cgroup_v1,
         policy,
         mglru,
         vm,

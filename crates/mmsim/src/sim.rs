@@ -159,6 +159,25 @@ pub struct Features {
     /// and a page written twice is activated. The write path's own mark_page_accessed of
     /// the code before accessed-init (the vanilla preset) is not touched by the commit.
     pub read_only_activation: bool,
+    /// A page added to the page cache for a write (__GFP_WRITE: write_begin on a
+    /// dirty-accounted mapping) consumes the shadow entry at its index without a refault
+    /// (v4.7, "mm: workingset: only do workingset activations on reads"): no
+    /// workingset_refault — neither counted nor activated — since data about to be
+    /// overwritten is no reason to evict the workingset. Off (3.15–4.6): a rewritten
+    /// evicted page is a refault like a read one.
+    pub read_only_refault: bool,
+    /// Cgroup writeback (v4.2, "writeback: implement memcg wb_domain" and the rest of
+    /// Tejun Heo's cgroup writeback series): on the unified hierarchy a memory cgroup's
+    /// dirty pages are written by its own bdi_writeback and its writers are held to its
+    /// own writeback domain (balance_dirty_pages' mdtc), and its limit reclaim is
+    /// "writeback throttling sane". Off (before 4.2, as on cgroup v1 in every era): every
+    /// page is written by the device's root wb, only the global domain throttles, and
+    /// limit reclaim waits on the writeback of pages it tagged before.
+    pub cgroup_writeback: bool,
+    /// Limit reclaim on the legacy hierarchy that isolated only dirty pages not queued
+    /// for IO is throttled (reclaim_throttle, VMSCAN_THROTTLE_WRITEBACK) after waking the
+    /// flushers (v6.1, "mm/cgroup/reclaim: fix dirty pages throttling on cgroup v1").
+    pub memcg_v1_dirty_throttle: bool,
     /// Reclaim never writes a dirty filesystem page (v6.16, "fs: Remove aops->writepage";
     /// xfs since v5.16, ext4 since v6.3): kswapd's pageout() of a dirty file page found
     /// under PGDAT_DIRTY returns PAGE_ACTIVATE and the page is activated, left to the
@@ -528,6 +547,9 @@ impl Features {
             kswapd_failures: false,
             read_accessed_folio: false,
             read_only_activation: false,
+            read_only_refault: false,
+            cgroup_writeback: false,
+            memcg_v1_dirty_throttle: false,
             no_reclaim_file_writeback: false,
             dirty_seen_twice: false,
             vmscan_kick_flushers: false,
@@ -648,6 +670,9 @@ impl Features {
             "kswapd-failures" => self.kswapd_failures = on,
             "read-accessed-folio" => self.read_accessed_folio = on,
             "read-only-activation" => self.read_only_activation = on,
+            "read-only-refault" => self.read_only_refault = on,
+            "cgroup-writeback" => self.cgroup_writeback = on,
+            "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
             "dirty-seen-twice" => self.dirty_seen_twice = on,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers = on,
@@ -750,6 +775,9 @@ impl Features {
             "kswapd-failures" => self.kswapd_failures,
             "read-accessed-folio" => self.read_accessed_folio,
             "read-only-activation" => self.read_only_activation,
+            "read-only-refault" => self.read_only_refault,
+            "cgroup-writeback" => self.cgroup_writeback,
+            "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
             "dirty-seen-twice" => self.dirty_seen_twice,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers,
@@ -948,6 +976,13 @@ pub struct Sim {
     pub mglru: crate::mm::lru_gen::MglruConfig,
     /// The /proc/sys/vm tunables (`[vm]`).
     pub vm: crate::scenario::VmSysctl,
+    /// The memory controller is on cgroup v1's legacy hierarchy (`cgroup_version = 1`):
+    /// no cgroup writeback, limit reclaim not writeback-throttling sane.
+    pub cgroup_v1: bool,
+    /// A wait that memcg limit reclaim on the legacy hierarchy left for the charging task
+    /// (shrink_folio_list's folio_wait_writeback, or reclaim_throttle of
+    /// VMSCAN_THROTTLE_WRITEBACK on a node), taken by try_charge after the pass.
+    pub memcg_reclaim_wait: Option<crate::mm::vmscan::ReclaimWait>,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,
     /// The running reclaimer has an mm walk (kswapd, or aging ran): the rmap look-around
@@ -1341,6 +1376,8 @@ impl Sim {
             ops: policy.ops(),
             mglru: sc.mglru.clone().unwrap_or_default(),
             vm: sc.vm,
+            cgroup_v1: sc.cgroup_v1,
+            memcg_reclaim_wait: None,
             memcg_lru,
             lru_gen_walk_active: false,
             lru_gen_in_fault: false,

@@ -594,8 +594,16 @@ pub fn generate(seed: u64) -> SwarmCase {
         }
     }
     if let Some(cg) = &cgroups {
+        if cg.v1 {
+            t.insert_str(kernel_at, "cgroup_version = 1\n");
+        }
         t.push_str(&cg.toml);
-        let _ = write!(sum, "; cgroups {}", cg.summary.join(", "));
+        let _ = write!(
+            sum,
+            "; cgroups{} {}",
+            if cg.v1 { " (v1)" } else { "" },
+            cg.summary.join(", ")
+        );
         // From the last task back, so the earlier offsets stay valid; each task's keys go
         // in at its end.
         for (i, end) in task_ends.iter().enumerate().rev() {
@@ -696,7 +704,10 @@ pub fn generate(seed: u64) -> SwarmCase {
                 sum,
                 "; zswap ({comp}, ratio {ratio}, pool {pool}%, accept {accept}%"
             );
-            if zs.gen_bool(1.0 / 3.0) {
+            // (The cgroups' zswap files are cgroup v2's: a v1 case draws them and goes
+            // without.)
+            let v1 = cgroups.as_ref().is_some_and(|c| c.v1);
+            if zs.gen_bool(1.0 / 3.0) && !v1 {
                 let kib = 16 << zs.gen_range(0..=6);
                 t = t.replace(
                     "\n[[cgroups]]\n",
@@ -1067,6 +1078,8 @@ struct CaseCgroups {
     names: Vec<String>,
     /// Per task: its oom_score_adj, if it sets one.
     oom_score_adj: Vec<Option<i16>>,
+    /// The memory controller is on cgroup v1's legacy hierarchy (`cgroup_version = 1`).
+    v1: bool,
 }
 
 /// Draws a case's memory cgroups (None in half of the cases): 1–3 cgroups, the second a
@@ -1085,6 +1098,10 @@ struct CaseCgroups {
 ///   oom_score_adj in 1/4 (-1000, -500, -1, 1, 500 or 1000), both from a third generator
 ///   of their own (the rest of the case is as before they existed);
 ///
+/// In 1/4 of the cases (a generator of its own) the memory controller is on cgroup v1's
+/// legacy hierarchy: only memory.max is written (the other limits are drawn, and left
+/// out);
+///
 /// and each of the `nr_tasks` tasks in one of them or in the root, uniformly. Sizes are
 /// whole pages, written in KiB. Every limit is at most RAM and memory.min at most
 /// memory.max, as the scenario's validation requires.
@@ -1101,6 +1118,8 @@ fn draw_cgroups(
     let mut side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5357_4150_4849_4748);
     // memory.oom.group and oom_score_adj come from a generator of their own too.
     let mut oom_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4f4f_4d5f_4752_4f55);
+    // The hierarchy too (the rest of the case is as before cgroup v1 was modelled).
+    let v1 = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4347_5250_5631_4c47).gen_bool(0.25);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -1130,32 +1149,42 @@ fn draw_cgroups(
         let cap = max.unwrap_or(ram_pages);
         if rng.gen_bool(1.0 / 3.0) {
             let p = rng.gen_range(ram_pages / 16..=cap);
-            let _ = writeln!(toml, "memory_high = \"{}KiB\"", p * 4);
-            lim.push(format!("high {}KiB", p * 4));
+            if !v1 {
+                let _ = writeln!(toml, "memory_high = \"{}KiB\"", p * 4);
+                lim.push(format!("high {}KiB", p * 4));
+            }
         }
         if rng.gen_bool(1.0 / 3.0) {
             let p = rng.gen_range(0..=cap / 2);
-            let _ = writeln!(toml, "memory_low = \"{}KiB\"", p * 4);
-            lim.push(format!("low {}KiB", p * 4));
+            if !v1 {
+                let _ = writeln!(toml, "memory_low = \"{}KiB\"", p * 4);
+                lim.push(format!("low {}KiB", p * 4));
+            }
         }
         if rng.gen_bool(0.25) {
             let p = rng.gen_range(0..=(cap / 4).min(ram_pages / 8));
-            let _ = writeln!(toml, "memory_min = \"{}KiB\"", p * 4);
-            lim.push(format!("min {}KiB", p * 4));
+            if !v1 {
+                let _ = writeln!(toml, "memory_min = \"{}KiB\"", p * 4);
+                lim.push(format!("min {}KiB", p * 4));
+            }
         }
         if let Some(smib) = swap_mib {
             if rng.gen_bool(1.0 / 3.0) {
                 let p = rng.gen_range(0..=smib << 8);
-                let _ = writeln!(toml, "swap_max = \"{}KiB\"", p * 4);
-                lim.push(format!("swap {}KiB", p * 4));
+                if !v1 {
+                    let _ = writeln!(toml, "swap_max = \"{}KiB\"", p * 4);
+                    lim.push(format!("swap {}KiB", p * 4));
+                }
             }
             if era >= crate::scenario::SWAP_HIGH_SINCE && side.gen_bool(0.25) {
                 let p = side.gen_range(0..=smib << 8);
-                let _ = writeln!(toml, "swap_high = \"{}KiB\"", p * 4);
-                lim.push(format!("swap.high {}KiB", p * 4));
+                if !v1 {
+                    let _ = writeln!(toml, "swap_high = \"{}KiB\"", p * 4);
+                    lim.push(format!("swap.high {}KiB", p * 4));
+                }
             }
         }
-        if era >= crate::scenario::OOM_GROUP_SINCE && oom_side.gen_bool(0.25) {
+        if era >= crate::scenario::OOM_GROUP_SINCE && oom_side.gen_bool(0.25) && !v1 {
             toml.push_str("oom_group = true\n");
             lim.push("oom.group".to_string());
         }
@@ -1186,6 +1215,7 @@ fn draw_cgroups(
         explicit_root,
         names: names[..n].iter().map(|s| s.to_string()).collect(),
         oom_score_adj,
+        v1,
     })
 }
 

@@ -261,12 +261,32 @@ impl Sim {
         self.fss[inode.fs].device
     }
 
+    /// The memory cgroup whose wb writes what `memcg` dirties: itself with cgroup
+    /// writeback; else the root (inode_to_wb is the bdi's root wb when the memory
+    /// controller is not on the default hierarchy, and before 4.2).
+    #[inline]
+    pub(crate) fn wb_memcg(&self, memcg: MemcgId) -> MemcgId {
+        if self.cgroup_writeback() {
+            memcg
+        } else {
+            ROOT_MEM_CGROUP
+        }
+    }
+
+    /// Cgroup writeback (v4.2, rule `cgroup-writeback`) on the unified hierarchy: each
+    /// memory cgroup's dirty pages are written by its own wb and held to its own writeback
+    /// domain. Not on cgroup v1's legacy hierarchy (`cgroup_version = 1`).
+    #[inline]
+    pub fn cgroup_writeback(&self) -> bool {
+        self.features.cgroup_writeback && !self.cgroup_v1
+    }
+
     /// The wb page `pfn` of `ino` is accounted to (its memory cgroup's on its inode's
     /// device), if the inode's pages are dirty-accounted.
     fn page_wb(&mut self, pfn: Pfn, ino: u32) -> Option<&mut Wb> {
         let dev = self.wb_dev_of(ino)?;
         let now = jiffies(self.now());
-        let memcg = self.mem[pfn as usize].memcg;
+        let memcg = self.wb_memcg(self.mem[pfn as usize].memcg);
         Some(self.dirty_throttle.wb_mut(memcg, dev, now))
     }
 
@@ -309,7 +329,7 @@ impl Sim {
         };
         let now = jiffies(self.now());
         let period = now / VM_COMPLETIONS_PERIOD_LEN;
-        let memcg = self.mem[pfn as usize].memcg;
+        let memcg = self.wb_memcg(self.mem[pfn as usize].memcg);
         let dt = &mut self.dirty_throttle;
         let w = dt.wb_mut(memcg, dev, now);
         w.writeback -= 1;
@@ -358,7 +378,7 @@ impl Sim {
     pub(crate) fn balance_dirty_pages_io_less(&mut self, ino: u32) -> Option<Ps> {
         let dev = self.wb_dev_of(ino)?;
         let tid = self.cur.task?;
-        let memcg = self.current_memcg();
+        let memcg = self.wb_memcg(self.current_memcg());
         let now = jiffies(self.now());
         let pending = std::mem::take(&mut self.tasks[tid].bdp_pending);
         let exceeded = self

@@ -205,7 +205,7 @@ impl Sim {
         if kick {
             pause = dirty > limit;
         }
-        let memcg = self.current_memcg();
+        let memcg = self.wb_memcg(self.current_memcg());
         if memcg != crate::mm::memcontrol::ROOT_MEM_CGROUP {
             let (m_dirty, m_bg, m_limit) = self.memcg_dirty_domain(memcg);
             if m_dirty > m_bg {
@@ -227,12 +227,13 @@ impl Sim {
     }
 
     /// A memcg writeback domain above its background threshold (wb_over_bg_thresh of a
-    /// cgroup's wb): the flusher keeps writing.
+    /// cgroup's wb): the flusher keeps writing. None without cgroup writeback.
     fn memcg_over_bg_thresh(&self) -> bool {
-        (1..self.memcgs.len()).any(|m| {
-            let (d, bg, _) = self.memcg_dirty_domain(m as crate::mm::memcontrol::MemcgId);
-            d > bg
-        })
+        self.cgroup_writeback()
+            && (1..self.memcgs.len()).any(|m| {
+                let (d, bg, _) = self.memcg_dirty_domain(m as crate::mm::memcontrol::MemcgId);
+                d > bg
+            })
     }
 
     /// Wake the flusher of `dev` now.

@@ -173,7 +173,7 @@ impl Sim {
             if accessed_init && fgp_flags & fgp::ACCESSED != 0 {
                 self.init_page_accessed(p);
             }
-            match self.add_to_page_cache_lru(p, ino, index) {
+            match self.add_to_page_cache_lru_gfp(p, ino, index, g.write) {
                 Ok(()) => {
                     self.set_dropbehind_if_uncached(p); // FGP_DONTCACHE
                     break Ok(Some(p));
@@ -334,6 +334,19 @@ impl Sim {
         ino: u32,
         index: u64,
     ) -> Result<(), CacheError> {
+        self.add_to_page_cache_lru_gfp(pfn, ino, index, false)
+    }
+
+    /// add_to_page_cache_lru with the allocation's __GFP_WRITE (`gfp_write`: a page
+    /// write_begin creates on a dirty-accounted mapping), which from 4.7 takes the shadow
+    /// entry without a refault (`read-only-refault`).
+    pub fn add_to_page_cache_lru_gfp(
+        &mut self,
+        pfn: Pfn,
+        ino: u32,
+        index: u64,
+        gfp_write: bool,
+    ) -> Result<(), CacheError> {
         let prev = self.enter(KFunc::AddToPageCacheLru);
         self.__SetPageLocked(pfn);
         let shadow = match self.__add_to_page_cache_locked(pfn, ino, index) {
@@ -344,6 +357,7 @@ impl Sim {
                 return Err(e);
             }
         };
+        let shadow = shadow.filter(|_| !(gfp_write && self.features.read_only_refault));
         self.refault_and_lru_add(pfn, shadow);
         self.leave(prev);
         Ok(())
@@ -351,7 +365,8 @@ impl Sim {
 
     /// The end of filemap_add_folio (a page or a large folio's head, just inserted):
     /// a consumed shadow entry is a refault, activated when its distance is within the
-    /// workingset (workingset_refault); then the page is queued for the LRU.
+    /// workingset (workingset_refault); then the page is queued for the LRU. (A page
+    /// added for a write passes no shadow from 4.7: `read-only-refault`.)
     #[inline]
     pub(crate) fn refault_and_lru_add(&mut self, pfn: Pfn, shadow: Option<u64>) {
         if let Some(sh) = shadow {

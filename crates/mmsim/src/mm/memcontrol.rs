@@ -53,7 +53,9 @@ use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
 use crate::mm::page::Pfn;
 use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::vmscan::ReclaimWait;
 use crate::mm::vmstat::{VmItem, VmStat};
+use crate::sched::Wait;
 use crate::sim::Sim;
 
 /// A memory cgroup's index in `Sim::memcgs` (mem_cgroup_id).
@@ -837,6 +839,19 @@ impl Sim {
                 return Err(AllocError::NoMem);
             }
             let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1, gfp, true);
+            // Legacy memcg reclaim waited inside the pass (a page's writeback, or
+            // reclaim_throttle): the charging task sleeps, then retries the charge.
+            let wait = match (self.memcg_reclaim_wait.take(), self.cur.task) {
+                (Some(ReclaimWait::Writeback(pfn)), Some(_)) => Some(Wait::PageWriteback(pfn)),
+                (Some(ReclaimWait::Throttle(node)), Some(tid)) => {
+                    Some(self.reclaim_throttle(tid, node))
+                }
+                _ => None,
+            };
+            if let Some(w) = wait {
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                return Err(AllocError::Wait(w));
+            }
             if self.features.reclaim_throttle {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED): every dirty page the limit
                 // reclaim met was already under writeback; sleep a jiffy, then retry.
@@ -1183,7 +1198,8 @@ impl Sim {
         progress: &mut u64,
     ) -> Result<crate::workload::OpResult, crate::sched::Wait> {
         use crate::workload::{Errno, OpResult};
-        if self.features.era < crate::kernel::KernelEra::V6_1 {
+        // memory.reclaim: cgroup v2's, from 5.19 (the 6.1 era).
+        if self.features.era < crate::kernel::KernelEra::V6_1 || self.cgroup_v1 {
             return Ok(OpResult::Err(Errno::ENOENT));
         }
         let known = |s: u64| {
@@ -1271,6 +1287,9 @@ impl Sim {
         let Some(m) = self.memcg_by_name(cgroup).and_then(nonroot) else {
             return Ok(OpResult::Err(Errno::ENOENT));
         };
+        if self.cgroup_v1 {
+            return Ok(OpResult::Err(Errno::ENOENT)); // no memory.high on cgroup v1
+        }
         let prev = self.enter(KFunc::MemoryHighWrite);
         let high = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
         self.memcgs[m as usize].high = high;
@@ -1345,6 +1364,10 @@ impl Sim {
         let Some(m) = self.memcg_by_name(cgroup).and_then(nonroot) else {
             return Ok(OpResult::Err(Errno::ENOENT));
         };
+        if self.cgroup_v1 && file != CgroupFile::MemoryMax {
+            // cgroup v1 has memory.limit_in_bytes (memory.max here) and none of the others.
+            return Ok(OpResult::Err(Errno::ENOENT));
+        }
         let pages = bytes.map_or(PAGE_COUNTER_MAX, |b| b / crate::mm::page::PAGE_SIZE);
         match file {
             CgroupFile::MemoryHigh => return self.memory_high_write(cgroup, bytes),

@@ -148,6 +148,19 @@ impl ScanControl {
     }
 }
 
+/// What memcg limit reclaim without cgroup writeback leaves the charging task to wait for
+/// after its pass (the kernel waits inside the pass; here the charge sleeps and retries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimWait {
+    /// folio_wait_writeback of a page under writeback that it had marked PG_reclaim
+    /// before (shrink_folio_list's case 3): at its end the page rotates to the inactive
+    /// tail (folio_rotate_reclaimable), where the retried reclaim finds it first.
+    Writeback(Pfn),
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK) on a node (v6.1, every page
+    /// shrink_inactive_list isolated dirty and not queued for IO).
+    Throttle(usize),
+}
+
 /// SWAPPINESS_ANON_ONLY (MAX_SWAPPINESS + 1): the swappiness of a memory.reclaim write
 /// with `swappiness=max`, which reclaims anonymous pages only (v6.16).
 pub const SWAPPINESS_ANON_ONLY: u64 = crate::mm::lru_gen::MAX_SWAPPINESS + 1;
@@ -582,7 +595,12 @@ impl Sim {
                 st.throttle_writeback = true;
             }
         }
-        if (sc.is_kswapd || sc.cgroup_reclaim()) && nr.dirty > 0 && nr.dirty == nr.congested {
+        // LRUVEC_CGROUP_CONGESTED only where writeback throttling is sane: legacy memcg
+        // reclaim stalls on page writeback instead.
+        if (sc.is_kswapd || (sc.cgroup_reclaim() && self.writeback_throttling_sane(sc)))
+            && nr.dirty > 0
+            && nr.dirty == nr.congested
+        {
             let target = sc.target_memcg;
             self.lruvec_mut(target, node).congested = true;
         }
@@ -995,6 +1013,15 @@ impl Sim {
                 for d in 0..self.devices.len() {
                     self.wakeup_flusher_threads(d);
                 }
+                // v6.1 ("mm/cgroup/reclaim: fix dirty pages throttling on cgroup v1"):
+                // legacy memcg reclaim is throttled here, the flushers' pace being its
+                // only dirty throttling.
+                if self.features.memcg_v1_dirty_throttle
+                    && !self.writeback_throttling_sane(sc)
+                    && self.memcg_reclaim_wait.is_none()
+                {
+                    self.memcg_reclaim_wait = Some(ReclaimWait::Throttle(node));
+                }
             }
         } else if stat.nr_unqueued_dirty > 0 {
             // Reclaim found dirty pages the flusher has not reached: kick it.
@@ -1151,11 +1178,25 @@ impl Sim {
                     && self.reclaim[node].zone_writeback;
                 if immediate {
                     st.nr_immediate += 1;
-                } else {
-                    // Tag for immediate reclaim at writeback end and move on (cgroup v2
-                    // reclaim does the same: writeback throttling is sane there).
+                } else if self.writeback_throttling_sane(sc)
+                    || !self.mem[pfn as usize].test(pg::RECLAIM)
+                    || !sc.gfp.fs
+                {
+                    // Case 2: tag for immediate reclaim at writeback end and move on
+                    // (global reclaim, and cgroup v2's: writeback throttling is sane
+                    // there; limit reclaim without cgroup writeback the first time).
                     st.nr_writeback += 1;
                     self.SetPageReclaim(pfn);
+                } else {
+                    // Case 3: limit reclaim without cgroup writeback meets a page it
+                    // tagged before: it waits for the writeback (folio_wait_writeback),
+                    // then tries the page again.
+                    if self.memcg_reclaim_wait.is_none() {
+                        self.memcg_reclaim_wait = Some(ReclaimWait::Writeback(pfn));
+                    }
+                    self.unlock_page(pfn);
+                    ret.push(pfn);
+                    continue;
                 }
                 if self.features.writeback_activate {
                     // v4.11: move it out of the reclaimer's way until it is written.
@@ -1479,6 +1520,7 @@ impl Sim {
         proactive: bool,
     ) -> u64 {
         let prev = self.enter(KFunc::TryToFreeMemCgroupPages);
+        self.memcg_reclaim_wait = None;
         let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), false, gfp);
         sc.target_memcg = memcg;
         sc.may_swap = may_swap;
@@ -1824,6 +1866,14 @@ pub const CONGESTION_WAIT_PS: u64 = 20_000_000_000;
 pub const THROTTLE_WRITEBACK_PS: u64 = 100_000_000_000;
 
 impl Sim {
+    /// writeback_throttling_sane: global reclaim, or limit reclaim with cgroup writeback
+    /// (the dirty throttling of the cgroup's own writeback domain keeps its LRU from
+    /// filling with dirty pages). Without it (cgroup v1's legacy hierarchy, kernels before
+    /// 4.2) limit reclaim waits on writeback itself.
+    pub fn writeback_throttling_sane(&self, sc: &ScanControl) -> bool {
+        !sc.cgroup_reclaim() || self.cgroup_writeback()
+    }
+
     /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK) (v5.16): task `tid` sleeps until
     /// SWAP_CLUSTER_MAX pages per throttled task have completed writeback on the node
     /// since throttling began, or HZ/10 passed. Returns the wait.

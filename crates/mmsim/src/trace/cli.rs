@@ -30,6 +30,12 @@ pub struct ReplayArgs {
     /// largest limit, at least 256MiB.
     #[arg(long, value_name = "SIZE")]
     pub memory_max: Option<String>,
+    /// The cgroup hierarchy the memory controller is on: 2 (the unified one, the default)
+    /// or 1 (cgroup v1's legacy hierarchy: no cgroup writeback, so the cgroup's writes
+    /// are held to the global dirty limits only and its limit reclaim waits on writeback;
+    /// the scenario's `cgroup_version`).
+    #[arg(long, value_name = "1|2")]
+    pub cgroup_version: Option<u8>,
     /// A scenario TOML to run the trace in (its machine, devices, filesystems and tasks);
     /// a replay task named `replay` is added to it.
     #[arg(long, value_name = "FILE")]
@@ -310,6 +316,9 @@ pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String
     let ram = p.ram;
     let trace = a.trace.display().to_string();
     let mut sets = a.sets.clone();
+    if let Some(v) = a.cgroup_version {
+        sets.insert(0, format!("cgroup_version={v}"));
+    }
     let (text, source) = match &a.scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -303,6 +303,49 @@ fn a_writer_in_a_small_cgroup_is_throttled_by_its_own_dirty_limit() {
     );
 }
 
+/// On cgroup v1's legacy hierarchy (`cgroup_version = 1`), and without cgroup writeback
+/// (`cgroup-writeback` off, as before it), the same writer has no writeback domain of its
+/// cgroup: only the global dirty limits hold it, far away on this machine, so its cgroup
+/// fills with dirty pages and limit reclaim meets them at the inactive tail. It wakes the
+/// flushers and tags and activates what it cannot free (pgscan well above pgsteal; the
+/// tagged pages rotate back to the inactive tail as their writeback ends), where the
+/// unified hierarchy's writer is paused by its own cgroup's dirty limit and its reclaim
+/// frees every page it scans.
+#[test]
+fn a_writer_in_a_small_v1_cgroup_is_held_to_the_global_dirty_limits_only() {
+    let base = with_cgroups(WRITER, vec![cgroup("w", Some(256 * MIB))], &[("dd", "w")]);
+    let v2 = run(&base, KernelEra::V6_18, false);
+    let mut sc = base.clone();
+    sc.cgroup_v1 = true;
+    let v1 = run(&sc, KernelEra::V6_18, true);
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    f.cgroup_writeback = false;
+    let no_cgwb = run_sc(&base, f, false, MAX_STEPS);
+    let v2w = cg(&v2, "w");
+    assert!(
+        v2w.dirty_throttled > 0,
+        "v2: the memcg domain paused the writer"
+    );
+    assert_eq!(
+        v2w.stat["pgsteal"], v2w.stat["pgscan"],
+        "v2: written back first"
+    );
+    for (what, r) in [("cgroup v1", &v1), ("no cgroup writeback", &no_cgwb)] {
+        let w = cg(r, "w");
+        assert_eq!(w.dirty_throttled, 0, "{what}: no memcg domain");
+        assert!(w.peak <= 256 * MIB, "{what}");
+        assert!(
+            w.stat["pgscan"] > 2 * w.stat["pgsteal"],
+            "{what}: reclaim meets dirty pages: pgscan {} pgsteal {}",
+            w.stat["pgscan"],
+            w.stat["pgsteal"]
+        );
+        assert!(r.vmstat["pgrotated"] > 0, "{what}: tagged pages rotate");
+        assert!(r.vmstat["pgactivate"] > v2.vmstat["pgactivate"], "{what}");
+        assert!(task_report(r, "dd").errors.is_empty(), "{what}");
+    }
+}
+
 const READ_TWICE: &str = r#"
 name = "read-twice"
 [machine]

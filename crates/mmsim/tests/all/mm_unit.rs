@@ -16,7 +16,7 @@ use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
 use mmsim::mm::page_alloc::Gfp;
 use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::swap::PAGEVEC_SIZE;
-use mmsim::mm::vmscan::ScanControl;
+use mmsim::mm::vmscan::{ReclaimWait, ScanControl};
 use mmsim::mm::vmstat::VmItem;
 use mmsim::mm::workingset::pack_shadow;
 use mmsim::sched::{TaskBody, Wait};
@@ -951,6 +951,51 @@ fn a_recent_shadow_activates_the_refaulting_page() {
     m.check();
 }
 
+/// A write that brings an evicted page back (write_begin: FGP_WRITE, __GFP_WRITE on a
+/// dirty-accounted mapping) consumes its shadow entry; from v4.7 (`read-only-refault`, "mm:
+/// workingset: only do workingset activations on reads") without a refault — not counted,
+/// not activated, however recent the eviction — before it like a read's.
+#[test]
+fn a_rewritten_evicted_page_is_a_refault_only_before_v4_7() {
+    for rule in [false, true] {
+        let ctx = format!("read-only-refault {rule}");
+        let mut f = Features::patched();
+        f.read_only_refault = rule;
+        let mut m = machine(f);
+        let (fd, ino) = m.open("/mnt/f");
+        let age = m.inactive_age();
+        for idx in [0, 1] {
+            m.sim
+                .inode_mut(ino)
+                .mapping
+                .tree
+                .store(idx, Entry::Shadow(pack_shadow(age, 0, 0, false)));
+        }
+        assert_eq!(m.pwrite(fd, PAGE_SIZE, 0), OpResult::Bytes(PAGE_SIZE));
+        assert_eq!(
+            m.sim.inode(ino).mapping.tree.nr_shadows(),
+            1,
+            "{ctx}: consumed"
+        );
+        let pfn = m.page(ino, 0);
+        let refaulted = u64::from(!rule) as i64;
+        assert_eq!(m.vm(VmItem::WorkingsetRefault), refaulted, "{ctx}");
+        assert_eq!(m.vm(VmItem::WorkingsetActivate), refaulted, "{ctx}");
+        assert_eq!(m.has(pfn, pg::ACTIVE), !rule, "{ctx}");
+        // A page the read path adds at the other shadow is a refault in both eras.
+        let p1 = m
+            .sim
+            .find_or_create_page(ino, 1, Gfp::KERNEL)
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.vm(VmItem::WorkingsetRefault), refaulted + 1, "{ctx}");
+        m.sim.unlock_page(p1);
+        m.sim.put_page(p1);
+        m.sim.lru_add_drain();
+        m.check();
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // 5. write then read
 // ---------------------------------------------------------------------------------------
@@ -1053,6 +1098,75 @@ fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
                 m.vm(VmItem::NrVmscanImmediateReclaim) > 0,
                 "{ctx}: left to the flusher"
             );
+        }
+        complete_io(&mut m.sim);
+        m.check();
+    }
+}
+
+/// Limit reclaim meets file pages under writeback. With cgroup writeback (cgroup v2) it
+/// tags each (PG_reclaim) and activates it, however often it met it (shrink_folio_list's
+/// case 2: writeback throttling is sane). Without (cgroup v1's legacy hierarchy) it does
+/// so the first time only: a page it tagged before makes it wait for that page's
+/// writeback (case 3, folio_wait_writeback) — the page stays on the inactive list, and
+/// the charging task is left to sleep on the first such page.
+#[test]
+fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
+    for v1 in [false, true] {
+        let ctx = format!("cgroup v1 {v1}");
+        let text = format!(
+            "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
+            if v1 { "cgroup_version = 1\n" } else { "" },
+            unit_machine_toml(
+                "unit",
+                "16MiB",
+                "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
+            )
+        );
+        let features = mmsim::kernel::KernelEra::V6_18
+            .features("patched")
+            .expect("preset");
+        let mut m = M::new(&text, features);
+        assert_eq!(m.sim.cgroup_v1, v1, "{ctx}");
+        let a = m.sim.memcg_by_name("a").expect("cgroup a");
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 16 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        // Writeback starts on all 16 pages; the IO stays in flight.
+        let mut progress = 0;
+        assert!(
+            m.sim.sys_fdatasync(m.tid, fd, &mut progress).is_err(),
+            "{ctx}"
+        );
+        let pages: Vec<Pfn> = (0..16).map(|i| m.page(ino, i)).collect();
+        assert!(pages.iter().all(|&p| m.has(p, pg::WRITEBACK)), "{ctx}");
+        // Reclaim tagged the first 8 before.
+        for &p in &pages[..8] {
+            m.sim.mem[p as usize].flags |= pg::RECLAIM;
+        }
+        let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+        sc.target_memcg = a;
+        m.sim.memcg_reclaim_wait = None;
+        let reclaimed = m
+            .sim
+            .shrink_inactive_list(0, a, 32, LruList::InactiveFile, &mut sc);
+        assert_eq!(reclaimed, 0, "{ctx}");
+        m.sim.lru_add_drain();
+        for (i, &p) in pages.iter().enumerate() {
+            assert!(m.has(p, pg::RECLAIM), "{ctx}: page {i} tagged");
+            let waited = v1 && i < 8;
+            assert_eq!(m.has(p, pg::ACTIVE), !waited, "{ctx}: page {i} active");
+        }
+        match m.sim.memcg_reclaim_wait {
+            Some(ReclaimWait::Writeback(p)) => {
+                assert!(v1, "{ctx}");
+                assert!(
+                    pages[..8].contains(&p),
+                    "{ctx}: waits on a page it tagged before"
+                );
+            }
+            None => assert!(!v1, "{ctx}: case 3 leaves a wait"),
+            other => panic!("{ctx}: {other:?}"),
         }
         complete_io(&mut m.sim);
         m.check();

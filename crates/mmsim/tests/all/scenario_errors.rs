@@ -1037,3 +1037,43 @@ fn every_example_scenario_loads_and_builds() {
     }
     assert!(n >= 6, "{n} examples");
 }
+
+/// `cgroup_version`: 2 by default, 1 for the legacy hierarchy, where a cgroup has
+/// memory.limit_in_bytes (`memory_max`) only: a v2-only key is an error naming it and its
+/// line; another version is an error on its line.
+#[test]
+fn cgroup_version_1_takes_memory_max_only() {
+    let s = parse(&one_cgroup("memory_max = \"1GiB\"")).unwrap();
+    assert!(!s.cgroup_v1, "the unified hierarchy by default");
+    let text = edited(
+        &[(2, "cgroup_version = 1")],
+        "\n[[cgroups]]\nname = \"a\"\nmemory_max = \"1GiB\"\n",
+    );
+    let s = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.cgroup_v1);
+    assert_eq!(s.cgroups[0].memory_max, Some(GIB));
+    for key in [
+        "memory_high = \"1GiB\"",
+        "memory_low = \"1GiB\"",
+        "memory_min = 0",
+        "swap_max = \"max\"",
+        "swap_high = \"max\"",
+        "zswap_max = 0",
+        "zswap_writeback = true",
+        "oom_group = false",
+    ] {
+        let field = key.split(' ').next().unwrap();
+        let text = edited(
+            &[(2, "cgroup_version = 1")],
+            &format!("\n[[cgroups]]\nname = \"a\"\n{key}\n"),
+        );
+        let msg = expect_err(&text, 40, &format!("cgroups.a.{field}"));
+        assert!(msg.contains("cgroup v2"), "{field}: {msg}");
+    }
+    let msg = expect_err(
+        &edited(&[(2, "cgroup_version = 3")], ""),
+        2,
+        "cgroup_version",
+    );
+    assert!(msg.contains("must be 1"), "{msg}");
+}

@@ -20,7 +20,8 @@
 //! "Two cgroups under one limit").
 //!
 //! Needs root on Linux: it creates a memory cgroup (v2 `memory.max`, or v1
-//! `memory.limit_in_bytes`), drops the page cache (`/proc/sys/vm/drop_caches`) and, with
+//! `memory.limit_in_bytes`; the report's `cgroup_version` says which, for `mmsim replay
+//! --cgroup-version`), drops the page cache (`/proc/sys/vm/drop_caches`) and, with
 //! `--readahead-kb`, sets the directory's block device's `queue/read_ahead_kb` for the run
 //! (restored after). The files are written with data once (kept for the next run). The
 //! trace is read into memory before the replay joins the cgroup, so neither its page cache
@@ -176,6 +177,7 @@ mod host {
         let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
         let mut report = report(&a, &reqs, misses, pages, seconds, &before, &after);
+        report["cgroup_version"] = serde_json::json!(cg.version());
         if !samples.is_empty() {
             report["samples"] = serde_json::json!(samples);
         }

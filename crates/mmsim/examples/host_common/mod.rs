@@ -52,6 +52,17 @@ impl Cgroup {
         Ok(Cgroup { path, v2 })
     }
 
+    /// The hierarchy the memory controller is on: 2 (unified) or 1 (legacy), as
+    /// `mmsim replay --cgroup-version` takes it.
+    #[allow(dead_code)] // host_anon does not report it
+    pub fn version(&self) -> u8 {
+        if self.v2 {
+            2
+        } else {
+            1
+        }
+    }
+
     /// The cgroup's directory.
     pub fn path(&self) -> &Path {
         &self.path

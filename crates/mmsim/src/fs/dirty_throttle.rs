@@ -283,6 +283,7 @@ impl Sim {
 
     /// The wb page `pfn` of `ino` is accounted to (its memory cgroup's on its inode's
     /// device), if the inode's pages are dirty-accounted.
+    #[inline]
     fn page_wb(&mut self, pfn: Pfn, ino: u32) -> Option<&mut Wb> {
         let dev = self.wb_dev_of(ino)?;
         let now = jiffies(self.now());

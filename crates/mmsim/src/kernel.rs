@@ -396,6 +396,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/lru: replace pgdat lru_lock with lruvec lock",
     },
     Rule {
+        feature: "buffer-head-kmem",
+        since: KernelEra::V6_1,
+        version: "4.19",
+        commit: "fs, mm: account buffer_head to kmemcg",
+    },
+    Rule {
         feature: "memcg-v1-dirty-throttle",
         since: KernelEra::V6_1,
         version: "6.1",

@@ -67,6 +67,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "read-only-refault",
     "cgroup-writeback",
     "memcg-v1-dirty-throttle",
+    "buffer-head-kmem",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

@@ -178,6 +178,11 @@ pub struct Features {
     /// for IO is throttled (reclaim_throttle, VMSCAN_THROTTLE_WRITEBACK) after waking the
     /// flushers (v6.1, "mm/cgroup/reclaim: fix dirty pages throttling on cgroup v1").
     pub memcg_v1_dirty_throttle: bool,
+    /// A block filesystem's data page written through write_begin carries a buffer_head
+    /// in slab memory charged to the page's memcg until it leaves the page cache (v4.19,
+    /// "fs, mm: account buffer_head to kmemcg"; `fs/buffer.rs`). Off (before): not
+    /// modelled — the memory existed, uncharged.
+    pub buffer_head_kmem: bool,
     /// Reclaim never writes a dirty filesystem page (v6.16, "fs: Remove aops->writepage";
     /// xfs since v5.16, ext4 since v6.3): kswapd's pageout() of a dirty file page found
     /// under PGDAT_DIRTY returns PAGE_ACTIVATE and the page is activated, left to the
@@ -550,6 +555,7 @@ impl Features {
             read_only_refault: false,
             cgroup_writeback: false,
             memcg_v1_dirty_throttle: false,
+            buffer_head_kmem: false,
             no_reclaim_file_writeback: false,
             dirty_seen_twice: false,
             vmscan_kick_flushers: false,
@@ -673,6 +679,7 @@ impl Features {
             "read-only-refault" => self.read_only_refault = on,
             "cgroup-writeback" => self.cgroup_writeback = on,
             "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle = on,
+            "buffer-head-kmem" => self.buffer_head_kmem = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
             "dirty-seen-twice" => self.dirty_seen_twice = on,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers = on,
@@ -778,6 +785,7 @@ impl Features {
             "read-only-refault" => self.read_only_refault,
             "cgroup-writeback" => self.cgroup_writeback,
             "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle,
+            "buffer-head-kmem" => self.buffer_head_kmem,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
             "dirty-seen-twice" => self.dirty_seen_twice,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers,

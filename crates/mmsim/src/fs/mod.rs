@@ -7,6 +7,7 @@
 //! directories in creation order (`dirs`, see `namei.rs`).
 
 pub mod blockdev;
+pub mod buffer;
 pub mod dirty_throttle;
 pub mod htree;
 pub mod jbd2;

@@ -462,6 +462,9 @@ impl Sim {
             // A large folio: every index goes (one multi-index entry in the kernel).
             self.delete_folio_tails_from_page_cache(pfn, shadow);
         }
+        // filemap_release_folio / block_invalidate_folio came first: the page's buffer
+        // heads are freed (try_to_free_buffers).
+        self.free_page_buffers(pfn);
         // filemap_remove_folio / __remove_mapping: an unused inode whose cache is now
         // empty joins the inode list.
         self.inode_maybe_shrinkable(ino);
@@ -565,6 +568,15 @@ impl Sim {
                 }
                 Ok(Some(pfn)) => pfn,
             };
+            if !tmpfs {
+                // ext4_block_write_begin: create_empty_buffers (`fs/buffer.rs`).
+                if let Err(w) = self.create_empty_buffers(pfn) {
+                    self.unlock_page(pfn);
+                    self.put_page(pfn);
+                    wait = Some(w);
+                    break;
+                }
+            }
             if bytes < PAGE_SIZE && !self.PageUptodate(pfn) && self.TestClearPageError(pfn) {
                 // block_write_begin's read of the rest of the page failed: EIO.
                 self.unlock_page(pfn);

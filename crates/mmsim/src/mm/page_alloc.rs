@@ -348,6 +348,7 @@ impl Sim {
         p.mapcount = -1;
         p.mapping = NO_MAPPING;
         p.index = 0;
+        p.private = 0;
         debug_assert_eq!(p.memcg, crate::mm::memcontrol::NO_MEMCG);
         self.vmstat.dec(VmItem::NrFreePages);
         self.vmstat.inc(VmItem::PgallocNormal);

@@ -72,9 +72,11 @@
 //!   byte stock (`Sim::obj_cgroup_precharge`), the charge made before the slab
 //!   allocation (memcg_slab_pre_alloc_hook); memory.stat `slab_*` counts the bytes. The
 //!   kernel's byte stock is per CPU (and objcg->nr_charged_bytes); here one per memcg.
+//! - A fourth cache holds the buffer heads of written data pages (`fs/buffer.rs`, from
+//!   4.19): allocated and freed with their pages, charged the same way, never shrunk.
 //! - Not modelled: negative dentries, directories' dentries and inodes, the dcache hash
-//!   table, RCU-delayed freeing, other slab caches (buffer heads, xarray nodes, filesystem
-//!   metadata objects).
+//!   table, RCU-delayed freeing, other slab caches (xarray nodes, filesystem metadata
+//!   objects).
 
 use std::collections::VecDeque;
 
@@ -96,10 +98,13 @@ pub enum KmemCache {
     BlockfsInode = 1,
     /// `shmem_inode_cache` (tmpfs' inodes).
     ShmemInode = 2,
+    /// `buffer_head` (a block filesystem's data pages written through write_begin:
+    /// `fs/buffer.rs`; not a VFS cache, no shrinker: freed with its page).
+    BufferHead = 3,
 }
 
-/// Number of VFS caches.
-pub const NR_CACHES: usize = 3;
+/// Number of slab caches modelled.
+pub const NR_CACHES: usize = 4;
 
 /// A cache's geometry (/proc/slabinfo's objsize, objperslab, pagesperslab).
 #[derive(Clone, Copy, Debug)]
@@ -138,6 +143,14 @@ pub const CACHES: [CacheGeometry; NR_CACHES] = [
         objs_per_slab: 21,
         pages_per_slab: 4,
         reclaimable: false,
+    },
+    CacheGeometry {
+        // SLAB_RECLAIM_ACCOUNT (bh_cachep): nr_slab_reclaimable.
+        name: "buffer_head",
+        objsize: 104,
+        objs_per_slab: 39,
+        pages_per_slab: 1,
+        reclaimable: true,
     },
 ];
 
@@ -275,7 +288,8 @@ pub fn mapping_shrinkable(inode: &crate::fs::Inode) -> bool {
 /// ext4_alloc_inode GFP_NOFS (the block filesystem's inodes; its reclaim cannot run the
 /// superblock shrinker).
 pub fn cache_gfp(cache: usize) -> Gfp {
-    if cache == KmemCache::BlockfsInode as usize {
+    // (alloc_page_buffers: GFP_NOFS | __GFP_ACCOUNT | __GFP_NOFAIL.)
+    if cache == KmemCache::BlockfsInode as usize || cache == KmemCache::BufferHead as usize {
         Gfp::NOFS
     } else {
         Gfp::KERNEL
@@ -351,6 +365,16 @@ impl Sim {
     pub fn vfs_prealloc(&mut self, caches: &[KmemCache]) -> Result<(), VfsAllocError> {
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
+        self.slab_prealloc(memcg, node, caches)
+    }
+
+    /// [`Sim::vfs_prealloc`] for objects charged to `memcg` on `node`.
+    pub(crate) fn slab_prealloc(
+        &mut self,
+        memcg: MemcgId,
+        node: usize,
+        caches: &[KmemCache],
+    ) -> Result<(), VfsAllocError> {
         if self.objcg_charging() {
             // memcg_slab_pre_alloc_hook: the objects' bytes are charged before the slab
             // allocation.
@@ -401,9 +425,16 @@ impl Sim {
     /// kmem_cache_alloc of one object of `cache` after [`Sim::vfs_prealloc`]: its memcg and
     /// node.
     fn vfs_obj_alloc(&mut self, cache: KmemCache) -> (MemcgId, u8) {
-        let c = cache as usize;
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
+        self.slab_obj_alloc(cache, memcg, node);
+        (memcg, node as u8)
+    }
+
+    /// kmem_cache_alloc of one object of `cache` charged to `memcg` on `node`, after
+    /// [`Sim::slab_prealloc`].
+    pub(crate) fn slab_obj_alloc(&mut self, cache: KmemCache, memcg: MemcgId, node: usize) {
+        let c = cache as usize;
         self.lruvec_mut(memcg, node).vfs.objs[c] += 1;
         let home = self.slab_home(memcg);
         let lv = &mut self.lruvec_mut(home, node).vfs;
@@ -412,7 +443,6 @@ impl Sim {
         if self.objcg_charging() {
             self.obj_cgroup_take(memcg, obj_full_size(c), CACHES[c].reclaimable);
         }
-        (memcg, node as u8)
     }
 
     /// kmem_cache_free of one object of `cache` charged to `memcg` on `node`; an empty slab
@@ -420,7 +450,7 @@ impl Sim {
     /// node's partial list up to min_partial; one here). Keeping one also keeps the room a
     /// [`Sim::vfs_prealloc`] made when reclaim between it and the allocation shrinks the
     /// cache. Returns the pages freed.
-    fn vfs_obj_free(&mut self, cache: KmemCache, memcg: MemcgId, node: u8) -> u64 {
+    pub(crate) fn vfs_obj_free(&mut self, cache: KmemCache, memcg: MemcgId, node: u8) -> u64 {
         let c = cache as usize;
         let g = CACHES[c];
         let node = node as usize;
@@ -1303,6 +1333,30 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
         }
         if v.i_lru != 0 {
             on_i[i][inode.fs] += 1;
+        }
+    }
+    // The buffer heads of written data pages (`fs/buffer.rs`), charged to the page's memcg
+    // on its node; only a page in a block filesystem's page cache has them.
+    for (pfn, p) in sim.mem.iter().enumerate() {
+        if crate::fs::buffer::has_buffers(p) {
+            let cached = p.mapping != crate::mm::page::NO_MAPPING
+                && !p.test(pg::BUDDY)
+                && !tables.contains(&p.mapping)
+                && sim
+                    .inodes
+                    .get(p.mapping as usize)
+                    .and_then(|i| i.as_ref())
+                    .is_some_and(|i| sim.fss[i.fs].device.is_some());
+            if !cached || !sim.features.buffer_head_kmem {
+                return Err(format!(
+                    "pfn {pfn} has buffers but is not a block filesystem's data page in the \
+                     page cache (flags {}, mapping {})",
+                    p.flag_names(),
+                    p.mapping
+                ));
+            }
+            let m = sim.buffers_memcg(pfn as Pfn) as usize;
+            objs[m * nodes + p.node as usize][KmemCache::BufferHead as usize] += 1;
         }
     }
     // The objects each lruvec's slabs hold: its own, or with one set of caches for every

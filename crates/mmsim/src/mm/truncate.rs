@@ -340,6 +340,8 @@ impl Sim {
             let index = self.mem[pfn as usize].index;
             let old = self.inode_mut(ino).mapping.tree.store(index, Entry::Empty);
             debug_assert_eq!(old, Entry::Page(pfn));
+            // truncate_cleanup_folio's block_invalidate_folio freed its buffers.
+            self.free_page_buffers(pfn);
             self.vmstat.dec(VmItem::NrFilePages);
             if self.mem[pfn as usize].test(pg::SWAPBACKED) {
                 self.vmstat.dec(VmItem::NrShmem);

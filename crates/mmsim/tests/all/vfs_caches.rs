@@ -892,3 +892,96 @@ fn an_inode_table_miss_reads_ahead_to_the_groups_last_used_inode() {
         "the last window of a group ends one block past its table (the inclusive loop)"
     );
 }
+
+/// A machine of `era` whose task runs in cgroup `a` (no limit).
+fn machine_in_cgroup(era: KernelEra) -> UnitMachine {
+    let text = unit_machine_toml(
+        "bh",
+        "64MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\n",
+    ) + &common::file_toml("/mnt/r", 65536, true);
+    UnitMachine::new(&text, era.features("patched").expect("preset"))
+}
+
+/// `len` bytes written at `pos` of `fd` (no wait expected).
+fn pwrite(m: &mut UnitMachine, fd: u32, len: u64, pos: u64) {
+    let (tid, mut progress) = (m.tid, 0);
+    let r = m.sim.sys_write(tid, fd, len, Some(pos), &mut progress);
+    assert_eq!(r, Ok(OpResult::Bytes(len)), "pwrite {len} at {pos}");
+}
+
+/// The buffer heads of written data pages (`fs/buffer.rs`): from 4.19
+/// (`buffer-head-kmem`) each page written through write(2) to a block filesystem gets one,
+/// charged to the page's cgroup in bytes (slab_reclaimable) and packed 39 to a slab page;
+/// a page the read path brings in gets none; truncation frees them with their pages.
+/// Without the rule none are modelled.
+#[test]
+fn written_pages_carry_buffer_heads_charged_to_their_cgroup() {
+    use mmsim::mm::slab::obj_full_size;
+    let bh = KmemCache::BufferHead as usize;
+    for era in [KernelEra::V4_14, KernelEra::V6_18] {
+        let on = era == KernelEra::V6_18;
+        let mut m = machine_in_cgroup(era);
+        assert_eq!(m.sim.features.buffer_head_kmem, on, "{era:?}");
+        let a = m.sim.memcg_by_name("a").expect("cgroup a");
+        let tid = m.tid;
+        let mut progress = 0;
+        let fd = match m.sim.sys_open(tid, "/mnt/w", true, false, &mut progress) {
+            Ok(OpResult::Fd(fd)) => fd,
+            other => panic!("open: {other:?}"),
+        };
+        let slab0 = slab(&m);
+        let bytes0 = m.sim.memcgs[a as usize].slab_bytes[0]; // the file's dentry and inode
+        pwrite(&mut m, fd, 64 * 4096, 0);
+        let objs = m.sim.lruvec(a, 0).vfs.objs[bh];
+        assert_eq!(
+            objs,
+            if on { 64 } else { 0 },
+            "{era:?}: one per written page"
+        );
+        assert_eq!(
+            m.sim.memcgs[a as usize].slab_bytes[0] - bytes0,
+            if on { 64 * obj_full_size(bh) } else { 0 },
+            "{era:?}: charged to the writer's cgroup in bytes"
+        );
+        assert_eq!(
+            slab(&m) - slab0,
+            if on {
+                slab_pages(KmemCache::BufferHead, 64)
+            } else {
+                0
+            },
+            "{era:?}: packed in slab pages"
+        );
+        // Written again: the pages have their buffers already.
+        pwrite(&mut m, fd, 4096, 0);
+        assert_eq!(m.sim.lruvec(a, 0).vfs.objs[bh], objs, "{era:?}");
+        // A file read into the cache has none.
+        let rfd = common::open_restarting(&mut m, "/mnt/r");
+        let mut progress = 0;
+        loop {
+            match m.sim.sys_read(tid, rfd, 4096, Some(0), &mut progress) {
+                Ok(_) => break,
+                Err(_) => {
+                    common::complete_io(&mut m.sim);
+                }
+            }
+        }
+        assert_eq!(
+            m.sim.lruvec(a, 0).vfs.objs[bh],
+            objs,
+            "{era:?}: read pages have none"
+        );
+        m.check();
+        // Truncation frees them with the pages.
+        let mut progress = 0;
+        let r = m.sim.sys_ftruncate(tid, fd, 32 * 4096, &mut progress);
+        assert!(r.is_ok(), "{era:?}: {r:?}");
+        assert_eq!(
+            m.sim.lruvec(a, 0).vfs.objs[bh],
+            if on { 32 } else { 0 },
+            "{era:?}: truncated"
+        );
+        m.check();
+    }
+}

@@ -237,6 +237,7 @@ def replay(
     ram: Optional[SizeLike] = None,
     *,
     memory_max: Optional[SizeLike] = None,
+    cgroup_version: Optional[int] = None,
     format: Optional[str] = None,
     scenario: Optional[Union[str, "os.PathLike[str]"]] = None,
     preset: str = "patched",
@@ -256,7 +257,9 @@ def replay(
 ) -> "Run":
     """Replay an I/O trace through the page cache at one RAM size (``mmsim replay``;
     docs/replay.md). The options are the CLI's: ``ram`` (one size), ``memory_max``
-    (one size: the trace runs in a memory cgroup with that memory.max), ``format``,
+    (one size: the trace runs in a memory cgroup with that memory.max),
+    ``cgroup_version`` (1: the memory controller on cgroup v1's legacy hierarchy, no
+    cgroup writeback; default 2), ``format``,
     ``scenario`` (a TOML to run the trace in), ``preset``, ``features``, ``kernel``,
     ``policy`` (``"classic"`` or ``"mglru"``, 6.1 on), ``readahead`` (the device's
     read_ahead_kb as a size, or ``"off"``), ``queue_depth`` (the device modelled as flash
@@ -268,6 +271,7 @@ def replay(
     opt = {
         "--ram": ram,
         "--memory-max": memory_max,
+        "--cgroup-version": cgroup_version,
         "--format": format,
         "--scenario": None if scenario is None else os.fspath(scenario),
         "--preset": preset,

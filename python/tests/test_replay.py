@@ -23,6 +23,10 @@ CASES = {
         dict(ram="64MiB", memory_max="16MiB", kernel="6.1"),
         ["--ram", "64MiB", "--memory-max", "16MiB", "--kernel", "6.1"],
     ),
+    "memcg-v1": (
+        dict(ram="64MiB", memory_max="16MiB", cgroup_version=1),
+        ["--ram", "64MiB", "--memory-max", "16MiB", "--cgroup-version", "1"],
+    ),
     "flash-queue": (
         dict(ram="16MiB", queue_depth=4, device="nvme"),
         ["--ram", "16MiB", "--queue-depth", "4", "--device", "nvme"],

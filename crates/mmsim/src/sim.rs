@@ -1188,6 +1188,10 @@ pub struct Sim {
     /// creator's mm id) → the live mms linked into it. An anon_vma without an entry has
     /// its creator alone.
     pub(crate) anon_vma_mms: rustc_hash::FxHashMap<u32, Vec<u32>>,
+    /// The buffer heads of large folios written through write_begin, by head
+    /// (`fs::buffer::FolioBlocks`).
+    pub(crate) folio_blocks:
+        rustc_hash::FxHashMap<crate::mm::page::Pfn, crate::fs::buffer::FolioBlocks>,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
@@ -1484,6 +1488,7 @@ impl Sim {
             stepping_mask: Default::default(),
             nr_user_alive: 0,
             anon_vma_mms: Default::default(),
+            folio_blocks: Default::default(),
             rmap_scratch: Vec::new(),
             pfn_bufs: Vec::new(),
             ra_scratch: Vec::new(),

@@ -71,10 +71,10 @@ impl Prop {
         }
     }
 
-    /// One event in `period` (fprop_inc_percpu).
-    fn add(&mut self, period: u64) {
+    /// `nr` events in `period` (__fprop_add_percpu).
+    fn add(&mut self, period: u64, nr: u64) {
         self.reflect(period);
-        self.events += 1;
+        self.events += nr;
     }
 }
 
@@ -293,38 +293,38 @@ impl Sim {
 
     /// WB_RECLAIMABLE and WB_DIRTIED of page `pfn` of `ino` as it is dirtied
     /// (account_page_dirtied's wb_stat_mod).
-    pub(crate) fn wb_page_dirtied(&mut self, pfn: Pfn, ino: u32) {
+    pub(crate) fn wb_page_dirtied(&mut self, pfn: Pfn, ino: u32, nr: u64) {
         if let Some(w) = self.page_wb(pfn, ino) {
-            w.reclaimable += 1;
-            w.dirtied += 1;
+            w.reclaimable += nr as i64;
+            w.dirtied += nr;
             // folio_account_dirtied: the task that dirtied it counts it towards its next
             // balance_dirty_pages pass.
             if let Some(t) = self.cur.task {
                 let t = &mut self.tasks[t];
-                t.nr_dirtied = t.nr_dirtied.saturating_add(1);
+                t.nr_dirtied = t.nr_dirtied.saturating_add(nr as _);
             }
         }
     }
 
     /// WB_RECLAIMABLE as a dirty page is cleaned (account_page_cleaned,
     /// folio_clear_dirty_for_io).
-    pub(crate) fn wb_page_cleaned(&mut self, pfn: Pfn, ino: u32) {
+    pub(crate) fn wb_page_cleaned(&mut self, pfn: Pfn, ino: u32, nr: u64) {
         if let Some(w) = self.page_wb(pfn, ino) {
-            w.reclaimable -= 1;
+            w.reclaimable -= nr as i64;
         }
     }
 
     /// WB_WRITEBACK as writeback starts on a page (__folio_start_writeback).
-    pub(crate) fn wb_page_writeback_start(&mut self, pfn: Pfn, ino: u32) {
+    pub(crate) fn wb_page_writeback_start(&mut self, pfn: Pfn, ino: u32, nr: u64) {
         if let Some(w) = self.page_wb(pfn, ino) {
-            w.writeback += 1;
+            w.writeback += nr as i64;
         }
     }
 
     /// WB_WRITEBACK, WB_WRITTEN and the writeout completions as writeback of a page ends
     /// (__folio_end_writeback → __wb_writeout_add: the global domain's and the memory
     /// cgroup domain's proportions).
-    pub(crate) fn wb_page_writeback_end(&mut self, pfn: Pfn, ino: u32) {
+    pub(crate) fn wb_page_writeback_end(&mut self, pfn: Pfn, ino: u32, nr: u64) {
         let Some(dev) = self.wb_dev_of(ino) else {
             return;
         };
@@ -333,13 +333,13 @@ impl Sim {
         let memcg = self.wb_memcg(self.mem[pfn as usize].memcg);
         let dt = &mut self.dirty_throttle;
         let w = dt.wb_mut(memcg, dev, now);
-        w.writeback -= 1;
-        w.written += 1;
-        w.completions.add(period);
-        w.memcg_completions.add(period);
-        dt.global.completions.add(period);
+        w.writeback -= nr as i64;
+        w.written += nr;
+        w.completions.add(period, nr);
+        w.memcg_completions.add(period, nr);
+        dt.global.completions.add(period, nr);
         if memcg != ROOT_MEM_CGROUP && memcg != NO_MEMCG {
-            dt.memcg_domain(memcg).completions.add(period);
+            dt.memcg_domain(memcg).completions.add(period, nr);
         }
     }
 

@@ -55,6 +55,8 @@ pub enum SyncMode {
 impl Sim {
     /// set_page_dirty for a page-cache page (__set_page_dirty_nobuffers on blockfs).
     pub fn set_page_dirty(&mut self, pfn: Pfn) {
+        // folio_mark_dirty(page_folio(page)): a large folio is dirtied whole.
+        let pfn = self.folio_head(pfn);
         let ino = self.mem[pfn as usize].mapping;
         let account = self.inode(ino).mapping.account_dirty;
         if !account {
@@ -74,27 +76,32 @@ impl Sim {
         self.leave(prev);
     }
 
+    /// folio_account_dirtied: every page of the folio `pfn` heads counts (NR_FILE_DIRTY,
+    /// NR_DIRTIED, the wb's and the task's).
     fn account_page_dirtied(&mut self, pfn: Pfn, ino: u32) {
         let prev = self.enter(KFunc::AccountPageDirtied);
+        let nr = self.mem[pfn as usize].nr_pages();
         self.charge_atomic();
         self.charge_atomic();
-        self.vmstat.inc(VmItem::NrDirty);
-        self.count_memcg_page_event(pfn, VmItem::NrDirty, 1);
-        self.vmstat.inc(VmItem::NrDirtied);
-        self.inode_mut(ino).nr_dirty += 1;
-        self.wb_page_dirtied(pfn, ino);
+        self.vmstat.add(VmItem::NrDirty, nr as i64);
+        self.count_memcg_page_event(pfn, VmItem::NrDirty, nr as i64);
+        self.vmstat.add(VmItem::NrDirtied, nr as i64);
+        self.inode_mut(ino).nr_dirty += nr;
+        self.wb_page_dirtied(pfn, ino, nr);
         self.leave(prev);
     }
 
-    /// Undo the dirty accounting of a page that stops being dirty without IO
-    /// (account_page_cleaned, from cancel_dirty_page or clear_page_dirty_for_io).
+    /// Undo the dirty accounting of a page (a folio's head: all its pages) that stops
+    /// being dirty without IO (folio_account_cleaned, from cancel_dirty_page or
+    /// clear_page_dirty_for_io).
     pub fn account_page_cleaned(&mut self, pfn: Pfn, ino: u32) {
         if self.inode(ino).mapping.account_dirty {
-            self.vmstat.dec(VmItem::NrDirty);
-            self.count_memcg_page_event(pfn, VmItem::NrDirty, -1);
+            let nr = self.mem[pfn as usize].nr_pages();
+            self.vmstat.add(VmItem::NrDirty, -(nr as i64));
+            self.count_memcg_page_event(pfn, VmItem::NrDirty, -(nr as i64));
             let i = self.inode_mut(ino);
-            i.nr_dirty -= 1;
-            self.wb_page_cleaned(pfn, ino);
+            i.nr_dirty -= nr;
+            self.wb_page_cleaned(pfn, ino, nr);
         }
     }
 
@@ -413,8 +420,14 @@ impl Sim {
                 if idx > range_end {
                     break 'outer;
                 }
+                if idx < index {
+                    continue; // a page of a large folio written below
+                }
                 index = idx + 1;
-                let Entry::Page(pfn) = e else { continue };
+                let Entry::Page(page) = e else { continue };
+                // A large folio is written whole, from its head (the lookup returns the
+                // folio holding `idx`).
+                let pfn = self.folio_head(page);
                 if !self.PageDirty(pfn) {
                     continue;
                 }
@@ -437,24 +450,29 @@ impl Sim {
                 // write faults) + ->writepage
                 self.page_mkclean(pfn);
                 let pr = self.enter(KFunc::Writepage);
-                if self.TestClearPageDirty(pfn) {
-                    self.account_page_cleaned(pfn, ino);
+                let nr = self.folio_start_writeback(pfn, ino);
+                let mut blocks = self.take_pfn_buf();
+                if nr == 1 {
+                    blocks.push(pfn);
+                } else {
+                    self.folio_start_block_writes(pfn, &mut blocks);
+                    index = self.mem[pfn as usize].index + nr;
                 }
-                self.SetPageWriteback(pfn);
-                self.vmstat.inc(VmItem::NrWriteback);
-                self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
-                self.wb_page_writeback_start(pfn, ino);
                 self.unlock_page(pfn);
                 self.leave(pr);
-                if let Some(&last) = batch.last() {
-                    let contiguous = self.mem[last as usize].index + 1 == idx;
-                    if !contiguous || batch.len() >= MAX_BIO_PAGES {
-                        let b = std::mem::replace(&mut batch, self.take_pfn_buf());
-                        self.submit_write(ino, b);
+                for &b in &blocks {
+                    if let Some(&last) = batch.last() {
+                        let contiguous =
+                            self.mem[last as usize].index + 1 == self.mem[b as usize].index;
+                        if !contiguous || batch.len() >= MAX_BIO_PAGES {
+                            let full = std::mem::replace(&mut batch, self.take_pfn_buf());
+                            self.submit_write(ino, full);
+                        }
                     }
+                    batch.push(b);
                 }
-                batch.push(pfn);
-                written += 1;
+                self.give_pfn_buf(blocks);
+                written += nr;
                 if written >= max {
                     break 'outer;
                 }
@@ -470,6 +488,39 @@ impl Sim {
         }
         self.leave(prev);
         result.map(|_: u64| written)
+    }
+
+    /// folio_clear_dirty_for_io + __folio_start_writeback of the locked dirty folio `pfn`
+    /// heads (or page): it is clean and under writeback, every page of it counted
+    /// (NR_WRITEBACK, WB_WRITEBACK). Returns its pages.
+    pub(crate) fn folio_start_writeback(&mut self, pfn: Pfn, ino: u32) -> u64 {
+        let nr = self.mem[pfn as usize].nr_pages();
+        if self.TestClearPageDirty(pfn) {
+            self.account_page_cleaned(pfn, ino);
+        }
+        self.SetPageWriteback(pfn);
+        self.vmstat.add(VmItem::NrWriteback, nr as i64);
+        self.count_memcg_page_event(pfn, VmItem::NrWriteback, nr as i64);
+        self.wb_page_writeback_start(pfn, ino, nr);
+        nr
+    }
+
+    /// Submit the frames of `blocks` (in index order, under writeback) of one inode, each
+    /// run of contiguous ones as one request.
+    pub(crate) fn submit_write_runs(&mut self, ino: u32, blocks: &[Pfn]) {
+        let mut run = self.take_pfn_buf();
+        for &b in blocks {
+            if let Some(&last) = run.last() {
+                if self.mem[last as usize].index + 1 != self.mem[b as usize].index
+                    || run.len() >= MAX_BIO_PAGES
+                {
+                    let full = std::mem::replace(&mut run, self.take_pfn_buf());
+                    self.submit_write(ino, full);
+                }
+            }
+            run.push(b);
+        }
+        self.submit_write(ino, run);
     }
 
     /// Submit writeback of contiguous pages (already PG_writeback) of one inode.
@@ -720,6 +771,11 @@ impl Sim {
         let p = &self.mem[pfn as usize];
         // The version the IO carried (captured at submission), else the page's.
         let (idx, v) = (p.index, self.completing_version.unwrap_or(p.version));
+        let large = p.flags & (pg::HEAD | pg::TAIL) != 0;
+        let page = pfn;
+        // A block of a large folio (`fs::buffer`): its data reaches the disk, and the
+        // folio's writeback ends with its last block (end_buffer_async_write).
+        let pfn = self.folio_head(pfn);
         if err {
             self.SetPageError(pfn);
             if ino == crate::mm::swapfile::SWAP_INO {
@@ -740,19 +796,30 @@ impl Sim {
             }
             inode.disk.set(idx, v);
         }
+        if large && !self.folio_end_block_write(pfn, page) {
+            return;
+        }
+        self.folio_end_writeback(pfn, ino);
+    }
+
+    /// folio_end_writeback of the folio `pfn` heads (or page): PG_writeback cleared,
+    /// every page counted (NR_WRITEBACK, NR_WRITTEN, the wb's completions), a PG_reclaim
+    /// folio rotated to the inactive tail, waiters woken.
+    fn folio_end_writeback(&mut self, pfn: Pfn, ino: u32) {
+        let nr = self.mem[pfn as usize].nr_pages();
         if self.TestClearPageReclaim(pfn) {
             self.rotate_reclaimable_page(pfn);
         }
         let prev = self.enter(KFunc::TestClearPageWriteback);
         let was = self.TestClearPageWriteback(pfn);
         debug_assert!(was, "end_page_writeback on a page not under writeback");
-        self.vmstat.dec(VmItem::NrWriteback);
-        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -1);
+        self.vmstat.add(VmItem::NrWriteback, -(nr as i64));
+        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -(nr as i64));
         if ino != crate::mm::swapfile::SWAP_INO {
-            self.wb_page_writeback_end(pfn, ino);
+            self.wb_page_writeback_end(pfn, ino, nr);
         }
-        self.acct_reclaim_writeback(pfn);
-        self.vmstat.inc(VmItem::NrWritten);
+        self.acct_reclaim_writeback(pfn, nr);
+        self.vmstat.add(VmItem::NrWritten, nr as i64);
         self.leave(prev);
         self.wake_up_page(pfn);
         if self.mem[pfn as usize].test(pg::DROPBEHIND) {

@@ -200,7 +200,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             ));
         }
         if p.test(pg::WRITEBACK) {
-            writeback += 1;
+            writeback += p.nr_pages() as i64; // a folio's writeback counts its pages
         }
         if p.test(pg::TABLE) {
             table_frames += 1;
@@ -285,13 +285,13 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
                 ));
             }
             if inode.mapping.account_dirty && p.test(pg::DIRTY) {
-                dirty += 1;
+                dirty += p.nr_pages() as i64;
             }
             if inode.mapping.account_dirty
                 && p.test(pg::WRITEBACK)
                 && sim.fss[inode.fs].device.is_some()
             {
-                file_writeback += 1;
+                file_writeback += p.nr_pages() as i64;
             }
         }
     }
@@ -1065,7 +1065,10 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
         }
     } else {
         // The head holds the page cache's reference and one for each PTE mapping any of
-        // its pages (mapped large folios); a large folio is never dirty or mlocked.
+        // its pages (mapped large folios); a large folio is never mlocked, and is dirty
+        // or under writeback only as a block filesystem's folio written with write(2),
+        // whose blocks' state it has (`fs::buffer`): dirty blocks when dirty, blocks in
+        // flight exactly when under writeback.
         let ptes: i64 = std::iter::once(head)
             .chain(tails.iter().copied())
             .map(|f| i64::from(sim.mem[f as usize].mapcount) + 1)
@@ -1077,8 +1080,23 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
                 h.refcount
             ));
         }
-        if h.flags & (pg::DIRTY | pg::MLOCKED) != 0 {
+        if h.flags & pg::MLOCKED != 0 {
             return Err(format!("folio {head} is {}", h.flag_names()));
+        }
+        let blocks = sim.folio_blocks.get(&head);
+        let inflight = blocks.is_some_and(|b| b.any_inflight());
+        if h.test(pg::WRITEBACK) != inflight {
+            return Err(format!(
+                "folio {head} is {} but {} of its blocks in flight",
+                h.flag_names(),
+                if inflight { "some" } else { "none" }
+            ));
+        }
+        if h.test(pg::DIRTY) && blocks.is_none() {
+            return Err(format!("folio {head} is dirty but has no block state"));
+        }
+        if blocks.is_some_and(|b| b.charged() as u64 > h.nr_pages()) {
+            return Err(format!("folio {head} has more buffer heads than blocks"));
         }
     }
     Ok(())

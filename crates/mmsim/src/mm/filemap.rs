@@ -132,16 +132,18 @@ impl Sim {
                     continue;
                 }
                 if fgp_flags & fgp::LOCK != 0 {
-                    if !self.trylock_page(p) {
+                    // folio_lock: a large folio's lock is its head's.
+                    let lp = self.folio_head(p);
+                    if !self.trylock_page(lp) {
                         self.put_page(p);
                         if fgp_flags & fgp::NOWAIT != 0 {
                             break Ok(None);
                         }
-                        break Err(Wait::PageLocked(p)); // lock_page sleeps
+                        break Err(Wait::PageLocked(lp)); // lock_page sleeps
                     }
                     // Has the page been truncated?
                     if self.mem[p as usize].mapping != ino {
-                        self.unlock_page(p);
+                        self.unlock_page(lp);
                         self.put_page(p);
                         continue;
                     }
@@ -257,9 +259,14 @@ impl Sim {
         if nofs {
             f |= fgp::NOFS;
         }
+        if self.mapping_large_folio_support(ino) {
+            // A write into a large folio keeps it whole (`fs::buffer`).
+            f |= fgp::FOLIO;
+        }
         let r = self.pagecache_get_page(ino, index, f, Gfp::KERNEL);
         if let Ok(Some(p)) = r {
-            self.clear_dropbehind_unless_uncached(p);
+            let head = self.folio_head(p);
+            self.clear_dropbehind_unless_uncached(head);
         }
         self.leave(prev);
         r
@@ -459,8 +466,10 @@ impl Sim {
         let old = self.inode_mut(ino).mapping.tree.store(index, e);
         debug_assert_eq!(old, Entry::Page(pfn));
         if self.mem[pfn as usize].test(pg::HEAD) {
-            // A large folio: every index goes (one multi-index entry in the kernel).
+            // A large folio: every index goes (one multi-index entry in the kernel), and
+            // its buffer heads if it was written (`fs::buffer`).
             self.delete_folio_tails_from_page_cache(pfn, shadow);
+            self.folio_free_buffers(pfn);
         }
         // filemap_release_folio / block_invalidate_folio came first: the page's buffer
         // heads are freed (try_to_free_buffers).
@@ -549,11 +558,15 @@ impl Sim {
                 err = Some(crate::workload::Errno::ENOSPC);
                 break;
             }
+            let mut created = false;
             let page = if tmpfs {
                 let pr = self.enter(KFunc::ShmemWriteBegin);
                 let r = self.grab_cache_page_write_begin(ino, index, false);
                 self.leave(pr);
                 r
+            } else if let Some(head) = self.write_begin_new_folio(ino, p, len - done) {
+                created = true;
+                Ok(Some(head))
             } else {
                 self.grab_cache_page_write_begin(ino, index, true)
             };
@@ -568,6 +581,24 @@ impl Sim {
                 }
                 Ok(Some(pfn)) => pfn,
             };
+            if self.mem[pfn as usize].flags & (pg::HEAD | pg::TAIL) != 0 {
+                // A page of a large folio (locked by its head): the copy goes into the
+                // folio up to its end.
+                match self.write_into_folio(ino, pfn, p, len - done, created) {
+                    Ok(Some(n)) => done += n,
+                    Ok(None) => continue, // split (not uptodate): write it as pages
+                    Err(w) => {
+                        wait = Some(w);
+                        break;
+                    }
+                }
+                if let Some(pause) = self.balance_dirty_pages_ratelimited(ino) {
+                    self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+                    wait = Some(Wait::Until(self.now() + pause));
+                    break;
+                }
+                continue;
+            }
             if !tmpfs {
                 // ext4_block_write_begin: create_empty_buffers (`fs/buffer.rs`).
                 if let Err(w) = self.create_empty_buffers(pfn) {
@@ -639,6 +670,79 @@ impl Sim {
         }
         self.leave(prev);
         (done, wait, err)
+    }
+
+    /// generic_perform_write's step into a large folio (`large-folios`; `fs::buffer`):
+    /// `page`, of the folio, was returned locked (the head's lock) with a reference, and
+    /// the copy at `pos` runs to the folio's end or `left` bytes. ext4's write_begin gives
+    /// the folio its buffer heads, block_commit_write dirties the blocks the copy covered
+    /// and the folio whole (NR_DIRTIED counts its pages). A folio write_begin `created`
+    /// for this copy is covered by it but for a partial first block, which is zeroed
+    /// (`write_begin_new_folio`), and is uptodate after. Returns the bytes copied;
+    /// `Ok(None)` when a cached folio is not uptodate (a read of it failed): it is split
+    /// and the caller writes its pages as order-0 ones.
+    fn write_into_folio(
+        &mut self,
+        ino: u32,
+        page: Pfn,
+        pos: u64,
+        left: u64,
+        created: bool,
+    ) -> Result<Option<u64>, Wait> {
+        let head = self.folio_head(page);
+        if !created && !self.PageUptodate(head) {
+            self.unlock_page(head);
+            self.put_page(page);
+            self.split_folio(head);
+            return Ok(None);
+        }
+        if let Err(w) = self.folio_create_buffers(head) {
+            self.unlock_page(head);
+            self.put_page(page);
+            return Err(w);
+        }
+        let first = self.mem[head as usize].index;
+        let nr = self.folio_nr_pages(head);
+        let bytes = ((first + nr) * PAGE_SIZE - pos).min(left);
+        let pr = self.enter(KFunc::IovIterCopyFromUserAtomic);
+        self.charge_bulk_store(self.costs.page_copy_ps, bytes);
+        self.leave(pr);
+        let (k0, k1) = (
+            pos / PAGE_SIZE - first,
+            (pos + bytes - 1) / PAGE_SIZE - first,
+        );
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        if created && !pos.is_multiple_of(PAGE_SIZE) {
+            // The first block's head is zeroed (a hole, or beyond i_size).
+            let keep = self.inode(ino).expected_at(first);
+            self.mem[head as usize].version = keep;
+            self.charge_bulk_store(self.costs.page_zero_ps, pos % PAGE_SIZE);
+        }
+        for k in k0..=k1 {
+            let v = self.new_version();
+            self.mem[frames[k as usize] as usize].version = v;
+            self.inode_mut(ino).expected.set(first + k, v);
+        }
+        self.give_pfn_buf(frames);
+        if !self.features.accessed_init {
+            self.mark_page_accessed(head);
+        }
+        let pr = self.enter(KFunc::BlockWriteEnd);
+        if !self.PageUptodate(head) {
+            self.SetPageUptodate(head); // every block is
+        }
+        let end = pos + bytes;
+        if end > self.inode(ino).size {
+            self.inode_mut(ino).size = end;
+        }
+        self.folio_mark_blocks_dirty(head, k0, k1);
+        self.set_page_dirty(head);
+        self.unlock_page(head);
+        self.put_page(page);
+        self.leave(pr);
+        Ok(Some(bytes))
     }
 
     /// Content oracle: whether version `want` of a page of `ino` is one whose writeback

@@ -24,19 +24,24 @@
 //! unmaps every page; munmap marks a folio with young PTEs accessed once (the zap's
 //! folio_pte_batch). A write fault, mlock and MADV_COLD / MADV_PAGEOUT split a mapped
 //! folio (each page takes the cache's reference and one per PTE mapping it; a mapped
-//! large folio is never dirty or mlocked). Not modelled: large folios from writes
-//! (write_begin's fgf_set_order), mlocked large folios (the kernel mlocks one that a
-//! VM_LOCKED VMA maps whole), PMD mappings (order 9 is mapped by PTEs), MGLRU (the files of
-//! a machine running it get order-0 pages), and the buddy allocator's high orders (a folio
-//! is 2^n order-0 frames, each charged to the memcg in turn; the kernel charges the 2^n
-//! pages at once). Every other path that would write, truncate or invalidate part of a
-//! folio splits it first (split_folio: the tails take the head's flags and go beside it on
-//! its list).
+//! large folio is never dirtied through its PTEs, nor mlocked). write(2): a write into a
+//! cached large folio keeps it whole and dirties it whole, and write_begin makes a folio
+//! of the copy's length where nothing is cached (fgf_set_order, v6.17's
+//! write_begin_get_folio: `write_begin_new_folio`); the folio's blocks — which are dirty,
+//! which being written — are its buffer heads' (`fs::buffer`), writeback writes only the
+//! dirty ones and the folio's writeback ends with its last. Not modelled: mlocked large
+//! folios (the kernel mlocks one that a VM_LOCKED VMA maps whole), PMD mappings (order 9
+//! is mapped by PTEs), MGLRU (the files of a machine running it get order-0 pages), and
+//! the buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
+//! memcg in turn; the kernel charges the 2^n pages at once). Every other path that would
+//! write, truncate or invalidate part of a folio splits it first (split_folio: the tails
+//! take the head's flags and go beside it on its list; the kernel would not split a folio
+//! with dirty buffers or under writeback, and truncates or writes it whole).
 
 use crate::machine::profile::KFunc;
 use crate::mm::filemap::CacheError;
 use crate::mm::memcontrol::MemcgId;
-use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING};
+use crate::mm::page::{pg, Pfn, NIL, NO_MAPPING, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
 use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
@@ -173,6 +178,19 @@ impl Sim {
         ino: u32,
         index: u64,
     ) -> Result<(), CacheError> {
+        self.add_folio_to_page_cache_lru_gfp(head, ino, index, false)
+    }
+
+    /// add_folio_to_page_cache_lru with the allocation's __GFP_WRITE (a folio
+    /// write_begin creates), which from 4.7 takes the shadow entry without a refault
+    /// (`read-only-refault`).
+    pub fn add_folio_to_page_cache_lru_gfp(
+        &mut self,
+        head: Pfn,
+        ino: u32,
+        index: u64,
+        gfp_write: bool,
+    ) -> Result<(), CacheError> {
         let nr = self.folio_nr_pages(head);
         let prev = self.enter(KFunc::AddToPageCacheLru);
         self.tree_lock(ino);
@@ -206,9 +224,63 @@ impl Sim {
         self.vmstat.add(VmItem::NrFilePages, nr as i64);
         self.leave(pi);
         self.tree_unlock(ino);
+        let shadow = shadow.filter(|_| !(gfp_write && self.features.read_only_refault));
         self.refault_and_lru_add(head, shadow);
         self.leave(prev);
         Ok(())
+    }
+
+    /// write_begin's __filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(len)) when
+    /// nothing is cached at the index of `pos`: a new folio for the copy of the `left`
+    /// bytes at `pos` — of order ilog2(len) - PAGE_SHIFT, where len is what the copy
+    /// reaches before the next MAX_PAGECACHE_ORDER boundary (generic_perform_write's
+    /// chunk), lowered to the index's alignment, and lowered again while the allocation
+    /// fails or a page of its range is cached. Returns it locked, with the caller's
+    /// reference; None where an order-0 page is what write_begin gets (the ordinary
+    /// lookup then finds or makes it). A first block the write covers in part and that
+    /// holds data within i_size (ext4_block_write_begin would read it before the copy) is
+    /// written as an order-0 page here.
+    pub(crate) fn write_begin_new_folio(&mut self, ino: u32, pos: u64, left: u64) -> Option<Pfn> {
+        if !self.mapping_large_folio_support(ino) {
+            return None;
+        }
+        let index = pos / PAGE_SIZE;
+        let chunk = PAGE_SIZE << MAX_PAGECACHE_ORDER;
+        let len = (chunk - pos % chunk).min(left);
+        let mut order = (len.ilog2().saturating_sub(crate::mm::page::PAGE_SHIFT))
+            .min(MAX_PAGECACHE_ORDER)
+            .min(index.trailing_zeros());
+        if order == 0 || matches!(self.inode(ino).mapping.tree.lookup(index), Entry::Page(_)) {
+            return None;
+        }
+        let inode = self.inode(ino);
+        if !pos.is_multiple_of(PAGE_SIZE)
+            && index * PAGE_SIZE < inode.size
+            && inode.disk_at(index) != 0
+        {
+            return None;
+        }
+        let memcg = self.current_memcg();
+        let mut gfp = Gfp::KERNEL;
+        gfp.write = self.inode(ino).mapping.account_dirty;
+        gfp.fs = false; // AOP_FLAG_NOFS
+        while order > 0 {
+            if let Some(head) = self.alloc_folio_charged(order, gfp, memcg) {
+                if self.features.accessed_init && !self.features.read_only_activation {
+                    self.init_page_accessed(head); // FGP_ACCESSED
+                }
+                if self
+                    .add_folio_to_page_cache_lru_gfp(head, ino, index, gfp.write)
+                    .is_ok()
+                {
+                    self.set_dropbehind_if_uncached(head); // FGP_DONTCACHE
+                    return Some(head);
+                }
+                self.put_page(head);
+            }
+            order -= 1;
+        }
+        None
     }
 
     /// The tails' part of __delete_from_page_cache of a large folio (tree_lock held):
@@ -261,6 +333,9 @@ impl Sim {
     /// holders drop them through the head), and goes on the head's list right beside it
     /// (lru_add_split_folio), or into the CPU's LRU batch when the head is off the LRU
     /// (isolated, or still in a batch). The head's lock and references stay the head's.
+    /// A dirty folio's pages are all dirty after (the accounting counted them already);
+    /// a written folio's buffer heads become its pages' (`fs::buffer`), and under
+    /// writeback only the pages whose blocks are in flight stay under it.
     #[cold]
     pub fn split_folio(&mut self, head: Pfn) {
         if self.mem[head as usize].flags & pg::HEAD == 0 {
@@ -276,6 +351,7 @@ impl Sim {
             | pg::ACTIVE
             | pg::WORKINGSET
             | pg::DROPBEHIND
+            | pg::DIRTY
             | if hf & pg::UPTODATE == 0 {
                 pg::LOCKED
             } else {
@@ -319,6 +395,9 @@ impl Sim {
             for &t in &tails {
                 self.lru_cache_add(t);
             }
+        }
+        if self.folio_blocks.contains_key(&head) {
+            self.split_folio_blocks(head, &tails);
         }
         self.give_pfn_buf(tails);
         self.leave(prev);

@@ -1336,7 +1336,21 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
         }
     }
     // The buffer heads of written data pages (`fs/buffer.rs`), charged to the page's memcg
-    // on its node; only a page in a block filesystem's page cache has them.
+    // on its node; only a page in a block filesystem's page cache has them. A large
+    // folio's are counted by its block state, which only a cached folio head has.
+    let mut heads: Vec<_> = sim.folio_blocks.iter().collect();
+    heads.sort_by_key(|(h, _)| **h);
+    for (&head, fb) in heads {
+        let h = &sim.mem[head as usize];
+        if !h.test(pg::HEAD) || h.mapping == crate::mm::page::NO_MAPPING {
+            return Err(format!(
+                "pfn {head} has a folio's block state but is not a cached folio head ({})",
+                h.flag_names()
+            ));
+        }
+        let m = sim.buffers_memcg(head) as usize;
+        objs[m * nodes + h.node as usize][KmemCache::BufferHead as usize] += fb.charged() as u64;
+    }
     for (pfn, p) in sim.mem.iter().enumerate() {
         if crate::fs::buffer::has_buffers(p) {
             let cached = p.mapping != crate::mm::page::NO_MAPPING

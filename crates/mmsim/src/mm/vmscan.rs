@@ -1285,7 +1285,8 @@ impl Sim {
                 if file && defer_to_flusher {
                     // Immediate reclaim when the flusher has written it.
                     st.nr_unqueued_dirty += u64::from(!count_at_check);
-                    self.vmstat.inc(VmItem::NrVmscanImmediateReclaim);
+                    let nr = self.mem[pfn as usize].nr_pages() as i64;
+                    self.vmstat.add(VmItem::NrVmscanImmediateReclaim, nr);
                     self.SetPageReclaim(pfn);
                     if self.features.writeback_activate {
                         self.activate_locked(pfn, &mut nr_activate);
@@ -1393,17 +1394,19 @@ impl Sim {
             }
         } else {
             let ino = self.mem[pfn as usize].mapping;
-            if self.TestClearPageDirty(pfn) {
-                self.account_page_cleaned(pfn, ino);
-            }
             self.SetPageReclaim(pfn);
-            self.SetPageWriteback(pfn);
-            self.vmstat.inc(VmItem::NrWriteback);
-            self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
-            self.wb_page_writeback_start(pfn, ino);
-            self.unlock_page(pfn);
-            let pages = self.pfn_buf_of(pfn);
-            self.submit_write(ino, pages);
+            if self.folio_start_writeback(pfn, ino) == 1 {
+                self.unlock_page(pfn);
+                let pages = self.pfn_buf_of(pfn);
+                self.submit_write(ino, pages);
+            } else {
+                // A large folio: its dirty blocks (`fs::buffer`).
+                let mut blocks = self.take_pfn_buf();
+                self.folio_start_block_writes(pfn, &mut blocks);
+                self.unlock_page(pfn);
+                self.submit_write_runs(ino, &blocks);
+                self.give_pfn_buf(blocks);
+            }
         }
         self.vmstat.inc(VmItem::NrVmscanWrite);
         self.leave(prev);
@@ -1894,13 +1897,13 @@ impl Sim {
 
     /// __acct_reclaim_writeback: a page on a node with throttled reclaimers completed
     /// writeback; wake them once enough did.
-    pub fn acct_reclaim_writeback(&mut self, pfn: Pfn) {
+    pub fn acct_reclaim_writeback(&mut self, pfn: Pfn, nr: u64) {
         let node = self.mem[pfn as usize].node as usize;
         if self.reclaim_throttled[node].is_empty() {
             return;
         }
         let st = &mut self.reclaim[node];
-        st.nr_throttled_written += 1;
+        st.nr_throttled_written += nr;
         let written = st.nr_throttled_written - st.nr_reclaim_start;
         let n = self.reclaim_throttled[node].len() as u64;
         if written > SWAP_CLUSTER_MAX * n {

@@ -61,6 +61,10 @@ fn run(text: &str, io_less: bool) -> RunReport {
     let sc = parse_scenario(text, "dirty.toml", &[]).expect("scenario");
     let mut f: Features = KernelEra::V6_18.features("vanilla").expect("preset");
     assert!(f.set("io-less-dirty-throttling", io_less), "a known rule");
+    // Order-0 pages, as every kernel had while the throttle was not IO-less: the simplified
+    // throttle pauses once per dirtying call, and 1 MiB writes would be one call per
+    // 256-page folio (`large-folios`).
+    f.large_folios &= io_less;
     let r = run_sc(&sc, f, false, 50_000_000);
     assert_eq!(r.end, RunEnd::Completed, "{:?}", r.end);
     r

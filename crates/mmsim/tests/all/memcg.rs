@@ -313,12 +313,16 @@ fn a_writer_in_a_small_cgroup_is_throttled_by_its_own_dirty_limit() {
 /// frees every page it scans.
 #[test]
 fn a_writer_in_a_small_v1_cgroup_is_held_to_the_global_dirty_limits_only() {
+    // Order-0 pages (without `large-folios`: a 1 MiB write would be one folio of 256
+    // pages, which reclaim meets dirty and activates whole): the rules below are those
+    // of each page reclaim meets.
     let base = with_cgroups(WRITER, vec![cgroup("w", Some(256 * MIB))], &[("dd", "w")]);
-    let v2 = run(&base, KernelEra::V6_18, false);
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    f.large_folios = false;
+    let v2 = run_sc(&base, f.clone(), false, MAX_STEPS);
     let mut sc = base.clone();
     sc.cgroup_v1 = true;
-    let v1 = run(&sc, KernelEra::V6_18, true);
-    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    let v1 = run_sc(&sc, f.clone(), true, MAX_STEPS);
     f.cgroup_writeback = false;
     let no_cgwb = run_sc(&base, f, false, MAX_STEPS);
     let v2w = cg(&v2, "w");
@@ -1885,9 +1889,13 @@ fn a_charge_keeps_reclaiming_while_reclaim_frees_pages() {
             Ok(OpResult::Fd(fd)) => fd,
             other => panic!("open: {other:?}"),
         };
-        let mut progress = 0;
-        let w = sim.sys_write(t, fd, 8 << 20, None, &mut progress);
-        assert_eq!(w, Ok(OpResult::Bytes(8 << 20)), "{era:?}");
+        // 2,048 order-0 pages (one 4 KiB write each: a larger write makes large folios
+        // on 6.18, which a reclaim pass frees whole).
+        for k in 0..2048u64 {
+            let mut progress = 0;
+            let w = sim.sys_write(t, fd, 4096, Some(k * 4096), &mut progress);
+            assert_eq!(w, Ok(OpResult::Bytes(4096)), "{era:?} write {k}");
+        }
         let mut progress = 0;
         let mut synced = false;
         for _ in 0..1000 {

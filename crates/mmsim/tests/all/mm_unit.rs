@@ -1123,9 +1123,10 @@ fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
                 "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
             )
         );
-        let features = mmsim::kernel::KernelEra::V6_18
+        let mut features = mmsim::kernel::KernelEra::V6_18
             .features("patched")
             .expect("preset");
+        features.large_folios = false; // 16 order-0 pages, not one written folio
         let mut m = M::new(&text, features);
         assert_eq!(m.sim.cgroup_v1, v1, "{ctx}");
         let a = m.sim.memcg_by_name("a").expect("cgroup a");

@@ -1151,23 +1151,25 @@ impl Sim {
                 continue;
             }
             let (dirty, writeback) = (p.test(pg::DIRTY), p.test(pg::WRITEBACK));
+            // struct reclaim_stat counts pages (a folio's nr_pages).
+            let nr_pages = p.nr_pages();
             // folio_check_dirty_writeback (3.11): what the throttling decisions count —
             // file LRU folios only: anonymous ones (a lazyfree one too) are written from
             // reclaim, not by the flushers, so reclaim does not stall on them.
             let file_lru = !p.test(pg::SWAPBACKED) && !self.page_anon(pfn);
             let (c_dirty, c_writeback) = (dirty && file_lru, writeback && file_lru);
             if c_dirty || c_writeback {
-                st.nr_dirty += 1;
+                st.nr_dirty += nr_pages;
             }
             // The unqueued count `vmscan-kick-flushers` compares with the pages taken.
             // Without it the count is of the dirty pages deferred to the flusher or
             // written below.
             let count_at_check = self.features.vmscan_kick_flushers;
             if count_at_check && c_dirty && !c_writeback {
-                st.nr_unqueued_dirty += 1;
+                st.nr_unqueued_dirty += nr_pages;
             }
             if c_writeback && self.mem[pfn as usize].test(pg::RECLAIM) {
-                st.nr_congested += 1;
+                st.nr_congested += nr_pages;
             }
             if writeback {
                 // Case 1 (kswapd meets a page it already marked, on a node flagged for
@@ -1177,7 +1179,7 @@ impl Sim {
                     && self.mem[pfn as usize].test(pg::RECLAIM)
                     && self.reclaim[node].zone_writeback;
                 if immediate {
-                    st.nr_immediate += 1;
+                    st.nr_immediate += nr_pages;
                 } else if self.writeback_throttling_sane(sc)
                     || !self.mem[pfn as usize].test(pg::RECLAIM)
                     || !sc.gfp.fs
@@ -1185,7 +1187,7 @@ impl Sim {
                     // Case 2: tag for immediate reclaim at writeback end and move on
                     // (global reclaim, and cgroup v2's: writeback throttling is sane
                     // there; limit reclaim without cgroup writeback the first time).
-                    st.nr_writeback += 1;
+                    st.nr_writeback += nr_pages;
                     self.SetPageReclaim(pfn);
                 } else {
                     // Case 3: limit reclaim without cgroup writeback meets a page it
@@ -1284,7 +1286,7 @@ impl Sim {
                 };
                 if file && defer_to_flusher {
                     // Immediate reclaim when the flusher has written it.
-                    st.nr_unqueued_dirty += u64::from(!count_at_check);
+                    st.nr_unqueued_dirty += nr_pages * u64::from(!count_at_check);
                     let nr = self.mem[pfn as usize].nr_pages() as i64;
                     self.vmstat.add(VmItem::NrVmscanImmediateReclaim, nr);
                     self.SetPageReclaim(pfn);
@@ -1307,7 +1309,7 @@ impl Sim {
                     // filesystem folio is PAGE_ACTIVATE, left to the flusher.
                     let pr = self.enter(KFunc::Pageout);
                     self.leave(pr);
-                    st.nr_unqueued_dirty += u64::from(!count_at_check);
+                    st.nr_unqueued_dirty += nr_pages * u64::from(!count_at_check);
                     self.activate_locked(pfn, &mut nr_activate);
                     self.unlock_page(pfn);
                     ret.push(pfn);
@@ -1321,8 +1323,8 @@ impl Sim {
                     ret.push(pfn);
                     continue;
                 }
-                st.nr_unqueued_dirty += u64::from(!count_at_check);
-                st.nr_pageout += 1;
+                st.nr_unqueued_dirty += nr_pages * u64::from(!count_at_check);
+                st.nr_pageout += nr_pages;
                 // A synchronous write ("probably a ramdisk": zram) ended already: the page
                 // is clean and off writeback, and is freed now if it can be locked again.
                 // Otherwise it is under writeback (or was redirtied) and stays.

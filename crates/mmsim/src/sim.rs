@@ -989,7 +989,9 @@ pub struct Sim {
     pub cgroup_v1: bool,
     /// A wait that memcg limit reclaim on the legacy hierarchy left for the charging task
     /// (shrink_folio_list's folio_wait_writeback, or reclaim_throttle of
-    /// VMSCAN_THROTTLE_WRITEBACK on a node), taken by try_charge after the pass.
+    /// VMSCAN_THROTTLE_WRITEBACK on a node): the reclaim pass ends where the kernel's
+    /// reclaimer sleeps (after the batch; a step cannot sleep inside), try_charge takes the
+    /// wait, and the retried charge reclaims again after it.
     pub memcg_reclaim_wait: Option<crate::mm::vmscan::ReclaimWait>,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,

@@ -564,6 +564,9 @@ impl Sim {
                 self.memcg_memory_event(m, MemcgEvent::Low);
             }
             self.shrink_lruvec(node, m, sc);
+            if self.memcg_reclaim_wait.is_some() {
+                break; // the reclaimer sleeps (shrink_lruvec)
+            }
             if self.features.shadow_lru_limit {
                 self.scan_shadow_nodes_memcg(node, m, sc.priority);
             }
@@ -634,6 +637,11 @@ impl Sim {
                     nr[i] -= n;
                     nr_reclaimed += self.shrink_list(node, memcg, lru, n, sc);
                 }
+            }
+            if self.memcg_reclaim_wait.is_some() {
+                // Legacy memcg reclaim sleeps here (`Sim::memcg_reclaim_wait`): the pass
+                // ends, the charge sleeps and starts reclaim again after it.
+                break;
             }
             if nr_reclaimed < nr_to_reclaim || scan_adjusted {
                 continue;
@@ -1549,11 +1557,11 @@ impl Sim {
             loop {
                 for &n in &zl {
                     self.shrink_node(n, sc);
-                    if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    if sc.nr_reclaimed >= sc.nr_to_reclaim || self.memcg_reclaim_wait.is_some() {
                         break;
                     }
                 }
-                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                if sc.nr_reclaimed >= sc.nr_to_reclaim || self.memcg_reclaim_wait.is_some() {
                     break;
                 }
                 if !self.features.reclaim_throttle && sc.nr_scanned > writeback_threshold {
@@ -1571,7 +1579,7 @@ impl Sim {
                     self.snapshot_refaults(sc.target_memcg, n);
                 }
             }
-            if sc.nr_reclaimed > 0 {
+            if sc.nr_reclaimed > 0 || self.memcg_reclaim_wait.is_some() {
                 break;
             }
             // Deactivation was skipped: retry with it forced (v5.5).

@@ -1174,6 +1174,55 @@ fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
     }
 }
 
+/// Legacy limit reclaim (cgroup v1, 6.1's `memcg-v1-dirty-throttle`) that isolates only
+/// dirty pages not queued for IO wakes the flushers and sleeps in reclaim_throttle, then
+/// scans on: its pass ends at that batch (the charge sleeps and reclaims again after), so
+/// it has not met the rest of the dirty pages before the flusher ran. v2's reclaim, sane,
+/// goes on down the priorities and meets them all dirty.
+#[test]
+fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
+    for v1 in [false, true] {
+        let ctx = format!("cgroup v1 {v1}");
+        let text = format!(
+            "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
+            if v1 { "cgroup_version = 1\n" } else { "" },
+            unit_machine_toml(
+                "unit",
+                "64MiB",
+                "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
+            )
+        );
+        let mut features = mmsim::kernel::KernelEra::V6_18
+            .features("patched")
+            .expect("preset");
+        features.large_folios = false;
+        let mut m = M::new(&text, features);
+        let a = m.sim.memcg_by_name("a").expect("cgroup a");
+        let (fd, _) = m.open("/mnt/f");
+        // (128 pages: below the 8 MiB domain's background threshold on v2.)
+        m.write(fd, 128 * PAGE_SIZE);
+        m.sim.lru_add_drain();
+        let dirty = m.vm(VmItem::NrDirty);
+        assert!(dirty >= 128, "{ctx}: {dirty} dirty");
+        let reclaimed = m.sim.try_to_free_mem_cgroup_pages(a, 32, Gfp::KERNEL, true);
+        assert_eq!(reclaimed, 0, "{ctx}: every page is dirty");
+        let met = m.vm(VmItem::NrVmscanImmediateReclaim);
+        if v1 {
+            assert!(
+                matches!(m.sim.memcg_reclaim_wait, Some(ReclaimWait::Throttle(0))),
+                "{ctx}: {:?}",
+                m.sim.memcg_reclaim_wait
+            );
+            assert!((1..=32).contains(&met), "{ctx}: one batch met, {met} pages");
+        } else {
+            assert!(m.sim.memcg_reclaim_wait.is_none(), "{ctx}");
+            assert!(met >= 100, "{ctx}: the pass met {met} dirty pages");
+        }
+        complete_io(&mut m.sim);
+        m.check();
+    }
+}
+
 /// A machine with `features` (and `read-only-activation`, so written pages stay
 /// unreferenced and reclaimable) whose /mnt/f holds `pages` dirty pages, all on the
 /// inactive file list.

@@ -149,7 +149,8 @@ impl ScanControl {
 }
 
 /// What memcg limit reclaim without cgroup writeback leaves the charging task to wait for
-/// after its pass (the kernel waits inside the pass; here the charge sleeps and retries).
+/// (the kernel waits inside the pass and scans on after; here the pass ends after the
+/// batch, the charge sleeps and its retry reclaims again).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReclaimWait {
     /// folio_wait_writeback of a page under writeback that it had marked PG_reclaim

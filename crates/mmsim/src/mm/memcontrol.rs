@@ -841,15 +841,7 @@ impl Sim {
             let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1, gfp, true);
             // Legacy memcg reclaim waited inside the pass (a page's writeback, or
             // reclaim_throttle): the charging task sleeps, then retries the charge.
-            let wait = match (self.memcg_reclaim_wait.take(), self.cur.task) {
-                (Some(ReclaimWait::Writeback(pfn)), Some(_)) => Some(Wait::PageWriteback(pfn)),
-                (Some(ReclaimWait::Throttle(node)), Some(tid)) => {
-                    Some(self.reclaim_throttle(tid, node))
-                }
-                _ => None,
-            };
-            if let Some(w) = wait {
-                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+            if let Some(w) = self.take_memcg_reclaim_wait() {
                 return Err(AllocError::Wait(w));
             }
             if self.features.reclaim_throttle {
@@ -1305,6 +1297,23 @@ impl Sim {
     /// (try_to_free_mem_cgroup_pages, swap allowed) until `passes` passes have reclaimed
     /// nothing, then wait for the subtree's writeback (`wait_for_limit_writeback`).
     /// Ok(true): the usage is within the limit; Ok(false): out of passes.
+    /// The sleep legacy memcg reclaim ended its pass at (`Sim::memcg_reclaim_wait`), as
+    /// the running task's wait (a memory stall): a page's writeback, or reclaim_throttle.
+    /// None without a task (the wait is dropped) or when the pass ran to its end.
+    pub(crate) fn take_memcg_reclaim_wait(&mut self) -> Option<Wait> {
+        let wait = match (self.memcg_reclaim_wait.take(), self.cur.task) {
+            (Some(ReclaimWait::Writeback(pfn)), Some(_)) => Some(Wait::PageWriteback(pfn)),
+            (Some(ReclaimWait::Throttle(node)), Some(tid)) => {
+                Some(self.reclaim_throttle(tid, node))
+            }
+            _ => None,
+        };
+        if wait.is_some() {
+            self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+        }
+        wait
+    }
+
     fn reclaim_to_limit(
         &mut self,
         m: MemcgId,
@@ -1328,7 +1337,13 @@ impl Sim {
                     None => Ok(false),
                 };
             }
-            if self.try_to_free_mem_cgroup_pages(m, usage - limit, Gfp::KERNEL, true) == 0 {
+            let reclaimed = self.try_to_free_mem_cgroup_pages(m, usage - limit, Gfp::KERNEL, true);
+            // The kernel's legacy reclaim sleeps inside its pass: the writer sleeps there,
+            // and is resumed with its passes.
+            if let Some(w) = self.take_memcg_reclaim_wait() {
+                return Err(w);
+            }
+            if reclaimed == 0 {
                 passes -= 1;
             }
         }

@@ -1223,6 +1223,54 @@ fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
     }
 }
 
+/// A limit write (memory.limit_in_bytes) on cgroup v1 below a cgroup full of dirty pages:
+/// its reclaim sleeps where the kernel's does (reclaim_throttle, the flushers woken), and
+/// the write is resumed after — no OOM kill; once the pages are written back it gets its
+/// limit.
+#[test]
+fn a_legacy_limit_write_over_dirty_pages_sleeps_instead_of_killing() {
+    let text = format!(
+        "cgroup_version = 1\n{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
+        unit_machine_toml(
+            "unit",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
+        )
+    );
+    let mut features = mmsim::kernel::KernelEra::V6_18
+        .features("patched")
+        .expect("preset");
+    features.large_folios = false;
+    let mut m = M::new(&text, features);
+    let a = m.sim.memcg_by_name("a").expect("cgroup a");
+    let (fd, ino) = m.open("/mnt/f");
+    m.write(fd, 128 * PAGE_SIZE);
+    m.sim.lru_add_drain();
+    let usage = m.sim.memcgs[a as usize].usage;
+    let file = mmsim::workload::CgroupFile::MemoryMax;
+    let limit = Some((usage - 64) * PAGE_SIZE);
+    let r = m.sim.cgroup_write("a", file, limit);
+    assert!(r.is_err(), "the write sleeps in reclaim: {r:?}");
+    assert_eq!(m.sim.memcgs[a as usize].events.oom_kill, 0);
+    let mut done = false;
+    for _ in 0..50 {
+        // The flusher the reclaim woke (a kthread: run here by hand), then the IO.
+        let _ = m
+            .sim
+            .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None);
+        complete_io(&mut m.sim);
+        if let Ok(r) = m.sim.cgroup_write("a", file, limit) {
+            assert!(matches!(r, mmsim::workload::OpResult::Bytes(_)), "{r:?}");
+            done = true;
+            break;
+        }
+    }
+    assert!(done, "the limit write never finished");
+    assert!(m.sim.memcgs[a as usize].usage <= usage - 64);
+    assert_eq!(m.sim.memcgs[a as usize].events.oom_kill, 0);
+    m.check();
+}
+
 /// A machine with `features` (and `read-only-activation`, so written pages stay
 /// unreferenced and reclaimable) whose /mnt/f holds `pages` dirty pages, all on the
 /// inactive file list.

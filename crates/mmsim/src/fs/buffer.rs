@@ -109,6 +109,15 @@ impl Sim {
         }
         let memcg = self.buffers_memcg(pfn);
         let node = self.mem[pfn as usize].node as usize;
+        self.alloc_buffer_head(memcg, node)?;
+        self.mem[pfn as usize].private = BUFFERS;
+        Ok(())
+    }
+
+    /// alloc_buffer_head (__GFP_NOFAIL) charged to `memcg` on `node`: a charge or slab page
+    /// that must wait makes the caller wait; one that cannot be had at all waits a
+    /// congestion period (the kernel loops in the allocator).
+    fn alloc_buffer_head(&mut self, memcg: MemcgId, node: usize) -> Result<(), Wait> {
         match self.slab_prealloc(memcg, node, &[KmemCache::BufferHead]) {
             Ok(()) => {}
             Err(VfsAllocError::Wait(w)) => return Err(w),
@@ -119,7 +128,6 @@ impl Sim {
             }
         }
         self.slab_obj_alloc(KmemCache::BufferHead, memcg, node);
-        self.mem[pfn as usize].private = BUFFERS;
         Ok(())
     }
 
@@ -154,16 +162,7 @@ impl Sim {
         let memcg = self.buffers_memcg(head);
         let node = self.mem[head as usize].node as usize;
         while self.folio_blocks[&head].charged < nr {
-            match self.slab_prealloc(memcg, node, &[KmemCache::BufferHead]) {
-                Ok(()) => {}
-                Err(VfsAllocError::Wait(w)) => return Err(w),
-                Err(VfsAllocError::NoMem) => {
-                    return Err(Wait::Until(
-                        self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
-                    ))
-                }
-            }
-            self.slab_obj_alloc(KmemCache::BufferHead, memcg, node);
+            self.alloc_buffer_head(memcg, node)?;
             self.folio_blocks
                 .get_mut(&head)
                 .expect("folio blocks")

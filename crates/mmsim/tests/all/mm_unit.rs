@@ -1174,6 +1174,27 @@ fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
     }
 }
 
+/// A 64 MiB unit machine (6.18, order-0 pages) whose task runs in cgroup `a` (memory.max
+/// 8 MiB), on cgroup v1's hierarchy or v2's.
+fn small_cgroup_machine(v1: bool) -> (M, mmsim::mm::memcontrol::MemcgId) {
+    let text = format!(
+        "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
+        if v1 { "cgroup_version = 1\n" } else { "" },
+        unit_machine_toml(
+            "unit",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
+        )
+    );
+    let mut features = mmsim::kernel::KernelEra::V6_18
+        .features("patched")
+        .expect("preset");
+    features.large_folios = false;
+    let m = M::new(&text, features);
+    let a = m.sim.memcg_by_name("a").expect("cgroup a");
+    (m, a)
+}
+
 /// Legacy limit reclaim (cgroup v1, 6.1's `memcg-v1-dirty-throttle`) that isolates only
 /// dirty pages not queued for IO wakes the flushers and sleeps in reclaim_throttle, then
 /// scans on: its pass ends at that batch (the charge sleeps and reclaims again after), so
@@ -1183,21 +1204,7 @@ fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
 fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
     for v1 in [false, true] {
         let ctx = format!("cgroup v1 {v1}");
-        let text = format!(
-            "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
-            if v1 { "cgroup_version = 1\n" } else { "" },
-            unit_machine_toml(
-                "unit",
-                "64MiB",
-                "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
-            )
-        );
-        let mut features = mmsim::kernel::KernelEra::V6_18
-            .features("patched")
-            .expect("preset");
-        features.large_folios = false;
-        let mut m = M::new(&text, features);
-        let a = m.sim.memcg_by_name("a").expect("cgroup a");
+        let (mut m, a) = small_cgroup_machine(v1);
         let (fd, _) = m.open("/mnt/f");
         // (128 pages: below the 8 MiB domain's background threshold on v2.)
         m.write(fd, 128 * PAGE_SIZE);
@@ -1229,20 +1236,7 @@ fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
 /// limit.
 #[test]
 fn a_legacy_limit_write_over_dirty_pages_sleeps_instead_of_killing() {
-    let text = format!(
-        "cgroup_version = 1\n{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
-        unit_machine_toml(
-            "unit",
-            "64MiB",
-            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
-        )
-    );
-    let mut features = mmsim::kernel::KernelEra::V6_18
-        .features("patched")
-        .expect("preset");
-    features.large_folios = false;
-    let mut m = M::new(&text, features);
-    let a = m.sim.memcg_by_name("a").expect("cgroup a");
+    let (mut m, a) = small_cgroup_machine(true);
     let (fd, ino) = m.open("/mnt/f");
     m.write(fd, 128 * PAGE_SIZE);
     m.sim.lru_add_drain();

@@ -352,9 +352,9 @@ fn a_write_dirties_a_large_folio_whole_and_writeback_writes_its_dirty_blocks() {
 /// write_begin makes a folio for the copy where nothing is cached (v6.17+ ext4:
 /// fgf_set_order of the length the copy has left), of the index's alignment at most.
 /// Measured on Linux 6.18.44 (ext4; /proc/kpageflags of a mapping of the file after
-/// the writes): 64 KiB at page 192 is one order-4 folio; 64 KiB at page 209 is pages
-/// 209 (order 0), 210 (1), 212 (2), 216 (3) and 224 (0, the last 4 KiB); 8 KiB at page
-/// 160 is an order-1 folio.
+/// the writes): 64 KiB at page 0 is one order-4 folio, 8 KiB at page 64 an order-1 one,
+/// and 64 KiB at page 193 is pages 193 (order 0), 194 (1), 196 (2), 200 (3) and 208 (0,
+/// the last 4 KiB) — here at 192, 160 and 209 (the same alignments).
 #[test]
 fn a_write_into_an_uncached_range_makes_folios_of_its_length() {
     let (mut m, _fd, ino) = machine(true);

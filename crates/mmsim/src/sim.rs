@@ -989,9 +989,10 @@ pub struct Sim {
     pub cgroup_v1: bool,
     /// A wait that memcg limit reclaim on the legacy hierarchy left for the charging task
     /// (shrink_folio_list's folio_wait_writeback, or reclaim_throttle of
-    /// VMSCAN_THROTTLE_WRITEBACK on a node): the reclaim pass ends where the kernel's
-    /// reclaimer sleeps (after the batch; a step cannot sleep inside), try_charge takes the
-    /// wait, and the retried charge reclaims again after it.
+    /// VMSCAN_THROTTLE_WRITEBACK on a node), taken by try_charge (and a limit write's
+    /// reclaim) after the pass: the sleep and the retried charge's reclaim after it. A
+    /// throttle ends the pass where the kernel's reclaimer sleeps (after the batch; a step
+    /// cannot sleep inside); a page's writeback is slept on after the pass.
     pub memcg_reclaim_wait: Option<crate::mm::vmscan::ReclaimWait>,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,

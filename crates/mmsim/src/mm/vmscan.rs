@@ -149,8 +149,8 @@ impl ScanControl {
 }
 
 /// What memcg limit reclaim without cgroup writeback leaves the charging task to wait for
-/// (the kernel waits inside the pass and scans on after; here the pass ends after the
-/// batch, the charge sleeps and its retry reclaims again).
+/// (the kernel waits inside the pass and scans on after; here the charge sleeps and its
+/// retry reclaims again — a throttle ends the pass at its batch, `reclaim_pass_sleeps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReclaimWait {
     /// folio_wait_writeback of a page under writeback that it had marked PG_reclaim
@@ -565,7 +565,7 @@ impl Sim {
                 self.memcg_memory_event(m, MemcgEvent::Low);
             }
             self.shrink_lruvec(node, m, sc);
-            if self.memcg_reclaim_wait.is_some() {
+            if self.reclaim_pass_sleeps() {
                 break; // the reclaimer sleeps (shrink_lruvec)
             }
             if self.features.shadow_lru_limit {
@@ -610,6 +610,15 @@ impl Sim {
         }
     }
 
+    /// Legacy limit reclaim throttled (reclaim_throttle after waking the flushers): the
+    /// kernel's reclaimer sleeps there and scans on after, so the pass ends there
+    /// (`Sim::memcg_reclaim_wait`). (A wait on a page's writeback, shrink_folio_list's
+    /// case 3, lets the pass go on and is slept after it.)
+    #[inline]
+    fn reclaim_pass_sleeps(&self) -> bool {
+        matches!(self.memcg_reclaim_wait, Some(ReclaimWait::Throttle(_)))
+    }
+
     /// shrink_lruvec (see the module comment).
     pub fn shrink_lruvec(&mut self, node: usize, memcg: MemcgId, sc: &mut ScanControl) {
         if let Some(f) = self.ops.shrink_lruvec {
@@ -639,7 +648,7 @@ impl Sim {
                     nr_reclaimed += self.shrink_list(node, memcg, lru, n, sc);
                 }
             }
-            if self.memcg_reclaim_wait.is_some() {
+            if self.reclaim_pass_sleeps() {
                 // Legacy memcg reclaim sleeps here (`Sim::memcg_reclaim_wait`): the pass
                 // ends, the charge sleeps and starts reclaim again after it.
                 break;
@@ -1558,11 +1567,11 @@ impl Sim {
             loop {
                 for &n in &zl {
                     self.shrink_node(n, sc);
-                    if sc.nr_reclaimed >= sc.nr_to_reclaim || self.memcg_reclaim_wait.is_some() {
+                    if sc.nr_reclaimed >= sc.nr_to_reclaim || self.reclaim_pass_sleeps() {
                         break;
                     }
                 }
-                if sc.nr_reclaimed >= sc.nr_to_reclaim || self.memcg_reclaim_wait.is_some() {
+                if sc.nr_reclaimed >= sc.nr_to_reclaim || self.reclaim_pass_sleeps() {
                     break;
                 }
                 if !self.features.reclaim_throttle && sc.nr_scanned > writeback_threshold {
@@ -1580,7 +1589,7 @@ impl Sim {
                     self.snapshot_refaults(sc.target_memcg, n);
                 }
             }
-            if sc.nr_reclaimed > 0 || self.memcg_reclaim_wait.is_some() {
+            if sc.nr_reclaimed > 0 || self.reclaim_pass_sleeps() {
                 break;
             }
             // Deactivation was skipped: retry with it forced (v5.5).

@@ -241,7 +241,7 @@ impl Sim {
         .unwrap_or(None)
     }
     /// grab_cache_page_write_begin: FGP_LOCK | FGP_WRITE | FGP_CREAT (+ FGP_NOFS for
-    /// AOP_FLAG_NOFS), then wait_for_stable_page (a no-op without stable pages); and
+    /// AOP_FLAG_NOFS; + FGP_FOLIO on a mapping with `large` folios), then wait_for_stable_page (a no-op without stable pages); and
     /// FGP_ACCESSED unless `read-only-activation` (v4.7) took it out. tmpfs's write_begin
     /// (shmem_getpage with SGP_WRITE, modelled through this function) marks the page in
     /// every era.
@@ -250,6 +250,7 @@ impl Sim {
         ino: u32,
         index: u64,
         nofs: bool,
+        large: bool,
     ) -> Result<Option<Pfn>, Wait> {
         let prev = self.enter(KFunc::GrabCachePageWriteBegin);
         let mut f = fgp::LOCK | fgp::WRITE | fgp::CREAT;
@@ -259,7 +260,7 @@ impl Sim {
         if nofs {
             f |= fgp::NOFS;
         }
-        if self.mapping_large_folio_support(ino) {
+        if large {
             // A write into a large folio keeps it whole (`fs::buffer`).
             f |= fgp::FOLIO;
         }
@@ -520,6 +521,8 @@ impl Sim {
         let mut wait = None;
         let mut err = None;
         let tmpfs = self.inode(ino).mapping.swapbacked;
+        // The mapping takes large folios (`large-folios`; never tmpfs).
+        let large = self.mapping_large_folio_support(ino);
         // A balance_dirty_pages loop that slept at the dirty limit looks again before the
         // task dirties another page.
         if self.features.io_less_dirty_throttling
@@ -561,14 +564,17 @@ impl Sim {
             let mut created = false;
             let page = if tmpfs {
                 let pr = self.enter(KFunc::ShmemWriteBegin);
-                let r = self.grab_cache_page_write_begin(ino, index, false);
+                let r = self.grab_cache_page_write_begin(ino, index, false, false);
                 self.leave(pr);
                 r
-            } else if let Some(head) = self.write_begin_new_folio(ino, p, len - done) {
+            } else if let Some(head) = large
+                .then(|| self.write_begin_new_folio(ino, p, len - done))
+                .flatten()
+            {
                 created = true;
                 Ok(Some(head))
             } else {
-                self.grab_cache_page_write_begin(ino, index, true)
+                self.grab_cache_page_write_begin(ino, index, true, large)
             };
             let pfn = match page {
                 Err(w) => {

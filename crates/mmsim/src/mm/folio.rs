@@ -230,8 +230,8 @@ impl Sim {
         Ok(())
     }
 
-    /// write_begin's __filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(len)) when
-    /// nothing is cached at the index of `pos`: a new folio for the copy of the `left`
+    /// write_begin's __filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(len)) on a mapping
+    /// with large folios, when nothing is cached at the index of `pos`: a new folio for the copy of the `left`
     /// bytes at `pos` — of order ilog2(len) - PAGE_SHIFT, where len is what the copy
     /// reaches before the next MAX_PAGECACHE_ORDER boundary (generic_perform_write's
     /// chunk), lowered to the index's alignment, and lowered again while the allocation
@@ -241,9 +241,7 @@ impl Sim {
     /// holds data within i_size (ext4_block_write_begin would read it before the copy) is
     /// written as an order-0 page here.
     pub(crate) fn write_begin_new_folio(&mut self, ino: u32, pos: u64, left: u64) -> Option<Pfn> {
-        if !self.mapping_large_folio_support(ino) {
-            return None;
-        }
+        debug_assert!(self.mapping_large_folio_support(ino));
         let index = pos / PAGE_SIZE;
         let chunk = PAGE_SIZE << MAX_PAGECACHE_ORDER;
         let len = (chunk - pos % chunk).min(left);

@@ -753,7 +753,7 @@ fn try_wrapper(name: &str, state: State, features: Features) -> (Got, M, Option<
         "find_lock_page" => m.sim.find_lock_page(ino, 2),
         "find_or_create_page" => m.sim.find_or_create_page(ino, 2, Gfp::KERNEL),
         "grab_cache_page_nowait" => Ok(m.sim.grab_cache_page_nowait(ino, 2)),
-        "grab_cache_page_write_begin" => m.sim.grab_cache_page_write_begin(ino, 2, true),
+        "grab_cache_page_write_begin" => m.sim.grab_cache_page_write_begin(ino, 2, true, false),
         _ => unreachable!(),
     };
     let got = match r {

@@ -241,11 +241,7 @@ impl Sim {
             if f == head {
                 self.mem[f as usize].flags &= !(pg::WRITEBACK | pg::RECLAIM);
             }
-            self.vmstat.dec(crate::mm::vmstat::VmItem::NrWriteback);
-            self.count_memcg_page_event(f, crate::mm::vmstat::VmItem::NrWriteback, -1);
-            self.wb_page_writeback_end(f, ino, 1);
-            self.acct_reclaim_writeback(f, 1);
-            self.vmstat.inc(crate::mm::vmstat::VmItem::NrWritten);
+            self.account_writeback_end(f, ino, 1);
         }
         if hf & pg::WRITEBACK != 0 && !fb.block_inflight(0) {
             self.wake_up_page(head);

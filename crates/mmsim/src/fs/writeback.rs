@@ -802,6 +802,19 @@ impl Sim {
         self.folio_end_writeback(pfn, ino);
     }
 
+    /// __folio_end_writeback's counting of `nr` pages of `pfn`'s folio whose writeback
+    /// ended: NR_WRITEBACK, the memcg's, the wb's completions (a file's), the throttled
+    /// reclaimers' written count, NR_WRITTEN.
+    pub(crate) fn account_writeback_end(&mut self, pfn: Pfn, ino: u32, nr: u64) {
+        self.vmstat.add(VmItem::NrWriteback, -(nr as i64));
+        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -(nr as i64));
+        if ino != crate::mm::swapfile::SWAP_INO {
+            self.wb_page_writeback_end(pfn, ino, nr);
+        }
+        self.acct_reclaim_writeback(pfn, nr);
+        self.vmstat.add(VmItem::NrWritten, nr as i64);
+    }
+
     /// folio_end_writeback of the folio `pfn` heads (or page): PG_writeback cleared,
     /// every page counted (NR_WRITEBACK, NR_WRITTEN, the wb's completions), a PG_reclaim
     /// folio rotated to the inactive tail, waiters woken.
@@ -813,13 +826,7 @@ impl Sim {
         let prev = self.enter(KFunc::TestClearPageWriteback);
         let was = self.TestClearPageWriteback(pfn);
         debug_assert!(was, "end_page_writeback on a page not under writeback");
-        self.vmstat.add(VmItem::NrWriteback, -(nr as i64));
-        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -(nr as i64));
-        if ino != crate::mm::swapfile::SWAP_INO {
-            self.wb_page_writeback_end(pfn, ino, nr);
-        }
-        self.acct_reclaim_writeback(pfn, nr);
-        self.vmstat.add(VmItem::NrWritten, nr as i64);
+        self.account_writeback_end(pfn, ino, nr);
         self.leave(prev);
         self.wake_up_page(pfn);
         if self.mem[pfn as usize].test(pg::DROPBEHIND) {

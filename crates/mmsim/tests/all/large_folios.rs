@@ -72,6 +72,19 @@ fn pread(m: &mut M, fd: u32, pages: u64, index: u64) -> u64 {
     panic!("pread {index} never finished");
 }
 
+/// One-page reads of `pages`: each sees the file's newest content (the content oracle
+/// reports no violation).
+fn reads_see_the_newest_content(m: &mut M, fd: u32, pages: std::ops::Range<u64>) {
+    for i in pages {
+        pread(m, fd, 1, i);
+    }
+    assert!(
+        m.sim.oracle_violations.is_empty(),
+        "{:?}",
+        m.sim.oracle_violations
+    );
+}
+
 /// One-page reads of pages [0, n) in order: a stream up the order ramp.
 fn stream(m: &mut M, fd: u32, n: u64) {
     for i in 0..n {
@@ -210,14 +223,7 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
         m.sim.put_page(head);
         m.check();
         // The folio was read whole: each of its pages holds the file's content.
-        for i in 0..4 {
-            pread(&mut m, fd, 1, 4 + i);
-        }
-        assert!(
-            m.sim.oracle_violations.is_empty(),
-            "{:?}",
-            m.sim.oracle_violations
-        );
+        reads_see_the_newest_content(&mut m, fd, 4..8);
     }
 }
 
@@ -339,14 +345,7 @@ fn a_write_dirties_a_large_folio_whole_and_writeback_writes_its_dirty_blocks() {
     );
     m.sim
         .sys_fadvise(m.tid, fd, 32 * PAGE_SIZE, 16 * PAGE_SIZE, Fadvice::Dontneed);
-    for i in 32..48 {
-        pread(&mut m, fd, 1, i);
-    }
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    reads_see_the_newest_content(&mut m, fd, 32..48);
 }
 
 /// write_begin makes a folio for the copy where nothing is cached (v6.17+ ext4:
@@ -427,14 +426,7 @@ fn writes_invalidation_and_truncation_split_folios_and_free_every_frame() {
         .sys_fadvise(m.tid, fd, 70 * PAGE_SIZE, 4 * PAGE_SIZE, Fadvice::Dontneed);
     m.check();
     // Every read sees the newest content (the content oracle).
-    for i in 0..160 {
-        pread(&mut m, fd, 1, i);
-    }
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    reads_see_the_newest_content(&mut m, fd, 0..160);
     let file_pages = m.sim.vmstat.get(VmItem::NrFilePages);
     assert!(file_pages >= 150, "{file_pages}");
     assert_eq!(m.sim.sys_close(m.tid, fd), Ok(OpResult::None));
@@ -640,14 +632,7 @@ fn a_write_fault_splits_a_mapped_folio() {
     );
     complete_io(&mut m.sim);
     m.check();
-    for i in 90..130 {
-        pread(&mut m, fd, 1, i);
-    }
-    assert!(
-        m.sim.oracle_violations.is_empty(),
-        "{:?}",
-        m.sim.oracle_violations
-    );
+    reads_see_the_newest_content(&mut m, fd, 90..130);
 }
 
 /// munmap of a mapped large folio whose 32 PTEs are young marks it accessed once (the

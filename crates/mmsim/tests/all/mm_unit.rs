@@ -1114,22 +1114,9 @@ fn direct_reclaim_writes_dirty_file_pages_only_before_v3_2() {
 fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
     for v1 in [false, true] {
         let ctx = format!("cgroup v1 {v1}");
-        let text = format!(
-            "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
-            if v1 { "cgroup_version = 1\n" } else { "" },
-            unit_machine_toml(
-                "unit",
-                "16MiB",
-                "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
-            )
-        );
-        let mut features = mmsim::kernel::KernelEra::V6_18
-            .features("patched")
-            .expect("preset");
-        features.large_folios = false; // 16 order-0 pages, not one written folio
-        let mut m = M::new(&text, features);
+        // 16 order-0 pages, not one written folio.
+        let (mut m, a) = small_cgroup_machine(v1, "16MiB");
         assert_eq!(m.sim.cgroup_v1, v1, "{ctx}");
-        let a = m.sim.memcg_by_name("a").expect("cgroup a");
         let (fd, ino) = m.open("/mnt/f");
         m.write(fd, 16 * PAGE_SIZE);
         m.sim.lru_add_drain();
@@ -1174,15 +1161,15 @@ fn legacy_limit_reclaim_waits_on_a_page_it_tagged_before() {
     }
 }
 
-/// A 64 MiB unit machine (6.18, order-0 pages) whose task runs in cgroup `a` (memory.max
-/// 8 MiB), on cgroup v1's hierarchy or v2's.
-fn small_cgroup_machine(v1: bool) -> (M, mmsim::mm::memcontrol::MemcgId) {
+/// A unit machine of `ram` (6.18, order-0 pages) whose task runs in cgroup `a`
+/// (memory.max 8 MiB), on cgroup v1's hierarchy or v2's.
+fn small_cgroup_machine(v1: bool, ram: &str) -> (M, mmsim::mm::memcontrol::MemcgId) {
     let text = format!(
         "{}{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\nmemory_max = \"8MiB\"\n",
         if v1 { "cgroup_version = 1\n" } else { "" },
         unit_machine_toml(
             "unit",
-            "64MiB",
+            ram,
             "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
         )
     );
@@ -1204,7 +1191,7 @@ fn small_cgroup_machine(v1: bool) -> (M, mmsim::mm::memcontrol::MemcgId) {
 fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
     for v1 in [false, true] {
         let ctx = format!("cgroup v1 {v1}");
-        let (mut m, a) = small_cgroup_machine(v1);
+        let (mut m, a) = small_cgroup_machine(v1, "64MiB");
         let (fd, _) = m.open("/mnt/f");
         // (128 pages: below the 8 MiB domain's background threshold on v2.)
         m.write(fd, 128 * PAGE_SIZE);
@@ -1236,7 +1223,7 @@ fn legacy_limit_reclaim_ends_its_pass_where_it_sleeps() {
 /// limit.
 #[test]
 fn a_legacy_limit_write_over_dirty_pages_sleeps_instead_of_killing() {
-    let (mut m, a) = small_cgroup_machine(true);
+    let (mut m, a) = small_cgroup_machine(true, "64MiB");
     let (fd, ino) = m.open("/mnt/f");
     m.write(fd, 128 * PAGE_SIZE);
     m.sim.lru_add_drain();

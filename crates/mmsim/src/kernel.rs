@@ -264,6 +264,12 @@ pub const RULES: &[Rule] = &[
         commit: "kmemcg: account certain kmem allocations to memcg",
     },
     Rule {
+        feature: "xarray-node-kmem",
+        since: KernelEra::V4_14,
+        version: "4.6",
+        commit: "radix-tree: account radix_tree_node to memory cgroup",
+    },
+    Rule {
         feature: "memcg-swap-full",
         since: KernelEra::V4_14,
         version: "4.5",

@@ -417,6 +417,13 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 }
                 let pages: u64 = sub.clone().map(|c| sim.memcgs[c as usize].obj_pages).sum();
                 kmem_slab = Some(pages as i64 * page as i64);
+            } else if sim.features.xarray_node_kmem {
+                // Slab frames for the VFS objects, bytes for the page-cache tree nodes.
+                let v: u64 = sub
+                    .clone()
+                    .map(|c| sim.memcgs[c as usize].slab_bytes[0])
+                    .sum();
+                *stat.get_mut("slab_reclaimable").expect("in MEMORY_STAT") += v as i64;
             }
             if sim.features.era >= crate::kernel::KernelEra::V6_1 {
                 // memory.stat has swapcached from 5.12 (NR_SWAPCACHE; the 6.1 era).

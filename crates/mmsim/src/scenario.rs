@@ -68,6 +68,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "cgroup-writeback",
     "memcg-v1-dirty-throttle",
     "buffer-head-kmem",
+    "xarray-node-kmem",
     "writeback-activate",
     "lru-size-inactive-ratio",
     "shadow-lru-limit",

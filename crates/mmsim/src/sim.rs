@@ -183,6 +183,11 @@ pub struct Features {
     /// "fs, mm: account buffer_head to kmemcg"; `fs/buffer.rs`). Off (before): not
     /// modelled — the memory existed, uncharged.
     pub buffer_head_kmem: bool,
+    /// The page cache's tree nodes (radix_tree_node / xa_node objects: the mapping's
+    /// xarray is XA_FLAGS_ACCOUNT) are charged to the memcg of the task that inserts the
+    /// page needing them, until the node is freed (v4.6, "radix-tree: account
+    /// radix_tree_node to memory cgroup"). Off: not modelled.
+    pub xarray_node_kmem: bool,
     /// Reclaim never writes a dirty filesystem page (v6.16, "fs: Remove aops->writepage";
     /// xfs since v5.16, ext4 since v6.3): kswapd's pageout() of a dirty file page found
     /// under PGDAT_DIRTY returns PAGE_ACTIVATE and the page is activated, left to the
@@ -556,6 +561,7 @@ impl Features {
             cgroup_writeback: false,
             memcg_v1_dirty_throttle: false,
             buffer_head_kmem: false,
+            xarray_node_kmem: false,
             no_reclaim_file_writeback: false,
             dirty_seen_twice: false,
             vmscan_kick_flushers: false,
@@ -680,6 +686,7 @@ impl Features {
             "cgroup-writeback" => self.cgroup_writeback = on,
             "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle = on,
             "buffer-head-kmem" => self.buffer_head_kmem = on,
+            "xarray-node-kmem" => self.xarray_node_kmem = on,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback = on,
             "dirty-seen-twice" => self.dirty_seen_twice = on,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers = on,
@@ -786,6 +793,7 @@ impl Features {
             "cgroup-writeback" => self.cgroup_writeback,
             "memcg-v1-dirty-throttle" => self.memcg_v1_dirty_throttle,
             "buffer-head-kmem" => self.buffer_head_kmem,
+            "xarray-node-kmem" => self.xarray_node_kmem,
             "no-reclaim-file-writeback" => self.no_reclaim_file_writeback,
             "dirty-seen-twice" => self.dirty_seen_twice,
             "vmscan-kick-flushers" => self.vmscan_kick_flushers,

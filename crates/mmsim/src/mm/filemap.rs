@@ -410,14 +410,14 @@ impl Sim {
         self.tree_lock(ino);
         let prev = self.enter(KFunc::PageCacheTreeInsert);
         self.charge_tree_walk(ino);
+        let tag = self.xa_charge_tag();
+        self.inode_mut(ino).mapping.tree.charge_tag = tag;
         // One descent: store, and put a page found there back (-EEXIST).
         let old = self
             .inode_mut(ino)
             .mapping
             .tree
             .store(index, Entry::Page(pfn));
-        // A page in a shadow-only leaf takes it off its shadow list.
-        self.shadow_nodes_unlisted(ino);
         let r = match old {
             Entry::Page(_) => {
                 self.inode_mut(ino).mapping.tree.store(index, old);
@@ -442,6 +442,9 @@ impl Sim {
         };
         self.leave(prev);
         self.tree_unlock(ino);
+        // A page in a shadow-only leaf takes it off its shadow list; new nodes are
+        // charged (after the lock: their charge may reclaim).
+        self.tree_events(ino);
         if r.is_err() {
             let p = &mut self.mem[pfn as usize];
             p.mapping = crate::mm::page::NO_MAPPING;
@@ -466,6 +469,7 @@ impl Sim {
         };
         let old = self.inode_mut(ino).mapping.tree.store(index, e);
         debug_assert_eq!(old, Entry::Page(pfn));
+        self.tree_events(ino);
         if self.mem[pfn as usize].test(pg::HEAD) {
             // A large folio: every index goes (one multi-index entry in the kernel), and
             // its buffer heads if it was written (`fs::buffer`).

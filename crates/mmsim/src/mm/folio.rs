@@ -206,6 +206,8 @@ impl Sim {
         }
         self.__SetPageLocked(head);
         self.get_page(head);
+        let tag = self.xa_charge_tag();
+        self.inode_mut(ino).mapping.tree.charge_tag = tag;
         let mut frames = self.take_pfn_buf();
         frames.push(head);
         self.folio_tails(head, &mut frames);
@@ -218,12 +220,12 @@ impl Sim {
             if let Entry::Shadow(s) = self.inode_mut(ino).mapping.tree.store(idx, Entry::Page(f)) {
                 shadow = Some(s);
             }
-            self.shadow_nodes_unlisted(ino);
         }
         self.give_pfn_buf(frames);
         self.vmstat.add(VmItem::NrFilePages, nr as i64);
         self.leave(pi);
         self.tree_unlock(ino);
+        self.tree_events(ino);
         let shadow = shadow.filter(|_| !(gfp_write && self.features.read_only_refault));
         self.refault_and_lru_add(head, shadow);
         self.leave(prev);
@@ -298,6 +300,7 @@ impl Sim {
             debug_assert_eq!(old, Entry::Page(t));
             self.mem[t as usize].mapping = NO_MAPPING;
         }
+        self.tree_events(ino);
         self.vmstat.add(VmItem::NrFilePages, -(tails.len() as i64));
         self.give_pfn_buf(tails);
     }

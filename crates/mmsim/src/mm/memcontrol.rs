@@ -945,6 +945,23 @@ impl Sim {
         Ok(())
     }
 
+    /// obj_cgroup_charge of one object of `size` bytes that cannot fail or wait (its
+    /// allocation is done): from the byte stock, else one page from the CPU's page stock
+    /// or forced on the counters (as try_charge_memcg forces a __GFP_NOFAIL charge past
+    /// memory.max); its bytes join the memcg's reclaimable slab.
+    pub(crate) fn obj_cgroup_charge_forced(&mut self, memcg: MemcgId, size: u64) {
+        debug_assert!(memcg != ROOT_MEM_CGROUP && size < crate::mm::page::PAGE_SIZE);
+        if self.memcgs[memcg as usize].obj_stock_bytes < size {
+            if !(self.features.memcg_charge_stock && self.consume_stock(memcg)) {
+                self.page_counter_charge(memcg, 1);
+            }
+            let mc = &mut self.memcgs[memcg as usize];
+            mc.obj_pages += 1;
+            mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+        }
+        self.obj_cgroup_take(memcg, size, true);
+    }
+
     /// The bytes of one object [`Sim::obj_cgroup_precharge`] charged ahead: out of the
     /// stock into the memcg's slab bytes (`reclaimable`: NR_SLAB_RECLAIMABLE_B).
     pub(crate) fn obj_cgroup_take(&mut self, memcg: MemcgId, size: u64, reclaimable: bool) {

@@ -232,6 +232,9 @@ pub struct Lruvec {
     pub lru_lock: crate::machine::SpinLock,
     /// The VFS caches' slabs and list_lrus of this memcg and node.
     pub vfs: crate::mm::slab::VfsLruvec,
+    /// Page-cache tree nodes charged to this memcg on this node (`xarray-node-kmem`: the
+    /// radix_tree_node objects its tasks' page-cache insertions allocated).
+    pub xa_nodes: u64,
 }
 
 impl Lruvec {

@@ -39,6 +39,11 @@
 //! an entry, `__radix_tree_replace`; here, as in 4.2–4.9 and the XArray, only a
 //! deletion does.)
 //!
+//! Each node carries the caller's charge tag of its allocation ([`RadixTree::charge_tag`]),
+//! and the tree reports node allocations and frees with their tags, and leaves leaving
+//! a shadow list, in [`RadixTree::events`] for the caller to drain after each store (the
+//! memory cgroup accounting of the nodes and the shadow-node lists live in the caller).
+//!
 //! Simplifications: tags (dirty/writeback/towrite) are not modelled; there is no
 //! locking or cost accounting here (callers charge `tree_lock` and per-level costs
 //! from [`RadixTree::height`]). The whole `u64` index range is supported (height up
@@ -152,6 +157,9 @@ struct Node {
     shadow_list: u32,
     /// The sequence number of that listing (the caller's queue entry that is valid).
     shadow_seq: u32,
+    /// The caller's charge tag of this node ([`RadixTree::charge_tag`] when it was
+    /// allocated): whom its memory is charged to.
+    charge: u32,
 }
 
 /// The page-cache radix tree of one `address_space`.
@@ -171,10 +179,45 @@ pub struct RadixTree {
     height: u32,
     nr_pages: u64,
     nr_shadows: u64,
-    /// List ids (as given to [`RadixTree::list_leaf`]) of leaves that left their shadow
-    /// list inside the tree since the caller last drained this: a page stored in a
-    /// shadow-only leaf, or the leaf freed (workingset_update_node's list_lru_del).
-    pub unlisted: Vec<u32>,
+    /// What happened inside the tree since the caller last drained this ([`TreeEvent`],
+    /// encoded): leaves that left their shadow list (a page stored in a shadow-only leaf,
+    /// or the leaf freed: workingset_update_node's list_lru_del), and nodes allocated and
+    /// freed, with their charge tags (xas_alloc / xa_node_free, for the memory
+    /// accounting of the nodes).
+    pub events: Vec<u32>,
+    /// The charge tag new nodes get (set by the caller before a store that may
+    /// allocate: the memory cgroup and NUMA node the allocation is charged to).
+    pub charge_tag: u32,
+}
+
+/// One entry of [`RadixTree::events`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeEvent {
+    /// A leaf left the caller's shadow list with this id.
+    Unlisted(u32),
+    /// A node was allocated with this charge tag.
+    NodeAlloc(u32),
+    /// A node charged with this tag was freed.
+    NodeFree(u32),
+}
+
+const EV_ALLOC: u32 = 1 << 31;
+const EV_FREE: u32 = 1 << 30;
+/// The largest list id or charge tag an event can carry.
+pub const MAX_EVENT_VALUE: u32 = EV_FREE - 1;
+
+impl TreeEvent {
+    /// The event an encoded [`RadixTree::events`] entry stands for.
+    #[inline]
+    pub fn decode(e: u32) -> TreeEvent {
+        if e & EV_ALLOC != 0 {
+            TreeEvent::NodeAlloc(e & !EV_ALLOC)
+        } else if e & EV_FREE != 0 {
+            TreeEvent::NodeFree(e & !EV_FREE)
+        } else {
+            TreeEvent::Unlisted(e)
+        }
+    }
 }
 
 impl Default for RadixTree {
@@ -196,7 +239,8 @@ impl RadixTree {
             height: 0,
             nr_pages: 0,
             nr_shadows: 0,
-            unlisted: Vec::new(),
+            events: Vec::new(),
+            charge_tag: 0,
         }
     }
 
@@ -375,7 +419,7 @@ impl RadixTree {
 
     /// Put a live shadow-only leaf on the caller's shadow list `list` with sequence
     /// number `seq` (non-zero): it stays listed until a page is stored in it or it is
-    /// freed (then `list` goes to [`RadixTree::unlisted`]), or [`RadixTree::unlist_leaf`].
+    /// freed (then `list` goes to [`RadixTree::events`]), or [`RadixTree::unlist_leaf`].
     /// False (nothing changes) when the node is not a live shadow-only leaf or is listed.
     pub fn list_leaf(&mut self, node: NodeId, list: u32, seq: u32) -> bool {
         debug_assert!(seq != 0 && list != u32::MAX);
@@ -396,6 +440,21 @@ impl RadixTree {
             .map(|n| (n.shadow_list - 1, n.shadow_seq))
     }
 
+    /// The charge tag of every live node. For checks: O(nodes).
+    pub fn node_charges(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut free = vec![false; self.nodes.len()];
+        let mut f = self.free_head;
+        while f != NONE {
+            free[f as usize] = true;
+            f = self.nodes[f as usize].parent;
+        }
+        self.nodes
+            .iter()
+            .zip(free)
+            .filter(|(_, free)| !free)
+            .map(|(n, _)| n.charge)
+    }
+
     /// Every live leaf on a shadow list: (leaf, list, sequence number). For checks: O(nodes).
     pub fn listed_leaves(&self) -> impl Iterator<Item = (NodeId, u32, u32)> + '_ {
         self.nodes
@@ -406,7 +465,7 @@ impl RadixTree {
     }
 
     /// Take a live leaf off its shadow list (the shrinker's list_lru_isolate): its
-    /// listing, if it had one. Not reported in [`RadixTree::unlisted`].
+    /// listing, if it had one. Not reported in [`RadixTree::events`].
     pub fn unlist_leaf(&mut self, node: NodeId) -> Option<(u32, u32)> {
         let l = self.leaf_listing(node)?;
         let n = &mut self.nodes[node.0 as usize];
@@ -630,6 +689,9 @@ impl RadixTree {
 
     fn alloc(&mut self, shift: u32, parent: u32, offset: usize, base: u64) -> u32 {
         let (offset, shift) = (offset as u8, shift as u8);
+        let charge = self.charge_tag;
+        debug_assert!(charge <= MAX_EVENT_VALUE);
+        self.events.push(EV_ALLOC | charge);
         if self.free_head != NONE {
             // Freed nodes already have all-zero slots; only the header changes.
             let id = self.free_head;
@@ -638,6 +700,7 @@ impl RadixTree {
             self.nr_free -= 1;
             debug_assert!(n.occupied == 0 && n.slots.iter().all(|&s| s == 0));
             (n.base, n.parent, n.offset, n.shift, n.shadows) = (base, parent, offset, shift, 0);
+            n.charge = charge;
             return id;
         }
         let id = u32::try_from(self.nodes.len())
@@ -658,6 +721,7 @@ impl RadixTree {
             shadows: 0,
             shadow_list: 0,
             shadow_seq: 0,
+            charge,
         });
         id
     }
@@ -669,8 +733,10 @@ impl RadixTree {
         if n.shadow_list != 0 {
             let list = std::mem::take(&mut n.shadow_list) - 1;
             n.shadow_seq = 0;
-            self.unlisted.push(list);
+            self.events.push(list);
         }
+        let charge = self.nodes[id as usize].charge;
+        self.events.push(EV_FREE | charge);
         self.nodes[id as usize].parent = self.free_head;
         self.free_head = id;
         self.nr_free += 1;
@@ -717,7 +783,7 @@ impl RadixTree {
         if u32::from(n.shadows) != n.occupied.count_ones() {
             let list = std::mem::take(&mut n.shadow_list) - 1;
             n.shadow_seq = 0;
-            self.unlisted.push(list);
+            self.events.push(list);
         }
     }
 

@@ -74,9 +74,12 @@
 //!   kernel's byte stock is per CPU (and objcg->nr_charged_bytes); here one per memcg.
 //! - A fourth cache holds the buffer heads of written data pages (`fs/buffer.rs`, from
 //!   4.19): allocated and freed with their pages, charged the same way, never shrunk.
+//! - The page cache's tree nodes (`xarray-node-kmem`, from 4.6) are charged to the
+//!   inserting task's memcg in bytes (`Sim::tree_events` in `mm/workingset.rs`), without
+//!   slab frames.
 //! - Not modelled: negative dentries, directories' dentries and inodes, the dcache hash
-//!   table, RCU-delayed freeing, other slab caches (xarray nodes, filesystem metadata
-//!   objects).
+//!   table, RCU-delayed freeing, the tree nodes' slab frames, other slab caches
+//!   (filesystem metadata objects).
 
 use std::collections::VecDeque;
 
@@ -334,14 +337,22 @@ impl Sim {
 
     /// NR_SLAB_RECLAIMABLE_B and NR_SLAB_UNRECLAIMABLE_B of `memcg`'s lruvec on `node`, each
     /// in pages (lruvec_page_state_local >> PAGE_SHIFT, as count_shadow_nodes adds them):
-    /// its VFS objects' bytes (`memcg-kmem-objcg`), else its slab frames. The root's count
-    /// nothing: its objects have no obj_cgroup, its slab pages no memcg.
+    /// its VFS objects' bytes (`memcg-kmem-objcg`), else its slab frames, and its
+    /// page-cache tree nodes' bytes (`xarray-node-kmem`). The root's count nothing: its
+    /// objects have no obj_cgroup, its slab pages no memcg.
     pub fn lruvec_vfs_slab_pages(&self, memcg: MemcgId, node: usize) -> u64 {
-        if memcg == ROOT_MEM_CGROUP || !self.features.memcg_kmem_vfs {
+        if memcg == ROOT_MEM_CGROUP {
             return 0;
         }
-        let v = &self.lruvec(memcg, node).vfs;
         let mut by_kind = [0u64; 2];
+        if self.features.xarray_node_kmem {
+            by_kind[0] +=
+                self.lruvec(memcg, node).xa_nodes * crate::mm::workingset::XA_NODE_FULL_SIZE;
+        }
+        if !self.features.memcg_kmem_vfs {
+            return by_kind[0] / PAGE_SIZE;
+        }
+        let v = &self.lruvec(memcg, node).vfs;
         for (c, g) in CACHES.iter().enumerate() {
             by_kind[usize::from(!g.reclaimable)] += if self.features.memcg_kmem_objcg {
                 v.objs[c] * obj_full_size(c)
@@ -1115,6 +1126,7 @@ impl Sim {
         if self.inode(ino).mapping.tree.nr_shadows() > 0 {
             self.tree_lock(ino);
             self.inode_mut(ino).mapping.tree.store(0, Entry::Empty);
+            self.tree_events(ino);
             self.tree_unlock(ino);
             reaped = 1;
             let item = if kswapd {
@@ -1522,10 +1534,36 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
                 .map_err(|e| format!("directory {path}'s index: {e}"))?;
         }
     }
+    // Each lruvec's count of page-cache tree nodes is the live nodes that carry its charge
+    // tag (`Sim::xa_charge_tag`); with `xarray-node-kmem` a memcg's are charged by bytes.
+    let mut xa_nodes = vec![0u64; sim.lruvecs.len()];
+    for inode in sim.inodes.iter().flatten() {
+        for tag in inode.mapping.tree.node_charges() {
+            let (m, n) = ((tag & 0xffff) as usize, (tag >> 16) as usize);
+            xa_nodes[m * nodes + n] += 1;
+        }
+    }
+    for (lv, l) in sim.lruvecs.iter().enumerate() {
+        if l.xa_nodes != xa_nodes[lv] {
+            return Err(format!(
+                "lruvec {lv} counts {} page-cache tree nodes but {} are charged to it",
+                l.xa_nodes, xa_nodes[lv]
+            ));
+        }
+    }
+    if !sim.objcg_charging() {
+        // Only the tree nodes are charged by bytes.
+        bytes_by_memcg.iter_mut().for_each(|b| *b = [0, 0]);
+    }
+    if sim.features.xarray_node_kmem {
+        for (lv, &n) in xa_nodes.iter().enumerate() {
+            bytes_by_memcg[lv / nodes][0] += n * crate::mm::workingset::XA_NODE_FULL_SIZE;
+        }
+    }
     // Charged by bytes: a memcg's slab bytes are its objects', and with its stock they make
     // the pages it was charged; the stock holds less than two pages (refill_obj_stock gives
     // back whole pages beyond one; a charge ahead adds at most one).
-    if sim.objcg_charging() {
+    if sim.objcg_charging() || sim.features.xarray_node_kmem {
         for (m, mc) in sim.memcgs.iter().enumerate().skip(1) {
             if mc.slab_bytes != bytes_by_memcg[m] {
                 return Err(format!(

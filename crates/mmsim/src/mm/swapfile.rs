@@ -1133,6 +1133,7 @@ impl Sim {
             .tree
             .store(index, crate::mm::radix_tree::Entry::Page(pfn));
         debug_assert_eq!(old, crate::mm::radix_tree::Entry::Shadow(u64::from(off)));
+        self.tree_events(ino);
         self.tree_unlock(ino);
         // delete_from_swap_cache: its reference becomes the page cache's.
         self.delete_from_swap_cache(pfn);

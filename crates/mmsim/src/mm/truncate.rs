@@ -231,7 +231,7 @@ impl Sim {
             .leaf(index)
             .is_some_and(|(_, count, shadows)| count == shadows && count == 1);
         self.inode_mut(ino).mapping.tree.store(index, Entry::Empty);
-        self.shadow_nodes_unlisted(ino);
+        self.tree_events(ino);
         if self.inode(ino).mapping.swapbacked {
             // A tmpfs file's value entry is a swap entry (shmem_free_swap): its slot is
             // released, and a clean copy left in the swap cache goes with it
@@ -340,6 +340,7 @@ impl Sim {
             let index = self.mem[pfn as usize].index;
             let old = self.inode_mut(ino).mapping.tree.store(index, Entry::Empty);
             debug_assert_eq!(old, Entry::Page(pfn));
+            self.tree_events(ino);
             // truncate_cleanup_folio's block_invalidate_folio freed its buffers.
             self.free_page_buffers(pfn);
             self.vmstat.dec(VmItem::NrFilePages);

@@ -23,7 +23,7 @@
 use crate::mm::memcontrol::{MemcgId, NO_MEMCG, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn};
-use crate::mm::radix_tree::NodeId;
+use crate::mm::radix_tree::{NodeId, TreeEvent, RADIX_TREE_NODE_BYTES};
 use crate::mm::vmstat::VmItem;
 use crate::sim::Sim;
 
@@ -195,6 +195,10 @@ impl Sim {
     }
 }
 
+/// The bytes a page-cache tree node charges its memcg (`xarray-node-kmem`): the
+/// radix_tree_node object and the obj_cgroup pointer its slab keeps for it (obj_full_size).
+pub const XA_NODE_FULL_SIZE: u64 = RADIX_TREE_NODE_BYTES + std::mem::size_of::<u64>() as u64;
+
 impl Sim {
     /// workingset_update_node's list_lru_add: the leaf holding `index` of `ino` may now
     /// hold only shadow entries; if so, and it is on no list, it joins the list of the
@@ -249,12 +253,62 @@ impl Sim {
             == Some((lv as u32, seq))
     }
 
-    /// workingset_update_node's list_lru_del for the leaves of `ino` that left their list
-    /// in the last tree store (a page stored in one, or one freed).
+    /// What the last tree stores of `ino` did besides the store: workingset_update_node's
+    /// list_lru_del for the leaves that left their list (a page stored in one, or one
+    /// freed), and the memory accounting of the nodes allocated and freed
+    /// ([`Sim::xa_node_charge`], [`Sim::xa_node_uncharge`]).
     #[inline]
-    pub fn shadow_nodes_unlisted(&mut self, ino: u32) {
-        while let Some(lv) = self.inode_mut(ino).mapping.tree.unlisted.pop() {
-            self.lruvecs[lv as usize].nr_shadow_nodes -= 1;
+    pub fn tree_events(&mut self, ino: u32) {
+        while let Some(e) = self.inode_mut(ino).mapping.tree.events.pop() {
+            match TreeEvent::decode(e) {
+                TreeEvent::Unlisted(lv) => self.lruvecs[lv as usize].nr_shadow_nodes -= 1,
+                TreeEvent::NodeAlloc(tag) => self.xa_node_charge(tag),
+                TreeEvent::NodeFree(tag) => self.xa_node_uncharge(tag),
+            }
+        }
+    }
+
+    /// The charge tag of the page-cache tree nodes an insertion by the current task
+    /// allocates: its memcg and the running CPU's node (xas_nomem's kmem_cache_alloc_lru
+    /// with __GFP_ACCOUNT charges the current task's memcg).
+    #[inline]
+    pub fn xa_charge_tag(&self) -> u32 {
+        u32::from(self.current_memcg()) | ((self.cur_node() as u32) << 16)
+    }
+
+    /// xas_alloc of a page-cache tree node with charge `tag`: counted in its lruvec and,
+    /// with `xarray-node-kmem`, charged to its memcg in bytes (obj_cgroup_charge; the
+    /// object's size and its slab's obj_cgroup pointer), a page for the byte stock with
+    /// reclaim if the cgroup is at its limit (GFP_NOFS: the insertions come from
+    /// readahead and write_begin). The kernel allocates the node before the store
+    /// (xas_nomem); mmsim charges it after the store, outside the tree lock, and where
+    /// that charge would wait (a throttle) or fail it is forced, as a __GFP_NOFAIL charge
+    /// is (the next charge's reclaim brings the cgroup back under its limit).
+    fn xa_node_charge(&mut self, tag: u32) {
+        let (memcg, node) = ((tag & 0xffff) as MemcgId, (tag >> 16) as usize);
+        self.lruvec_mut(memcg, node).xa_nodes += 1;
+        if self.features.xarray_node_kmem && memcg != ROOT_MEM_CGROUP {
+            if self
+                .obj_cgroup_precharge(
+                    memcg,
+                    &[(XA_NODE_FULL_SIZE, crate::mm::page_alloc::Gfp::NOFS)],
+                )
+                .is_ok()
+            {
+                self.obj_cgroup_take(memcg, XA_NODE_FULL_SIZE, true);
+            } else {
+                self.obj_cgroup_charge_forced(memcg, XA_NODE_FULL_SIZE);
+            }
+        }
+    }
+
+    /// xa_node_free of a page-cache tree node charged with `tag`: uncounted and, with
+    /// `xarray-node-kmem`, its bytes uncharged (obj_cgroup_uncharge).
+    fn xa_node_uncharge(&mut self, tag: u32) {
+        let (memcg, node) = ((tag & 0xffff) as MemcgId, (tag >> 16) as usize);
+        self.lruvec_mut(memcg, node).xa_nodes -= 1;
+        if self.features.xarray_node_kmem && memcg != ROOT_MEM_CGROUP {
+            self.obj_cgroup_uncharge(memcg, XA_NODE_FULL_SIZE, true);
         }
     }
 
@@ -276,6 +330,7 @@ impl Sim {
         self.inode_mut(ino).mapping.tree.unlist_leaf(id);
         self.lruvecs[lv].nr_shadow_nodes -= 1;
         let n = self.inode_mut(ino).mapping.tree.clear_leaf_shadows(id);
+        self.tree_events(ino);
         self.tree_unlock(ino);
         self.inode_maybe_shrinkable(ino);
         if n > 0 {
@@ -324,9 +379,13 @@ impl Sim {
         } else {
             (lv.nr_lru_pages(), self.lruvec_vfs_slab_pages(memcg, node))
         };
-        let slab_pages = nodes * crate::mm::radix_tree::RADIX_TREE_NODE_BYTES
-            / crate::mm::page::PAGE_SIZE
-            + vfs_slab;
+        // Without `xarray-node-kmem` the tree nodes are no cgroup's slab: count the shadow
+        // nodes' own, as an estimate of what the kernel's slab term holds of them.
+        let slab_pages = if self.features.xarray_node_kmem {
+            vfs_slab
+        } else {
+            nodes * RADIX_TREE_NODE_BYTES / crate::mm::page::PAGE_SIZE + vfs_slab
+        };
         let max_nodes = (lru_pages + slab_pages) >> 3;
         if nodes <= max_nodes {
             return;

@@ -1864,8 +1864,12 @@ think = "1s"
     assert!((0..=2 * 31).contains(&batched), "{batched}");
     // memory.current is anon + file + kernel (5.18: slab and page tables here), and the
     // pages the CPUs' charge stocks hold in advance (up to a batch of 64 each on 6.18).
+    // `kernel` counts the pages charged for kernel memory (MEMCG_KMEM), `slab` the bytes
+    // of the objects in them: the pages the byte stock (obj_stock) holds part of are in
+    // the first and not wholly in the second (less than a page per CPU's stock).
     let kernel = b.stat["kernel"] / page;
-    assert_eq!(kernel, (b.stat["slab"] + b.stat["pagetables"]) / page);
+    let unused = b.stat["kernel"] - (b.stat["slab"] + b.stat["pagetables"]);
+    assert!((0..2 * page).contains(&unused), "{unused}");
     assert!(kernel > 0);
     let stocked = b.current as i64 / page - (anon + file + kernel);
     assert!((0..=2 * 64).contains(&stocked), "{stocked}");

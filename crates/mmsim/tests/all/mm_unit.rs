@@ -901,6 +901,7 @@ fn a_shadow_entry_is_a_miss_and_creat_consumes_it() {
         .mapping
         .tree
         .store(4, Entry::Shadow(shadow));
+    m.sim.tree_events(ino);
     m.check();
     assert_eq!(m.sim.find_get_page(ino, 4), None);
     assert_eq!(m.sim.find_lock_page(ino, 4), Ok(None));
@@ -971,6 +972,7 @@ fn a_rewritten_evicted_page_is_a_refault_only_before_v4_7() {
                 .tree
                 .store(idx, Entry::Shadow(pack_shadow(age, 0, 0, false)));
         }
+        m.sim.tree_events(ino);
         assert_eq!(m.pwrite(fd, PAGE_SIZE, 0), OpResult::Bytes(PAGE_SIZE));
         assert_eq!(
             m.sim.inode(ino).mapping.tree.nr_shadows(),

@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mmsim::mm::radix_tree::{Entry, NodeId, Pfn, RadixTree, MAX_SHADOW, RADIX_TREE_MAX_HEIGHT};
+use mmsim::mm::radix_tree::{
+    Entry, NodeId, Pfn, RadixTree, TreeEvent, MAX_SHADOW, RADIX_TREE_MAX_HEIGHT,
+};
 use proptest::prelude::*;
 
 fn all(t: &RadixTree) -> Vec<(u64, Entry)> {
@@ -377,16 +379,20 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// The shadow-list protocol (workingset_update_node): a counter per list kept from
-    /// `list_leaf` (+1), the tree's `unlisted` reports and `unlist_leaf` (−1) always equals
-    /// the leaves listed on it, and a listed leaf holds shadows only (`check`).
+    /// `list_leaf` (+1), the tree's `Unlisted` events and `unlist_leaf` (−1) always equals
+    /// the leaves listed on it, and a listed leaf holds shadows only (`check`). The node
+    /// events balance too: per charge tag, allocations less frees are the live nodes
+    /// carrying it.
     #[test]
     fn shadow_list_counts_follow_the_listed_leaves(ops in proptest::collection::vec(list_op(), 1..300)) {
         let mut t = RadixTree::new();
         let mut count = [0i64; 3];
+        let mut charged = [0i64; 3];
         let mut seq = 0u32;
         for op in ops {
             match op {
                 ListOp::Store(i, k) => {
+                    t.charge_tag = (i % 3) as u32;
                     let e = match k {
                         0 => Entry::Page(i as Pfn),
                         1 => Entry::Shadow(i),
@@ -411,9 +417,19 @@ proptest! {
                     }
                 }
             }
-            while let Some(l) = t.unlisted.pop() {
-                count[l as usize] -= 1;
+            while let Some(e) = t.events.pop() {
+                match TreeEvent::decode(e) {
+                    TreeEvent::Unlisted(l) => count[l as usize] -= 1,
+                    TreeEvent::NodeAlloc(tag) => charged[tag as usize] += 1,
+                    TreeEvent::NodeFree(tag) => charged[tag as usize] -= 1,
+                }
             }
+            let mut live = [0i64; 3];
+            for tag in t.node_charges() {
+                live[tag as usize] += 1;
+            }
+            prop_assert_eq!(live, charged);
+            prop_assert_eq!(live.iter().sum::<i64>(), t.nr_nodes() as i64);
             t.check().map_err(TestCaseError::fail)?;
             let mut listed = [0i64; 3];
             for (_, l, _) in t.listed_leaves() {

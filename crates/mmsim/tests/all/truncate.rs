@@ -193,6 +193,7 @@ impl M {
             assert_eq!(t.lookup(i), Entry::Empty, "slot {i} must be free");
             t.store(i, Entry::Shadow(pack_shadow(i + 1, 0, 0, false)));
         }
+        self.sim.tree_events(ino);
     }
 
     /// Entries of the tree (index, is a page).

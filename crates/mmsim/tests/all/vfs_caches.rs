@@ -936,6 +936,8 @@ fn written_pages_carry_buffer_heads_charged_to_their_cgroup() {
         let slab0 = slab(&m);
         let bytes0 = m.sim.memcgs[a as usize].slab_bytes[0]; // the file's dentry and inode
         pwrite(&mut m, fd, 64 * 4096, 0);
+        // (The file's page-cache tree node is charged too, `xarray-node-kmem`.)
+        let bytes0 = bytes0 + xa_bytes(&m, a);
         let objs = m.sim.lruvec(a, 0).vfs.objs[bh];
         assert_eq!(
             objs,
@@ -985,6 +987,120 @@ fn written_pages_carry_buffer_heads_charged_to_their_cgroup() {
             if on { 32 } else { 0 },
             "{era:?}: truncated"
         );
+        m.check();
+    }
+}
+
+/// The bytes of `memcg`'s page-cache tree nodes on node 0 (`xarray-node-kmem`).
+fn xa_bytes(m: &UnitMachine, memcg: mmsim::mm::memcontrol::MemcgId) -> u64 {
+    if m.sim.features.xarray_node_kmem {
+        m.sim.lruvec(memcg, 0).xa_nodes * mmsim::mm::workingset::XA_NODE_FULL_SIZE
+    } else {
+        0
+    }
+}
+
+/// Read `path` whole, 4 KiB at a time, completing its IO.
+fn read_whole(m: &mut UnitMachine, path: &str, pages: u64) {
+    let fd = common::open_restarting(m, path);
+    let tid = m.tid;
+    for i in 0..pages {
+        let mut progress = 0;
+        loop {
+            match m.sim.sys_read(tid, fd, 4096, Some(i * 4096), &mut progress) {
+                Ok(_) => break,
+                Err(_) => {
+                    common::complete_io(&mut m.sim);
+                }
+            }
+        }
+    }
+    assert_eq!(m.sim.sys_close(tid, fd), Ok(OpResult::None));
+}
+
+/// The page cache's tree nodes (radix_tree_node / xa_node, 576 bytes) are charged to the
+/// cgroup of the task whose insertion allocated them from 4.6 (`xarray-node-kmem`): a
+/// 256-page file read whole takes a root node and four leaves (64 slots each), each
+/// charged its object and obj_cgroup pointer in bytes (memory.stat slab_reclaimable) and
+/// the pages for them in memory.current; deleting the file frees them. Before 4.6, or
+/// read from the root cgroup, no cgroup pays.
+#[test]
+fn page_cache_tree_nodes_are_charged_to_the_inserting_cgroup_from_v4_6() {
+    use mmsim::mm::workingset::XA_NODE_FULL_SIZE;
+    assert_eq!(XA_NODE_FULL_SIZE, 584);
+    for era in [KernelEra::V4_2, KernelEra::V4_14, KernelEra::V6_18] {
+        let on = era >= KernelEra::V4_14;
+        let text = unit_machine_toml(
+            "xa",
+            "64MiB",
+            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\n",
+        ) + &common::file_toml("/mnt/r", 256 * 4096, true);
+        let mut m = UnitMachine::new(&text, era.features("patched").expect("preset"));
+        assert_eq!(m.sim.features.xarray_node_kmem, on, "{era:?}");
+        let a = m.sim.memcg_by_name("a").expect("cgroup a");
+        let ino = m.sim.fss[1].names["/mnt/r"];
+        // memory.current less the pages the CPUs' charge stocks hold for the cgroup.
+        let charged = |m: &UnitMachine| {
+            m.sim.memcgs[a as usize].usage - m.sim.memcg_stock_pages()[a as usize]
+        };
+        // Looked up first: its dentry and inode (charged from 4.5) are not in the figures.
+        let fd = common::open_restarting(&mut m, "/mnt/r");
+        assert_eq!(m.sim.sys_close(m.tid, fd), Ok(OpResult::None));
+        // The pages charged to the cgroup one by one (the file's, and an inode table
+        // block the open reads into the buffer cache if not cached).
+        let frames = |m: &UnitMachine| m.sim.mem.iter().filter(|p| p.memcg == a).count() as u64;
+        let (bytes0, usage0, pages0, frames0) = {
+            let mc = &m.sim.memcgs[a as usize];
+            (mc.slab_bytes[0], charged(&m), mc.obj_pages, frames(&m))
+        };
+        read_whole(&mut m, "/mnt/r", 256);
+        assert_eq!(m.sim.inode(ino).mapping.tree.nr_nodes(), 5, "{era:?}");
+        assert_eq!(
+            m.sim.lruvec(a, 0).xa_nodes,
+            5,
+            "{era:?}: the reader's nodes"
+        );
+        let usage = charged(&m);
+        let mc = &m.sim.memcgs[a as usize];
+        assert_eq!(
+            mc.slab_bytes[0] - bytes0,
+            if on { 5 * XA_NODE_FULL_SIZE } else { 0 },
+            "{era:?}: charged in bytes"
+        );
+        // memory.current: the pages charged one by one (the file's 256 among them), and
+        // the pages charged for the objects.
+        let frames = frames(&m) - frames0;
+        assert!(frames >= 256, "{era:?}: {frames}");
+        assert_eq!(
+            usage - usage0,
+            frames + (mc.obj_pages - pages0),
+            "{era:?}: memory.current"
+        );
+        assert!(
+            !on || mc.obj_pages > pages0,
+            "{era:?}: a page charged for the nodes"
+        );
+        m.check();
+        // Deleted: its pages, nodes, inode and dentry go, and the bytes with them (the
+        // cgroup's only reclaimable slab, whichever of them the era charged).
+        let mut progress = 0;
+        let r = m.sim.sys_unlink("/mnt/r", &mut progress);
+        assert!(r.is_ok(), "{era:?}: unlink {r:?}");
+        assert_eq!(m.sim.lruvec(a, 0).xa_nodes, 0, "{era:?}: freed");
+        assert_eq!(
+            m.sim.memcgs[a as usize].slab_bytes[0], 0,
+            "{era:?}: uncharged"
+        );
+        m.check();
+        // Read from the root cgroup: counted there, charged to no cgroup.
+        let root_text = unit_machine_toml(
+            "xa",
+            "64MiB",
+            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/r", 256 * 4096, true);
+        let mut m = UnitMachine::new(&root_text, era.features("patched").expect("preset"));
+        read_whole(&mut m, "/mnt/r", 256);
+        assert_eq!(m.sim.lruvec(ROOT_MEM_CGROUP, 0).xa_nodes, 5, "{era:?}");
         m.check();
     }
 }

@@ -1032,9 +1032,11 @@ pub struct Sim {
     pub swap_cgroup: Vec<crate::mm::memcontrol::MemcgId>,
     /// Shadow entries of swapped-out anon pages, by slot (0 = none; v5.9 anon workingset).
     pub swap_shadows: Vec<u64>,
-    /// Tasks sleeping in reclaim_throttle, per node: (task, writeback completions still
-    /// to wait for).
-    pub reclaim_throttled: Vec<Vec<(TaskId, u32)>>,
+    /// Tasks sleeping in reclaim_throttle, per node: (task, the end of its timeout). Its
+    /// length is the node's nr_writeback_throttled; a task leaves it when woken by
+    /// completions or when its timeout has passed (the kernel's atomic_dec after the
+    /// sleep).
+    pub reclaim_throttled: Vec<Vec<(TaskId, Ps)>>,
     /// Tasks in congestion_wait(WRITE, ..) (the congestion_wqh of async requests) and
     /// their timeouts: woken by the next write request to complete, else by the timeout.
     pub congestion_waiters: Vec<(TaskId, Ps)>,

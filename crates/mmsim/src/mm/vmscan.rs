@@ -1905,31 +1905,46 @@ impl Sim {
         tid: crate::sched::TaskId,
         node: usize,
     ) -> crate::sched::Wait {
+        let now = self.now();
         let list = &mut self.reclaim_throttled[node];
+        list.retain(|&(t, until)| t != tid && until >= now);
         if list.is_empty() {
+            // The first sleeper: completions count from here (nr_reclaim_start).
             self.reclaim[node].nr_reclaim_start = self.reclaim[node].nr_throttled_written;
         }
-        let list = &mut self.reclaim_throttled[node];
-        list.retain(|(t, _)| *t != tid);
-        list.push((tid, 0));
-        crate::sched::Wait::Until(self.now() + THROTTLE_WRITEBACK_PS)
+        let until = now + THROTTLE_WRITEBACK_PS;
+        self.reclaim_throttled[node].push((tid, until));
+        crate::sched::Wait::Until(until)
     }
 
     /// __acct_reclaim_writeback: a page on a node with throttled reclaimers completed
-    /// writeback; wake them once enough did.
+    /// writeback (nr_throttled_written, /proc/vmstat from 5.16); wake them once enough did.
     pub fn acct_reclaim_writeback(&mut self, pfn: Pfn, nr: u64) {
         let node = self.mem[pfn as usize].node as usize;
         if self.reclaim_throttled[node].is_empty() {
             return;
         }
+        // Sleepers whose sleep ended before now have left (the atomic_dec of
+        // nr_writeback_throttled once they run again).
+        let now = self.now();
+        self.reclaim_throttled[node].retain(|&(_, until)| until >= now);
+        if self.reclaim_throttled[node].is_empty() {
+            return;
+        }
+        self.vmstat.add(VmItem::NrThrottledWritten, nr as i64);
         let st = &mut self.reclaim[node];
         st.nr_throttled_written += nr;
         let written = st.nr_throttled_written - st.nr_reclaim_start;
         let n = self.reclaim_throttled[node].len() as u64;
         if written > SWAP_CLUSTER_MAX * n {
-            let now = self.now();
-            for (t, _) in std::mem::take(&mut self.reclaim_throttled[node]) {
-                self.wake_up(t, now);
+            // Woken, they still count as throttled until they run: the rest of this
+            // completion's pages are counted too (NR_THROTTLED_WRITTEN).
+            for i in 0..self.reclaim_throttled[node].len() {
+                let (t, until) = self.reclaim_throttled[node][i];
+                if until > now {
+                    self.reclaim_throttled[node][i].1 = now;
+                    self.wake_up(t, now);
+                }
             }
         }
     }

@@ -46,6 +46,7 @@ vm_items! {
     NrIsolatedFile => "nr_isolated_file",
     NrDirtied => "nr_dirtied",
     NrWritten => "nr_written",
+    NrThrottledWritten => "nr_throttled_written",
     NrVmscanWrite => "nr_vmscan_write",
     Pgpgin => "pgpgin",
     Pgpgout => "pgpgout",

@@ -2743,3 +2743,65 @@ fn adding_a_page_where_the_cache_has_one_fails_and_changes_nothing() {
     m.sim.put_page(second);
     check_all(&m.sim).unwrap();
 }
+
+/// reclaim_throttle's accounting (5.16, `reclaim-throttle`): writeback completions count
+/// in nr_throttled_written while a task sleeps in VMSCAN_THROTTLE_WRITEBACK, and more than
+/// SWAP_CLUSTER_MAX of them wake it; the woken task counts as throttled until it runs, so
+/// every page of the completion that woke it counts. A sleeper whose timeout (HZ/10) has
+/// passed has left (nr_writeback_throttled decremented): completions after it count for
+/// nobody, and the next throttle counts from zero again.
+#[test]
+fn throttled_reclaim_counts_the_writeback_completed_while_it_sleeps() {
+    for timed_out in [false, true] {
+        let ctx = format!("timed out {timed_out}");
+        let (mut m, _a) = small_cgroup_machine(true, "64MiB");
+        let (fd, ino) = m.open("/mnt/f");
+        m.write(fd, 128 * PAGE_SIZE);
+        let tid = m.tid;
+        let start = m.sim.now();
+        let w = m.sim.reclaim_throttle(tid, 0);
+        let until = start + mmsim::mm::vmscan::THROTTLE_WRITEBACK_PS;
+        assert_eq!(w, Wait::Until(until), "{ctx}");
+        m.sim.sleep_on(tid, w);
+        let written = m.sim.write_cache_pages(ino, u64::MAX, SyncMode::None);
+        assert_eq!(written, Ok(128), "{ctx}");
+        if timed_out {
+            let cpu = m.sim.tasks[tid].cpu;
+            m.sim.cpu_idle_until(cpu, until + 1);
+        }
+        complete_io(&mut m.sim);
+        let counted = m.vm(VmItem::NrThrottledWritten);
+        assert_eq!(m.vm(VmItem::NrWritten), 128, "{ctx}");
+        if timed_out {
+            assert_eq!(counted, 0, "{ctx}: nobody was throttled any more");
+            assert!(m.sim.reclaim_throttled[0].is_empty(), "{ctx}");
+        } else {
+            assert!((33..=128).contains(&counted), "{ctx}: {counted}");
+            assert!(
+                m.sim.reclaim_throttled[0]
+                    .iter()
+                    .all(|&(t, u)| t == tid && u < until),
+                "{ctx}: woken: {:?}",
+                m.sim.reclaim_throttled[0]
+            );
+        }
+        // A new throttle counts from zero: 32 more completions do not wake it.
+        // (Its timer, not delivered here, ends a timed-out sleep.)
+        let now = m.sim.now();
+        m.sim.wake_up(tid, now);
+        m.write(fd, 32 * PAGE_SIZE);
+        let w = m.sim.reclaim_throttle(tid, 0);
+        m.sim.sleep_on(tid, w);
+        assert_eq!(m.sim.reclaim_throttled[0].len(), 1, "{ctx}");
+        let written = m.sim.write_cache_pages(ino, u64::MAX, SyncMode::None);
+        assert_eq!(written, Ok(32), "{ctx}");
+        complete_io(&mut m.sim);
+        assert_eq!(m.vm(VmItem::NrThrottledWritten), counted + 32, "{ctx}");
+        assert_eq!(
+            m.sim.tasks[tid].state,
+            mmsim::sched::TaskState::Sleeping,
+            "{ctx}: 32 pages do not wake it"
+        );
+        m.check();
+    }
+}

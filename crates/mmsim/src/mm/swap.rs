@@ -373,10 +373,13 @@ impl Sim {
     }
 
     /// folio_batch_add_and_move: queue `pfn` on this CPU's batch for `mv`, holding a
-    /// reference, and move the batch once it is full (activate, rotate, deactivate_file,
-    /// deactivate; the add batch's order depends on the era: `lru_cache_add`).
+    /// reference, and move the batch once it is full or when `pfn` is a large folio
+    /// (folio_may_be_lru_cached: a large folio is never left in a per-CPU batch; 4.x's
+    /// PageCompound test) — activate, rotate, deactivate_file, deactivate; the add batch's
+    /// order depends on the era: `lru_cache_add`.
     fn lru_batch_add(&mut self, pfn: Pfn, mv: LruMove) {
         let cpu = self.cur.cpu;
+        let large = self.mem[pfn as usize].nr_pages() > 1;
         self.get_page(pfn);
         let pvs = &mut self.pvecs[cpu];
         let pv = match mv {
@@ -387,7 +390,7 @@ impl Sim {
             LruMove::Deactivate => &mut pvs.deactivate,
             LruMove::Lazyfree => &mut pvs.lazyfree,
         };
-        if pv.add(pfn) == 0 {
+        if pv.add(pfn) == 0 || large {
             let full = *pv;
             pv.reinit();
             self.pagevec_lru_move_fn(full, mv);
@@ -395,7 +398,9 @@ impl Sim {
     }
 
     /// __lru_cache_add / lru_cache_add: queue a new page for the LRU on this CPU's add
-    /// pagevec, holding a reference; a full pagevec is drained first (v4.2).
+    /// pagevec, holding a reference; a full pagevec is drained first (v4.2). A large folio
+    /// moves the batch to the LRU at once (folio_may_be_lru_cached; PageCompound from 4.x:
+    /// a folio of hundreds of pages is not kept out of reclaim's sight in a batch).
     pub fn lru_cache_add(&mut self, pfn: Pfn) {
         let prev = self.enter(KFunc::LruCacheAdd);
         if self.lru_gen_in_fault {
@@ -405,9 +410,10 @@ impl Sim {
         }
         self.get_page(pfn);
         let cpu = self.cur.cpu;
+        let large = self.mem[pfn as usize].nr_pages() > 1;
         if self.features.lru_add_flush_full {
             // v4.8: add, then move the batch to the LRU once it is full.
-            if self.pvecs[cpu].lru_add.add(pfn) == 0 {
+            if self.pvecs[cpu].lru_add.add(pfn) == 0 || large {
                 self.lru_add_flush(cpu);
             }
         } else {
@@ -416,6 +422,9 @@ impl Sim {
                 self.lru_add_flush(cpu);
             }
             self.pvecs[cpu].lru_add.add(pfn);
+            if large {
+                self.lru_add_flush(cpu);
+            }
         }
         self.leave(prev);
     }

@@ -386,6 +386,30 @@ fn a_write_into_an_uncached_range_makes_folios_of_its_length() {
     assert!(folios(&m, ino, 256).iter().all(|&(_, o)| o == 0));
 }
 
+/// A large folio is never left in a per-CPU LRU batch (folio_may_be_lru_cached; the
+/// PageCompound test of 4.x): added to the page cache, it is on its LRU list at once, and
+/// moves the order-0 pages queued before it there too, where reclaim sees them. (Kept in
+/// the batch, folios of hundreds of pages were out of reclaim's sight: a small cgroup
+/// written with 1 MiB writes went OOM with nothing on its lists.)
+#[test]
+fn a_large_folio_goes_to_the_lru_at_once() {
+    let (mut m, _fd, ino) = machine(true);
+    let (wfd, _) = open(&mut m, "/mnt/data");
+    // An order-0 page first: it waits in the batch.
+    pwrite(&mut m, wfd, 160 * PAGE_SIZE, PAGE_SIZE);
+    let on_lru = |m: &M, pfn: Pfn| m.sim.mem[pfn as usize].test(pg::LRU);
+    let small = m.page(ino, 160);
+    assert!(!on_lru(&m, small), "an order-0 page waits in the batch");
+    // A 64 KiB folio: on the inactive list at once, and the page before it too.
+    pwrite(&mut m, wfd, 192 * PAGE_SIZE, 16 * PAGE_SIZE);
+    assert_eq!(folios(&m, ino, 256), vec![(160, 0), (192, 4)]);
+    let head = m.page(ino, 192);
+    assert!(common::on_lru_list(&m.sim, head, LruList::InactiveFile));
+    assert!(on_lru(&m, small), "the batch moved with it");
+    assert_eq!(m.sim.vmstat.get(VmItem::NrInactiveFile), 17);
+    m.check();
+}
+
 /// Invalidation and truncation split folios (a written one keeps its dirty state page by
 /// page) and free every frame.
 #[test]

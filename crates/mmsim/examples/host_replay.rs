@@ -14,6 +14,10 @@
 //! `--sample-every N` adds `samples`: memory.stat every N requests (cgroup v1: with
 //! `kmem`, memory.kmem.usage_in_bytes, and `usage`).
 //!
+//! `--tracepoints` captures the reclaim tracepoints in tracefs during the replay (machine-wide)
+//! and adds `tracepoints`: their totals in the shape of `mmsim replay`'s report
+//! (`mmsim::mm::tracepoints`), and `tracepoints_lost`, the events the trace buffer lost.
+//!
 //! Two replays sharing one limit: make a parent cgroup with the limit, sync and drop the
 //! page cache once, start each replay with `--parent P --no-drop-caches --wait-for GO`
 //! (its own `--dir`), and create the file GO when both have set up (docs/replay.md,
@@ -120,6 +124,80 @@ mod host {
         /// (block traces and the range layout).
         #[arg(long)]
         mmap: bool,
+        /// Capture the reclaim tracepoints (tracefs, /sys/kernel/tracing) during the
+        /// replay and report their totals (`tracepoints`).
+        #[arg(long)]
+        tracepoints: bool,
+    }
+
+    /// A tracefs capture of the events of [`mmsim::mm::tracepoints::Tracepoints`]: the
+    /// events enabled and the buffer cleared at the start; read, summed and disabled by
+    /// [`Capture::finish`] (or disabled when dropped).
+    struct Capture {
+        root: PathBuf,
+        enabled: Vec<PathBuf>,
+    }
+
+    impl Capture {
+        fn start() -> Result<Capture, String> {
+            let root = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.join("trace").exists())
+                .ok_or("--tracepoints: tracefs is not mounted (/sys/kernel/tracing)")?;
+            let w = |p: &Path, v: &str| {
+                fs::write(p, v).map_err(|e| format!("--tracepoints: {}: {e}", p.display()))
+            };
+            w(&root.join("tracing_on"), "0")?;
+            w(&root.join("buffer_size_kb"), "65536")?;
+            w(&root.join("trace"), "")?;
+            let mut c = Capture {
+                root: root.clone(),
+                enabled: Vec::new(),
+            };
+            for e in mmsim::mm::tracepoints::Tracepoints::EVENTS {
+                let p = root.join("events").join(e).join("enable");
+                if !p.exists() {
+                    eprintln!("host_replay: --tracepoints: this kernel has no {e} event");
+                    continue;
+                }
+                w(&p, "1")?;
+                c.enabled.push(p);
+            }
+            w(&root.join("tracing_on"), "1")?;
+            Ok(c)
+        }
+
+        /// Stop, sum the captured events and the lost ones, disable and clear.
+        fn finish(self) -> Result<(mmsim::mm::tracepoints::Tracepoints, u64), String> {
+            let _ = fs::write(self.root.join("tracing_on"), "0");
+            let path = self.root.join("trace");
+            let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut t = mmsim::mm::tracepoints::Tracepoints::default();
+            let mut lost = 0u64;
+            for line in text.lines() {
+                if !t.add_trace_line(line) {
+                    // "CPU:1 [LOST 123 EVENTS]"
+                    if let Some(n) = line
+                        .split_once("[LOST ")
+                        .and_then(|(_, r)| r.split_whitespace().next())
+                    {
+                        lost += n.parse::<u64>().unwrap_or(0);
+                    }
+                }
+            }
+            Ok((t, lost))
+        }
+    }
+
+    impl Drop for Capture {
+        fn drop(&mut self) {
+            let _ = fs::write(self.root.join("tracing_on"), "0");
+            for p in &self.enabled {
+                let _ = fs::write(p, "0");
+            }
+            let _ = fs::write(self.root.join("trace"), "");
+        }
     }
 
     pub fn main() -> Result<(), String> {
@@ -172,7 +250,13 @@ mod host {
             drop_caches: !a.no_drop_caches,
             wait_for: a.wait_for.clone(),
         };
+        let capture = if a.tracepoints {
+            Some(Capture::start()?)
+        } else {
+            None
+        };
         let result = replay(&layout, &reqs, &cg, a.sample_every, mincore, a.mmap, &start);
+        let traced = capture.map(Capture::finish).transpose()?;
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
         cg.remove();
@@ -180,6 +264,10 @@ mod host {
         report["cgroup_version"] = serde_json::json!(cg.version());
         if !samples.is_empty() {
             report["samples"] = serde_json::json!(samples);
+        }
+        if let Some((t, lost)) = traced {
+            report["tracepoints"] = serde_json::json!(t);
+            report["tracepoints_lost"] = serde_json::json!(lost);
         }
         println!("{report}");
         if let Some(p) = &a.json {

@@ -137,6 +137,9 @@ pub struct RunReport {
     pub locks: LockStats,
     /// Truncate: shadow entries cleared, tree_lock acquisitions for them and their ratio.
     pub truncate: crate::mm::truncate::TruncateReport,
+    /// Totals of the reclaim tracepoints, as a tracefs capture sums them
+    /// (`crate::mm::tracepoints`).
+    pub tracepoints: crate::mm::tracepoints::Tracepoints,
     /// Time-series column names.
     pub series_columns: Vec<String>,
     /// Time series.
@@ -875,6 +878,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
             lru_lock_contended: sim.lru_locks().map(|l| l.contended).sum(),
         },
         truncate: sim.truncate_stats.report(),
+        tracepoints: sim.tracepoints.clone(),
         kernel: sim.features.era.to_string(),
         cgroups: cgroup_reports(sim),
         pressure: pressure_files(sim).first().copied(),

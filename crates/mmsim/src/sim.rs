@@ -1037,6 +1037,8 @@ pub struct Sim {
     /// completions or when its timeout has passed (the kernel's atomic_dec after the
     /// sleep).
     pub reclaim_throttled: Vec<Vec<(TaskId, Ps)>>,
+    /// Tracepoint totals of the reclaim tracepoints (`crate::mm::tracepoints`).
+    pub tracepoints: crate::mm::tracepoints::Tracepoints,
     /// Tasks in congestion_wait(WRITE, ..) (the congestion_wqh of async requests) and
     /// their timeouts: woken by the next write request to complete, else by the timeout.
     pub congestion_waiters: Vec<(TaskId, Ps)>,
@@ -1420,6 +1422,7 @@ impl Sim {
             swap_cgroup: Vec::new(),
             swap_shadows: Vec::new(),
             reclaim_throttled: vec![Vec::new(); nr_nodes],
+            tracepoints: Default::default(),
             congestion_waiters: Vec::new(),
             mem,
             vmstat: VmStat::default(),

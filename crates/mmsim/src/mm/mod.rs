@@ -27,6 +27,7 @@ pub mod swap;
 pub mod swap_cluster;
 pub mod swap_slots;
 pub mod swapfile;
+pub mod tracepoints;
 pub mod truncate;
 pub mod vmscan;
 pub mod vmstat;

@@ -890,6 +890,11 @@ impl Sim {
         if rotated > 0 {
             self.lru_note_cost(node, memcg, file, 0, rotated);
         }
+        // trace_mm_vmscan_lru_shrink_active.
+        let t = &mut self.tracepoints.mm_vmscan_lru_shrink_active;
+        t.events += 1;
+        t.nr_taken += taken;
+        t.nr_deactivated += moved as u64;
         self.leave(prev);
     }
 
@@ -970,6 +975,18 @@ impl Sim {
             return 0;
         }
         let stat = self.shrink_page_list(node, &mut list, sc);
+        {
+            // trace_mm_vmscan_lru_shrink_inactive.
+            let t = &mut self.tracepoints.mm_vmscan_lru_shrink_inactive;
+            t.events += 1;
+            t.nr_scanned += scanned;
+            t.nr_reclaimed += stat.reclaimed;
+            t.nr_dirty += stat.nr_dirty;
+            t.nr_writeback += stat.nr_writeback;
+            t.nr_congested += stat.nr_congested;
+            t.nr_immediate += stat.nr_immediate;
+            t.by_priority[(sc.priority as usize).min(12)] += 1;
+        }
         self.lru_lock(lv);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         if !sc.cgroup_reclaim() {
@@ -1512,6 +1529,7 @@ impl Sim {
     pub fn try_to_free_pages(&mut self, gfp: Gfp) -> u64 {
         let prev = self.enter(KFunc::TryToFreePages);
         self.vmstat.inc(VmItem::Allocstall);
+        self.tracepoints.mm_vmscan_direct_reclaim_begin += 1;
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, gfp);
         let r = self.do_try_to_free_pages(&mut sc);
         self.leave(prev);
@@ -1543,6 +1561,7 @@ impl Sim {
         proactive: bool,
     ) -> u64 {
         let prev = self.enter(KFunc::TryToFreeMemCgroupPages);
+        self.tracepoints.mm_vmscan_memcg_reclaim_begin += 1;
         self.memcg_reclaim_wait = None;
         let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), false, gfp);
         sc.target_memcg = memcg;
@@ -1912,6 +1931,7 @@ impl Sim {
             // The first sleeper: completions count from here (nr_reclaim_start).
             self.reclaim[node].nr_reclaim_start = self.reclaim[node].nr_throttled_written;
         }
+        self.tracepoints.mm_vmscan_throttled.writeback += 1;
         let until = now + THROTTLE_WRITEBACK_PS;
         self.reclaim_throttled[node].push((tid, until));
         crate::sched::Wait::Until(until)

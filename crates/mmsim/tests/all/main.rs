@@ -46,6 +46,7 @@ mod swap_readahead;
 mod swap_slots;
 mod threads;
 mod tlb_eras;
+mod tracepoints;
 mod truncate;
 mod vfs_caches;
 mod vm;

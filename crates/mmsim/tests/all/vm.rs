@@ -602,6 +602,13 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
         assert!(active.is_empty());
         assert_eq!(inactive.len(), 8);
     }
+    // The call is one mm_vmscan_lru_shrink_active event: 8 taken, the deactivated moved.
+    let t = &sim.tracepoints.mm_vmscan_lru_shrink_active;
+    assert_eq!((t.events, t.nr_taken), (1, 8));
+    assert_eq!(
+        t.nr_deactivated as i64,
+        vmstat(&sim, VmItem::Pgdeactivate) - deact0
+    );
     (
         active,
         inactive,

@@ -1503,6 +1503,7 @@ impl Sim {
             self.vmstat.add(iso, taken);
             sc.nr_scanned += list.len() as u64;
             let stat = self.shrink_page_list_for(node, &mut list, sc);
+            self.trace_shrink_inactive(scanned, &stat, sc.priority);
             let reclaimed = stat.reclaimed;
             sc.nr_reclaimed += reclaimed;
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;

@@ -5,8 +5,10 @@
 //! [`Tracepoints::add_trace_line`]). Counting only: nothing here changes what a run does.
 //!
 //! - `mm_vmscan_lru_shrink_inactive`: one event per shrink_inactive_list call that
-//!   isolated something (classic reclaim), with reclaim_stat's counts in pages, and the
-//!   events per reclaim priority (12 = DEF_PRIORITY … 0).
+//!   isolated something (classic reclaim) and per shrink_folio_list call of MGLRU's
+//!   evict_folios (its retry of clean folios too, with the same `nr_scanned`), with
+//!   reclaim_stat's counts in pages, and the events per reclaim priority (12 =
+//!   DEF_PRIORITY … 0).
 //! - `mm_vmscan_lru_shrink_active`: one event per shrink_active_list call: pages taken and
 //!   deactivated.
 //! - `mm_vmscan_throttled`: reclaim_throttle sleeps, by reason (mmsim throttles on

@@ -975,18 +975,7 @@ impl Sim {
             return 0;
         }
         let stat = self.shrink_page_list(node, &mut list, sc);
-        {
-            // trace_mm_vmscan_lru_shrink_inactive.
-            let t = &mut self.tracepoints.mm_vmscan_lru_shrink_inactive;
-            t.events += 1;
-            t.nr_scanned += scanned;
-            t.nr_reclaimed += stat.reclaimed;
-            t.nr_dirty += stat.nr_dirty;
-            t.nr_writeback += stat.nr_writeback;
-            t.nr_congested += stat.nr_congested;
-            t.nr_immediate += stat.nr_immediate;
-            t.by_priority[(sc.priority as usize).min(12)] += 1;
-        }
+        self.trace_shrink_inactive(scanned, &stat, sc.priority);
         self.lru_lock(lv);
         self.lruvec_mut(memcg, node).recent_scanned[file as usize] += taken;
         if !sc.cgroup_reclaim() {
@@ -1935,6 +1924,21 @@ impl Sim {
         let until = now + THROTTLE_WRITEBACK_PS;
         self.reclaim_throttled[node].push((tid, until));
         crate::sched::Wait::Until(until)
+    }
+
+    /// trace_mm_vmscan_lru_shrink_inactive: the counts of one shrink_folio_list call of
+    /// shrink_inactive_list or (MGLRU) evict_folios, `scanned` pages isolated for it.
+    pub(crate) fn trace_shrink_inactive(&mut self, scanned: u64, stat: &ShrinkStat, priority: u32) {
+        let t = &mut self.tracepoints.mm_vmscan_lru_shrink_inactive;
+        t.events += 1;
+        t.nr_scanned += scanned;
+        t.nr_reclaimed += stat.reclaimed;
+        t.nr_dirty += stat.nr_dirty;
+        t.nr_writeback += stat.nr_writeback;
+        t.nr_congested += stat.nr_congested;
+        t.nr_immediate += stat.nr_immediate;
+        let p = (priority as usize).min(crate::mm::tracepoints::NR_PRIORITIES - 1);
+        t.by_priority[p] += 1;
     }
 
     /// __acct_reclaim_writeback: a page on a node with throttled reclaimers completed

@@ -442,6 +442,15 @@ fn an_mglru_run_is_checked_and_deterministic() {
     assert!(a.vmstat["pgscan_file"] > 0, "the stream was reclaimed");
     assert!(!a.lru_gen.is_empty(), "the lru_gen view is reported");
     assert!(a.series.iter().any(|s| !s.lru_gen.is_empty()));
+    // evict_folios' shrink_folio_list calls are the shrink_inactive events (their
+    // reclaimed pages pgsteal); MGLRU has no active list to shrink.
+    let t = &a.tracepoints;
+    assert!(t.mm_vmscan_lru_shrink_inactive.events > 0);
+    assert_eq!(
+        t.mm_vmscan_lru_shrink_inactive.nr_reclaimed as i64,
+        a.vmstat["pgsteal_file"] + a.vmstat["pgsteal_anon"]
+    );
+    assert_eq!(t.mm_vmscan_lru_shrink_active.events, 0);
     let b = run_sc(&sc, f, false, 20_000_000);
     assert_eq!(
         serde_json::to_string(&a).unwrap(),

@@ -393,6 +393,27 @@ class Run:
         return pd.Series(self.doc["vmstat"], dtype="int64", name="vmstat")
 
     @property
+    def tracepoints(self) -> pd.Series:
+        """Totals of the reclaim tracepoints (int64), by ``<tracepoint>.<field>``: e.g.
+        ``mm_vmscan_lru_shrink_inactive.nr_scanned``, ``mm_vmscan_throttled.writeback``,
+        ``mm_vmscan_lru_shrink_inactive.by_priority.7`` (events at priority 7); the shape
+        ``examples/host_replay.rs --tracepoints`` reports for a real kernel."""
+        flat: Dict[str, int] = {}
+
+        def walk(prefix: str, v: Any) -> None:
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(f"{prefix}.{k}" if prefix else k, x)
+            elif isinstance(v, list):
+                for i, x in enumerate(v):
+                    walk(f"{prefix}.{i}", x)
+            else:
+                flat[prefix] = int(v)
+
+        walk("", self.doc.get("tracepoints", {}))
+        return pd.Series(flat, dtype="int64", name="tracepoints")
+
+    @property
     def pressure_series(self) -> Optional[pd.DataFrame]:
         """PSI stall totals at the end of each 2 s aggregation period (None on kernel eras
         without PSI or a run shorter than a period): one row per period, indexed by

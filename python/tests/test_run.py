@@ -92,6 +92,12 @@ def test_pandas_views():
     assert r.cgroups is None
     assert r.cpu_time["system"] > 0
     assert "dd-tmpfs" in repr(r)
+    tp = r.tracepoints
+    assert tp.dtype == "int64"
+    si = r.doc["tracepoints"]["mm_vmscan_lru_shrink_inactive"]
+    assert tp["mm_vmscan_lru_shrink_inactive.nr_reclaimed"] == si["nr_reclaimed"]
+    assert tp["mm_vmscan_lru_shrink_inactive.by_priority.12"] == si["by_priority"][12]
+    assert tp[[f"mm_vmscan_lru_shrink_inactive.by_priority.{i}" for i in range(13)]].sum() == si["events"]
 
 
 def test_cgroups_and_mglru_views():

@@ -571,14 +571,20 @@ impl Sim {
                 let r = self.grab_cache_page_write_begin(ino, index, false, false);
                 self.leave(pr);
                 r
-            } else if let Some(head) = large
-                .then(|| self.write_begin_new_folio(ino, p, len - done))
-                .flatten()
-            {
-                created = true;
-                Ok(Some(head))
             } else {
-                self.grab_cache_page_write_begin(ino, index, true, large)
+                let new = if large {
+                    self.write_begin_new_folio(ino, p, len - done)
+                } else {
+                    Ok(None)
+                };
+                match new {
+                    Ok(Some(head)) => {
+                        created = true;
+                        Ok(Some(head))
+                    }
+                    Ok(None) => self.grab_cache_page_write_begin(ino, index, true, large),
+                    Err(w) => Err(w),
+                }
             };
             let pfn = match page {
                 Err(w) => {

@@ -118,14 +118,22 @@ impl Sim {
             && !self.is_inode_table(ino)
     }
 
-    /// ractl_alloc_folio: 2^order frames charged to `memcg` and joined into a folio (an
-    /// order-0 folio is one plain page). None when a frame or its charge fails (the
-    /// frames taken so far are given back).
-    pub fn alloc_folio_charged(&mut self, order: u32, gfp: Gfp, memcg: MemcgId) -> Option<Pfn> {
+    /// ractl_alloc_folio / filemap_alloc_folio + filemap_add_folio's charge: 2^order
+    /// frames joined into a folio and charged to `memcg` at once (mem_cgroup_charge of the
+    /// folio: one try_charge of its pages, reclaiming at least that many). Ok(None) when a
+    /// frame cannot be had or the charge fails (the frames are given back);
+    /// Err(wait) when the charge must sleep first (legacy limit reclaim's throttle or
+    /// writeback wait, an OOM victim's exit): the caller restarts after it.
+    pub fn alloc_folio_charged(
+        &mut self,
+        order: u32,
+        gfp: Gfp,
+        memcg: MemcgId,
+    ) -> Result<Option<Pfn>, crate::sched::Wait> {
         let nr = 1u64 << order;
         let mut frames = self.take_pfn_buf();
         for _ in 0..nr {
-            match self.alloc_page_charged(gfp, memcg) {
+            match self.alloc_page(gfp) {
                 // A folio is one block of one node: a frame the zonelist took from
                 // another node fails it (the kernel's high-order allocation falls back to
                 // another node whole, or fails).
@@ -141,12 +149,21 @@ impl Sim {
                 Err(_) => break,
             }
         }
-        if (frames.len() as u64) < nr {
+        let charged = if (frames.len() as u64) < nr {
+            Ok(false)
+        } else {
+            match self.mem_cgroup_charge_folio(&frames, memcg, gfp) {
+                Ok(()) => Ok(true),
+                Err(crate::mm::page_alloc::AllocError::Wait(w)) => Err(w),
+                Err(_) => Ok(false),
+            }
+        };
+        if charged != Ok(true) {
             for &p in &frames {
                 self.put_page(p);
             }
             self.give_pfn_buf(frames);
-            return None;
+            return charged.map(|_| None);
         }
         let head = frames[0];
         if order > 0 {
@@ -164,7 +181,7 @@ impl Sim {
             h.private = frames[1];
         }
         self.give_pfn_buf(frames);
-        Some(head)
+        Ok(Some(head))
     }
 
     /// filemap_add_folio for a large folio at `index` (aligned to its size): -EEXIST when
@@ -241,8 +258,14 @@ impl Sim {
     /// reference; None where an order-0 page is what write_begin gets (the ordinary
     /// lookup then finds or makes it). A first block the write covers in part and that
     /// holds data within i_size (ext4_block_write_begin would read it before the copy) is
-    /// written as an order-0 page here.
-    pub(crate) fn write_begin_new_folio(&mut self, ino: u32, pos: u64, left: u64) -> Option<Pfn> {
+    /// written as an order-0 page here. Err(wait) when the folio's charge must sleep
+    /// (the write restarts after it, as the kernel's sleeps inside the charge).
+    pub(crate) fn write_begin_new_folio(
+        &mut self,
+        ino: u32,
+        pos: u64,
+        left: u64,
+    ) -> Result<Option<Pfn>, crate::sched::Wait> {
         debug_assert!(self.mapping_large_folio_support(ino));
         let index = pos / PAGE_SIZE;
         let chunk = PAGE_SIZE << MAX_PAGECACHE_ORDER;
@@ -251,21 +274,21 @@ impl Sim {
             .min(MAX_PAGECACHE_ORDER)
             .min(index.trailing_zeros());
         if order == 0 || matches!(self.inode(ino).mapping.tree.lookup(index), Entry::Page(_)) {
-            return None;
+            return Ok(None);
         }
         let inode = self.inode(ino);
         if !pos.is_multiple_of(PAGE_SIZE)
             && index * PAGE_SIZE < inode.size
             && inode.disk_at(index) != 0
         {
-            return None;
+            return Ok(None);
         }
         let memcg = self.current_memcg();
         let mut gfp = Gfp::KERNEL;
         gfp.write = self.inode(ino).mapping.account_dirty;
         gfp.fs = false; // AOP_FLAG_NOFS
         while order > 0 {
-            if let Some(head) = self.alloc_folio_charged(order, gfp, memcg) {
+            if let Some(head) = self.alloc_folio_charged(order, gfp, memcg)? {
                 if self.features.accessed_init && !self.features.read_only_activation {
                     self.init_page_accessed(head); // FGP_ACCESSED
                 }
@@ -274,13 +297,13 @@ impl Sim {
                     .is_ok()
                 {
                     self.set_dropbehind_if_uncached(head); // FGP_DONTCACHE
-                    return Some(head);
+                    return Ok(Some(head));
                 }
                 self.put_page(head);
             }
             order -= 1;
         }
-        None
+        Ok(None)
     }
 
     /// The tails' part of __delete_from_page_cache of a large folio (tree_lock held):

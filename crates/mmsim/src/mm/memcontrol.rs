@@ -353,6 +353,9 @@ fn nonroot(m: MemcgId) -> Option<MemcgId> {
     (m != ROOT_MEM_CGROUP).then_some(m)
 }
 
+/// PAGE_ALLOC_COSTLY_ORDER: above it a charge does not call the memcg OOM killer.
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
+
 /// FLUSH_TIME: the period of the memcg stats flush worker (2 × HZ), ps.
 pub const FLUSH_TIME_PS: u64 = 2_000_000_000_000;
 
@@ -609,13 +612,35 @@ impl Sim {
     ) -> Result<(), AllocError> {
         debug_assert_eq!(self.mem[pfn as usize].memcg, NO_MEMCG, "page charged twice");
         if memcg != ROOT_MEM_CGROUP {
-            self.try_charge_in_profile(memcg, gfp)?;
+            self.try_charge_in_profile(memcg, gfp, 1)?;
         }
         // commit_charge: the root's counter is free (the kernel does not count it).
         let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
         root.usage += 1;
         root.peak = root.peak.max(root.usage);
         self.mem[pfn as usize].memcg = memcg;
+        Ok(())
+    }
+
+    /// mem_cgroup_charge of a large folio (`frames`, head first): one try_charge_memcg of
+    /// all its pages (reclaiming at least that many), then every frame committed.
+    pub(crate) fn mem_cgroup_charge_folio(
+        &mut self,
+        frames: &[Pfn],
+        memcg: MemcgId,
+        gfp: Gfp,
+    ) -> Result<(), AllocError> {
+        let nr = frames.len() as u64;
+        if memcg != ROOT_MEM_CGROUP {
+            self.try_charge_in_profile(memcg, gfp, nr)?;
+        }
+        let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
+        root.usage += nr;
+        root.peak = root.peak.max(root.usage);
+        for &p in frames {
+            debug_assert_eq!(self.mem[p as usize].memcg, NO_MEMCG, "page charged twice");
+            self.mem[p as usize].memcg = memcg;
+        }
         Ok(())
     }
 
@@ -790,42 +815,52 @@ impl Sim {
         v
     }
 
-    /// [`Sim::try_charge`] of one page, its time in the profile's mem_cgroup_charge.
-    fn try_charge_in_profile(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+    /// [`Sim::try_charge`] of `nr` pages, its time in the profile's mem_cgroup_charge.
+    fn try_charge_in_profile(
+        &mut self,
+        memcg: MemcgId,
+        gfp: Gfp,
+        nr: u64,
+    ) -> Result<(), AllocError> {
         let prev = self.enter(KFunc::MemCgroupCharge);
-        let r = self.try_charge(memcg, gfp);
+        let r = self.try_charge(memcg, gfp, nr);
         self.leave(prev);
         r
     }
 
-    /// try_charge_memcg for one page: from the CPU's stock if it holds a page of `memcg`;
-    /// else the counters are charged a batch (the rest goes to the stock), or one page
-    /// when a batch would pass memory.max; a charge that one page would take above
-    /// memory.max reclaims, drains the stocks of the memcg over its limit once, retries
-    /// (a reclaim pass that freed pages uses up no retry) and finally calls the memcg OOM
-    /// killer.
-    fn try_charge(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+    /// try_charge_memcg for `nr` pages (one, or a large folio's): from the CPU's stock if
+    /// it holds them for `memcg` (a page: consume_stock); else the counters are charged a
+    /// batch (max(MEMCG_CHARGE_BATCH, nr); the rest goes to the stock), or `nr` pages
+    /// when a batch would pass memory.max; a charge that `nr` pages would take above
+    /// memory.max reclaims (at least `nr` pages), drains the stocks of the memcg over its
+    /// limit once, retries (a reclaim pass that freed pages uses up no retry) and finally
+    /// calls the memcg OOM killer.
+    fn try_charge(&mut self, memcg: MemcgId, gfp: Gfp, nr: u64) -> Result<(), AllocError> {
         let stock = self.features.memcg_charge_stock;
-        if stock && self.consume_stock(memcg) {
+        if stock && nr == 1 && self.consume_stock(memcg) {
             return Ok(());
         }
-        let mut batch = if stock { self.memcg_charge_batch() } else { 1 };
+        let mut batch = if stock {
+            self.memcg_charge_batch().max(nr)
+        } else {
+            nr
+        };
         let mut nr_retries = MAX_RECLAIM_RETRIES;
         let mut progress_retries = MAX_PROGRESS_RETRIES;
         let mut drained = false;
         loop {
             let Some(over) = self.mem_over_limit(memcg, batch) else {
                 self.page_counter_charge(memcg, batch);
-                if batch > 1 {
-                    self.refill_stock(memcg, batch - 1);
+                if batch > nr {
+                    self.refill_stock(memcg, batch - nr);
                 }
                 self.sync_over_high(gfp);
                 return Ok(());
             };
-            if batch > 1 {
-                // A whole batch does not fit: charge the one page (the kernel's
+            if batch > nr {
+                // A whole batch does not fit: charge the pages asked for (the kernel's
                 // batch = nr_pages; goto retry).
-                batch = 1;
+                batch = nr;
                 continue;
             }
             // A charge that may not block fails without a `max` event (the event is
@@ -838,7 +873,7 @@ impl Sim {
             if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
                 return Err(AllocError::NoMem);
             }
-            let reclaimed = self.try_to_free_mem_cgroup_pages(over, 1, gfp, true);
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr, gfp, true);
             // Legacy memcg reclaim waited inside the pass (a page's writeback, or
             // reclaim_throttle): the charging task sleeps, then retries the charge.
             if let Some(w) = self.take_memcg_reclaim_wait() {
@@ -859,7 +894,7 @@ impl Sim {
             // mem_cgroup_margin(mem_over_limit): room in the counter that refused the
             // charge (a still-full ancestor refuses the retry and is reclaimed next).
             let own = &self.memcgs[over as usize];
-            if own.max.saturating_sub(own.usage) >= 1 {
+            if own.max.saturating_sub(own.usage) >= nr {
                 continue;
             }
             if stock && !drained {
@@ -896,7 +931,12 @@ impl Sim {
                     self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS,
                 )));
             }
-            // Reclaim cannot make room: the memcg OOM killer.
+            // Reclaim cannot make room: the memcg OOM killer — not for a charge of more
+            // than PAGE_ALLOC_COSTLY_ORDER (mem_cgroup_oom's OOM_SKIPPED: a large folio
+            // fails, and its caller tries a smaller one).
+            if nr > 1 << PAGE_ALLOC_COSTLY_ORDER {
+                return Err(AllocError::NoMem);
+            }
             return match self.mem_cgroup_out_of_memory(over) {
                 OomOutcome::Killed | OomOutcome::VictimPending => {
                     // The victim frees its memory when it exits; retry after it ran.
@@ -907,7 +947,7 @@ impl Sim {
                 OomOutcome::KilledCurrent => Err(AllocError::NoMem),
                 OomOutcome::NoVictim => {
                     // OOM_FAILED: the kernel forces the charge past the limit.
-                    self.page_counter_charge(memcg, 1);
+                    self.page_counter_charge(memcg, nr);
                     Ok(())
                 }
             };
@@ -934,7 +974,7 @@ impl Sim {
         for &(size, gfp) in sizes {
             debug_assert!(size < crate::mm::page::PAGE_SIZE);
             if avail < size {
-                self.try_charge_in_profile(memcg, gfp)?;
+                self.try_charge_in_profile(memcg, gfp, 1)?;
                 let mc = &mut self.memcgs[memcg as usize];
                 mc.obj_pages += 1;
                 mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;

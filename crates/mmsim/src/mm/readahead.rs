@@ -284,7 +284,9 @@ impl Sim {
                 failed = true;
                 break;
             }
-            let Some(head) = self.alloc_folio_charged(order, gfp, memcg) else {
+            // A charge that would sleep ends the readahead like a failed one (its gfp
+            // is __GFP_NORETRY: the kernel's charge gives up after one reclaim).
+            let Ok(Some(head)) = self.alloc_folio_charged(order, gfp, memcg) else {
                 failed = true;
                 break;
             };

@@ -210,6 +210,8 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
         let head = m
             .sim
             .alloc_folio_charged(2, Gfp::KERNEL, ROOT_MEM_CGROUP)
+            .ok()
+            .flatten()
             .expect("memory");
         m.sim
             .add_folio_to_page_cache_lru(head, ino, 4)
@@ -239,6 +241,8 @@ fn a_folio_of_a_leafs_size_leaves_no_shadow_node() {
         let head = m
             .sim
             .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
+            .ok()
+            .flatten()
             .expect("memory");
         m.sim
             .add_folio_to_page_cache_lru(head, ino, index)

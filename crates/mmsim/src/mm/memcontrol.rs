@@ -212,8 +212,12 @@ pub struct MemCgroup {
     /// per-CPU obj stocks and objcg->nr_charged_bytes, one pool here).
     pub obj_stock_bytes: u64,
     /// `memcg-kmem-objcg`: pages charged for its objects (obj_cgroup_charge_pages less
-    /// obj_cgroup_uncharge_pages; MEMCG_KMEM): `(slab_bytes + obj_stock_bytes) / PAGE_SIZE`.
+    /// obj_cgroup_uncharge_pages; MEMCG_KMEM): `(slab_bytes + obj_stock_bytes -
+    /// obj_debt_bytes) / PAGE_SIZE`.
     pub obj_pages: u64,
+    /// Bytes of objects whose charge could not wait (`Sim::obj_cgroup_charge_forced`) and
+    /// no page covers yet: paid by the next charge that may reclaim, or by freed objects.
+    pub obj_debt_bytes: u64,
 }
 
 impl MemCgroup {
@@ -246,6 +250,7 @@ impl MemCgroup {
             slab_bytes: [0; 2],
             obj_stock_bytes: 0,
             obj_pages: 0,
+            obj_debt_bytes: 0,
         }
     }
 }
@@ -970,6 +975,21 @@ impl Sim {
         if memcg == ROOT_MEM_CGROUP {
             return Ok(());
         }
+        // A debt of forced charges is paid first, with the first object's gfp.
+        while self.memcgs[memcg as usize].obj_debt_bytes > 0 {
+            let mc = &mut self.memcgs[memcg as usize];
+            let pay = mc.obj_debt_bytes.min(mc.obj_stock_bytes);
+            mc.obj_debt_bytes -= pay;
+            mc.obj_stock_bytes -= pay;
+            if mc.obj_debt_bytes == 0 {
+                break;
+            }
+            let gfp = sizes.first().map_or(Gfp::KERNEL, |&(_, g)| g);
+            self.try_charge_in_profile(memcg, gfp, 1)?;
+            let mc = &mut self.memcgs[memcg as usize];
+            mc.obj_pages += 1;
+            mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+        }
         let mut avail = self.memcgs[memcg as usize].obj_stock_bytes;
         for &(size, gfp) in sizes {
             debug_assert!(size < crate::mm::page::PAGE_SIZE);
@@ -986,18 +1006,18 @@ impl Sim {
     }
 
     /// obj_cgroup_charge of one object of `size` bytes that cannot fail or wait (its
-    /// allocation is done): from the byte stock, else one page from the CPU's page stock
-    /// or forced on the counters (as try_charge_memcg forces a __GFP_NOFAIL charge past
-    /// memory.max); its bytes join the memcg's reclaimable slab.
+    /// allocation is done: mmsim charges a page-cache tree node after the store): from the
+    /// byte stock, else as a debt (`MemCgroup::obj_debt_bytes`) the next charge that may
+    /// reclaim pays with pages — so memory.max holds, and memory.current and `kernel`
+    /// lag by the debt (under a page per node) meanwhile; its bytes join the memcg's
+    /// reclaimable slab.
     pub(crate) fn obj_cgroup_charge_forced(&mut self, memcg: MemcgId, size: u64) {
         debug_assert!(memcg != ROOT_MEM_CGROUP && size < crate::mm::page::PAGE_SIZE);
-        if self.memcgs[memcg as usize].obj_stock_bytes < size {
-            if !(self.features.memcg_charge_stock && self.consume_stock(memcg)) {
-                self.page_counter_charge(memcg, 1);
-            }
-            let mc = &mut self.memcgs[memcg as usize];
-            mc.obj_pages += 1;
-            mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+        let mc = &mut self.memcgs[memcg as usize];
+        if mc.obj_stock_bytes < size {
+            mc.obj_debt_bytes += size;
+            mc.slab_bytes[0] += size;
+            return;
         }
         self.obj_cgroup_take(memcg, size, true);
     }
@@ -1025,7 +1045,10 @@ impl Sim {
         let page = crate::mm::page::PAGE_SIZE;
         let mc = &mut self.memcgs[memcg as usize];
         mc.slab_bytes[usize::from(!reclaimable)] -= size;
-        mc.obj_stock_bytes += size;
+        // A debt is paid by the bytes freed first.
+        let pay = size.min(mc.obj_debt_bytes);
+        mc.obj_debt_bytes -= pay;
+        mc.obj_stock_bytes += size - pay;
         if mc.obj_stock_bytes > page {
             let nr = mc.obj_stock_bytes / page;
             mc.obj_stock_bytes %= page;

@@ -1572,7 +1572,9 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
                 ));
             }
             let charged = mc.slab_bytes[0] + mc.slab_bytes[1] + mc.obj_stock_bytes;
-            if charged != mc.obj_pages * PAGE_SIZE || mc.obj_stock_bytes >= 2 * PAGE_SIZE {
+            if charged != mc.obj_pages * PAGE_SIZE + mc.obj_debt_bytes
+                || mc.obj_stock_bytes >= 2 * PAGE_SIZE
+            {
                 return Err(format!(
                     "memcg \"{}\": objects of {:?} bytes and a stock of {} bytes but {} pages \
                      charged for them",

@@ -53,7 +53,22 @@ pub enum SyncMode {
 }
 
 impl Sim {
-    /// set_page_dirty for a page-cache page (__set_page_dirty_nobuffers on blockfs).
+    /// folio_mark_dirty (set_page_dirty): a page dirtied through a mapping (a fault, a
+    /// dirty PTE met by unmap, zap or an MGLRU walk) or by shmem_write_end first loses
+    /// PG_reclaim — a readahead marker or a reclaim mark left from before would otherwise
+    /// rotate it at its next writeback end — then is dirtied as by [`Sim::set_page_dirty`].
+    pub fn folio_mark_dirty(&mut self, pfn: Pfn) {
+        let head = self.folio_head(pfn);
+        if self.PageReclaim(head) {
+            self.ClearPageReclaim(head);
+        }
+        self.set_page_dirty(head);
+    }
+
+    /// The dirtying of a page-cache page (a large folio whole) without folio_mark_dirty's
+    /// PG_reclaim clearing: mark_buffer_dirty's __folio_mark_dirty for the block
+    /// filesystem's buffered writes, partial-page zeroing and metadata;
+    /// __set_page_dirty_no_writeback for shmem.
     pub fn set_page_dirty(&mut self, pfn: Pfn) {
         // folio_mark_dirty(page_folio(page)): a large folio is dirtied whole.
         let pfn = self.folio_head(pfn);

@@ -671,7 +671,11 @@ impl Sim {
             if end > self.inode(ino).size {
                 self.inode_mut(ino).size = end;
             }
-            self.set_page_dirty(pfn);
+            if tmpfs {
+                self.folio_mark_dirty(pfn);
+            } else {
+                self.set_page_dirty(pfn);
+            }
             self.unlock_page(pfn);
             self.put_page(pfn);
             self.leave(pr);

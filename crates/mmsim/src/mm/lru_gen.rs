@@ -1091,7 +1091,7 @@ impl Sim {
         let anon_unswapped =
             f & pg::SWAPBACKED != 0 && f & pg::SWAPCACHE == 0 && self.page_anon(pfn);
         if dirty && f & pg::DIRTY == 0 && !anon_unswapped && !self.page_anon(pfn) {
-            self.set_page_dirty(pfn);
+            self.folio_mark_dirty(pfn);
         }
     }
 

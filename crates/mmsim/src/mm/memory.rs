@@ -792,7 +792,7 @@ impl Sim {
             _ => self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags),
         }
         if writable {
-            self.set_page_dirty(pfn);
+            self.folio_mark_dirty(pfn);
         }
         self.unlock_page(head);
         if writable {
@@ -1196,7 +1196,7 @@ impl Sim {
                 *pp |= pte::WRITE | pte::DIRTY | pte::YOUNG;
             }
             if !anon {
-                self.set_page_dirty(pfn);
+                self.folio_mark_dirty(pfn);
             }
             self.flush_tlb_page(mm, vpn);
             if !anon {
@@ -1374,7 +1374,7 @@ impl Sim {
                     tlb.start = tlb.start.min(v);
                     tlb.end = tlb.end.max(v + 1);
                     if p & pte::DIRTY != 0 && !anon {
-                        self.set_page_dirty(pfn);
+                        self.folio_mark_dirty(pfn);
                     }
                     let head = self.folio_head(pfn);
                     let large = head != pfn || self.mem[pfn as usize].flags & pg::HEAD != 0;

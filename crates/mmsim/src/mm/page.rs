@@ -41,8 +41,12 @@ pub mod pg {
     pub const UNEVICTABLE: u32 = 1 << 9;
     /// In the swap cache.
     pub const SWAPCACHE: u32 = 1 << 10;
-    /// Readahead marker (async readahead trigger).
-    pub const READAHEAD: u32 = 1 << 11;
+    /// Readahead marker (async readahead trigger): PG_readahead is PG_reclaim's bit
+    /// (`PG_readahead = PG_reclaim` since v2.6.24: the first is meant for pages being
+    /// read, the second for pages being written), so a marker left on a page that is
+    /// then written rotates it at its writeback end, and a page reclaim marked triggers
+    /// async readahead when read.
+    pub const READAHEAD: u32 = RECLAIM;
     /// Some task waits on this page's lock or writeback (PG_waiters).
     pub const WAITERS: u32 = 1 << 12;
     /// Free: on the buddy free list (PageBuddy).
@@ -108,7 +112,6 @@ pub mod pg {
         (SWAPBACKED, "swapbacked"),
         (UNEVICTABLE, "unevictable"),
         (SWAPCACHE, "swapcache"),
-        (READAHEAD, "readahead"),
         (WAITERS, "waiters"),
         (BUDDY, "buddy"),
         (ERROR, "error"),

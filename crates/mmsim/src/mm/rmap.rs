@@ -541,7 +541,7 @@ impl Sim {
             if anon {
                 self.SetPageDirty(pfn);
             } else {
-                self.set_page_dirty(pfn);
+                self.folio_mark_dirty(pfn);
             }
         }
         self.page_remove_rmap(pfn);

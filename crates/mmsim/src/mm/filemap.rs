@@ -17,6 +17,7 @@ use crate::machine::profile::KFunc;
 use crate::mm::page::{pg, Pfn, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
 use crate::mm::radix_tree::Entry;
+use crate::mm::readahead::RaSleep;
 use crate::mm::vmstat::VmItem;
 use crate::sched::Wait;
 use crate::sim::Sim;
@@ -850,6 +851,13 @@ impl Sim {
                     }
                 }
             }
+            if !tmpfs && ra.resume.is_some() {
+                // The readahead this read left when its charge slept goes on first.
+                if let Err(w) = self.ra_resume(ino, ra) {
+                    out.wait = Some(w);
+                    break;
+                }
+            }
             let mut page = if tmpfs {
                 self.find_get_page(ino, index)
             } else {
@@ -885,7 +893,12 @@ impl Sim {
                 continue;
             }
             if page.is_none() {
-                self.page_cache_sync_readahead(ino, ra, index, last_index - index + 1);
+                let req = last_index - index + 1;
+                if let Err(w) = self.page_cache_sync_readahead(ino, ra, index, req, RaSleep::Read) {
+                    // A readahead charge sleeps; the read goes on from here after it.
+                    out.wait = Some(w);
+                    break;
+                }
                 page = self.find_get_folio_page(ino, index);
             }
             let pfn = match page {
@@ -929,7 +942,14 @@ impl Sim {
             let head = self.folio_head(pfn);
             if self.PageReadahead(head) {
                 let hidx = self.mem[head as usize].index;
-                self.page_cache_async_readahead(ino, ra, head, hidx, last_index - hidx + 1);
+                let req = last_index - hidx + 1;
+                if let Err(w) =
+                    self.page_cache_async_readahead(ino, ra, head, hidx, req, RaSleep::Read)
+                {
+                    self.put_page(head);
+                    out.wait = Some(w);
+                    break;
+                }
             }
             if !self.PageUptodate(head) {
                 if self.PageLocked(head) {

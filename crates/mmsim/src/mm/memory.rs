@@ -32,6 +32,7 @@ use crate::machine::profile::KFunc;
 use crate::machine::Mode;
 use crate::mm::page::{pg, Pfn, NO_MAPPING, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::page_alloc::{AllocError, Gfp};
+use crate::mm::readahead::RaSleep;
 use crate::mm::rmap::{ANON_MAPPING, VM_EXEC, VM_LOCKED, VM_SHARED, VM_WRITE};
 use crate::mm::vmstat::VmItem;
 use crate::sched::{TaskId, Wait};
@@ -1032,7 +1033,15 @@ impl Sim {
                     && (marker_rule || vflags & crate::mm::rmap::VM_SEQ_READ != 0)
                 {
                     let req = if marker_rule { ra.ra_pages } else { 1 };
-                    self.page_cache_async_readahead(ino, &mut ra, head, index, req);
+                    // (The fault's readahead does not sleep in its charge: no error.)
+                    let _ = self.page_cache_async_readahead(
+                        ino,
+                        &mut ra,
+                        head,
+                        index,
+                        req,
+                        RaSleep::Never,
+                    );
                 }
                 miss = miss.saturating_sub(1);
             }
@@ -1044,7 +1053,8 @@ impl Sim {
                 if rap == 0 {
                 } else if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
                     let req = if marker_rule { rap } else { 1 };
-                    self.page_cache_sync_readahead(ino, &mut ra, index, req);
+                    let _ =
+                        self.page_cache_sync_readahead(ino, &mut ra, index, req, RaSleep::Never);
                 } else if vflags & crate::mm::rmap::VM_RAND_READ == 0 {
                     miss = (miss + 1).min(1000);
                     if miss <= 100 {

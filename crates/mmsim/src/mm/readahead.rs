@@ -12,6 +12,15 @@
 //! `read_ahead_kb = 0` turns readahead off as in the kernel: page_cache_sync_ra reads the
 //! one page asked for (force_page_cache_ra of 1 page), page_cache_async_ra and the mmap
 //! read-around do nothing.
+//!
+//! A readahead allocation whose memcg charge must wait (its reclaim throttled on
+//! writeback) sleeps in the charge as in the kernel, where __GFP_NORETRY gives up only
+//! after the reclaim — sleeps included — has run: a read's readahead stops there, keeps
+//! where it was in [`RaState::resume`] and the reader sleeps; the restarted read first
+//! continues the window from the folio whose charge slept, which then gives up if it
+//! would have to sleep again. The folios allocated before the sleep are read at once
+//! (the kernel submits them with the rest of the window after the sleep). The fault
+//! path's readahead and the other callers' do not sleep: a charge that would ends them.
 
 use crate::fs::{BlockDevice, IoKind, IoRequest};
 use crate::machine::profile::KFunc;
@@ -19,6 +28,7 @@ use crate::mm::page::{pg, Pfn, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::page_alloc::Gfp;
 use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
+use crate::sched::Wait;
 use crate::sim::Sim;
 
 /// VM_MAX_READAHEAD: 128 KiB = 32 pages.
@@ -47,6 +57,34 @@ pub struct RaState {
     /// The folio order the next async readahead builds on (file_ra_state.order, v6.10;
     /// `large-folios`): a sync readahead resets it to 0, each async one adds 2.
     pub order: u32,
+    /// Where a read's readahead stopped when a folio's charge had to sleep: the reader
+    /// continues it after the sleep (`Sim::ra_resume`). A new window drops it.
+    pub resume: Option<RaResume>,
+}
+
+/// The rest of a readahead window whose allocation slept in its memcg charge: folios of
+/// `order` (0: single pages, skipping cached ones) from `next` to `limit`, the one
+/// holding `mark` given PG_readahead (u64::MAX: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RaResume {
+    /// The first index not allocated yet (the one whose charge slept).
+    pub next: u64,
+    /// The window's last index.
+    pub limit: u64,
+    /// The async marker's index (u64::MAX: none).
+    pub mark: u64,
+    /// Folio order (page_cache_ra_order's), 0 for do_page_cache_ra's pages.
+    pub order: u32,
+}
+
+/// Whether a readahead allocation may sleep in its memcg charge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaSleep {
+    /// A charge that would sleep ends the readahead (the fault path, fadvise, the
+    /// inode table's readahead).
+    Never,
+    /// A read's readahead: the reader sleeps and continues the window after.
+    Read,
 }
 
 impl RaState {
@@ -83,6 +121,21 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
     n.min(max)
 }
 
+/// The window of __do_page_cache_readahead(offset, nr, lookahead): pages `offset` to
+/// `offset + nr − 1`, the marker at `nr − lookahead` (none when the lookahead is 0 or
+/// longer than the window).
+fn ra_pages_window(offset: u64, nr: u64, lookahead: u64) -> RaResume {
+    RaResume {
+        next: offset,
+        limit: (offset + nr).saturating_sub(1),
+        mark: match nr.checked_sub(lookahead) {
+            Some(i) if lookahead > 0 => offset + i,
+            _ => u64::MAX,
+        },
+        order: 0,
+    }
+}
+
 impl Sim {
     /// file_ra_state_init for inode `ino`: the window ceiling of its device's bdi
     /// (`read_ahead_kb`); files without a device (tmpfs, ramfs) get the default.
@@ -110,15 +163,17 @@ impl Sim {
         hit_marker: bool,
         offset: u64,
         req: u64,
-    ) -> u64 {
+        sleep: RaSleep,
+    ) -> Result<u64, Wait> {
+        ra.resume = None;
         let mut max = ra.ra_pages;
         if max == 0 {
             // Readahead off (page_cache_sync_ra with !ra_pages): force_page_cache_ra of the
             // one page asked for; page_cache_async_ra returns at once.
             if hit_marker {
-                return 0;
+                return Ok(0);
             }
-            return self.__do_page_cache_readahead(ino, offset, 1, 0);
+            return self.do_page_cache_ra(ino, ra, offset, 1, 0, sleep);
         }
         if self.features.io_pages_readahead && req > max {
             // v4.10: a request larger than the window may be read ahead up to the
@@ -154,7 +209,7 @@ impl Sim {
             // Interleaved or context readahead: restart after the next hole.
             let start = self.page_cache_next_miss(ino, offset + 1, max);
             if start - offset > max {
-                return 0;
+                return Ok(0);
             }
             ra.start = start;
             ra.size = get_next_ra_size(start - offset + req, max);
@@ -185,7 +240,7 @@ impl Sim {
             {
                 // A standalone, small random read: just the request, the readahead state
                 // left alone.
-                return self.__do_page_cache_readahead(ino, offset, req, 0);
+                return self.do_page_cache_ra(ino, ra, offset, req, 0, sleep);
             }
         }
         let large = self.mapping_large_folio_support(ino);
@@ -223,9 +278,9 @@ impl Sim {
             }
         }
         if large {
-            return self.page_cache_ra_order(ino, ra);
+            return self.page_cache_ra_order(ino, ra, sleep);
         }
-        self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size)
+        self.do_page_cache_ra(ino, ra, ra.start, ra.size, ra.async_size, sleep)
     }
 
     /// page_cache_ra_order (v6.17's): read the window [start, start + size) into folios of
@@ -235,10 +290,15 @@ impl Sim {
     /// window's async mark gets PG_readahead. A folio whose range holds a cached page, or
     /// that cannot be allocated or charged, ends the loop, and the rest of the window is
     /// read with order-0 pages (do_page_cache_ra). Returns pages submitted.
-    fn page_cache_ra_order(&mut self, ino: u32, ra: &mut RaState) -> u64 {
+    fn page_cache_ra_order(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        sleep: RaSleep,
+    ) -> Result<u64, Wait> {
         let size = self.inode(ino).size;
         if size == 0 || ra.size == 0 {
-            return 0;
+            return Ok(0);
         }
         let start = ra.start;
         let new_order = ra
@@ -248,15 +308,43 @@ impl Sim {
         ra.order = new_order;
         if new_order == 0 {
             // Order-0 folios: what do_page_cache_ra reads.
-            return self.__do_page_cache_readahead(ino, start, ra.size, ra.async_size);
+            return self.do_page_cache_ra(ino, ra, start, ra.size, ra.async_size, sleep);
         }
-        let prev = self.enter(KFunc::PageCacheReadahead);
         let end_index = (size - 1) >> PAGE_SHIFT;
         let (limit, mark) = if end_index > start + ra.size - 1 {
             (start + ra.size - 1, start + ra.size - ra.async_size)
         } else {
             (end_index, u64::MAX) // the window reaches EOF: no marker
         };
+        let w = RaResume {
+            next: start,
+            limit,
+            mark,
+            order: new_order,
+        };
+        self.ra_alloc_folios(ino, ra, w, false, sleep)
+    }
+
+    /// page_cache_ra_order's loop from `w.next`: allocate, charge and add the folios up
+    /// to `w.limit`, then read them. `retried`: the first folio's charge already slept
+    /// once (its __GFP_NORETRY charge gives up rather than sleep again). A charge that
+    /// must sleep under [`RaSleep::Read`] (not the retried one) stops the loop, leaves
+    /// `ra.resume` and returns the wait.
+    fn ra_alloc_folios(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        w: RaResume,
+        retried: bool,
+        sleep: RaSleep,
+    ) -> Result<u64, Wait> {
+        let size = self.inode(ino).size;
+        if size == 0 {
+            return Ok(0);
+        }
+        let (new_order, mark) = (w.order, w.mark);
+        let limit = w.limit.min((size - 1) >> PAGE_SHIFT);
+        let prev = self.enter(KFunc::PageCacheReadahead);
         let gfp = Gfp {
             noretry: true,
             fs: !self.features.readahead_nofs,
@@ -265,8 +353,9 @@ impl Sim {
         let memcg = self.current_memcg();
         let mut folios = std::mem::take(&mut self.ra_scratch);
         folios.clear();
-        let mut index = start;
+        let mut index = w.next;
         let mut failed = false;
+        let mut slept = None;
         while index <= limit {
             let mut order = new_order;
             if index & ((1 << order) - 1) != 0 {
@@ -284,11 +373,19 @@ impl Sim {
                 failed = true;
                 break;
             }
-            // A charge that would sleep ends the readahead like a failed one (its gfp
-            // is __GFP_NORETRY: the kernel's charge gives up after one reclaim).
-            let Ok(Some(head)) = self.alloc_folio_charged(order, gfp, memcg) else {
-                failed = true;
-                break;
+            let head = match self.alloc_folio_charged(order, gfp, memcg) {
+                Ok(Some(head)) => head,
+                Err(wait) if sleep == RaSleep::Read && !(retried && index == w.next) => {
+                    ra.resume = Some(RaResume { next: index, ..w });
+                    slept = Some(wait);
+                    break;
+                }
+                // Not allocated or charged (or a charge that would sleep where this
+                // readahead may not): the rest of the window in order-0 pages.
+                _ => {
+                    failed = true;
+                    break;
+                }
             };
             if mark != u64::MAX && index == mark & !(nr - 1) {
                 self.__SetPageReadahead(head);
@@ -300,16 +397,35 @@ impl Sim {
         self.count_cache_misses(n);
         self.ra_scratch = folios;
         self.leave(prev);
+        if let Some(wait) = slept {
+            return Err(wait);
+        }
         let mut total = n;
-        if failed && ra.size > index - start {
-            total += self.__do_page_cache_readahead(
+        let start = ra.start;
+        if failed && index >= start && ra.size > index - start {
+            total += self.do_page_cache_ra(
                 ino,
+                ra,
                 index,
                 ra.size - (index - start),
                 ra.async_size,
-            );
+                sleep,
+            )?;
         }
-        total
+        Ok(total)
+    }
+
+    /// Continue the readahead a read left when a charge slept (`RaState::resume`), the
+    /// folio whose charge slept first.
+    pub fn ra_resume(&mut self, ino: u32, ra: &mut RaState) -> Result<u64, Wait> {
+        let Some(w) = ra.resume.take() else {
+            return Ok(0);
+        };
+        if w.order == 0 {
+            self.ra_alloc_pages(ino, Some(ra), w, true, RaSleep::Read)
+        } else {
+            self.ra_alloc_folios(ino, ra, w, true, RaSleep::Read)
+        }
     }
 
     /// count_history_pages: how many pages right before `offset` are cached, scanning back
@@ -367,12 +483,20 @@ impl Sim {
 
     /// page_cache_sync_readahead: on a file in random mode (FMODE_RANDOM) with readahead
     /// on, just the pages asked for (force_page_cache_ra, "be dumb"); else the window.
-    pub fn page_cache_sync_readahead(&mut self, ino: u32, ra: &mut RaState, offset: u64, req: u64) {
+    pub fn page_cache_sync_readahead(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        offset: u64,
+        req: u64,
+        sleep: RaSleep,
+    ) -> Result<(), Wait> {
         if ra.random && ra.ra_pages > 0 {
             self.force_page_cache_readahead(ino, ra, offset, req);
-            return;
+            return Ok(());
         }
-        self.ondemand_readahead(ino, ra, false, offset, req);
+        self.ondemand_readahead(ino, ra, false, offset, req, sleep)
+            .map(|_| ())
     }
 
     /// force_page_cache_ra: read `nr` pages from `offset` without a window or a marker,
@@ -413,12 +537,14 @@ impl Sim {
         pfn: Pfn,
         offset: u64,
         req: u64,
-    ) {
+        sleep: RaSleep,
+    ) -> Result<(), Wait> {
         if self.PageWriteback(pfn) {
-            return;
+            return Ok(());
         }
         self.ClearPageReadahead(pfn);
-        self.ondemand_readahead(ino, ra, true, offset, req);
+        self.ondemand_readahead(ino, ra, true, offset, req, sleep)
+            .map(|_| ())
     }
 
     /// page_cache_next_miss: the first index from `index` whose slot holds no page (a hole
@@ -455,7 +581,8 @@ impl Sim {
     }
 
     /// __do_page_cache_readahead: allocate the missing pages of [offset, offset+nr) within
-    /// i_size, mark the one at nr − lookahead with PG_readahead, and read them.
+    /// i_size, mark the one at nr − lookahead with PG_readahead, and read them; a charge
+    /// that would sleep ends it. Returns pages submitted.
     pub fn __do_page_cache_readahead(
         &mut self,
         ino: u32,
@@ -463,6 +590,39 @@ impl Sim {
         nr: u64,
         lookahead: u64,
     ) -> u64 {
+        let w = ra_pages_window(offset, nr, lookahead);
+        self.ra_alloc_pages(ino, None, w, false, RaSleep::Never)
+            .unwrap_or_default()
+    }
+
+    /// do_page_cache_ra for a file's readahead state `ra`: [`Sim::__do_page_cache_readahead`]
+    /// whose charge may sleep under [`RaSleep::Read`] (leaving `ra.resume`).
+    fn do_page_cache_ra(
+        &mut self,
+        ino: u32,
+        ra: &mut RaState,
+        offset: u64,
+        nr: u64,
+        lookahead: u64,
+        sleep: RaSleep,
+    ) -> Result<u64, Wait> {
+        let w = ra_pages_window(offset, nr, lookahead);
+        self.ra_alloc_pages(ino, Some(ra), w, false, sleep)
+    }
+
+    /// The loop of __do_page_cache_readahead from `w.next` to `w.limit` (within i_size):
+    /// allocate each missing page, mark the one at `w.mark`, read them. `retried`: the
+    /// first allocation's charge already slept once (it gives up rather than sleep
+    /// again). A charge that must sleep under [`RaSleep::Read`] (not the retried one)
+    /// stops the loop, leaves `ra.resume` and returns the wait.
+    fn ra_alloc_pages(
+        &mut self,
+        ino: u32,
+        ra: Option<&mut RaState>,
+        w: RaResume,
+        retried: bool,
+        sleep: RaSleep,
+    ) -> Result<u64, Wait> {
         debug_assert!(
             !self.inode(ino).mapping.swapbacked,
             "tmpfs has no readahead (its value entries are swap entries)"
@@ -473,6 +633,7 @@ impl Sim {
         // while reclaim waits for IPIs, finds it taken and gets one of its own).
         let mut pages = std::mem::take(&mut self.ra_scratch);
         pages.clear();
+        let mut slept = None;
         if size > 0 {
             let end_index = (size - 1) >> PAGE_SHIFT;
             // readahead_gfp_mask; from 5.8 under memalloc_nofs_save
@@ -483,8 +644,9 @@ impl Sim {
                 fs: !self.features.readahead_nofs && !self.is_inode_table(ino),
                 ..Gfp::KERNEL
             };
-            for i in 0..nr {
-                let idx = offset + i;
+            let may_sleep = sleep == RaSleep::Read && ra.is_some();
+            let mut first = true;
+            for idx in w.next..=w.limit {
                 if idx > end_index {
                     break;
                 }
@@ -493,12 +655,20 @@ impl Sim {
                     continue;
                 }
                 let memcg = self.current_memcg();
-                let Ok(p) = self.alloc_page_charged(gfp, memcg) else {
-                    break;
+                let p = match self.alloc_page_charged(gfp, memcg) {
+                    Ok(p) => p,
+                    Err(crate::mm::page_alloc::AllocError::Wait(wait))
+                        if may_sleep && !(retried && first) =>
+                    {
+                        slept = Some((idx, wait));
+                        break;
+                    }
+                    Err(_) => break,
                 };
+                first = false;
                 // (No marker when the lookahead is longer than the read: page_cache_ra_order's
                 // fallback after a partial window.)
-                if nr.checked_sub(lookahead) == Some(i) {
+                if idx == w.mark {
                     self.__SetPageReadahead(p);
                 }
                 pages.push((idx, p));
@@ -509,7 +679,13 @@ impl Sim {
         self.read_pages(ino, &pages);
         self.ra_scratch = pages;
         self.leave(prev);
-        n
+        if let Some((next, wait)) = slept {
+            if let Some(ra) = ra {
+                ra.resume = Some(RaResume { next, ..w });
+            }
+            return Err(wait);
+        }
+        Ok(n)
     }
 
     /// read_pages: add each page — or large folio (`large-folios`), given by its head — to

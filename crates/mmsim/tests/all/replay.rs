@@ -1190,3 +1190,61 @@ proptest::proptest! {
         }
     }
 }
+
+/// A read stream over disk 0 whose requests (4 KiB, each `gap` pages after the last one's
+/// end) are writes three times in ten, MSR format: the shape of `s3g4` in docs/replay.md.
+fn stream_with_writes(n: u64) -> String {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut s, mut pos) = (String::new(), 0u64);
+    for i in 0..n {
+        let write = next() % 10 < 3;
+        let op = if write { "Write" } else { "Read" };
+        s += &format!("{},hm,0,{op},{pos},4096,10\n", 1000 * i);
+        pos += 4096 * (1 + [0, 0, 1, 2, 8][(next() % 5) as usize]);
+    }
+    s
+}
+
+#[test]
+fn a_readahead_charge_that_must_sleep_sleeps_and_the_window_is_read() {
+    // In a 16 MiB v1 cgroup on 6.18 the written folios fill the cgroup with dirty pages:
+    // reclaim meets them, wakes the flushers and throttles, so the charge of a readahead
+    // folio must sleep. The reader sleeps in the charge (its __GFP_NORETRY gives up only
+    // after the reclaim, sleeps included) and then reads the rest of its window, so the
+    // stream stays ahead of the reads: Linux 6.18.44 (`host_replay`, 16 MiB v1, 128 KiB
+    // readahead) missed 87 pages of this trace's 10,000 requests — the first window's
+    // ramp-up. When such a charge ended the readahead instead, the stream fell back to
+    // single-page reads for hundreds of requests each time (597 misses).
+    let p = write("stream-writes.csv", stream_with_writes(10_000).as_bytes());
+    let r = replay_cli(
+        &p,
+        &[
+            "--format",
+            "msr",
+            "--memory-max",
+            "16MiB",
+            "--cgroup-version",
+            "1",
+            "--features=-memcg-stats-ratelimited",
+        ],
+    );
+    assert!(
+        r.tracepoints.mm_vmscan_throttled.writeback > 0,
+        "the reclaim throttled on writeback: {:?}",
+        r.tracepoints.mm_vmscan_throttled
+    );
+    let t = task(&r);
+    assert_eq!(t.counters.requests, 10_000);
+    assert!(
+        t.counters.page_misses <= 100,
+        "{} of {} pages missed",
+        t.counters.page_misses,
+        t.counters.pages
+    );
+}

@@ -609,7 +609,7 @@ impl Sim {
         };
         let prev = self.enter(KFunc::VfsRead);
         let pos = at.unwrap_or(f.pos) + *progress;
-        let out = self.do_generic_file_read(f.ino, &mut f.ra, pos, len - *progress);
+        let out = self.do_generic_file_read(f.ino, &mut f.ra, pos, len - *progress, *progress > 0);
         *progress += out.done;
         self.tasks[tid].stats.read_bytes += out.done;
         // Keep the readahead state.

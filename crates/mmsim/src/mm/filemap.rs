@@ -810,13 +810,15 @@ pub struct ReadOutcome {
 impl Sim {
     /// do_generic_file_read (blockfs) / shmem_file_read_iter (tmpfs): copy `len` bytes at
     /// `pos` to the user, with readahead on a miss and at the PG_readahead marker. Stops at
-    /// i_size.
+    /// i_size. `continuing`: the rest of a read that copied up to `pos` before it slept
+    /// (the kernel's read sleeps inside the call; mmsim restarts it).
     pub fn do_generic_file_read(
         &mut self,
         ino: u32,
         ra: &mut crate::mm::readahead::RaState,
         pos: u64,
         len: u64,
+        continuing: bool,
     ) -> ReadOutcome {
         let prev = self.enter(KFunc::GenericFileReadIter);
         let tmpfs = self.inode(ino).mapping.swapbacked;
@@ -828,6 +830,17 @@ impl Sim {
             done: 0,
             wait: None,
             err: None,
+        };
+        // The read's own position (filemap_read's last_pos; do_generic_file_read's
+        // prev_index and prev_offset, encoded as prev_pos is): the file's prev_pos takes
+        // it only when the read ends, so a readahead decided within the read sees where
+        // the previous read ended.
+        let mut last_pos = if !continuing || pos == 0 {
+            ra.prev_pos
+        } else if self.features.read_accessed_folio || pos % PAGE_SIZE != 0 {
+            pos
+        } else {
+            pos - PAGE_SIZE
         };
         while pos + done < end {
             let p = pos + done;
@@ -986,19 +999,19 @@ impl Sim {
             let mark = if self.features.read_accessed_folio {
                 // filemap_read: not when the read starts in the page where the previous
                 // one ended (pos_same_folio(pos, prev_pos - 1)). Applied to every page
-                // with prev_pos advanced after each copy, this marks every page of a read
+                // with last_pos advanced after each copy, this marks every page of a read
                 // but (maybe) its first, as the kernel's per-batch check does.
                 // With a large folio: not when that page is in this page's folio.
-                ra.prev_pos == u64::MAX
-                    || ra.prev_pos == 0
-                    || !(folio_first..folio_end).contains(&((ra.prev_pos - 1) / PAGE_SIZE))
+                last_pos == u64::MAX
+                    || last_pos == 0
+                    || !(folio_first..folio_end).contains(&((last_pos - 1) / PAGE_SIZE))
             } else {
                 // do_generic_file_read: not when this continues the previous read inside
                 // the same page.
-                let (prev_index, prev_offset) = if ra.prev_pos == u64::MAX {
+                let (prev_index, prev_offset) = if last_pos == u64::MAX {
                     (u64::MAX, 0)
                 } else {
-                    (ra.prev_pos / PAGE_SIZE, ra.prev_pos % PAGE_SIZE)
+                    (last_pos / PAGE_SIZE, last_pos % PAGE_SIZE)
                 };
                 prev_index != index || offset != prev_offset
             };
@@ -1013,7 +1026,7 @@ impl Sim {
                 self.filemap_end_dropbehind_read(head);
             }
             self.put_page(head);
-            ra.prev_pos = if self.features.read_accessed_folio {
+            last_pos = if self.features.read_accessed_folio {
                 // filemap_read: where the read ended (ki_pos).
                 index * PAGE_SIZE + offset + nr
             } else {
@@ -1023,6 +1036,9 @@ impl Sim {
                 index * PAGE_SIZE + (offset + nr) % PAGE_SIZE
             };
             done += nr;
+        }
+        if out.wait.is_none() {
+            ra.prev_pos = last_pos;
         }
         out.done = done;
         self.leave(prev);

@@ -430,12 +430,43 @@ impl Sim {
 
     /// count_history_pages: how many pages right before `offset` are cached, scanning back
     /// at most `max` (page_cache_prev_hole: a shadow entry is a hole); all of 0..offset when
-    /// the file is cached from its start.
+    /// the file is cached from its start. As the kernel's walk (page_cache_prev_miss,
+    /// xas_prev) counts them: its first step (xas_load) lands on the first slot of a large
+    /// folio holding `offset − 1`, and each later step looks at the slot that far behind
+    /// the index it reports, so the hole is met early; at the first slot of a node it goes
+    /// to the previous node at the reported index's offset there (the same slot again when
+    /// that offset is 0), or ends (no previous node: NULL) at the tree's first node.
     fn count_history_pages(&self, ino: u32, offset: u64, max: u64) -> u64 {
+        const NODE: u64 = crate::mm::radix_tree::RADIX_TREE_MAP_SIZE as u64;
+        if offset == 0 || max == 0 {
+            return 0;
+        }
         let tree = &self.inode(ino).mapping.tree;
-        let mut n = 0;
+        let present = |i: u64| matches!(tree.lookup(i), Entry::Page(_));
+        let i0 = offset - 1;
+        let mut slot = match tree.lookup(i0) {
+            Entry::Page(p) => {
+                let head = self.folio_head(p);
+                if self.folio_nr_pages(head) < NODE {
+                    self.mem[head as usize].index
+                } else {
+                    i0
+                }
+            }
+            _ => return 0,
+        };
+        let mut n = 1;
         while n < max && n < offset {
-            if !matches!(tree.lookup(offset - 1 - n), Entry::Page(_)) {
+            let i = i0 - n;
+            if slot % NODE != 0 {
+                slot -= 1;
+            } else if i % NODE != 0 {
+                if slot < NODE {
+                    break;
+                }
+                slot = slot - NODE + i % NODE;
+            }
+            if !present(slot) {
                 break;
             }
             n += 1;

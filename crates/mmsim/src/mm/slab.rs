@@ -748,7 +748,7 @@ impl Sim {
             _ => {
                 let pos = block * PAGE_SIZE;
                 let mut ra = crate::mm::readahead::RaState::with_pages(0);
-                let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE);
+                let out = self.do_generic_file_read(table, &mut ra, pos, PAGE_SIZE, false);
                 match (out.wait, out.err) {
                     (Some(w), _) => {
                         if let Wait::PageLocked(p) = w {

@@ -837,7 +837,7 @@ impl Sim {
         // the previous read ended.
         let mut last_pos = if !continuing || pos == 0 {
             ra.prev_pos
-        } else if self.features.read_accessed_folio || pos % PAGE_SIZE != 0 {
+        } else if self.features.read_accessed_folio || !pos.is_multiple_of(PAGE_SIZE) {
             pos
         } else {
             pos - PAGE_SIZE

@@ -458,9 +458,9 @@ impl Sim {
         let mut n = 1;
         while n < max && n < offset {
             let i = i0 - n;
-            if slot % NODE != 0 {
+            if !slot.is_multiple_of(NODE) {
                 slot -= 1;
-            } else if i % NODE != 0 {
+            } else if !i.is_multiple_of(NODE) {
                 if slot < NODE {
                     break;
                 }

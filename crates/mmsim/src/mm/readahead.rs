@@ -125,9 +125,18 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 /// `offset + nr − 1`, the marker at `nr − lookahead` (none when the lookahead is 0 or
 /// longer than the window).
 fn ra_pages_window(offset: u64, nr: u64, lookahead: u64) -> RaResume {
+    if nr == 0 {
+        // Nothing to read: an empty window (next past limit).
+        return RaResume {
+            next: 1,
+            limit: 0,
+            mark: u64::MAX,
+            order: 0,
+        };
+    }
     RaResume {
         next: offset,
-        limit: (offset + nr).saturating_sub(1),
+        limit: offset + nr - 1,
         mark: match nr.checked_sub(lookahead) {
             Some(i) if lookahead > 0 => offset + i,
             _ => u64::MAX,
@@ -849,5 +858,26 @@ impl Sim {
             },
             BlockDevice::sector_of(ino, first),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pages_window_spans_its_pages_and_marks_nr_minus_lookahead() {
+        let w = ra_pages_window(100, 8, 3);
+        assert_eq!((w.next, w.limit, w.mark, w.order), (100, 107, 105, 0));
+        // The whole window asynchronous: the marker on its first page.
+        assert_eq!(ra_pages_window(100, 8, 8).mark, 100);
+        // No lookahead, or one longer than the window: no marker.
+        assert_eq!(ra_pages_window(100, 8, 0).mark, u64::MAX);
+        assert_eq!(ra_pages_window(100, 8, 9).mark, u64::MAX);
+        // Nothing to read: no page at all, wherever it starts.
+        for offset in [0, 5] {
+            let w = ra_pages_window(offset, 0, 0);
+            assert!((w.next..=w.limit).next().is_none(), "{w:?}");
+        }
     }
 }

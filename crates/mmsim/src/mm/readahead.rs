@@ -453,16 +453,8 @@ impl Sim {
         let tree = &self.inode(ino).mapping.tree;
         let present = |i: u64| matches!(tree.lookup(i), Entry::Page(_));
         let i0 = offset - 1;
-        let mut slot = match tree.lookup(i0) {
-            Entry::Page(p) => {
-                let head = self.folio_head(p);
-                if self.folio_nr_pages(head) < NODE {
-                    self.mem[head as usize].index
-                } else {
-                    i0
-                }
-            }
-            _ => return 0,
+        let Some(mut slot) = self.xas_load_slot(ino, i0) else {
+            return 0;
         };
         let mut n = 1;
         while n < max && n < offset {
@@ -587,6 +579,27 @@ impl Sim {
             .map(|_| ())
     }
 
+    /// The slot an xarray walk's first step (xas_load) lands on for `index` of `ino`'s
+    /// cache: the first slot of a large folio (smaller than a node's 64 slots) holding it —
+    /// xas_descend follows the sibling entry —, else `index`; None for a hole or a shadow
+    /// entry.
+    fn xas_load_slot(&self, ino: u32, index: u64) -> Option<u64> {
+        match self.inode(ino).mapping.tree.lookup(index) {
+            Entry::Page(p) => {
+                let head = self.folio_head(p);
+                Some(
+                    if self.folio_nr_pages(head) < crate::mm::radix_tree::RADIX_TREE_MAP_SIZE as u64
+                    {
+                        self.mem[head as usize].index
+                    } else {
+                        index
+                    },
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// page_cache_next_miss: the first index from `index` whose slot holds no page (a hole
     /// or a shadow entry), looking at `max_scan` slots; `index + max_scan` if none. The
     /// kernel walks the xarray with xas_next, whose first step (xas_load) lands on the
@@ -599,16 +612,8 @@ impl Sim {
     pub(crate) fn page_cache_next_miss(&self, ino: u32, index: u64, max_scan: u64) -> u64 {
         let tree = &self.inode(ino).mapping.tree;
         let present = |i: u64| matches!(tree.lookup(i), Entry::Page(_));
-        let mut slot = match tree.lookup(index) {
-            Entry::Page(p) => {
-                let head = self.folio_head(p);
-                if self.folio_nr_pages(head) < crate::mm::radix_tree::RADIX_TREE_MAP_SIZE as u64 {
-                    self.mem[head as usize].index
-                } else {
-                    index
-                }
-            }
-            _ => return index,
+        let Some(mut slot) = self.xas_load_slot(ino, index) else {
+            return index;
         };
         for n in 1..max_scan {
             let i = index + n;

@@ -127,6 +127,10 @@ pub struct Task {
     pub state: TaskState,
     /// Not runnable before this time.
     pub ready_at_ps: Ps,
+    /// A user task's armed sleep timer (schedule_timeout's): the time its timed sleep
+    /// ends, `Ps::MAX` when none is armed. A wakeup before it cancels it (del_timer), so
+    /// the timer event of a sleep that ended early is stale and wakes nobody.
+    pub timer_ps: Ps,
     /// What it runs.
     pub body: TaskBody,
     /// The op in progress (user tasks).
@@ -202,6 +206,7 @@ impl Task {
             cpu,
             state: TaskState::Sleeping,
             ready_at_ps: 0,
+            timer_ps: Ps::MAX,
             body: TaskBody::Kthread(k),
             cur_op: None,
             last: OpResult::None,
@@ -242,6 +247,7 @@ impl Task {
     ) -> Task {
         Task {
             ready_at_ps: start,
+            timer_ps: start,
             body: TaskBody::User(program),
             stats: TaskStats {
                 start_ps: start,

@@ -1954,7 +1954,10 @@ impl Sim {
         self.tasks[t].stats.nvcsw += 1;
         let mut psi = std::mem::take(&mut self.psi_next_sleep);
         match w {
-            Wait::Until(at) => self.events.push(at, Event::Wake(t as u32)),
+            Wait::Until(at) => {
+                self.tasks[t].timer_ps = at;
+                self.events.push(at, Event::Wake(t as u32));
+            }
             Wait::PageLocked(pfn) | Wait::PageWriteback(pfn) => {
                 let bit = match w {
                     Wait::PageLocked(_) => pg::LOCKED,
@@ -1996,6 +1999,8 @@ impl Sim {
         }
         task.state = TaskState::Runnable;
         task.ready_at_ps = at;
+        // schedule_timeout's del_timer: a timed sleep woken early leaves no timer armed.
+        task.timer_ps = Ps::MAX;
         let cpu = task.cpu;
         self.runqueues[cpu].push(t);
         self.rq_nonempty.set(cpu);
@@ -2393,21 +2398,31 @@ impl Sim {
         });
     }
 
+    /// A task's timer event fires at `t` (`Event::Wake`): the timer of a timed sleep
+    /// (schedule_timeout) wakes the task, a kthread's periodic timer notes that it is due.
+    /// A user task's timer whose sleep a wakeup ended early was cancelled (del_timer) and
+    /// wakes nobody, so it cannot cut a later sleep short; kswapd's own sleep decides
+    /// whether its timer is stale (`kswapd_timer_is_stale`).
+    pub fn timer_fire(&mut self, task: u32, t: Ps) {
+        self.hash_event(1, u64::from(task));
+        let task = task as usize;
+        if self.kswapd_timer_is_stale(task, t) {
+            return;
+        }
+        if !self.tasks[task].is_kthread() && self.tasks[task].timer_ps != t {
+            return;
+        }
+        if self.tasks[task].state == TaskState::Sleeping {
+            self.wake_up(task, t);
+        } else if let TaskBody::Kthread(_) = self.tasks[task].body {
+            // A periodic timer for a kthread that is already running: note it.
+            self.tasks[task].ready_at_ps = self.tasks[task].ready_at_ps.min(t);
+        }
+    }
+
     fn handle_event(&mut self, t: Ps, ev: Event) {
         match ev {
-            Event::Wake(task) => {
-                self.hash_event(1, u64::from(task));
-                let task = task as usize;
-                if self.kswapd_timer_is_stale(task, t) {
-                    return;
-                }
-                if self.tasks[task].state == TaskState::Sleeping {
-                    self.wake_up(task, t);
-                } else if let TaskBody::Kthread(_) = self.tasks[task].body {
-                    // A periodic timer for a kthread that is already running: note it.
-                    self.tasks[task].ready_at_ps = self.tasks[task].ready_at_ps.min(t);
-                }
-            }
+            Event::Wake(task) => self.timer_fire(task, t),
             Event::IoComplete(id) => {
                 self.hash_event(2, u64::from(id));
                 self.io_complete(id, t);

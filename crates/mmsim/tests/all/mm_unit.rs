@@ -2744,6 +2744,45 @@ fn adding_a_page_where_the_cache_has_one_fails_and_changes_nothing() {
     check_all(&m.sim).unwrap();
 }
 
+/// schedule_timeout cancels its timer when a wakeup ends the sleep early (del_timer_sync):
+/// a reclaimer that writeback completions woke from reclaim_throttle and that throttles
+/// again before its first timeout would have passed sleeps the whole second timeout; the
+/// first sleep's timer event wakes nobody. (mmsim's engine let that stale timer end the
+/// second throttle early, so a v1 cgroup's reclaim never waited out a timeout.)
+#[test]
+fn a_timed_sleep_ended_early_leaves_no_timer_to_cut_the_next_one_short() {
+    use mmsim::mm::vmscan::THROTTLE_WRITEBACK_PS;
+    use mmsim::sched::TaskState;
+    let (mut m, _) = small_cgroup_machine(true, "64MiB");
+    let tid = m.tid;
+    let cpu = m.sim.tasks[tid].cpu;
+    let t0 = m.sim.now();
+    let first = t0 + THROTTLE_WRITEBACK_PS;
+    let w = m.sim.reclaim_throttle(tid, 0);
+    assert_eq!(w, Wait::Until(first));
+    m.sim.sleep_on(tid, w);
+    // Woken after 1 ms, as enough writeback completions wake it.
+    m.sim.wake_up(tid, t0 + 1_000_000_000);
+    assert_eq!(m.sim.tasks[tid].state, TaskState::Runnable);
+    // It runs on and throttles again 50 ms later.
+    m.sim.cpu_idle_until(cpu, t0 + THROTTLE_WRITEBACK_PS / 2);
+    let second = m.sim.now() + THROTTLE_WRITEBACK_PS;
+    let w = m.sim.reclaim_throttle(tid, 0);
+    assert_eq!(w, Wait::Until(second));
+    m.sim.sleep_on(tid, w);
+    // The first sleep's timer fires: cancelled, it wakes nobody.
+    m.sim.timer_fire(tid as u32, first);
+    assert_eq!(
+        m.sim.tasks[tid].state,
+        TaskState::Sleeping,
+        "the first throttle's timer ended the second one"
+    );
+    // The second one's own timer ends it.
+    m.sim.timer_fire(tid as u32, second);
+    assert_eq!(m.sim.tasks[tid].state, TaskState::Runnable);
+    assert_eq!(m.sim.tasks[tid].ready_at_ps, second);
+}
+
 /// reclaim_throttle's accounting (5.16, `reclaim-throttle`): writeback completions count
 /// in nr_throttled_written while a task sleeps in VMSCAN_THROTTLE_WRITEBACK, and more than
 /// SWAP_CLUSTER_MAX of them wake it; the woken task counts as throttled until it runs, so

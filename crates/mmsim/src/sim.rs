@@ -2413,6 +2413,7 @@ impl Sim {
             return;
         }
         if self.tasks[task].state == TaskState::Sleeping {
+            self.reclaim_throttle_timed_out(task, t);
             self.wake_up(task, t);
         } else if let TaskBody::Kthread(_) = self.tasks[task].body {
             // A periodic timer for a kthread that is already running: note it.

@@ -12,7 +12,9 @@
 //! - `mm_vmscan_lru_shrink_active`: one event per shrink_active_list call: pages taken and
 //!   deactivated.
 //! - `mm_vmscan_throttled`: reclaim_throttle sleeps, by reason (mmsim throttles on
-//!   VMSCAN_THROTTLE_WRITEBACK only).
+//!   VMSCAN_THROTTLE_WRITEBACK only), and the VMSCAN_THROTTLE_WRITEBACK sleeps nothing
+//!   woke before their timeout (HZ/10: the event's `usect_delayed` equals its
+//!   `usec_timeout`).
 //! - `mm_vmscan_memcg_reclaim_begin`, `mm_vmscan_direct_reclaim_begin`: limit reclaims
 //!   (try_to_free_mem_cgroup_pages, memory.max, memory.high and memory.reclaim) and direct
 //!   reclaims of the page allocator.
@@ -65,6 +67,10 @@ pub struct Throttled {
     pub noprogress: u64,
     /// VMSCAN_THROTTLE_CONGESTED.
     pub congested: u64,
+    /// VMSCAN_THROTTLE_WRITEBACK sleeps that lasted their whole timeout: no more than
+    /// SWAP_CLUSTER_MAX pages per sleeper completed writeback while they slept.
+    #[serde(default)]
+    pub writeback_timeouts: u64,
 }
 
 /// The tracepoint totals of a run (the report's `tracepoints`).
@@ -129,7 +135,13 @@ impl Tracepoints {
                     .map_or("", |(_, v)| v);
                 let t = &mut self.mm_vmscan_throttled;
                 match reason {
-                    "VMSCAN_THROTTLE_WRITEBACK" => t.writeback += 1,
+                    "VMSCAN_THROTTLE_WRITEBACK" => {
+                        t.writeback += 1;
+                        let timeout = num(rest, "usec_timeout");
+                        if timeout > 0 && num(rest, "usect_delayed") >= timeout {
+                            t.writeback_timeouts += 1;
+                        }
+                    }
                     "VMSCAN_THROTTLE_ISOLATED" => t.isolated += 1,
                     "VMSCAN_THROTTLE_NOPROGRESS" => t.noprogress += 1,
                     "VMSCAN_THROTTLE_CONGESTED" => t.congested += 1,

@@ -1926,6 +1926,23 @@ impl Sim {
         crate::sched::Wait::Until(until)
     }
 
+    /// The timer of task `tid`'s sleep fired at `t`: when that sleep is a
+    /// VMSCAN_THROTTLE_WRITEBACK throttle, nothing woke it before its timeout
+    /// (`mm_vmscan_throttled.writeback_timeouts`).
+    pub(crate) fn reclaim_throttle_timed_out(
+        &mut self,
+        tid: crate::sched::TaskId,
+        t: crate::machine::Ps,
+    ) {
+        if self
+            .reclaim_throttled
+            .iter()
+            .any(|l| l.iter().any(|&(x, until)| x == tid && until == t))
+        {
+            self.tracepoints.mm_vmscan_throttled.writeback_timeouts += 1;
+        }
+    }
+
     /// trace_mm_vmscan_lru_shrink_inactive: the counts of one shrink_folio_list call of
     /// shrink_inactive_list or (MGLRU) evict_folios, `scanned` pages isolated for it.
     pub(crate) fn trace_shrink_inactive(&mut self, scanned: u64, stat: &ShrinkStat, priority: u32) {

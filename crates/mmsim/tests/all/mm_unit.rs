@@ -2777,10 +2777,12 @@ fn a_timed_sleep_ended_early_leaves_no_timer_to_cut_the_next_one_short() {
         TaskState::Sleeping,
         "the first throttle's timer ended the second one"
     );
-    // The second one's own timer ends it.
+    // The second one's own timer ends it: a timeout (the first was woken).
     m.sim.timer_fire(tid as u32, second);
     assert_eq!(m.sim.tasks[tid].state, TaskState::Runnable);
     assert_eq!(m.sim.tasks[tid].ready_at_ps, second);
+    let t = &m.sim.tracepoints.mm_vmscan_throttled;
+    assert_eq!((t.writeback, t.writeback_timeouts), (2, 1));
 }
 
 /// reclaim_throttle's accounting (5.16, `reclaim-throttle`): writeback completions count

@@ -19,6 +19,7 @@ const CAPTURE: &str = "\
      host_replay-17068   [001] ..... 69871.880402: mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned=32 nr_reclaimed=16 nr_dirty=16 nr_writeback=2 nr_congested=1 nr_immediate=0 nr_activate_anon=0 nr_activate_file=16 nr_ref_keep=0 nr_unmap_fail=0 priority=7 flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC
      host_replay-21451   [000] ..... 70637.265411: mm_vmscan_lru_shrink_active: nid=0 nr_taken=3 nr_active=0 nr_deactivated=3 nr_referenced=0 priority=10 flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC
      host_replay-17068   [001] ..... 69871.882970: mm_vmscan_throttled: nid=0 usec_timeout=100000 usect_delayed=0 reason=VMSCAN_THROTTLE_WRITEBACK
+     host_replay-17068   [001] ..... 69871.983120: mm_vmscan_throttled: nid=0 usec_timeout=100000 usect_delayed=100000 reason=VMSCAN_THROTTLE_WRITEBACK
 CPU:1 [LOST 12 EVENTS]
     kworker/u8:3-26124   [001] ...1. 69871.882421: writeback_start: bdi 254:0: sb_dev 0:0 nr_pages=2914 sync_mode=0 kupdate=0 range_cyclic=1 background=0 reason=vmscan cgroup_ino=1
 ";
@@ -27,14 +28,18 @@ CPU:1 [LOST 12 EVENTS]
 fn a_tracefs_capture_sums_to_the_report_s_totals() {
     let mut t = Tracepoints::default();
     let counted = CAPTURE.lines().filter(|l| t.add_trace_line(l)).count();
-    assert_eq!(counted, 5, "the five reclaim events, not the rest");
+    assert_eq!(counted, 6, "the six reclaim events, not the rest");
     let si = &t.mm_vmscan_lru_shrink_inactive;
     assert_eq!((si.events, si.nr_scanned, si.nr_reclaimed), (2, 33, 17));
     assert_eq!((si.nr_dirty, si.nr_writeback, si.nr_congested), (16, 2, 1));
     assert_eq!((si.by_priority[11], si.by_priority[7]), (1, 1));
     let sa = &t.mm_vmscan_lru_shrink_active;
     assert_eq!((sa.events, sa.nr_taken, sa.nr_deactivated), (1, 3, 3));
-    assert_eq!(t.mm_vmscan_throttled.writeback, 1);
+    assert_eq!(t.mm_vmscan_throttled.writeback, 2);
+    assert_eq!(
+        t.mm_vmscan_throttled.writeback_timeouts, 1,
+        "the sleep of usect_delayed = usec_timeout"
+    );
     assert_eq!(t.mm_vmscan_memcg_reclaim_begin, 1);
     // The report's JSON has the same shape as host_replay's.
     let json = serde_json::to_value(&t).expect("serializes");

@@ -463,7 +463,7 @@ impl Sim {
                 }
                 // clear_page_dirty_for_io (folio_mkclean first: a shared mapping's next
                 // write faults) + ->writepage
-                self.page_mkclean(pfn);
+                self.folio_mkclean(pfn);
                 let pr = self.enter(KFunc::Writepage);
                 let nr = self.folio_start_writeback(pfn, ino);
                 let mut blocks = self.take_pfn_buf();

@@ -1066,8 +1066,8 @@ fn check_folio(sim: &Sim, pfn: Pfn) -> Result<(), String> {
     } else {
         // The head holds the page cache's reference and one for each PTE mapping any of
         // its pages (mapped large folios); a large folio is never mlocked, and is dirty
-        // or under writeback only as a block filesystem's folio written with write(2),
-        // whose blocks' state it has (`fs::buffer`): dirty blocks when dirty, blocks in
+        // or under writeback only as a block filesystem's folio written with write(2) or
+        // through a shared mapping (6.18's page_mkwrite), whose blocks' state it has (`fs::buffer`): dirty blocks when dirty, blocks in
         // flight exactly when under writeback.
         let ptes: i64 = std::iter::once(head)
             .chain(tails.iter().copied())

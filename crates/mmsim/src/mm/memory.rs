@@ -750,8 +750,12 @@ impl Sim {
             return Ok(FaultResult::Handled);
         }
         // A read fault maps the page of a large folio without splitting it (finish_fault
-        // maps that one page); a write, or a VM_LOCKED mapping, wants an order-0 page.
-        let large = !write && vma.flags & VM_LOCKED == 0;
+        // maps that one page); so does a write through a shared mapping from 6.18
+        // (`map-entire-folio`: page_mkwrite dirties the folio whole, finish_fault maps it
+        // writable). Before, a write wanted an order-0 page; a VM_LOCKED mapping does.
+        let shared_write = write && vma.flags & VM_SHARED != 0;
+        let large = (!write || (shared_write && self.features.map_entire_folio))
+            && vma.flags & VM_LOCKED == 0;
         let Some((pfn, _major)) = self.filemap_fault(mm, vma.start, ino, index, large)? else {
             return Ok(FaultResult::Sigbus);
         };
@@ -778,6 +782,15 @@ impl Sim {
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
         let head = self.folio_head(pfn);
+        let large = head != pfn || self.mem[head as usize].flags & pg::HEAD != 0;
+        if writable && large {
+            // do_shared_fault's do_page_mkwrite of a large folio.
+            if let Err(w) = self.folio_page_mkwrite(head) {
+                self.unlock_page(head);
+                self.put_page(pfn);
+                return Err(w);
+            }
+        }
         let whole = if self.mem[head as usize].flags & pg::HEAD != 0 {
             let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
             self.whole_folio_vpn(vma, head, vpn, index, size_pages)
@@ -786,9 +799,10 @@ impl Sim {
         };
         match whole {
             // finish_fault (v6.18): the folio's every page, if none of its PTEs is set; the
-            // fault's reference is the faulting page's PTE's, each other page takes one.
+            // fault's reference is the faulting page's PTE's, each other page takes one. A
+            // write fault maps them all writable and dirty (set_pte_range).
             Some(first) if self.pte_range_none(mm, first, self.folio_nr_pages(head)) => {
-                self.map_folio_pages(mm, first, head, vma.flags, Some(pfn));
+                self.map_folio_pages(mm, first, head, vma.flags, Some(pfn), writable);
             }
             _ => self.map_file_page(mm, vpn, pfn, (writable, writable), vma.flags),
         }
@@ -888,7 +902,7 @@ impl Sim {
                 None
             };
             if let Some(first) = whole {
-                let mapped = self.map_folio_pages(mm, first, head, vma.flags, None);
+                let mapped = self.map_folio_pages(mm, first, head, vma.flags, None, false);
                 hits += mapped * u32::from(counts);
                 let nr = self.folio_nr_pages(head);
                 mapped_fault |= (first..first + nr).contains(&vpn);
@@ -909,8 +923,9 @@ impl Sim {
     }
 
     /// set_pte_range over a large folio mapped whole from virtual page `first`: each page
-    /// whose PTE is not set gets a read-only, young one and a reference of the folio,
-    /// except `held`, whose reference the caller took. Returns the pages mapped.
+    /// whose PTE is not set gets a young one (read-only, or writable and dirty for a
+    /// `write` fault of a shared mapping) and a reference of the folio, except `held`,
+    /// whose reference the caller took. Returns the pages mapped.
     fn map_folio_pages(
         &mut self,
         mm: u32,
@@ -918,6 +933,7 @@ impl Sim {
         head: Pfn,
         vm_flags: u64,
         held: Option<Pfn>,
+        write: bool,
     ) -> u32 {
         let mut frames = self.take_pfn_buf();
         frames.push(head);
@@ -931,11 +947,33 @@ impl Sim {
             if held != Some(f) {
                 self.get_page(f);
             }
-            self.map_file_page(mm, v, f, (false, false), vm_flags);
+            self.map_file_page(mm, v, f, (write, write), vm_flags);
             mapped += 1;
         }
         self.give_pfn_buf(frames);
         mapped
+    }
+
+    /// ext4_page_mkwrite of a large folio (block_page_mkwrite, 6.18): the folio gets a
+    /// buffer head per block (folio_create_buffers: the charge may sleep, and the fault
+    /// is retried) and every block within the file is marked dirty (block_commit_write
+    /// over the folio up to i_size): its writeback writes the folio whole.
+    fn folio_page_mkwrite(&mut self, head: Pfn) -> Result<(), Wait> {
+        let ino = self.mem[head as usize].mapping;
+        if self.inode(ino).mapping.swapbacked {
+            return Ok(());
+        }
+        self.folio_create_buffers(head)?;
+        let first = self.mem[head as usize].index;
+        let end = self
+            .inode(ino)
+            .size
+            .div_ceil(PAGE_SIZE)
+            .min(first + self.folio_nr_pages(head));
+        if end > first {
+            self.folio_mark_blocks_dirty(head, 0, end - first - 1);
+        }
+        Ok(())
     }
 
     /// pte_range_none: no PTE is set in `[first, first + nr)` of `mm`.
@@ -1198,9 +1236,17 @@ impl Sim {
             return self.wp_page_copy(mm, vma, vpn, p);
         }
         if anon || vma.flags & VM_SHARED != 0 {
-            // A page-cache page made writable and dirty is an order-0 page (`mm::folio`).
+            // A page-cache page made writable and dirty is an order-0 page (`mm::folio`),
+            // but from 6.18 (`map-entire-folio`) a large folio stays one: page_mkwrite
+            // dirties it whole and wp_page_reuse makes this PTE writable.
             if !anon {
-                self.split_if_large(pfn);
+                let head = self.folio_head(pfn);
+                let large = head != pfn || self.mem[head as usize].flags & pg::HEAD != 0;
+                if large && self.features.map_entire_folio {
+                    self.folio_page_mkwrite(head)?;
+                } else {
+                    self.split_if_large(pfn);
+                }
             }
             if let Some(pp) = self.mm_mut(mm).pgtable.get_mut(vpn) {
                 *pp |= pte::WRITE | pte::DIRTY | pte::YOUNG;

@@ -398,6 +398,24 @@ impl Sim {
         ret
     }
 
+    /// folio_mkclean of the folio headed by `head`: every page's shared mappings (a large
+    /// folio written through a mapping, 6.18's `map-entire-folio`, has PTEs on any of its
+    /// pages). Returns whether a PTE was dirty.
+    pub fn folio_mkclean(&mut self, head: Pfn) -> bool {
+        if self.mem[head as usize].flags & pg::HEAD == 0 {
+            return self.page_mkclean(head);
+        }
+        let mut frames = self.take_pfn_buf();
+        frames.push(head);
+        self.folio_tails(head, &mut frames);
+        let mut dirty = false;
+        for &f in &frames {
+            dirty |= self.page_mkclean(f);
+        }
+        self.give_pfn_buf(frames);
+        dirty
+    }
+
     /// folio_mkclean (page_mkclean_one over the rmap walk, shared mappings only): before a
     /// page-cache page is written back (clear_page_dirty_for_io), every shared mapping's
     /// PTE of it is made clean and read-only and flushed from the TLBs, so that the next

@@ -6,6 +6,7 @@
 
 use crate::common;
 use common::{complete_io, mmap_at, touch_pages, unit_machine_toml, UnitMachine as M};
+use mmsim::fs::writeback::SyncMode;
 use mmsim::kernel::KernelEra;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
 use mmsim::mm::memory::pte;
@@ -637,23 +638,108 @@ fn reclaim_unmaps_a_mapped_folio_whole() {
     m.check();
 }
 
-/// A write through a shared mapping to a page of a mapped large folio splits it
-/// (do_wp_page wants an order-0 page to dirty): each page keeps its PTE, takes the
-/// cache's reference and its PTE's, and only the written page is dirty.
+/// A write through a shared mapping to a page of a mapped large folio: 6.18
+/// (`map-entire-folio`) keeps the folio — page_mkwrite dirties it whole (every block
+/// dirty, NR_FILE_DIRTY counts its 32 pages) and wp_page_reuse makes only the written
+/// page's PTE writable and dirty. Without the rule the folio is split (do_wp_page wants
+/// an order-0 page to dirty): each page keeps its PTE, takes the cache's reference and
+/// its PTE's, and only the written page is dirty.
 #[test]
-fn a_write_fault_splits_a_mapped_folio() {
-    let (mut m, fd, ino, base) = mapped_folio_at_96();
-    touch(&mut m, base + 105, 1, true);
-    m.sim.lru_add_drain(); // the tails of a folio off the LRU wait in the CPU's batch
+fn a_write_fault_dirties_a_mapped_folio_whole_on_6_18_and_splits_it_before() {
+    for whole in [true, false] {
+        // The folio mapped whole by a read fault; then the write under the rule or not.
+        let (mut m, fd, ino, base) = mapped_folio_at_96();
+        m.sim.features.map_entire_folio = whole;
+        let head = m.page(ino, 96);
+        let dirty = m.sim.vmstat.get(VmItem::NrDirty);
+        touch(&mut m, base + 105, 1, true);
+        m.sim.lru_add_drain(); // the tails of a folio off the LRU wait in the CPU's batch
+        if whole {
+            assert!(m.sim.mem[head as usize].test(pg::HEAD), "not split");
+            assert!(m.sim.mem[head as usize].test(pg::DIRTY));
+            assert_eq!(m.sim.vmstat.get(VmItem::NrDirty) - dirty, 32);
+            for i in 96..128 {
+                let p = pte_of(&m, base + i);
+                assert_eq!(pte::pfn(p), m.page(ino, i), "page {i}");
+                let w = p & (pte::WRITE | pte::DIRTY) == pte::WRITE | pte::DIRTY;
+                assert_eq!(w, i == 105, "page {i}: only the written PTE");
+            }
+        } else {
+            for i in 96..128 {
+                let p = m.page(ino, i);
+                let page = &m.sim.mem[p as usize];
+                assert_eq!(page.flags & (pg::HEAD | pg::TAIL), 0, "page {i} split");
+                assert_eq!(pte::pfn(pte_of(&m, base + i)), p);
+                assert_eq!(page.refcount, 2, "page {i}: the cache's and its PTE's");
+                assert_eq!(page.test(pg::DIRTY), i == 105, "page {i}");
+            }
+        }
+        m.check();
+        assert_eq!(
+            m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
+            Ok(OpResult::None)
+        );
+        complete_io(&mut m.sim);
+        m.check();
+        reads_see_the_newest_content(&mut m, fd, 90..130);
+    }
+}
+
+/// 6.18's write fault on a cached large folio no PTE maps (do_shared_fault): one fault
+/// maps the whole folio writable and dirty (finish_fault's set_pte_range with the write)
+/// and dirties it whole; its writeback write-protects and cleans every page's PTE
+/// (folio_mkclean), so the next store to any of its pages faults again, and maps only
+/// that page writable (wp_page_reuse).
+#[test]
+fn a_write_fault_maps_a_cached_folio_whole_writable_and_writeback_cleans_every_pte() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 65);
+    complete_io(&mut m.sim);
+    let base = map(&mut m);
+    let head = m.page(ino, 96);
+    assert_eq!(folios(&m, ino, 128).last(), Some(&(96, 5)));
+    let faults = m.sim.vmstat.get(VmItem::Pgfault);
+    touch(&mut m, base + 100, 4, true);
+    assert_eq!(m.sim.vmstat.get(VmItem::Pgfault) - faults, 1, "one fault");
+    assert!(m.sim.mem[head as usize].test(pg::HEAD | pg::DIRTY));
+    let writable =
+        |m: &M, v: u64| pte_of(m, v) & (pte::WRITE | pte::DIRTY) == pte::WRITE | pte::DIRTY;
     for i in 96..128 {
-        let p = m.page(ino, i);
-        let page = &m.sim.mem[p as usize];
-        assert_eq!(page.flags & (pg::HEAD | pg::TAIL), 0, "page {i} split");
-        assert_eq!(pte::pfn(pte_of(&m, base + i)), p);
-        assert_eq!(page.refcount, 2, "page {i}: the cache's and its PTE's");
-        assert_eq!(page.test(pg::DIRTY), i == 105, "page {i}");
+        assert!(writable(&m, base + i), "page {i} mapped writable and dirty");
     }
     m.check();
+    // Writeback cleans the folio's every PTE.
+    assert_eq!(
+        m.sim.write_cache_pages(ino, u64::MAX, SyncMode::None),
+        Ok(32)
+    );
+    complete_io(&mut m.sim);
+    for i in 96..128 {
+        let p = pte_of(&m, base + i);
+        assert_ne!(p & pte::PRESENT, 0, "page {i} stays mapped");
+        assert_eq!(p & (pte::WRITE | pte::DIRTY), 0, "page {i} cleaned");
+    }
+    assert!(!m.sim.mem[head as usize].test(pg::DIRTY));
+    m.check();
+    let faults = m.sim.vmstat.get(VmItem::Pgfault);
+    touch(&mut m, base + 120, 1, true);
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::Pgfault) - faults,
+        1,
+        "the rewrite faults"
+    );
+    assert!(m.sim.mem[head as usize].test(pg::DIRTY));
+    for i in 96..128 {
+        assert_eq!(writable(&m, base + i), i == 120, "page {i}");
+    }
+    m.check();
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    complete_io(&mut m.sim);
+    m.check();
+    reads_see_the_newest_content(&mut m, fd, 90..130);
     assert_eq!(
         m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
         Ok(OpResult::None)

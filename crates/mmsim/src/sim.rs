@@ -1057,6 +1057,9 @@ pub struct Sim {
     /// shm_mnt: the internal tmpfs of shared anonymous mappings (`fss` index), mounted at
     /// the first one (`Sim::shmem_zero_setup`).
     pub shm_mnt: Option<usize>,
+    /// The host's memo of resolved open paths (`crate::fs::syscalls::PathCache`): no
+    /// simulated state, only what a path walk would find again.
+    pub(crate) path_cache: crate::fs::syscalls::PathCache,
     /// Block devices.
     pub devices: Vec<BlockDevice>,
     /// The bdi_writebacks' and writeback domains' state of IO-less dirty throttling
@@ -1431,6 +1434,7 @@ impl Sim {
             inodes: vec![None],
             fss: Vec::new(),
             shm_mnt: None,
+            path_cache: Default::default(),
             devices: Vec::new(),
             dirty_throttle: Default::default(),
             io: Vec::new(),
@@ -1528,6 +1532,7 @@ impl Sim {
                 None => None,
             };
             sim.fss.push(FileSystem::new(f, dev));
+            sim.path_cache.invalidate();
         }
         if let Some(sw) = &sc.swap {
             let dev = sim.devices.len();

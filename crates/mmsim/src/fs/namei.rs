@@ -175,6 +175,7 @@ impl Sim {
         }
         if is_dir {
             self.fss[fs].dirs.entry(path.to_string()).or_default();
+            self.path_cache.invalidate();
         }
     }
 
@@ -238,6 +239,7 @@ impl Sim {
         }
         self.charge(self.costs.inode_op_ps); // evict the directory inode
         self.fss[fs].dirs.remove(path);
+        self.path_cache.invalidate();
         self.namei_unlink(fs, path);
         OpResult::None
     }

@@ -14,6 +14,49 @@ use crate::workload::{Errno, Op, OpResult};
 /// MAX_LFS_FILESIZE on 64-bit: the largest file offset (LLONG_MAX).
 pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
 
+/// Entries of [`PathCache`] at most (it is emptied when full).
+const PATH_CACHE_MAX: usize = 1 << 16;
+
+/// The host's memo of the files `Op::Open` found: a path string (the program's shared
+/// `Arc<str>`, keyed by address: the entry keeps the string alive, so the address names
+/// that string) to its filesystem and inode, what `resolve_fs` and the filesystem's names
+/// gave. Any change of names, directories or mounts empties it. It saves the host the
+/// string hashing and compares of an open per request; nothing simulated reads it.
+#[derive(Default)]
+pub(crate) struct PathCache {
+    map: rustc_hash::FxHashMap<usize, (std::sync::Arc<str>, usize, u32)>,
+}
+
+impl PathCache {
+    #[inline]
+    fn key(path: &std::sync::Arc<str>) -> usize {
+        std::sync::Arc::as_ptr(path) as *const u8 as usize
+    }
+
+    /// The filesystem and inode `path` resolved to, if memoised since the last change.
+    #[inline]
+    fn get(&self, path: &std::sync::Arc<str>) -> Option<(usize, u32)> {
+        self.map
+            .get(&Self::key(path))
+            .map(|(_, fs, ino)| (*fs, *ino))
+    }
+
+    fn put(&mut self, path: &std::sync::Arc<str>, fs: usize, ino: u32) {
+        if self.map.len() >= PATH_CACHE_MAX {
+            self.map.clear();
+        }
+        self.map.insert(Self::key(path), (path.clone(), fs, ino));
+    }
+
+    /// Forget everything (a name, directory or mount changed).
+    #[inline]
+    pub(crate) fn invalidate(&mut self) {
+        if !self.map.is_empty() {
+            self.map.clear();
+        }
+    }
+}
+
 impl Sim {
     /// Find the filesystem holding `path` (longest mount prefix on path components).
     pub fn resolve_fs(&self, path: &str) -> Option<usize> {
@@ -48,6 +91,7 @@ impl Sim {
         self.inodes.push(Some(Inode::new(ino, fs, mapping)));
         self.namei_link_file(fs, &path);
         self.fss[fs].names.insert(path, ino);
+        self.path_cache.invalidate();
         ino
     }
 
@@ -80,7 +124,10 @@ impl Sim {
                 path,
                 create,
                 truncate,
-            } => self.sys_open(tid, path, *create, *truncate, &mut progress),
+            } => {
+                let found = self.resolve_open_path(path);
+                self.sys_open_in(tid, path, found, *create, *truncate, &mut progress)
+            }
             Op::Close { fd } => self.sys_close_resume(tid, *fd, &mut progress),
             Op::Write { fd, len } => self.sys_write(tid, *fd, *len, None, &mut progress),
             Op::Pwrite { fd, len, pos } => {
@@ -248,6 +295,20 @@ impl Sim {
             .flatten()
     }
 
+    /// The filesystem and inode of the existing file `path`, as `resolve_fs` and the
+    /// filesystem's names find them, through the path memo ([`PathCache`]; the host's
+    /// work only: the walk's simulated cost is charged by `sys_open_in` either way).
+    #[inline]
+    fn resolve_open_path(&mut self, path: &std::sync::Arc<str>) -> Option<(usize, u32)> {
+        if let Some(hit) = self.path_cache.get(path) {
+            return Some(hit);
+        }
+        let fs = self.resolve_fs(path)?;
+        let ino = self.fss[fs].names.get(&**path).copied()?;
+        self.path_cache.put(path, fs, ino);
+        Some((fs, ino))
+    }
+
     /// open(2).
     pub fn sys_open(
         &mut self,
@@ -257,15 +318,35 @@ impl Sim {
         truncate: bool,
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
+        self.sys_open_in(tid, path, None, create, truncate, progress)
+    }
+
+    /// open(2) (do_sys_open) of `path`, whose filesystem and inode the caller may have
+    /// found already (`found`; None: looked up here).
+    fn sys_open_in(
+        &mut self,
+        tid: TaskId,
+        path: &str,
+        found: Option<(usize, u32)>,
+        create: bool,
+        truncate: bool,
+        progress: &mut u64,
+    ) -> Result<OpResult, Wait> {
         let prev = self.enter(KFunc::DoSysOpen);
-        let Some(fs) = self.resolve_fs(path) else {
-            self.leave(prev);
-            return Ok(OpResult::Err(Errno::ENOENT));
+        let (fs, found) = match found {
+            Some((fs, ino)) => (fs, Some(ino)),
+            None => {
+                let Some(fs) = self.resolve_fs(path) else {
+                    self.leave(prev);
+                    return Ok(OpResult::Err(Errno::ENOENT));
+                };
+                (fs, self.fss[fs].names.get(path).copied())
+            }
         };
         self.charge(self.costs.dir_op_ps);
         // A name is a file or a directory, never both (mkdir and create check): a file
         // found needs no directory lookup.
-        let ino = match self.fss[fs].names.get(path).copied() {
+        let ino = match found {
             Some(ino) => {
                 // The path walk: a file not in the dentry cache is looked up (its objects
                 // allocated, its inode read from the inode table), restartably.
@@ -667,6 +748,7 @@ impl Sim {
                 return Ok(OpResult::Err(Errno::ENOENT));
             };
             self.charge(self.costs.dir_op_ps);
+            self.path_cache.invalidate();
             let Some(ino) = self.fss[fs].names.remove(path) else {
                 self.leave(prev);
                 if self.fss[fs].dirs.contains_key(path) {

@@ -470,6 +470,7 @@ impl Sim {
                     journal: false,
                 };
                 self.fss.push(crate::fs::FileSystem::new(&spec, None));
+                self.path_cache.invalidate();
                 self.shm_mnt = Some(self.fss.len() - 1);
                 self.fss.len() - 1
             }

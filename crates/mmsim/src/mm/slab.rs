@@ -657,7 +657,11 @@ impl Sim {
     pub fn bh_lru_install(&mut self, p: Pfn) {
         let lru = &mut self.bh_lrus[self.cur.cpu];
         if let Some(i) = lru.iter().position(|&q| q == p) {
-            lru[..=i].rotate_right(1);
+            // To the front (a rotation of lru[..=i]; a few entries: a loop, no call).
+            for j in (1..=i).rev() {
+                lru[j] = lru[j - 1];
+            }
+            lru[0] = p;
             return;
         }
         lru.insert(0, p);

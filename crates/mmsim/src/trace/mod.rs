@@ -500,6 +500,32 @@ impl<R: Read> Read for ZstdErr<R> {
     }
 }
 
+/// The 8 bytes `w` (little-endian: the first byte lowest) read as a line start: when the
+/// first byte that is not an ASCII digit is at 1 to 7, the digits' value and that byte's
+/// position (the caller checks it ends the line); None when the first byte is not a digit
+/// or all eight are. SWAR: a byte is a digit when its high nibble is 3 and its low one at
+/// most 9; the digits, moved to the top of the word, are summed pairwise in three
+/// multiplications.
+#[inline(always)]
+fn digits_line_word(w: u64) -> Option<(u64, usize)> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let high_not_3 = (w & (0xf0 * ONES)) ^ (0x30 * ONES);
+    let low_over_9 = ((w & (0x0f * ONES)) + 0x06 * ONES) & (0xf0 * ONES);
+    let non_digit = high_not_3 | low_over_9;
+    if non_digit == 0 {
+        return None;
+    }
+    let i = (non_digit.trailing_zeros() / 8) as usize;
+    if i == 0 {
+        return None;
+    }
+    let mut x = (w ^ (0x30 * ONES)) << (8 * (8 - i));
+    x = ((x & (0x0f * ONES)).wrapping_mul(10 * 256 + 1)) >> 8;
+    x = ((x & 0x00ff_00ff_00ff_00ff).wrapping_mul(100 * 65_536 + 1)) >> 16;
+    x = ((x & 0x0000_ffff_0000_ffff).wrapping_mul(10_000 * (1 << 32) + 1)) >> 32;
+    Some((x, i))
+}
+
 /// Reads lines into one reused buffer, counting them.
 pub(crate) struct Lines {
     input: Box<dyn BufRead>,
@@ -536,6 +562,22 @@ impl Lines {
     #[inline]
     pub(crate) fn next_digits_line(&mut self) -> Option<u64> {
         let rest = &self.buf[self.start..self.end];
+        if let Some(b) = rest.first_chunk::<8>() {
+            // 1 to 7 digits and the '\n' in the next 8 bytes: eight bytes at a time.
+            let w = u64::from_le_bytes(*b);
+            if let Some((v, i)) = digits_line_word(w) {
+                if b[i] != b'\n' {
+                    return None;
+                }
+                self.start += i + 1;
+                self.line += 1;
+                return Some(v);
+            }
+            if !b[0].is_ascii_digit() {
+                return None;
+            }
+            // Eight digits or more: the byte loop.
+        }
         let n = rest.len().min(20);
         let (mut v, mut i) = (0u64, 0);
         while i < n {
@@ -781,6 +823,38 @@ mod tests {
             assert_eq!(l.line, out.len() as u64, "line numbers count the lines");
         }
         Ok(out)
+    }
+
+    /// `Lines::next_digits_line` as its byte loop reads a line (the reference of the
+    /// eight-byte path): the value and the bytes consumed, or None.
+    fn digits_line_bytewise(rest: &[u8]) -> Option<(u64, usize)> {
+        let n = rest.len().min(20);
+        let (mut v, mut i) = (0u64, 0);
+        while i < n && rest[i].is_ascii_digit() {
+            v = v.wrapping_mul(10).wrapping_add(u64::from(rest[i] - b'0'));
+            i += 1;
+        }
+        (i > 0 && i < n && rest[i] == b'\n').then_some((v, i + 1))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn digits_lines_read_eight_bytes_at_a_time_as_byte_by_byte(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    6 => b'0'..=b'9',
+                    2 => proptest::strategy::Just(b'\n'),
+                    1 => proptest::prelude::any::<u8>(),
+                ],
+                0..40,
+            )
+        ) {
+            let mut l = Lines::new(Box::new(std::io::empty()));
+            l.end = bytes.len();
+            l.buf = bytes.clone();
+            let got = l.next_digits_line().map(|v| (v, l.start));
+            proptest::prop_assert_eq!(got, digits_line_bytewise(&bytes));
+        }
     }
 
     #[test]

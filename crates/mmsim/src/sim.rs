@@ -1765,16 +1765,21 @@ impl Sim {
     /// Add the running function's time since it last changed to the profile.
     #[inline(always)]
     fn account_func(&mut self) {
+        // The clock never goes back from `func_since` (both set together, the clock only
+        // grows): the difference needs no overflow check on this hottest of paths.
+        debug_assert!(self.clock >= self.func_since);
         self.profile
-            .add(self.cur.func, self.clock - self.func_since);
+            .add(self.cur.func, self.clock.wrapping_sub(self.func_since));
         self.func_since = self.clock;
     }
 
     /// Add the running mode's time since it last changed to the running CPU.
     #[inline]
     fn account_mode(&mut self) {
+        // As in `account_func`: `mode_since` is never past the clock.
+        debug_assert!(self.clock >= self.mode_since);
         let c = &mut self.cpus[self.cur.cpu];
-        c.mode_ps[self.cur.mode as usize] += self.clock - self.mode_since;
+        c.mode_ps[self.cur.mode as usize] += self.clock.wrapping_sub(self.mode_since);
         self.mode_since = self.clock;
     }
 
@@ -1798,6 +1803,7 @@ impl Sim {
     /// every charge so far, and `cpus[cur.cpu]` has its clock. The engine does it whenever
     /// the context changes and at the end of `run`; a caller that drives kernel functions
     /// itself does it before reading `profile` or `cpus`.
+    #[inline]
     pub fn sync_accounting(&mut self) {
         self.account_func();
         self.account_mode();
@@ -2605,10 +2611,20 @@ impl Sim {
                 }
             }
         };
-        match self.exec_op(tid, &mut cur) {
-            Ok(OpResult::Err(
+        let res = match self.exec_op(tid, &mut cur) {
+            Ok(res) => res,
+            Err(w) => {
+                // Resumed from its progress when the task is woken.
+                self.tasks[tid].cur_op = Some(cur);
+                self.sleep_on(tid, w);
+                return false;
+            }
+        };
+        crate::sched::drop_done_op(cur);
+        match res {
+            OpResult::Err(
                 sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
-            )) => {
+            ) => {
                 // The task is killed by the signal; the run goes on.
                 *self.tasks[tid]
                     .stats
@@ -2619,7 +2635,7 @@ impl Sim {
                 self.zap_other_threads(tid);
                 false
             }
-            Ok(res) => {
+            res => {
                 if !self.tasks[tid].held_pages.is_empty() {
                     self.put_held_pages(tid);
                 }
@@ -2646,12 +2662,6 @@ impl Sim {
                     }
                 }
                 true
-            }
-            Err(w) => {
-                // Resumed from its progress when the task is woken.
-                self.tasks[tid].cur_op = Some(cur);
-                self.sleep_on(tid, w);
-                false
             }
         }
     }

@@ -781,14 +781,24 @@ impl Sim {
     }
 
     /// Check a page's content version against the newest write (content oracle).
+    #[inline]
     pub fn oracle_check_read(&mut self, ino: u32, pfn: Pfn) {
         let index = self.mem[pfn as usize].index;
         let want = self.inode(ino).expected_at(index);
         let got = self.mem[pfn as usize].version;
-        if want != got && self.oracle_reported_loss(ino, want) {
+        if want != got {
+            self.oracle_read_mismatch(ino, index, want, got);
+        }
+    }
+
+    /// `oracle_check_read` found another version than the newest write's.
+    #[cold]
+    #[inline(never)]
+    fn oracle_read_mismatch(&mut self, ino: u32, index: u64, want: u32, got: u32) {
+        if self.oracle_reported_loss(ino, want) {
             return;
         }
-        if want != got && self.oracle_violations.len() < 100 {
+        if self.oracle_violations.len() < 100 {
             self.oracle_violations.push(format!(
                 "read of inode {} index {} saw version {} but the newest write is {}",
                 ino, index, got, want
@@ -1046,6 +1056,7 @@ impl Sim {
     }
 
     /// copy_page_to_iter: copy `bytes` from a page to the user buffer.
+    #[inline]
     fn copy_to_user(&mut self, bytes: u64) {
         let prev = self.enter(KFunc::CopyPageToIter);
         self.charge_bulk_store(self.costs.page_copy_ps, bytes);

@@ -399,12 +399,22 @@ impl Sim {
 
     /// put_page: drop a reference; the last one takes the page off the LRU and frees it
     /// (__page_cache_release).
+    #[inline]
     pub fn put_page(&mut self, pfn: Pfn) {
         self.charge_atomic();
         // A tail page's reference is its folio's.
         let pfn = self.folio_head(pfn);
         let p = &mut self.mem[pfn as usize];
         p.refcount -= 1;
+        if p.refcount <= 0 {
+            self.put_page_last(pfn);
+        }
+    }
+
+    /// `put_page` dropped the last reference (or one too many).
+    #[inline(never)]
+    fn put_page_last(&mut self, pfn: Pfn) {
+        let p = &self.mem[pfn as usize];
         assert!(p.refcount >= 0, "put_page underflow pfn={}", pfn);
         if p.refcount == 0 {
             if p.test(pg::LRU) && !self.debug_skip_lru_del_on_free {

@@ -148,6 +148,7 @@ fn ra_pages_window(offset: u64, nr: u64, lookahead: u64) -> RaResume {
 impl Sim {
     /// file_ra_state_init for inode `ino`: the window ceiling of its device's bdi
     /// (`read_ahead_kb`); files without a device (tmpfs, ramfs) get the default.
+    #[inline]
     pub fn file_ra_state_init(&self, ino: u32) -> RaState {
         let fs = self.inode(ino).fs;
         match self.fss[fs].device {

@@ -545,11 +545,23 @@ impl Sim {
     /// held: `Task::held_pages`, dropped when the lookup is done). The lookup holds no
     /// reference after it returns: the caller takes one (open) or lets the dentry go back
     /// to its list (dput).
+    #[inline]
     pub fn vfs_lookup(&mut self, ino: u32, path: &str) -> Result<(), VfsAllocError> {
         let state = self.inode(ino).vfs.state;
         if state == VfsState::Cached {
             return Ok(());
         }
+        self.vfs_lookup_miss(ino, path, state)
+    }
+
+    /// `vfs_lookup` of a file not in the dentry cache: lookup_slow.
+    #[inline(never)]
+    fn vfs_lookup_miss(
+        &mut self,
+        ino: u32,
+        path: &str,
+        state: VfsState,
+    ) -> Result<(), VfsAllocError> {
         let prev = self.enter(KFunc::VfsLookup);
         let r = self.vfs_lookup_slow(ino, path, state);
         if !matches!(r, Err(VfsAllocError::Wait(_))) {

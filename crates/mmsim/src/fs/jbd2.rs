@@ -109,7 +109,7 @@ impl Sim {
     }
 
     /// touch_atime after a read of `ino` or an mmap of it (file_accessed).
-    #[inline]
+    #[inline(always)]
     pub fn touch_atime(&mut self, ino: u32) {
         let fs = self.inode(ino).fs;
         if self.fss[fs].inode_table.is_none() {

@@ -781,7 +781,7 @@ impl Sim {
     }
 
     /// Check a page's content version against the newest write (content oracle).
-    #[inline]
+    #[inline(always)]
     pub fn oracle_check_read(&mut self, ino: u32, pfn: Pfn) {
         let index = self.mem[pfn as usize].index;
         let want = self.inode(ino).expected_at(index);

@@ -399,7 +399,7 @@ impl Sim {
 
     /// put_page: drop a reference; the last one takes the page off the LRU and frees it
     /// (__page_cache_release).
-    #[inline]
+    #[inline(always)]
     pub fn put_page(&mut self, pfn: Pfn) {
         self.charge_atomic();
         // A tail page's reference is its folio's.

@@ -650,8 +650,11 @@ pub(crate) fn parse_advice<A: Copy>(
     }
 }
 
-/// One operation of a program.
+/// One operation of a program. An explicit tag byte (`repr(u8)`): the engine matches on
+/// the op several times per step, and a tag is one load where the niche in a variant's
+/// string is a few instructions of decoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Op {
     /// open(2); `create` adds O_CREAT, `truncate` O_TRUNC.
     Open {
@@ -910,8 +913,10 @@ pub enum Op {
     Exit,
 }
 
-/// The result of the last op, handed to the program's next step.
+/// The result of the last op, handed to the program's next step. An explicit tag byte
+/// (`repr(u8)`), as `Op`'s: matched on in every step.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
 pub enum OpResult {
     /// Nothing (first step, or ops without a value).
     #[default]

@@ -1815,6 +1815,7 @@ impl Sim {
     /// Run `new` (an engine step, an interrupt on another CPU, the return from one): the
     /// context left is accounted and its CPU's clock written back; the new CPU's is loaded.
     /// Returns the context left.
+    #[inline]
     pub(crate) fn switch_ctx(&mut self, new: Ctx) -> Ctx {
         self.sync_accounting();
         let old = std::mem::replace(&mut self.cur, new);

@@ -557,6 +557,8 @@ impl Replay {
         self.spec.mmap
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, msg: String) -> Op {
         self.shared.borrow_mut().counters.error = Some(msg);
         self.phase = Phase::Done;
@@ -936,7 +938,6 @@ impl crate::sim::StepObserver for ReplayObserver {
     }
 
     fn before_next_op(&mut self, sim: &crate::sim::Sim, tid: crate::sched::TaskId, clock_ps: u64) {
-        use crate::mm::radix_tree::Entry;
         let Some(k) = self.tasks.iter().position(|(t, _)| *t == tid) else {
             return;
         };
@@ -949,7 +950,18 @@ impl crate::sim::StepObserver for ReplayObserver {
         let Some(p) = s.pending else {
             return;
         };
-        let Some(Some(inode)) = self.inos[k]
+        Self::observe(&self.inos[k], sim, &mut s, p);
+    }
+}
+
+impl ReplayObserver {
+    /// Look up the pages of pending request `p` (its file's inode in `inos`): their
+    /// residency and the request's sequence number go to the shared cell `s`. Out of line:
+    /// the calls of `before_next_op` that only note the time stay small.
+    #[inline(never)]
+    fn observe(inos: &[Option<u32>], sim: &crate::sim::Sim, s: &mut Shared, p: Pending) {
+        use crate::mm::radix_tree::Entry;
+        let Some(Some(inode)) = inos
             .get(p.file)
             .copied()
             .flatten()

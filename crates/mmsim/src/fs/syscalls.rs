@@ -539,24 +539,29 @@ impl Sim {
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
         if *progress == 0 {
-            let Some(f) = self.fd_file(tid, fd) else {
+            // The descriptor's slot gives up its file (only the inode is needed).
+            let files = self.tasks[tid].tgid;
+            let Some(ino) = self.tasks[files]
+                .fds
+                .get_mut(fd as usize)
+                .and_then(|slot| slot.take())
+                .map(|f| f.ino)
+            else {
                 return Ok(OpResult::Err(Errno::EBADF));
             };
-            let files = self.tasks[tid].tgid;
-            self.tasks[files].fds[fd as usize] = None;
             // filp_close → ->flush: a pending writeback error (AS_EIO) is returned here.
-            let wb_err = self.filemap_check_errors(f.ino);
-            let inode = self.inode_mut(f.ino);
+            let wb_err = self.filemap_check_errors(ino);
+            let inode = self.inode_mut(ino);
             inode.open -= 1;
             if inode.open > 0 || inode.nlink > 0 {
-                self.vfs_dput(f.ino);
+                self.vfs_dput(ino);
                 return Ok(if wb_err {
                     OpResult::Err(Errno::EIO)
                 } else {
                     OpResult::None
                 });
             }
-            *progress = 1 + u64::from(f.ino);
+            *progress = 1 + u64::from(ino);
         }
         let ino = (*progress - 1) as u32;
         let mut p = 0;
@@ -685,25 +690,27 @@ impl Sim {
         at: Option<u64>,
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
-        let Some(mut f) = self.fd_file(tid, fd) else {
+        // The open file's inode, position and readahead state (not the whole file).
+        let files = self.tasks[tid].tgid;
+        let Some(Some(f)) = self.tasks[files].fds.get(fd as usize) else {
             return Ok(OpResult::Err(Errno::EBADF));
         };
+        let (ino, fpos, mut ra) = (f.ino, f.pos, f.ra);
         let prev = self.enter(KFunc::VfsRead);
-        let pos = at.unwrap_or(f.pos) + *progress;
-        let out = self.do_generic_file_read(f.ino, &mut f.ra, pos, len - *progress, *progress > 0);
+        let pos = at.unwrap_or(fpos) + *progress;
+        let out = self.do_generic_file_read(ino, &mut ra, pos, len - *progress, *progress > 0);
         *progress += out.done;
         self.tasks[tid].stats.read_bytes += out.done;
         // Keep the readahead state.
-        let files = self.tasks[tid].tgid;
         if let Some(Some(slot)) = self.tasks[files].fds.get_mut(fd as usize) {
-            slot.ra = f.ra;
+            slot.ra = ra;
         }
         self.leave(prev);
         if let Some(w) = out.wait.filter(|_| out.err.is_none()) {
             return Err(w);
         }
         // filemap_read's end: file_accessed.
-        self.touch_atime(f.ino);
+        self.touch_atime(ino);
         if let Some(e) = out.err {
             if at.is_none() {
                 self.advance_pos(tid, fd, *progress);

@@ -834,8 +834,9 @@ impl Sim {
     /// dput of the last reference of `ino`'s dentry (close, munmap, a path lookup without
     /// open): onto the dentry list, or DCACHE_REFERENCED when it is already there
     /// (retain_dentry). tmpfs dentries are pinned (never on a list).
+    #[inline]
     pub fn vfs_dput(&mut self, ino: u32) {
-        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else {
+        let Some(inode) = self.inodes.get_mut(ino as usize).and_then(|i| i.as_mut()) else {
             return;
         };
         if inode.mapping.swapbacked || inode.vfs.state != VfsState::Cached || inode.open > 0 {
@@ -845,9 +846,16 @@ impl Sim {
             return;
         }
         if inode.vfs.d_lru != 0 {
-            self.inode_mut(ino).vfs.d_referenced = true;
+            inode.vfs.d_referenced = true;
             return;
         }
+        self.vfs_dput_lru_add(ino);
+    }
+
+    /// `vfs_dput` of a dentry not on its list: it goes to the list's tail (d_lru_add).
+    #[inline(never)]
+    fn vfs_dput_lru_add(&mut self, ino: u32) {
+        let inode = self.inode(ino);
         let fs = inode.fs;
         let (m, n) = (inode.vfs.d_memcg, inode.vfs.d_node as usize);
         let seq = self.next_lru_seq();

@@ -675,14 +675,21 @@ fn a_write_fault_dirties_a_mapped_folio_whole_on_6_18_and_splits_it_before() {
             }
         }
         m.check();
-        assert_eq!(
-            m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
-            Ok(OpResult::None)
-        );
-        complete_io(&mut m.sim);
-        m.check();
-        reads_see_the_newest_content(&mut m, fd, 90..130);
+        unmap_and_read_back(&mut m, fd, base);
     }
+}
+
+/// munmap of the test's 256-page mapping at `base` (the zap moves the PTEs' dirty bits to
+/// the folios), its writeback completed; then reads of pages [90, 130) find the newest
+/// content (the oracle).
+fn unmap_and_read_back(m: &mut M, fd: u32, base: u64) {
+    assert_eq!(
+        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
+        Ok(OpResult::None)
+    );
+    complete_io(&mut m.sim);
+    m.check();
+    reads_see_the_newest_content(m, fd, 90..130);
 }
 
 /// 6.18's write fault on a cached large folio no PTE maps (do_shared_fault): one fault
@@ -733,20 +740,7 @@ fn a_write_fault_maps_a_cached_folio_whole_writable_and_writeback_cleans_every_p
         assert_eq!(writable(&m, base + i), i == 120, "page {i}");
     }
     m.check();
-    assert_eq!(
-        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
-        Ok(OpResult::None)
-    );
-    complete_io(&mut m.sim);
-    m.check();
-    reads_see_the_newest_content(&mut m, fd, 90..130);
-    assert_eq!(
-        m.sim.sys_munmap(m.tid, base * PAGE_SIZE, 256 * PAGE_SIZE),
-        Ok(OpResult::None)
-    );
-    complete_io(&mut m.sim);
-    m.check();
-    reads_see_the_newest_content(&mut m, fd, 90..130);
+    unmap_and_read_back(&mut m, fd, base);
 }
 
 /// munmap of a mapped large folio whose 32 PTEs are young marks it accessed once (the

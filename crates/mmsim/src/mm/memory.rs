@@ -782,8 +782,8 @@ impl Sim {
         }
         let writable = write && vma.flags & VM_SHARED != 0 && vma.flags & VM_WRITE != 0;
         let head = self.folio_head(pfn);
-        let large = head != pfn || self.mem[head as usize].flags & pg::HEAD != 0;
-        if writable && large {
+        let in_large_folio = self.mem[head as usize].flags & pg::HEAD != 0;
+        if writable && in_large_folio {
             // do_shared_fault's do_page_mkwrite of a large folio.
             if let Err(w) = self.folio_page_mkwrite(head) {
                 self.unlock_page(head);
@@ -791,7 +791,7 @@ impl Sim {
                 return Err(w);
             }
         }
-        let whole = if self.mem[head as usize].flags & pg::HEAD != 0 {
+        let whole = if in_large_folio {
             let size_pages = self.inode(ino).size.div_ceil(PAGE_SIZE);
             self.whole_folio_vpn(vma, head, vpn, index, size_pages)
         } else {
@@ -1241,8 +1241,7 @@ impl Sim {
             // dirties it whole and wp_page_reuse makes this PTE writable.
             if !anon {
                 let head = self.folio_head(pfn);
-                let large = head != pfn || self.mem[head as usize].flags & pg::HEAD != 0;
-                if large && self.features.map_entire_folio {
+                if self.mem[head as usize].flags & pg::HEAD != 0 && self.features.map_entire_folio {
                     self.folio_page_mkwrite(head)?;
                 } else {
                     self.split_if_large(pfn);

@@ -1910,6 +1910,15 @@ impl Sim {
         v
     }
 
+    /// The frames of the folio headed by `head` (head first, then its tails in index
+    /// order), in a page list from the pool.
+    #[inline]
+    pub(crate) fn folio_frames(&mut self, head: crate::mm::page::Pfn) -> Vec<crate::mm::page::Pfn> {
+        let mut v = self.pfn_buf_of(head);
+        self.folio_tails(head, &mut v);
+        v
+    }
+
     /// Give a page list back to the pool.
     #[inline]
     pub(crate) fn give_pfn_buf(&mut self, mut v: Vec<crate::mm::page::Pfn>) {

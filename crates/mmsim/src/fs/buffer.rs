@@ -185,9 +185,7 @@ impl Sim {
     /// `out`. A folio without block state (dirtied whole) writes every block.
     pub fn folio_start_block_writes(&mut self, head: Pfn, out: &mut Vec<Pfn>) {
         let nr = self.folio_nr_pages(head);
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let fb = self.folio_blocks.entry(head).or_default();
         let whole = fb.dirty.iter().all(|w| *w == 0);
         for k in 0..nr {

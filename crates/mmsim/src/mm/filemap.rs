@@ -732,9 +732,7 @@ impl Sim {
             pos / PAGE_SIZE - first,
             (pos + bytes - 1) / PAGE_SIZE - first,
         );
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         if created && !pos.is_multiple_of(PAGE_SIZE) {
             // The first block's head is zeroed (a hole, or beyond i_size).
             let keep = self.inode(ino).expected_at(first);

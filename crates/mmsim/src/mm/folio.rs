@@ -225,9 +225,7 @@ impl Sim {
         self.get_page(head);
         let tag = self.xa_charge_tag();
         self.inode_mut(ino).mapping.tree.charge_tag = tag;
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let mut shadow = None;
         for (k, &f) in frames.iter().enumerate() {
             let idx = index + k as u64;

@@ -935,9 +935,7 @@ impl Sim {
         held: Option<Pfn>,
         write: bool,
     ) -> u32 {
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let mut mapped = 0;
         for (k, &f) in frames.iter().enumerate() {
             let v = first + k as u64;

@@ -233,9 +233,7 @@ impl Sim {
         target: crate::mm::memcontrol::MemcgId,
     ) -> (u32, u64) {
         let ino = self.mem[head as usize].mapping;
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let (mut referenced, mut vm_flags) = (0, 0);
         let nr_vmas = self
             .inodes
@@ -376,9 +374,7 @@ impl Sim {
     /// the folio: the walk then goes on with the pages still in it.
     #[cold]
     fn try_to_unmap_large(&mut self, head: Pfn, batch: bool) -> TtuResult {
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let mut ret = TtuResult::Success;
         for &f in &frames {
             if self.folio_head(f) != head {
@@ -405,9 +401,7 @@ impl Sim {
         if self.mem[head as usize].flags & pg::HEAD == 0 {
             return self.page_mkclean(head);
         }
-        let mut frames = self.take_pfn_buf();
-        frames.push(head);
-        self.folio_tails(head, &mut frames);
+        let frames = self.folio_frames(head);
         let mut dirty = false;
         for &f in &frames {
             dirty |= self.page_mkclean(f);

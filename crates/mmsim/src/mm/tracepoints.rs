@@ -41,6 +41,16 @@ pub struct ShrinkInactive {
     pub nr_congested: u64,
     /// Pages kswapd met under writeback on a node flagged for it (nr_immediate).
     pub nr_immediate: u64,
+    /// Anonymous pages activated (nr_activate_anon).
+    #[serde(default)]
+    pub nr_activate_anon: u64,
+    /// File pages activated (nr_activate_file): referenced twice, under writeback or
+    /// dirty where the writeback-activate rule applies, or not freeable.
+    #[serde(default)]
+    pub nr_activate_file: u64,
+    /// Mapped pages referenced once, kept for another trip round the list (nr_ref_keep).
+    #[serde(default)]
+    pub nr_ref_keep: u64,
     /// Events by priority, index = priority (0 … 12).
     pub by_priority: [u64; NR_PRIORITIES],
 }
@@ -120,6 +130,9 @@ impl Tracepoints {
                 s.nr_writeback += num(rest, "nr_writeback");
                 s.nr_congested += num(rest, "nr_congested");
                 s.nr_immediate += num(rest, "nr_immediate");
+                s.nr_activate_anon += num(rest, "nr_activate_anon");
+                s.nr_activate_file += num(rest, "nr_activate_file");
+                s.nr_ref_keep += num(rest, "nr_ref_keep");
                 let p = num(rest, "priority") as usize;
                 s.by_priority[p.min(NR_PRIORITIES - 1)] += 1;
             }

@@ -1155,7 +1155,6 @@ impl Sim {
         let mut st = ShrinkStat::default();
         let mut ret = self.take_pfn_buf();
         let mut free = self.take_pfn_buf();
-        let mut nr_activate = 0;
         for &pfn in list.iter() {
             self.charge(self.costs.mem_access_ps * 4);
             if !self.trylock_page(pfn) {
@@ -1226,7 +1225,7 @@ impl Sim {
                 }
                 if self.features.writeback_activate {
                     // v4.11: move it out of the reclaimer's way until it is written.
-                    self.activate_locked(pfn, &mut nr_activate);
+                    self.activate_locked(pfn, &mut st);
                 }
                 self.unlock_page(pfn);
                 ret.push(pfn);
@@ -1239,12 +1238,13 @@ impl Sim {
             };
             match references {
                 PageReferences::Activate => {
-                    self.activate_locked(pfn, &mut nr_activate);
+                    self.activate_locked(pfn, &mut st);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
                 }
                 PageReferences::Keep => {
+                    st.nr_ref_keep += nr_pages;
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -1263,7 +1263,7 @@ impl Sim {
                 // (A swap-cache page without an anon mapping is a swap-in nobody has mapped
                 // yet, e.g. readahead, or a tmpfs page swapped out: clean and unmapped, it
                 // is removed below.)
-                self.activate_locked(pfn, &mut nr_activate);
+                self.activate_locked(pfn, &mut st);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1274,7 +1274,7 @@ impl Sim {
                 && !self.mem[pfn as usize].test(pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))
             {
-                self.activate_locked(pfn, &mut nr_activate);
+                self.activate_locked(pfn, &mut st);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1282,7 +1282,7 @@ impl Sim {
             if self.folio_mapped(pfn) && sc.may_unmap {
                 match self.try_to_unmap(pfn, true) {
                     crate::mm::rmap::TtuResult::Fail => {
-                        self.activate_locked(pfn, &mut nr_activate);
+                        self.activate_locked(pfn, &mut st);
                         self.unlock_page(pfn);
                         ret.push(pfn);
                         continue;
@@ -1315,7 +1315,7 @@ impl Sim {
                     self.vmstat.add(VmItem::NrVmscanImmediateReclaim, nr);
                     self.SetPageReclaim(pfn);
                     if self.features.writeback_activate {
-                        self.activate_locked(pfn, &mut nr_activate);
+                        self.activate_locked(pfn, &mut st);
                     }
                     self.unlock_page(pfn);
                     ret.push(pfn);
@@ -1334,7 +1334,7 @@ impl Sim {
                     let pr = self.enter(KFunc::Pageout);
                     self.leave(pr);
                     st.nr_unqueued_dirty += nr_pages * u64::from(!count_at_check);
-                    self.activate_locked(pfn, &mut nr_activate);
+                    self.activate_locked(pfn, &mut st);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -1342,7 +1342,7 @@ impl Sim {
                 if !self.pageout(pfn) {
                     // shmem_writepage found no swap slot, or zswap kept the page in
                     // memory (memory.zswap.writeback off): redirtied, activated.
-                    self.activate_locked(pfn, &mut nr_activate);
+                    self.activate_locked(pfn, &mut st);
                     self.unlock_page(pfn);
                     ret.push(pfn);
                     continue;
@@ -1362,7 +1362,7 @@ impl Sim {
             {
                 // filemap_release_folio fails: the journal, a CPU's bh_lrus or a waiting
                 // reader holds a buffer of the page (try_to_free_buffers: buffer_busy).
-                self.activate_locked(pfn, &mut nr_activate);
+                self.activate_locked(pfn, &mut st);
                 self.unlock_page(pfn);
                 ret.push(pfn);
                 continue;
@@ -1388,7 +1388,10 @@ impl Sim {
             st.reclaimed += self.mem[pfn as usize].nr_pages();
             free.push(pfn);
         }
-        self.vmstat.add(VmItem::Pgactivate, nr_activate);
+        self.vmstat.add(
+            VmItem::Pgactivate,
+            (st.nr_activate[0] + st.nr_activate[1]) as i64,
+        );
         // Seed 002: every deferred TLB flush happens before the batch's pages are freed.
         self.try_to_unmap_flush();
         for &pfn in &free {
@@ -1440,8 +1443,9 @@ impl Sim {
     }
 
     /// shrink_page_list's activate_locked: the isolated page goes back active
-    /// (PG_active, pgactivate in its memcg; the node's count is added at the end).
-    fn activate_locked(&mut self, pfn: Pfn, nr_activate: &mut i64) {
+    /// (PG_active, pgactivate in its memcg; reclaim_stat's nr_activate, which the
+    /// node's count adds at the end).
+    fn activate_locked(&mut self, pfn: Pfn, st: &mut ShrinkStat) {
         if self.mem[pfn as usize].test(pg::MLOCKED) {
             // An mlocked page is not activated: it goes back to the unevictable list
             // (v4.x's cull_mlocked; `if (!folio_test_mlocked(folio))` since), and its swap
@@ -1456,9 +1460,11 @@ impl Sim {
             self.try_to_free_swap(pfn);
         }
         self.SetPageActive(pfn);
-        let nr = self.mem[pfn as usize].nr_pages() as i64;
-        *nr_activate += nr;
-        self.count_memcg_page_event(pfn, VmItem::Pgactivate, nr);
+        let nr = self.mem[pfn as usize].nr_pages();
+        // stat->nr_activate[type]: 0 anon, 1 file (folio_is_file_lru).
+        let file = !self.mem[pfn as usize].test(pg::SWAPBACKED);
+        st.nr_activate[usize::from(file)] += nr;
+        self.count_memcg_page_event(pfn, VmItem::Pgactivate, nr as i64);
     }
 
     /// __remove_mapping: under tree_lock, freeze the page's references at 2 (cache +
@@ -1954,6 +1960,9 @@ impl Sim {
         t.nr_writeback += stat.nr_writeback;
         t.nr_congested += stat.nr_congested;
         t.nr_immediate += stat.nr_immediate;
+        t.nr_activate_anon += stat.nr_activate[0];
+        t.nr_activate_file += stat.nr_activate[1];
+        t.nr_ref_keep += stat.nr_ref_keep;
         let p = (priority as usize).min(crate::mm::tracepoints::NR_PRIORITIES - 1);
         t.by_priority[p] += 1;
     }
@@ -2001,6 +2010,10 @@ pub(crate) struct ShrinkStat {
     pub(crate) nr_congested: u64,
     pub(crate) nr_immediate: u64,
     pub(crate) nr_pageout: u64,
+    /// Pages activated, [anon, file] (nr_activate[type]).
+    pub(crate) nr_activate: [u64; 2],
+    /// Mapped pages referenced once and kept for another trip (FOLIOREF_KEEP).
+    pub(crate) nr_ref_keep: u64,
 }
 
 fn isolated_item(file: bool) -> VmItem {

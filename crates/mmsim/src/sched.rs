@@ -183,6 +183,10 @@ pub struct Task {
     /// kernel's VM_FAULT_RETRY, after which the fault runs again with FAULT_FLAG_TRIED (a
     /// sleep inside an allocation is not one).
     pub fault_retry_tried: bool,
+    /// The fault in progress (`fault_retry`) found its page missing (VM_FAULT_MAJOR) in
+    /// an attempt that slept inside (an allocation's reclaim, its readahead's charge):
+    /// the attempt resumed is the same one, major, its miss counted.
+    pub fault_retry_major: bool,
     /// The memory cgroup the task runs in.
     pub memcg: crate::mm::memcontrol::MemcgId,
     /// Pages charged above memory.high since the last return to user space
@@ -238,6 +242,7 @@ impl Task {
             group_exit: false,
             oom_score_adj: 0,
             fault_retry: None,
+            fault_retry_major: false,
             fault_retry_tried: false,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
             memcg_nr_pages_over_high: 0,

@@ -560,8 +560,9 @@ impl Sim {
             self.leave(prev);
             return Err(w);
         }
-        self.fault_was_major = false;
         let retry = self.tasks[tid].fault_retry == Some(vpn);
+        // An attempt resumed after a sleep inside it continues it: major if it was.
+        self.fault_was_major = retry && self.tasks[tid].fault_retry_major;
         self.fault_tried = retry;
         // lru_gen_enter_fault: a VMA with recency (not MADV_SEQUENTIAL / MADV_RANDOM).
         self.lru_gen_in_fault = self.lru_gen_enabled()
@@ -606,6 +607,7 @@ impl Sim {
         let t = &mut self.tasks[tid];
         t.fault_retry = resumed.then_some(vpn);
         t.fault_retry_tried = resumed && (retry_attempt || tried);
+        t.fault_retry_major = resumed && !retry_attempt && self.fault_was_major;
         self.leave(prev);
         r
     }
@@ -641,6 +643,7 @@ impl Sim {
         let t = &mut self.tasks[tid];
         t.fault_retry = None;
         t.fault_retry_tried = false;
+        t.fault_retry_major = false;
     }
 
     /// VM_FAULT_OOM: the allocation failed after the OOM killer ran (the fault ends with an
@@ -1047,15 +1050,27 @@ impl Sim {
                 s.find_get_page(ino, index)
             }
         };
+        let (vflags, mut ra, mut miss) = {
+            let v = &self.mm(mm).vmas[&vma_start];
+            (v.flags, v.ra, v.mmap_miss)
+        };
+        if ra.resume.is_some() {
+            if self.fault_tried {
+                // This fault's readahead slept in a charge (the kernel's task sleeps
+                // inside the allocation and carries on): the window goes on first.
+                if let Err(w) = self.ra_resume(ino, &mut ra) {
+                    self.set_fault_ra(mm, vma_start, ra, miss);
+                    return Err(w);
+                }
+            } else {
+                ra.resume = None; // left by a fault that did not come back
+            }
+        }
         let mut page = lookup(self);
         if let Some(p) = page {
             // filemap_get_folio → __filemap_get_folio: the page is wanted, not dropped.
             self.clear_dropbehind_unless_uncached(self.folio_head(p));
         }
-        let (vflags, mut ra, mut miss) = {
-            let v = &self.mm(mm).vmas[&vma_start];
-            (v.flags, v.ra, v.mmap_miss)
-        };
         match page {
             // do_async_mmap_readahead, not on the retry of a fault that slept
             // (FAULT_FLAG_TRIED; 2.6.30's did_readaround: the miss that read the page
@@ -1065,32 +1080,50 @@ impl Sim {
             Some(p) if !self.fault_tried && vflags & crate::mm::rmap::VM_RAND_READ == 0 => {
                 let marker_rule = self.features.mmap_readaround_marker;
                 let head = self.folio_head(p);
+                miss = miss.saturating_sub(1);
                 if self.PageReadahead(head)
                     && (marker_rule || vflags & crate::mm::rmap::VM_SEQ_READ != 0)
                 {
                     let req = if marker_rule { ra.ra_pages } else { 1 };
-                    // (The fault's readahead does not sleep in its charge: no error.)
-                    let _ = self.page_cache_async_readahead(
+                    if let Err(w) = self.page_cache_async_readahead(
                         ino,
                         &mut ra,
                         head,
                         index,
                         req,
-                        RaSleep::Never,
-                    );
+                        RaSleep::Fault,
+                    ) {
+                        // Its charge sleeps: the fault is resumed after (the page looked
+                        // up again then; the kernel holds it meanwhile).
+                        self.put_page(head);
+                        self.set_fault_ra(mm, vma_start, ra, miss);
+                        return Err(w);
+                    }
                 }
-                miss = miss.saturating_sub(1);
             }
             Some(_) => {}
+            None if self.fault_was_major => {
+                // The fault resumed after its readahead slept (its window went on above):
+                // the miss was counted and read around by the attempt that slept.
+                major = true;
+                page = lookup(self);
+            }
             None => {
-                // do_sync_mmap_readahead (nothing when the file's ra_pages is 0)
+                // VM_FAULT_MAJOR: counted where the miss is found, before the readahead.
+                major = true;
+                self.vmstat.inc(VmItem::Pgmajfault);
+                self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
+                self.fault_was_major = true;
+                // do_sync_mmap_readahead (nothing when the file's ra_pages is 0); a charge
+                // of its that sleeps sleeps the fault, resumed with the window after.
                 let rap = ra.ra_pages;
                 let marker_rule = self.features.mmap_readaround_marker;
+                let mut slept = Ok(());
                 if rap == 0 {
                 } else if vflags & crate::mm::rmap::VM_SEQ_READ != 0 {
                     let req = if marker_rule { rap } else { 1 };
-                    let _ =
-                        self.page_cache_sync_readahead(ino, &mut ra, index, req, RaSleep::Never);
+                    slept =
+                        self.page_cache_sync_readahead(ino, &mut ra, index, req, RaSleep::Fault);
                 } else if vflags & crate::mm::rmap::VM_RAND_READ == 0 {
                     miss = (miss + 1).min(1000);
                     if miss <= 100 {
@@ -1103,22 +1136,20 @@ impl Sim {
                         ra.size = rap;
                         ra.async_size = if marker_rule { rap / 4 } else { 0 };
                         ra.order = 0;
-                        self.__do_page_cache_readahead(ino, ra.start, ra.size, ra.async_size);
+                        let (start, size, async_size) = (ra.start, ra.size, ra.async_size);
+                        slept = self
+                            .do_page_cache_ra(ino, &mut ra, start, size, async_size, RaSleep::Fault)
+                            .map(|_| ());
                     }
                 }
-                major = true;
-                // VM_FAULT_MAJOR: counted where the miss is found.
-                self.vmstat.inc(VmItem::Pgmajfault);
-                self.count_memcg_events(self.current_memcg(), VmItem::Pgmajfault, 1);
-                self.fault_was_major = true;
+                if let Err(w) = slept {
+                    self.set_fault_ra(mm, vma_start, ra, miss);
+                    return Err(w);
+                }
                 page = lookup(self);
             }
         }
-        {
-            let v = self.mm_mut(mm).vmas.get_mut(&vma_start).expect("vma");
-            v.ra = ra;
-            v.mmap_miss = miss;
-        }
+        self.set_fault_ra(mm, vma_start, ra, miss);
         let pfn = match page {
             Some(p) => p,
             None => {
@@ -1154,6 +1185,19 @@ impl Sim {
             return Ok(None); // VM_FAULT_SIGBUS
         }
         Ok(Some((pfn, major)))
+    }
+
+    /// Store a fault's readahead state and mmap_miss back in its VMA (`file->f_ra`).
+    fn set_fault_ra(
+        &mut self,
+        mm: u32,
+        vma_start: u64,
+        ra: crate::mm::readahead::RaState,
+        miss: u32,
+    ) {
+        let v = self.mm_mut(mm).vmas.get_mut(&vma_start).expect("vma");
+        v.ra = ra;
+        v.mmap_miss = miss;
     }
 
     /// A fault's new page-cache page for `ino` at `index`, charged to the faulting task's

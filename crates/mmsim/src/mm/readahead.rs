@@ -77,14 +77,18 @@ pub struct RaResume {
     pub order: u32,
 }
 
-/// Whether a readahead allocation may sleep in its memcg charge.
+/// Whether a readahead allocation may sleep in its charge (the reclaim it runs may
+/// throttle: reclaim_throttle, or wait on a page's writeback).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RaSleep {
-    /// A charge that would sleep ends the readahead (the fault path, fadvise, the
-    /// inode table's readahead).
+    /// A charge that would sleep ends the readahead (fadvise, the inode table's
+    /// readahead).
     Never,
     /// A read's readahead: the reader sleeps and continues the window after.
     Read,
+    /// A page fault's readahead (do_sync_mmap_readahead, do_async_mmap_readahead): the
+    /// faulting task sleeps, and the fault, resumed, continues the window first.
+    Fault,
 }
 
 impl RaState {
@@ -338,8 +342,8 @@ impl Sim {
     /// page_cache_ra_order's loop from `w.next`: allocate, charge and add the folios up
     /// to `w.limit`, then read them. `retried`: the first folio's charge already slept
     /// once (its __GFP_NORETRY charge gives up rather than sleep again). A charge that
-    /// must sleep under [`RaSleep::Read`] (not the retried one) stops the loop, leaves
-    /// `ra.resume` and returns the wait.
+    /// must sleep under [`RaSleep::Read`] or [`RaSleep::Fault`] (not the retried one)
+    /// stops the loop, leaves `ra.resume` and returns the wait.
     fn ra_alloc_folios(
         &mut self,
         ino: u32,
@@ -385,7 +389,7 @@ impl Sim {
             }
             let head = match self.alloc_folio_charged(order, gfp, memcg) {
                 Ok(Some(head)) => head,
-                Err(wait) if sleep == RaSleep::Read && !(retried && index == w.next) => {
+                Err(wait) if sleep != RaSleep::Never && !(retried && index == w.next) => {
                     ra.resume = Some(RaResume { next: index, ..w });
                     slept = Some(wait);
                     break;
@@ -425,8 +429,8 @@ impl Sim {
         Ok(total)
     }
 
-    /// Continue the readahead a read left when a charge slept (`RaState::resume`), the
-    /// folio whose charge slept first.
+    /// Continue the readahead a read or a fault left when a charge slept
+    /// (`RaState::resume`), the folio whose charge slept first.
     pub fn ra_resume(&mut self, ino: u32, ra: &mut RaState) -> Result<u64, Wait> {
         let Some(w) = ra.resume.take() else {
             return Ok(0);
@@ -642,8 +646,9 @@ impl Sim {
     }
 
     /// do_page_cache_ra for a file's readahead state `ra`: [`Sim::__do_page_cache_readahead`]
-    /// whose charge may sleep under [`RaSleep::Read`] (leaving `ra.resume`).
-    fn do_page_cache_ra(
+    /// whose charge may sleep under [`RaSleep::Read`] or [`RaSleep::Fault`] (leaving
+    /// `ra.resume`).
+    pub(crate) fn do_page_cache_ra(
         &mut self,
         ino: u32,
         ra: &mut RaState,
@@ -659,8 +664,8 @@ impl Sim {
     /// The loop of __do_page_cache_readahead from `w.next` to `w.limit` (within i_size):
     /// allocate each missing page, mark the one at `w.mark`, read them. `retried`: the
     /// first allocation's charge already slept once (it gives up rather than sleep
-    /// again). A charge that must sleep under [`RaSleep::Read`] (not the retried one)
-    /// stops the loop, leaves `ra.resume` and returns the wait.
+    /// again). A charge that must sleep under [`RaSleep::Read`] or [`RaSleep::Fault`]
+    /// (not the retried one) stops the loop, leaves `ra.resume` and returns the wait.
     fn ra_alloc_pages(
         &mut self,
         ino: u32,
@@ -690,7 +695,7 @@ impl Sim {
                 fs: !self.features.readahead_nofs && !self.is_inode_table(ino),
                 ..Gfp::KERNEL
             };
-            let may_sleep = sleep == RaSleep::Read && ra.is_some();
+            let may_sleep = sleep != RaSleep::Never && ra.is_some();
             let mut first = true;
             for idx in w.next..=w.limit {
                 if idx > end_index {

@@ -2846,3 +2846,88 @@ fn throttled_reclaim_counts_the_writeback_completed_while_it_sleeps() {
         m.check();
     }
 }
+
+/// A page fault's read-around whose charge must sleep (6.18, cgroup v1: limit reclaim
+/// meets only dirty pages, wakes the flushers and sleeps in reclaim_throttle, which
+/// throttles any user task): the faulting task sleeps there, and the fault, resumed,
+/// reads the rest of its window (`RaState::resume`) before it maps the page — one major
+/// fault, its miss counted once (pgmajfault, maj_flt). (mmsim used to end such a
+/// readahead where its charge failed, and the fault's own allocation then slept and
+/// counted the miss again.)
+#[test]
+fn a_fault_sleeps_in_its_readaround_charge_and_resumes_the_window() {
+    let text = format!(
+        "cgroup_version = 1\n{}\ncgroup = \"a\"\n\n[[cgroups]]\nname = \"a\"\n\
+         memory_max = \"8MiB\"\n{}",
+        unit_machine_toml(
+            "unit",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"1MiB\""
+        ),
+        common::file_toml("/mnt/data", 1 << 20, true)
+    );
+    let mut features = mmsim::kernel::KernelEra::V6_18
+        .features("patched")
+        .expect("preset");
+    features.large_folios = false;
+    features.memcg_charge_stock = false; // charges go to the counter, page by page
+    features.memcg_stats_ratelimited = false;
+    let mut m = M::new(&text, features);
+    let a = m.sim.memcg_by_name("a").expect("cgroup a");
+    let tid = m.tid;
+    common::run_on(&mut m.sim, 0, tid);
+    // Dirty pages the flusher has not reached, then a limit 8 pages above the usage.
+    let (fd, _) = m.open("/mnt/f");
+    m.write(fd, 256 * PAGE_SIZE);
+    m.sim.lru_add_drain();
+    let (_, ino) = m.open("/mnt/data");
+    let base =
+        common::mmap_at(&mut m.sim, tid, Some("/mnt/data"), 1 << 20, 0, 1, false) / PAGE_SIZE;
+    let usage = m.sim.memcgs[a as usize].usage;
+    m.sim.memcgs[a as usize].max = usage + 8;
+    let fault = |m: &mut M| {
+        let mut progress = 0;
+        m.sim.sys_touch(
+            tid,
+            (base + 128) * PAGE_SIZE,
+            PAGE_SIZE,
+            PAGE_SIZE,
+            false,
+            &mut progress,
+        )
+    };
+    // The read-around window is [112, 144): a charge before the fault's page sleeps.
+    let r = fault(&mut m);
+    assert!(matches!(r, Err(Wait::Until(_))), "{r:?}");
+    let cached = |m: &M| {
+        (112..144)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count()
+    };
+    // (The 8 pages of room less the fault's page-table page, charged too.)
+    let before = cached(&m);
+    assert!(
+        (1..16).contains(&before),
+        "the window up to the charge that slept: {before} pages"
+    );
+    assert!(!matches!(m.entry(ino, 128), Entry::Page(_)), "not yet");
+    assert_eq!(m.vm(VmItem::Pgmajfault), 1);
+    assert_eq!(m.sim.tracepoints.mm_vmscan_throttled.writeback, 1);
+    // Room again (the dirty file goes); the fault resumes.
+    m.close(fd);
+    assert_eq!(m.unlink("/mnt/f"), OpResult::None);
+    m.sim.memcgs[a as usize].max = usage + 1024;
+    let r = fault(&mut m);
+    assert!(matches!(r, Err(Wait::PageLocked(_))), "{r:?}: the page is being read");
+    assert_eq!(cached(&m), 32, "the whole window read");
+    complete_io(&mut m.sim);
+    assert_eq!(fault(&mut m), Ok(OpResult::Bytes(PAGE_SIZE)));
+    assert_eq!(m.vm(VmItem::Pgmajfault), 1, "one miss");
+    assert_eq!(m.vm(VmItem::Pgfault), 1, "one fault");
+    assert_eq!(
+        (m.sim.tasks[tid].stats.majflt, m.sim.tasks[tid].stats.minflt),
+        (1, 0)
+    );
+    complete_io(&mut m.sim);
+    m.check();
+}

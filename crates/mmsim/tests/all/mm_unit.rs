@@ -2918,7 +2918,10 @@ fn a_fault_sleeps_in_its_readaround_charge_and_resumes_the_window() {
     assert_eq!(m.unlink("/mnt/f"), OpResult::None);
     m.sim.memcgs[a as usize].max = usage + 1024;
     let r = fault(&mut m);
-    assert!(matches!(r, Err(Wait::PageLocked(_))), "{r:?}: the page is being read");
+    assert!(
+        matches!(r, Err(Wait::PageLocked(_))),
+        "{r:?}: the page is being read"
+    );
     assert_eq!(cached(&m), 32, "the whole window read");
     complete_io(&mut m.sim);
     assert_eq!(fault(&mut m), Ok(OpResult::Bytes(PAGE_SIZE)));

@@ -187,6 +187,9 @@ pub struct Task {
     /// an attempt that slept inside (an allocation's reclaim, its readahead's charge):
     /// the attempt resumed is the same one, major, its miss counted.
     pub fault_retry_major: bool,
+    /// The node whose reclaim_throttle the task slept in and has not run since
+    /// (`Sim::reclaim_throttled`).
+    pub reclaim_throttled_on: Option<u32>,
     /// The memory cgroup the task runs in.
     pub memcg: crate::mm::memcontrol::MemcgId,
     /// Pages charged above memory.high since the last return to user space
@@ -243,6 +246,7 @@ impl Task {
             oom_score_adj: 0,
             fault_retry: None,
             fault_retry_major: false,
+            reclaim_throttled_on: None,
             fault_retry_tried: false,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
             memcg_nr_pages_over_high: 0,

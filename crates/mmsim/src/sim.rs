@@ -1032,10 +1032,10 @@ pub struct Sim {
     pub swap_cgroup: Vec<crate::mm::memcontrol::MemcgId>,
     /// Shadow entries of swapped-out anon pages, by slot (0 = none; v5.9 anon workingset).
     pub swap_shadows: Vec<u64>,
-    /// Tasks sleeping in reclaim_throttle, per node: (task, the end of its timeout). Its
-    /// length is the node's nr_writeback_throttled; a task leaves it when woken by
-    /// completions or when its timeout has passed (the kernel's atomic_dec after the
-    /// sleep).
+    /// Tasks sleeping in reclaim_throttle, per node: (task, the end of its timeout; the
+    /// time it was woken, if completions woke it). Its length is the node's
+    /// nr_writeback_throttled; a task leaves it when it runs again after the sleep (the
+    /// kernel's atomic_dec once schedule_timeout returns, `reclaim_throttle_done`).
     pub reclaim_throttled: Vec<Vec<(TaskId, Ps)>>,
     /// Tracepoint totals of the reclaim tracepoints (`crate::mm::tracepoints`).
     pub tracepoints: crate::mm::tracepoints::Tracepoints,
@@ -2560,6 +2560,9 @@ impl Sim {
                 self.switch_mm(c, tid);
             }
             self.hash_event(3, tid as u64);
+            if self.tasks[tid].reclaim_throttled_on.is_some() {
+                self.reclaim_throttle_done(tid);
+            }
             if !self.tasks[tid].is_kthread() {
                 self.last_user_step_ps = self.last_user_step_ps.max(now);
             }

@@ -1921,7 +1921,7 @@ impl Sim {
     ) -> crate::sched::Wait {
         let now = self.now();
         let list = &mut self.reclaim_throttled[node];
-        list.retain(|&(t, until)| t != tid && until >= now);
+        list.retain(|&(t, _)| t != tid);
         if list.is_empty() {
             // The first sleeper: completions count from here (nr_reclaim_start).
             self.reclaim[node].nr_reclaim_start = self.reclaim[node].nr_throttled_written;
@@ -1929,7 +1929,18 @@ impl Sim {
         self.tracepoints.mm_vmscan_throttled.writeback += 1;
         let until = now + THROTTLE_WRITEBACK_PS;
         self.reclaim_throttled[node].push((tid, until));
+        self.tasks[tid].reclaim_throttled_on = Some(node as u32);
         crate::sched::Wait::Until(until)
+    }
+
+    /// Task `tid` runs again after a reclaim_throttle sleep on `node` (woken by
+    /// completions or by its timeout): it leaves the node's throttled tasks (the kernel's
+    /// atomic_dec of nr_writeback_throttled once schedule_timeout returns). Until then
+    /// the writeback completing on the node counts in nr_throttled_written.
+    pub fn reclaim_throttle_done(&mut self, tid: crate::sched::TaskId) {
+        if let Some(node) = self.tasks[tid].reclaim_throttled_on.take() {
+            self.reclaim_throttled[node as usize].retain(|&(t, _)| t != tid);
+        }
     }
 
     /// The timer of task `tid`'s sleep fired at `t`: when that sleep is a
@@ -1974,13 +1985,8 @@ impl Sim {
         if self.reclaim_throttled[node].is_empty() {
             return;
         }
-        // Sleepers whose sleep ended before now have left (the atomic_dec of
-        // nr_writeback_throttled once they run again).
+        // (A sleeper leaves once it runs again, `reclaim_throttle_done`.)
         let now = self.now();
-        self.reclaim_throttled[node].retain(|&(_, until)| until >= now);
-        if self.reclaim_throttled[node].is_empty() {
-            return;
-        }
         self.vmstat.add(VmItem::NrThrottledWritten, nr as i64);
         let st = &mut self.reclaim[node];
         st.nr_throttled_written += nr;

@@ -1790,6 +1790,25 @@ impl Sim {
         self.cur.func = f;
     }
 
+    /// A syscall's entry from the running context: `user_ps` of user time (mode and
+    /// function `User`) to set up the call, then the kernel's entry (system mode, function
+    /// `SysEnter`), its cost left to the caller. The same sums as `set_mode(User)`,
+    /// `set_func(User)`, `charge(user_ps)`, `set_mode(System)`, `set_func(SysEnter)`: the
+    /// running mode's and function's time so far is accounted, the user time added to
+    /// the user slots directly.
+    #[inline]
+    pub(crate) fn syscall_entry(&mut self, user_ps: Ps) {
+        self.account_func();
+        self.account_mode();
+        self.profile.add(KFunc::User, user_ps);
+        self.cpus[self.cur.cpu].mode_ps[Mode::User as usize] += user_ps;
+        self.clock += user_ps;
+        self.cur.func = KFunc::SysEnter;
+        self.cur.mode = Mode::System;
+        self.func_since = self.clock;
+        self.mode_since = self.clock;
+    }
+
     /// The running CPU changes mode (user, system, interrupt).
     #[inline]
     pub(crate) fn set_mode(&mut self, m: Mode) {
@@ -2539,13 +2558,16 @@ impl Sim {
                 func: KFunc::Schedule,
                 mode: Mode::System,
             });
-            if let Some(m) = self.tasks[tid]
-                .mm
-                .and_then(|m| self.mms[m as usize].as_mut())
-            {
-                // lru_gen_use_mm: on a real CPU a running task is switched in again at every
-                // tick's and kworker's context switch; here it is at each of its steps.
-                m.lru_gen_bitmap = u64::MAX;
+            // lru_gen_use_mm: on a real CPU a running task is switched in again at every
+            // tick's and kworker's context switch; here it is at each of its steps. Only
+            // MGLRU's mm walk reads the bitmap.
+            if self.lru_gen_enabled() {
+                if let Some(m) = self.tasks[tid]
+                    .mm
+                    .and_then(|m| self.mms[m as usize].as_mut())
+                {
+                    m.lru_gen_bitmap = u64::MAX;
+                }
             }
             if self.last_ran[c] != Some(tid) {
                 if self.last_ran[c].is_some() {

@@ -109,15 +109,12 @@ impl Sim {
         );
         if !cur.entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
-            self.set_mode(Mode::User);
-            self.set_func(KFunc::User);
-            self.charge(self.costs.mem_access_ps * 20);
-            self.set_mode(Mode::System);
-            self.set_func(KFunc::SysEnter);
+            self.syscall_entry(self.costs.mem_access_ps * 20);
             self.charge(self.costs.syscall_ps);
             self.tasks[tid].stats.syscalls += 1;
+        } else {
+            self.set_mode(Mode::System);
         }
-        self.set_mode(Mode::System);
         let mut progress = cur.progress;
         let r = match &cur.op {
             Op::Open {

@@ -1846,6 +1846,23 @@ impl Sim {
         old
     }
 
+    /// `switch_ctx(new)` where `new` is on the running CPU and the function's time is
+    /// accounted up to the clock (a step that runs on after `continue_step`, which ended
+    /// the last one with `set_func(Idle)`; nothing charges in between): the same sums and
+    /// the same CPU state, without the function's zero time and the reload of the clock
+    /// that was just written back.
+    #[inline]
+    fn resume_ctx(&mut self, new: Ctx) {
+        debug_assert_eq!(new.cpu, self.cur.cpu);
+        debug_assert_eq!(self.func_since, self.clock);
+        self.account_mode();
+        let c = &mut self.cpus[self.cur.cpu];
+        c.clock_ps = self.clock;
+        c.store_drain_until_ps = self.drain_until;
+        self.cur = new;
+        self.mode_since = self.clock;
+    }
+
     /// Run on CPU `cpu` as task `task` (a caller that drives kernel functions itself, like
     /// the tests; the engine sets the context of each step).
     pub fn set_running(&mut self, cpu: CpuId, task: Option<TaskId>) {
@@ -2541,6 +2558,8 @@ impl Sim {
             self.rq_nonempty.clear(c);
         }
         let mut clock_before = clock_before;
+        // The task runs on after a step (`continue_step`): the CPU is already the running one.
+        let mut fused = false;
         loop {
             // psi_task_switch: the task takes the CPU (from a task preempted while runnable).
             if self.psi_oncpu[c] != Some(tid) {
@@ -2552,12 +2571,17 @@ impl Sim {
                 self.tasks[tid].psi_sleep_memstall = false;
                 self.psi_task_change(tid, now, crate::psi::flags::MEMSTALL, 0);
             }
-            self.switch_ctx(Ctx {
+            let ctx = Ctx {
                 cpu: c,
                 task: Some(tid),
                 func: KFunc::Schedule,
                 mode: Mode::System,
-            });
+            };
+            if fused {
+                self.resume_ctx(ctx);
+            } else {
+                self.switch_ctx(ctx);
+            }
             // lru_gen_use_mm: on a real CPU a running task is switched in again at every
             // tick's and kworker's context switch; here it is at each of its steps. Only
             // MGLRU's mm walk reads the bitmap.
@@ -2596,6 +2620,7 @@ impl Sim {
                 if self.continue_step(c, tid) {
                     now = self.clock;
                     clock_before = now;
+                    fused = true;
                     continue;
                 }
                 // Round robin: to the back of the queue.

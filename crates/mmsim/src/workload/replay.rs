@@ -25,7 +25,7 @@
 //! The program and its observer find each other through a thread-local list filled by
 //! [`Replay::new`] and drained by [`ReplayDriver::attach`] right after `Sim::new`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -267,20 +267,45 @@ pub struct ReplayCounters {
     pub error: Option<String>,
 }
 
+/// What the program and its observer exchange at every step: plain cells, read and
+/// written without a `RefCell` borrow (the program and the observer run one after the
+/// other on one thread and hold no reference into them).
+#[derive(Default)]
+pub struct Hot {
+    /// The next request, for the observer to look up.
+    pub pending: Cell<Option<Pending>>,
+    /// The program's next op may issue the pending request: only then does the observer
+    /// look it up (an observation counts only when made right before the issuing step).
+    pub pending_may_issue: Cell<bool>,
+    /// The observation: the sequence number it is for and each page's residency.
+    pub observed_seq: Cell<Option<u64>>,
+    /// Residency of the pending request's pages (taken and put back whole).
+    pub resident: Cell<Vec<bool>>,
+    /// Virtual time at the observation, ps (divided only where pacing needs ns).
+    pub now_ps: Cell<u64>,
+}
+
+impl std::fmt::Debug for Hot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let resident = self.resident.take();
+        let r = f
+            .debug_struct("Hot")
+            .field("pending", &self.pending.get())
+            .field("pending_may_issue", &self.pending_may_issue.get())
+            .field("observed_seq", &self.observed_seq.get())
+            .field("resident", &resident)
+            .field("now_ps", &self.now_ps.get())
+            .finish();
+        self.resident.set(resident);
+        r
+    }
+}
+
 /// The cell the program and its observer share.
 #[derive(Debug, Default)]
 pub struct Shared {
-    /// The next request, for the observer to look up.
-    pub pending: Option<Pending>,
-    /// The program's next op may issue the pending request: only then does the observer
-    /// look it up (an observation counts only when made right before the issuing step).
-    pub pending_may_issue: bool,
-    /// The observation: the sequence number it is for and each page's residency.
-    pub observed_seq: Option<u64>,
-    /// Residency of the pending request's pages.
-    pub resident: Vec<bool>,
-    /// Virtual time at the observation, ps (divided only where pacing needs ns).
-    pub now_ps: u64,
+    /// The per-step exchange.
+    pub hot: Rc<Hot>,
     /// An observer is attached.
     pub attached: bool,
     /// The counters.
@@ -326,6 +351,8 @@ pub struct Replay {
     spec: ReplaySpec,
     kind: TraceKind,
     shared: Rc<RefCell<Shared>>,
+    /// `shared`'s per-step cells.
+    hot: Rc<Hot>,
     reader: Option<TraceReader>,
     phase: Phase,
     /// Per file: descriptor and mapping.
@@ -510,6 +537,7 @@ impl Replay {
     /// A replay as the spec says; registers its shared cell for the observer.
     pub fn new(spec: ReplaySpec) -> Replay {
         let shared = Rc::new(RefCell::new(Shared::default()));
+        let hot = shared.borrow().hot.clone();
         PROBES.with(|p| p.borrow_mut().push(shared.clone()));
         let format = Format::parse(&spec.format).expect("validated when the scenario was read");
         let kind = format.kind();
@@ -522,6 +550,7 @@ impl Replay {
         Replay {
             kind,
             shared,
+            hot,
             reader: None,
             phase: Phase::Setup,
             open: vec![OpenState::default(); nfiles],
@@ -588,24 +617,22 @@ impl Replay {
 
     /// Publish `self.next` for the observer (when its file is open).
     fn publish_next(&mut self) {
-        let mut s = self.shared.borrow_mut();
-        s.pending = self.next.map(|p| Pending {
+        self.hot.pending.set(self.next.map(|p| Pending {
             seq: self.seq + 1,
             file: p.file,
             first_page: p.first_page,
             pages: p.pages,
-        });
+        }));
     }
 
     /// Publish the current (not yet issued) request for the observer.
     fn publish_cur(&mut self) {
-        let mut s = self.shared.borrow_mut();
-        s.pending = self.cur.map(|p| Pending {
+        self.hot.pending.set(self.cur.map(|p| Pending {
             seq: self.seq + 1,
             file: p.file,
             first_page: p.first_page,
             pages: p.pages,
-        });
+        }));
     }
 
     /// Account the request that just completed (sequence `self.seq`).
@@ -770,6 +797,10 @@ impl Replay {
                     if let Some(f) = self.close_after.take() {
                         let fd = self.open[f].fd.take().expect("open");
                         self.awaiting = Some(Await::Close);
+                        // The next call issues the next request only when its file is
+                        // open (else its open comes first).
+                        let may_issue = self.next.is_none_or(|p| self.open[p.file].fd.is_some());
+                        self.hot.pending_may_issue.set(may_issue);
                         return Op::Close { fd };
                     }
                 }
@@ -786,7 +817,7 @@ impl Replay {
             self.slept = false;
             let Some(_) = self.cur else {
                 self.phase = Phase::Done;
-                self.shared.borrow_mut().pending = None;
+                self.hot.pending.set(None);
                 return Op::TimerStop("replay".into());
             };
         }
@@ -807,7 +838,7 @@ impl Replay {
         // Pacing: sleep until the request's time.
         if self.spec.pace && !self.slept {
             self.slept = true;
-            let now = self.shared.borrow().now_ps / 1000;
+            let now = self.hot.now_ps.get() / 1000;
             let start = *self.start_ns.get_or_insert(now);
             let due = start + p.time_ns.saturating_sub(self.spec.layout.t0_ns);
             if due > now {
@@ -817,12 +848,12 @@ impl Replay {
         // Issue it, and publish the one after for the observer.
         self.seq += 1;
         self.in_flight = true;
-        {
-            let mut s = self.shared.borrow_mut();
-            self.cur_observed = s.observed_seq == Some(self.seq);
-            if self.cur_observed {
-                std::mem::swap(&mut self.cur_resident, &mut s.resident);
-            }
+        self.cur_observed = self.hot.observed_seq.get() == Some(self.seq);
+        if self.cur_observed {
+            self.cur_resident = self
+                .hot
+                .resident
+                .replace(std::mem::take(&mut self.cur_resident));
         }
         self.next = match self.read_next() {
             Ok(x) => x,
@@ -833,6 +864,15 @@ impl Replay {
         };
         self.publish_next();
         let fd = self.open[p.file].fd.expect("open");
+        if !self.needs_map() && p.obj.is_some() && self.open[p.file].addr.is_none() {
+            // An object file is opened, read and closed per request, as a server does: a
+            // new struct file each time, so a re-read of the same page is marked accessed
+            // (a re-read through one open file at the same position is not: the prev_pos
+            // rule of do_generic_file_read and filemap_read).
+            self.close_after = Some(p.file);
+        }
+        // Not the next call when it closes this request's file first.
+        self.hot.pending_may_issue.set(self.close_after.is_none());
         if self.needs_map() {
             let addr = self.open[p.file].addr.expect("mapped").get();
             Op::Touch {
@@ -841,55 +881,35 @@ impl Replay {
                 stride: PAGE_SIZE,
                 write: p.write,
             }
+        } else if p.write {
+            Op::Pwrite {
+                fd,
+                len: p.len,
+                pos: p.pos,
+            }
         } else {
-            if p.obj.is_some() && self.open[p.file].addr.is_none() {
-                // An object file is opened, read and closed per request, as a server
-                // does: a new struct file each time, so a re-read of the same page is
-                // marked accessed (a re-read through one open file at the same position
-                // is not: the prev_pos rule of do_generic_file_read and filemap_read).
-                self.close_after = Some(p.file);
+            Op::Pread {
+                fd,
+                len: p.len,
+                pos: p.pos,
             }
-            if p.write {
-                Op::Pwrite {
-                    fd,
-                    len: p.len,
-                    pos: p.pos,
-                }
-            } else {
-                Op::Pread {
-                    fd,
-                    len: p.len,
-                    pos: p.pos,
-                }
-            }
-        }
-    }
-}
-
-impl Replay {
-    /// Whether the call of `next_op` after the one that returned `op` may issue the
-    /// pending request (else the observer need not look it up before it): not after a
-    /// request that closes its file next, nor after that close when the next request's
-    /// file is not open (its open comes first).
-    fn next_call_may_issue(&self, op: &Op) -> bool {
-        match op {
-            Op::Pread { .. } | Op::Pwrite { .. } | Op::Touch { .. } => self.close_after.is_none(),
-            Op::Close { .. } => self.next.is_none_or(|p| self.open[p.file].fd.is_some()),
-            _ => true,
         }
     }
 }
 
 impl Program for Replay {
+    /// The next op. Whether the call after this one may issue the pending request (else
+    /// the observer need not look it up before it) is set here, true, and cleared by
+    /// `run_op` where it returns an op after which it is not: a request that closes its
+    /// file next, and that close when the next request's file is not open (its open comes
+    /// first).
     fn next_op(&mut self, last: &OpResult) -> Op {
-        let op = match self.phase {
+        self.hot.pending_may_issue.set(true);
+        match self.phase {
             Phase::Setup => self.setup_op(last),
             Phase::Run => self.run_op(last),
             Phase::Done => Op::Exit,
-        };
-        let may_issue = self.next_call_may_issue(&op);
-        self.shared.borrow_mut().pending_may_issue = may_issue;
-        op
+        }
     }
 }
 
@@ -914,7 +934,8 @@ pub struct ReplayDriver {
 /// published as pending (read-only); between top-level actions it keeps the largest page
 /// cache seen.
 struct ReplayObserver {
-    tasks: Vec<(crate::sched::TaskId, Rc<RefCell<Shared>>)>,
+    /// Per replay task: its id and its program's per-step cells.
+    tasks: Vec<(crate::sched::TaskId, Rc<Hot>)>,
     inos: Rc<Vec<Vec<Option<u32>>>>,
     cache_pages_max: Rc<std::cell::Cell<u64>>,
 }
@@ -942,15 +963,15 @@ impl crate::sim::StepObserver for ReplayObserver {
             return;
         };
         let t = &sim.tasks[tid];
-        let mut s = self.tasks[k].1.borrow_mut();
-        s.now_ps = clock_ps.max(t.ready_at_ps);
-        if !s.pending_may_issue {
+        let s = &self.tasks[k].1;
+        s.now_ps.set(clock_ps.max(t.ready_at_ps));
+        if !s.pending_may_issue.get() {
             return;
         }
-        let Some(p) = s.pending else {
+        let Some(p) = s.pending.get() else {
             return;
         };
-        Self::observe(&self.inos[k], sim, &mut s, p);
+        Self::observe(&self.inos[k], sim, s, p);
     }
 }
 
@@ -959,7 +980,7 @@ impl ReplayObserver {
     /// residency and the request's sequence number go to the shared cell `s`. Out of line:
     /// the calls of `before_next_op` that only note the time stay small.
     #[inline(never)]
-    fn observe(inos: &[Option<u32>], sim: &crate::sim::Sim, s: &mut Shared, p: Pending) {
+    fn observe(inos: &[Option<u32>], sim: &crate::sim::Sim, s: &Hot, p: Pending) {
         use crate::mm::radix_tree::Entry;
         let Some(Some(inode)) = inos
             .get(p.file)
@@ -970,13 +991,13 @@ impl ReplayObserver {
             return;
         };
         let tree = &inode.mapping.tree;
-        let mut resident = std::mem::take(&mut s.resident);
+        let mut resident = s.resident.take();
         resident.clear();
         for i in p.first_page..p.first_page + p.pages {
             resident.push(matches!(tree.lookup(i), Entry::Page(_)));
         }
-        s.resident = resident;
-        s.observed_seq = Some(p.seq);
+        s.resident.set(resident);
+        s.observed_seq.set(Some(p.seq));
     }
 }
 
@@ -1047,7 +1068,11 @@ impl ReplayDriver {
         self.host_start = std::time::Instant::now();
         let cache_pages_max = Rc::new(std::cell::Cell::new(self.cache_pages_max));
         let observer = ReplayObserver {
-            tasks: self.tasks.clone(),
+            tasks: self
+                .tasks
+                .iter()
+                .map(|(t, s)| (*t, s.borrow().hot.clone()))
+                .collect(),
             inos: self.inos.clone(),
             cache_pages_max: cache_pages_max.clone(),
         };

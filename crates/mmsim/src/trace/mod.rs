@@ -459,6 +459,17 @@ impl Iterator for TraceReader {
 }
 
 impl TraceReader {
+    /// The next request when one is decoded ahead, as `next` returns it then (None when
+    /// the batch is used up: `next` then decodes the next one or reports the end or an
+    /// error). The hot path of a caller that reads request by request.
+    #[inline(always)]
+    pub fn next_buffered(&mut self) -> Option<Request> {
+        let r = *self.batch.get(self.batch_pos)?;
+        self.batch_pos += 1;
+        self.records += 1;
+        Some(r)
+    }
+
     /// The batch is used up: report its error, or decode the next one.
     #[cold]
     fn next_slow(&mut self) -> Option<Result<Request, TraceError>> {

@@ -140,8 +140,15 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
     if kind == TraceKind::Object && o.object_map == ObjectMap::Range {
         l.files.push((format!("{}/objects", o.dir).into(), 0));
     }
-    for r in reader {
-        let r = r.map_err(|e| e.to_string())?;
+    let mut reader = reader;
+    loop {
+        let r = match reader.next_buffered() {
+            Some(r) => r,
+            None => match reader.next() {
+                Some(r) => r.map_err(|e| e.to_string())?,
+                None => break,
+            },
+        };
         if l.requests >= o.limit {
             break;
         }
@@ -386,6 +393,8 @@ pub struct Replay {
     cur_resident: Vec<bool>,
     /// Requests read from the trace so far.
     read_count: u64,
+    /// Requests to read at most (the spec's limit, at most the plan's requests).
+    limit: u64,
     /// Close this file after the request in flight (object files read with pread).
     close_after: Option<usize>,
 }
@@ -542,6 +551,7 @@ impl Replay {
         let format = Format::parse(&spec.format).expect("validated when the scenario was read");
         let kind = format.kind();
         let nfiles = spec.layout.files.len();
+        let limit = spec.limit.min(spec.layout.requests);
         let window = if spec.window > 0 {
             spec.window
         } else {
@@ -572,6 +582,7 @@ impl Replay {
             cur_observed: false,
             cur_resident: Vec::new(),
             read_count: 0,
+            limit,
             close_after: None,
         }
     }
@@ -596,23 +607,36 @@ impl Replay {
 
     /// Read the next request and place it.
     fn read_next(&mut self) -> Result<Option<Placement>, String> {
-        let limit = self.spec.limit.min(self.spec.layout.requests);
-        if self.read_count >= limit {
+        if self.read_count >= self.limit {
             return Ok(None);
         }
         self.read_count += 1;
+        let r = match self.reader.as_mut().and_then(TraceReader::next_buffered) {
+            Some(r) => r,
+            None => match self.read_slow()? {
+                Some(r) => r,
+                None => return Ok(None),
+            },
+        };
+        let p = Placement::of(&self.spec.layout, self.kind, self.spec.object_map, &r)?;
+        Ok(Some(p))
+    }
+
+    /// `read_next`'s request when none is decoded ahead: the trace opened at the first
+    /// request, the next batch decoded, the end or an error.
+    #[cold]
+    #[inline(never)]
+    fn read_slow(&mut self) -> Result<Option<crate::trace::Request>, String> {
         if self.reader.is_none() {
             let format = Format::parse(&self.spec.format).map_err(|e| e.to_string())?;
             let (r, _) = TraceReader::open(Path::new(&self.spec.trace), Some(&format))
                 .map_err(|e| e.to_string())?;
             self.reader = Some(r);
         }
-        let Some(r) = self.reader.as_mut().expect("opened").next() else {
-            return Ok(None);
-        };
-        let r = r.map_err(|e| e.to_string())?;
-        let p = Placement::of(&self.spec.layout, self.kind, self.spec.object_map, &r)?;
-        Ok(Some(p))
+        match self.reader.as_mut().expect("opened").next() {
+            Some(r) => r.map(Some).map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
     }
 
     /// Publish `self.next` for the observer (when its file is open).

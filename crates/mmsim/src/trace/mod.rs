@@ -608,6 +608,39 @@ impl Lines {
         Some(v)
     }
 
+    /// `next_digits_line`'s eight-byte path over as many lines as it takes, each value
+    /// turned into a request by `req` and pushed to `out` (until it holds `max`): the same
+    /// lines, values and count as that many calls, the buffer's cursor kept in a local.
+    /// Stops before the first line the path does not take (the caller goes on with
+    /// `next_digits_line` and the general path).
+    #[inline]
+    pub(crate) fn digits_lines_into<T>(
+        &mut self,
+        out: &mut Vec<T>,
+        max: usize,
+        req: impl Fn(u64) -> T,
+    ) {
+        let buf = &self.buf[..self.end];
+        let mut start = self.start;
+        let mut n = 0u64;
+        while out.len() < max {
+            let Some(b) = buf.get(start..).and_then(|r| r.first_chunk::<8>()) else {
+                break;
+            };
+            let Some((v, i)) = digits_line_word(u64::from_le_bytes(*b)) else {
+                break;
+            };
+            if b[i] != b'\n' {
+                break;
+            }
+            start += i + 1;
+            n += 1;
+            out.push(req(v));
+        }
+        self.start = start;
+        self.line += n;
+    }
+
     /// The next line's bytes without its line ending (not checked to be UTF-8), or None
     /// at the end of the file. Lines are returned in place from the reader's own buffer
     /// (no copy); a line that crosses the end of what was read is moved to the buffer's

@@ -75,9 +75,14 @@ impl TxtReader {
 }
 
 impl RecordSource for TxtReader {
-    /// Lines of plain digits take `Lines::next_digits_line`; the rest `next_general`.
+    /// Runs of short plain-digit lines take `Lines::digits_lines_into`, other lines of plain
+    /// digits `Lines::next_digits_line`; the rest `next_general`.
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<(), RecErr> {
         while out.len() < max {
+            self.lines.digits_lines_into(out, max, request);
+            if out.len() >= max {
+                break;
+            }
             if let Some(id) = self.lines.next_digits_line() {
                 out.push(request(id));
                 continue;
@@ -196,6 +201,47 @@ mod tests {
             crate::trace::fnv1a("9".repeat(70_000).as_bytes())
         );
         assert_eq!(r[30_001].id, 5);
+    }
+
+    proptest::proptest! {
+        /// A batch (`next_batch`, its run of plain digit lines in one loop) reads the
+        /// same requests, errors and line numbers as request by request (`next_record`).
+        #[test]
+        fn batches_read_as_records_one_by_one(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => "[0-9]{1,7}",
+                    2 => "[0-9]{8,21}",
+                    1 => "[ +]?[0-9a-z]{0,3}\\r?",
+                    1 => proptest::strategy::Just(String::new()),
+                ],
+                0..200,
+            ),
+            max in 1usize..80,
+        ) {
+            use crate::trace::RecordSource;
+            let text = lines.join("\n");
+            let reader = || {
+                super::TxtReader::new(Box::new(std::io::Cursor::new(text.clone().into_bytes())))
+            };
+            let mut one = reader();
+            let mut want = Vec::new();
+            while let Some(r) = one.next_record().unwrap() {
+                want.push(r);
+            }
+            let mut batched = reader();
+            let mut got = Vec::new();
+            loop {
+                let before = got.len();
+                batched.next_batch(&mut got, before + max).unwrap();
+                proptest::prop_assert!(got.len() <= before + max);
+                if got.len() == before {
+                    break;
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(batched.lines.line, one.lines.line);
+        }
     }
 
     #[test]

@@ -2492,7 +2492,8 @@ impl Sim {
         }
     }
 
-    /// Whether user task `tid`, still runnable on CPU `c` at the end of a top-level step,
+    /// Whether user task `tid` (the caller checks it is not a kthread), still runnable on
+    /// CPU `c` at the end of a top-level step,
     /// runs its next step at once, and if so the engine's work between the two steps
     /// (what `run_steps` does before an action): the step ends, the observer looks, the
     /// step counts, the periodic work due runs. It does when the engine would pick this
@@ -2508,7 +2509,6 @@ impl Sim {
             || (self.steps + 1).is_multiple_of(4096)
             || now > MAX_VIRTUAL_PS
             || !self.runqueues[c].is_empty()
-            || self.tasks[tid].is_kthread()
             || self.tasks[tid].ready_at_ps > now
         {
             return false;
@@ -2560,6 +2560,8 @@ impl Sim {
         let mut clock_before = clock_before;
         // The task runs on after a step (`continue_step`): the CPU is already the running one.
         let mut fused = false;
+        // A task's kind never changes.
+        let kthread = self.tasks[tid].is_kthread();
         loop {
             // psi_task_switch: the task takes the CPU (from a task preempted while runnable).
             if self.psi_oncpu[c] != Some(tid) {
@@ -2609,15 +2611,17 @@ impl Sim {
             if self.tasks[tid].reclaim_throttled_on.is_some() {
                 self.reclaim_throttle_done(tid);
             }
-            if !self.tasks[tid].is_kthread() {
+            let still_runnable = if kthread {
+                let TaskBody::Kthread(k) = self.tasks[tid].body else {
+                    unreachable!("a kthread's body")
+                };
+                self.kthread_step(tid, k)
+            } else {
                 self.last_user_step_ps = self.last_user_step_ps.max(now);
-            }
-            let still_runnable = match self.tasks[tid].body {
-                TaskBody::Kthread(k) => self.kthread_step(tid, k),
-                TaskBody::User(_) => self.user_step(tid, clock_before),
+                self.user_step(tid, clock_before)
             };
             if still_runnable && self.tasks[tid].state == TaskState::Runnable {
-                if self.continue_step(c, tid) {
+                if !kthread && self.continue_step(c, tid) {
                     now = self.clock;
                     clock_before = now;
                     fused = true;
@@ -2643,12 +2647,13 @@ impl Sim {
     /// Returns true if the task stays runnable. `clock_before`: its CPU's clock when the
     /// step began (for the observer).
     fn user_step(&mut self, tid: TaskId, clock_before: Ps) -> bool {
-        if self.tasks[tid].fatal_signal_pending() {
+        let t = &mut self.tasks[tid];
+        if t.fatal_signal_pending() {
             self.task_exit(tid);
             return false;
         }
         // The op in progress (resumed), or the program's next one.
-        let mut cur = match self.tasks[tid].cur_op.take() {
+        let mut cur = match t.cur_op.take() {
             Some(cur) => cur,
             None => {
                 if let Some(mut o) = self.observer.take() {
@@ -2699,17 +2704,13 @@ impl Sim {
                 if !self.tasks[tid].held_pages.is_empty() {
                     self.put_held_pages(tid);
                 }
+                let t = &mut self.tasks[tid];
                 if let OpResult::Err(e) = &res {
-                    *self.tasks[tid]
-                        .stats
-                        .errors
-                        .entry(e.name().to_string())
-                        .or_default() += 1;
+                    *t.stats.errors.entry(e.name().to_string()).or_default() += 1;
                 }
-                self.tasks[tid].last = res;
+                t.last = res;
                 // Return to user space: memory.high work (mem_cgroup_handle_over_high),
                 // and the throttling the charges' synchronous work owes.
-                let t = &self.tasks[tid];
                 if t.memcg_nr_pages_over_high > 0 || t.memcg_high_delay_ps > 0 {
                     let owed = std::mem::take(&mut self.tasks[tid].memcg_high_delay_ps);
                     let delay = owed + self.mem_cgroup_handle_over_high(tid);

@@ -2821,6 +2821,10 @@ const FNV_PRIME_POW: [u64; 9] = {
 /// one multiplication by the prime's power: the same value as eight byte steps.
 #[inline]
 pub(crate) fn fnv1a_u64(mut h: u64, mut x: u64) -> u64 {
+    if x < 0x100 {
+        // One byte (or none) and seven zero ones: the multiplications in one.
+        return (h ^ x).wrapping_mul(FNV_PRIME_POW[8]);
+    }
     let mut left = 8;
     while x != 0 {
         h ^= x & 0xff;

@@ -89,8 +89,7 @@ impl Sim {
     /// find_get_entry: RCU lookup of a slot; a page is returned with a speculative reference.
     pub fn find_get_entry(&mut self, ino: u32, index: u64) -> Entry {
         let prev = self.enter(KFunc::FindGetEntry);
-        self.charge_tree_walk(ino);
-        let e = self.inode(ino).mapping.tree.lookup(index);
+        let e = self.tree_walk_lookup(ino, index);
         if let Entry::Page(pfn) = e {
             self.get_page(pfn); // page_cache_get_speculative
         }
@@ -829,8 +828,8 @@ impl Sim {
         continuing: bool,
     ) -> ReadOutcome {
         let prev = self.enter(KFunc::GenericFileReadIter);
-        let tmpfs = self.inode(ino).mapping.swapbacked;
-        let size = self.inode(ino).size;
+        let inode = self.inode(ino);
+        let (tmpfs, size) = (inode.mapping.swapbacked, inode.size);
         let end = (pos + len).min(size);
         let last_index = if end == 0 { 0 } else { (end - 1) / PAGE_SIZE };
         let mut done = 0u64;

@@ -381,9 +381,8 @@ impl Sim {
             let nr = 1u64 << order;
             self.charge_tree_walk(ino);
             // filemap_add_folio's -EEXIST, checked before the allocation here.
-            if (index..index + nr)
-                .any(|i| matches!(self.inode(ino).mapping.tree.lookup(i), Entry::Page(_)))
-            {
+            let tree = &self.inode(ino).mapping.tree;
+            if (index..index + nr).any(|i| matches!(tree.lookup(i), Entry::Page(_))) {
                 failed = true;
                 break;
             }
@@ -701,8 +700,7 @@ impl Sim {
                 if idx > end_index {
                     break;
                 }
-                self.charge_tree_walk(ino);
-                if let Entry::Page(_) = self.inode(ino).mapping.tree.lookup(idx) {
+                if let Entry::Page(_) = self.tree_walk_lookup(ino, idx) {
                     continue;
                 }
                 let memcg = self.current_memcg();

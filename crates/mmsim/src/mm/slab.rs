@@ -668,16 +668,24 @@ impl Sim {
     /// reference (get_bh), so reclaim cannot free its page: the buffer is busy.
     pub fn bh_lru_install(&mut self, p: Pfn) {
         let lru = &mut self.bh_lrus[self.cur.cpu];
-        if let Some(i) = lru.iter().position(|&q| q == p) {
-            // To the front (a rotation of lru[..=i]; a few entries: a loop, no call).
-            for j in (1..=i).rev() {
-                lru[j] = lru[j - 1];
+        // One pass: each entry moves down a slot, `p` into the first, until `p`'s own
+        // slot takes the one before it (found: a rotation of the entries up to it to the
+        // front); not found, what fell off the end is the last entry, which goes back at
+        // the end (`p` inserted at the front) unless the list is full (it is evicted).
+        let mut carry = p;
+        for slot in lru.iter_mut() {
+            let q = std::mem::replace(slot, carry);
+            if q == p {
+                return;
             }
-            lru[0] = p;
-            return;
+            carry = q;
         }
-        lru.insert(0, p);
-        let evicted = (lru.len() > BH_LRU_SIZE).then(|| lru.pop()).flatten();
+        let evicted = if lru.len() < BH_LRU_SIZE {
+            lru.push(carry);
+            None
+        } else {
+            Some(carry)
+        };
         self.get_page(p);
         if let Some(q) = evicted {
             self.put_page(q);

@@ -1931,8 +1931,15 @@ impl Sim {
     /// store buffer to drain if a bulk copy or zero just filled it.
     #[inline]
     pub fn charge_atomic(&mut self) {
-        let drain = self.store_drain_wait();
-        self.charge(self.costs.atomic_rmw_ps + drain);
+        self.charge_after_drain(self.costs.atomic_rmw_ps);
+    }
+
+    /// `charge(ps + store_drain_wait())`: the clock plus the drain wait is the later of
+    /// the clock and the drain's end (no overflow), then `ps` (the same overflow as the
+    /// sum's).
+    #[inline]
+    pub fn charge_after_drain(&mut self, ps: Ps) {
+        self.clock = self.clock.max(self.drain_until) + ps;
     }
 
     /// How long a locked instruction issued now waits for the store buffer to drain.

@@ -71,7 +71,7 @@ impl Sim {
             .mapping
             .tree_lock
             .acquire(now, node, &self.costs);
-        self.charge(c + self.store_drain_wait());
+        self.charge_after_drain(c);
     }
     /// spin_unlock_irq(&mapping->tree_lock).
     pub fn tree_unlock(&mut self, ino: u32) {

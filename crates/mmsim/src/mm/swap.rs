@@ -254,7 +254,7 @@ impl Sim {
         let my = self.cur_node();
         let (lock, costs) = self.lru_lock_and_costs(lv);
         let c = lock.acquire(now, my, costs);
-        self.charge(c + self.store_drain_wait());
+        self.charge_after_drain(c);
     }
 
     /// Release the lru_lock of lruvec `lv`.

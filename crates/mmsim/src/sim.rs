@@ -1756,23 +1756,6 @@ impl Sim {
         self.clock += ps;
     }
 
-    /// `charge_tree_walk(ino)` then the lookup of `index` it pays for: the same charge
-    /// and entry, the inode looked up once (its tree borrowed while the clock moves).
-    #[inline]
-    pub(crate) fn tree_walk_lookup(
-        &mut self,
-        ino: u32,
-        index: u64,
-    ) -> crate::mm::radix_tree::Entry {
-        let tree = &self.inodes[ino as usize]
-            .as_ref()
-            .expect("live inode")
-            .mapping
-            .tree;
-        self.clock += self.costs.radix_level_ps * u64::from(tree.height().max(1));
-        tree.lookup(index)
-    }
-
     /// The running context (CPU, task, function, mode).
     #[inline]
     pub fn cur(&self) -> Ctx {

@@ -82,8 +82,24 @@ impl Sim {
     /// Charge a radix-tree descent of the mapping's height.
     #[inline]
     pub fn charge_tree_walk(&mut self, ino: u32) {
-        let h = u64::from(self.inode(ino).mapping.tree.height().max(1));
-        self.charge(self.costs.radix_level_ps * h);
+        let ps = self.tree_walk_ps(&self.inode(ino).mapping.tree);
+        self.charge(ps);
+    }
+
+    /// The cost of a walk from `tree`'s root to a leaf: a level at least.
+    #[inline]
+    fn tree_walk_ps(&self, tree: &crate::mm::radix_tree::RadixTree) -> crate::machine::Ps {
+        self.costs.radix_level_ps * u64::from(tree.height().max(1))
+    }
+
+    /// `charge_tree_walk(ino)` then the lookup of `index` it pays for: the same charge
+    /// and entry, the inode looked up once.
+    #[inline]
+    pub(crate) fn tree_walk_lookup(&mut self, ino: u32, index: u64) -> Entry {
+        let tree = &self.inode(ino).mapping.tree;
+        let (ps, e) = (self.tree_walk_ps(tree), tree.lookup(index));
+        self.charge(ps);
+        e
     }
 
     /// find_get_entry: RCU lookup of a slot; a page is returned with a speculative reference.

@@ -69,9 +69,9 @@ pub struct OpInProgress {
 /// Drop an op that is done. The plain-data ops (a replay's reads and closes, most of a
 /// run's ops) own nothing: they are let go without the call of `Op`'s drop glue.
 #[inline(always)]
-pub(crate) fn drop_done_op(cur: OpInProgress) {
+pub(crate) fn drop_done_op(op: crate::workload::Op) {
     use crate::workload::Op;
-    match cur.op {
+    match op {
         Op::Close { .. }
         | Op::Read { .. }
         | Op::Pread { .. }
@@ -79,8 +79,8 @@ pub(crate) fn drop_done_op(cur: OpInProgress) {
         | Op::Pwrite { .. }
         | Op::Touch { .. }
         | Op::Sleep { .. }
-        | Op::Exit => std::mem::forget(cur),
-        _ => drop(cur),
+        | Op::Exit => std::mem::forget(op),
+        _ => drop(op),
     }
 }
 

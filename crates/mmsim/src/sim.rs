@@ -2660,40 +2660,69 @@ impl Sim {
             return false;
         }
         // The op in progress (resumed), or the program's next one.
-        let mut cur = match t.cur_op.take() {
-            Some(cur) => cur,
-            None => {
-                if let Some(mut o) = self.observer.take() {
-                    o.before_next_op(self, tid, clock_before);
-                    self.observer = Some(o);
+        if let Some(mut cur) = t.cur_op.take() {
+            return match self.exec_step(tid, &cur.op, &mut cur.progress, &mut cur.entered) {
+                Ok(runnable) => {
+                    crate::sched::drop_done_op(cur.op);
+                    runnable
                 }
-                let task = &mut self.tasks[tid];
-                let op = match &mut task.body {
-                    TaskBody::User(p) => p.next_op(&task.last),
-                    TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
-                };
-                if op == crate::workload::Op::Exit {
-                    self.task_exit(tid);
-                    return false;
+                Err(w) => {
+                    // Resumed from its progress when the task is woken.
+                    self.tasks[tid].cur_op = Some(cur);
+                    self.sleep_on(tid, w);
+                    false
                 }
-                crate::sched::OpInProgress {
-                    op,
-                    progress: 0,
-                    entered: false,
-                }
-            }
+            };
+        }
+        if let Some(mut o) = self.observer.take() {
+            o.before_next_op(self, tid, clock_before);
+            self.observer = Some(o);
+        }
+        let task = &mut self.tasks[tid];
+        // Executed where the program wrote it (no copy of the op just written, which the
+        // CPU would have to wait for: a store it cannot forward).
+        let op = match &mut task.body {
+            TaskBody::User(p) => p.next_op(&task.last),
+            TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
         };
-        let res = match self.exec_op(tid, &mut cur) {
-            Ok(res) => res,
+        if op == crate::workload::Op::Exit {
+            self.task_exit(tid);
+            return false;
+        }
+        let (mut progress, mut entered) = (0, false);
+        match self.exec_step(tid, &op, &mut progress, &mut entered) {
+            Ok(runnable) => {
+                crate::sched::drop_done_op(op);
+                runnable
+            }
             Err(w) => {
                 // Resumed from its progress when the task is woken.
-                self.tasks[tid].cur_op = Some(cur);
+                self.tasks[tid].cur_op = Some(crate::sched::OpInProgress {
+                    op,
+                    progress,
+                    entered,
+                });
                 self.sleep_on(tid, w);
-                return false;
+                false
             }
-        };
-        crate::sched::drop_done_op(cur);
-        match res {
+        }
+    }
+
+    /// Execute `op` of task `tid` (new, or resumed at `progress`) and handle its end: Err
+    /// when it sleeps (the caller keeps the op in the task with its progress); Ok(whether
+    /// the task stays runnable) when it is done.
+    #[inline(always)]
+    fn exec_step(
+        &mut self,
+        tid: TaskId,
+        op: &crate::workload::Op,
+        progress: &mut u64,
+        entered: &mut bool,
+    ) -> Result<bool, Wait> {
+        let r = self.exec_op(tid, op, progress, entered);
+        self.set_mode(Mode::System);
+        let res = r?;
+        Ok(match res {
             OpResult::Err(
                 sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
             ) => {
@@ -2726,12 +2755,12 @@ impl Sim {
                         self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
                         let at = self.now() + delay;
                         self.sleep_on(tid, Wait::Until(at));
-                        return false;
+                        return Ok(false);
                     }
                 }
                 true
             }
-        }
+        })
     }
 
     /// zap_other_threads: a fatal signal kills the whole process; each other live thread

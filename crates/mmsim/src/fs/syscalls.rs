@@ -7,7 +7,7 @@ use crate::machine::profile::KFunc;
 use crate::machine::Mode;
 use crate::mm::page::PAGE_SIZE;
 use crate::scenario::FsKind;
-use crate::sched::{OpInProgress, OpenFile, TaskId, Wait};
+use crate::sched::{OpenFile, TaskId, Wait};
 use crate::sim::Sim;
 use crate::workload::{Errno, Op, OpResult};
 
@@ -95,19 +95,26 @@ impl Sim {
         ino
     }
 
-    /// Execute (or resume) `cur`, the op in progress of task `tid`. The engine holds it
-    /// out of the task for the step (nothing reads a running task's op while it executes)
-    /// and puts it back only when the op sleeps, with its progress.
-    pub fn exec_op(&mut self, tid: TaskId, cur: &mut OpInProgress) -> Result<OpResult, Wait> {
+    /// Execute (or resume) `op`, the op in progress of task `tid`, at `progress` (its
+    /// own counter), `entered` once the syscall entry is paid. The engine holds the op out
+    /// of the task for the step (nothing reads a running task's op while it executes) and
+    /// puts it back only when the op sleeps, with its progress.
+    pub fn exec_op(
+        &mut self,
+        tid: TaskId,
+        op: &Op,
+        progress: &mut u64,
+        entered: &mut bool,
+    ) -> Result<OpResult, Wait> {
         let is_syscall = !matches!(
-            cur.op,
+            op,
             Op::TimerStart(_)
                 | Op::TimerStop(_)
                 | Op::TimerStopRate { .. }
                 | Op::Sleep { .. }
                 | Op::Touch { .. }
         );
-        if !cur.entered && is_syscall {
+        if !*entered && is_syscall {
             // Entering the kernel: a little user time to set up the call, then the entry.
             self.syscall_entry(self.costs.mem_access_ps * 20);
             self.charge(self.costs.syscall_ps);
@@ -115,42 +122,44 @@ impl Sim {
         } else {
             self.set_mode(Mode::System);
         }
-        let mut progress = cur.progress;
-        let r = match &cur.op {
+        // The match is the function's value: the result goes straight to the caller (no
+        // copy of a value just written, which the CPU cannot forward from its store
+        // buffer). A resumed syscall does not pay the entry again; the caller returns to
+        // system mode after the op (`Sim::exec_step`).
+        *entered = true;
+        match op {
             Op::Open {
                 path,
                 create,
                 truncate,
             } => {
                 let found = self.resolve_open_path(path);
-                self.sys_open_in(tid, path, found, *create, *truncate, &mut progress)
+                self.sys_open_in(tid, path, found, *create, *truncate, progress)
             }
-            Op::Close { fd } => self.sys_close_resume(tid, *fd, &mut progress),
-            Op::Write { fd, len } => self.sys_write(tid, *fd, *len, None, &mut progress),
-            Op::Pwrite { fd, len, pos } => {
-                self.sys_write(tid, *fd, *len, Some(*pos), &mut progress)
-            }
-            Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, &mut progress),
+            Op::Close { fd } => self.sys_close_resume(tid, *fd, progress),
+            Op::Write { fd, len } => self.sys_write(tid, *fd, *len, None, progress),
+            Op::Pwrite { fd, len, pos } => self.sys_write(tid, *fd, *len, Some(*pos), progress),
+            Op::Read { fd, len } => self.sys_read(tid, *fd, *len, None, progress),
             Op::Preadv2 {
                 fd,
                 len,
                 pos,
                 flags,
-            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, false, &mut progress),
+            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, false, progress),
             Op::Pwritev2 {
                 fd,
                 len,
                 pos,
                 flags,
-            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, true, &mut progress),
-            Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), &mut progress),
+            } => self.sys_rw_flags(tid, *fd, *len, *pos, *flags, true, progress),
+            Op::Pread { fd, len, pos } => self.sys_read(tid, *fd, *len, Some(*pos), progress),
             Op::ReadZero { len } => {
                 let prev = self.enter(KFunc::ReadZero);
                 self.charge_bulk_store(self.costs.page_zero_ps, *len);
                 self.leave(prev);
                 Ok(OpResult::Bytes(*len))
             }
-            Op::Fdatasync { fd } => self.sys_fdatasync(tid, *fd, &mut progress),
+            Op::Fdatasync { fd } => self.sys_fdatasync(tid, *fd, progress),
             Op::Mmap {
                 path,
                 len,
@@ -164,7 +173,7 @@ impl Sim {
                 None => Ok(self.sys_mmap(tid, None, *len, *offset, *prot, *shared)),
             },
             Op::Munmap { addr, len } => self.sys_munmap(tid, *addr, *len),
-            Op::Fork(child) => self.sys_fork(tid, child, &mut progress),
+            Op::Fork(child) => self.sys_fork(tid, child, progress),
             Op::Mprotect { addr, len, prot } => Ok(self.sys_mprotect(tid, *addr, *len, *prot)),
             Op::Mlock { addr, len, lock } => Ok(self.sys_mlock(tid, *addr, *len, *lock)),
             Op::Madvise { addr, len, advice } => Ok(self.sys_madvise(tid, *addr, *len, *advice)),
@@ -179,16 +188,16 @@ impl Sim {
                 len,
                 stride,
                 write,
-            } => self.sys_touch(tid, *addr, *len, *stride, *write, &mut progress),
-            Op::Unlink { path } if progress == 0 => {
-                self.walk_then(path, false, |s| s.sys_unlink(path, &mut progress))
+            } => self.sys_touch(tid, *addr, *len, *stride, *write, progress),
+            Op::Unlink { path } if *progress == 0 => {
+                self.walk_then(path, false, |s| s.sys_unlink(path, progress))
             }
-            Op::Unlink { path } => self.sys_unlink(path, &mut progress),
-            Op::Ftruncate { fd, size } => self.sys_ftruncate(tid, *fd, *size, &mut progress),
-            Op::Truncate { path, size } if progress == 0 => {
-                self.walk_then(path, false, |s| s.sys_truncate(path, *size, &mut progress))
+            Op::Unlink { path } => self.sys_unlink(path, progress),
+            Op::Ftruncate { fd, size } => self.sys_ftruncate(tid, *fd, *size, progress),
+            Op::Truncate { path, size } if *progress == 0 => {
+                self.walk_then(path, false, |s| s.sys_truncate(path, *size, progress))
             }
-            Op::Truncate { path, size } => self.sys_truncate(path, *size, &mut progress),
+            Op::Truncate { path, size } => self.sys_truncate(path, *size, progress),
             Op::Mkdir { path } => Ok(self.sys_mkdir(path)),
             Op::Rmdir { path } => Ok(self.sys_rmdir(path)),
             Op::Stat { path } => self.walk_then(path, false, |s| Ok(s.sys_stat(path))),
@@ -197,7 +206,7 @@ impl Sim {
                 cgroup,
                 bytes,
                 swappiness,
-            } => self.memory_reclaim(cgroup, *bytes, *swappiness, &mut progress),
+            } => self.memory_reclaim(cgroup, *bytes, *swappiness, progress),
             Op::ReadCgroup { cgroup } => {
                 // memory_stat_show flushes the cgroup's subtree (mem_cgroup_flush_stats).
                 if let Some(m) = self.memcg_by_name(cgroup) {
@@ -227,8 +236,8 @@ impl Sim {
                 Ok(OpResult::None)
             }
             Op::Sleep { ns } => {
-                if progress == 0 {
-                    progress = 1;
+                if *progress == 0 {
+                    *progress = 1;
                     let at = self.now() + ns * 1_000;
                     Err(Wait::Until(at))
                 } else {
@@ -262,11 +271,7 @@ impl Sim {
                 Ok(OpResult::None)
             }
             Op::Exit => Ok(OpResult::None),
-        };
-        cur.progress = progress;
-        cur.entered = true; // a resumed syscall does not pay the entry again
-        self.set_mode(Mode::System);
-        r
+        }
     }
 
     /// The restartable path walk ([`Sim::vfs_path_walk`]), then the syscall.

@@ -2719,48 +2719,57 @@ impl Sim {
         progress: &mut u64,
         entered: &mut bool,
     ) -> Result<bool, Wait> {
-        let r = self.exec_op(tid, op, progress, entered);
+        let mut r = self.exec_op(tid, op, progress, entered);
         self.set_mode(Mode::System);
-        let res = r?;
-        Ok(match res {
-            OpResult::Err(
-                sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
-            ) => {
-                // The task is killed by the signal; the run goes on.
-                *self.tasks[tid]
-                    .stats
-                    .errors
-                    .entry(sig.name().to_string())
-                    .or_default() += 1;
-                self.task_exit(tid);
-                self.zap_other_threads(tid);
-                false
-            }
-            res => {
-                if !self.tasks[tid].held_pages.is_empty() {
-                    self.put_held_pages(tid);
-                }
-                let t = &mut self.tasks[tid];
-                if let OpResult::Err(e) = &res {
+        // The result is read where exec_op wrote it, by its fields: a load of the whole
+        // result just written would wait for the stores that wrote it.
+        let res = match &mut r {
+            Ok(res) => res,
+            Err(w) => return Err(*w),
+        };
+        if let OpResult::Err(
+            sig @ (crate::workload::Errno::SIGSEGV | crate::workload::Errno::SIGBUS),
+        ) = res
+        {
+            // The task is killed by the signal; the run goes on.
+            *self.tasks[tid]
+                .stats
+                .errors
+                .entry(sig.name().to_string())
+                .or_default() += 1;
+            self.task_exit(tid);
+            self.zap_other_threads(tid);
+            return Ok(false);
+        }
+        if !self.tasks[tid].held_pages.is_empty() {
+            self.put_held_pages(tid);
+        }
+        let t = &mut self.tasks[tid];
+        match res {
+            OpResult::Bytes(n) => t.last = OpResult::Bytes(*n),
+            OpResult::Fd(fd) => t.last = OpResult::Fd(*fd),
+            OpResult::None => t.last = OpResult::None,
+            other => {
+                if let OpResult::Err(e) = other {
                     *t.stats.errors.entry(e.name().to_string()).or_default() += 1;
                 }
-                t.last = res;
-                // Return to user space: memory.high work (mem_cgroup_handle_over_high),
-                // and the throttling the charges' synchronous work owes.
-                if t.memcg_nr_pages_over_high > 0 || t.memcg_high_delay_ps > 0 {
-                    let owed = std::mem::take(&mut self.tasks[tid].memcg_high_delay_ps);
-                    let delay = owed + self.mem_cgroup_handle_over_high(tid);
-                    if delay > 0 {
-                        // The throttling sleep is a memstall (mem_cgroup_handle_over_high).
-                        self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                        let at = self.now() + delay;
-                        self.sleep_on(tid, Wait::Until(at));
-                        return Ok(false);
-                    }
-                }
-                true
+                t.last = std::mem::take(other);
             }
-        })
+        }
+        // Return to user space: memory.high work (mem_cgroup_handle_over_high), and the
+        // throttling the charges' synchronous work owes.
+        if t.memcg_nr_pages_over_high > 0 || t.memcg_high_delay_ps > 0 {
+            let owed = std::mem::take(&mut self.tasks[tid].memcg_high_delay_ps);
+            let delay = owed + self.mem_cgroup_handle_over_high(tid);
+            if delay > 0 {
+                // The throttling sleep is a memstall (mem_cgroup_handle_over_high).
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                let at = self.now() + delay;
+                self.sleep_on(tid, Wait::Until(at));
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// zap_other_threads: a fatal signal kills the whole process; each other live thread

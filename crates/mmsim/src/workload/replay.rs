@@ -431,6 +431,7 @@ impl Placement {
     /// Where trace record `r` lands on layout `l` (`kind`'s mapping rules, docs/replay.md):
     /// a block request on its device's file at its offset, an object on its file or range.
     /// Err when the plan does not know the record's device or object.
+    #[inline(always)]
     pub fn of(
         l: &Layout,
         kind: TraceKind,
@@ -606,6 +607,7 @@ impl Replay {
     }
 
     /// Read the next request and place it.
+    #[inline(always)]
     fn read_next(&mut self) -> Result<Option<Placement>, String> {
         if self.read_count >= self.limit {
             return Ok(None);

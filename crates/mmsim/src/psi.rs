@@ -114,7 +114,7 @@ struct Change {
 }
 
 /// The counts a task's flags add (NR_MEMSTALL_RUNNING: in memstall and runnable).
-fn counts_of(f: u8) -> [u32; NR_COUNTS] {
+const fn counts_of(f: u8) -> [u32; NR_COUNTS] {
     let io = f & flags::IOWAIT != 0;
     let mem = f & flags::MEMSTALL != 0;
     let run = f & flags::RUNNING != 0;
@@ -126,6 +126,34 @@ fn counts_of(f: u8) -> [u32; NR_COUNTS] {
         (mem && run) as u32,
         oncpu as u32,
     ]
+}
+
+/// The counts of `counts_of(f)` as a bit mask (bit `i`: count `i` is 1), for every
+/// combination of the four task flags.
+const COUNT_BITS: [u8; 16] = {
+    let mut t = [0; 16];
+    let mut f = 0;
+    while f < 16 {
+        let c = counts_of(f as u8);
+        let mut i = 0;
+        while i < NR_COUNTS {
+            t[f] |= (c[i] as u8) << i;
+            i += 1;
+        }
+        f += 1;
+    }
+    t
+};
+
+/// The bit mask of `counts_of(f)` (the flags are the four low bits: the others count for
+/// nothing).
+#[inline]
+fn count_bits(f: u8) -> u8 {
+    const _: () = assert!(
+        (flags::IOWAIT | flags::MEMSTALL | flags::RUNNING | flags::ONCPU) as usize
+            == COUNT_BITS.len() - 1
+    );
+    COUNT_BITS[usize::from(f & 15)]
 }
 
 /// One group on one CPU (struct psi_group_cpu).
@@ -147,11 +175,12 @@ impl GroupCpu {
     fn integrate(&mut self, at: Ps) {
         let at = at.max(self.state_start);
         let d = at - self.state_start;
-        if d > 0 && self.mask != 0 {
-            for s in 0..NR_STATES {
-                if self.mask & (1 << s) != 0 {
-                    self.times[s] += d;
-                }
+        if d > 0 {
+            // Each state in force, lowest first.
+            let mut m = self.mask;
+            while m != 0 {
+                self.times[m.trailing_zeros() as usize] += d;
+                m &= m - 1;
             }
         }
         self.state_start = at;
@@ -425,7 +454,11 @@ impl Psi {
                 // A change is never earlier than the last period applied (see the module
                 // comment); should one be, it counts from there.
                 let at = c.at.max(self.done_ps);
-                let (old, new) = (counts_of(c.old), counts_of(c.new));
+                // psi_group_change's count updates, `(count + new).saturating_sub(old)` per
+                // count: a count in both or neither of the flags' stays as it is; only those
+                // that come (+1) or go (-1, not below 0) change.
+                let (old, new) = (count_bits(c.old), count_bits(c.new));
+                let (inc, dec) = (new & !old, old & !new);
                 let mut g = Some(c.group);
                 while let Some(id) = g {
                     let gc = &mut self.cpus[cpu * n + id as usize];
@@ -433,8 +466,16 @@ impl Psi {
                     if c.irq > 0 {
                         gc.times[IRQ_FULL] += c.irq;
                     } else {
-                        for i in 0..NR_COUNTS {
-                            gc.tasks[i] = (gc.tasks[i] + new[i]).saturating_sub(old[i]);
+                        let mut m = inc;
+                        while m != 0 {
+                            gc.tasks[m.trailing_zeros() as usize] += 1;
+                            m &= m - 1;
+                        }
+                        let mut m = dec;
+                        while m != 0 {
+                            let t = &mut gc.tasks[m.trailing_zeros() as usize];
+                            *t = t.saturating_sub(1);
+                            m &= m - 1;
                         }
                         gc.update_mask();
                     }

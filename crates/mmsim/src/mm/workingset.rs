@@ -259,6 +259,16 @@ impl Sim {
     /// ([`Sim::xa_node_charge`], [`Sim::xa_node_uncharge`]).
     #[inline]
     pub fn tree_events(&mut self, ino: u32) {
+        // Most stores do nothing else: the check inline, the rest out of line.
+        if !self.inode(ino).mapping.tree.events.is_empty() {
+            self.drain_tree_events(ino);
+        }
+    }
+
+    /// `tree_events` of a tree that has some.
+    #[cold]
+    #[inline(never)]
+    fn drain_tree_events(&mut self, ino: u32) {
         while let Some(e) = self.inode_mut(ino).mapping.tree.events.pop() {
             match TreeEvent::decode(e) {
                 TreeEvent::Unlisted(lv) => self.lruvecs[lv as usize].nr_shadow_nodes -= 1,

@@ -218,6 +218,14 @@ pub struct MemCgroup {
     /// Bytes of objects whose charge could not wait (`Sim::obj_cgroup_charge_forced`) and
     /// no page covers yet: paid by the next charge that may reclaim, or by freed objects.
     pub obj_debt_bytes: u64,
+    /// Page charges for its objects in progress (each may reclaim, and the reclaim may
+    /// charge an object of this memcg in turn).
+    pub obj_charging: u32,
+    /// A charge nested in another's reclaim refilled the stock, and the outer charge's
+    /// page joined it anyway (obj_cgroup_charge refills the stock after
+    /// obj_cgroup_charge_pages whatever happened meanwhile): the stock may hold two pages
+    /// or more until a freed object's refill (allow_uncharge) brings it under a page.
+    pub obj_stock_nested: bool,
 }
 
 impl MemCgroup {
@@ -249,6 +257,8 @@ impl MemCgroup {
             zswap_writeback: true,
             slab_bytes: [0; 2],
             obj_stock_bytes: 0,
+            obj_charging: 0,
+            obj_stock_nested: false,
             obj_pages: 0,
             obj_debt_bytes: 0,
         }
@@ -975,6 +985,10 @@ impl Sim {
         if memcg == ROOT_MEM_CGROUP {
             return Ok(());
         }
+        if self.memcgs[memcg as usize].obj_charging > 0 {
+            // Inside the reclaim of another charge of this memcg's objects.
+            self.memcgs[memcg as usize].obj_stock_nested = true;
+        }
         // A debt of forced charges is paid first, with the first object's gfp.
         while self.memcgs[memcg as usize].obj_debt_bytes > 0 {
             let mc = &mut self.memcgs[memcg as usize];
@@ -985,23 +999,30 @@ impl Sim {
                 break;
             }
             let gfp = sizes.first().map_or(Gfp::KERNEL, |&(_, g)| g);
-            self.try_charge_in_profile(memcg, gfp, 1)?;
-            let mc = &mut self.memcgs[memcg as usize];
-            mc.obj_pages += 1;
-            mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+            self.obj_cgroup_charge_page(memcg, gfp)?;
         }
         let mut avail = self.memcgs[memcg as usize].obj_stock_bytes;
         for &(size, gfp) in sizes {
             debug_assert!(size < crate::mm::page::PAGE_SIZE);
             if avail < size {
-                self.try_charge_in_profile(memcg, gfp, 1)?;
-                let mc = &mut self.memcgs[memcg as usize];
-                mc.obj_pages += 1;
-                mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
+                self.obj_cgroup_charge_page(memcg, gfp)?;
                 avail += crate::mm::page::PAGE_SIZE;
             }
             avail -= size;
         }
+        Ok(())
+    }
+
+    /// obj_cgroup_charge_pages of one page for `memcg`'s objects (try_charge_memcg, which
+    /// may reclaim), then the page joins the byte stock.
+    fn obj_cgroup_charge_page(&mut self, memcg: MemcgId, gfp: Gfp) -> Result<(), AllocError> {
+        self.memcgs[memcg as usize].obj_charging += 1;
+        let r = self.try_charge_in_profile(memcg, gfp, 1);
+        let mc = &mut self.memcgs[memcg as usize];
+        mc.obj_charging -= 1;
+        r?;
+        mc.obj_pages += 1;
+        mc.obj_stock_bytes += crate::mm::page::PAGE_SIZE;
         Ok(())
     }
 
@@ -1049,6 +1070,8 @@ impl Sim {
         let pay = size.min(mc.obj_debt_bytes);
         mc.obj_debt_bytes -= pay;
         mc.obj_stock_bytes += size - pay;
+        // Under a page now (whatever a nested charge left).
+        mc.obj_stock_nested = false;
         if mc.obj_stock_bytes > page {
             let nr = mc.obj_stock_bytes / page;
             mc.obj_stock_bytes %= page;

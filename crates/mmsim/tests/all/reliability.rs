@@ -659,6 +659,22 @@ fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
     assert!(r.oracle_violations.is_empty());
 }
 
+/// Swarm seed 15942083 (`swarm_cases/objcg_nested_charge.toml`, on the 6.18 era the
+/// swarm's `--kernel 6.18` gave it): a page charge for a cgroup's slab objects reclaimed,
+/// and the reclaim charged more objects of the same cgroup, refilling its byte stock
+/// before the outer charge's page joined it, as obj_cgroup_charge does: the stock held
+/// 10,928 bytes and the checker, which allowed under two pages, failed at step 1,402. A
+/// stock refilled by a nested charge may hold more until a freed object's refill brings
+/// it under a page; the case runs to its end with every check passing.
+#[test]
+fn a_slab_charge_nested_in_another_charges_reclaim_keeps_the_byte_accounting() {
+    let r = run_swarm_case(
+        include_str!("swarm_cases/objcg_nested_charge.toml"),
+        "objcg_nested_charge.toml",
+    );
+    assert!(r.oracle_violations.is_empty());
+}
+
 /// Swarm seed 9501314 (`swarm_cases/zswap_writeback_recursion.toml`): zswap's writeback
 /// from a store over memory.zswap.max recursed through the cgroup's reclaim until the stack
 /// overflowed; then a swap readahead page joined a slot that such a writeback had cached.

@@ -652,11 +652,10 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
 /// runs to its end with every check passing.
 #[test]
 fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
-    let r = run_swarm_case(
+    run_clean_swarm_case(
         include_str!("swarm_cases/fork_swapin_race.toml"),
         "fork_swapin_race.toml",
     );
-    assert!(r.oracle_violations.is_empty());
 }
 
 /// Swarm seed 15942083 (`swarm_cases/objcg_nested_charge.toml`, on the 6.18 era the
@@ -668,11 +667,10 @@ fn a_swap_in_racing_a_relative_for_the_same_slot_keeps_one_page() {
 /// it under a page; the case runs to its end with every check passing.
 #[test]
 fn a_slab_charge_nested_in_another_charges_reclaim_keeps_the_byte_accounting() {
-    let r = run_swarm_case(
+    run_clean_swarm_case(
         include_str!("swarm_cases/objcg_nested_charge.toml"),
         "objcg_nested_charge.toml",
     );
-    assert!(r.oracle_violations.is_empty());
 }
 
 /// Swarm seed 15963919 (`swarm_cases/buffer_head_extra_slab.toml`, on the 6.18 era the
@@ -683,11 +681,10 @@ fn a_slab_charge_nested_in_another_charges_reclaim_keeps_the_byte_accounting() {
 /// every check passing.
 #[test]
 fn a_slab_page_whose_allocation_reclaimed_its_cache_may_leave_a_second_empty_slab() {
-    let r = run_swarm_case(
+    run_clean_swarm_case(
         include_str!("swarm_cases/buffer_head_extra_slab.toml"),
         "buffer_head_extra_slab.toml",
     );
-    assert!(r.oracle_violations.is_empty());
 }
 
 /// Swarm seed 9501314 (`swarm_cases/zswap_writeback_recursion.toml`): zswap's writeback
@@ -710,6 +707,16 @@ fn zswap_writeback_from_reclaim_neither_recurses_nor_doubles_a_slot() {
     assert_eq!(end, RunEnd::Completed);
     assert!(sim.vmstat.get(mmsim::mm::vmstat::VmItem::Zswpwb) > 0);
     assert!(sim.oracle_violations.is_empty());
+}
+
+/// [`run_swarm_case`], and no read saw stale data (the content oracle).
+fn run_clean_swarm_case(text: &str, name: &str) {
+    let r = run_swarm_case(text, name);
+    assert!(
+        r.oracle_violations.is_empty(),
+        "{name}: {:?}",
+        r.oracle_violations
+    );
 }
 
 /// A kept swarm case (its TOML `text`, named `name`) on its era's patched rules with its

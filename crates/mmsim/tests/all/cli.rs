@@ -524,6 +524,50 @@ fn readme_names_every_feature_and_the_ci_command() {
         .any(|l| l.trim() == "cargo test --profile ci --workspace"));
 }
 
+/// `scripts/build-pgo` (not run by the suite: two fat-LTO builds) trains on built-in
+/// scenarios and replay options that exist: a renamed scenario or flag would break the
+/// script only when someone runs it.
+#[test]
+fn build_pgo_trains_on_builtins_and_replay_options_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = std::fs::read_to_string(root.join("scripts/build-pgo")).unwrap();
+    let listed = stdout(&mmsim(&["scenarios"]));
+    let builtins: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    // The `for s in ...; do` loop's names (continued over lines with a backslash).
+    let joined = script.replace("\\\n", " ");
+    let names: Vec<&str> = joined
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("for s in "))
+        .and_then(|l| l.split(';').next())
+        .expect("build-pgo's loop over scenarios")
+        .split_whitespace()
+        .collect();
+    assert!(names.len() >= 5, "{names:?}");
+    for n in &names {
+        assert!(
+            builtins.contains(n),
+            "build-pgo trains on {n}, not a built-in: {listed}"
+        );
+    }
+    let help = stdout(&mmsim(&["replay", "--help"]));
+    let replays: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("train replay "))
+        .collect();
+    assert!(!replays.is_empty());
+    for r in replays {
+        for flag in r.split_whitespace().filter(|w| w.starts_with("--")) {
+            assert!(
+                help.contains(flag),
+                "build-pgo's replay uses {flag}, not in --help"
+            );
+        }
+    }
+}
+
 #[test]
 fn an_unwritable_output_is_refused_before_the_run() {
     // The full seed-002 run takes minutes: a bad --json path must fail at once, not after.

@@ -9,7 +9,8 @@
 //! on the same trace at the same cache size, measured in the same run by
 //! `scripts/libcachesim_compare.py` (docs/replay.md) — when its virtual environment
 //! (`scripts/.venv-libcachesim`) exists or `MMSIM_BENCH_LIBCACHESIM=1` lets the script
-//! create it (pip-installs `libcachesim`). Last, host memory per distinct object: the peak
+//! create it (pip-installs `libcachesim`); `MMSIM_PERF_BIN=/path/to/mmsim` runs that binary
+//! in the comparison (the profile-guided build). Last, host memory per distinct object: the peak
 //! RSS of `mmsim replay` on 100,000 and on 400,000 distinct objects, and the slope.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -102,6 +103,22 @@ fn bench_replay(c: &mut Criterion) {
     memory_per_object();
 }
 
+/// The mmsim binary the libCacheSim comparison runs: `MMSIM_PERF_BIN` when set (e.g. the
+/// profile-guided build of `scripts/build-pgo`), else the one cargo built. (Criterion's
+/// timings above are of the library linked into this bench, built as cargo builds it.)
+fn mmsim_bin() -> String {
+    match std::env::var("MMSIM_PERF_BIN") {
+        Ok(p) => {
+            if !std::path::Path::new(&p).is_file() {
+                eprintln!("MMSIM_PERF_BIN: {p} is not a file");
+                std::process::exit(2);
+            }
+            p
+        }
+        Err(_) => env!("CARGO_BIN_EXE_mmsim").to_string(),
+    }
+}
+
 /// mmsim (classic) and libCacheSim's LRU on the trace of case `name`, one run of the
 /// comparison script: both throughputs measured side by side.
 fn versus_libcachesim(name: &str, range: bool) {
@@ -128,12 +145,7 @@ fn versus_libcachesim(name: &str, range: bool) {
             "--repeat",
             "5",
         ])
-        .args([
-            "--mmsim-policies",
-            "classic",
-            "--mmsim",
-            env!("CARGO_BIN_EXE_mmsim"),
-        ])
+        .args(["--mmsim-policies", "classic", "--mmsim", &mmsim_bin()])
         .args(if range {
             &["--mmsim-args", "--object-map range"][..]
         } else {

@@ -9,6 +9,8 @@
 //! measures that binary instead of cargo's (e.g. the profile-guided build of
 //! `scripts/build-pgo`). `MMSIM_BENCH_NO_CALLGRIND=1` skips the instruction counts.
 
+#[path = "support/bench_bin.rs"]
+mod bench_bin;
 #[path = "../tests/perf_shapes/mod.rs"]
 mod perf_shapes;
 
@@ -48,15 +50,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    // `MMSIM_PERF_BIN`: measure that binary instead of the one cargo built (a
-    // profile-guided build, `scripts/build-pgo`, against the release one as the base).
-    let bin = std::env::var_os("MMSIM_PERF_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mmsim")));
-    if !bin.is_file() {
-        eprintln!("MMSIM_PERF_BIN: {} is not a file", bin.display());
-        std::process::exit(2);
-    }
+    let bin = bench_bin::mmsim_bin();
     let base = std::env::var_os("MMSIM_PERF_BASE_BIN").map(PathBuf::from);
     let insns = std::env::var_os("MMSIM_BENCH_NO_CALLGRIND").is_none() && valgrind_available();
     if !insns {

@@ -15,6 +15,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+#[path = "support/bench_bin.rs"]
+mod bench_bin;
 #[path = "../tests/common/peak_rss.rs"]
 mod peak_rss;
 use mmsim::run::{run_scenario, RunOptions};
@@ -103,22 +105,6 @@ fn bench_replay(c: &mut Criterion) {
     memory_per_object();
 }
 
-/// The mmsim binary the libCacheSim comparison runs: `MMSIM_PERF_BIN` when set (e.g. the
-/// profile-guided build of `scripts/build-pgo`), else the one cargo built. (Criterion's
-/// timings above are of the library linked into this bench, built as cargo builds it.)
-fn mmsim_bin() -> String {
-    match std::env::var("MMSIM_PERF_BIN") {
-        Ok(p) => {
-            if !std::path::Path::new(&p).is_file() {
-                eprintln!("MMSIM_PERF_BIN: {p} is not a file");
-                std::process::exit(2);
-            }
-            p
-        }
-        Err(_) => env!("CARGO_BIN_EXE_mmsim").to_string(),
-    }
-}
-
 /// mmsim (classic) and libCacheSim's LRU on the trace of case `name`, one run of the
 /// comparison script: both throughputs measured side by side.
 fn versus_libcachesim(name: &str, range: bool) {
@@ -145,7 +131,12 @@ fn versus_libcachesim(name: &str, range: bool) {
             "--repeat",
             "5",
         ])
-        .args(["--mmsim-policies", "classic", "--mmsim", &mmsim_bin()])
+        .args([
+            "--mmsim-policies",
+            "classic",
+            "--mmsim",
+            bench_bin::mmsim_bin().to_str().expect("a UTF-8 path"),
+        ])
         .args(if range {
             &["--mmsim-args", "--object-map range"][..]
         } else {

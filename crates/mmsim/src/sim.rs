@@ -1156,8 +1156,9 @@ pub struct Sim {
     pub cpu_lazy: Vec<bool>,
     /// Per CPU, its TLB's address-space contexts (cpu_tlbstate; `tlb-gen`, `pcid`).
     pub cpu_tlbstate: Vec<crate::arch::tlb::CpuTlbState>,
-    /// Each node's zonelist (fallback order), built at boot.
-    pub zonelists: Vec<Vec<usize>>,
+    /// Each node's zonelist (fallback order), built at boot; shared, so that a user (an
+    /// allocation, the direct reclaim inside it) holds it without a host allocation.
+    pub zonelists: Vec<std::rc::Rc<[usize]>>,
     /// Page versions each write request carried at submission, by request id.
     pub io_versions: Vec<Vec<u32>>,
     /// The version the completing write carried for the page being ended.

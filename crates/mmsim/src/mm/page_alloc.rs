@@ -123,7 +123,7 @@ impl Sim {
             .map(|n| {
                 let mut order: Vec<usize> = (0..self.nodes.len()).collect();
                 order.sort_by_key(|m| (m.abs_diff(n), *m));
-                order
+                order.into()
             })
             .collect();
     }
@@ -156,12 +156,9 @@ impl Sim {
         self.node_free_pages(n) > mark
     }
 
-    /// Nodes in fallback order from the running CPU's node (the zonelist).
-    pub fn zonelist_nodes(&self) -> Vec<usize> {
-        let local = self.cur_node();
-        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
-        order.sort_by_key(|n| (n.abs_diff(local), *n));
-        order
+    /// Nodes in fallback order from the running CPU's node (its zonelist, built at boot).
+    pub fn zonelist_nodes(&self) -> std::rc::Rc<[usize]> {
+        std::rc::Rc::clone(&self.zonelists[self.cur_node()])
     }
 
     /// get_page_from_freelist: the first zone of the zonelist above `mark(zone)`.
@@ -192,18 +189,12 @@ impl Sim {
         r
     }
 
-    /// Run `f` with the running node's zonelist. It is built once (build_zonelists);
-    /// borrowing it keeps the hot allocation path free of host allocations.
+    /// Run `f` with the running node's zonelist. It is built once (build_zonelists) and
+    /// shared: holding it, even in a reclaim nested in an allocation, allocates nothing.
     #[inline]
     fn with_local_zonelist<R>(&mut self, f: impl FnOnce(&mut Self, &[usize]) -> R) -> R {
-        let local = self.cur_node();
-        let mut zl = std::mem::take(&mut self.zonelists[local]);
-        if zl.is_empty() {
-            zl = self.zonelist_nodes();
-        }
-        let r = f(self, &zl);
-        self.zonelists[local] = zl;
-        r
+        let zl = self.zonelist_nodes();
+        f(self, &zl)
     }
 
     /// An allocation from a reclaiming context (PF_MEMALLOC: kswapd, or a task in direct
@@ -428,6 +419,29 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// build_zonelists: each node's fallback order is the local node, then the others by
+    /// distance (|a - b| here), the lower id first on a tie; and a CPU's zonelist is that of
+    /// its node, shared (the same slice each time: holding it allocates nothing).
+    #[test]
+    fn zonelists_start_local_then_by_distance_and_are_shared() {
+        let sets = [
+            "machine.nodes=4",
+            "machine.cpus_per_node=1",
+            "machine.memory_per_node=16MiB",
+        ]
+        .map(String::from);
+        let sc = crate::scenario::load_scenario("anon-pressure", &sets).unwrap();
+        let mut sim = Sim::new(&sc, crate::sim::Features::patched()).unwrap();
+        let expect: [&[usize]; 4] = [&[0, 1, 2, 3], &[1, 0, 2, 3], &[2, 1, 3, 0], &[3, 2, 1, 0]];
+        for (cpu, want) in expect.iter().enumerate() {
+            sim.cur.cpu = cpu;
+            assert_eq!(sim.cur_node(), cpu);
+            let zl = sim.zonelist_nodes();
+            assert_eq!(&*zl, *want, "node {cpu}");
+            assert!(std::rc::Rc::ptr_eq(&zl, &sim.zonelist_nodes()));
+        }
+    }
 
     /// Hand-derived: 2 GiB in one node is 524,288 pages; min_free_kbytes =
     /// int_sqrt(2,097,152 kB × 16) = 5,792 kB = 1,448 pages; the distance is min / 4 = 362,

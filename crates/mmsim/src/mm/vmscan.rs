@@ -1579,7 +1579,7 @@ impl Sim {
         loop {
             let writeback_threshold = sc.nr_to_reclaim + sc.nr_to_reclaim / 2;
             loop {
-                for &n in &zl {
+                for &n in zl.iter() {
                     self.shrink_node(n, sc);
                     if sc.nr_reclaimed >= sc.nr_to_reclaim || self.reclaim_pass_sleeps() {
                         break;
@@ -1599,7 +1599,7 @@ impl Sim {
                 sc.priority -= 1;
             }
             if self.features.refault_deactivate {
-                for &n in &zl {
+                for &n in zl.iter() {
                     self.snapshot_refaults(sc.target_memcg, n);
                 }
             }

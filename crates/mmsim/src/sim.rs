@@ -1216,8 +1216,10 @@ pub struct Sim {
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
     /// a stack, so walks nested through IPI waits take buffers of their own.
     pfn_bufs: Vec<Vec<crate::mm::page::Pfn>>,
-    /// Scratch list of `__do_page_cache_readahead` (index, page), taken for the call.
-    pub(crate) ra_scratch: Vec<(u64, crate::mm::page::Pfn)>,
+    /// Spare (index, page) lists of `__do_page_cache_readahead`, taken for the call: a
+    /// stack, so a readahead nested in one (from a step run while reclaim waits for IPIs)
+    /// takes a list of its own without a host allocation.
+    ra_scratch: Vec<Vec<(u64, crate::mm::page::Pfn)>>,
     /// Each CPU's bh_lrus (fs/buffer.c): the metadata blocks it looked up last, most
     /// recent first, each holding a reference to its page (`mm::slab::BH_LRU_SIZE`).
     pub bh_lrus: Vec<Vec<crate::mm::page::Pfn>>,
@@ -1938,6 +1940,20 @@ impl Sim {
     pub fn charge_bulk_store(&mut self, page_ps: Ps, bytes: u64) {
         self.charge(page_ps * bytes / crate::mm::page::PAGE_SIZE);
         self.drain_until = self.clock + self.costs.store_buffer_drain_ps;
+    }
+
+    /// An empty (index, page) list for a readahead, from its pool of spare ones.
+    #[inline]
+    pub(crate) fn take_ra_list(&mut self) -> Vec<(u64, crate::mm::page::Pfn)> {
+        let mut v = self.ra_scratch.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    /// Give back a list of `take_ra_list`.
+    #[inline]
+    pub(crate) fn give_ra_list(&mut self, v: Vec<(u64, crate::mm::page::Pfn)>) {
+        self.ra_scratch.push(v);
     }
 
     /// An empty page list from the pool of spare ones (no allocation once warm).

@@ -365,8 +365,7 @@ impl Sim {
             ..Gfp::KERNEL
         };
         let memcg = self.current_memcg();
-        let mut folios = std::mem::take(&mut self.ra_scratch);
-        folios.clear();
+        let mut folios = self.take_ra_list();
         let mut index = w.next;
         let mut failed = false;
         let mut slept = None;
@@ -408,7 +407,7 @@ impl Sim {
         }
         let n = self.read_pages(ino, &folios);
         self.count_cache_misses(n);
-        self.ra_scratch = folios;
+        self.give_ra_list(folios);
         self.leave(prev);
         if let Some(wait) = slept {
             return Err(wait);
@@ -679,10 +678,9 @@ impl Sim {
         );
         let prev = self.enter(KFunc::PageCacheReadahead);
         let size = self.inode(ino).size;
-        // The simulation's scratch list (a readahead nested in this one, from a step run
-        // while reclaim waits for IPIs, finds it taken and gets one of its own).
-        let mut pages = std::mem::take(&mut self.ra_scratch);
-        pages.clear();
+        // A scratch list of the simulation's (a readahead nested in this one, from a step
+        // run while reclaim waits for IPIs, takes another).
+        let mut pages = self.take_ra_list();
         let mut slept = None;
         if size > 0 {
             let end_index = (size - 1) >> PAGE_SHIFT;
@@ -726,7 +724,7 @@ impl Sim {
         let n = pages.len() as u64;
         self.count_cache_misses(n);
         self.read_pages(ino, &pages);
-        self.ra_scratch = pages;
+        self.give_ra_list(pages);
         self.leave(prev);
         if let Some((next, wait)) = slept {
             if let Some(ra) = ra {

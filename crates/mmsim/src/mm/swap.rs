@@ -368,7 +368,9 @@ impl Sim {
                 lru
             };
             self.add_page_to_lru_list_tail(pfn, lru);
-            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgrotated);
+            // The folio's pages (lru_move_tail: folio_nr_pages; thp_nr_pages from 5.9).
+            let nr = self.mem[pfn as usize].nr_pages() as i64;
+            self.vmstat.add(crate::mm::vmstat::VmItem::Pgrotated, nr);
         }
     }
 
@@ -496,16 +498,18 @@ impl Sim {
         self.ClearPageActive(pfn);
         self.ClearPageReferenced(pfn);
         let lru = self.page_lru(pfn);
+        // Counted in the folio's pages (lru_deactivate_file: folio_nr_pages).
+        let nr = self.mem[pfn as usize].nr_pages() as i64;
         if self.PageWriteback(pfn) || self.PageDirty(pfn) {
             self.add_page_to_lru_list(pfn, lru);
             self.SetPageReclaim(pfn);
         } else {
             self.add_page_to_lru_list_tail(pfn, lru);
-            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgrotated);
+            self.vmstat.add(crate::mm::vmstat::VmItem::Pgrotated, nr);
         }
         if active {
-            self.vmstat.inc(crate::mm::vmstat::VmItem::Pgdeactivate);
-            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, 1);
+            self.vmstat.add(crate::mm::vmstat::VmItem::Pgdeactivate, nr);
+            self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, nr);
         }
         self.update_page_reclaim_stat(pfn, file, false);
         self.leave(prev);
@@ -548,8 +552,10 @@ impl Sim {
         self.ClearPageReferenced(pfn);
         let lru = self.page_lru(pfn);
         self.add_page_to_lru_list(pfn, lru);
-        self.vmstat.inc(crate::mm::vmstat::VmItem::Pgdeactivate);
-        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, 1);
+        // The folio's pages (lru_deactivate: folio_nr_pages).
+        let nr = self.mem[pfn as usize].nr_pages() as i64;
+        self.vmstat.add(crate::mm::vmstat::VmItem::Pgdeactivate, nr);
+        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pgdeactivate, nr);
         self.update_page_reclaim_stat(pfn, file, false);
         self.leave(prev);
     }
@@ -587,8 +593,10 @@ impl Sim {
         self.ClearPageSwapBacked(pfn);
         let lru = self.page_lru(pfn);
         self.add_page_to_lru_list(pfn, lru);
-        self.vmstat.inc(crate::mm::vmstat::VmItem::Pglazyfree);
-        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pglazyfree, 1);
+        // The folio's pages (lru_lazyfree: folio_nr_pages).
+        let nr = self.mem[pfn as usize].nr_pages() as i64;
+        self.vmstat.add(crate::mm::vmstat::VmItem::Pglazyfree, nr);
+        self.count_memcg_page_event(pfn, crate::mm::vmstat::VmItem::Pglazyfree, nr);
     }
 
     /// __lru_cache_activate_page: a page still in this CPU's add pagevec is marked active

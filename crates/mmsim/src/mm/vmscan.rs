@@ -1376,8 +1376,9 @@ impl Sim {
                     continue;
                 }
                 self.mem[pfn as usize].refcount = 0;
-                self.vmstat.inc(VmItem::Pglazyfreed);
-                self.count_memcg_page_event(pfn, VmItem::Pglazyfreed, 1);
+                let nr = self.mem[pfn as usize].nr_pages() as i64;
+                self.vmstat.add(VmItem::Pglazyfreed, nr);
+                self.count_memcg_page_event(pfn, VmItem::Pglazyfreed, nr);
             } else if !self.__remove_mapping(pfn, Some(sc.target_memcg)) {
                 self.unlock_page(pfn);
                 ret.push(pfn);

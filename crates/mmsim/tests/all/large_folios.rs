@@ -353,6 +353,38 @@ fn a_write_dirties_a_large_folio_whole_and_writeback_writes_its_dirty_blocks() {
     reads_see_the_newest_content(&mut m, fd, 32..48);
 }
 
+/// A large folio reclaim tagged (PG_reclaim) whose writeback ends rotates to the inactive
+/// tail whole, and pgrotated counts its pages (lru_move_tail: folio_nr_pages).
+#[test]
+fn a_tagged_large_folio_rotates_whole_at_its_writeback_end_and_counts_its_pages() {
+    let (mut m, fd, ino) = machine(true);
+    stream(&mut m, fd, 100);
+    let head = m.page(ino, 32);
+    assert_eq!(m.sim.mem[head as usize].nr_pages(), 16);
+    let (wfd, _) = open(&mut m, "/mnt/data");
+    pwrite(&mut m, wfd, 40 * PAGE_SIZE, PAGE_SIZE);
+    m.sim.lru_add_drain_all();
+    let n = m
+        .sim
+        .write_cache_pages(ino, u64::MAX, mmsim::fs::writeback::SyncMode::None)
+        .unwrap();
+    assert_eq!(n, 16);
+    // What shrink_folio_list does to a folio it finds under writeback (or dirty).
+    m.sim.SetPageReclaim(head);
+    let rotated = m.sim.vmstat.get(VmItem::Pgrotated);
+    complete_io(&mut m.sim);
+    m.sim.lru_add_drain_all();
+    assert!(!m.sim.mem[head as usize].test(pg::RECLAIM | pg::WRITEBACK));
+    assert_eq!(m.sim.vmstat.get(VmItem::Pgrotated) - rotated, 16);
+    let list = &m.sim.lruvecs[0].lists[LruList::InactiveFile as usize];
+    assert_eq!(
+        list.iter(&m.sim.mem).last(),
+        Some(head),
+        "at the inactive tail"
+    );
+    m.check();
+}
+
 /// write_begin makes a folio for the copy where nothing is cached (v6.17+ ext4:
 /// fgf_set_order of the length the copy has left), of the index's alignment at most.
 /// Measured on Linux 6.18.44 (ext4; /proc/kpageflags of a mapping of the file after

@@ -353,16 +353,24 @@ fn a_write_dirties_a_large_folio_whole_and_writeback_writes_its_dirty_blocks() {
     reads_see_the_newest_content(&mut m, fd, 32..48);
 }
 
-/// A large folio reclaim tagged (PG_reclaim) whose writeback ends rotates to the inactive
-/// tail whole, and pgrotated counts its pages (lru_move_tail: folio_nr_pages).
-#[test]
-fn a_tagged_large_folio_rotates_whole_at_its_writeback_end_and_counts_its_pages() {
+/// The machine after a stream of 100 pages (pages 32..48 one 16-page folio) and a
+/// one-page write at page 40 through a second descriptor: (machine, the reading
+/// descriptor, the writing one, inode, the folio's head).
+fn folio_at_32_written_at_40() -> (M, u32, u32, u32, Pfn) {
     let (mut m, fd, ino) = machine(true);
     stream(&mut m, fd, 100);
     let head = m.page(ino, 32);
     assert_eq!(m.sim.mem[head as usize].nr_pages(), 16);
     let (wfd, _) = open(&mut m, "/mnt/data");
     pwrite(&mut m, wfd, 40 * PAGE_SIZE, PAGE_SIZE);
+    (m, fd, wfd, ino, head)
+}
+
+/// A large folio reclaim tagged (PG_reclaim) whose writeback ends rotates to the inactive
+/// tail whole, and pgrotated counts its pages (lru_move_tail: folio_nr_pages).
+#[test]
+fn a_tagged_large_folio_rotates_whole_at_its_writeback_end_and_counts_its_pages() {
+    let (mut m, _, _, ino, head) = folio_at_32_written_at_40();
     m.sim.lru_add_drain_all();
     let n = m
         .sim
@@ -451,12 +459,7 @@ fn a_large_folio_goes_to_the_lru_at_once() {
 /// page) and free every frame.
 #[test]
 fn writes_invalidation_and_truncation_split_folios_and_free_every_frame() {
-    let (mut m, fd, ino) = machine(true);
-    stream(&mut m, fd, 100);
-    let head = m.page(ino, 32);
-    assert_eq!(m.sim.mem[head as usize].nr_pages(), 16);
-    let (wfd, _) = open(&mut m, "/mnt/data");
-    pwrite(&mut m, wfd, 40 * PAGE_SIZE, PAGE_SIZE);
+    let (mut m, fd, wfd, ino, head) = folio_at_32_written_at_40();
     // DONTNEED over part of it starts the folio's writeback (its one dirty block), then
     // splits it to drop the pages: only page 40 stays under writeback, 44..48 go.
     m.sim

@@ -172,10 +172,14 @@ mod host {
         fn finish(self) -> Result<(mmsim::mm::tracepoints::Tracepoints, u64), String> {
             let _ = fs::write(self.root.join("tracing_on"), "0");
             let path = self.root.join("trace");
-            let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            // Line by line: the buffer holds up to 64 MiB per CPU of text, and the replay
+            // still sits in its cgroup, whose limit it must not be charged for.
+            let file = fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let mut t = mmsim::mm::tracepoints::Tracepoints::default();
             let mut lost = 0u64;
-            for line in text.lines() {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
+                let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+                let line = line.as_str();
                 if !t.add_trace_line(line) {
                     // "CPU:1 [LOST 123 EVENTS]"
                     if let Some(n) = line

@@ -711,7 +711,7 @@ pub fn parse_scenario(
     source: &str,
     sets: &[String],
 ) -> Result<Scenario, ScenarioError> {
-    let ctx = Ctx { file: source, text };
+    let ctx = Ctx::new(source, text);
     let mut root = parse_document(&ctx)?;
     for set in sets {
         apply_set(&mut root, set)?;
@@ -1004,17 +1004,30 @@ fn parse_toml(text: &str) -> Result<Table, toml_edit::TomlError> {
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
+    /// Byte offsets of the text's newlines, in order (a field's line by binary search:
+    /// every field read records its location).
+    newlines: Vec<usize>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    fn new(file: &'a str, text: &'a str) -> Ctx<'a> {
+        let newlines = text
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        Ctx {
+            file,
+            text,
+            newlines,
+        }
+    }
+
     /// 1-based line of a byte offset.
     fn line(&self, offset: usize) -> usize {
         let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
+        self.newlines.partition_point(|&n| n < end) + 1
     }
 }
 
@@ -3179,7 +3192,7 @@ mod tests {
     #[test]
     fn scenario_document_spans_give_lines() {
         let text = "name = \"x\"\n\n[machine]\nnodes = 1\n\n[[tasks]]\nname = \"a\"\n\n[[tasks]]\nname = \"b\"\ncpu = 3\n";
-        let ctx = Ctx { file: "t", text };
+        let ctx = Ctx::new("t", text);
         let root = parse_document(&ctx).unwrap();
         let Value::Array(tasks) = &root.get("tasks").unwrap().item.value else {
             panic!()
@@ -3192,6 +3205,14 @@ mod tests {
         assert_eq!(ctx.line(tasks[1].span.as_ref().unwrap().start), 9);
         let machine = root.get("machine").unwrap();
         assert_eq!(ctx.line(machine.key_span.as_ref().unwrap().start), 3);
+        // Every offset's line is one more than the newlines before it (the end included).
+        for off in 0..=text.len() + 2 {
+            let before = text.as_bytes()[..off.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            assert_eq!(ctx.line(off), before + 1, "offset {off}");
+        }
     }
 
     #[test]

@@ -970,6 +970,33 @@ pub trait StepObserver {
     fn before_next_op(&mut self, sim: &Sim, tid: TaskId, clock_ps: Ps);
 }
 
+/// Spare lists the simulation lends to a kernel path for its duration (a stack: a path
+/// nested in another through an IPI wait takes a list of its own): no host allocation
+/// once warm.
+#[derive(Debug)]
+struct ListPool<T>(Vec<Vec<T>>);
+
+impl<T> Default for ListPool<T> {
+    fn default() -> Self {
+        ListPool(Vec::new())
+    }
+}
+
+impl<T> ListPool<T> {
+    /// An empty list.
+    #[inline]
+    fn take(&mut self) -> Vec<T> {
+        self.0.pop().unwrap_or_default()
+    }
+
+    /// A list back, emptied.
+    #[inline]
+    fn give(&mut self, mut v: Vec<T>) {
+        v.clear();
+        self.0.push(v);
+    }
+}
+
 /// The whole simulated system.
 pub struct Sim {
     /// Pressure stall information (`crate::psi`).
@@ -1214,12 +1241,12 @@ pub struct Sim {
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
-    /// a stack, so walks nested through IPI waits take buffers of their own.
-    pfn_bufs: Vec<Vec<crate::mm::page::Pfn>>,
-    /// Spare (index, page) lists of `__do_page_cache_readahead`, taken for the call: a
-    /// stack, so a readahead nested in one (from a step run while reclaim waits for IPIs)
-    /// takes a list of its own without a host allocation.
-    ra_scratch: Vec<Vec<(u64, crate::mm::page::Pfn)>>,
+    /// walks nested through IPI waits take buffers of their own.
+    pfn_bufs: ListPool<crate::mm::page::Pfn>,
+    /// Spare (index, page) lists of `__do_page_cache_readahead`, taken for the call
+    /// (`take_ra_list` / `give_ra_list`): a readahead nested in one (from a step run while
+    /// reclaim waits for IPIs) takes a list of its own.
+    ra_scratch: ListPool<(u64, crate::mm::page::Pfn)>,
     /// Each CPU's bh_lrus (fs/buffer.c): the metadata blocks it looked up last, most
     /// recent first, each holding a reference to its page (`mm::slab::BH_LRU_SIZE`).
     pub bh_lrus: Vec<Vec<crate::mm::page::Pfn>>,
@@ -1513,8 +1540,8 @@ impl Sim {
             anon_vma_mms: Default::default(),
             folio_blocks: Default::default(),
             rmap_scratch: Vec::new(),
-            pfn_bufs: Vec::new(),
-            ra_scratch: Vec::new(),
+            pfn_bufs: ListPool::default(),
+            ra_scratch: ListPool::default(),
             bh_lrus: vec![Vec::with_capacity(crate::mm::slab::BH_LRU_SIZE + 1); nr_cpus],
             rq_nonempty: Default::default(),
         };
@@ -1945,21 +1972,19 @@ impl Sim {
     /// An empty (index, page) list for a readahead, from its pool of spare ones.
     #[inline]
     pub(crate) fn take_ra_list(&mut self) -> Vec<(u64, crate::mm::page::Pfn)> {
-        let mut v = self.ra_scratch.pop().unwrap_or_default();
-        v.clear();
-        v
+        self.ra_scratch.take()
     }
 
     /// Give back a list of `take_ra_list`.
     #[inline]
     pub(crate) fn give_ra_list(&mut self, v: Vec<(u64, crate::mm::page::Pfn)>) {
-        self.ra_scratch.push(v);
+        self.ra_scratch.give(v);
     }
 
     /// An empty page list from the pool of spare ones (no allocation once warm).
     #[inline]
     pub(crate) fn take_pfn_buf(&mut self) -> Vec<crate::mm::page::Pfn> {
-        self.pfn_bufs.pop().unwrap_or_default()
+        self.pfn_bufs.take()
     }
 
     /// A page list of one page from the pool.
@@ -1981,9 +2006,8 @@ impl Sim {
 
     /// Give a page list back to the pool.
     #[inline]
-    pub(crate) fn give_pfn_buf(&mut self, mut v: Vec<crate::mm::page::Pfn>) {
-        v.clear();
-        self.pfn_bufs.push(v);
+    pub(crate) fn give_pfn_buf(&mut self, v: Vec<crate::mm::page::Pfn>) {
+        self.pfn_bufs.give(v);
     }
 
     /// Enter kernel function `f` (charges the call); returns the caller to pass to `leave`.

@@ -973,7 +973,6 @@ pub trait StepObserver {
 /// Spare lists the simulation lends to a kernel path for its duration (a stack: a path
 /// nested in another through an IPI wait takes a list of its own): no host allocation
 /// once warm.
-#[derive(Debug)]
 struct ListPool<T>(Vec<Vec<T>>);
 
 impl<T> Default for ListPool<T> {

@@ -380,9 +380,19 @@ impl Sim {
                 0
             };
         let on_lru = hf & pg::LRU != 0;
+        // On an MGLRU generation's list: the tails go beside the head on that list.
+        let gen_list = if on_lru {
+            self.lru_gen_list_of(head)
+        } else {
+            None
+        };
         let lru = self.page_lru(head);
         let lv = self.page_lruvec_idx(head);
-        if on_lru {
+        if let Some((g, t)) = gen_list {
+            // The head now counts one page on its list (the generation's page count, in
+            // pages, does not change: lru_add_split_folio).
+            self.lruvecs[lv].lrugen.folios[g][t].len -= nr - 1;
+        } else if on_lru {
             // The head now counts one page: its list and gauge give back the rest, which
             // the tails take again below.
             self.lruvecs[lv].lists[lru as usize].len -= nr - 1;
@@ -407,7 +417,13 @@ impl Sim {
                 self.mem[head as usize].refcount -= ptes;
             }
             self.charge(self.costs.plain_rmw_ps);
-            if on_lru {
+            if let Some((g, ty)) = gen_list {
+                // The generation and refs go with the flags (__split_folio_to_order's
+                // LRU_GEN_MASK | LRU_REFS_MASK), the list position beside the head.
+                let keep = pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::LRU_LIST_MASK;
+                self.mem[t as usize].flags |= pg::LRU | (hf & keep);
+                self.lruvecs[lv].lrugen.folios[g][ty].add_before(&mut self.mem, head, t);
+            } else if on_lru {
                 self.mem[t as usize].flags |= pg::LRU;
                 self.lruvecs[lv].lists[lru as usize].add_before(&mut self.mem, head, t);
                 self.vmstat.inc(lru.vmstat_item());

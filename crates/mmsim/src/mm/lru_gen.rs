@@ -362,30 +362,32 @@ impl Sim {
         &mut self.lruvec_mut(memcg, node).lrugen
     }
 
-    /// lru_gen_update_size: nr_pages and the active/inactive compatibility sizes.
+    /// lru_gen_update_size: nr_pages and the active/inactive compatibility sizes, by the
+    /// folio's `delta` pages (folio_nr_pages).
     pub(crate) fn lru_gen_update_size(
         &mut self,
         lv: usize,
         t: usize,
         old: Option<usize>,
         new: Option<usize>,
+        delta: i64,
     ) {
         let g = &mut self.lruvecs[lv].lrugen;
         let base = t * 2;
         let mut moves: [(usize, i64); 2] = [(0, 0); 2];
         if let Some(o) = old {
-            g.nr_pages[o][t] -= 1;
+            g.nr_pages[o][t] -= delta;
         }
         if let Some(n) = new {
-            g.nr_pages[n][t] += 1;
+            g.nr_pages[n][t] += delta;
         }
         match (old, new) {
-            (None, Some(n)) => moves[0] = (base + usize::from(g.is_active(n)), 1),
-            (Some(o), None) => moves[0] = (base + usize::from(g.is_active(o)), -1),
+            (None, Some(n)) => moves[0] = (base + usize::from(g.is_active(n)), delta),
+            (Some(o), None) => moves[0] = (base + usize::from(g.is_active(o)), -delta),
             (Some(o), Some(n)) => {
                 if !g.is_active(o) && g.is_active(n) {
-                    moves[0] = (base, -1);
-                    moves[1] = (base + 1, 1);
+                    moves[0] = (base, -delta);
+                    moves[1] = (base + 1, delta);
                 }
             }
             (None, None) => {}
@@ -439,7 +441,8 @@ impl Sim {
             p.flags |=
                 ((gen as u32 + 1) << pg::LRU_GEN_SHIFT) | ((gen as u32) << pg::LRU_LIST_SHIFT);
         }
-        self.lru_gen_update_size(lv, t, None, Some(gen));
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.lru_gen_update_size(lv, t, None, Some(gen), delta);
         self.charge(self.costs.list_op_ps);
         let head = &mut self.lruvecs[lv].lrugen.folios[gen][t];
         if reclaiming {
@@ -468,10 +471,18 @@ impl Sim {
                 p.flags |= pg::ACTIVE;
             }
         }
-        self.lru_gen_update_size(lv, t, Some(gen), None);
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.lru_gen_update_size(lv, t, Some(gen), None, delta);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lrugen.folios[list_gen(flags)][t].del(&mut self.mem, pfn);
         true
+    }
+
+    /// The (generation, type) list an evictable folio on an MGLRU list is on, or None.
+    pub(crate) fn lru_gen_list_of(&self, pfn: Pfn) -> Option<(usize, usize)> {
+        let f = self.mem[pfn as usize].flags;
+        folio_lru_gen(f)?;
+        Some((list_gen(f), file_type(self, pfn)))
     }
 
     /// Move a folio (on its lruvec's lists) to the head or tail of generation `gen`'s list
@@ -607,7 +618,8 @@ impl Sim {
                 p.flags |= pg::RECLAIM;
             }
         }
-        self.lru_gen_update_size(lv, t, Some(old_gen), Some(new_gen));
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.lru_gen_update_size(lv, t, Some(old_gen), Some(new_gen), delta);
         new_gen
     }
 
@@ -739,9 +751,10 @@ impl Sim {
                 // 6.1's inc_min_seq counts no protection.
                 if !self.mglru_v6_1() && refs + u32::from(ws) != (1 << LRU_REFS_WIDTH) + 1 {
                     let tier = lru_tier_from_refs(refs, ws);
+                    let delta = self.mem[pfn as usize].nr_pages();
                     let g = &mut self.lruvecs[lv].lrugen;
-                    g.protected[t][tier] += 1;
-                    g.totals.protected[t][tier] += 1;
+                    g.protected[t][tier] += delta;
+                    g.totals.protected[t][tier] += delta;
                 }
             }
         }
@@ -1031,6 +1044,7 @@ impl Sim {
         use crate::mm::memory::pte;
         let node = walk.node;
         let (mut total, mut young) = (0u64, 0u64);
+        let mut last = None;
         for vpn in lo..hi {
             total += 1;
             walk.stats.leaf_total += 1;
@@ -1045,19 +1059,43 @@ impl Sim {
                 walk.stats.leaf_old += 1;
                 continue;
             }
-            let Some(pfn) = self.clear_young_of_lruvec_folio(lv, node, mm, vpn, p) else {
+            let Some(folio) = self.clear_young_of_lruvec_folio(lv, node, mm, vpn, p) else {
                 continue;
             };
+            self.walk_young_pte(&mut last, Some(lv), folio, new_gen, p & pte::DIRTY != 0);
             young += 1;
             walk.stats.leaf_young += 1;
-            self.walk_update_folio(Some(lv), pfn, new_gen, p & pte::DIRTY != 0);
+        }
+        if let Some((folio, dirty)) = last {
+            self.walk_update_folio(Some(lv), folio, new_gen, dirty);
         }
         (total, young)
     }
 
+    /// A young PTE of `folio` met by the walk or the look-around: the young PTEs of one
+    /// folio in a row update it once, when the next folio (or the end) comes, with the
+    /// dirty bit of any of them (walk_pte_range's `last`).
+    fn walk_young_pte(
+        &mut self,
+        last: &mut Option<(Pfn, bool)>,
+        walk_lv: Option<usize>,
+        folio: Pfn,
+        new_gen: usize,
+        dirty: bool,
+    ) {
+        match last {
+            Some((f, d)) if *f == folio => *d |= dirty,
+            _ => {
+                if let Some((f, d)) = last.replace((folio, dirty)) {
+                    self.walk_update_folio(walk_lv, f, new_gen, d);
+                }
+            }
+        }
+    }
+
     /// get_pfn_folio + ptep_clear_young_notify: if the young PTE `p` at (mm, vpn) maps a
-    /// folio on an lrugen list of lruvec `lv` (node `node`), clear its young bit (no TLB
-    /// flush) and return the folio.
+    /// page of a folio on an lrugen list of lruvec `lv` (node `node`), clear its young bit
+    /// (no TLB flush) and return the folio (its head).
     fn clear_young_of_lruvec_folio(
         &mut self,
         lv: usize,
@@ -1067,7 +1105,7 @@ impl Sim {
         p: u64,
     ) -> Option<Pfn> {
         use crate::mm::memory::pte;
-        let pfn = pte::pfn(p);
+        let pfn = self.folio_head(pte::pfn(p));
         let page = &self.mem[pfn as usize];
         // get_pfn_folio: from 6.14 a folio off the LRU (isolated) is skipped; 6.1 clears
         // its young bit too (and marks it PG_referenced).
@@ -1103,8 +1141,10 @@ impl Sim {
             Some(lv) => {
                 if let Some(old) = self.folio_update_gen(pfn, new_gen) {
                     if old != new_gen {
+                        // update_batch_size: the folio's pages.
                         let t = file_type(self, pfn);
-                        self.lru_gen_update_size(lv, t, Some(old), Some(new_gen));
+                        let delta = self.mem[pfn as usize].nr_pages() as i64;
+                        self.lru_gen_update_size(lv, t, Some(old), Some(new_gen), delta);
                     }
                 }
             }
@@ -1194,6 +1234,7 @@ impl Sim {
             return;
         }
         let prev = self.enter(KFunc::LruGenLookAround);
+        let pfn = self.folio_head(pfn);
         let lv = self.page_lruvec_idx(pfn);
         let node = self.mem[pfn as usize].node as usize;
         let max_seq = self.lruvecs[lv].lrugen.max_seq;
@@ -1242,6 +1283,7 @@ impl Sim {
         };
         let mut young = 1u64;
         let mut i = 0u64;
+        let mut last = None;
         for a in start..end {
             i += 1;
             if i % PTES_PER_LINE == 1 {
@@ -1267,8 +1309,11 @@ impl Sim {
                     Some(_) => {}
                 }
             } else {
-                self.walk_update_folio(walk_lv, q, gen, p & pte::DIRTY != 0);
+                self.walk_young_pte(&mut last, walk_lv, q, gen, p & pte::DIRTY != 0);
             }
+        }
+        if let Some((folio, dirty)) = last {
+            self.walk_update_folio(walk_lv, folio, gen, dirty);
         }
         if young * PTES_PER_LINE >= i {
             self.update_bloom_filter(lv, max_seq, mm, vpn / ptrs);
@@ -1306,9 +1351,10 @@ impl Sim {
             let g = self.folio_inc_gen(lv, pfn, false);
             self.lru_gen_list_move(lv, pfn, g, false);
             if refs + u32::from(ws) != (1 << LRU_REFS_WIDTH) + 1 {
+                let delta = self.mem[pfn as usize].nr_pages();
                 let lg = &mut self.lruvecs[lv].lrugen;
-                lg.protected[t][tier] += 1;
-                lg.totals.protected[t][tier] += 1;
+                lg.protected[t][tier] += delta;
+                lg.totals.protected[t][tier] += delta;
             }
             return true;
         }
@@ -1328,9 +1374,10 @@ impl Sim {
         let dirty = f & pg::DIRTY != 0;
         let writeback = f & pg::WRITEBACK != 0;
         if t == LRU_GEN_FILE && dirty {
-            sc.nr.file_taken += 1;
+            let delta = self.mem[pfn as usize].nr_pages();
+            sc.nr.file_taken += delta;
             if !writeback {
-                sc.nr.unqueued_dirty += 1;
+                sc.nr.unqueued_dirty += delta;
             }
         }
         // waiting for writeback
@@ -1366,8 +1413,9 @@ impl Sim {
     }
 
     /// scan_folios: scan the oldest generation of `t` from its tail, sorting and isolating
-    /// up to MIN_LRU_BATCH folios. Returns folios scanned (0 if nothing was isolated and
-    /// the batch did not run out).
+    /// up to MIN_LRU_BATCH pages, looking at no more than `nr_to_scan` (at most
+    /// MAX_LRU_BATCH) folios. Returns pages scanned (0 if nothing was isolated and the
+    /// batch did not run out); every count is of pages (folio_nr_pages).
     fn scan_folios(
         &mut self,
         nr_to_scan: u64,
@@ -1393,17 +1441,18 @@ impl Sim {
                 break;
             }
             self.charge(self.costs.mem_access_ps);
-            scanned += 1;
+            let delta = self.mem[pfn as usize].nr_pages();
+            scanned += delta;
             if self.sort_folio(lv, pfn, tier, sc) {
-                sorted += 1;
+                sorted += delta;
             } else if self.isolate_folio(pfn) {
                 list.push(pfn);
-                isolated += 1;
+                isolated += delta;
             } else {
                 // Not isolatable now: set aside, put back at the tail afterwards.
                 self.lruvecs[lv].lrugen.folios[gen][t].del(&mut self.mem, pfn);
                 moved.push(pfn);
-                skipped += 1;
+                skipped += delta;
             }
             remaining -= 1;
             if remaining == 0 || isolated.max(skipped) >= MIN_LRU_BATCH {
@@ -1499,9 +1548,13 @@ impl Sim {
         // while isolated", 6.2) and its own flags for the rejected ones.
         let v6_1 = self.mglru_v6_1();
         loop {
-            let taken = list.len() as i64;
+            // shrink_folio_list's nr_scanned: the folios' pages.
+            let taken = list
+                .iter()
+                .map(|&p| self.mem[p as usize].nr_pages())
+                .sum::<u64>() as i64;
             self.vmstat.add(iso, taken);
-            sc.nr_scanned += list.len() as u64;
+            sc.nr_scanned += taken as u64;
             let stat = self.shrink_page_list_for(node, &mut list, sc);
             self.trace_shrink_inactive(scanned, &stat, sc.priority);
             let reclaimed = stat.reclaimed;
@@ -1527,7 +1580,7 @@ impl Sim {
                     && f & pg::UNEVICTABLE == 0
                 {
                     clean.push(pfn);
-                    sc.nr_scanned -= 1;
+                    sc.nr_scanned -= self.mem[pfn as usize].nr_pages();
                     continue;
                 }
                 // Don't add rejected folios to the oldest generation.
@@ -1953,10 +2006,11 @@ impl Sim {
         let tier = lru_tier_from_refs(refs, ws);
         let lv = self.page_lruvec_idx(pfn);
         let (memcg, node) = ((lv / self.nodes.len()) as MemcgId, lv % self.nodes.len());
+        let delta = self.mem[pfn as usize].nr_pages();
         let g = &mut self.lruvecs[lv].lrugen;
         let token = (g.min_seq[t] << LRU_REFS_WIDTH) | u64::from(refs.saturating_sub(1));
-        g.evicted[t][tier] += 1;
-        g.totals.evicted[t][tier] += 1;
+        g.evicted[t][tier] += delta;
+        g.totals.evicted[t][tier] += delta;
         crate::mm::workingset::pack_shadow(token, memcg, node, ws)
     }
 
@@ -1975,10 +2029,12 @@ impl Sim {
         }
         let file = t == LRU_GEN_FILE;
         let pick = |a, b| if file { a } else { b };
-        self.vmstat.inc(VmItem::WorkingsetRefault);
+        // The refaulting folio's pages (mod_lruvec_state(..., delta)).
+        let delta = self.mem[pfn as usize].nr_pages();
+        self.vmstat.add(VmItem::WorkingsetRefault, delta as i64);
         let item = pick(VmItem::WorkingsetRefaultFile, VmItem::WorkingsetRefaultAnon);
-        self.vmstat.inc(item);
-        self.count_memcg_page_event(pfn, item, 1);
+        self.vmstat.add(item, delta as i64);
+        self.count_memcg_page_event(pfn, item, delta as i64);
         if self.mglru_v6_1() {
             return self.lru_gen_refault_v6_1(pfn, lv, token, ws);
         }
@@ -1988,7 +2044,7 @@ impl Sim {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
-        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs(refs, ws));
+        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs(refs, ws), delta);
         if self.lru_gen_in_fault {
             self.count_workingset_activate(pfn, file);
         }
@@ -2001,34 +2057,39 @@ impl Sim {
         }
     }
 
-    /// A refault in tier `tier` of type `t` (the PID controller's refaulted count).
-    pub(crate) fn lru_gen_count_refaulted(&mut self, lv: usize, t: usize, tier: usize) {
+    /// A refault of `delta` pages in tier `tier` of type `t` (the PID controller's
+    /// refaulted count).
+    pub(crate) fn lru_gen_count_refaulted(&mut self, lv: usize, t: usize, tier: usize, delta: u64) {
         let g = &mut self.lruvecs[lv].lrugen;
-        g.refaulted[t][tier] += 1;
-        g.totals.refaulted[t][tier] += 1;
+        g.refaulted[t][tier] += delta;
+        g.totals.refaulted[t][tier] += delta;
     }
 
-    /// workingset_activate (and its anon/file count, in /proc/vmstat and the page's memcg).
+    /// workingset_activate (and its anon/file count, in /proc/vmstat and the page's memcg),
+    /// by the folio's pages.
     pub(crate) fn count_workingset_activate(&mut self, pfn: Pfn, file: bool) {
-        self.vmstat.inc(VmItem::WorkingsetActivate);
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.vmstat.add(VmItem::WorkingsetActivate, delta);
         let item = if file {
             VmItem::WorkingsetActivateFile
         } else {
             VmItem::WorkingsetActivateAnon
         };
-        self.vmstat.inc(item);
-        self.count_memcg_page_event(pfn, item, 1);
+        self.vmstat.add(item, delta);
+        self.count_memcg_page_event(pfn, item, delta);
     }
 
-    /// workingset_restore_{anon,file} (in /proc/vmstat and the page's memcg).
+    /// workingset_restore_{anon,file} (in /proc/vmstat and the page's memcg), by the
+    /// folio's pages.
     pub(crate) fn count_workingset_restore(&mut self, pfn: Pfn, file: bool) {
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
         let item = if file {
             VmItem::WorkingsetRestoreFile
         } else {
             VmItem::WorkingsetRestoreAnon
         };
-        self.vmstat.inc(item);
-        self.count_memcg_page_event(pfn, item, 1);
+        self.vmstat.add(item, delta);
+        self.count_memcg_page_event(pfn, item, delta);
     }
 }
 
@@ -2189,7 +2250,11 @@ impl Sim {
                 for t in 0..2 {
                     let mut len = 0;
                     for pfn in g.folios[gen][t].iter(&self.mem) {
-                        len += 1;
+                        let p = &self.mem[pfn as usize];
+                        if p.test(pg::TAIL) {
+                            return Err(format!("tail page {pfn} on lrugen list {gen}/{t}"));
+                        }
+                        len += p.nr_pages();
                         let p = &self.mem[pfn as usize];
                         let Some(fg) = folio_lru_gen(p.flags) else {
                             return Err(format!(
@@ -2222,7 +2287,7 @@ impl Sim {
                                 g.min_seq[t], g.max_seq
                             ));
                         }
-                        counts[lv][fg][t] += 1;
+                        counts[lv][fg][t] += p.nr_pages() as i64;
                     }
                     if len != g.folios[gen][t].len {
                         return Err(format!("lrugen list {gen}/{t} of lruvec {lv} miscounted"));

@@ -125,7 +125,8 @@ impl Sim {
             };
             if old != new_gen {
                 let t = crate::mm::lru_gen::file_type(self, pfn);
-                self.lru_gen_update_size(lv, t, Some(old), Some(new_gen));
+                let delta = self.mem[pfn as usize].nr_pages() as i64;
+                self.lru_gen_update_size(lv, t, Some(old), Some(new_gen), delta);
             }
         }
         self.lru_unlock(lv);
@@ -221,7 +222,7 @@ impl Sim {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + u32::from(ws);
-        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs_v6_1(refs));
+        self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs_v6_1(refs), 1);
         self.count_workingset_activate(pfn, file);
         if self.lru_gen_in_fault || refs == 1 << LRU_REFS_WIDTH {
             self.mem[pfn as usize].flags |= pg::WORKINGSET;

@@ -29,10 +29,15 @@
 //! of the copy's length where nothing is cached (fgf_set_order, v6.17's
 //! write_begin_get_folio: `write_begin_new_folio`); the folio's blocks — which are dirty,
 //! which being written — are its buffer heads' (`fs::buffer`), writeback writes only the
-//! dirty ones and the folio's writeback ends with its last. Not modelled: mlocked large
+//! dirty ones and the folio's writeback ends with its last. Under MGLRU (its 6.14+
+//! rules) a folio is one entry of its generation's list: the generations' page counts,
+//! the tiers' evicted / protected / refaulted counts, scan_folios' batch of MIN_LRU_BATCH
+//! pages and the workingset counters count its pages (folio_nr_pages), the page-table
+//! walk and the look-around update it once per run of its young PTEs (their `last`), and
+//! a split puts its tails beside it on its generation's list. Not modelled: mlocked large
 //! folios (the kernel mlocks one that a VM_LOCKED VMA maps whole), PMD mappings (order 9
-//! is mapped by PTEs), MGLRU (the files of a machine running it get order-0 pages), and
-//! the buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
+//! is mapped by PTEs), MGLRU with 6.1's rules (order-0 pages: ext4 had no large folios
+//! then), and the buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
 //! memcg in turn; the kernel charges the 2^n pages at once). Every other path that would
 //! write, truncate or invalidate part of a folio splits it first (split_folio: the tails
 //! take the head's flags and go beside it on its list; the kernel would not split a folio
@@ -107,12 +112,12 @@ impl Sim {
     }
 
     /// mapping_large_folio_support: a regular file of a block filesystem when
-    /// `large-folios` is on and the classic LRU reclaims (MGLRU's lists hold order-0
-    /// pages only here); never the inode table's blocks (the block device's mapping) or
-    /// tmpfs.
+    /// `large-folios` is on, under either policy (MGLRU with 6.1's rules — an era without
+    /// large folios in ext4 — keeps order-0 pages); never the inode table's blocks (the
+    /// block device's mapping) or tmpfs.
     pub fn mapping_large_folio_support(&self, ino: u32) -> bool {
         self.features.large_folios
-            && !self.lru_gen_enabled()
+            && !(self.lru_gen_enabled() && self.mglru_v6_1())
             && !self.inode(ino).mapping.swapbacked
             && self.fss[self.inode(ino).fs].device.is_some()
             && !self.is_inode_table(ino)

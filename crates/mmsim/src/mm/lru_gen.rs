@@ -1576,7 +1576,7 @@ impl Sim {
                 }
                 if !skip_retry
                     && f & (pg::ACTIVE | pg::DIRTY | pg::WRITEBACK) == 0
-                    && !self.mem[pfn as usize].mapped()
+                    && !self.folio_mapped(pfn)
                     && f & pg::UNEVICTABLE == 0
                 {
                     clean.push(pfn);

@@ -1,18 +1,21 @@
 //! Large folios in the page cache (`large-folios`, `mm::folio`): the readahead order ramp,
 //! one access mark per folio and read, whole-folio reclaim and refault, mapped large
 //! folios (`map-entire-folio`, folio_referenced once a mapping, whole-folio unmap, the
-//! split of a written one), splitting for every other path, and the invariants over
-//! random operation sequences.
+//! split of a written one), splitting for every other path, large folios under MGLRU
+//! (one list entry counted in pages), and the invariants over random operation sequences
+//! under both policies.
 
 use crate::common;
 use common::{complete_io, mmap_at, touch_pages, unit_machine_toml, UnitMachine as M};
 use mmsim::fs::writeback::SyncMode;
 use mmsim::kernel::KernelEra;
+use mmsim::mm::lru_gen::folio_lru_gen;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
 use mmsim::mm::memory::pte;
 use mmsim::mm::node::LruList;
 use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
 use mmsim::mm::page_alloc::Gfp;
+use mmsim::mm::policy::ReclaimPolicy;
 use mmsim::mm::radix_tree::Entry;
 use mmsim::mm::vmscan::ScanControl;
 use mmsim::mm::vmstat::VmItem;
@@ -29,12 +32,26 @@ fn features(large: bool) -> Features {
 
 /// A 64 MiB machine (128 KiB readahead) with `/mnt/data`, a 1 MiB file with data.
 fn machine(large: bool) -> (M, u32, u32) {
-    let text = unit_machine_toml(
-        "lf",
-        "64MiB",
-        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
-    ) + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
-    let mut m = M::new(&text, features(large));
+    machine_under(large, false)
+}
+
+/// `machine`, reclaimed by MGLRU when `mglru`.
+fn machine_under(large: bool, mglru: bool) -> (M, u32, u32) {
+    // Root keys precede the tables.
+    let policy = if mglru { "policy = \"mglru\"\n" } else { "" };
+    let text = policy.to_string()
+        + &unit_machine_toml(
+            "lf",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+        )
+        + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+    let mut f = features(large);
+    if mglru {
+        f.policy = Some(ReclaimPolicy::Mglru);
+    }
+    let mut m = M::new(&text, f);
+    assert_eq!(m.sim.policy == ReclaimPolicy::Mglru, mglru);
     let (fd, ino) = open(&mut m, "/mnt/data");
     (m, fd, ino)
 }
@@ -228,6 +245,149 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
         // The folio was read whole: each of its pages holds the file's content.
         reads_see_the_newest_content(&mut m, fd, 4..8);
     }
+}
+
+/// Under MGLRU (6.18) the readahead's large folios are one entry each on their
+/// generation's list, counted in pages: the generation's size, pgsteal, the tiers'
+/// evictions; reclaim evicts a folio whole (one shadow over its indices) and a refault
+/// counts the refaulting folio's pages in the workingset counters and in its tier.
+#[test]
+fn under_mglru_a_large_folio_is_one_list_entry_counted_in_pages() {
+    let (mut m, fd, ino) = machine_under(true, true);
+    stream(&mut m, fd, 100);
+    m.sim.lru_add_drain();
+    let heads = folios(&m, ino, 256);
+    assert!(
+        heads.iter().any(|&(_, order)| order >= 3),
+        "large folios under MGLRU: {heads:?}"
+    );
+    for &(i, order) in &heads {
+        let head: Pfn = m.page(ino, i);
+        assert!(
+            folio_lru_gen(m.sim.mem[head as usize].flags).is_some(),
+            "head {i} on a generation's list"
+        );
+        for k in 1..(1u64 << order) {
+            let t: Pfn = m.page(ino, i + k);
+            let f = m.sim.mem[t as usize].flags;
+            assert!(f & pg::TAIL != 0 && f & pg::LRU == 0 && folio_lru_gen(f).is_none());
+        }
+    }
+    // The checker sums the lists' entries in pages against nr_pages of every generation.
+    m.check();
+    let cached = |m: &M| {
+        (0..256)
+            .filter(|&i| matches!(m.entry(ino, i), Entry::Page(_)))
+            .count() as i64
+    };
+    let evicted_file =
+        |m: &M| -> u64 { m.sim.lru_gen_view()[0].tiers.iter().map(|t| t[1][1]).sum() };
+    let refaulted_file =
+        |m: &M| -> u64 { m.sim.lru_gen_view()[0].tiers.iter().map(|t| t[1][0]).sum() };
+    let (pages, steal, evicted) = (
+        cached(&m),
+        m.sim.vmstat.get(VmItem::PgstealFile),
+        evicted_file(&m),
+    );
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    sc.may_swap = false;
+    m.sim.try_to_shrink_lruvec(0, ROOT_MEM_CGROUP, &mut sc);
+    let gone = pages - cached(&m);
+    assert!(gone > 0, "nothing reclaimed");
+    assert_eq!(sc.nr_reclaimed as i64, gone);
+    assert_eq!(m.sim.vmstat.get(VmItem::PgstealFile) - steal, gone);
+    assert_eq!(
+        (evicted_file(&m) - evicted) as i64,
+        gone,
+        "tier evictions in pages"
+    );
+    // Every evicted folio went whole: its indices hold one shadow.
+    let mut refault_at = None;
+    for &(i, order) in &heads {
+        let es: Vec<Entry> = (i..i + (1 << order)).map(|k| m.entry(ino, k)).collect();
+        match es[0] {
+            Entry::Shadow(s) => {
+                assert!(es.iter().all(|&e| e == Entry::Shadow(s)), "{i}: {es:?}");
+                if order >= 2 && refault_at.is_none() {
+                    refault_at = Some((i, order));
+                }
+            }
+            Entry::Page(_) => assert!(es.iter().all(|e| matches!(e, Entry::Page(_)))),
+            Entry::Empty => panic!("{i}: a hole"),
+        }
+    }
+    m.check();
+    let (i, order) = refault_at.expect("a large folio was evicted");
+    let (refaults, tier_refaults) = (
+        m.sim.vmstat.get(VmItem::WorkingsetRefaultFile),
+        refaulted_file(&m),
+    );
+    let head = m
+        .sim
+        .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
+        .ok()
+        .flatten()
+        .expect("memory");
+    m.sim
+        .add_folio_to_page_cache_lru(head, ino, i)
+        .expect("the range holds shadows only");
+    let nr = 1i64 << order;
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::WorkingsetRefaultFile) - refaults,
+        nr
+    );
+    assert_eq!(
+        (refaulted_file(&m) - tier_refaults) as i64,
+        nr,
+        "a recent refault, in its tier"
+    );
+    m.sim.readpage_locked(ino, head);
+    complete_io(&mut m.sim);
+    m.sim.put_page(head);
+    m.sim.lru_add_drain();
+    m.check();
+    reads_see_the_newest_content(&mut m, fd, i..i + (1 << order));
+}
+
+/// Under MGLRU a split (DONTNEED over part of a folio) puts the tails beside the head on
+/// its generation's list, with its generation; the generation's size does not change.
+#[test]
+fn under_mglru_a_split_keeps_the_pages_in_the_folios_generation() {
+    let (mut m, fd, ino) = machine_under(true, true);
+    stream(&mut m, fd, 100);
+    m.sim.lru_add_drain();
+    let (i, order) = *folios(&m, ino, 256)
+        .iter()
+        .find(|&&(_, o)| o >= 3)
+        .expect("a folio of 8 pages or more");
+    let head: Pfn = m.page(ino, i);
+    let gen = folio_lru_gen(m.sim.mem[head as usize].flags).expect("on a list");
+    let sizes = m.sim.lrugen(ROOT_MEM_CGROUP, 0).nr_pages;
+    // Drop its last page: the folio splits, the rest stays cached.
+    let last = i + (1 << order) - 1;
+    m.sim
+        .sys_fadvise(m.tid, fd, last * PAGE_SIZE, PAGE_SIZE, Fadvice::Dontneed);
+    assert_eq!(
+        m.sim.mem[head as usize].nr_pages(),
+        1,
+        "the folio was split"
+    );
+    for k in i..last {
+        let p: Pfn = m.page(ino, k);
+        assert_eq!(
+            folio_lru_gen(m.sim.mem[p as usize].flags),
+            Some(gen),
+            "page {k} in the folio's generation"
+        );
+    }
+    let after = m.sim.lrugen(ROOT_MEM_CGROUP, 0).nr_pages;
+    assert_eq!(
+        after[gen][1],
+        sizes[gen][1] - 1,
+        "only the dropped page left"
+    );
+    m.check();
 }
 
 /// A folio of a leaf's size or more (order 6: 64 pages, aligned) leaves its shadow above
@@ -862,9 +1022,9 @@ enum Op {
     Writeback(u64),
     /// POSIX_FADV_DONTNEED over `pages` from `index`.
     DontNeed(u64, u64),
-    /// Reclaim of `n` pages from the inactive file list.
+    /// Reclaim of `n` pages from the inactive file list (MGLRU: of the lruvec).
     Reclaim(u64),
-    /// Deactivation of `n` pages of the active file list.
+    /// Deactivation of `n` pages of the active file list (MGLRU: the node's aging).
     Deactivate(u64),
     /// Touch `n` pages from `index` through the shared mapping (mapped on first use).
     Touch(u64, u64, bool),
@@ -893,8 +1053,11 @@ proptest! {
     /// references of mapped folios, mapcounts, free lists, memcg charges) and the content
     /// every read sees.
     #[test]
-    fn random_operations_keep_the_invariants_with_large_folios(ops in proptest::collection::vec(op(), 1..24)) {
-        let (mut m, fd, ino) = machine(true);
+    fn random_operations_keep_the_invariants_with_large_folios(
+        ops in proptest::collection::vec(op(), 1..24),
+        mglru in any::<bool>(),
+    ) {
+        let (mut m, fd, ino) = machine_under(true, mglru);
         let (wfd, _) = open(&mut m, "/mnt/data");
         let mut base = None;
         for o in ops {
@@ -920,11 +1083,21 @@ proptest! {
                 Op::Reclaim(n) => {
                     let mut sc = ScanControl::new(n, false, Gfp::KERNEL);
                     m.sim.lru_add_drain();
-                    m.sim.shrink_inactive_list(0, ROOT_MEM_CGROUP, n, LruList::InactiveFile, &mut sc);
+                    if mglru {
+                        sc.may_swap = false;
+                        m.sim.try_to_shrink_lruvec(0, ROOT_MEM_CGROUP, &mut sc);
+                    } else {
+                        m.sim.shrink_inactive_list(0, ROOT_MEM_CGROUP, n, LruList::InactiveFile, &mut sc);
+                    }
                 }
                 Op::Deactivate(n) => {
                     let mut sc = ScanControl::new(n, false, Gfp::KERNEL);
-                    m.sim.shrink_active_list(0, ROOT_MEM_CGROUP, n, LruList::ActiveFile, &mut sc);
+                    if mglru {
+                        // The aging: a new generation (the walk of the mapping's PTEs).
+                        m.sim.lru_gen_age_node(0, &mut sc);
+                    } else {
+                        m.sim.shrink_active_list(0, ROOT_MEM_CGROUP, n, LruList::ActiveFile, &mut sc);
+                    }
                 }
                 Op::Touch(i, n, write) => {
                     let b = *base.get_or_insert_with(|| map(&mut m));

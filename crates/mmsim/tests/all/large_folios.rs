@@ -90,6 +90,21 @@ fn pread(m: &mut M, fd: u32, pages: u64, index: u64) -> u64 {
     panic!("pread {index} never finished");
 }
 
+/// A new folio of `order` in the page cache of `ino` at `index` (locked, not yet read;
+/// refaulting if the range held shadows).
+fn add_folio(m: &mut M, ino: u32, index: u64, order: u32) -> Pfn {
+    let head = m
+        .sim
+        .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
+        .ok()
+        .flatten()
+        .expect("memory");
+    m.sim
+        .add_folio_to_page_cache_lru(head, ino, index)
+        .expect("a range holding no page");
+    head
+}
+
 /// One-page reads of `pages`: each sees the file's newest content (the content oracle
 /// reports no violation).
 fn reads_see_the_newest_content(m: &mut M, fd: u32, pages: std::ops::Range<u64>) {
@@ -225,15 +240,7 @@ fn reclaim_evicts_a_folio_whole_and_a_refault_counts_its_pages() {
     // An order-2 folio over the shadows of [4, 8): one refault of 4 pages.
     if let Entry::Shadow(_) = m.entry(ino, 4) {
         let refaults = m.sim.vmstat.get(VmItem::WorkingsetRefaultFile);
-        let head = m
-            .sim
-            .alloc_folio_charged(2, Gfp::KERNEL, ROOT_MEM_CGROUP)
-            .ok()
-            .flatten()
-            .expect("memory");
-        m.sim
-            .add_folio_to_page_cache_lru(head, ino, 4)
-            .expect("the range holds shadows only");
+        let head = add_folio(&mut m, ino, 4, 2);
         assert_eq!(
             m.sim.vmstat.get(VmItem::WorkingsetRefaultFile) - refaults,
             4
@@ -323,15 +330,7 @@ fn under_mglru_a_large_folio_is_one_list_entry_counted_in_pages() {
         m.sim.vmstat.get(VmItem::WorkingsetRefaultFile),
         refaulted_file(&m),
     );
-    let head = m
-        .sim
-        .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
-        .ok()
-        .flatten()
-        .expect("memory");
-    m.sim
-        .add_folio_to_page_cache_lru(head, ino, i)
-        .expect("the range holds shadows only");
+    let head = add_folio(&mut m, ino, i, order);
     let nr = 1i64 << order;
     assert_eq!(
         m.sim.vmstat.get(VmItem::WorkingsetRefaultFile) - refaults,
@@ -399,15 +398,7 @@ fn under_mglru_a_split_keeps_the_pages_in_the_folios_generation() {
 fn a_folio_of_a_leafs_size_leaves_no_shadow_node() {
     let (mut m, _fd, ino) = machine(true);
     for (index, order) in [(64u64, 5u32), (128, 6)] {
-        let head = m
-            .sim
-            .alloc_folio_charged(order, Gfp::KERNEL, ROOT_MEM_CGROUP)
-            .ok()
-            .flatten()
-            .expect("memory");
-        m.sim
-            .add_folio_to_page_cache_lru(head, ino, index)
-            .expect("an empty range");
+        let head = add_folio(&mut m, ino, index, order);
         m.sim.readpage_locked(ino, head);
         complete_io(&mut m.sim);
         m.sim.put_page(head);

@@ -37,8 +37,8 @@
 //! a split puts its tails beside it on its generation's list. Not modelled: mlocked large
 //! folios (the kernel mlocks one that a VM_LOCKED VMA maps whole), PMD mappings (order 9
 //! is mapped by PTEs), MGLRU with 6.1's rules (order-0 pages: ext4 had no large folios
-//! then), and the buddy allocator's high orders (a folio is 2^n order-0 frames, each charged to the
-//! memcg in turn; the kernel charges the 2^n pages at once). Every other path that would
+//! then), and the buddy allocator's high orders (a folio is 2^n order-0 frames, each
+//! charged to the memcg in turn; the kernel charges the 2^n pages at once). Every other path that would
 //! write, truncate or invalidate part of a folio splits it first (split_folio: the tails
 //! take the head's flags and go beside it on its list; the kernel would not split a folio
 //! with dirty buffers or under writeback, and truncates or writes it whole).

@@ -363,15 +363,17 @@ impl Sim {
     }
 
     /// lru_gen_update_size: nr_pages and the active/inactive compatibility sizes, by the
-    /// folio's `delta` pages (folio_nr_pages).
+    /// pages of the folio `pfn` heads (folio_nr_pages), as it moves from generation `old`
+    /// to `new`.
     pub(crate) fn lru_gen_update_size(
         &mut self,
         lv: usize,
-        t: usize,
+        pfn: Pfn,
         old: Option<usize>,
         new: Option<usize>,
-        delta: i64,
     ) {
+        let t = file_type(self, pfn);
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
         let g = &mut self.lruvecs[lv].lrugen;
         let base = t * 2;
         let mut moves: [(usize, i64); 2] = [(0, 0); 2];
@@ -441,8 +443,7 @@ impl Sim {
             p.flags |=
                 ((gen as u32 + 1) << pg::LRU_GEN_SHIFT) | ((gen as u32) << pg::LRU_LIST_SHIFT);
         }
-        let delta = self.mem[pfn as usize].nr_pages() as i64;
-        self.lru_gen_update_size(lv, t, None, Some(gen), delta);
+        self.lru_gen_update_size(lv, pfn, None, Some(gen));
         self.charge(self.costs.list_op_ps);
         let head = &mut self.lruvecs[lv].lrugen.folios[gen][t];
         if reclaiming {
@@ -471,8 +472,7 @@ impl Sim {
                 p.flags |= pg::ACTIVE;
             }
         }
-        let delta = self.mem[pfn as usize].nr_pages() as i64;
-        self.lru_gen_update_size(lv, t, Some(gen), None, delta);
+        self.lru_gen_update_size(lv, pfn, Some(gen), None);
         self.charge(self.costs.list_op_ps);
         self.lruvecs[lv].lrugen.folios[list_gen(flags)][t].del(&mut self.mem, pfn);
         true
@@ -618,8 +618,7 @@ impl Sim {
                 p.flags |= pg::RECLAIM;
             }
         }
-        let delta = self.mem[pfn as usize].nr_pages() as i64;
-        self.lru_gen_update_size(lv, t, Some(old_gen), Some(new_gen), delta);
+        self.lru_gen_update_size(lv, pfn, Some(old_gen), Some(new_gen));
         new_gen
     }
 
@@ -1142,9 +1141,7 @@ impl Sim {
                 if let Some(old) = self.folio_update_gen(pfn, new_gen) {
                     if old != new_gen {
                         // update_batch_size: the folio's pages.
-                        let t = file_type(self, pfn);
-                        let delta = self.mem[pfn as usize].nr_pages() as i64;
-                        self.lru_gen_update_size(lv, t, Some(old), Some(new_gen), delta);
+                        self.lru_gen_update_size(lv, pfn, Some(old), Some(new_gen));
                     }
                 }
             }

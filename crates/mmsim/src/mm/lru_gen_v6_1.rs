@@ -124,9 +124,7 @@ impl Sim {
                 continue;
             };
             if old != new_gen {
-                let t = crate::mm::lru_gen::file_type(self, pfn);
-                let delta = self.mem[pfn as usize].nr_pages() as i64;
-                self.lru_gen_update_size(lv, t, Some(old), Some(new_gen), delta);
+                self.lru_gen_update_size(lv, pfn, Some(old), Some(new_gen));
             }
         }
         self.lru_unlock(lv);

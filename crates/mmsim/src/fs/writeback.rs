@@ -15,7 +15,13 @@
 //!   writes inodes dirtied more than dirty_expire (30 s) ago, and everything while above the
 //!   background threshold, MAX_WRITEBACK_PAGES (1024) per step.
 //! - write_cache_pages: clear_page_dirty_for_io, set_page_writeback, unlock, contiguous pages
-//!   batched into one request of up to 256 pages (1 MiB). end_page_writeback at completion.
+//!   batched into one bio of up to BIO_MAX_VECS (256) vectors: an order-0 page is one
+//!   vector (1 MiB of them), a large folio's contiguous blocks one (bio_add_folio merges
+//!   them), so a bio of large folios holds up to 256 folios. The block layer splits a bio
+//!   larger than the device's max_sectors_kb into requests (bio_split_rw); its pages end
+//!   writeback together when its last request completes (bio_endio of the chained bio).
+//!   Physically contiguous order-0 pages, which the kernel merges into one vector too,
+//!   are not merged here.
 //! - IO errors (fault injection, `fs/blockdev.rs`), as mpage_end_io / end_swap_bio_*: a
 //!   failed read leaves the page locked-then-unlocked, not uptodate, with PG_error (the
 //!   reader gets EIO); a failed file write sets PG_error and AS_EIO on the mapping
@@ -36,8 +42,9 @@ use crate::sim::{Ctx, Sim};
 pub const DIRTY_PAUSE_PS: Ps = 10_000_000_000;
 /// Pages written by one flusher step (MAX_WRITEBACK_PAGES).
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
-/// Largest request built by writeback, pages.
-pub const MAX_BIO_PAGES: usize = 256;
+/// BIO_MAX_VECS: the vectors of a writeback bio (an order-0 page, or a large folio's
+/// contiguous blocks, each one).
+pub const BIO_MAX_VECS: usize = 256;
 /// vm.dirty_background_ratio's default, %.
 pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
 /// vm.dirty_ratio's default, %.
@@ -412,6 +419,7 @@ impl Sim {
         let range_end = range.map_or(u64::MAX, |(_, end)| end);
         let mut written = 0u64;
         let mut batch: Vec<Pfn> = self.take_pfn_buf();
+        let mut bvecs = 0;
         let mut wrapped = range.is_some() || mode == SyncMode::All || index == 0;
         let mut entries = Vec::with_capacity(self.pagevec_size());
         let mut result = Ok(0);
@@ -476,15 +484,12 @@ impl Sim {
                 self.unlock_page(pfn);
                 self.leave(pr);
                 for &b in &blocks {
-                    if let Some(&last) = batch.last() {
-                        let contiguous =
-                            self.mem[last as usize].index + 1 == self.mem[b as usize].index;
-                        if !contiguous || batch.len() >= MAX_BIO_PAGES {
-                            let full = std::mem::replace(&mut batch, self.take_pfn_buf());
-                            self.submit_write(ino, full);
-                        }
+                    if !self.bio_add_block(&mut batch, &mut bvecs, b) {
+                        let full = std::mem::replace(&mut batch, self.take_pfn_buf());
+                        self.submit_write(ino, full);
+                        bvecs = 0;
+                        self.bio_add_block(&mut batch, &mut bvecs, b);
                     }
-                    batch.push(b);
                 }
                 self.give_pfn_buf(blocks);
                 written += nr;
@@ -521,21 +526,43 @@ impl Sim {
     }
 
     /// Submit the frames of `blocks` (in index order, under writeback) of one inode, each
-    /// run of contiguous ones as one request.
+    /// run of contiguous ones as one bio.
     pub(crate) fn submit_write_runs(&mut self, ino: u32, blocks: &[Pfn]) {
         let mut run = self.take_pfn_buf();
+        let mut bvecs = 0;
         for &b in blocks {
-            if let Some(&last) = run.last() {
-                if self.mem[last as usize].index + 1 != self.mem[b as usize].index
-                    || run.len() >= MAX_BIO_PAGES
-                {
-                    let full = std::mem::replace(&mut run, self.take_pfn_buf());
-                    self.submit_write(ino, full);
-                }
+            if !self.bio_add_block(&mut run, &mut bvecs, b) {
+                let full = std::mem::replace(&mut run, self.take_pfn_buf());
+                self.submit_write(ino, full);
+                bvecs = 0;
+                self.bio_add_block(&mut run, &mut bvecs, b);
             }
-            run.push(b);
         }
         self.submit_write(ino, run);
+    }
+
+    /// io_submit_add_bh's bio_add_folio: add block `b` (a frame under writeback) to the bio
+    /// being built, `bio` of `bvecs` vectors; false (nothing added) when the bio must be
+    /// submitted first — `b` does not follow its last block, or would need a vector past
+    /// BIO_MAX_VECS. A block of the folio of the bio's last block extends that vector.
+    fn bio_add_block(&self, bio: &mut Vec<Pfn>, bvecs: &mut usize, b: Pfn) -> bool {
+        let new_vec = match bio.last() {
+            None => true,
+            Some(&last) => {
+                if self.mem[last as usize].index + 1 != self.mem[b as usize].index {
+                    return false;
+                }
+                self.folio_head(last) != self.folio_head(b)
+            }
+        };
+        if new_vec {
+            if *bvecs >= BIO_MAX_VECS {
+                return false;
+            }
+            *bvecs += 1;
+        }
+        bio.push(b);
+        true
     }
 
     /// Submit writeback of contiguous pages (already PG_writeback) of one inode.
@@ -572,7 +599,21 @@ impl Sim {
             IoKind::Journal(n) => u64::from(n),
             _ => req.pages.len() as u64,
         };
-        let done = self.devices[req.dev].submit(now, req.kind, sector, nr);
+        let io_pages = self.devices[req.dev].io_pages.max(1);
+        let done = if req.kind == IoKind::Write && nr > io_pages {
+            // bio_split_rw: requests of at most max_sectors_kb, one after the other; the
+            // bio (its pages' writeback) ends with the last.
+            let mut done = now;
+            let mut off = 0;
+            while off < nr {
+                let part = (nr - off).min(io_pages);
+                done = done.max(self.devices[req.dev].submit(now, req.kind, sector + off, part));
+                off += part;
+            }
+            done
+        } else {
+            self.devices[req.dev].submit(now, req.kind, sector, nr)
+        };
         let id = match self.io_free.pop() {
             Some(id) => id,
             None => {

@@ -8,6 +8,7 @@
 use crate::common;
 use common::{complete_io, mmap_at, touch_pages, unit_machine_toml, UnitMachine as M};
 use mmsim::fs::writeback::SyncMode;
+use mmsim::fs::IoKind;
 use mmsim::kernel::KernelEra;
 use mmsim::mm::lru_gen::folio_lru_gen;
 use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
@@ -604,6 +605,53 @@ fn a_large_folio_goes_to_the_lru_at_once() {
     assert!(on_lru(&m, small), "the batch moved with it");
     assert_eq!(m.sim.vmstat.get(VmItem::NrInactiveFile), 17);
     m.check();
+}
+
+/// A writeback bio holds BIO_MAX_VECS (256) vectors and a large folio's blocks are one
+/// of them (bio_add_folio): 512 pages written as 32 folios of 16 go in one bio, which the
+/// device takes as requests of at most max_sectors_kb (1280 KiB: 320 and 192 pages) and
+/// whose pages end writeback together; as order-0 pages they go in two bios of 256.
+#[test]
+fn a_writeback_bio_holds_256_vectors_and_a_large_folio_is_one() {
+    for large in [false, true] {
+        let text = unit_machine_toml(
+            "bio",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/big", 1024 * PAGE_SIZE, true);
+        let mut m = M::new(&text, features(large));
+        let (fd, ino) = open(&mut m, "/mnt/big");
+        for k in 0..32 {
+            pwrite(&mut m, fd, k * 16 * PAGE_SIZE, 16 * PAGE_SIZE);
+        }
+        complete_io(&mut m.sim);
+        assert_eq!(
+            folios(&m, ino, 512).len(),
+            if large { 32 } else { 512 },
+            "large {large}"
+        );
+        let dev = m.sim.fss[m.sim.inode(ino).fs]
+            .device
+            .expect("a block device");
+        let requests = m.sim.devices[dev].nr_writes;
+        let r = m.sim.write_cache_pages(ino, 1024, SyncMode::None);
+        assert_eq!(r, Ok(512));
+        let bios: Vec<usize> = m
+            .sim
+            .io
+            .iter()
+            .flatten()
+            .filter(|r| r.kind == IoKind::Write)
+            .map(|r| r.pages.len())
+            .collect();
+        assert_eq!(bios, if large { vec![512] } else { vec![256, 256] });
+        assert_eq!(m.sim.devices[dev].nr_writes - requests, 2);
+        assert_eq!(m.sim.vmstat.get(VmItem::NrWriteback), 512);
+        complete_io(&mut m.sim);
+        assert_eq!(m.sim.vmstat.get(VmItem::NrWriteback), 0);
+        m.check();
+        reads_see_the_newest_content(&mut m, fd, 0..512);
+    }
 }
 
 /// Invalidation and truncation split folios (a written one keeps its dirty state page by

@@ -484,12 +484,7 @@ impl Sim {
                 self.unlock_page(pfn);
                 self.leave(pr);
                 for &b in &blocks {
-                    if !self.bio_add_block(&mut batch, &mut bvecs, b) {
-                        let full = std::mem::replace(&mut batch, self.take_pfn_buf());
-                        self.submit_write(ino, full);
-                        bvecs = 0;
-                        self.bio_add_block(&mut batch, &mut bvecs, b);
-                    }
+                    self.bio_add_or_submit(ino, &mut batch, &mut bvecs, b);
                 }
                 self.give_pfn_buf(blocks);
                 written += nr;
@@ -531,14 +526,20 @@ impl Sim {
         let mut run = self.take_pfn_buf();
         let mut bvecs = 0;
         for &b in blocks {
-            if !self.bio_add_block(&mut run, &mut bvecs, b) {
-                let full = std::mem::replace(&mut run, self.take_pfn_buf());
-                self.submit_write(ino, full);
-                bvecs = 0;
-                self.bio_add_block(&mut run, &mut bvecs, b);
-            }
+            self.bio_add_or_submit(ino, &mut run, &mut bvecs, b);
         }
         self.submit_write(ino, run);
+    }
+
+    /// Add block `b` to the bio being built (`bio_add_block`), submitting the bio first
+    /// when `b` does not fit in it.
+    fn bio_add_or_submit(&mut self, ino: u32, bio: &mut Vec<Pfn>, bvecs: &mut usize, b: Pfn) {
+        if !self.bio_add_block(bio, bvecs, b) {
+            let full = std::mem::replace(bio, self.take_pfn_buf());
+            self.submit_write(ino, full);
+            *bvecs = 0;
+            self.bio_add_block(bio, bvecs, b);
+        }
     }
 
     /// io_submit_add_bh's bio_add_folio: add block `b` (a frame under writeback) to the bio

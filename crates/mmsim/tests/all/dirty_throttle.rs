@@ -108,12 +108,10 @@ fn a_writer_is_held_to_the_disk_bandwidth_below_the_dirty_threshold() {
     let thresh = dirtyable / 10;
     let bg = dirtyable / 20;
     let m = max_dirty(&r);
-    // (A writer looks every nr_dirtied_pause pages — 8 while over its limits — so the
-    // count may pass the limit by a few pages.)
-    assert!(
-        m < thresh as i64 * 101 / 100,
-        "max dirty {m} vs thresh {thresh}"
-    );
+    // (A writer looks every nr_dirtied_pause pages — 8 while over its limits — and a
+    // 1 MiB write dirties its 256-page folio at once, so the count may pass the limit by
+    // up to a folio.)
+    assert!(m < thresh as i64 + 256, "max dirty {m} vs thresh {thresh}");
     assert!(
         m > (thresh + bg) as i64 / 2,
         "max dirty {m}: never past freerun"
@@ -253,7 +251,10 @@ fn writes_through_a_shared_mapping_fault_again_after_writeback_and_are_throttled
     assert!(r.oracle_violations.is_empty(), "{:?}", r.oracle_violations);
     let thresh = 512 * 256 / 10;
     let m = max_dirty(&r);
-    assert!(m < thresh * 101 / 100, "max dirty {m} vs thresh {thresh}");
+    // A write fault dirties its folio whole (page_mkwrite; the replay's folios reach 256
+    // pages), so the count may pass the limit by up to a folio before the fault's
+    // balance_dirty_pages holds the writer.
+    assert!(m < thresh + 256, "max dirty {m} vs thresh {thresh}");
     // 32,768 page writes. The first pass takes a fault per folio (6.18 maps a readahead
     // folio whole and writable, `map-entire-folio`: at least 16,384 / 32); in the second
     // each page whose folio was written back since faults again, and no more than the

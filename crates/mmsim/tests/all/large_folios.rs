@@ -38,6 +38,14 @@ fn machine(large: bool) -> (M, u32, u32) {
 
 /// `machine`, reclaimed by MGLRU when `mglru`.
 fn machine_under(large: bool, mglru: bool) -> (M, u32, u32) {
+    let mut m = machine_with_file("/mnt/data", 256, large, mglru);
+    let (fd, ino) = open(&mut m, "/mnt/data");
+    (m, fd, ino)
+}
+
+/// A 64 MiB machine (128 KiB readahead) with a file of `pages` pages of data at `path`,
+/// reclaimed by MGLRU when `mglru`.
+fn machine_with_file(path: &str, pages: u64, large: bool, mglru: bool) -> M {
     // Root keys precede the tables.
     let policy = if mglru { "policy = \"mglru\"\n" } else { "" };
     let text = policy.to_string()
@@ -46,15 +54,14 @@ fn machine_under(large: bool, mglru: bool) -> (M, u32, u32) {
             "64MiB",
             "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
         )
-        + &common::file_toml("/mnt/data", 256 * PAGE_SIZE, true);
+        + &common::file_toml(path, pages * PAGE_SIZE, true);
     let mut f = features(large);
     if mglru {
         f.policy = Some(ReclaimPolicy::Mglru);
     }
-    let mut m = M::new(&text, f);
+    let m = M::new(&text, f);
     assert_eq!(m.sim.policy == ReclaimPolicy::Mglru, mglru);
-    let (fd, ino) = open(&mut m, "/mnt/data");
-    (m, fd, ino)
+    m
 }
 
 fn open(m: &mut M, path: &str) -> (u32, u32) {
@@ -614,12 +621,7 @@ fn a_large_folio_goes_to_the_lru_at_once() {
 #[test]
 fn a_writeback_bio_holds_256_vectors_and_a_large_folio_is_one() {
     for large in [false, true] {
-        let text = unit_machine_toml(
-            "bio",
-            "64MiB",
-            "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
-        ) + &common::file_toml("/mnt/big", 1024 * PAGE_SIZE, true);
-        let mut m = M::new(&text, features(large));
+        let mut m = machine_with_file("/mnt/big", 1024, large, false);
         let (fd, ino) = open(&mut m, "/mnt/big");
         for k in 0..32 {
             pwrite(&mut m, fd, k * 16 * PAGE_SIZE, 16 * PAGE_SIZE);
@@ -1011,12 +1013,7 @@ fn munmap_marks_a_young_folio_accessed_once() {
 /// reads [352, 384) in order-4 ones (the VM: the same folios at the same offsets).
 #[test]
 fn an_interleaved_marker_hit_inside_a_large_folio_reads_nothing_ahead() {
-    let text = unit_machine_toml(
-        "lf",
-        "64MiB",
-        "program = \"dd\"\npath = \"/tmp/dd\"\nsize = \"4KiB\"\n",
-    ) + &common::file_toml("/mnt/data", 512 * PAGE_SIZE, true);
-    let mut m = M::new(&text, features(true));
+    let mut m = machine_with_file("/mnt/data", 512, true, false);
     let (_, ino) = open(&mut m, "/mnt/data");
     let base = mmap_at(
         &mut m.sim,

@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace")
     ap.add_argument("--format", default="oracleGeneral",
-                    help="oracleGeneral, vscsi, txt or csv (csv: libCacheSim defaults)")
+                    help="oracleGeneral, lcs, vscsi, txt or csv (csv: libCacheSim defaults)")
     ap.add_argument("--ram", help="mmsim's RAM (default 64MiB; with --memory-max, mmsim's own "
                                   "default: twice the limit, at least 256MiB)")
     ap.add_argument("--memory-max", help="replay in a memory cgroup of this memory.max (mmsim replay "
@@ -101,6 +101,7 @@ def main():
 
     types = {
         "oraclegeneral": lcs.TraceType.ORACLE_GENERAL_TRACE,
+        "lcs": lcs.TraceType.LCS_TRACE,
         "vscsi": lcs.TraceType.VSCSI_TRACE,
         "txt": lcs.TraceType.PLAIN_TXT_TRACE,
         "csv": lcs.TraceType.CSV_TRACE,
@@ -115,7 +116,7 @@ def main():
     for name, cls in policies:
         # libCacheSim's txt traces (and csv without a size column) have objects of size
         # 1: the cache size is then a number of objects, one per page.
-        sized = tt in (lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.TraceType.VSCSI_TRACE) or "obj-size-col" in a.format
+        sized = tt in (lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.TraceType.LCS_TRACE, lcs.TraceType.VSCSI_TRACE) or "obj-size-col" in a.format
         dt = None
         for _ in range(max(1, a.repeat)):
             reader = lcs.TraceReader(trace=a.trace, trace_type=tt)

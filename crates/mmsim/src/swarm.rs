@@ -49,7 +49,7 @@
 //!   of 16–1024 KiB on each cgroup, and on 6.18 in a quarter of those
 //!   memory.zswap.writeback = 0.
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
-//!   trace of 50–500 requests (txt, oracleGeneral, MSR or vscsi; objects or block reads
+//!   trace of 50–500 requests (txt, oracleGeneral, lcs, MSR or vscsi; objects or block reads
 //!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
 //!   those a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
 //!   `max_sectors_kb` (4, 64, 128, 512, 1280). The trace is written to
@@ -958,8 +958,8 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
 }
 
 /// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
-/// four formats — libCacheSim txt or oracleGeneral (objects of 0–4 pages over a set of
-/// up to twice RAM), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
+/// five formats — libCacheSim txt, oracleGeneral or lcs (objects of 0–4 pages over a set
+/// of up to twice RAM; lcs version 2 with 30 % `set` operations), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
 /// 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB) — read through
 /// `pread`/`pwrite` or through mappings (a quarter), one file or one range per object,
 /// paced by the timestamps (a fifth), sometimes cut by `limit`, and in 30 % of the cases
@@ -967,13 +967,17 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
 fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
     let cpu = rng.gen_range(0..total_cpus);
     let n: u64 = rng.gen_range(50..=500);
-    let format = *pick(rng, &["txt", "oracleGeneral", "msr", "vscsi"]);
+    let format = *pick(rng, &["txt", "oracleGeneral", "lcs", "msr", "vscsi"]);
     let mut toml = format!("\n[[tasks]]\nname = \"replay\"\ncpu = {cpu}\nprogram = \"replay\"\n");
     let mut what = format!("replay {format} {n} requests");
-    let object = matches!(format, "txt" | "oracleGeneral");
+    let object = matches!(format, "txt" | "oracleGeneral" | "lcs");
     let bytes: Vec<u8> = if object {
         let objects: u64 = rng.gen_range(8..=4096);
-        let mut b = Vec::new();
+        let mut b = if format == "lcs" {
+            crate::trace::lcs::encode_header(2, n as i64, objects as i64)
+        } else {
+            Vec::new()
+        };
         for i in 0..n {
             let id = rng.gen_range(0..objects);
             if format == "txt" {
@@ -981,7 +985,14 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
             } else {
                 // Sizes from the id, so an object keeps its size: 0 (object_size) to 4 pages.
                 let size = (crate::trace::fnv1a(&id.to_le_bytes()) % 5) as u32 * 4096;
-                b.extend_from_slice(&crate::trace::oracle::encode(i as u32 / 100, id, size, -1));
+                if format == "lcs" {
+                    let op = if rng.gen_bool(0.3) { 3 } else { 1 };
+                    let rec = crate::trace::lcs::encode(2, i as u32 / 100, id, size.into(), op);
+                    b.extend_from_slice(&rec);
+                } else {
+                    let rec = crate::trace::oracle::encode(i as u32 / 100, id, size, -1);
+                    b.extend_from_slice(&rec);
+                }
             }
         }
         if rng.gen_bool(0.3) {
@@ -1030,6 +1041,7 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
     let ext = match format {
         "txt" => "txt",
         "oracleGeneral" => "oracleGeneral.bin",
+        "lcs" => "lcs",
         "msr" => "msr.csv",
         _ => "vscsi",
     };

@@ -6,7 +6,8 @@
 //! Two kinds of traces are read:
 //!
 //! - **object traces** (CDNs, key-value stores): each record names an object (an id) and
-//!   its size; libCacheSim's `csv`, `txt` (one id per line) and `oracleGeneral` binary;
+//!   its size; libCacheSim's `csv`, `txt` (one id per line), `oracleGeneral` and `lcs`
+//!   binaries;
 //! - **block traces** (VM disks, storage servers): each record names a device, a byte
 //!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge
 //!   CSV (`msr`) and `blkparse` text.
@@ -26,7 +27,7 @@
 //! # Formats
 //!
 //! A format is named by a string ([`Format::parse`]): `csv[:options]`, `txt`,
-//! `oracleGeneral`, `vscsi`, `msr`, `blkparse[:action=Q]`. The csv options follow
+//! `oracleGeneral`, `lcs`, `vscsi`, `msr`, `blkparse[:action=Q]`. The csv options follow
 //! libCacheSim's `-t` options: `time-col=N`, `obj-id-col=N`, `obj-size-col=N`, `op-col=N`
 //! (1-based columns), `delimiter=C` (`,` `tab` `space` `|` `:` `;`), `has-header=true|false`,
 //! `obj-id-is-num=true|false`. Without `--format` the format is guessed from the file name
@@ -35,6 +36,7 @@
 pub mod blkparse;
 pub mod cli;
 pub mod csv;
+pub mod lcs;
 pub mod msr;
 pub mod oracle;
 pub mod txt;
@@ -43,6 +45,10 @@ pub mod vscsi;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+/// The formats `--format` (and a replay task's `format`) takes, for help texts and errors.
+pub const FORMAT_NAMES: &str =
+    "csv[:options], txt, oracleGeneral, lcs, vscsi, msr, blkparse[:action=Q]";
 
 /// Bytes of a page (the mapping of traces onto files is in pages).
 pub const PAGE_SIZE: u64 = 4096;
@@ -142,6 +148,8 @@ pub enum Format {
     Txt,
     /// libCacheSim oracleGeneral binary (24-byte records).
     OracleGeneral,
+    /// libCacheSim lcs binary (a header, then records of versions 1 to 8).
+    Lcs,
     /// VMware vscsi binary (version 1 or 2, detected).
     Vscsi,
     /// MSR Cambridge block traces (CSV).
@@ -173,6 +181,7 @@ impl Format {
             "csv" => Ok(Format::Csv(parse_csv_options(opts.unwrap_or(""))?)),
             "txt" | "plaintxt" => no_opts(Format::Txt),
             "oraclegeneral" | "oracle-general" | "oracle_general" => no_opts(Format::OracleGeneral),
+            "lcs" => no_opts(Format::Lcs),
             "vscsi" => no_opts(Format::Vscsi),
             "msr" => no_opts(Format::Msr),
             "blkparse" => {
@@ -195,14 +204,13 @@ impl Format {
                 Ok(Format::Blkparse { action })
             }
             _ => Err(format!(
-                "unknown trace format \"{name}\"; formats: csv[:options], txt, oracleGeneral, \
-                 vscsi, msr, blkparse[:action=Q]"
+                "unknown trace format \"{name}\"; formats: {FORMAT_NAMES}"
             )),
         }
     }
 
     /// Guess the format from the file name (a `.zst` suffix is looked through):
-    /// `*oracleGeneral*` → oracleGeneral, `*.vscsi` → vscsi, `*.blkparse` / `*.blktrace` →
+    /// `*oracleGeneral*` → oracleGeneral, `*.lcs` → lcs, `*.vscsi` → vscsi, `*.blkparse` / `*.blktrace` →
     /// blkparse, `*.txt` → txt, `*.csv` → csv (header detected as libCacheSim does: more
     /// letters than digits on the first line), `msr` in the name with `.csv` → msr.
     pub fn guess(path: &Path) -> Option<Format> {
@@ -210,6 +218,9 @@ impl Format {
         let name = name.strip_suffix(".zst").unwrap_or(&name);
         if name.contains("oraclegeneral") {
             return Some(Format::OracleGeneral);
+        }
+        if name.ends_with(".lcs") {
+            return Some(Format::Lcs);
         }
         if name.ends_with(".vscsi") {
             return Some(Format::Vscsi);
@@ -232,7 +243,7 @@ impl Format {
     /// Object or block trace.
     pub fn kind(&self) -> TraceKind {
         match self {
-            Format::Csv(_) | Format::Txt | Format::OracleGeneral => TraceKind::Object,
+            Format::Csv(_) | Format::Txt | Format::OracleGeneral | Format::Lcs => TraceKind::Object,
             Format::Vscsi | Format::Msr | Format::Blkparse { .. } => TraceKind::Block,
         }
     }
@@ -261,6 +272,7 @@ impl Format {
             }
             Format::Txt => "txt".into(),
             Format::OracleGeneral => "oracleGeneral".into(),
+            Format::Lcs => "lcs".into(),
             Format::Vscsi => "vscsi".into(),
             Format::Msr => "msr".into(),
             Format::Blkparse { action } => format!("blkparse:action={action}"),
@@ -375,9 +387,10 @@ impl TraceReader {
                 file: file.clone(),
                 record: None,
                 field: None,
-                msg: "cannot tell the trace format from the file name; give it with --format \
-                      (csv, txt, oracleGeneral, vscsi, msr, blkparse)"
-                    .into(),
+                msg: format!(
+                    "cannot tell the trace format from the file name; give it with --format \
+                     ({FORMAT_NAMES})"
+                ),
             })?,
         };
         let f = std::fs::File::open(path).map_err(|e| TraceError {
@@ -424,6 +437,7 @@ impl TraceReader {
             Format::Csv(o) => Box::new(csv::CsvReader::new(input, o.clone())),
             Format::Txt => Box::new(txt::TxtReader::new(input)),
             Format::OracleGeneral => Box::new(oracle::OracleGeneralReader::new(input)),
+            Format::Lcs => Box::new(lcs::LcsReader::new(input)),
             Format::Vscsi => Box::new(vscsi::VscsiReader::new(input)),
             Format::Msr => Box::new(msr::MsrReader::new(input)),
             Format::Blkparse { action } => Box::new(blkparse::BlkparseReader::new(input, *action)),
@@ -939,6 +953,7 @@ mod tests {
         for s in [
             "txt",
             "oracleGeneral",
+            "lcs",
             "vscsi",
             "msr",
             "blkparse:action=D",
@@ -980,6 +995,7 @@ mod tests {
     fn guess_from_names() {
         let g = |n: &str| Format::guess(Path::new(n));
         assert_eq!(g("a.oracleGeneral.bin.zst"), Some(Format::OracleGeneral));
+        assert_eq!(g("w82.lcs.zst"), Some(Format::Lcs));
         assert_eq!(g("w01.vscsi"), Some(Format::Vscsi));
         assert_eq!(g("x.txt.zst"), Some(Format::Txt));
         assert_eq!(g("msr_hm_0.csv"), Some(Format::Msr));

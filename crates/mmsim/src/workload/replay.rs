@@ -1316,7 +1316,7 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
             key: "format",
             ty: "string",
             default: "from the file name",
-            rules: "`csv[:options]`, `txt`, `oracleGeneral`, `vscsi`, `msr`, `blkparse[:action=Q]` (`docs/replay.md`)",
+            rules: "`csv[:options]`, `txt`, `oracleGeneral`, `lcs`, `vscsi`, `msr`, `blkparse[:action=Q]` (`docs/replay.md`)",
         },
         super::Param {
             key: "dir",
@@ -1447,9 +1447,9 @@ pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
         None => Format::guess(Path::new(&p.trace)).ok_or((
             "trace",
             format!(
-                "cannot tell the format of \"{}\" from its name; add format = \"csv\" (or txt, \
-                 oracleGeneral, vscsi, msr, blkparse)",
-                p.trace
+                "cannot tell the format of \"{}\" from its name; add format = \"...\" ({})",
+                p.trace,
+                crate::trace::FORMAT_NAMES
             ),
         ))?,
     };

@@ -127,6 +127,7 @@ const TRACE_FORMATS: &[&str] = &[
     "blkparse",
     "blkparse:action=D",
     "oracleGeneral",
+    "lcs",
     "vscsi",
 ];
 
@@ -150,6 +151,25 @@ fn read_trace(bytes: Vec<u8>, format: &str) -> Result<usize, String> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// lcs records of any bytes behind a valid header of any version (0 and 9 to 11 are
+    /// not lcs versions), raw or zstd-compressed: requests or one error naming the file.
+    #[test]
+    fn lcs_records_never_panic(
+        version in 0u64..12,
+        raw in proptest::collection::vec(any::<u8>(), 0..400),
+        compress in any::<bool>(),
+    ) {
+        let mut bytes = mmsim::trace::lcs::encode_header(version, 0, 0);
+        bytes.extend_from_slice(&raw);
+        if compress {
+            bytes = zstd::stream::encode_all(&bytes[..], 1).unwrap();
+        }
+        match read_trace(bytes, "lcs") {
+            Ok(n) => prop_assert!((1..=8).contains(&version) && n <= raw.len() / 24, "{n}"),
+            Err(e) => prop_assert!(e.contains("fuzz.trace"), "{e}"),
+        }
+    }
 
     /// Arbitrary bytes, and lines built from trace-like fields, in every format (and
     /// zstd-compressed): requests or one error naming the file, never a panic.

@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(r) = TraceReader::from_reader(
         Box::new(std::io::Cursor::new(bytes)),
         "fuzz.lcs",
-        &Format::Lcs,
+        &Format::of(&lcs::FORMAT),
     ) else {
         return;
     };

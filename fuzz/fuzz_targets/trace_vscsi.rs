@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(r) = TraceReader::from_reader(
         Box::new(std::io::Cursor::new(data.to_vec())),
         "fuzz.vscsi",
-        &Format::Vscsi,
+        &Format::of(&mmsim::trace::vscsi::FORMAT),
     ) else {
         return;
     };

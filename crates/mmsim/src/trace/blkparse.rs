@@ -15,6 +15,41 @@
 use super::{fnv1a, parse_seconds_ns, parse_u64, Lines, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `blkparse[:action=Q]`: `*.blkparse`, `*.blktrace`. The one option, `action=<letter>`, is
+/// the action whose events are requests (`Q` unless given).
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["blkparse"],
+    usage: "blkparse[:action=Q]",
+    kind: super::TraceKind::Block,
+    guess: |name| name.ends_with(".blkparse") || name.ends_with(".blktrace"),
+    options: |o| action(o).map(|a| format!("action={a}")),
+    reader: |input, o| {
+        let a = action(o).expect("spelled by the format's options");
+        Box::new(BlkparseReader::new(input, a))
+    },
+};
+
+/// The action of `blkparse`'s options (`action=D`; `Q` when not given).
+fn action(opts: &str) -> Result<char, String> {
+    let mut action = 'Q';
+    for kv in opts.split(',').map(str::trim) {
+        if kv.is_empty() {
+            continue;
+        }
+        match kv.split_once('=') {
+            Some(("action", a)) if a.trim().len() == 1 => {
+                action = a.trim().chars().next().expect("one char")
+            }
+            _ => {
+                return Err(format!(
+                    "option \"{kv}\": expected action=<letter> (Q, D, C, …)"
+                ))
+            }
+        }
+    }
+    Ok(action)
+}
+
 /// Reads blkparse text.
 pub struct BlkparseReader {
     lines: Lines,

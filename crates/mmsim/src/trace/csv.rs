@@ -4,8 +4,134 @@
 //! or a row whose column count differs from the first row's, is an error naming the line
 //! and the column.
 
-use super::{fnv1a, parse_seconds_ns, parse_u64, CsvOptions, Lines, RecordSource, Request};
+use super::{
+    fnv1a, parse_seconds_ns, parse_u64, FormatDef, Lines, RecordSource, Request, TraceKind,
+};
 use std::io::BufRead;
+
+/// `csv[:options]`: the options (`CsvOptions::parse`), any `.csv` name not taken before.
+pub const FORMAT: FormatDef = FormatDef {
+    names: &["csv"],
+    usage: "csv[:options]",
+    kind: TraceKind::Object,
+    guess: |name| name.ends_with(".csv"),
+    options: |o| CsvOptions::parse(o).map(|o| o.spell()),
+    reader: |input, o| {
+        let o = CsvOptions::parse(o).expect("spelled by CsvOptions::spell");
+        Box::new(CsvReader::new(input, o))
+    },
+};
+
+/// Options of the csv reader (libCacheSim's `-t` options).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// 1-based column of the timestamp (seconds), 0 = none.
+    pub time_col: usize,
+    /// 1-based column of the object id.
+    pub obj_id_col: usize,
+    /// 1-based column of the object size (bytes), 0 = none.
+    pub obj_size_col: usize,
+    /// 1-based column of the operation (`read`/`get`/`r` or `write`/`set`/`w`), 0 = none.
+    pub op_col: usize,
+    /// Field delimiter.
+    pub delimiter: u8,
+    /// The first line is a header.
+    pub has_header: bool,
+    /// Object ids are numbers (else any string, hashed to 64 bits with FNV-1a).
+    pub obj_id_is_num: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            time_col: 0,
+            obj_id_col: 1,
+            obj_size_col: 0,
+            op_col: 0,
+            delimiter: b',',
+            has_header: false,
+            obj_id_is_num: true,
+        }
+    }
+}
+
+impl CsvOptions {
+    /// Parse the options after `csv:` (the module documentation lists them).
+    pub fn parse(s: &str) -> Result<CsvOptions, String> {
+        let mut o = CsvOptions::default();
+        // `delimiter=,` would split at its own comma: spell it out first.
+        let s = s.replace("delimiter=,", "delimiter=comma");
+        for kv in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            let Some((k, v)) = kv.split_once('=') else {
+                return Err(format!("option \"{kv}\": expected key=value"));
+            };
+            let (k, v) = (k.trim(), v.trim());
+            let col = |v: &str| -> Result<usize, String> {
+                v.parse::<usize>()
+                    .map_err(|_| format!("option {k}: \"{v}\" is not a column number (1-based)"))
+            };
+            let boolean = |v: &str| -> Result<bool, String> {
+                match v {
+                    "true" | "1" | "yes" => Ok(true),
+                    "false" | "0" | "no" => Ok(false),
+                    _ => Err(format!("option {k}: \"{v}\" is not true or false")),
+                }
+            };
+            match k {
+                "time-col" => o.time_col = col(v)?,
+                "obj-id-col" => o.obj_id_col = col(v)?,
+                "obj-size-col" => o.obj_size_col = col(v)?,
+                "op-col" => o.op_col = col(v)?,
+                "has-header" => o.has_header = boolean(v)?,
+                "obj-id-is-num" => o.obj_id_is_num = boolean(v)?,
+                "delimiter" => {
+                    o.delimiter = match v {
+                        "comma" => b',',
+                        "tab" | "\\t" => b'\t',
+                        "space" => b' ',
+                        _ if v.len() == 1 => v.as_bytes()[0],
+                        _ => {
+                            return Err(format!(
+                            "option delimiter: \"{v}\" is not one character (or comma, tab, space)"
+                        ))
+                        }
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown option \"{k}\"; options: time-col, obj-id-col, obj-size-col, \
+                         op-col, delimiter, has-header, obj-id-is-num"
+                    ))
+                }
+            }
+        }
+        if o.obj_id_col == 0 {
+            return Err("option obj-id-col: must be at least 1 (columns are 1-based)".into());
+        }
+        Ok(o)
+    }
+
+    /// The canonical spelling of the options (what [`CsvOptions::parse`] reads back).
+    pub fn spell(&self) -> String {
+        let delim = match self.delimiter {
+            b',' => "comma".to_string(),
+            b'\t' => "tab".to_string(),
+            b' ' => "space".to_string(),
+            c => (c as char).to_string(),
+        };
+        format!(
+            "time-col={},obj-id-col={},obj-size-col={},op-col={},delimiter={},has-header={},\
+             obj-id-is-num={}",
+            self.time_col,
+            self.obj_id_col,
+            self.obj_size_col,
+            self.op_col,
+            delim,
+            self.has_header,
+            self.obj_id_is_num
+        )
+    }
+}
 
 /// Reads a csv trace.
 pub struct CsvReader {

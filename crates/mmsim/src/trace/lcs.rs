@@ -26,6 +26,16 @@
 use super::{read_record, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `lcs`: `*.lcs`.
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["lcs"],
+    usage: "lcs",
+    kind: super::TraceKind::Object,
+    guess: |name| name.ends_with(".lcs"),
+    options: super::no_options,
+    reader: |input, _| Box::new(LcsReader::new(input)),
+};
+
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 8192;
 /// The header's start and end magic number.
@@ -211,7 +221,7 @@ mod tests {
     fn every_version_reads_time_id_size_and_operation() {
         for v in 1..=8 {
             let t = trace(v, &[(5, 42, 4096, 1), (6, 43, 100, 3), (7, 44, 8192, 13)]);
-            let r = read_all(&t, "a.lcs", &Format::Lcs).unwrap();
+            let r = read_all(&t, "a.lcs", &Format::of(&super::FORMAT)).unwrap();
             assert_eq!(r.len(), 3, "v{v}");
             assert_eq!((r[0].time_ns, r[0].id, r[0].len), (5_000_000_000, 42, 4096));
             assert_eq!((r[1].id, r[1].len), (43, 100), "v{v}");
@@ -224,7 +234,10 @@ mod tests {
                 [false, true, true]
             };
             assert_eq!(writes, want, "v{v}");
-            assert_eq!(read_all(&zst(&t), "a.lcs.zst", &Format::Lcs).unwrap(), r);
+            assert_eq!(
+                read_all(&zst(&t), "a.lcs.zst", &Format::of(&super::FORMAT)).unwrap(),
+                r
+            );
         }
     }
 
@@ -237,10 +250,10 @@ mod tests {
     #[test]
     fn deletes_are_skipped_and_an_unknown_operation_is_an_error() {
         let t = trace(2, &[(1, 10, 4096, 1), (2, 10, 0, 9), (3, 11, 4096, 2)]);
-        let r = read_all(&t, "a.lcs", &Format::Lcs).unwrap();
+        let r = read_all(&t, "a.lcs", &Format::of(&super::FORMAT)).unwrap();
         assert_eq!(r.iter().map(|q| q.id).collect::<Vec<_>>(), vec![10, 11]);
         let t = trace(3, &[(1, 10, 4096, 1), (2, 10, 4096, 42)]);
-        let e = read_all(&t, "b.lcs", &Format::Lcs).unwrap_err();
+        let e = read_all(&t, "b.lcs", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!(
             (e.file.as_str(), e.record, e.field.as_deref()),
             ("b.lcs", Some(2), Some("op"))
@@ -250,7 +263,7 @@ mod tests {
     #[test]
     fn a_negative_v3_size_names_the_record() {
         let t = trace(4, &[(1, 10, 4096, 1), (2, 11, -5, 1)]);
-        let e = read_all(&t, "a.lcs", &Format::Lcs).unwrap_err();
+        let e = read_all(&t, "a.lcs", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!((e.record, e.field.as_deref()), (Some(2), Some("obj_size")));
     }
 
@@ -270,7 +283,7 @@ mod tests {
             (good[..100].to_vec(), "truncated"),
             (Vec::new(), "empty"),
         ] {
-            let e = read_all(&t, "h.lcs", &Format::Lcs).unwrap_err();
+            let e = read_all(&t, "h.lcs", &Format::of(&super::FORMAT)).unwrap_err();
             assert_eq!(
                 (e.record, e.field.as_deref()),
                 (None, Some("header")),
@@ -284,7 +297,7 @@ mod tests {
     fn a_truncated_record_names_it() {
         let mut t = trace(5, &[(1, 10, 4096, 1), (2, 11, 4096, 1)]);
         t.truncate(t.len() - 3);
-        let e = read_all(&t, "a.lcs", &Format::Lcs).unwrap_err();
+        let e = read_all(&t, "a.lcs", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!(e.record, Some(2));
         assert!(e.msg.contains("truncated"), "{e}");
     }

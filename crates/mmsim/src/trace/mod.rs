@@ -46,10 +46,6 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-/// The formats `--format` (and a replay task's `format`) takes, for help texts and errors.
-pub const FORMAT_NAMES: &str =
-    "csv[:options], txt, oracleGeneral, lcs, vscsi, msr, blkparse[:action=Q]";
-
 /// Bytes of a page (the mapping of traces onto files is in pages).
 pub const PAGE_SIZE: u64 = 4096;
 
@@ -106,237 +102,129 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
-/// Options of the csv reader (libCacheSim's `-t` options).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct CsvOptions {
-    /// 1-based column of the timestamp (seconds), 0 = none.
-    pub time_col: usize,
-    /// 1-based column of the object id.
-    pub obj_id_col: usize,
-    /// 1-based column of the object size (bytes), 0 = none.
-    pub obj_size_col: usize,
-    /// 1-based column of the operation (`read`/`get`/`r` or `write`/`set`/`w`), 0 = none.
-    pub op_col: usize,
-    /// Field delimiter.
-    pub delimiter: u8,
-    /// The first line is a header.
-    pub has_header: bool,
-    /// Object ids are numbers (else any string, hashed to 64 bits with FNV-1a).
-    pub obj_id_is_num: bool,
+/// A trace format: how `--format` names it, what its records name, which file names are
+/// guessed to be in it, its options and its reader. Each reader's file defines one
+/// (`pub const FORMAT`, its options parsed and documented there); a new format is a new
+/// file and one line in [`FORMATS`].
+pub struct FormatDef {
+    /// `--format` spellings (matched without regard to case); the first is canonical.
+    pub names: &'static [&'static str],
+    /// How help texts and errors write it (`csv[:options]`).
+    pub usage: &'static str,
+    /// Objects or block ranges.
+    pub kind: TraceKind,
+    /// Whether a file name (lowercased, a `.zst` suffix removed) is this format's.
+    pub guess: fn(&str) -> bool,
+    /// The options after `name:` ("" when none) checked and spelled canonically.
+    pub options: fn(&str) -> Result<String, String>,
+    /// The reader of a (decompressed) stream, with options as `options` spelled them.
+    pub(crate) reader: fn(Box<dyn BufRead>, &str) -> Box<dyn RecordSource>,
 }
 
-impl Default for CsvOptions {
-    fn default() -> Self {
-        CsvOptions {
-            time_col: 0,
-            obj_id_col: 1,
-            obj_size_col: 0,
-            op_col: 0,
-            delimiter: b',',
-            has_header: false,
-            obj_id_is_num: true,
-        }
+/// Every trace format. A file name is guessed to be in the first whose `guess` says so
+/// (`*oracleGeneral*` before the extensions, `msr` in a `.csv` name before csv).
+pub const FORMATS: &[&FormatDef] = &[
+    &oracle::FORMAT,
+    &lcs::FORMAT,
+    &txt::FORMAT,
+    &msr::FORMAT,
+    &csv::FORMAT,
+    &vscsi::FORMAT,
+    &blkparse::FORMAT,
+];
+
+/// The formats `--format` (and a replay task's `format`) takes, for help texts and errors:
+/// `oracleGeneral, lcs, …`.
+pub fn format_names() -> String {
+    FORMATS
+        .iter()
+        .map(|d| d.usage)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `FormatDef::options` of a format that takes none.
+pub fn no_options(o: &str) -> Result<String, String> {
+    if o.trim().is_empty() {
+        Ok(String::new())
+    } else {
+        Err(format!("takes no options (got \"{o}\")"))
     }
 }
 
-/// A trace format.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum Format {
-    /// libCacheSim csv.
-    Csv(CsvOptions),
-    /// One object id per line.
-    Txt,
-    /// libCacheSim oracleGeneral binary (24-byte records).
-    OracleGeneral,
-    /// libCacheSim lcs binary (a header, then records of versions 1 to 8).
-    Lcs,
-    /// VMware vscsi binary (version 1 or 2, detected).
-    Vscsi,
-    /// MSR Cambridge block traces (CSV).
-    Msr,
-    /// blkparse default text output; the action (Q, D, C, …) whose events are requests.
-    Blkparse {
-        /// The action letter.
-        action: char,
-    },
+/// A trace format with its options ([`Format::parse`], [`Format::guess`]).
+#[derive(Clone)]
+pub struct Format {
+    def: &'static FormatDef,
+    /// As the format's `options` spelled them.
+    options: String,
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        // By name: a `const` definition has no one address.
+        self.def.names[0] == other.def.names[0] && self.options == other.options
+    }
+}
+
+impl Eq for Format {}
+
+impl fmt::Debug for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Format({})", self.spec())
+    }
 }
 
 impl Format {
-    /// Parse a format name with options (see the module documentation).
-    pub fn parse(s: &str) -> Result<Format, String> {
-        let (name, opts) = match s.split_once(':') {
-            Some((n, o)) => (n.trim(), Some(o)),
-            None => (s.trim(), None),
-        };
-        let lname = name.to_ascii_lowercase();
-        let no_opts = |f: Format| -> Result<Format, String> {
-            match opts {
-                Some(o) if !o.trim().is_empty() => {
-                    Err(format!("format {name} takes no options (got \"{o}\")"))
-                }
-                _ => Ok(f),
-            }
-        };
-        match lname.as_str() {
-            "csv" => Ok(Format::Csv(parse_csv_options(opts.unwrap_or(""))?)),
-            "txt" | "plaintxt" => no_opts(Format::Txt),
-            "oraclegeneral" | "oracle-general" | "oracle_general" => no_opts(Format::OracleGeneral),
-            "lcs" => no_opts(Format::Lcs),
-            "vscsi" => no_opts(Format::Vscsi),
-            "msr" => no_opts(Format::Msr),
-            "blkparse" => {
-                let mut action = 'Q';
-                for kv in opts.unwrap_or("").split(',').map(str::trim) {
-                    if kv.is_empty() {
-                        continue;
-                    }
-                    match kv.split_once('=') {
-                        Some(("action", a)) if a.trim().len() == 1 => {
-                            action = a.trim().chars().next().expect("one char")
-                        }
-                        _ => {
-                            return Err(format!(
-                                "blkparse option \"{kv}\": expected action=<letter> (Q, D, C, …)"
-                            ))
-                        }
-                    }
-                }
-                Ok(Format::Blkparse { action })
-            }
-            _ => Err(format!(
-                "unknown trace format \"{name}\"; formats: {FORMAT_NAMES}"
-            )),
-        }
+    /// A format with its default options.
+    pub fn of(def: &'static FormatDef) -> Format {
+        let options = (def.options)("").expect("a format's default options are valid");
+        Format { def, options }
     }
 
-    /// Guess the format from the file name (a `.zst` suffix is looked through):
-    /// `*oracleGeneral*` → oracleGeneral, `*.lcs` → lcs, `*.vscsi` → vscsi, `*.blkparse` / `*.blktrace` →
-    /// blkparse, `*.txt` → txt, `*.csv` → csv (header detected as libCacheSim does: more
-    /// letters than digits on the first line), `msr` in the name with `.csv` → msr.
+    /// Parse a format name with options, `name[:options]` (see the module documentation).
+    pub fn parse(s: &str) -> Result<Format, String> {
+        let (name, opts) = match s.split_once(':') {
+            Some((n, o)) => (n.trim(), o),
+            None => (s.trim(), ""),
+        };
+        let Some(def) = FORMATS
+            .iter()
+            .find(|d| d.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+        else {
+            return Err(format!(
+                "unknown trace format \"{name}\"; formats: {}",
+                format_names()
+            ));
+        };
+        let options = (def.options)(opts).map_err(|e| format!("format {name}: {e}"))?;
+        Ok(Format { def, options })
+    }
+
+    /// Guess the format from the file name (a `.zst` suffix is looked through), with its
+    /// default options: the first of [`FORMATS`] whose `guess` takes the name.
     pub fn guess(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         let name = name.strip_suffix(".zst").unwrap_or(&name);
-        if name.contains("oraclegeneral") {
-            return Some(Format::OracleGeneral);
-        }
-        if name.ends_with(".lcs") {
-            return Some(Format::Lcs);
-        }
-        if name.ends_with(".vscsi") {
-            return Some(Format::Vscsi);
-        }
-        if name.ends_with(".blkparse") || name.ends_with(".blktrace") {
-            return Some(Format::Blkparse { action: 'Q' });
-        }
-        if name.ends_with(".txt") {
-            return Some(Format::Txt);
-        }
-        if name.ends_with(".csv") {
-            if name.contains("msr") {
-                return Some(Format::Msr);
-            }
-            return Some(Format::Csv(CsvOptions::default()));
-        }
-        None
+        FORMATS
+            .iter()
+            .find(|d| (d.guess)(name))
+            .map(|d| Format::of(d))
     }
 
     /// Object or block trace.
     pub fn kind(&self) -> TraceKind {
-        match self {
-            Format::Csv(_) | Format::Txt | Format::OracleGeneral | Format::Lcs => TraceKind::Object,
-            Format::Vscsi | Format::Msr | Format::Blkparse { .. } => TraceKind::Block,
-        }
+        self.def.kind
     }
 
     /// The canonical spelling (parses back to the same format).
     pub fn spec(&self) -> String {
-        match self {
-            Format::Csv(o) => {
-                let delim = match o.delimiter {
-                    b',' => "comma".to_string(),
-                    b'\t' => "tab".to_string(),
-                    b' ' => "space".to_string(),
-                    c => (c as char).to_string(),
-                };
-                format!(
-                    "csv:time-col={},obj-id-col={},obj-size-col={},op-col={},delimiter={},\
-                     has-header={},obj-id-is-num={}",
-                    o.time_col,
-                    o.obj_id_col,
-                    o.obj_size_col,
-                    o.op_col,
-                    delim,
-                    o.has_header,
-                    o.obj_id_is_num
-                )
-            }
-            Format::Txt => "txt".into(),
-            Format::OracleGeneral => "oracleGeneral".into(),
-            Format::Lcs => "lcs".into(),
-            Format::Vscsi => "vscsi".into(),
-            Format::Msr => "msr".into(),
-            Format::Blkparse { action } => format!("blkparse:action={action}"),
+        if self.options.is_empty() {
+            self.def.names[0].to_string()
+        } else {
+            format!("{}:{}", self.def.names[0], self.options)
         }
     }
-}
-
-fn parse_csv_options(s: &str) -> Result<CsvOptions, String> {
-    let mut o = CsvOptions::default();
-    // `delimiter=,` would split at its own comma: spell it out first.
-    let s = s.replace("delimiter=,", "delimiter=comma");
-    let mut header_set = false;
-    for kv in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-        let Some((k, v)) = kv.split_once('=') else {
-            return Err(format!("csv option \"{kv}\": expected key=value"));
-        };
-        let (k, v) = (k.trim(), v.trim());
-        let col = |v: &str| -> Result<usize, String> {
-            v.parse::<usize>()
-                .map_err(|_| format!("csv option {k}: \"{v}\" is not a column number (1-based)"))
-        };
-        let boolean = |v: &str| -> Result<bool, String> {
-            match v {
-                "true" | "1" | "yes" => Ok(true),
-                "false" | "0" | "no" => Ok(false),
-                _ => Err(format!("csv option {k}: \"{v}\" is not true or false")),
-            }
-        };
-        match k {
-            "time-col" => o.time_col = col(v)?,
-            "obj-id-col" => o.obj_id_col = col(v)?,
-            "obj-size-col" => o.obj_size_col = col(v)?,
-            "op-col" => o.op_col = col(v)?,
-            "has-header" => {
-                o.has_header = boolean(v)?;
-                header_set = true;
-            }
-            "obj-id-is-num" => o.obj_id_is_num = boolean(v)?,
-            "delimiter" => {
-                o.delimiter = match v {
-                    "comma" => b',',
-                    "tab" | "\\t" => b'\t',
-                    "space" => b' ',
-                    _ if v.len() == 1 => v.as_bytes()[0],
-                    _ => {
-                        return Err(format!(
-                        "csv option delimiter: \"{v}\" is not one character (or comma, tab, space)"
-                    ))
-                    }
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "unknown csv option \"{k}\"; options: time-col, obj-id-col, obj-size-col, \
-                     op-col, delimiter, has-header, obj-id-is-num"
-                ))
-            }
-        }
-    }
-    let _ = header_set;
-    if o.obj_id_col == 0 {
-        return Err("csv option obj-id-col: must be at least 1 (columns are 1-based)".into());
-    }
-    Ok(o)
 }
 
 /// A stream of requests with its error context.
@@ -389,7 +277,8 @@ impl TraceReader {
                 field: None,
                 msg: format!(
                     "cannot tell the trace format from the file name; give it with --format \
-                     ({FORMAT_NAMES})"
+                     ({})",
+                    format_names()
                 ),
             })?,
         };
@@ -433,15 +322,7 @@ impl TraceReader {
         } else {
             Box::new(buf)
         };
-        let src: Box<dyn RecordSource> = match format {
-            Format::Csv(o) => Box::new(csv::CsvReader::new(input, o.clone())),
-            Format::Txt => Box::new(txt::TxtReader::new(input)),
-            Format::OracleGeneral => Box::new(oracle::OracleGeneralReader::new(input)),
-            Format::Lcs => Box::new(lcs::LcsReader::new(input)),
-            Format::Vscsi => Box::new(vscsi::VscsiReader::new(input)),
-            Format::Msr => Box::new(msr::MsrReader::new(input)),
-            Format::Blkparse { action } => Box::new(blkparse::BlkparseReader::new(input, *action)),
-        };
+        let src = (format.def.reader)(input, &format.options);
         Ok(TraceReader {
             src,
             file: name.to_string(),
@@ -949,6 +830,21 @@ mod tests {
     }
 
     #[test]
+    fn every_registered_format_parses_by_each_name_and_is_listed() {
+        let names = format_names();
+        for d in FORMATS {
+            assert!(names.contains(d.usage), "{}", d.names[0]);
+            for n in d.names {
+                let f = Format::parse(n).unwrap();
+                assert_eq!(f, Format::of(d), "{n}");
+                assert_eq!(Format::parse(&n.to_ascii_uppercase()).unwrap(), f);
+                assert_eq!(Format::parse(&f.spec()).unwrap(), f, "{n}");
+                assert_eq!(f.kind(), d.kind);
+            }
+        }
+    }
+
+    #[test]
     fn format_names_parse_and_round_trip() {
         for s in [
             "txt",
@@ -962,11 +858,10 @@ mod tests {
             let f = Format::parse(s).unwrap();
             assert_eq!(Format::parse(&f.spec()).unwrap(), f, "{s}");
         }
-        let f = Format::parse(
-            "csv: time-col=1, obj-id-col=2, obj-size-col=3, delimiter=,, has-header=true",
-        )
-        .unwrap();
-        let Format::Csv(o) = f else { panic!() };
+        let opts = " time-col=1, obj-id-col=2, obj-size-col=3, delimiter=,, has-header=true";
+        let f = Format::parse(&format!("csv:{opts}")).unwrap();
+        let o = csv::CsvOptions::parse(opts).unwrap();
+        assert_eq!(f, Format::parse(&format!("csv:{}", o.spell())).unwrap());
         assert_eq!(
             (
                 o.time_col,
@@ -985,7 +880,7 @@ mod tests {
             .contains("column number"));
         assert!(Format::parse("csv:bogus=1")
             .unwrap_err()
-            .contains("unknown csv option"));
+            .contains("unknown option"));
         assert!(Format::parse("vscsi:x=1")
             .unwrap_err()
             .contains("takes no options"));
@@ -994,11 +889,15 @@ mod tests {
     #[test]
     fn guess_from_names() {
         let g = |n: &str| Format::guess(Path::new(n));
-        assert_eq!(g("a.oracleGeneral.bin.zst"), Some(Format::OracleGeneral));
-        assert_eq!(g("w82.lcs.zst"), Some(Format::Lcs));
-        assert_eq!(g("w01.vscsi"), Some(Format::Vscsi));
-        assert_eq!(g("x.txt.zst"), Some(Format::Txt));
-        assert_eq!(g("msr_hm_0.csv"), Some(Format::Msr));
+        let f = |d: &'static FormatDef| Some(Format::of(d));
+        assert_eq!(g("a.oracleGeneral.bin.zst"), f(&oracle::FORMAT));
+        assert_eq!(g("a.oracleGeneral.txt"), f(&oracle::FORMAT));
+        assert_eq!(g("w82.lcs.zst"), f(&lcs::FORMAT));
+        assert_eq!(g("w01.vscsi"), f(&vscsi::FORMAT));
+        assert_eq!(g("x.txt.zst"), f(&txt::FORMAT));
+        assert_eq!(g("msr_hm_0.csv"), f(&msr::FORMAT));
+        assert_eq!(g("hm_0.csv"), f(&csv::FORMAT));
+        assert_eq!(g("sda.blktrace"), f(&blkparse::FORMAT));
         assert_eq!(g("data.bin"), None);
     }
 
@@ -1009,20 +908,20 @@ mod tests {
         for b in &mut z[6..n] {
             *b ^= 0x5a;
         }
-        let e = read_all(&z, "t.txt.zst", &Format::Txt).unwrap_err();
+        let e = read_all(&z, "t.txt.zst", &Format::of(&txt::FORMAT)).unwrap_err();
         assert_eq!(e.file, "t.txt.zst");
         assert!(
             e.to_string().contains("zstd") || e.to_string().contains("read error"),
             "{e}"
         );
-        let e = read_all(b"1\n2\n", "t.txt.zst", &Format::Txt).unwrap_err();
+        let e = read_all(b"1\n2\n", "t.txt.zst", &Format::of(&txt::FORMAT)).unwrap_err();
         assert!(e.msg.contains("magic"), "{e}");
     }
 
     #[test]
     fn zstd_round_trip() {
         let z = zst(b"7\n8\n");
-        let r = read_all(&z, "t.txt.zst", &Format::Txt).unwrap();
+        let r = read_all(&z, "t.txt.zst", &Format::of(&txt::FORMAT)).unwrap();
         assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![7, 8]);
     }
 

@@ -7,6 +7,17 @@
 use super::{fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `msr`: a `.csv` name holding `msr` (the SNIA files are `<host>_<disk>.csv`: give
+/// `--format msr` for those).
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["msr"],
+    usage: "msr",
+    kind: super::TraceKind::Block,
+    guess: |name| name.ends_with(".csv") && name.contains("msr"),
+    options: super::no_options,
+    reader: |input, _| Box::new(MsrReader::new(input)),
+};
+
 /// Reads an MSR Cambridge trace.
 pub struct MsrReader {
     lines: Lines,
@@ -90,7 +101,7 @@ mod tests {
 
     #[test]
     fn reads_msr() {
-        let r = read_all(T, "hm_0.csv", &Format::Msr).unwrap();
+        let r = read_all(T, "hm_0.csv", &Format::of(&super::FORMAT)).unwrap();
         assert_eq!(r.len(), 3);
         assert_eq!(
             (r[0].time_ns, r[0].offset, r[0].len, r[0].write),
@@ -99,22 +110,35 @@ mod tests {
         assert_eq!((r[1].time_ns, r[1].write), (1_000_000, true));
         assert_eq!(r[0].id, r[1].id);
         assert_ne!(r[0].id, r[2].id);
-        assert_eq!(read_all(&zst(T), "hm_0.csv.zst", &Format::Msr).unwrap(), r);
+        assert_eq!(
+            read_all(&zst(T), "hm_0.csv.zst", &Format::of(&super::FORMAT)).unwrap(),
+            r
+        );
     }
 
     #[test]
     fn errors_name_line_and_field() {
-        let e = read_all(b"1,hm,0,Read,0,4096\n", "m.csv", &Format::Msr).unwrap_err();
+        let e = read_all(
+            b"1,hm,0,Read,0,4096\n",
+            "m.csv",
+            &Format::of(&super::FORMAT),
+        )
+        .unwrap_err();
         assert_eq!((e.file.as_str(), e.record), ("m.csv", Some(1)));
         assert!(e.msg.contains("wrong column count"), "{e}");
         let e = read_all(
             b"1,hm,0,Read,0,4096,1\n2,hm,0,Trim,0,4096,1\n",
             "m.csv",
-            &Format::Msr,
+            &Format::of(&super::FORMAT),
         )
         .unwrap_err();
         assert_eq!((e.record, e.field.as_deref()), (Some(2), Some("Type")));
-        let e = read_all(b"1,hm,0,Read,zz,4096,1\n", "m.csv", &Format::Msr).unwrap_err();
+        let e = read_all(
+            b"1,hm,0,Read,zz,4096,1\n",
+            "m.csv",
+            &Format::of(&super::FORMAT),
+        )
+        .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("Offset"));
     }
 }

@@ -13,6 +13,17 @@
 use super::{read_record, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `oracleGeneral`: any name holding `oracleGeneral` (libCacheSim's `.oracleGeneral.bin`,
+/// `.oracleGeneral.zst`).
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["oracleGeneral", "oracle-general", "oracle_general"],
+    usage: "oracleGeneral",
+    kind: super::TraceKind::Object,
+    guess: |name| name.contains("oraclegeneral"),
+    options: super::no_options,
+    reader: |input, _| Box::new(OracleGeneralReader::new(input)),
+};
+
 /// Bytes per record.
 pub const RECORD_BYTES: usize = 24;
 
@@ -69,12 +80,12 @@ mod tests {
         let mut t = Vec::new();
         t.extend_from_slice(&encode(5, 42, 4096, -1));
         t.extend_from_slice(&encode(6, 43, 100, 7));
-        let r = read_all(&t, "a.oracleGeneral", &Format::OracleGeneral).unwrap();
+        let r = read_all(&t, "a.oracleGeneral", &Format::of(&super::FORMAT)).unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].time_ns, r[0].id, r[0].len), (5_000_000_000, 42, 4096));
         assert_eq!((r[1].id, r[1].len), (43, 100));
         assert_eq!(
-            read_all(&zst(&t), "a.zst", &Format::OracleGeneral).unwrap(),
+            read_all(&zst(&t), "a.zst", &Format::of(&super::FORMAT)).unwrap(),
             r
         );
     }
@@ -83,7 +94,7 @@ mod tests {
     fn truncated_record_names_it() {
         let mut t = encode(5, 42, 4096, -1).to_vec();
         t.extend_from_slice(&encode(6, 43, 100, 7)[..10]);
-        let e = read_all(&t, "a.bin", &Format::OracleGeneral).unwrap_err();
+        let e = read_all(&t, "a.bin", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!((e.file.as_str(), e.record), ("a.bin", Some(2)));
         assert!(e.msg.contains("truncated"), "{e}");
     }

@@ -4,6 +4,16 @@
 use super::{fnv1a, Lines, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `txt` (or `plainTxt`, libCacheSim's name): `*.txt`.
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["txt", "plainTxt"],
+    usage: "txt",
+    kind: super::TraceKind::Object,
+    guess: |name| name.ends_with(".txt"),
+    options: super::no_options,
+    reader: |input, _| Box::new(TxtReader::new(input)),
+};
+
 /// Reads a txt trace.
 pub struct TxtReader {
     lines: Lines,
@@ -110,7 +120,7 @@ mod tests {
 
     #[test]
     fn one_id_per_line() {
-        let r = read_all(b"1\n\n2\r\nabc\n1\n", "t.txt", &Format::Txt).unwrap();
+        let r = read_all(b"1\n\n2\r\nabc\n1\n", "t.txt", &Format::of(&super::FORMAT)).unwrap();
         assert_eq!(r.len(), 4);
         assert_eq!((r[0].id, r[1].id), (1, 2));
         assert_eq!(r[3].id, 1);
@@ -122,7 +132,7 @@ mod tests {
         let r = read_all(
             b"42\n 42 \n+42\n0042\n18446744073709551615\n18446744073709551616\nx1\n",
             "t.txt",
-            &Format::Txt,
+            &Format::of(&super::FORMAT),
         )
         .unwrap();
         let ids: Vec<u64> = r.iter().map(|q| q.id).collect();
@@ -148,7 +158,7 @@ mod tests {
         let mut r = crate::trace::TraceReader::from_reader(
             Box::new(std::io::Cursor::new(text)),
             "bad.txt",
-            &Format::Txt,
+            &Format::of(&super::FORMAT),
         )
         .unwrap();
         for i in 0..100u64 {
@@ -165,7 +175,7 @@ mod tests {
         // Twenty digits (within u64: parsed, not hashed), a CR, a sign, a last line without
         // its newline: each reads as the general path reads it alone.
         let text = b"12345678901234567890\n12\r\n-3\n00\n99";
-        let r = read_all(text, "t.txt", &Format::Txt).unwrap();
+        let r = read_all(text, "t.txt", &Format::of(&super::FORMAT)).unwrap();
         let ids: Vec<u64> = r.iter().map(|q| q.id).collect();
         assert_eq!(
             ids,
@@ -190,7 +200,7 @@ mod tests {
         text.push_str(&"9".repeat(70_000));
         text.push('\n');
         text.push_str("5\n");
-        let r = read_all(text.as_bytes(), "t.txt", &Format::Txt).unwrap();
+        let r = read_all(text.as_bytes(), "t.txt", &Format::of(&super::FORMAT)).unwrap();
         assert_eq!(r.len(), 30_002);
         assert!(r[..30_000]
             .iter()
@@ -246,7 +256,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_names_the_line() {
-        let e = read_all(b"1\n\xff\xfe\n", "t.txt", &Format::Txt).unwrap_err();
+        let e = read_all(b"1\n\xff\xfe\n", "t.txt", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!((e.file.as_str(), e.record), ("t.txt", Some(2)));
     }
 }

@@ -15,6 +15,16 @@
 use super::{read_record, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
+/// `vscsi`: `*.vscsi`.
+pub const FORMAT: super::FormatDef = super::FormatDef {
+    names: &["vscsi"],
+    usage: "vscsi",
+    kind: super::TraceKind::Block,
+    guess: |name| name.ends_with(".vscsi"),
+    options: super::no_options,
+    reader: |input, _| Box::new(VscsiReader::new(input)),
+};
+
 /// Bytes of a version-1 record.
 pub const V1_BYTES: usize = 32;
 /// Bytes of a version-2 record.
@@ -213,7 +223,7 @@ mod tests {
                 };
                 t.extend_from_slice(rec);
             }
-            let r = read_all(&t, "w.vscsi", &Format::Vscsi).unwrap();
+            let r = read_all(&t, "w.vscsi", &Format::of(&super::FORMAT)).unwrap();
             assert_eq!(r.len(), 3, "v{v}");
             assert_eq!(
                 (r[1].offset, r[1].len, r[1].write, r[1].time_ns),
@@ -221,7 +231,7 @@ mod tests {
             );
             assert!(!r[2].write);
             assert_eq!(
-                read_all(&zst(&t), "w.vscsi.zst", &Format::Vscsi).unwrap(),
+                read_all(&zst(&t), "w.vscsi.zst", &Format::of(&super::FORMAT)).unwrap(),
                 r
             );
         }
@@ -232,19 +242,19 @@ mod tests {
         let mut t = encode_v2(0x28, 0, 4096, 0).to_vec();
         t.extend_from_slice(&encode_v2(0x28, 8, 4096, 0));
         t.extend_from_slice(&encode_v2(0x28, 16, 4096, 0)[..7]);
-        let e = read_all(&t, "w.vscsi", &Format::Vscsi).unwrap_err();
+        let e = read_all(&t, "w.vscsi", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!((e.file.as_str(), e.record), ("w.vscsi", Some(3)));
         assert!(e.msg.contains("truncated"), "{e}");
-        let e = read_all(&[0u8; 100], "w.vscsi", &Format::Vscsi).unwrap_err();
+        let e = read_all(&[0u8; 100], "w.vscsi", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!(e.record, Some(1));
         assert!(e.msg.contains("not a vscsi trace"), "{e}");
-        let e = read_all(&[1u8; 5], "w.vscsi", &Format::Vscsi).unwrap_err();
+        let e = read_all(&[1u8; 5], "w.vscsi", &Format::of(&super::FORMAT)).unwrap_err();
         assert!(e.msg.contains("truncated"), "{e}");
         // A misaligned later record.
         let mut t = encode_v2(0x28, 0, 4096, 0).to_vec();
         t.extend_from_slice(&encode_v2(0x28, 8, 4096, 0));
         t.extend_from_slice(&[0xffu8; 40]);
-        let e = read_all(&t, "w.vscsi", &Format::Vscsi).unwrap_err();
+        let e = read_all(&t, "w.vscsi", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!(e.record, Some(3));
     }
 }

@@ -1449,7 +1449,7 @@ pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
             format!(
                 "cannot tell the format of \"{}\" from its name; add format = \"...\" ({})",
                 p.trace,
-                crate::trace::FORMAT_NAMES
+                crate::trace::format_names()
             ),
         ))?,
     };

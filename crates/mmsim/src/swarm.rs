@@ -959,7 +959,7 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
 
 /// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
 /// five formats — libCacheSim txt, oracleGeneral or lcs (objects of 0–4 pages over a set
-/// of up to twice RAM; lcs version 2 with 30 % `set` operations), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
+/// of up to twice RAM; lcs version 2 with 30 % `set` and 5 % `delete` operations), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
 /// 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB) — read through
 /// `pread`/`pwrite` or through mappings (a quarter), one file or one range per object,
 /// paced by the timestamps (a fifth), sometimes cut by `limit`, and in 30 % of the cases
@@ -986,7 +986,12 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
                 // Sizes from the id, so an object keeps its size: 0 (object_size) to 4 pages.
                 let size = (crate::trace::fnv1a(&id.to_le_bytes()) % 5) as u32 * 4096;
                 if format == "lcs" {
-                    let op = if rng.gen_bool(0.3) { 3 } else { 1 };
+                    // get (1), 30 % set (3), 5 % delete (9).
+                    let op = match rng.gen_range(0..20) {
+                        0 => 9,
+                        1..=6 => 3,
+                        _ => 1,
+                    };
                     let rec = crate::trace::lcs::encode(2, i as u32 / 100, id, size.into(), op);
                     b.extend_from_slice(&rec);
                 } else {

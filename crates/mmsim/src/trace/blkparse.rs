@@ -124,6 +124,7 @@ impl RecordSource for BlkparseReader {
                 offset: sector.checked_mul(512).ok_or_else(|| bad("sector"))?,
                 len: sectors.checked_mul(512).ok_or_else(|| bad("sectors"))?,
                 write,
+                delete: false,
             }));
         }
     }

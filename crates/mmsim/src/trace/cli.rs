@@ -545,8 +545,16 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
         writeln!(
             out,
-            "  requests           {} ({} writes), {} pages, {} bytes",
-            c.requests, c.writes, c.pages, c.bytes
+            "  requests           {} ({} writes{}), {} pages, {} bytes",
+            c.requests,
+            c.writes,
+            if c.deletes > 0 {
+                format!(", {} deletes", c.deletes)
+            } else {
+                String::new()
+            },
+            c.pages,
+            c.bytes
         )?;
         writeln!(out, "  page miss ratio    {:.4}", t.page_miss_ratio)?;
         writeln!(out, "  byte miss ratio    {:.4}", t.byte_miss_ratio)?;

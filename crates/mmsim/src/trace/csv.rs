@@ -208,6 +208,7 @@ impl RecordSource for CsvReader {
                 offset: 0,
                 len: 0,
                 write: false,
+                delete: false,
             };
             let mut n = 0usize;
             for (i, raw) in line.split(delim).enumerate() {
@@ -234,14 +235,20 @@ impl RecordSource for CsvReader {
                 } else if col == self.opts.obj_size_col {
                     req.len = parse_u64(v, line_no, &format!("obj-size (column {col})"))?;
                 } else if col == self.opts.op_col {
-                    req.write = match v.to_ascii_lowercase().as_str() {
-                        "r" | "read" | "get" | "gets" => false,
-                        "w" | "write" | "set" | "put" | "add" | "replace" | "update" => true,
+                    (req.write, req.delete) = match v.to_ascii_lowercase().as_str() {
+                        "r" | "read" | "get" | "gets" => (false, false),
+                        "w" | "write" | "set" | "put" | "add" | "replace" | "update" | "cas"
+                        | "append" | "prepend" | "incr" | "decr" => (true, false),
+                        "delete" | "del" => (false, true),
                         _ => {
                             return Err((
                                 Some(line_no),
                                 Some(format!("op (column {col})")),
-                                format!("unknown operation \"{v}\" (read/get/r or write/set/w)"),
+                                format!(
+                                    "unknown operation \"{v}\" (read: get, gets, read, r; \
+                                     write: set, add, replace, cas, append, prepend, incr, \
+                                     decr, update, put, write, w; delete, del)"
+                                ),
                             ))
                         }
                     };
@@ -296,6 +303,30 @@ mod tests {
         // zstd
         let r2 = read_all(&zst(t), "t.csv.zst", &f).unwrap();
         assert_eq!(r, r2);
+    }
+
+    #[test]
+    fn memcached_operations_read_write_or_delete() {
+        // Twitter's cache traces name memcached's commands (key, op columns).
+        let f = fmt("csv:obj-id-col=1,op-col=2");
+        let ops = [
+            "get", "gets", "set", "add", "replace", "cas", "append", "prepend",
+        ];
+        let more = ["incr", "decr", "delete", "DEL"];
+        let text: String = ops
+            .iter()
+            .chain(&more)
+            .map(|o| format!("7,{o}\n"))
+            .collect();
+        let r = read_all(text.as_bytes(), "k.csv", &f).unwrap();
+        let got: Vec<(bool, bool)> = r.iter().map(|q| (q.write, q.delete)).collect();
+        let (rd, wr, del) = ((false, false), (true, false), (false, true));
+        assert_eq!(got, [rd, rd, wr, wr, wr, wr, wr, wr, wr, wr, del, del]);
+        let e = read_all(b"7,get\n7,flush_all\n", "k.csv", &f).unwrap_err();
+        assert_eq!(
+            (e.record, e.field.as_deref()),
+            (Some(2), Some("op (column 2)"))
+        );
     }
 
     #[test]

@@ -18,8 +18,8 @@
 //! An object trace: time in seconds, the object's id and size. The operation (v2 and
 //! later, libCacheSim's `req_op_e`) decides read or write: `get`, `gets`, `read` and `nop`
 //! (0, what a trace without operations holds) read; `set`, `add`, `cas`, `replace`,
-//! `append`, `prepend`, `incr`, `decr`, `write` and `update` write. A `delete` (9) is
-//! skipped: the replay has no request that removes an object. Any other operation, a
+//! `append`, `prepend`, `incr`, `decr`, `write` and `update` write; `delete` (9) deletes
+//! (`Request::delete`: the replay drops the object's pages). Any other operation, a
 //! negative v3 size, a wrong magic number or version, and a truncated header or record
 //! are errors naming the record (or the field `header`).
 
@@ -157,49 +157,48 @@ impl RecordSource for LcsReader {
         if self.version == 0 {
             self.read_header()?;
         }
-        loop {
-            self.record += 1;
-            if !read_record(&mut *self.input, &mut self.buf, self.record)? {
-                return Ok(None);
-            }
-            let b = &self.buf;
-            let le4 = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
-            let le8 = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
-            let (len, op) = match self.version {
-                1 => (u64::from(le4(12)), 0),
-                2 => (u64::from(le4(12)), le4(16) as u8),
-                _ => {
-                    let size = le8(12) as i64;
-                    if size < 0 {
-                        return Err((
-                            Some(self.record),
-                            Some("obj_size".into()),
-                            format!("negative object size {size}"),
-                        ));
-                    }
-                    (size as u64, le4(20) as u8)
-                }
-            };
-            let write = match op {
-                0 | 1 | 2 | 12 => false,
-                3..=8 | 10 | 11 | 13 | 14 => true,
-                OP_DELETE => continue,
-                _ => {
+        self.record += 1;
+        if !read_record(&mut *self.input, &mut self.buf, self.record)? {
+            return Ok(None);
+        }
+        let b = &self.buf;
+        let le4 = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+        let le8 = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        let (len, op) = match self.version {
+            1 => (u64::from(le4(12)), 0),
+            2 => (u64::from(le4(12)), le4(16) as u8),
+            _ => {
+                let size = le8(12) as i64;
+                if size < 0 {
                     return Err((
                         Some(self.record),
-                        Some("op".into()),
-                        format!("unknown operation {op} (libCacheSim's req_op_e is 0 to 14)"),
-                    ))
+                        Some("obj_size".into()),
+                        format!("negative object size {size}"),
+                    ));
                 }
-            };
-            return Ok(Some(Request {
-                time_ns: u64::from(le4(0)) * 1_000_000_000,
-                id: le8(4),
-                offset: 0,
-                len,
-                write,
-            }));
-        }
+                (size as u64, le4(20) as u8)
+            }
+        };
+        let (write, delete) = match op {
+            0 | 1 | 2 | 12 => (false, false),
+            3..=8 | 10 | 11 | 13 | 14 => (true, false),
+            OP_DELETE => (false, true),
+            _ => {
+                return Err((
+                    Some(self.record),
+                    Some("op".into()),
+                    format!("unknown operation {op} (libCacheSim's req_op_e is 0 to 14)"),
+                ))
+            }
+        };
+        Ok(Some(Request {
+            time_ns: u64::from(le4(0)) * 1_000_000_000,
+            id: le8(4),
+            offset: 0,
+            len,
+            write,
+            delete,
+        }))
     }
 }
 
@@ -248,10 +247,14 @@ mod tests {
     }
 
     #[test]
-    fn deletes_are_skipped_and_an_unknown_operation_is_an_error() {
+    fn deletes_are_read_and_an_unknown_operation_is_an_error() {
         let t = trace(2, &[(1, 10, 4096, 1), (2, 10, 0, 9), (3, 11, 4096, 2)]);
         let r = read_all(&t, "a.lcs", &Format::of(&super::FORMAT)).unwrap();
-        assert_eq!(r.iter().map(|q| q.id).collect::<Vec<_>>(), vec![10, 11]);
+        let ops: Vec<_> = r.iter().map(|q| (q.id, q.write, q.delete)).collect();
+        assert_eq!(
+            ops,
+            vec![(10, false, false), (10, false, true), (11, false, false)]
+        );
         let t = trace(3, &[(1, 10, 4096, 1), (2, 10, 4096, 42)]);
         let e = read_all(&t, "b.lcs", &Format::of(&super::FORMAT)).unwrap_err();
         assert_eq!(

@@ -63,6 +63,9 @@ pub struct Request {
     pub len: u64,
     /// A write (else a read).
     pub write: bool,
+    /// Object traces: the object is deleted (a key-value cache's `delete`): the replay
+    /// drops its pages from the page cache (POSIX_FADV_DONTNEED). `write` is then false.
+    pub delete: bool,
 }
 
 /// What the records of a trace name.

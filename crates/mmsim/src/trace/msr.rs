@@ -84,6 +84,7 @@ impl RecordSource for MsrReader {
                 offset,
                 len,
                 write,
+                delete: false,
             }));
         }
     }

@@ -65,6 +65,7 @@ impl RecordSource for OracleGeneralReader {
             offset: 0,
             len: u64::from(le4(12)),
             write: false,
+            delete: false,
         }))
     }
 }

@@ -54,6 +54,7 @@ fn request(id: u64) -> Request {
         offset: 0,
         len: 0,
         write: false,
+        delete: false,
     }
 }
 

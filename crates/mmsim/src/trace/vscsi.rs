@@ -198,6 +198,7 @@ impl RecordSource for VscsiReader {
             offset,
             len: u64::from(len),
             write,
+            delete: false,
         }))
     }
 }

@@ -73,6 +73,8 @@ pub struct Layout {
     pub requests: u64,
     /// Of which writes.
     pub writes: u64,
+    /// Of which deletes (object traces).
+    pub deletes: u64,
     /// Time of the first request, ns.
     pub t0_ns: u64,
 }
@@ -163,6 +165,7 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
         }
         l.requests += 1;
         l.writes += u64::from(r.write);
+        l.deletes += u64::from(r.delete);
         match kind {
             TraceKind::Block => {
                 let n = l.devs.len() as u32;
@@ -254,6 +257,8 @@ pub struct ReplayCounters {
     pub requests: u64,
     /// Of which writes.
     pub writes: u64,
+    /// Of which deletes (object traces): the object's pages dropped, not a lookup.
+    pub deletes: u64,
     /// Requests whose page-cache state was observed (all of them under the driver).
     pub observed: u64,
     /// Pages requested.
@@ -413,6 +418,8 @@ pub struct Placement {
     pub time_ns: u64,
     /// A write (else a read).
     pub write: bool,
+    /// A delete: the object's pages are dropped (POSIX_FADV_DONTNEED), nothing is read.
+    pub delete: bool,
     /// The file (index into `Layout::files`).
     pub file: usize,
     /// First page and pages of the request in its file.
@@ -445,6 +452,7 @@ impl Placement {
                 Placement {
                     time_ns: r.time_ns,
                     write: r.write,
+                    delete: false,
                     file,
                     first_page,
                     pages,
@@ -458,6 +466,7 @@ impl Placement {
                 Placement {
                     time_ns: r.time_ns,
                     write: r.write,
+                    delete: r.delete,
                     file: match object_map {
                         ObjectMap::File => loc.index as usize,
                         ObjectMap::Range => 0,
@@ -664,6 +673,12 @@ impl Replay {
     /// Account the request that just completed (sequence `self.seq`).
     fn account(&mut self, p: Placement) {
         let mut s = self.shared.borrow_mut();
+        if p.delete {
+            // Not a lookup: no pages requested, no miss, not in the windows.
+            s.counters.requests += 1;
+            s.counters.deletes += 1;
+            return;
+        }
         let observed = self.cur_observed && self.cur_resident.len() as u64 == p.pages;
         let c_pages = p.pages;
         let mut misses = c_pages;
@@ -899,7 +914,16 @@ impl Replay {
         }
         // Not the next call when it closes this request's file first.
         self.hot.pending_may_issue.set(self.close_after.is_none());
-        if self.needs_map() {
+        if p.delete {
+            // A key-value cache's delete: the object's clean pages leave the page cache
+            // (invalidate_mapping_pages; dirty ones are written first, and mapped ones stay).
+            Op::Fadvise {
+                fd,
+                offset: p.pos,
+                len: p.len,
+                advice: super::Fadvice::Dontneed,
+            }
+        } else if self.needs_map() {
             let addr = self.open[p.file].addr.expect("mapped").get();
             Op::Touch {
                 addr: addr + p.first_page * PAGE_SIZE,
@@ -1177,7 +1201,7 @@ impl ReplayDriver {
                     footprint_pages: spec.layout.files.iter().map(|f| f.1 / PAGE_SIZE).sum(),
                     page_miss_ratio: ratio(c.page_misses, c.pages),
                     byte_miss_ratio: ratio(c.byte_misses, c.bytes),
-                    request_miss_ratio: ratio(c.request_misses, c.requests),
+                    request_miss_ratio: ratio(c.request_misses, c.requests - c.deletes),
                     pages_read_in: t.stats.cache_misses,
                     readahead_pages: ra_read,
                     readahead_wasted: ra_read.saturating_sub(c.readahead_used),
@@ -1262,7 +1286,8 @@ pub struct ReplayTaskReport {
     pub page_miss_ratio: f64,
     /// Byte miss ratio.
     pub byte_miss_ratio: f64,
-    /// Request (object) miss ratio: requests with a missed page / requests.
+    /// Request (object) miss ratio: requests with a missed page / requests (deletes
+    /// aside).
     pub request_miss_ratio: f64,
     /// Pages the task's accesses read into the page cache (demand + readahead).
     pub pages_read_in: u64,

@@ -171,6 +171,53 @@ fn oracle_general_with_sizes_and_the_range_layout() {
 }
 
 #[test]
+fn a_deleted_object_misses_when_asked_for_again() {
+    // lcs version 2 (libCacheSim's operations): objects 1 (one page) and 2 (three pages)
+    // read, read again (hits), deleted, read again: the deletes drop their pages, so the
+    // last reads miss as the first did. Deletes are requests of no pages.
+    use mmsim::trace::lcs;
+    let (get, delete) = (1u8, 9u8);
+    let recs = [
+        (1u64, 4096i64, get),
+        (2, 3 * 4096, get),
+        (1, 4096, get),
+        (2, 3 * 4096, get),
+        (1, 0, delete),
+        (2, 0, delete),
+        (1, 4096, get),
+        (2, 3 * 4096, get),
+    ];
+    let mut t = lcs::encode_header(2, recs.len() as i64, 2);
+    for (i, (id, size, op)) in recs.iter().enumerate() {
+        t.extend_from_slice(&lcs::encode(2, i as u32, *id, *size, *op));
+    }
+    let p = write("del.lcs", &t);
+    for map in ["file", "range"] {
+        let r = replay(&p, "16MiB", &format!("object_map = \"{map}\""));
+        let t = task(&r);
+        assert_eq!((t.counters.requests, t.counters.deletes), (8, 2), "{map}");
+        assert_eq!(t.counters.pages, 12, "{map}");
+        if map == "file" {
+            // Each object misses at its first read and after its delete: 8 of 12 pages,
+            // 4 of the 6 lookups.
+            assert_eq!(t.counters.page_misses, 8);
+            assert_eq!(t.request_miss_ratio, 4.0 / 6.0);
+        } else {
+            // One file: the read of object 1 starts a readahead window that brings
+            // object 2 in too (above), before the deletes and again after them.
+            assert_eq!(t.request_miss_ratio, 2.0 / 6.0, "{map}");
+        }
+    }
+    // Without the deletes the last two reads hit.
+    let mut t = lcs::encode_header(2, 6, 2);
+    for (i, (id, size, op)) in recs.iter().filter(|r| r.2 == get).enumerate() {
+        t.extend_from_slice(&lcs::encode(2, i as u32, *id, *size, *op));
+    }
+    let r = replay(&write("nodel.lcs", &t), "16MiB", "");
+    assert_eq!(task(&r).counters.page_misses, 4);
+}
+
+#[test]
 fn block_trace_sequential_reads_are_read_ahead() {
     // An MSR trace reading 2 MiB sequentially in 4 KiB requests: after the first few,
     // readahead has the pages in before they are asked for.

@@ -426,6 +426,24 @@ mod host {
             } else {
                 &files[r.file]
             };
+            if r.delete {
+                // A key-value cache's delete drops the object's pages (docs/replay.md,
+                // Deletes), as mmsim's replay does; not a lookup.
+                // SAFETY: posix_fadvise on an open descriptor; no memory is passed.
+                let rc = unsafe {
+                    libc::posix_fadvise(
+                        file.as_raw_fd(),
+                        r.pos as libc::off_t,
+                        r.len as libc::off_t,
+                        libc::POSIX_FADV_DONTNEED,
+                    )
+                };
+                if rc != 0 {
+                    let e = std::io::Error::from_raw_os_error(rc);
+                    return Err(format!("{path}: posix_fadvise: {e}"));
+                }
+                continue;
+            }
             if mincore {
                 let addr = maps[r.file] + (r.first_page * PAGE_SIZE) as usize;
                 // SAFETY: the range lies in the file's mapping; vec holds one byte per page.

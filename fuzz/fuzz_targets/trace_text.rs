@@ -1,5 +1,5 @@
 //! Fuzz the text trace readers — libCacheSim txt and csv (with column options), MSR
-//! Cambridge CSV and blkparse output — and the zstd detection in front of them: the first
+//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV — and the zstd detection in front of them: the first
 //! byte picks the format, the rest is the trace; it must give requests or one error,
 //! never a panic.
 #![no_main]
@@ -15,6 +15,8 @@ const FORMATS: &[&str] = &[
     "msr",
     "blkparse",
     "blkparse:action=D",
+    "alibaba",
+    "tencent",
 ];
 
 fuzz_target!(|data: &[u8]| {

@@ -9,8 +9,8 @@
 //!   its size; libCacheSim's `csv`, `txt` (one id per line), `oracleGeneral` and `lcs`
 //!   binaries;
 //! - **block traces** (VM disks, storage servers): each record names a device, a byte
-//!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge
-//!   CSV (`msr`) and `blkparse` text.
+//!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge,
+//!   Alibaba and Tencent CBS CSVs (`msr`, `alibaba`, `tencent`) and `blkparse` text.
 //!
 //! Every reader is a streaming iterator: one record in memory at a time (the text readers
 //! reuse one line buffer), so host memory does not grow with the trace's length. Any of
@@ -26,19 +26,20 @@
 //!
 //! # Formats
 //!
-//! A format is named by a string ([`Format::parse`]): `csv[:options]`, `txt`,
-//! `oracleGeneral`, `lcs`, `vscsi`, `msr`, `blkparse[:action=Q]`. The csv options follow
-//! libCacheSim's `-t` options: `time-col=N`, `obj-id-col=N`, `obj-size-col=N`, `op-col=N`
-//! (1-based columns), `delimiter=C` (`,` `tab` `space` `|` `:` `;`), `has-header=true|false`,
-//! `obj-id-is-num=true|false`. Without `--format` the format is guessed from the file name
+//! A format is named by a string ([`Format::parse`]), `name[:options]`; each is defined
+//! beside its reader ([`FormatDef`], its file's `FORMAT`) and listed in [`FORMATS`]: a new
+//! format is a new file and one line there. The csv options follow libCacheSim's `-t`
+//! options (`csv.rs`). Without `--format` the format is guessed from the file name
 //! ([`Format::guess`]).
 
+pub mod alibaba;
 pub mod blkparse;
 pub mod cli;
 pub mod csv;
 pub mod lcs;
 pub mod msr;
 pub mod oracle;
+pub mod tencent;
 pub mod txt;
 pub mod vscsi;
 
@@ -125,12 +126,15 @@ pub struct FormatDef {
 }
 
 /// Every trace format. A file name is guessed to be in the first whose `guess` says so
-/// (`*oracleGeneral*` before the extensions, `msr` in a `.csv` name before csv).
+/// (`*oracleGeneral*` before the extensions; `msr`, `alibaba` or `tencent` in a `.csv`
+/// name before csv).
 pub const FORMATS: &[&FormatDef] = &[
     &oracle::FORMAT,
     &lcs::FORMAT,
     &txt::FORMAT,
     &msr::FORMAT,
+    &alibaba::FORMAT,
+    &tencent::FORMAT,
     &csv::FORMAT,
     &vscsi::FORMAT,
     &blkparse::FORMAT,
@@ -657,6 +661,38 @@ pub(crate) fn read_record(
     Ok(true)
 }
 
+/// The fields of line `n` of a comma-separated block trace whose records are `schema`'s
+/// columns (`Timestamp,Offset,…`; `what` names the format in errors, "an MSR"). None for a
+/// line to skip: blank, or a header (a first line starting with a letter). A wrong column
+/// count is an error naming the line.
+pub(crate) fn csv_fields<'a>(
+    n: u64,
+    line: &'a str,
+    schema: &str,
+    what: &str,
+) -> Result<Option<Vec<&'a str>>, RecErr> {
+    let header = n == 1
+        && line
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_alphabetic());
+    if line.trim().is_empty() || header {
+        return Ok(None);
+    }
+    let f: Vec<&str> = line.split(',').collect();
+    let columns = schema.split(',').count();
+    if f.len() != columns {
+        return Err((
+            Some(n),
+            None,
+            format!(
+                "wrong column count: {} column(s), {what} record has {columns} ({schema})",
+                f.len()
+            ),
+        ));
+    }
+    Ok(Some(f))
+}
+
 /// FNV-1a, 64 bits: string ids to numbers (deterministic, no table).
 pub fn fnv1a(s: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -900,6 +936,8 @@ mod tests {
         assert_eq!(g("x.txt.zst"), f(&txt::FORMAT));
         assert_eq!(g("msr_hm_0.csv"), f(&msr::FORMAT));
         assert_eq!(g("hm_0.csv"), f(&csv::FORMAT));
+        assert_eq!(g("alibaba_io_traces.csv.zst"), f(&alibaba::FORMAT));
+        assert_eq!(g("tencent-2018-10-01-01.csv"), f(&tencent::FORMAT));
         assert_eq!(g("sda.blktrace"), f(&blkparse::FORMAT));
         assert_eq!(g("data.bin"), None);
     }

@@ -1,10 +1,10 @@
 //! MSR Cambridge block traces (SNIA IOTTA): CSV lines
 //! `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` — Timestamp in Windows
 //! filetime ticks (100 ns), Type `Read` or `Write`, Offset and Size in bytes. A header line
-//! starting with `Timestamp` is skipped. The device is (Hostname, DiskNumber); times are
+//! (the first line, starting with a letter) is skipped. The device is (Hostname, DiskNumber); times are
 //! relative to the first record.
 
-use super::{fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
+use super::{csv_fields, fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
 /// `msr`: a `.csv` name holding `msr` (the SNIA files are `<host>_<disk>.csv`: give
@@ -46,21 +46,10 @@ impl RecordSource for MsrReader {
             let Some(line) = self.lines.next_line()? else {
                 return Ok(None);
             };
-            if line.trim().is_empty() || (n == 1 && line.starts_with("Timestamp")) {
+            let schema = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
+            let Some(f) = csv_fields(n, line, schema, "an MSR")? else {
                 continue;
-            }
-            let f: Vec<&str> = line.split(',').collect();
-            if f.len() != 7 {
-                return Err((
-                    Some(n),
-                    None,
-                    format!(
-                        "wrong column count: {} column(s), an MSR record has 7 \
-                         (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)",
-                        f.len()
-                    ),
-                ));
-            }
+            };
             let ts = parse_u64(f[0], n, "Timestamp")?;
             let disk = parse_u64(f[2], n, "DiskNumber")?;
             let write = match f[3].trim().to_ascii_lowercase().as_str() {

@@ -129,6 +129,8 @@ const TRACE_FORMATS: &[&str] = &[
     "oracleGeneral",
     "lcs",
     "vscsi",
+    "alibaba",
+    "tencent",
 ];
 
 /// Every record of `bytes` read as `format`: requests then at most one error; the reader

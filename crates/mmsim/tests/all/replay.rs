@@ -479,6 +479,53 @@ fn msr_reads(name: &str, pages: impl Iterator<Item = u64>) -> PathBuf {
     write(name, s.as_bytes())
 }
 
+#[test]
+fn one_block_trace_in_msr_alibaba_and_tencent_encodings_replays_the_same() {
+    // 3,000 requests on two devices, 30 % writes, 1-16 sectors at sector offsets: the
+    // three formats carry the same requests (in bytes, MSR and Alibaba; in sectors,
+    // Tencent), so the replays are the same run.
+    let (mut msr, mut ali, mut ten) = (String::new(), String::new(), String::new());
+    let mut x: u64 = 7;
+    for i in 0..3000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let (dev, write) = ((x >> 60) & 1, (x >> 40) % 10 < 3);
+        let (sector, sectors) = ((x >> 8) % 40_000, 1 + (x >> 50) % 16);
+        let (off, len) = (sector * 512, sectors * 512);
+        let op = if write { "Write" } else { "Read" };
+        msr += &format!(
+            "{},hm,{dev},{op},{off},{len},10\n",
+            128166372000000000 + i * 10
+        );
+        ali += &format!("{dev},{},{off},{len},{}\n", &op[..1], 1577808000000000 + i);
+        ten += &format!(
+            "{},{sector},{sectors},{},{dev}\n",
+            1538323200 + i / 1000,
+            u8::from(write)
+        );
+    }
+    let runs: Vec<RunReport> = [
+        ("t.msr.csv", msr, "msr"),
+        ("io_traces.csv", ali, "alibaba"),
+        ("cbs.csv", ten, "tencent"),
+    ]
+    .into_iter()
+    .map(|(name, text, format)| {
+        let p = write(name, text.as_bytes());
+        replay(&p, "16MiB", &format!("format = \"{format}\""))
+    })
+    .collect();
+    let t0 = task(&runs[0]);
+    assert_eq!((t0.counters.requests, t0.files), (3000, 2));
+    assert!(t0.counters.writes > 600 && t0.counters.page_misses > 0);
+    for r in &runs[1..] {
+        assert_eq!(r.event_hash, runs[0].event_hash);
+        assert_eq!(task(r).counters.page_misses, t0.counters.page_misses);
+        assert_eq!(task(r).counters.writes, t0.counters.writes);
+    }
+}
+
 /// The replay's device with `read_ahead_kb = kb`.
 fn replay_ra(trace: &std::path::Path, kb: u64, extra: &str) -> RunReport {
     let text = format!(

@@ -49,7 +49,7 @@
 //!   of 16–1024 KiB on each cgroup, and on 6.18 in a quarter of those
 //!   memory.zswap.writeback = 0.
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
-//!   trace of 50–500 requests (txt, oracleGeneral, lcs, MSR or vscsi; objects or block reads
+//!   trace of 50–500 requests (txt, oracleGeneral, lcs, MSR, vscsi, Alibaba or Tencent; objects or block reads
 //!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
 //!   those a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
 //!   `max_sectors_kb` (4, 64, 128, 512, 1280). The trace is written to
@@ -958,8 +958,9 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
 }
 
 /// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
-/// five formats — libCacheSim txt, oracleGeneral or lcs (objects of 0–4 pages over a set
-/// of up to twice RAM; lcs version 2 with 30 % `set` and 5 % `delete` operations), MSR Cambridge CSV or vscsi (block reads and writes, 30 % writes, of
+/// seven formats — libCacheSim txt, oracleGeneral or lcs (objects of 0–4 pages over a set
+/// of up to twice RAM; lcs version 2 with 30 % `set` and 5 % `delete` operations), MSR
+/// Cambridge, Alibaba or Tencent CSV or vscsi (block reads and writes, 30 % writes, of
 /// 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB) — read through
 /// `pread`/`pwrite` or through mappings (a quarter), one file or one range per object,
 /// paced by the timestamps (a fifth), sometimes cut by `limit`, and in 30 % of the cases
@@ -967,7 +968,18 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
 fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
     let cpu = rng.gen_range(0..total_cpus);
     let n: u64 = rng.gen_range(50..=500);
-    let format = *pick(rng, &["txt", "oracleGeneral", "lcs", "msr", "vscsi"]);
+    let format = *pick(
+        rng,
+        &[
+            "txt",
+            "oracleGeneral",
+            "lcs",
+            "msr",
+            "vscsi",
+            "alibaba",
+            "tencent",
+        ],
+    );
     let mut toml = format!("\n[[tasks]]\nname = \"replay\"\ncpu = {cpu}\nprogram = \"replay\"\n");
     let mut what = format!("replay {format} {n} requests");
     let object = matches!(format, "txt" | "oracleGeneral" | "lcs");
@@ -1018,7 +1030,16 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
                 rng.gen_range(0..disk / 512) * 512
             };
             let write = rng.gen_bool(0.3);
-            if format == "msr" {
+            if format == "alibaba" {
+                let op = if write { "W" } else { "R" };
+                let t = 1577808000000000 + i * 500;
+                b.extend_from_slice(format!("0,{op},{off},{len},{t}\n").as_bytes());
+            } else if format == "tencent" {
+                // Sectors: the offset's and the length's, rounded up.
+                let (sector, sectors) = (off / 512, len.div_ceil(512));
+                let io = u8::from(write);
+                b.extend_from_slice(format!("{},{sector},{sectors},{io},7\n", i / 10).as_bytes());
+            } else if format == "msr" {
                 let op = if write { "Write" } else { "Read" };
                 b.extend_from_slice(
                     format!(
@@ -1047,6 +1068,8 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
         "txt" => "txt",
         "oracleGeneral" => "oracleGeneral.bin",
         "lcs" => "lcs",
+        "alibaba" => "alibaba.csv",
+        "tencent" => "tencent.csv",
         "msr" => "msr.csv",
         _ => "vscsi",
     };

@@ -617,7 +617,7 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
         }
     }
     assert!((40..=130).contains(&cases), "about a fifth of 400: {cases}");
-    assert_eq!(formats.len(), 5, "{formats:?}");
+    assert_eq!(formats.len(), 7, "{formats:?}");
     assert!(ra > 0 && mmap > 0);
     // The replay check: a case stopped after a few steps has not issued its requests,
     // and the check says so; run to its end, it passes. (A case without injected IO

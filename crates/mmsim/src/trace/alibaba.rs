@@ -4,8 +4,7 @@
 //! of the published set share one file: each becomes a file of the replay). A header line
 //! (the first, starting with a letter) is skipped.
 
-use super::{csv_fields, parse_u64, Lines, RecErr, RecordSource, Request};
-use std::io::BufRead;
+use super::{parse_u64, CsvRecords, RecErr, Request};
 
 /// `alibaba`: a `.csv` name holding `alibaba` (the published file is `io_traces.csv`: give
 /// `--format alibaba` for it).
@@ -15,55 +14,33 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     kind: super::TraceKind::Block,
     guess: |name| name.ends_with(".csv") && name.contains("alibaba"),
     options: super::no_options,
-    reader: |input, _| Box::new(AlibabaReader::new(input)),
+    reader: |input, _| {
+        let schema = "device_id,opcode,offset,length,timestamp";
+        Box::new(CsvRecords::new(input, schema, "an Alibaba", parse))
+    },
 };
 
-/// Reads an Alibaba block trace.
-pub struct AlibabaReader {
-    lines: Lines,
-}
-
-impl AlibabaReader {
-    /// A reader of `input`.
-    pub fn new(input: Box<dyn BufRead>) -> AlibabaReader {
-        AlibabaReader {
-            lines: Lines::new(input),
+/// The request of line `n`'s fields.
+fn parse(n: u64, f: &[&str]) -> Result<Request, RecErr> {
+    let write = match f[1].trim() {
+        "R" | "r" => false,
+        "W" | "w" => true,
+        other => {
+            return Err((
+                Some(n),
+                Some("opcode".into()),
+                format!("\"{other}\" is neither R nor W"),
+            ))
         }
-    }
-}
-
-impl RecordSource for AlibabaReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let schema = "device_id,opcode,offset,length,timestamp";
-            let Some(f) = csv_fields(n, line, schema, "an Alibaba")? else {
-                continue;
-            };
-            let write = match f[1].trim() {
-                "R" | "r" => false,
-                "W" | "w" => true,
-                other => {
-                    return Err((
-                        Some(n),
-                        Some("opcode".into()),
-                        format!("\"{other}\" is neither R nor W"),
-                    ))
-                }
-            };
-            return Ok(Some(Request {
-                time_ns: parse_u64(f[4], n, "timestamp")?.saturating_mul(1000),
-                id: parse_u64(f[0], n, "device_id")?,
-                offset: parse_u64(f[2], n, "offset")?,
-                len: parse_u64(f[3], n, "length")?,
-                write,
-                delete: false,
-            }));
-        }
-    }
+    };
+    Ok(Request {
+        time_ns: parse_u64(f[4], n, "timestamp")?.saturating_mul(1000),
+        id: parse_u64(f[0], n, "device_id")?,
+        offset: parse_u64(f[2], n, "offset")?,
+        len: parse_u64(f[3], n, "length")?,
+        write,
+        delete: false,
+    })
 }
 
 #[cfg(test)]

@@ -693,6 +693,48 @@ pub(crate) fn csv_fields<'a>(
     Ok(Some(f))
 }
 
+/// A comma-separated block trace whose every record line is one request of its own
+/// (Alibaba, Tencent CBS): `parse` makes the request of line `n`'s fields; blank lines
+/// and a header are skipped (`csv_fields`).
+pub(crate) struct CsvRecords {
+    lines: Lines,
+    /// The columns, comma-separated (`device_id,opcode,…`).
+    schema: &'static str,
+    /// The format in errors ("an Alibaba").
+    what: &'static str,
+    parse: fn(u64, &[&str]) -> Result<Request, RecErr>,
+}
+
+impl CsvRecords {
+    pub(crate) fn new(
+        input: Box<dyn BufRead>,
+        schema: &'static str,
+        what: &'static str,
+        parse: fn(u64, &[&str]) -> Result<Request, RecErr>,
+    ) -> CsvRecords {
+        CsvRecords {
+            lines: Lines::new(input),
+            schema,
+            what,
+            parse,
+        }
+    }
+}
+
+impl RecordSource for CsvRecords {
+    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
+        loop {
+            let n = self.lines.line + 1;
+            let Some(line) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            if let Some(f) = csv_fields(n, line, self.schema, self.what)? {
+                return (self.parse)(n, &f).map(Some);
+            }
+        }
+    }
+}
+
 /// FNV-1a, 64 bits: string ids to numbers (deterministic, no table).
 pub fn fnv1a(s: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

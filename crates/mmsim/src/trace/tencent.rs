@@ -3,8 +3,7 @@
 //! 512-byte sectors, IOType `0` (read) or `1` (write). The device is the VolumeID. A header
 //! line (the first, starting with a letter) is skipped.
 
-use super::{csv_fields, parse_u64, Lines, RecErr, RecordSource, Request};
-use std::io::BufRead;
+use super::{parse_u64, CsvRecords, RecErr, Request};
 
 /// `tencent`: a `.csv` name holding `tencent` (the published files are
 /// `<date>-<hour>.tgz` of CSV: give `--format tencent` for them).
@@ -14,59 +13,38 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     kind: super::TraceKind::Block,
     guess: |name| name.ends_with(".csv") && name.contains("tencent"),
     options: super::no_options,
-    reader: |input, _| Box::new(TencentReader::new(input)),
+    reader: |input, _| {
+        let schema = "Timestamp,Offset,Size,IOType,VolumeID";
+        Box::new(CsvRecords::new(input, schema, "a Tencent CBS", parse))
+    },
 };
 
-/// Reads a Tencent CBS trace.
-pub struct TencentReader {
-    lines: Lines,
-}
-
-impl TencentReader {
-    /// A reader of `input`.
-    pub fn new(input: Box<dyn BufRead>) -> TencentReader {
-        TencentReader {
-            lines: Lines::new(input),
+/// The request of line `n`'s fields.
+fn parse(n: u64, f: &[&str]) -> Result<Request, RecErr> {
+    let write = match parse_u64(f[3], n, "IOType")? {
+        0 => false,
+        1 => true,
+        other => {
+            return Err((
+                Some(n),
+                Some("IOType".into()),
+                format!("{other} is neither 0 (read) nor 1 (write)"),
+            ))
         }
-    }
-}
-
-impl RecordSource for TencentReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let schema = "Timestamp,Offset,Size,IOType,VolumeID";
-            let Some(f) = csv_fields(n, line, schema, "a Tencent CBS")? else {
-                continue;
-            };
-            let write = match parse_u64(f[3], n, "IOType")? {
-                0 => false,
-                1 => true,
-                other => {
-                    return Err((
-                        Some(n),
-                        Some("IOType".into()),
-                        format!("{other} is neither 0 (read) nor 1 (write)"),
-                    ))
-                }
-            };
-            let sectors = |v: u64, field: &str| {
-                v.checked_mul(512)
-                    .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
-            };
-            return Ok(Some(Request {
-                time_ns: parse_u64(f[0], n, "Timestamp")?.saturating_mul(1_000_000_000),
-                id: parse_u64(f[4], n, "VolumeID")?,
-                offset: sectors(parse_u64(f[1], n, "Offset")?, "Offset")?,
-                len: sectors(parse_u64(f[2], n, "Size")?, "Size")?,
-                write,
-                delete: false,
-            }));
-        }
-    }
+    };
+    let sectors = |field: &str, v: &str| {
+        parse_u64(v, n, field)?
+            .checked_mul(512)
+            .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
+    };
+    Ok(Request {
+        time_ns: parse_u64(f[0], n, "Timestamp")?.saturating_mul(1_000_000_000),
+        id: parse_u64(f[4], n, "VolumeID")?,
+        offset: sectors("Offset", f[1])?,
+        len: sectors("Size", f[2])?,
+        write,
+        delete: false,
+    })
 }
 
 #[cfg(test)]

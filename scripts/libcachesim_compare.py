@@ -67,6 +67,7 @@ def main():
     # mmsim: the Linux page cache, classic two-list LRU and MGLRU.
     pages = a.cache_pages
     n = 0
+    deletes = 0
     for policy in a.mmsim_policies.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
@@ -96,6 +97,7 @@ def main():
         t = rp["tasks"][0]
         pages = pages or rp["cache_pages_max"]
         n = t["requests"]
+        deletes = t.get("deletes", 0)
         rows.append((f"mmsim {r['kernel']} {policy}", t["request_miss_ratio"], t["byte_miss_ratio"],
                      n / host, n / wall))
 
@@ -136,6 +138,10 @@ def main():
     print("(mmsim req/s: the replay's own host time, without loading the trace; "
           f"with process start and the first pass: {rows[0][4]:.0f}/s. "
           f"Each simulator's fastest of {max(1, a.repeat)} runs.)")
+    if deletes:
+        print(f"(The trace deletes objects {deletes} times: mmsim drops the object's pages and "
+              "leaves the deletes out of its miss ratio; libCacheSim's process_trace reads "
+              "a delete as a get. docs/replay.md, Deletes.)")
 
 
 if __name__ == "__main__":

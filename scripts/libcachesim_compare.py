@@ -115,13 +115,25 @@ def main():
         if name not in known:
             sys.exit(f"--policies: unknown policy {name!r} (one of {', '.join(known)})")
         policies.append((name, known[name]))
+    # libCacheSim reads zstd-compressed traces itself, not gzip ones: a gzip trace is
+    # decompressed into a temporary file for it (mmsim reads both).
+    lcs_trace = a.trace
+    with open(a.trace, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+    if gzipped:
+        import gzip
+        import shutil
+        tmp_trace = tempfile.NamedTemporaryFile(prefix="lcs-trace-", delete=False)
+        with gzip.open(a.trace, "rb") as src, tmp_trace:
+            shutil.copyfileobj(src, tmp_trace)
+        lcs_trace = tmp_trace.name
     for name, cls in policies:
         # libCacheSim's txt traces (and csv without a size column) have objects of size
         # 1: the cache size is then a number of objects, one per page.
         sized = tt in (lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.TraceType.LCS_TRACE, lcs.TraceType.VSCSI_TRACE) or "obj-size-col" in a.format
         dt = None
         for _ in range(max(1, a.repeat)):
-            reader = lcs.TraceReader(trace=a.trace, trace_type=tt)
+            reader = lcs.TraceReader(trace=lcs_trace, trace_type=tt)
             cache = cls(cache_size=pages * 4096 if sized else pages)
             t0 = time.time()
             obj_mr, byte_mr = cache.process_trace(reader, max_req=a.limit or -1)
@@ -129,6 +141,8 @@ def main():
             dt = d if dt is None else min(dt, d)
         rows.append((f"libCacheSim {name}", obj_mr, byte_mr, n / dt, n / dt))
 
+    if gzipped:
+        os.unlink(lcs_trace)
     lru_rate = next((r[3] for r in rows if r[0] == "libCacheSim LRU"), rows[-1][3])
     bound = f"mmsim RAM {a.ram or 'default'}" + (f", memory.max {a.memory_max}" if a.memory_max else "")
     print(f"trace {a.trace}: {n} requests, cache {pages} pages ({pages * 4096 / 2**20:.1f} MiB), {bound}")

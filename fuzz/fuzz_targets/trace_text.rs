@@ -1,5 +1,5 @@
 //! Fuzz the text trace readers — libCacheSim txt and csv (with column options), MSR
-//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV — and the zstd detection in front of them: the first
+//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV — and the zstd and gzip detection in front of them: the first
 //! byte picks the format, the rest is the trace; it must give requests or one error,
 //! never a panic.
 #![no_main]

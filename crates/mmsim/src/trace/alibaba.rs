@@ -6,18 +6,23 @@
 
 use super::{parse_u64, CsvRecords, RecErr, Request};
 
-/// `alibaba`: a `.csv` name holding `alibaba` (the published file is `io_traces.csv`: give
-/// `--format alibaba` for it).
+/// The columns of a record.
+const SCHEMA: &str = "device_id,opcode,offset,length,timestamp";
+
+/// `alibaba`: a `.csv` name holding `alibaba`, or any `.csv` whose first line is the header
+/// or a record of this shape (the published file is `io_traces.csv`).
 pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["alibaba"],
     usage: "alibaba",
     kind: super::TraceKind::Block,
-    guess: |name| name.ends_with(".csv") && name.contains("alibaba"),
-    options: super::no_options,
-    reader: |input, _| {
-        let schema = "device_id,opcode,offset,length,timestamp";
-        Box::new(CsvRecords::new(input, schema, "an Alibaba", parse))
+    guess: |name, line| {
+        use super::Col::{Num, Word};
+        let record = [Num, Word(&["R", "W"]), Num, Num, Num];
+        name.ends_with(".csv")
+            && (name.contains("alibaba") || super::csv_shape(line, SCHEMA, Some(&record)))
     },
+    options: super::no_options,
+    reader: |input, _| Box::new(CsvRecords::new(input, SCHEMA, "an Alibaba", parse)),
 };
 
 /// The request of line `n`'s fields.

@@ -21,7 +21,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["blkparse"],
     usage: "blkparse[:action=Q]",
     kind: super::TraceKind::Block,
-    guess: |name| name.ends_with(".blkparse") || name.ends_with(".blktrace"),
+    guess: |name, _| name.ends_with(".blkparse") || name.ends_with(".blktrace"),
     options: |o| action(o).map(|a| format!("action={a}")),
     reader: |input, o| {
         let a = action(o).expect("spelled by the format's options");

@@ -15,8 +15,8 @@ use crate::scenario::{parse_scenario, parse_size_arg, Scenario};
 pub struct ReplayArgs {
     /// The trace file (zstd-compressed files are read directly).
     pub trace: PathBuf,
-    /// Trace format (default: guessed from the file name).
-    #[arg(long, long_help = format!("Trace format: {} (default: guessed from the file name)", crate::trace::format_names()))]
+    /// Trace format (default: guessed from the file name and first line).
+    #[arg(long, long_help = format!("Trace format: {} (default: guessed from the file name and first line)", crate::trace::format_names()))]
     pub format: Option<String>,
     /// RAM of the machine: one size, a list (`64MiB,128MiB`), a doubling range
     /// (`64MiB..1GiB`) or an even range (`64MiB..1GiB/8`). Several sizes give a miss-ratio

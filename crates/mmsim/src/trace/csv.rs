@@ -14,7 +14,7 @@ pub const FORMAT: FormatDef = FormatDef {
     names: &["csv"],
     usage: "csv[:options]",
     kind: TraceKind::Object,
-    guess: |name| name.ends_with(".csv"),
+    guess: |name, _| name.ends_with(".csv"),
     options: |o| CsvOptions::parse(o).map(|o| o.spell()),
     reader: |input, o| {
         let o = CsvOptions::parse(o).expect("spelled by CsvOptions::spell");

@@ -31,7 +31,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["lcs"],
     usage: "lcs",
     kind: super::TraceKind::Object,
-    guess: |name| name.ends_with(".lcs"),
+    guess: |name, _| name.ends_with(".lcs"),
     options: super::no_options,
     reader: |input, _| Box::new(LcsReader::new(input)),
 };

@@ -14,8 +14,9 @@
 //!
 //! Every reader is a streaming iterator: one record in memory at a time (the text readers
 //! reuse one line buffer), so host memory does not grow with the trace's length. Any of
-//! them reads a zstd-compressed file directly: a file whose name ends in `.zst` or whose
-//! first four bytes are the zstd magic number is decompressed on the fly.
+//! them reads a zstd- or gzip-compressed file directly: a file that starts with the zstd or
+//! gzip magic number is decompressed on the fly (one whose name ends in `.zst` or `.gz`
+//! must; `COMPRESSIONS`). A tar archive is an error saying to extract the trace first.
 //!
 //! # Errors
 //!
@@ -29,7 +30,7 @@
 //! A format is named by a string ([`Format::parse`]), `name[:options]`; each is defined
 //! beside its reader ([`FormatDef`], its file's `FORMAT`) and listed in [`FORMATS`]: a new
 //! format is a new file and one line there. The csv options follow libCacheSim's `-t`
-//! options (`csv.rs`). Without `--format` the format is guessed from the file name
+//! options (`csv.rs`). Without `--format` the format is guessed from the file name and first line
 //! ([`Format::guess`]).
 
 pub mod alibaba;
@@ -117,17 +118,19 @@ pub struct FormatDef {
     pub usage: &'static str,
     /// Objects or block ranges.
     pub kind: TraceKind,
-    /// Whether a file name (lowercased, a `.zst` suffix removed) is this format's.
-    pub guess: fn(&str) -> bool,
+    /// Whether a trace is this format's, from its file name (lowercased, a compression
+    /// suffix removed) and its first line (decompressed, without the line end; "" when the
+    /// file cannot be read).
+    pub guess: fn(&str, &str) -> bool,
     /// The options after `name:` ("" when none) checked and spelled canonically.
     pub options: fn(&str) -> Result<String, String>,
     /// The reader of a (decompressed) stream, with options as `options` spelled them.
     pub(crate) reader: fn(Box<dyn BufRead>, &str) -> Box<dyn RecordSource>,
 }
 
-/// Every trace format. A file name is guessed to be in the first whose `guess` says so
+/// Every trace format. A file is guessed to be in the first whose `guess` says so
 /// (`*oracleGeneral*` before the extensions; `msr`, `alibaba` or `tencent` in a `.csv`
-/// name before csv).
+/// name, or a first line of their header or record shape, before csv).
 pub const FORMATS: &[&FormatDef] = &[
     &oracle::FORMAT,
     &lcs::FORMAT,
@@ -208,14 +211,16 @@ impl Format {
         Ok(Format { def, options })
     }
 
-    /// Guess the format from the file name (a `.zst` suffix is looked through), with its
-    /// default options: the first of [`FORMATS`] whose `guess` takes the name.
+    /// Guess the format from the file name (a compression suffix is looked through) and
+    /// the file's first line, with its default options: the first of [`FORMATS`] whose
+    /// `guess` takes them.
     pub fn guess(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-        let name = name.strip_suffix(".zst").unwrap_or(&name);
+        let name = strip_compression(&name);
+        let line = first_line(path);
         FORMATS
             .iter()
-            .find(|d| (d.guess)(name))
+            .find(|d| (d.guess)(name, &line))
             .map(|d| Format::of(d))
     }
 
@@ -283,7 +288,7 @@ impl TraceReader {
                 record: None,
                 field: None,
                 msg: format!(
-                    "cannot tell the trace format from the file name; give it with --format \
+                    "cannot tell the trace format from the file name or first line; give it with --format \
                      ({})",
                     format_names()
                 ),
@@ -299,36 +304,19 @@ impl TraceReader {
         Ok((r, format))
     }
 
-    /// Read a trace from any byte stream (`name` names it in errors); zstd is detected by
-    /// its magic number.
+    /// Read a trace from any byte stream (`name` names it in errors); zstd and gzip are
+    /// detected by their magic numbers.
     pub fn from_reader(
         inner: Box<dyn Read>,
         name: &str,
         format: &Format,
     ) -> Result<TraceReader, TraceError> {
-        let err = |msg: String| TraceError {
+        let input = decompressed(inner, name).map_err(|msg| TraceError {
             file: name.to_string(),
             record: None,
             field: None,
             msg,
-        };
-        let mut buf = BufReader::with_capacity(1 << 16, inner);
-        let head = buf
-            .fill_buf()
-            .map_err(|e| err(format!("cannot read: {e}")))?;
-        let zstd_magic = head.len() >= 4 && head[..4] == [0x28, 0xb5, 0x2f, 0xfd];
-        let input: Box<dyn BufRead> = if zstd_magic {
-            let dec = zstd::stream::read::Decoder::with_buffer(buf)
-                .map_err(|e| err(format!("corrupt zstd stream: {e}")))?;
-            Box::new(BufReader::with_capacity(1 << 16, ZstdErr(dec)))
-        } else if name.ends_with(".zst") {
-            return Err(err(
-                "the name ends in .zst but the file does not start with the zstd magic number"
-                    .into(),
-            ));
-        } else {
-            Box::new(buf)
-        };
+        })?;
         let src = (format.def.reader)(input, &format.options);
         Ok(TraceReader {
             src,
@@ -399,15 +387,120 @@ impl TraceReader {
     }
 }
 
-/// Decoder errors read as "corrupt zstd stream".
-struct ZstdErr<R: Read>(R);
+/// The bytes of trace file `name` read from `inner`, decompressed when they start with a
+/// compression's magic number ([`COMPRESSIONS`]); errors: a compressed name without the
+/// magic number, a corrupt stream's start, a tar archive.
+fn decompressed(inner: Box<dyn Read>, name: &str) -> Result<Box<dyn BufRead>, String> {
+    let mut buf = BufReader::with_capacity(1 << 16, inner);
+    let head = buf.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
+    let lower = name.to_ascii_lowercase();
+    let by_magic = COMPRESSIONS.iter().find(|c| head.starts_with(c.magic));
+    let by_name = COMPRESSIONS
+        .iter()
+        .find(|c| c.suffixes.iter().any(|s| lower.ends_with(s)));
+    let mut input: Box<dyn BufRead> = match (by_magic, by_name) {
+        (Some(c), _) => {
+            let dec = (c.decoder)(buf).map_err(|e| format!("corrupt {} stream: {e}", c.name))?;
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                Corrupt {
+                    what: c.name,
+                    inner: dec,
+                },
+            ))
+        }
+        (None, Some(c)) => {
+            return Err(format!(
+                "the name ends in {} but the file does not start with the {} magic number",
+                c.suffixes
+                    .iter()
+                    .find(|s| lower.ends_with(*s))
+                    .expect("matched"),
+                c.name
+            ))
+        }
+        (None, None) => Box::new(buf),
+    };
+    // A tar archive (a `.tgz` or `.tar` of traces, as some are published) holds files;
+    // the readers read one trace.
+    let head = input.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
+    if head.len() >= 262 && &head[257..262] == b"ustar" {
+        return Err("a tar archive, not a trace: extract the trace first (tar -xf)".into());
+    }
+    Ok(input)
+}
 
-impl<R: Read> Read for ZstdErr<R> {
+/// The first line of trace file `path` (decompressed; at most 1 KiB, lossily UTF-8; empty
+/// when it cannot be read): what [`Format::guess`] shows each format's `guess`.
+fn first_line(path: &Path) -> String {
+    let Ok(f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let Ok(input) = decompressed(Box::new(f), &path.to_string_lossy()) else {
+        return String::new();
+    };
+    let mut line = Vec::new();
+    if input.take(1024).read_until(b'\n', &mut line).is_err() {
+        return String::new();
+    }
+    String::from_utf8_lossy(&line).trim_end().to_string()
+}
+
+/// A compression a trace file may come in, decompressed on the fly: known by its magic
+/// number; a file whose name ends in one of its suffixes must start with it.
+struct Compression {
+    /// As errors name it ("corrupt gzip stream").
+    name: &'static str,
+    /// File-name suffixes (lowercase); [`Format::guess`] looks through them.
+    suffixes: &'static [&'static str],
+    /// The first bytes of a compressed file.
+    magic: &'static [u8],
+    /// The decompressing reader of the file's bytes.
+    decoder: fn(RawTrace) -> std::io::Result<Box<dyn Read>>,
+}
+
+/// A trace file's bytes as read, before any decompression.
+type RawTrace = BufReader<Box<dyn Read>>;
+
+/// The compressions read: zstd (libCacheSim's `.zst` traces) and gzip (the SNIA IOTTA
+/// repository's `.csv.gz` block traces, MSR Cambridge's among them; concatenated members,
+/// as `cat a.gz b.gz` or bgzip write them, read as one stream).
+const COMPRESSIONS: &[Compression] = &[
+    Compression {
+        name: "zstd",
+        suffixes: &[".zst", ".zstd"],
+        magic: &[0x28, 0xb5, 0x2f, 0xfd],
+        decoder: |b| Ok(Box::new(zstd::stream::read::Decoder::with_buffer(b)?)),
+    },
+    Compression {
+        name: "gzip",
+        suffixes: &[".gz", ".tgz"],
+        magic: &[0x1f, 0x8b],
+        decoder: |b| Ok(Box::new(flate2::bufread::MultiGzDecoder::new(b))),
+    },
+];
+
+/// A file name without its compression suffix (`hm_0.csv.gz` → `hm_0.csv`).
+fn strip_compression(name: &str) -> &str {
+    COMPRESSIONS
+        .iter()
+        .flat_map(|c| c.suffixes.iter())
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name)
+}
+
+/// Decoder errors read as "corrupt zstd stream: ..." (or gzip).
+struct Corrupt<R: Read> {
+    what: &'static str,
+    inner: R,
+}
+
+impl<R: Read> Read for Corrupt<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf).map_err(|e| {
+        self.inner.read(buf).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!("corrupt zstd stream: {e}"),
+                format!("corrupt {} stream: {e}", self.what),
             )
         })
     }
@@ -661,6 +754,39 @@ pub(crate) fn read_record(
     Ok(true)
 }
 
+/// What a column of a comma-separated trace's first line must be for [`csv_shape`].
+#[derive(Clone, Copy)]
+pub(crate) enum Col {
+    /// Decimal digits.
+    Num,
+    /// One of these words (any case).
+    Word(&'static [&'static str]),
+    /// Anything.
+    Any,
+}
+
+/// Whether `line` (a trace's first line) is `schema`'s header (its column names, any case)
+/// or, when `cols` is given, a record of that shape: what a format's `guess` reads of a
+/// `.csv` whose name does not say.
+pub(crate) fn csv_shape(line: &str, schema: &str, cols: Option<&[Col]>) -> bool {
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    let names: Vec<&str> = schema.split(',').collect();
+    if f.len() != names.len() {
+        return false;
+    }
+    if f.iter().zip(&names).all(|(a, b)| a.eq_ignore_ascii_case(b)) {
+        return true;
+    }
+    let Some(cols) = cols else {
+        return false;
+    };
+    f.iter().zip(cols).all(|(v, c)| match c {
+        Col::Num => !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()),
+        Col::Word(w) => w.iter().any(|w| v.eq_ignore_ascii_case(w)),
+        Col::Any => true,
+    })
+}
+
 /// The fields of line `n` of a comma-separated block trace whose records are `schema`'s
 /// columns (`Timestamp,Offset,…`; `what` names the format in errors, "an MSR"). None for a
 /// line to skip: blank, or a header (a first line starting with a letter). A wrong column
@@ -803,6 +929,14 @@ pub(crate) mod testutil {
     /// zstd-compress.
     pub fn zst(bytes: &[u8]) -> Vec<u8> {
         zstd::stream::encode_all(bytes, 3).expect("compress")
+    }
+
+    /// gzip-compress.
+    pub fn gz(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).expect("compress");
+        e.finish().expect("compress")
     }
 }
 
@@ -1006,6 +1140,89 @@ mod tests {
         let z = zst(b"7\n8\n");
         let r = read_all(&z, "t.txt.zst", &Format::of(&txt::FORMAT)).unwrap();
         assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![7, 8]);
+    }
+
+    #[test]
+    fn gzip_round_trip_and_concatenated_members() {
+        let f = Format::of(&txt::FORMAT);
+        let r = read_all(&gz(b"7\n8\n"), "t.txt.gz", &f).unwrap();
+        assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![7, 8]);
+        // `cat a.gz b.gz` (and bgzip's blocks): one stream. The magic, not the name, tells.
+        let mut two = gz(b"1\n2\n");
+        two.extend(gz(b"3\n"));
+        let r = read_all(&two, "t.txt", &f).unwrap();
+        assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn corrupt_or_truncated_gzip_is_an_error_naming_the_file() {
+        let f = Format::of(&txt::FORMAT);
+        let text: String = (0..20_000).map(|i| format!("{i}\n")).collect();
+        let z = gz(text.as_bytes());
+        // Cut short: the deflate stream ends early.
+        let e = read_all(&z[..z.len() / 2], "t.txt.gz", &f).unwrap_err();
+        assert_eq!(e.file, "t.txt.gz");
+        assert!(e.to_string().contains("gzip"), "{e}");
+        // Bytes changed after the header: bad deflate data or a CRC that does not match.
+        let mut bad = z.clone();
+        let n = bad.len();
+        for b in &mut bad[n - 12..n - 8] {
+            *b ^= 0xff;
+        }
+        let e = read_all(&bad, "t.txt.gz", &f).unwrap_err();
+        assert!(e.to_string().contains("gzip"), "{e}");
+        // A .gz name on a file that is not gzip.
+        let e = read_all(b"1\n2\n", "t.txt.gz", &f).unwrap_err();
+        assert!(e.msg.contains(".gz") && e.msg.contains("magic"), "{e}");
+    }
+
+    #[test]
+    fn a_tar_archive_is_an_error_saying_to_extract_it() {
+        // A ustar header block: the name, then "ustar" at byte 257.
+        let mut tar = vec![0u8; 1024];
+        tar[..9].copy_from_slice(b"hm_0.csv\0");
+        tar[257..263].copy_from_slice(b"ustar\0");
+        for (bytes, name) in [(tar.clone(), "t.tar"), (gz(&tar), "t.tgz")] {
+            let e = read_all(&bytes, name, &Format::of(&msr::FORMAT)).unwrap_err();
+            assert_eq!(e.file, name);
+            assert!(e.msg.contains("tar archive"), "{e}");
+        }
+    }
+
+    #[test]
+    fn guess_reads_the_first_line_of_a_csv() {
+        let dir = std::env::temp_dir().join(format!("mmsim-guess-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let g = |name: &str, bytes: &[u8]| {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            Format::guess(&p)
+        };
+        let f = |d: &'static FormatDef| Some(Format::of(d));
+        let msr_line = b"128166372003061629,hm,0,Read,383496192,32768,1331\n";
+        assert_eq!(g("hm_0.csv", msr_line), f(&msr::FORMAT));
+        assert_eq!(g("hm_1.csv.gz", &gz(msr_line)), f(&msr::FORMAT));
+        let msr_header = b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n";
+        assert_eq!(g("x.csv", msr_header), f(&msr::FORMAT));
+        let ali = b"0,R,126703644672,4096,1577808000000626\n";
+        assert_eq!(g("io_traces.csv.zst", &zst(ali)), f(&alibaba::FORMAT));
+        let ten = b"timestamp,offset,size,iotype,volumeid\n1538323200,8,8,1,1283\n";
+        assert_eq!(g("day1.csv", ten), f(&tencent::FORMAT));
+        // Headerless Tencent lines are five numbers, as a libCacheSim csv may be: csv.
+        assert_eq!(g("day2.csv", b"1538323200,8,8,1,1283\n"), f(&csv::FORMAT));
+        // One field off the shape: csv.
+        assert_eq!(
+            g(
+                "y.csv",
+                b"128166372003061629,hm,0,Trim,383496192,32768,1331\n"
+            ),
+            f(&csv::FORMAT)
+        );
+        assert_eq!(g("z.csv", b"1,4096\n"), f(&csv::FORMAT));
+        // A name that says wins over the line; a file that cannot be read, by its name.
+        assert_eq!(g("a.txt", msr_line), f(&txt::FORMAT));
+        assert_eq!(Format::guess(&dir.join("absent.csv")), f(&csv::FORMAT));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -7,13 +7,22 @@
 use super::{csv_fields, fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
-/// `msr`: a `.csv` name holding `msr` (the SNIA files are `<host>_<disk>.csv`: give
-/// `--format msr` for those).
+/// The columns of a record.
+const SCHEMA: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
+
+/// `msr`: a `.csv` name holding `msr`, or any `.csv` whose first line is the header or a
+/// record of this shape (the SNIA files are `<host>_<disk>.csv`, `hm_0.csv`, without a
+/// header).
 pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["msr"],
     usage: "msr",
     kind: super::TraceKind::Block,
-    guess: |name| name.ends_with(".csv") && name.contains("msr"),
+    guess: |name, line| {
+        use super::Col::{Any, Num, Word};
+        let record = [Num, Any, Num, Word(&["Read", "Write"]), Num, Num, Num];
+        name.ends_with(".csv")
+            && (name.contains("msr") || super::csv_shape(line, SCHEMA, Some(&record)))
+    },
     options: super::no_options,
     reader: |input, _| Box::new(MsrReader::new(input)),
 };
@@ -46,8 +55,7 @@ impl RecordSource for MsrReader {
             let Some(line) = self.lines.next_line()? else {
                 return Ok(None);
             };
-            let schema = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
-            let Some(f) = csv_fields(n, line, schema, "an MSR")? else {
+            let Some(f) = csv_fields(n, line, SCHEMA, "an MSR")? else {
                 continue;
             };
             let ts = parse_u64(f[0], n, "Timestamp")?;

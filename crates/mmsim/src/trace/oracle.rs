@@ -19,7 +19,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["oracleGeneral", "oracle-general", "oracle_general"],
     usage: "oracleGeneral",
     kind: super::TraceKind::Object,
-    guess: |name| name.contains("oraclegeneral"),
+    guess: |name, _| name.contains("oraclegeneral"),
     options: super::no_options,
     reader: |input, _| Box::new(OracleGeneralReader::new(input)),
 };

@@ -5,18 +5,21 @@
 
 use super::{parse_u64, CsvRecords, RecErr, Request};
 
-/// `tencent`: a `.csv` name holding `tencent` (the published files are
-/// `<date>-<hour>.tgz` of CSV: give `--format tencent` for them).
+/// The columns of a record.
+const SCHEMA: &str = "Timestamp,Offset,Size,IOType,VolumeID";
+
+/// `tencent`: a `.csv` name holding `tencent`, or any `.csv` whose first line is the header
+/// (the published files are `<date>-<hour>.tgz` archives of headerless CSV, five numbers a
+/// line, which a libCacheSim csv could be too: give `--format tencent` for them).
 pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["tencent", "tencent-cbs"],
     usage: "tencent",
     kind: super::TraceKind::Block,
-    guess: |name| name.ends_with(".csv") && name.contains("tencent"),
-    options: super::no_options,
-    reader: |input, _| {
-        let schema = "Timestamp,Offset,Size,IOType,VolumeID";
-        Box::new(CsvRecords::new(input, schema, "a Tencent CBS", parse))
+    guess: |name, line| {
+        name.ends_with(".csv") && (name.contains("tencent") || super::csv_shape(line, SCHEMA, None))
     },
+    options: super::no_options,
+    reader: |input, _| Box::new(CsvRecords::new(input, SCHEMA, "a Tencent CBS", parse)),
 };
 
 /// The request of line `n`'s fields.

@@ -9,7 +9,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["txt", "plainTxt"],
     usage: "txt",
     kind: super::TraceKind::Object,
-    guess: |name| name.ends_with(".txt"),
+    guess: |name, _| name.ends_with(".txt"),
     options: super::no_options,
     reader: |input, _| Box::new(TxtReader::new(input)),
 };

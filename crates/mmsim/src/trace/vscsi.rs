@@ -20,7 +20,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["vscsi"],
     usage: "vscsi",
     kind: super::TraceKind::Block,
-    guess: |name| name.ends_with(".vscsi"),
+    guess: |name, _| name.ends_with(".vscsi"),
     options: super::no_options,
     reader: |input, _| Box::new(VscsiReader::new(input)),
 };

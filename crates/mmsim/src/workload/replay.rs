@@ -1335,12 +1335,12 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
             key: "trace",
             ty: "string",
             default: "required",
-            rules: "path of the trace on the host (relative to the working directory); zstd-compressed traces (`.zst`) are read directly",
+            rules: "path of the trace on the host (relative to the working directory); zstd- and gzip-compressed traces (`.zst`, `.gz`) are read directly",
         },
         super::Param {
             key: "format",
             ty: "string",
-            default: "from the file name",
+            default: "from the file name and first line",
             rules: "`csv[:options]`, `txt`, `oracleGeneral`, `lcs`, `vscsi`, `msr`, `alibaba`, `tencent`, `blkparse[:action=Q]` (`docs/replay.md`)",
         },
         super::Param {
@@ -1472,7 +1472,7 @@ pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
         None => Format::guess(Path::new(&p.trace)).ok_or((
             "trace",
             format!(
-                "cannot tell the format of \"{}\" from its name; add format = \"...\" ({})",
+                "cannot tell the format of \"{}\" from its name or first line; add format = \"...\" ({})",
                 p.trace,
                 crate::trace::format_names()
             ),

@@ -174,7 +174,8 @@ proptest! {
     }
 
     /// Arbitrary bytes, and lines built from trace-like fields, in every format (and
-    /// zstd-compressed): requests or one error naming the file, never a panic.
+    /// zstd- or gzip-compressed, or behind gzip's magic number): requests or one error
+    /// naming the file, never a panic.
     #[test]
     fn trace_readers_never_panic(
         which in 0usize..TRACE_FORMATS.len(),
@@ -187,7 +188,7 @@ proptest! {
             ]),
             0..40,
         ),
-        compress in any::<bool>(),
+        compress in 0u8..4,
     ) {
         let format = TRACE_FORMATS[which];
         let mut bytes = raw.clone();
@@ -195,8 +196,17 @@ proptest! {
             bytes.extend_from_slice(f.as_bytes());
             bytes.push(if i % 7 == 6 { b'\n' } else { b',' });
         }
-        if compress {
-            bytes = zstd::stream::encode_all(&bytes[..], 1).unwrap();
+        match compress {
+            1 => bytes = zstd::stream::encode_all(&bytes[..], 1).unwrap(),
+            2 => {
+                use std::io::Write;
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                e.write_all(&bytes).unwrap();
+                bytes = e.finish().unwrap();
+            }
+            // The gzip magic number before arbitrary bytes: a corrupt stream.
+            3 => bytes.splice(0..0, [0x1f, 0x8b]).for_each(drop),
+            _ => {}
         }
         if let Err(e) = read_trace(bytes, format) {
             prop_assert!(e.contains("fuzz.trace"), "{format}: {e}");

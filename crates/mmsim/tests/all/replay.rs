@@ -505,15 +505,30 @@ fn one_block_trace_in_msr_alibaba_and_tencent_encodings_replays_the_same() {
             u8::from(write)
         );
     }
+    let gzip = |b: &[u8]| {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    };
+    let zstd = |b: &[u8]| zstd::stream::encode_all(b, 3).unwrap();
+    // The last two as published (MSR's `hm_0.csv.gz` from SNIA, compressed), their formats
+    // guessed from their first lines.
     let runs: Vec<RunReport> = [
-        ("t.msr.csv", msr, "msr"),
-        ("io_traces.csv", ali, "alibaba"),
-        ("cbs.csv", ten, "tencent"),
+        ("t.msr.csv", msr.as_bytes().to_vec(), "format = \"msr\""),
+        (
+            "io_traces.csv",
+            ali.as_bytes().to_vec(),
+            "format = \"alibaba\"",
+        ),
+        ("cbs.csv", ten.as_bytes().to_vec(), "format = \"tencent\""),
+        ("hm_0.csv.gz", gzip(msr.as_bytes()), ""),
+        ("blocks.csv.zst", zstd(ali.as_bytes()), ""),
     ]
     .into_iter()
-    .map(|(name, text, format)| {
-        let p = write(name, text.as_bytes());
-        replay(&p, "16MiB", &format!("format = \"{format}\""))
+    .map(|(name, bytes, format)| {
+        let p = write(name, &bytes);
+        replay(&p, "16MiB", format)
     })
     .collect();
     let t0 = task(&runs[0]);

@@ -33,6 +33,39 @@ def ensure_venv(venv):
     os.execv(py, [py] + sys.argv)
 
 
+def csv_params(lcs, fmt):
+    """libCacheSim's reader parameters for mmsim's csv options (`csv:obj-id-col=2,...`, the
+    same names as libCacheSim's -t options): columns, delimiter, header, string ids."""
+    opts = {}
+    spec = fmt.split(":", 1)[1] if ":" in fmt else ""
+    spec = spec.replace("delimiter=,", "delimiter=comma")
+    for kv in filter(None, (x.strip() for x in spec.split(","))):
+        k, _, v = kv.partition("=")
+        opts[k.strip()] = v.strip()
+    p = lcs.ReaderInitParam()
+    fields = {"time-col": "time_field", "obj-id-col": "obj_id_field",
+              "obj-size-col": "obj_size_field", "op-col": "op_field"}
+    p.obj_id_field = 1
+    for k, attr in fields.items():
+        if k in opts:
+            setattr(p, attr, int(opts[k]))
+    delim = opts.get("delimiter", "comma")
+    p.delimiter = {"comma": ",", "tab": "\t", "\\t": "\t", "space": " "}.get(delim, delim)
+    if "has-header" in opts:
+        p.has_header = opts["has-header"] in ("true", "1", "yes")
+        p.has_header_set = True
+    if "obj-id-is-num" in opts:
+        p.obj_id_is_num = opts["obj-id-is-num"] in ("true", "1", "yes")
+        p.obj_id_is_num_set = True
+    if "key-size-col" in opts:
+        print("(key-size-col is mmsim's own: libCacheSim's objects are of the obj-size-col "
+              "size alone)", file=sys.stderr)
+    # mmsim replays requests of size 0 (an object of no pages: a hit); libCacheSim would
+    # skip them by default.
+    p.ignore_size_zero_req = False
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace")
@@ -127,13 +160,16 @@ def main():
         with gzip.open(a.trace, "rb") as src, tmp_trace:
             shutil.copyfileobj(src, tmp_trace)
         lcs_trace = tmp_trace.name
+    params = None
+    if tt == lcs.TraceType.CSV_TRACE:
+        params = csv_params(lcs, a.format)
     for name, cls in policies:
         # libCacheSim's txt traces (and csv without a size column) have objects of size
         # 1: the cache size is then a number of objects, one per page.
         sized = tt in (lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.TraceType.LCS_TRACE, lcs.TraceType.VSCSI_TRACE) or "obj-size-col" in a.format
         dt = None
         for _ in range(max(1, a.repeat)):
-            reader = lcs.TraceReader(trace=lcs_trace, trace_type=tt)
+            reader = lcs.TraceReader(trace=lcs_trace, trace_type=tt, reader_init_params=params)
             cache = cls(cache_size=pages * 4096 if sized else pages)
             t0 = time.time()
             obj_mr, byte_mr = cache.process_trace(reader, max_req=a.limit or -1)

@@ -12,6 +12,7 @@ const FORMATS: &[&str] = &[
     "csv",
     "csv:time-col=1,obj-id-col=2,obj-size-col=3,has-header=true",
     "csv:obj-id-col=2,op-col=3,delimiter=tab,obj-id-is-num=false",
+    "csv:time-col=1,obj-id-col=2,key-size-col=3,obj-size-col=4,op-col=6,obj-id-is-num=false",
     "msr",
     "blkparse",
     "blkparse:action=D",

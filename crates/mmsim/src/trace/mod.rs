@@ -30,8 +30,8 @@
 //! A format is named by a string ([`Format::parse`]), `name[:options]`; each is defined
 //! beside its reader ([`FormatDef`], its file's `FORMAT`) and listed in [`FORMATS`]: a new
 //! format is a new file and one line there. The csv options follow libCacheSim's `-t`
-//! options (`csv.rs`). Without `--format` the format is guessed from the file name and first line
-//! ([`Format::guess`]).
+//! options (`csv.rs`). Without `--format` the format is guessed from the file name and
+//! first line ([`Format::guess`]).
 
 pub mod alibaba;
 pub mod blkparse;
@@ -288,8 +288,8 @@ impl TraceReader {
                 record: None,
                 field: None,
                 msg: format!(
-                    "cannot tell the trace format from the file name or first line; give it with --format \
-                     ({})",
+                    "cannot tell the trace format from the file name or first line; give it \
+                     with --format ({})",
                     format_names()
                 ),
             })?,

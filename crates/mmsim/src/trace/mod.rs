@@ -1109,6 +1109,7 @@ mod tests {
         assert_eq!(g("a.oracleGeneral.txt"), f(&oracle::FORMAT));
         assert_eq!(g("w82.lcs.zst"), f(&lcs::FORMAT));
         assert_eq!(g("w01.vscsi"), f(&vscsi::FORMAT));
+        assert_eq!(g("w106_vscsi1.vscsitrace"), f(&vscsi::FORMAT));
         assert_eq!(g("x.txt.zst"), f(&txt::FORMAT));
         assert_eq!(g("msr_hm_0.csv"), f(&msr::FORMAT));
         assert_eq!(g("hm_0.csv"), f(&csv::FORMAT));

@@ -15,12 +15,13 @@
 use super::{read_record, RecErr, RecordSource, Request};
 use std::io::BufRead;
 
-/// `vscsi`: `*.vscsi`.
+/// `vscsi`: `*.vscsi`, and `*.vscsitrace` (the CloudPhysics traces as libCacheSim's
+/// users have them, `w106_vscsi1.vscsitrace`).
 pub const FORMAT: super::FormatDef = super::FormatDef {
     names: &["vscsi"],
     usage: "vscsi",
     kind: super::TraceKind::Block,
-    guess: |name, _| name.ends_with(".vscsi"),
+    guess: |name, _| name.ends_with(".vscsi") || name.ends_with(".vscsitrace"),
     options: super::no_options,
     reader: |input, _| Box::new(VscsiReader::new(input)),
 };

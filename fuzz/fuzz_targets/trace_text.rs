@@ -1,7 +1,7 @@
 //! Fuzz the text trace readers — libCacheSim txt and csv (with column options), MSR
-//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV — and the zstd and gzip detection in front of them: the first
-//! byte picks the format, the rest is the trace; it must give requests or one error,
-//! never a panic.
+//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV, FIU's and SPC (UMass)
+//! lines — and the zstd and gzip detection in front of them: the first byte picks the
+//! format, the rest is the trace; it must give requests or one error, never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -18,6 +18,9 @@ const FORMATS: &[&str] = &[
     "blkparse:action=D",
     "alibaba",
     "tencent",
+    "fiu",
+    "spc",
+    "spc:block-size=4096",
 ];
 
 fuzz_target!(|data: &[u8]| {

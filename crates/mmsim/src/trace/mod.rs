@@ -10,7 +10,8 @@
 //!   binaries;
 //! - **block traces** (VM disks, storage servers): each record names a device, a byte
 //!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge,
-//!   Alibaba and Tencent CBS CSVs (`msr`, `alibaba`, `tencent`) and `blkparse` text.
+//!   Alibaba and Tencent CBS CSVs (`msr`, `alibaba`, `tencent`), FIU's traces (`fiu`), the
+//!   SPC format of UMass's traces (`spc`) and `blkparse` text.
 //!
 //! Every reader is a streaming iterator: one record in memory at a time (the text readers
 //! reuse one line buffer), so host memory does not grow with the trace's length. Any of
@@ -37,9 +38,11 @@ pub mod alibaba;
 pub mod blkparse;
 pub mod cli;
 pub mod csv;
+pub mod fiu;
 pub mod lcs;
 pub mod msr;
 pub mod oracle;
+pub mod spc;
 pub mod tencent;
 pub mod txt;
 pub mod vscsi;
@@ -130,7 +133,8 @@ pub struct FormatDef {
 
 /// Every trace format. A file is guessed to be in the first whose `guess` says so
 /// (`*oracleGeneral*` before the extensions; `msr`, `alibaba` or `tencent` in a `.csv`
-/// name, or a first line of their header or record shape, before csv).
+/// name, or a first line of their header or record shape, before csv; an FIU first line
+/// in a `.blkparse` before blkparse).
 pub const FORMATS: &[&FormatDef] = &[
     &oracle::FORMAT,
     &lcs::FORMAT,
@@ -140,7 +144,9 @@ pub const FORMATS: &[&FormatDef] = &[
     &tencent::FORMAT,
     &csv::FORMAT,
     &vscsi::FORMAT,
+    &fiu::FORMAT,
     &blkparse::FORMAT,
+    &spc::FORMAT,
 ];
 
 /// The formats `--format` (and a replay task's `format`) takes, for help texts and errors:

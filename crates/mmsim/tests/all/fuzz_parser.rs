@@ -132,6 +132,9 @@ const TRACE_FORMATS: &[&str] = &[
     "vscsi",
     "alibaba",
     "tencent",
+    "fiu",
+    "spc",
+    "spc:block-size=4096",
 ];
 
 /// Every record of `bytes` read as `format`: requests then at most one error; the reader

@@ -480,11 +480,12 @@ fn msr_reads(name: &str, pages: impl Iterator<Item = u64>) -> PathBuf {
 }
 
 #[test]
-fn one_block_trace_in_msr_alibaba_and_tencent_encodings_replays_the_same() {
+fn one_block_trace_in_msr_alibaba_tencent_fiu_and_spc_encodings_replays_the_same() {
     // 3,000 requests on two devices, 30 % writes, 1-16 sectors at sector offsets: the
-    // three formats carry the same requests (in bytes, MSR and Alibaba; in sectors,
-    // Tencent), so the replays are the same run.
+    // five formats carry the same requests (in bytes, MSR and Alibaba; in sectors,
+    // Tencent and FIU; in 512-byte blocks and bytes, SPC), so the replays are the same run.
     let (mut msr, mut ali, mut ten) = (String::new(), String::new(), String::new());
+    let (mut fiu, mut spc) = (String::new(), String::new());
     let mut x: u64 = 7;
     for i in 0..3000u64 {
         x = x
@@ -503,6 +504,17 @@ fn one_block_trace_in_msr_alibaba_and_tencent_encodings_replays_the_same() {
             "{},{sector},{sectors},{},{dev}\n",
             1538323200 + i / 1000,
             u8::from(write)
+        );
+        fiu += &format!(
+            "{} 4348 kjournald {sector} {sectors} {} 8 {dev} 0123456789abcdef\n",
+            89155760310131 + i * 1000,
+            &op[..1]
+        );
+        spc += &format!(
+            "{dev},{sector},{len},{},{}.{:06}\n",
+            if write { "w" } else { "r" },
+            i / 1_000_000,
+            i % 1_000_000
         );
     }
     let gzip = |b: &[u8]| {
@@ -524,6 +536,13 @@ fn one_block_trace_in_msr_alibaba_and_tencent_encodings_replays_the_same() {
         ("cbs.csv", ten.as_bytes().to_vec(), "format = \"tencent\""),
         ("hm_0.csv.gz", gzip(msr.as_bytes()), ""),
         ("blocks.csv.zst", zstd(ali.as_bytes()), ""),
+        // FIU's and UMass's names as published, guessed.
+        (
+            "homes-110108-112108.1.blkparse",
+            fiu.as_bytes().to_vec(),
+            "",
+        ),
+        ("Financial1.spc", spc.as_bytes().to_vec(), ""),
     ]
     .into_iter()
     .map(|(name, bytes, format)| {

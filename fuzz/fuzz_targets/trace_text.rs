@@ -1,6 +1,6 @@
 //! Fuzz the text trace readers — libCacheSim txt and csv (with column options), MSR
-//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV, FIU's and SPC (UMass)
-//! lines — and the zstd and gzip detection in front of them: the first byte picks the
+//! Cambridge CSV, blkparse output, Alibaba and Tencent CBS CSV, FIU's, SPC (UMass) and
+//! ARC (.lis) lines — and the zstd and gzip detection in front of them: the first byte picks the
 //! format, the rest is the trace; it must give requests or one error, never a panic.
 #![no_main]
 
@@ -21,6 +21,7 @@ const FORMATS: &[&str] = &[
     "fiu",
     "spc",
     "spc:block-size=4096",
+    "arc",
 ];
 
 fuzz_target!(|data: &[u8]| {

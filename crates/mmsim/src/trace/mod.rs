@@ -11,7 +11,8 @@
 //! - **block traces** (VM disks, storage servers): each record names a device, a byte
 //!   offset, a length and whether it reads or writes; `vscsi` binary, the MSR Cambridge,
 //!   Alibaba and Tencent CBS CSVs (`msr`, `alibaba`, `tencent`), FIU's traces (`fiu`), the
-//!   SPC format of UMass's traces (`spc`) and `blkparse` text.
+//!   SPC format of UMass's traces (`spc`), the ARC paper's `.lis` traces (`arc`) and
+//!   `blkparse` text.
 //!
 //! Every reader is a streaming iterator: one record in memory at a time (the text readers
 //! reuse one line buffer), so host memory does not grow with the trace's length. Any of
@@ -35,6 +36,7 @@
 //! first line ([`Format::guess`]).
 
 pub mod alibaba;
+pub mod arc;
 pub mod blkparse;
 pub mod cli;
 pub mod csv;
@@ -147,6 +149,7 @@ pub const FORMATS: &[&FormatDef] = &[
     &fiu::FORMAT,
     &blkparse::FORMAT,
     &spc::FORMAT,
+    &arc::FORMAT,
 ];
 
 /// The formats `--format` (and a replay task's `format`) takes, for help texts and errors:
@@ -166,6 +169,37 @@ pub fn no_options(o: &str) -> Result<String, String> {
     } else {
         Err(format!("takes no options (got \"{o}\")"))
     }
+}
+
+/// The block size of a block format's options (`block-size=4096`; 512, the sector, when
+/// not given): `spc` and `arc`, whose traces count blocks of a size each trace's
+/// description gives.
+pub(crate) fn block_size(opts: &str) -> Result<u64, String> {
+    let mut block = 512;
+    for kv in opts.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+        match kv.split_once('=') {
+            Some(("block-size", v)) => match v.trim().parse::<u64>() {
+                Ok(b) if b > 0 => block = b,
+                _ => {
+                    return Err(format!(
+                        "option \"{kv}\": the block size is a positive number of bytes"
+                    ))
+                }
+            },
+            _ => return Err(format!("option \"{kv}\": expected block-size=<bytes>")),
+        }
+    }
+    Ok(block)
+}
+
+/// `block_size`'s options spelled canonically (nothing for 512).
+pub(crate) fn block_size_options(opts: &str) -> Result<String, String> {
+    let b = block_size(opts)?;
+    Ok(if b == 512 {
+        String::new()
+    } else {
+        format!("block-size={b}")
+    })
 }
 
 /// A trace format with its options ([`Format::parse`], [`Format::guess`]).
@@ -1122,6 +1156,9 @@ mod tests {
         assert_eq!(g("alibaba_io_traces.csv.zst"), f(&alibaba::FORMAT));
         assert_eq!(g("tencent-2018-10-01-01.csv"), f(&tencent::FORMAT));
         assert_eq!(g("sda.blktrace"), f(&blkparse::FORMAT));
+        assert_eq!(g("Financial1.spc.gz"), f(&spc::FORMAT));
+        assert_eq!(g("P6.lis.zst"), f(&arc::FORMAT));
+        assert_eq!(g("webmail.fiu"), f(&fiu::FORMAT));
         assert_eq!(g("data.bin"), None);
     }
 

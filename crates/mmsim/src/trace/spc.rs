@@ -4,8 +4,9 @@
 //! lines `ASU,LBA,Size,Opcode,Timestamp[,…]` —
 //!
 //! - ASU, the application specific unit: the device (each becomes a file of the replay);
-//! - LBA, the block offset within the ASU, in blocks of the trace's block size (512 bytes
-//!   in UMass's traces; option `block-size=N`);
+//! - LBA, the block offset within the ASU, in blocks of the trace's block size (the
+//!   specification leaves it to each trace's description; 512 bytes in UMass's traces,
+//!   the default; option `block-size=N`);
 //! - Size, bytes; Opcode `r`/`R` read, `w`/`W` write; Timestamp, seconds (decimals) from
 //!   the trace's start;
 //!
@@ -23,44 +24,14 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     usage: "spc[:block-size=512]",
     kind: super::TraceKind::Block,
     guess: |name, _| name.ends_with(".spc"),
-    options: |o| {
-        let b = block_size(o)?;
-        Ok(if b == DEFAULT_BLOCK {
-            String::new()
-        } else {
-            format!("block-size={b}")
-        })
-    },
+    options: super::block_size_options,
     reader: |input, o| {
         Box::new(SpcReader {
             lines: Lines::new(input),
-            block: block_size(o).expect("spelled by the format's options"),
+            block: super::block_size(o).expect("spelled by the format's options"),
         })
     },
 };
-
-/// The block size of UMass's traces (the specification leaves it to each trace's
-/// description).
-const DEFAULT_BLOCK: u64 = 512;
-
-/// The block size of `spc`'s options (`block-size=4096`; 512 when not given).
-fn block_size(opts: &str) -> Result<u64, String> {
-    let mut block = DEFAULT_BLOCK;
-    for kv in opts.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
-        match kv.split_once('=') {
-            Some(("block-size", v)) => match v.trim().parse::<u64>() {
-                Ok(b) if b > 0 => block = b,
-                _ => {
-                    return Err(format!(
-                        "option \"{kv}\": the block size is a positive number of bytes"
-                    ))
-                }
-            },
-            _ => return Err(format!("option \"{kv}\": expected block-size=<bytes>")),
-        }
-    }
-    Ok(block)
-}
 
 /// Reads SPC lines.
 struct SpcReader {

@@ -1341,7 +1341,7 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
             key: "format",
             ty: "string",
             default: "from the file name and first line",
-            rules: "`csv[:options]`, `txt`, `oracleGeneral`, `lcs`, `vscsi`, `msr`, `alibaba`, `tencent`, `fiu`, `blkparse[:action=Q]`, `spc[:block-size=512]` (`docs/replay.md`)",
+            rules: "`csv[:options]`, `txt`, `oracleGeneral`, `lcs`, `vscsi`, `msr`, `alibaba`, `tencent`, `fiu`, `blkparse[:action=Q]`, `spc[:block-size=512]`, `arc[:block-size=512]` (`docs/replay.md`)",
         },
         super::Param {
             key: "dir",

@@ -135,6 +135,7 @@ const TRACE_FORMATS: &[&str] = &[
     "fiu",
     "spc",
     "spc:block-size=4096",
+    "arc",
 ];
 
 /// Every record of `bytes` read as `format`: requests then at most one error; the reader

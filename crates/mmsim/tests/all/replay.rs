@@ -560,6 +560,29 @@ fn one_block_trace_in_msr_alibaba_tencent_fiu_and_spc_encodings_replays_the_same
     }
 }
 
+#[test]
+fn an_arc_trace_replays_as_the_msr_trace_of_the_same_reads() {
+    // The ARC paper's `.lis` lines count 512-byte blocks of one device and read only: a
+    // hot set and a scan, as 4 KiB reads, replay as the same MSR reads do.
+    let pages: Vec<u64> = (0..6000u64).flat_map(|i| [1_000 + i, i % 300]).collect();
+    let msr = msr_reads("arc_twin.csv", pages.iter().copied());
+    let mut lis = String::new();
+    for (i, p) in pages.iter().enumerate() {
+        lis += &format!("{} 8 0 {i}\n", p * 8);
+    }
+    let arc = write("P0.lis", lis.as_bytes());
+    let (a, m) = (
+        replay(&arc, "16MiB", ""),
+        replay(&msr, "16MiB", "format = \"msr\""),
+    );
+    assert_eq!(task(&a).counters.requests, 12_000);
+    // The scan's 6,000 pages and the hot set's 300 come from the disk (readahead hides
+    // nearly every miss).
+    assert!(a.replay.as_ref().unwrap().io_pages_read >= 6_300);
+    assert_eq!(a.event_hash, m.event_hash);
+    assert_eq!(task(&a).counters.page_misses, task(&m).counters.page_misses);
+}
+
 /// The replay's device with `read_ahead_kb = kb`.
 fn replay_ra(trace: &std::path::Path, kb: u64, extra: &str) -> RunReport {
     let text = format!(

@@ -85,6 +85,10 @@ enum Cmd {
     /// Replay an I/O trace through the page cache (docs/replay.md); several --ram sizes
     /// give a miss-ratio curve.
     Replay(Box<mmsim::trace::cli::ReplayArgs>),
+    /// Write a block trace's page requests as libCacheSim's oracleGeneral binary: one
+    /// 4 KiB object per page a request touches, for textbook cache simulators
+    /// (docs/replay.md; scripts/libcachesim_compare.py uses it)
+    Pages(mmsim::trace::pages::PagesArgs),
     /// Replay a studied change's benchmarks, vanilla against vanilla + the change, beside
     /// the published figures.
     Reproduce {
@@ -531,6 +535,7 @@ fn main() -> ExitCode {
         ),
         Cmd::Swarm(args) => mmsim::swarm::cli::cmd_swarm(&args).map_err(UsageError),
         Cmd::Replay(args) => mmsim::trace::cli::cmd_replay(&args).map_err(UsageError),
+        Cmd::Pages(args) => mmsim::trace::pages::cmd_pages(&args).map_err(UsageError),
         Cmd::Reproduce {
             change,
             scale,

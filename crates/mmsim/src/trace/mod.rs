@@ -44,6 +44,7 @@ pub mod fiu;
 pub mod lcs;
 pub mod msr;
 pub mod oracle;
+pub mod pages;
 pub mod spc;
 pub mod tencent;
 pub mod txt;

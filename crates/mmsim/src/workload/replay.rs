@@ -124,7 +124,7 @@ pub struct PlanOptions {
 }
 
 /// Request length in pages of a block request at `offset` of `len` bytes.
-fn block_pages(offset: u64, len: u64) -> (u64, u64) {
+pub(crate) fn block_pages(offset: u64, len: u64) -> (u64, u64) {
     let first = offset / PAGE_SIZE;
     let last = (offset + len.max(1) - 1) / PAGE_SIZE;
     (first, last - first + 1)

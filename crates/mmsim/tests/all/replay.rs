@@ -583,6 +583,49 @@ fn an_arc_trace_replays_as_the_msr_trace_of_the_same_reads() {
     assert_eq!(task(&a).counters.page_misses, task(&m).counters.page_misses);
 }
 
+#[test]
+fn pages_writes_a_block_trace_as_page_records_and_refuses_bad_input() {
+    // `mmsim pages`: one 24-byte oracleGeneral record per page a request touches — the
+    // same page count the replay reports — and exit status 2 naming the file otherwise.
+    let t = msr_reads("pages_twin.csv", [0u64, 3, 3, 9].into_iter());
+    let out = t.with_extension("oracleGeneral");
+    let o = mmsim(&["pages", t.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = replay(&t, "16MiB", "format = \"msr\"");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len() as u64, 24 * task(&r).counters.pages);
+    let ids: Vec<u64> = bytes
+        .chunks(24)
+        .map(|c| u64::from_le_bytes(c[4..12].try_into().unwrap()))
+        .collect();
+    assert_eq!(ids, [0, 3, 3, 9]);
+    let bad = write(
+        "pages_bad.csv",
+        b"1,hm,0,Read,0,4096,1\n2,hm,0,Erase,0,4096,1\n",
+    );
+    assert_usage_error(
+        &mmsim(&["pages", bad.to_str().unwrap(), out.to_str().unwrap()]),
+        "pages_bad.csv",
+        Some(2),
+        "Type",
+    );
+    // The partial output is removed.
+    assert!(!out.exists());
+    let txt = write("pages_objects.txt", b"1\n2\n");
+    assert_usage_error(
+        &mmsim(&["pages", txt.to_str().unwrap(), out.to_str().unwrap()]),
+        "pages_objects.txt",
+        None,
+        "object trace",
+    );
+    assert_usage_error(
+        &mmsim(&["pages", t.to_str().unwrap(), "/nonexistent/o.bin"]),
+        "/nonexistent/o.bin",
+        None,
+        "OUT",
+    );
+}
+
 /// The replay's device with `read_ahead_kb = kb`.
 fn replay_ra(trace: &std::path::Path, kb: u64, extra: &str) -> RunReport {
     let text = format!(

@@ -4,7 +4,7 @@
 //! of the published set share one file: each becomes a file of the replay). A header line
 //! (the first, starting with a letter) is skipped.
 
-use super::{parse_u64, CsvRecords, RecErr, Request};
+use super::{parse_u64, RecErr, Request};
 
 /// The columns of a record.
 const SCHEMA: &str = "device_id,opcode,offset,length,timestamp";
@@ -22,7 +22,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
             && (name.contains("alibaba") || super::csv_shape(line, SCHEMA, Some(&record)))
     },
     options: super::no_options,
-    reader: |input, _| Box::new(CsvRecords::new(input, SCHEMA, "an Alibaba", parse)),
+    reader: |input, _| super::csv_records(input, SCHEMA, "an Alibaba", parse),
 };
 
 /// The request of line `n`'s fields.

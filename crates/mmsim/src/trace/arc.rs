@@ -11,7 +11,7 @@
 //! read (the paper kept only the reads) of one device, and the trace has no times (a paced
 //! replay goes back to back).
 
-use super::{parse_u64, Lines, RecErr, RecordSource, Request};
+use super::{parse_u64, RecErr, Request};
 
 /// `arc[:block-size=512]`: `*.lis`.
 pub const FORMAT: super::FormatDef = super::FormatDef {
@@ -21,57 +21,41 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     guess: |name, _| name.ends_with(".lis"),
     options: super::block_size_options,
     reader: |input, o| {
-        Box::new(ArcReader {
-            lines: Lines::new(input),
-            block: super::block_size(o).expect("spelled by the format's options"),
-        })
+        let block = super::block_size(o).expect("spelled by the format's options");
+        Box::new(super::FieldRecords::new(
+            input,
+            super::Sep::Whitespace,
+            Box::new(move |n, f| parse(n, f, block).map(Some)),
+        ))
     },
 };
 
-/// Reads `.lis` lines.
-struct ArcReader {
-    lines: Lines,
-    /// Bytes per block.
-    block: u64,
-}
-
-impl RecordSource for ArcReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.is_empty() {
-                continue;
-            }
-            if f.len() != 4 {
-                return Err((
-                    Some(n),
-                    None,
-                    format!(
-                        "wrong column count: {} field(s), an ARC trace line has 4 \
-                         (start blocks ignored request-number)",
-                        f.len()
-                    ),
-                ));
-            }
-            let bytes = |field: &str, v: &str| {
-                parse_u64(v, n, field)?
-                    .checked_mul(self.block)
-                    .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
-            };
-            return Ok(Some(Request {
-                time_ns: 0,
-                id: 0,
-                offset: bytes("start", f[0])?,
-                len: bytes("blocks", f[1])?,
-                write: false,
-                delete: false,
-            }));
-        }
+/// The request of line `n`'s fields `f`, of blocks of `block` bytes.
+fn parse(n: u64, f: &[&str], block: u64) -> Result<Request, RecErr> {
+    if f.len() != 4 {
+        return Err((
+            Some(n),
+            None,
+            format!(
+                "wrong column count: {} field(s), an ARC trace line has 4 \
+                 (start blocks ignored request-number)",
+                f.len()
+            ),
+        ));
     }
+    let bytes = |field: &str, v: &str| {
+        parse_u64(v, n, field)?
+            .checked_mul(block)
+            .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
+    };
+    Ok(Request {
+        time_ns: 0,
+        id: 0,
+        offset: bytes("start", f[0])?,
+        len: bytes("blocks", f[1])?,
+        write: false,
+        delete: false,
+    })
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@
 //! `major,minor` field (the per-CPU and total summaries at the end) are skipped; an event
 //! line of the chosen action that does not parse is an error naming the line and field.
 
-use super::{fnv1a, parse_seconds_ns, parse_u64, Lines, RecErr, RecordSource, Request};
-use std::io::BufRead;
+use super::{fnv1a, parse_seconds_ns, parse_u64, RecErr, Request};
 
 /// `blkparse[:action=Q]`: `*.blkparse`, `*.blktrace`. The one option, `action=<letter>`, is
 /// the action whose events are requests (`Q` unless given).
@@ -24,8 +23,14 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     guess: |name, _| name.ends_with(".blkparse") || name.ends_with(".blktrace"),
     options: |o| action(o).map(|a| format!("action={a}")),
     reader: |input, o| {
-        let a = action(o).expect("spelled by the format's options");
-        Box::new(BlkparseReader::new(input, a))
+        let a = action(o)
+            .expect("spelled by the format's options")
+            .to_string();
+        Box::new(super::FieldRecords::new(
+            input,
+            super::Sep::Whitespace,
+            Box::new(move |n, f| parse(n, f, &a)),
+        ))
     },
 };
 
@@ -50,22 +55,6 @@ fn action(opts: &str) -> Result<char, String> {
     Ok(action)
 }
 
-/// Reads blkparse text.
-pub struct BlkparseReader {
-    lines: Lines,
-    action: String,
-}
-
-impl BlkparseReader {
-    /// A reader of `input` taking events of `action`.
-    pub fn new(input: Box<dyn BufRead>, action: char) -> BlkparseReader {
-        BlkparseReader {
-            lines: Lines::new(input),
-            action: action.to_string(),
-        }
-    }
-}
-
 fn is_dev(s: &str) -> bool {
     match s.split_once(',') {
         Some((a, b)) => {
@@ -78,56 +67,49 @@ fn is_dev(s: &str) -> bool {
     }
 }
 
-impl RecordSource for BlkparseReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.is_empty() || !is_dev(f[0]) {
-                continue;
-            }
-            if f.len() < 7 {
-                return Err((
-                    Some(n),
-                    None,
-                    format!("wrong column count: {} field(s); an event has at least 7 (dev cpu seq time pid action rwbs)", f.len()),
-                ));
-            }
-            if f[5] != self.action {
-                continue;
-            }
-            let rwbs = f[6];
-            if f.len() < 10 || f[8] != "+" {
-                // No sector range (a flush, a plug): not a data request.
-                continue;
-            }
-            let write = rwbs.contains('W');
-            if !write && !rwbs.contains('R') {
-                continue;
-            }
-            let time_ns = parse_seconds_ns(f[3], n, "time")?;
-            let sector = parse_u64(f[7], n, "sector")?;
-            let sectors = parse_u64(f[9], n, "sectors")?;
-            let bad = |what: &str| {
-                (
-                    Some(n),
-                    Some(what.to_string()),
-                    "value too large".to_string(),
-                )
-            };
-            return Ok(Some(Request {
-                time_ns,
-                id: fnv1a(f[0].as_bytes()),
-                offset: sector.checked_mul(512).ok_or_else(|| bad("sector"))?,
-                len: sectors.checked_mul(512).ok_or_else(|| bad("sectors"))?,
-                write,
-                delete: false,
-            }));
-        }
+/// The request of line `n`'s fields `f` when it is an event of `action` with a sector
+/// range; None for a line to skip.
+fn parse(n: u64, f: &[&str], action: &str) -> Result<Option<Request>, RecErr> {
+    if !is_dev(f[0]) {
+        return Ok(None);
     }
+    if f.len() < 7 {
+        return Err((
+            Some(n),
+            None,
+            format!("wrong column count: {} field(s); an event has at least 7 (dev cpu seq time pid action rwbs)", f.len()),
+        ));
+    }
+    if f[5] != action {
+        return Ok(None);
+    }
+    let rwbs = f[6];
+    if f.len() < 10 || f[8] != "+" {
+        // No sector range (a flush, a plug): not a data request.
+        return Ok(None);
+    }
+    let write = rwbs.contains('W');
+    if !write && !rwbs.contains('R') {
+        return Ok(None);
+    }
+    let time_ns = parse_seconds_ns(f[3], n, "time")?;
+    let sector = parse_u64(f[7], n, "sector")?;
+    let sectors = parse_u64(f[9], n, "sectors")?;
+    let bad = |what: &str| {
+        (
+            Some(n),
+            Some(what.to_string()),
+            "value too large".to_string(),
+        )
+    };
+    Ok(Some(Request {
+        time_ns,
+        id: fnv1a(f[0].as_bytes()),
+        offset: sector.checked_mul(512).ok_or_else(|| bad("sector"))?,
+        len: sectors.checked_mul(512).ok_or_else(|| bad("sectors"))?,
+        write,
+        delete: false,
+    }))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! are read from the line's end (the process name may hold spaces); the md5 digest (per
 //! 4 KiB, or per 512 bytes in `homes`) is not used.
 
-use super::{parse_u64, Lines, RecErr, RecordSource, Request};
+use super::{parse_u64, RecErr, Request};
 
 /// `fiu`: a `.blkparse` (or `.fiu`) file whose first line is a record of this shape.
 pub const FORMAT: super::FormatDef = super::FormatDef {
@@ -25,9 +25,11 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     },
     options: super::no_options,
     reader: |input, _| {
-        Box::new(FiuReader {
-            lines: Lines::new(input),
-        })
+        Box::new(super::FieldRecords::new(
+            input,
+            super::Sep::Whitespace,
+            Box::new(|n, f| parse(n, f).map(Some)),
+        ))
     },
 };
 
@@ -59,27 +61,6 @@ fn op(s: &str) -> Option<bool> {
         "w" | "write" => Some(true),
         "r" | "read" => Some(false),
         _ => None,
-    }
-}
-
-/// Reads FIU's trace lines.
-struct FiuReader {
-    lines: Lines,
-}
-
-impl RecordSource for FiuReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.is_empty() {
-                continue;
-            }
-            return parse(n, &f).map(Some);
-        }
     }
 }
 

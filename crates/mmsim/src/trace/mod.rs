@@ -828,75 +828,88 @@ pub(crate) fn csv_shape(line: &str, schema: &str, cols: Option<&[Col]>) -> bool 
     })
 }
 
-/// The fields of line `n` of a comma-separated block trace whose records are `schema`'s
-/// columns (`Timestamp,Offset,…`; `what` names the format in errors, "an MSR"). None for a
-/// line to skip: blank, or a header (a first line starting with a letter). A wrong column
-/// count is an error naming the line.
-pub(crate) fn csv_fields<'a>(
-    n: u64,
-    line: &'a str,
-    schema: &str,
-    what: &str,
-) -> Result<Option<Vec<&'a str>>, RecErr> {
-    let header = n == 1
-        && line
-            .trim_start()
-            .starts_with(|c: char| c.is_ascii_alphabetic());
-    if line.trim().is_empty() || header {
-        return Ok(None);
-    }
-    let f: Vec<&str> = line.split(',').collect();
-    let columns = schema.split(',').count();
-    if f.len() != columns {
-        return Err((
-            Some(n),
-            None,
-            format!(
-                "wrong column count: {} column(s), {what} record has {columns} ({schema})",
-                f.len()
-            ),
-        ));
-    }
-    Ok(Some(f))
-}
-
-/// A comma-separated block trace whose every record line is one request of its own
-/// (Alibaba, Tencent CBS): `parse` makes the request of line `n`'s fields; blank lines
-/// and a header are skipped (`csv_fields`).
-pub(crate) struct CsvRecords {
-    lines: Lines,
-    /// The columns, comma-separated (`device_id,opcode,…`).
+/// A comma-separated block trace whose records are `schema`'s columns
+/// (`Timestamp,Offset,…`; `what` names the format in errors, "an MSR"), every record line a
+/// request of its own (MSR, Alibaba, Tencent CBS): `parse` makes the request of line `n`'s
+/// fields (trimmed). Blank lines and a header (a first line starting with a letter) are
+/// skipped; a wrong column count is an error naming the line.
+pub(crate) fn csv_records(
+    input: Box<dyn BufRead>,
     schema: &'static str,
-    /// The format in errors ("an Alibaba").
     what: &'static str,
-    parse: fn(u64, &[&str]) -> Result<Request, RecErr>,
+    mut parse: impl FnMut(u64, &[&str]) -> Result<Request, RecErr> + 'static,
+) -> Box<dyn RecordSource> {
+    let columns = schema.split(',').count();
+    Box::new(FieldRecords::new(
+        input,
+        Sep::Comma,
+        Box::new(move |n, f| {
+            if n == 1 && f[0].starts_with(|c: char| c.is_ascii_alphabetic()) {
+                return Ok(None);
+            }
+            if f.len() != columns {
+                return Err((
+                    Some(n),
+                    None,
+                    format!(
+                        "wrong column count: {} column(s), {what} record has {columns} ({schema})",
+                        f.len()
+                    ),
+                ));
+            }
+            parse(n, f).map(Some)
+        }),
+    ))
 }
 
-impl CsvRecords {
-    pub(crate) fn new(
-        input: Box<dyn BufRead>,
-        schema: &'static str,
-        what: &'static str,
-        parse: fn(u64, &[&str]) -> Result<Request, RecErr>,
-    ) -> CsvRecords {
-        CsvRecords {
+/// How a text block trace separates a line's fields.
+#[derive(Clone, Copy)]
+pub(crate) enum Sep {
+    /// Runs of white space (FIU, ARC, blkparse).
+    Whitespace,
+    /// Commas, white space around a field trimmed (SPC, and the CSVs of `csv_records`).
+    Comma,
+}
+
+/// What a text trace's `parse` makes of line `n`'s fields: a request, or None for a line to
+/// skip (blkparse's other actions and summaries).
+pub(crate) type ParseLine = Box<dyn FnMut(u64, &[&str]) -> Result<Option<Request>, RecErr>>;
+
+/// A text trace read line by line: blank lines skipped, every other line's fields (split
+/// at `sep`) given to `parse`. The line loop of the readers whose lines are records of
+/// their own (FIU, SPC, ARC, blkparse, and MSR, Alibaba and Tencent through `csv_records`).
+pub(crate) struct FieldRecords {
+    lines: Lines,
+    sep: Sep,
+    parse: ParseLine,
+}
+
+impl FieldRecords {
+    pub(crate) fn new(input: Box<dyn BufRead>, sep: Sep, parse: ParseLine) -> FieldRecords {
+        FieldRecords {
             lines: Lines::new(input),
-            schema,
-            what,
+            sep,
             parse,
         }
     }
 }
 
-impl RecordSource for CsvRecords {
+impl RecordSource for FieldRecords {
     fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
         loop {
             let n = self.lines.line + 1;
             let Some(line) = self.lines.next_line()? else {
                 return Ok(None);
             };
-            if let Some(f) = csv_fields(n, line, self.schema, self.what)? {
-                return (self.parse)(n, &f).map(Some);
+            if line.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = match self.sep {
+                Sep::Whitespace => line.split_whitespace().collect(),
+                Sep::Comma => line.split(',').map(str::trim).collect(),
+            };
+            if let Some(r) = (self.parse)(n, &f)? {
+                return Ok(Some(r));
             }
         }
     }

@@ -4,8 +4,7 @@
 //! (the first line, starting with a letter) is skipped. The device is (Hostname, DiskNumber); times are
 //! relative to the first record.
 
-use super::{csv_fields, fnv1a, parse_u64, Lines, RecErr, RecordSource, Request};
-use std::io::BufRead;
+use super::{fnv1a, parse_u64, RecErr, Request};
 
 /// The columns of a record.
 const SCHEMA: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
@@ -24,67 +23,45 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
             && (name.contains("msr") || super::csv_shape(line, SCHEMA, Some(&record)))
     },
     options: super::no_options,
-    reader: |input, _| Box::new(MsrReader::new(input)),
+    reader: |input, _| {
+        // Times are relative to the first record's.
+        let mut t0: Option<u64> = None;
+        super::csv_records(input, SCHEMA, "an MSR", move |n, f| parse(n, f, &mut t0))
+    },
 };
-
-/// Reads an MSR Cambridge trace.
-pub struct MsrReader {
-    lines: Lines,
-    t0: Option<u64>,
-}
-
-impl MsrReader {
-    /// A reader of `input`.
-    pub fn new(input: Box<dyn BufRead>) -> MsrReader {
-        MsrReader {
-            lines: Lines::new(input),
-            t0: None,
-        }
-    }
-}
 
 /// The device id of (host, disk).
 pub fn device_id(host: &str, disk: u64) -> u64 {
     fnv1a(format!("{host},{disk}").as_bytes())
 }
 
-impl RecordSource for MsrReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let Some(f) = csv_fields(n, line, SCHEMA, "an MSR")? else {
-                continue;
-            };
-            let ts = parse_u64(f[0], n, "Timestamp")?;
-            let disk = parse_u64(f[2], n, "DiskNumber")?;
-            let write = match f[3].trim().to_ascii_lowercase().as_str() {
-                "read" => false,
-                "write" => true,
-                other => {
-                    return Err((
-                        Some(n),
-                        Some("Type".into()),
-                        format!("\"{other}\" is neither Read nor Write"),
-                    ))
-                }
-            };
-            let offset = parse_u64(f[4], n, "Offset")?;
-            let len = parse_u64(f[5], n, "Size")?;
-            parse_u64(f[6], n, "ResponseTime")?;
-            let t0 = *self.t0.get_or_insert(ts);
-            return Ok(Some(Request {
-                time_ns: ts.saturating_sub(t0).saturating_mul(100),
-                id: device_id(f[1].trim(), disk),
-                offset,
-                len,
-                write,
-                delete: false,
-            }));
+/// The request of line `n`'s fields `f`; `t0`, the first record's timestamp.
+fn parse(n: u64, f: &[&str], t0: &mut Option<u64>) -> Result<Request, RecErr> {
+    let ts = parse_u64(f[0], n, "Timestamp")?;
+    let disk = parse_u64(f[2], n, "DiskNumber")?;
+    let write = match f[3].to_ascii_lowercase().as_str() {
+        "read" => false,
+        "write" => true,
+        other => {
+            return Err((
+                Some(n),
+                Some("Type".into()),
+                format!("\"{other}\" is neither Read nor Write"),
+            ))
         }
-    }
+    };
+    let offset = parse_u64(f[4], n, "Offset")?;
+    let len = parse_u64(f[5], n, "Size")?;
+    parse_u64(f[6], n, "ResponseTime")?;
+    let t0 = *t0.get_or_insert(ts);
+    Ok(Request {
+        time_ns: ts.saturating_sub(t0).saturating_mul(100),
+        id: device_id(f[1], disk),
+        offset,
+        len,
+        write,
+        delete: false,
+    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! further fields (the specification allows optional ones) are ignored, and white space
 //! around a field is allowed (its revision 1.0.1).
 
-use super::{parse_seconds_ns, parse_u64, Lines, RecErr, RecordSource, Request};
+use super::{parse_seconds_ns, parse_u64, RecErr, Request};
 
 /// The columns a record starts with.
 const SCHEMA: &str = "ASU,LBA,Size,Opcode,Timestamp";
@@ -26,65 +26,49 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
     guess: |name, _| name.ends_with(".spc"),
     options: super::block_size_options,
     reader: |input, o| {
-        Box::new(SpcReader {
-            lines: Lines::new(input),
-            block: super::block_size(o).expect("spelled by the format's options"),
-        })
+        let block = super::block_size(o).expect("spelled by the format's options");
+        Box::new(super::FieldRecords::new(
+            input,
+            super::Sep::Comma,
+            Box::new(move |n, f| parse(n, f, block).map(Some)),
+        ))
     },
 };
 
-/// Reads SPC lines.
-struct SpcReader {
-    lines: Lines,
-    /// Bytes per LBA.
-    block: u64,
-}
-
-impl RecordSource for SpcReader {
-    fn next_record(&mut self) -> Result<Option<Request>, RecErr> {
-        loop {
-            let n = self.lines.line + 1;
-            let Some(line) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            if line.trim().is_empty() {
-                continue;
-            }
-            let f: Vec<&str> = line.split(',').map(str::trim).collect();
-            if f.len() < 5 {
-                return Err((
-                    Some(n),
-                    None,
-                    format!(
-                        "wrong column count: {} column(s), an SPC record has at least 5 ({SCHEMA})",
-                        f.len()
-                    ),
-                ));
-            }
-            let write = match f[3] {
-                "r" | "R" => false,
-                "w" | "W" => true,
-                other => {
-                    return Err((
-                        Some(n),
-                        Some("Opcode".into()),
-                        format!("\"{other}\" is neither r nor w"),
-                    ))
-                }
-            };
-            let lba = parse_u64(f[1], n, "LBA")?;
-            return Ok(Some(Request {
-                time_ns: parse_seconds_ns(f[4], n, "Timestamp")?,
-                id: parse_u64(f[0], n, "ASU")?,
-                offset: lba
-                    .checked_mul(self.block)
-                    .ok_or_else(|| (Some(n), Some("LBA".to_string()), "too large".to_string()))?,
-                len: parse_u64(f[2], n, "Size")?,
-                write,
-                delete: false,
-            }));
-        }
+/// The request of line `n`'s fields `f` (trimmed), LBAs of `block` bytes.
+fn parse(n: u64, f: &[&str], block: u64) -> Result<Request, RecErr> {
+    if f.len() < 5 {
+        return Err((
+            Some(n),
+            None,
+            format!(
+                "wrong column count: {} column(s), an SPC record has at least 5 ({SCHEMA})",
+                f.len()
+            ),
+        ));
     }
+    let write = match f[3] {
+        "r" | "R" => false,
+        "w" | "W" => true,
+        other => {
+            return Err((
+                Some(n),
+                Some("Opcode".into()),
+                format!("\"{other}\" is neither r nor w"),
+            ))
+        }
+    };
+    let lba = parse_u64(f[1], n, "LBA")?;
+    Ok(Request {
+        time_ns: parse_seconds_ns(f[4], n, "Timestamp")?,
+        id: parse_u64(f[0], n, "ASU")?,
+        offset: lba
+            .checked_mul(block)
+            .ok_or_else(|| (Some(n), Some("LBA".to_string()), "too large".to_string()))?,
+        len: parse_u64(f[2], n, "Size")?,
+        write,
+        delete: false,
+    })
 }
 
 #[cfg(test)]

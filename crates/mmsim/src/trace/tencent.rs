@@ -3,7 +3,7 @@
 //! 512-byte sectors, IOType `0` (read) or `1` (write). The device is the VolumeID. A header
 //! line (the first, starting with a letter) is skipped.
 
-use super::{parse_u64, CsvRecords, RecErr, Request};
+use super::{parse_u64, RecErr, Request};
 
 /// The columns of a record.
 const SCHEMA: &str = "Timestamp,Offset,Size,IOType,VolumeID";
@@ -19,7 +19,7 @@ pub const FORMAT: super::FormatDef = super::FormatDef {
         name.ends_with(".csv") && (name.contains("tencent") || super::csv_shape(line, SCHEMA, None))
     },
     options: super::no_options,
-    reader: |input, _| Box::new(CsvRecords::new(input, SCHEMA, "a Tencent CBS", parse)),
+    reader: |input, _| super::csv_records(input, SCHEMA, "a Tencent CBS", parse),
 };
 
 /// The request of line `n`'s fields.

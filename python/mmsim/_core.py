@@ -248,6 +248,7 @@ def replay(
     queue_depth: Optional[int] = None,
     set: SetValues = None,
     mmap: bool = False,
+    keep_open: bool = False,
     pace: bool = False,
     object_map: Optional[str] = None,
     object_size: Optional[SizeLike] = None,
@@ -263,7 +264,8 @@ def replay(
     ``scenario`` (a TOML to run the trace in), ``preset``, ``features``, ``kernel``,
     ``policy`` (``"classic"`` or ``"mglru"``, 6.1 on), ``readahead`` (the device's
     read_ahead_kb as a size, or ``"off"``), ``queue_depth`` (the device modelled as flash
-    with that many requests at once), ``set``, ``mmap``, ``pace``, ``object_map``,
+    with that many requests at once), ``set``, ``mmap``, ``keep_open`` (an object's file
+    stays open after its first request), ``pace``, ``object_map``,
     ``object_size``, ``size``, ``limit``, ``device``. The :class:`Run` has a ``replay``
     section (page, byte and object miss ratios, readahead, refaults). The GIL is
     released; bad options raise OptionError with the CLI's message."""
@@ -293,6 +295,8 @@ def replay(
         argv += ["--set", s]
     if mmap:
         argv.append("--mmap")
+    if keep_open:
+        argv.append("--keep-open")
     if pace:
         argv.append("--pace")
     return Run(_mmsim.replay(argv))

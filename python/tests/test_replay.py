@@ -31,6 +31,7 @@ CASES = {
         dict(ram="16MiB", queue_depth=4, device="nvme"),
         ["--ram", "16MiB", "--queue-depth", "4", "--device", "nvme"],
     ),
+    "keep-open": (dict(ram="16MiB", keep_open=True), ["--ram", "16MiB", "--keep-open"]),
     "old-kernel-set": (
         dict(ram="24MiB", kernel="4.2", set={"tasks.replay.limit": 2000}),
         ["--ram", "24MiB", "--kernel", "4.2", "--set", "tasks.replay.limit=2000"],
@@ -61,6 +62,7 @@ def test_replay_is_the_cli_document(case, run_cli):
         (dict(ram="16MiB", queue_depth=2, device="hdd"), ["--ram", "16MiB", "--queue-depth", "2", "--device", "hdd"]),
         (dict(ram="16MiB", memory_max="32MiB"), ["--ram", "16MiB", "--memory-max", "32MiB"]),
         (dict(ram="64MiB", memory_max="8MiB,16MiB"), ["--ram", "64MiB", "--memory-max", "8MiB,16MiB"]),
+        (dict(ram="16MiB", keep_open=True, mmap=True), ["--ram", "16MiB", "--keep-open", "--mmap"]),
     ],
 )
 def test_replay_errors(kwargs, flags, run_cli):

@@ -124,6 +124,11 @@ mod host {
         /// (block traces and the range layout).
         #[arg(long)]
         mmap: bool,
+        /// Object traces, a file per object: keep each object's file open after its first
+        /// request (opened in the cgroup), as `mmsim replay --keep-open` does, instead of
+        /// opening and closing it per request. Raises RLIMIT_NOFILE to its hard limit.
+        #[arg(long)]
+        keep_open: bool,
         /// Capture the reclaim tracepoints (tracefs, /sys/kernel/tracing) during the
         /// replay and report their totals (`tracepoints`).
         #[arg(long)]
@@ -259,7 +264,15 @@ mod host {
         } else {
             None
         };
-        let result = replay(&layout, &reqs, &cg, a.sample_every, mincore, a.mmap, &start);
+        if a.keep_open {
+            raise_nofile(layout.files.len() as u64 + 64)?;
+        }
+        let how = Access {
+            mincore,
+            mapped: a.mmap,
+            keep_open: a.keep_open,
+        };
+        let result = replay(&layout, &reqs, &cg, a.sample_every, &how, &start);
         let traced = capture.map(Capture::finish).transpose()?;
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
@@ -321,6 +334,42 @@ mod host {
         Ok(())
     }
 
+    /// Raise RLIMIT_NOFILE's soft limit to its hard limit; an error when that is under
+    /// `need` descriptors (`--keep-open` holds one per object file).
+    fn raise_nofile(need: u64) -> Result<(), String> {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit with a valid rlimit.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+                return Err(format!("getrlimit: {}", std::io::Error::last_os_error()));
+            }
+            r.rlim_cur = r.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
+            }
+        }
+        if r.rlim_max < need {
+            return Err(format!(
+                "--keep-open: {need} open files needed, RLIMIT_NOFILE allows {}",
+                r.rlim_max
+            ));
+        }
+        Ok(())
+    }
+
+    /// How requests reach the pages and are measured.
+    struct Access {
+        /// Residency by mincore(2) (else cachestat(2)).
+        mincore: bool,
+        /// Through shared mappings (`--mmap`).
+        mapped: bool,
+        /// Object files kept open after their first request (`--keep-open`).
+        keep_open: bool,
+    }
+
     /// How the replay starts: after a sync and a drop of the page cache (or not), at once
     /// or when a file appears.
     struct Start {
@@ -339,15 +388,23 @@ mod host {
         reqs: &[Placement],
         cg: &Cgroup,
         sample_every: Option<u64>,
-        mincore: bool,
-        access_mapped: bool,
+        access: &Access,
         how: &Start,
     ) -> Result<(u64, u64, f64, Snapshot, Snapshot, Vec<Sample>), String> {
+        let (mincore, access_mapped) = (access.mincore, access.mapped);
         let mut files = Vec::new();
         let mut maps = Vec::new();
         // Object files (a file per object) are opened, read and closed per request, as
         // mmsim's replay program does; block devices' and the range layout's files stay open.
         let per_request = reqs.iter().any(|r| r.obj.is_some());
+        if access.keep_open && !per_request {
+            return Err("--keep-open: only for object traces, a file per object".into());
+        }
+        // `--keep-open`: each object file opened at its first request, kept.
+        let mut kept: Vec<Option<File>> = Vec::new();
+        if access.keep_open {
+            kept.resize_with(l.files.len(), || None);
+        }
         if per_request && mincore {
             return Err("--resident mincore: only for block traces and the range layout".into());
         }
@@ -416,7 +473,18 @@ mod host {
             let len = (r.pages * PAGE_SIZE) as usize;
             let path = &*l.files[r.file].0;
             let opened;
-            let file = if per_request {
+            let file = if access.keep_open {
+                if kept[r.file].is_none() {
+                    // Read and write: a later request of the object may write it.
+                    let f = OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(path)
+                        .map_err(|e| format!("{path}: {e}"))?;
+                    kept[r.file] = Some(f);
+                }
+                kept[r.file].as_ref().expect("opened")
+            } else if per_request {
                 opened = OpenOptions::new()
                     .read(true)
                     .write(r.write)
@@ -590,6 +658,7 @@ mod host {
             "readahead_kb": a.readahead_kb,
             "resident": a.resident,
             "mmap": a.mmap,
+            "keep_open": a.keep_open,
             "requests": reqs.len(),
             "pages": pages,
             "page_misses": misses,

@@ -67,6 +67,10 @@ pub struct ReplayArgs {
     /// Access through shared mappings instead of pread.
     #[arg(long)]
     pub mmap: bool,
+    /// Object traces, a file per object: keep each object's file open after its first
+    /// request (an fd cache) instead of opening and closing it per request (`keep_open`).
+    #[arg(long)]
+    pub keep_open: bool,
     /// Pace the replay by the trace's timestamps (virtual time); default back to back.
     #[arg(long)]
     pub pace: bool,
@@ -273,6 +277,9 @@ fn task_toml(a: &ReplayArgs, trace: &str, memory_max: Option<u64>) -> String {
     }
     if a.mmap {
         t += "mmap = true\n";
+    }
+    if a.keep_open {
+        t += "keep_open = true\n";
     }
     if a.pace {
         t += "pace = true\n";
@@ -540,7 +547,13 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
             t.files,
             t.objects,
             t.footprint_pages,
-            if t.mmap { "mmap" } else { "pread" },
+            if t.mmap {
+                "mmap"
+            } else if t.keep_open {
+                "pread, files kept open"
+            } else {
+                "pread"
+            },
             if t.pace { ", paced" } else { "" }
         )?;
         writeln!(

@@ -90,6 +90,10 @@ pub struct ReplaySpec {
     pub dir: String,
     /// Access through shared mappings (else pread and pwrite).
     pub mmap: bool,
+    /// Object files stay open after their first request (an fd cache), else each request
+    /// opens and closes its object's file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_open: bool,
     /// Sleep until each request's timestamp (virtual time), else back to back.
     pub pace: bool,
     /// Object traces: one file per object or one range per object.
@@ -905,11 +909,15 @@ impl Replay {
         };
         self.publish_next();
         let fd = self.open[p.file].fd.expect("open");
-        if !self.needs_map() && p.obj.is_some() && self.open[p.file].addr.is_none() {
+        if !self.needs_map()
+            && !self.spec.keep_open
+            && p.obj.is_some()
+            && self.open[p.file].addr.is_none()
+        {
             // An object file is opened, read and closed per request, as a server does: a
             // new struct file each time, so a re-read of the same page is marked accessed
             // (a re-read through one open file at the same position is not: the prev_pos
-            // rule of do_generic_file_read and filemap_read).
+            // rule of do_generic_file_read and filemap_read — what `keep_open` shows).
             self.close_after = Some(p.file);
         }
         // Not the next call when it closes this request's file first.
@@ -1195,6 +1203,7 @@ impl ReplayDriver {
                     trace: spec.trace.clone(),
                     format: spec.format.clone(),
                     mmap: spec.mmap,
+                    keep_open: spec.keep_open,
                     pace: spec.pace,
                     files: spec.layout.files.len() as u64,
                     objects: spec.layout.objs.len() as u64,
@@ -1274,6 +1283,9 @@ pub struct ReplayTaskReport {
     pub format: String,
     /// Through mappings.
     pub mmap: bool,
+    /// Object files kept open (`keep_open`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_open: bool,
     /// Paced by timestamps.
     pub pace: bool,
     /// Files the trace was laid out on.
@@ -1354,6 +1366,12 @@ pub const PROGRAM: super::ProgramDef = super::ProgramDef {
             ty: "boolean",
             default: "`false`",
             rules: "read and write through shared mappings instead of `pread` and `pwrite`",
+        },
+        super::Param {
+            key: "keep_open",
+            ty: "boolean",
+            default: "`false`",
+            rules: "object traces, one file per object, `pread`/`pwrite`: each object's file stays open after its first request (an unbounded fd cache, as a server's open-file cache or a database's table cache) instead of being opened and closed per request; a re-read through the same open file at the same position is then not marked accessed (filemap_read's prev_pos rule), so one-page objects are not activated by their re-reads",
         },
         super::Param {
             key: "pace",
@@ -1451,6 +1469,8 @@ pub struct RawParams {
     pub dir: String,
     /// `mmap`.
     pub mmap: bool,
+    /// `keep_open`.
+    pub keep_open: bool,
     /// `pace`.
     pub pace: bool,
     /// `object_map`.
@@ -1510,12 +1530,30 @@ pub fn build_spec(p: RawParams) -> Result<ReplaySpec, (&'static str, String)> {
         size: p.size.unwrap_or(0),
         limit,
     };
+    if p.keep_open {
+        let why = if format.kind() == TraceKind::Block {
+            Some("a block trace's files stay open anyway")
+        } else if object_map == ObjectMap::Range {
+            Some("object_map = \"range\" keeps its one file open anyway")
+        } else if p.mmap {
+            Some("with mmap the objects' mappings keep their files open anyway")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err((
+                "keep_open",
+                format!("keep_open is for object traces read a file per object: {why}"),
+            ));
+        }
+    }
     let layout = plan(&p.trace, &format, &o).map_err(|e| ("trace", e))?;
     Ok(ReplaySpec {
         trace: p.trace,
         format: format.spec(),
         dir: p.dir,
         mmap: p.mmap,
+        keep_open: p.keep_open,
         pace: p.pace,
         object_map,
         object_size,
@@ -1561,6 +1599,7 @@ fn parse_replay(
         format: task.opt("format", want_str)?.map(|(f, _)| f.to_string()),
         dir: dir.clone(),
         mmap: task.opt("mmap", want_bool)?.is_some_and(|(b, _)| b),
+        keep_open: task.opt("keep_open", want_bool)?.is_some_and(|(b, _)| b),
         pace: task.opt("pace", want_bool)?.is_some_and(|(b, _)| b),
         object_map: task
             .opt("object_map", want_str)?

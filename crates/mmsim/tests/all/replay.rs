@@ -38,14 +38,19 @@ fn txt(ids: impl Iterator<Item = u64>) -> Vec<u8> {
 /// A machine of `ram` with an SSD and a blockfs at /mnt, and a replay task of `trace`
 /// (`extra`: more keys of the task).
 fn replay_scenario(trace: &std::path::Path, ram: &str, extra: &str) -> mmsim::scenario::Scenario {
-    let text = format!(
+    let text = replay_scenario_text(trace, ram, extra);
+    parse_scenario(&text, "test", &[]).expect("scenario")
+}
+
+/// The scenario of `replay_scenario`, as TOML.
+fn replay_scenario_text(trace: &std::path::Path, ram: &str, extra: &str) -> String {
+    format!(
         "name = \"t\"\n[machine]\ncpus_per_node = 2\nmemory_per_node = \"{ram}\"\n\
          [[devices]]\nname = \"sda\"\npreset = \"ssd\"\nsize = \"4GiB\"\n\
          [[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\ndevice = \"sda\"\n\
          [[tasks]]\nname = \"replay\"\nprogram = \"replay\"\ntrace = {:?}\n{extra}\n",
         trace.display().to_string()
-    );
-    parse_scenario(&text, "test", &[]).expect("scenario")
+    )
 }
 
 fn replay(trace: &std::path::Path, ram: &str, extra: &str) -> RunReport {
@@ -557,6 +562,49 @@ fn one_block_trace_in_msr_alibaba_tencent_fiu_and_spc_encodings_replays_the_same
         assert_eq!(r.event_hash, runs[0].event_hash);
         assert_eq!(task(r).counters.page_misses, t0.counters.page_misses);
         assert_eq!(task(r).counters.writes, t0.counters.writes);
+    }
+}
+
+#[test]
+fn kept_open_files_do_not_activate_one_page_objects_on_their_re_reads() {
+    // 200 one-page objects read 10 times each, in rounds, in 16 MiB: all fit. Opened and
+    // closed per request, each re-read comes through a new struct file and marks the page
+    // accessed, so the second read activates it (200 activations). Through a file kept
+    // open, a re-read at the same position is in the folio the last read ended in
+    // (filemap_read's prev_pos rule): never marked again, never activated.
+    let p = write("keep_open.txt", &txt((0..2000).map(|i| i % 200)));
+    let per_request = replay(&p, "16MiB", "");
+    let kept = replay(&p, "16MiB", "keep_open = true");
+    for r in [&per_request, &kept] {
+        assert_eq!(
+            (task(r).counters.requests, task(r).counters.page_misses),
+            (2000, 200)
+        );
+    }
+    assert!(task(&kept).keep_open && !task(&per_request).keep_open);
+    let act = |r: &RunReport| r.vmstat["pgactivate"];
+    // Nearly all 200 (a page still in a per-CPU LRU batch is made active there, without
+    // the event: folio_mark_accessed's __lru_cache_activate_folio).
+    assert!(act(&per_request) > 150, "{}", act(&per_request));
+    assert!(act(&kept) < 20, "{}", act(&kept));
+    // Opened once: the opens and closes of 1,800 re-reads are not made.
+    assert_ne!(kept.event_hash, per_request.event_hash);
+}
+
+#[test]
+fn keep_open_is_refused_where_files_stay_open_anyway() {
+    let objects = write("keep_open_bad.txt", &txt(0..10));
+    let blocks = msr_reads("keep_open_bad.csv", 0..10);
+    for (trace, extra, why) in [
+        (&objects, "object_map = \"range\"", "range"),
+        (&objects, "mmap = true", "mmap"),
+        (&blocks, "format = \"msr\"", "block trace"),
+    ] {
+        let text = replay_scenario_text(trace, "16MiB", &format!("{extra}\nkeep_open = true"));
+        let e = parse_scenario(&text, "t.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keep_open") && e.contains(why), "{e}");
     }
 }
 

@@ -306,6 +306,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: support madvise(MADV_FREE)",
     },
     Rule {
+        feature: "filp-kmem",
+        since: KernelEra::V6_1,
+        version: "4.15",
+        commit: "fs, mm: account filp and names caches to kmemcg",
+    },
+    Rule {
         feature: "no-double-slab-pressure",
         since: KernelEra::V6_1,
         version: "5.3",

@@ -54,6 +54,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "memcg-high-throttle",
     "memcg-kmem-pgtables",
     "memcg-kmem-vfs",
+    "filp-kmem",
     "memcg-kmem-objcg",
     "kswapd-file-writeback",
     "mapped-used-once",

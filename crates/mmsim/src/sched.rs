@@ -93,6 +93,8 @@ pub struct OpenFile {
     pub pos: u64,
     /// Readahead state (struct file_ra_state): window start, size, async size, prev index.
     pub ra: crate::mm::readahead::RaState,
+    /// The `struct file`'s `filp` object (`filp-kmem`): its memcg and node.
+    pub filp: Option<(crate::mm::memcontrol::MemcgId, u8)>,
 }
 
 /// Per-task measurements.

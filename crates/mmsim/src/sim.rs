@@ -95,6 +95,11 @@ pub struct Features {
     /// memcg"). Off: they take frames but no memcg charge, and only global reclaim shrinks
     /// them (2.6.30–4.4).
     pub memcg_kmem_vfs: bool,
+    /// An open file's `struct file` is an object of the `filp` slab cache, SLAB_ACCOUNT:
+    /// charged to the opening task's memory cgroup from open to close (v4.15, "fs, mm:
+    /// account filp and names caches to kmemcg"; `mm::slab`). Off: open files take no
+    /// memory (their slab, never charged before 4.15, is not modelled in the older eras).
+    pub filp_kmem: bool,
     /// One set of slab caches for every memcg, and each object charged in bytes through
     /// its obj_cgroup (v5.9, "mm: memcg/slab: charge individual slab objects instead of
     /// pages"; `mm::slab`): the slabs are shared and charged to no cgroup; a cgroup pays
@@ -547,6 +552,7 @@ impl Features {
             memcg_high_throttle: false,
             memcg_kmem_pgtables: false,
             memcg_kmem_vfs: false,
+            filp_kmem: false,
             memcg_kmem_objcg: false,
             memory_reclaim_swappiness_max: false,
             kswapd_file_writeback: true,
@@ -672,6 +678,7 @@ impl Features {
             "memcg-high-throttle" => self.memcg_high_throttle = on,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables = on,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs = on,
+            "filp-kmem" => self.filp_kmem = on,
             "memcg-kmem-objcg" => self.memcg_kmem_objcg = on,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max = on,
             "kswapd-file-writeback" => self.kswapd_file_writeback = on,
@@ -779,6 +786,7 @@ impl Features {
             "memcg-high-throttle" => self.memcg_high_throttle,
             "memcg-kmem-pgtables" => self.memcg_kmem_pgtables,
             "memcg-kmem-vfs" => self.memcg_kmem_vfs,
+            "filp-kmem" => self.filp_kmem,
             "memcg-kmem-objcg" => self.memcg_kmem_objcg,
             "memory-reclaim-swappiness-max" => self.memory_reclaim_swappiness_max,
             "kswapd-file-writeback" => self.kswapd_file_writeback,

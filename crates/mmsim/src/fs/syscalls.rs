@@ -334,6 +334,44 @@ impl Sim {
         truncate: bool,
         progress: &mut u64,
     ) -> Result<OpResult, Wait> {
+        // path_openat's alloc_empty_file, before the path walk: the `struct file`
+        // (`filp-kmem`), charged to the opener's memcg; a reclaim its charge makes runs
+        // before the walk finds the file. Freed again when the open fails or sleeps (a
+        // sleeping open restarts and allocates anew).
+        let filp = if self.features.filp_kmem {
+            let prev = self.enter(KFunc::DoSysOpen);
+            let room = self.vfs_prealloc(&[crate::mm::slab::KmemCache::Filp]);
+            self.leave(prev);
+            match room {
+                Ok(()) => Some(self.vfs_obj_alloc(crate::mm::slab::KmemCache::Filp)),
+                Err(crate::mm::slab::VfsAllocError::Wait(w)) => return Err(w),
+                Err(crate::mm::slab::VfsAllocError::NoMem) => {
+                    return Ok(OpResult::Err(Errno::ENOMEM))
+                }
+            }
+        } else {
+            None
+        };
+        let r = self.path_openat(tid, path, found, create, truncate, progress, filp);
+        if let (Some((memcg, node)), false) = (filp, matches!(r, Ok(OpResult::Fd(_)))) {
+            self.vfs_obj_free(crate::mm::slab::KmemCache::Filp, memcg, node);
+        }
+        r
+    }
+
+    /// The rest of [`Sim::sys_open_in`]: the path walk (or the create) and the descriptor,
+    /// which takes `filp`, the `struct file`'s object.
+    #[allow(clippy::too_many_arguments)]
+    fn path_openat(
+        &mut self,
+        tid: TaskId,
+        path: &str,
+        found: Option<(usize, u32)>,
+        create: bool,
+        truncate: bool,
+        progress: &mut u64,
+        filp: Option<(crate::mm::memcontrol::MemcgId, u8)>,
+    ) -> Result<OpResult, Wait> {
         let prev = self.enter(KFunc::DoSysOpen);
         let (fs, found) = match found {
             Some((fs, ino)) => (fs, Some(ino)),
@@ -416,6 +454,7 @@ impl Sim {
             ino,
             pos: 0,
             ra: self.file_ra_state_init(ino),
+            filp,
         };
         let files = self.tasks[tid].tgid;
         let fds = &mut self.tasks[files].fds;
@@ -543,14 +582,18 @@ impl Sim {
         if *progress == 0 {
             // The descriptor's slot gives up its file (only the inode is needed).
             let files = self.tasks[tid].tgid;
-            let Some(ino) = self.tasks[files]
+            let Some(file) = self.tasks[files]
                 .fds
                 .get_mut(fd as usize)
                 .and_then(|slot| slot.take())
-                .map(|f| f.ino)
             else {
                 return Ok(OpResult::Err(Errno::EBADF));
             };
+            let ino = file.ino;
+            // __fput → file_free: the `struct file` goes back to its slab.
+            if let Some((memcg, node)) = file.filp {
+                self.vfs_obj_free(crate::mm::slab::KmemCache::Filp, memcg, node);
+            }
             // filp_close → ->flush: a pending writeback error (AS_EIO) is returned here.
             let wb_err = self.filemap_check_errors(ino);
             let inode = self.inode_mut(ino);

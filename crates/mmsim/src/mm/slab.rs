@@ -104,10 +104,13 @@ pub enum KmemCache {
     /// `buffer_head` (a block filesystem's data pages written through write_begin:
     /// `fs/buffer.rs`; not a VFS cache, no shrinker: freed with its page).
     BufferHead = 3,
+    /// `filp` (an open file's `struct file`, from open to close: `filp-kmem`; no
+    /// shrinker).
+    Filp = 4,
 }
 
 /// Number of slab caches modelled.
-pub const NR_CACHES: usize = 4;
+pub const NR_CACHES: usize = 5;
 
 /// A cache's geometry (/proc/slabinfo's objsize, objperslab, pagesperslab).
 #[derive(Clone, Copy, Debug)]
@@ -154,6 +157,13 @@ pub const CACHES: [CacheGeometry; NR_CACHES] = [
         objs_per_slab: 39,
         pages_per_slab: 1,
         reclaimable: true,
+    },
+    CacheGeometry {
+        name: "filp",
+        objsize: 192,
+        objs_per_slab: 21,
+        pages_per_slab: 1,
+        reclaimable: false,
     },
 ];
 
@@ -445,7 +455,7 @@ impl Sim {
 
     /// kmem_cache_alloc of one object of `cache` after [`Sim::vfs_prealloc`]: its memcg and
     /// node.
-    fn vfs_obj_alloc(&mut self, cache: KmemCache) -> (MemcgId, u8) {
+    pub(crate) fn vfs_obj_alloc(&mut self, cache: KmemCache) -> (MemcgId, u8) {
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
         self.slab_obj_alloc(cache, memcg, node);
@@ -1427,6 +1437,21 @@ pub fn check_vfs(sim: &Sim) -> Result<(), String> {
             }
             let m = sim.buffers_memcg(pfn as Pfn) as usize;
             objs[m * nodes + p.node as usize][KmemCache::BufferHead as usize] += 1;
+        }
+    }
+    // The `struct file`s of the open descriptors (`filp-kmem`), charged to the opener's
+    // memcg on its node.
+    for t in &sim.tasks {
+        for f in t.fds.iter().flatten() {
+            if let Some((m, n)) = f.filp {
+                if !sim.features.filp_kmem {
+                    return Err(format!(
+                        "task {} holds a filp object without filp-kmem",
+                        t.name
+                    ));
+                }
+                objs[m as usize * nodes + n as usize][KmemCache::Filp as usize] += 1;
+            }
         }
     }
     // The objects each lruvec's slabs hold: its own, or with one set of caches for every

@@ -601,15 +601,15 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         rp.cache_pages_max,
         rp.cache_pages_max >> 8
     )?;
-    // The files' dentries and inodes (mm::slab) at the end: memory the page cache did not
-    // have.
+    // The files' dentries and inodes, the open files' `struct file`s and the buffer heads
+    // (mm::slab) at the end: memory the page cache did not have.
     let slab_pages: i64 = ["nr_slab_reclaimable", "nr_slab_unreclaimable"]
         .iter()
         .map(|k| r.vmstat.get(*k).copied().unwrap_or(0))
         .sum();
     writeln!(
         out,
-        "  VFS slab at end    {} pages ({} MiB): the files' dentries and inodes",
+        "  VFS slab at end    {} pages ({} MiB): dentries, inodes, open files, buffer heads",
         slab_pages,
         slab_pages >> 8
     )?;

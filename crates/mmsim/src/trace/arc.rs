@@ -11,7 +11,7 @@
 //! read (the paper kept only the reads) of one device, and the trace has no times (a paced
 //! replay goes back to back).
 
-use super::{parse_u64, RecErr, Request};
+use super::{RecErr, Request};
 
 /// `arc[:block-size=512]`: `*.lis`.
 pub const FORMAT: super::FormatDef = super::FormatDef {
@@ -43,11 +43,7 @@ fn parse(n: u64, f: &[&str], block: u64) -> Result<Request, RecErr> {
             ),
         ));
     }
-    let bytes = |field: &str, v: &str| {
-        parse_u64(v, n, field)?
-            .checked_mul(block)
-            .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
-    };
+    let bytes = |field: &str, v: &str| super::parse_units(v, n, field, block);
     Ok(Request {
         time_ns: 0,
         id: 0,

@@ -85,11 +85,7 @@ fn parse(n: u64, f: &[&str]) -> Result<Request, RecErr> {
             format!("\"{}\" is neither W nor R", t[2]),
         )
     })?;
-    let sectors = |field: &str, v: &str| {
-        parse_u64(v, n, field)?
-            .checked_mul(512)
-            .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
-    };
+    let sectors = |field: &str, v: &str| super::parse_units(v, n, field, 512);
     let major = parse_u64(t[3], n, "major")?;
     let minor = parse_u64(t[4], n, "minor")?;
     if major >= 1 << 12 || minor >= 1 << 20 {

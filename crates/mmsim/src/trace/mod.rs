@@ -942,6 +942,20 @@ pub(crate) fn parse_u64(s: &str, record: u64, field: &str) -> Result<u64, RecErr
     })
 }
 
+/// Parse an unsigned integer field counting units of `unit` bytes (sectors, blocks) into
+/// bytes, naming the field on error ("too large" when the bytes overflow).
+pub(crate) fn parse_units(s: &str, record: u64, field: &str, unit: u64) -> Result<u64, RecErr> {
+    parse_u64(s, record, field)?
+        .checked_mul(unit)
+        .ok_or_else(|| {
+            (
+                Some(record),
+                Some(field.to_string()),
+                "too large".to_string(),
+            )
+        })
+}
+
 /// Parse a non-negative decimal number of seconds (`12`, `12.5`) into ns.
 pub(crate) fn parse_seconds_ns(s: &str, record: u64, field: &str) -> Result<u64, RecErr> {
     let t = s.trim();

@@ -58,13 +58,10 @@ fn parse(n: u64, f: &[&str], block: u64) -> Result<Request, RecErr> {
             ))
         }
     };
-    let lba = parse_u64(f[1], n, "LBA")?;
     Ok(Request {
         time_ns: parse_seconds_ns(f[4], n, "Timestamp")?,
         id: parse_u64(f[0], n, "ASU")?,
-        offset: lba
-            .checked_mul(block)
-            .ok_or_else(|| (Some(n), Some("LBA".to_string()), "too large".to_string()))?,
+        offset: super::parse_units(f[1], n, "LBA", block)?,
         len: parse_u64(f[2], n, "Size")?,
         write,
         delete: false,

@@ -35,11 +35,7 @@ fn parse(n: u64, f: &[&str]) -> Result<Request, RecErr> {
             ))
         }
     };
-    let sectors = |field: &str, v: &str| {
-        parse_u64(v, n, field)?
-            .checked_mul(512)
-            .ok_or_else(|| (Some(n), Some(field.to_string()), "too large".to_string()))
-    };
+    let sectors = |field: &str, v: &str| super::parse_units(v, n, field, 512);
     Ok(Request {
         time_ns: parse_u64(f[0], n, "Timestamp")?.saturating_mul(1_000_000_000),
         id: parse_u64(f[4], n, "VolumeID")?,

@@ -747,6 +747,9 @@ impl Sim {
         let mut workingset = false;
         let mut stalled: Option<bool> = None;
         let mut added = 0;
+        // The block device's pages (the filesystem's hidden metadata file) are created one
+        // at a time by __getblk_slow, each looked up before the next is added.
+        let getblk = self.is_inode_table(ino);
         for &(idx, p) in pages {
             let nr = self.folio_nr_pages(p);
             let r = if nr == 1 {
@@ -759,6 +762,9 @@ impl Sim {
                 continue;
             }
             added += nr;
+            if getblk {
+                self.getblk_created(p);
+            }
             workingset |= self.mem[p as usize].test(pg::WORKINGSET);
             self.set_dropbehind_if_uncached(p); // ractl->dropbehind
                                                 // The allocation reference is dropped after insertion (the cache holds one).

@@ -672,6 +672,22 @@ impl Sim {
         self.meta_bread(table, block, ra, stat)
     }
 
+    /// A block __getblk_slow has just created (its page added to the cache and to this
+    /// CPU's add batch, read not yet started): grow_dev_folio creates the folio accessed
+    /// (FGP_ACCESSED; from 3.16, `accessed-init`), then __find_get_block finds it
+    /// (__find_get_block_slow, FGP_ACCESSED: mark_page_accessed) and installs its buffer
+    /// in bh_lrus, before the next block is created. The lookup activates the page in the
+    /// add batch, no pgactivate counted (__lru_cache_activate_page) — unless adding it
+    /// filled the batch and put it on the LRU: then folio_activate, counted. Before 3.16
+    /// the lookup only marks it referenced.
+    pub(crate) fn getblk_created(&mut self, p: Pfn) {
+        if self.features.accessed_init {
+            self.init_page_accessed(p);
+        }
+        self.mark_page_accessed(p);
+        self.bh_lru_install(p);
+    }
+
     /// The running task sleeps until block page `pfn` is read: it keeps a reference to
     /// the page until its lookup is done or its call returns (`Task::held_pages`; get_bh).
     fn hold_page_across_wait(&mut self, pfn: Pfn) {
@@ -746,10 +762,8 @@ impl Sim {
     /// A block of the filesystem's metadata (its hidden file `table`, the block device's
     /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, it and the
     /// blocks `(first, nr)` around it that are not are created and read (one request). Each
-    /// is created as __getblk_slow creates a block — grow_dev_folio adds the page, then
-    /// __find_get_block finds it (__find_get_block_slow, FGP_ACCESSED): from 3.16
-    /// (`accessed-init`) the page is created accessed and that lookup activates it; before,
-    /// the lookup only marks it referenced. The caller then waits for its block's read
+    /// is created as __getblk_slow creates a block, each looked up right after its page is
+    /// added ([`Sim::getblk_created`]: from 3.16 active in the add batch). The caller then waits for its block's read
     /// holding the buffer (`Task::held_pages`): nothing looks the block up again and nothing
     /// copies it (the inode or the directory entries are read in place). A block the
     /// readahead could not create, or one cached but not uptodate and not being read (its
@@ -767,19 +781,8 @@ impl Sim {
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
         let cached = matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_));
         if !cached {
-            let missing: u64 = (first..first + nr)
-                .filter(|&i| !matches!(self.inode(table).mapping.tree.lookup(i), Entry::Page(_)))
-                .fold(0, |bits, i| bits | 1 << (i - first));
+            // Each block created is looked up at once (read_pages: `getblk_created`).
             self.__do_page_cache_readahead(table, first, nr, 0);
-            for i in (first..first + nr).filter(|&i| missing & 1 << (i - first) != 0) {
-                if let Entry::Page(p) = self.inode(table).mapping.tree.lookup(i) {
-                    if self.features.accessed_init {
-                        self.init_page_accessed(p);
-                    }
-                    self.mark_page_accessed(p);
-                    self.bh_lru_install(p);
-                }
-            }
         }
         let out = match self.inode(table).mapping.tree.lookup(block) {
             // Created and being read (or read already): wait for it holding the buffer.

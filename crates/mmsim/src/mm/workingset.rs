@@ -359,7 +359,7 @@ impl Sim {
             return;
         }
         let prev = self.enter(crate::machine::profile::KFunc::ScanShadowNodes);
-        let mut budget = 128; // SHRINK_BATCH
+        let mut budget: i64 = 128; // SHRINK_BATCH
         while self.lruvec(ROOT_MEM_CGROUP, node).nr_shadow_nodes as usize > max_nodes && budget > 0
         {
             budget -= 1;
@@ -367,6 +367,8 @@ impl Sim {
                 break;
             }
         }
+        // do_shrink_slab counts what a shrinker scanned in slabs_scanned, this one too.
+        self.vmstat.add(VmItem::SlabsScanned, 128 - budget);
         self.leave(prev);
     }
 
@@ -414,6 +416,8 @@ impl Sim {
                     break;
                 }
             }
+            // do_shrink_slab: slabs_scanned counts each batch (shrinkctl->nr_scanned).
+            self.vmstat.add(VmItem::SlabsScanned, nr_to_scan as i64);
             total_scan -= nr_to_scan;
             scanned += nr_to_scan;
             if self.lruvec(memcg, node).nr_shadow_nodes == 0 || nr_to_scan == 0 {

@@ -763,8 +763,8 @@ impl Sim {
     /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, it and the
     /// blocks `(first, nr)` around it that are not are created and read (one request). Each
     /// is created as __getblk_slow creates a block, each looked up right after its page is
-    /// added ([`Sim::getblk_created`]: from 3.16 active in the add batch). The caller then waits for its block's read
-    /// holding the buffer (`Task::held_pages`): nothing looks the block up again and nothing
+    /// added ([`Sim::getblk_created`]: from 3.16 active in the add batch). The caller then
+    /// waits for its block's read holding the buffer (`Task::held_pages`): nothing looks the block up again and nothing
     /// copies it (the inode or the directory entries are read in place). A block the
     /// readahead could not create, or one cached but not uptodate and not being read (its
     /// read failed), is read through the page-cache read path (which allocates it as

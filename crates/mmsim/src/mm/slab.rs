@@ -764,13 +764,13 @@ impl Sim {
     /// blocks `(first, nr)` around it that are not are created and read (one request). Each
     /// is created as __getblk_slow creates a block, each looked up right after its page is
     /// added ([`Sim::getblk_created`]: from 3.16 active in the add batch). The caller then
-    /// waits for its block's read holding the buffer (`Task::held_pages`): nothing looks the block up again and nothing
-    /// copies it (the inode or the directory entries are read in place). A block the
-    /// readahead could not create, or one cached but not uptodate and not being read (its
-    /// read failed), is read through the page-cache read path (which allocates it as
-    /// __getblk's __GFP_NOFAIL allocation must; one retry of a failed read, then the
-    /// error). The pages the read brings in count in the task's statistic `stat` (not in
-    /// its `cache_misses`).
+    /// waits for its block's read holding the buffer (`Task::held_pages`): nothing looks
+    /// the block up again and nothing copies it (the inode or the directory entries are
+    /// read in place). A block the readahead could not create, or one cached but not
+    /// uptodate and not being read (its read failed), is read through the page-cache read
+    /// path (which allocates it as __getblk's __GFP_NOFAIL allocation must; one retry of a
+    /// failed read, then the error). The pages the read brings in count in the task's
+    /// statistic `stat` (not in its `cache_misses`).
     fn meta_bread(
         &mut self,
         table: u32,

@@ -772,6 +772,20 @@ fn a_metadata_block_a_task_waited_for_stays_until_its_call_returns() {
     }
 }
 
+/// A 64 MiB unit machine of `era` and `preset` whose /mnt holds `n` one-page files
+/// `/mnt/f0`…, on disk only (their first open reads the inode table).
+fn machine_with_files(name: &str, n: usize, era: KernelEra, preset: &str) -> UnitMachine {
+    let mut text = unit_machine_toml(
+        name,
+        "64MiB",
+        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
+    );
+    for i in 0..n {
+        text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
+    }
+    UnitMachine::new(&text, era.features(preset).unwrap())
+}
+
 #[test]
 fn buffer_cache_blocks_are_created_active_from_3_16() {
     // __getblk_slow: grow_dev_folio adds a block's page (find_or_create_page, FGP_ACCESSED
@@ -781,15 +795,7 @@ fn buffer_cache_blocks_are_created_active_from_3_16() {
     // it referenced. The open that waited for the read holds its block: the restarted
     // lookup does not mark it again.
     for (preset, active) in [("patched", true), ("vanilla", false)] {
-        let mut text = unit_machine_toml(
-            "bufcache",
-            "64MiB",
-            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
-        );
-        for i in 0..64 {
-            text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
-        }
-        let mut m = UnitMachine::new(&text, KernelEra::V6_18.features(preset).unwrap());
+        let mut m = machine_with_files("bufcache", 64, KernelEra::V6_18, preset);
         let tid = m.tid;
         let table = m.sim.fss[1].inode_table.expect("an inode table");
         let mut progress = 0;
@@ -842,15 +848,7 @@ fn each_created_block_is_looked_up_before_the_next_so_only_a_full_batch_counts_p
     // batches had put on the LRU: Linux 6.18 counts a handful of pgactivate for a few
     // hundred inode-table blocks read, docs/replay.md "Files kept open".)
     for (era, batch) in [(KernelEra::V6_18, 31u64), (KernelEra::V6_1, 15)] {
-        let mut text = unit_machine_toml(
-            "getblk",
-            "64MiB",
-            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
-        );
-        for i in 0..1024 {
-            text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
-        }
-        let mut m = UnitMachine::new(&text, era.features("patched").unwrap());
+        let mut m = machine_with_files("getblk", 1024, era, "patched");
         let table = m.sim.fss[1].inode_table.expect("an inode table");
         m.sim.lru_add_drain();
         let act0 = m.sim.vmstat.get(VmItem::Pgactivate);
@@ -888,15 +886,7 @@ fn a_block_in_a_cpus_bh_lru_is_busy_and_reclaim_activates_it() {
     // inactive tail cannot release its buffers (filemap_release_folio) and activates it.
     use mmsim::mm::slab::BH_LRU_SIZE;
     use mmsim::mm::vmscan::ScanControl;
-    let mut text = unit_machine_toml(
-        "bh-lru",
-        "64MiB",
-        "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\n",
-    );
-    for i in 0..1024 {
-        text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
-    }
-    let mut m = UnitMachine::new(&text, KernelEra::V6_18.features("patched").unwrap());
+    let mut m = machine_with_files("bh-lru", 1024, KernelEra::V6_18, "patched");
     let table = m.sim.fss[1].inode_table.expect("an inode table");
     // A cold open reads a window of 33 inode-table blocks: the CPU's LRU keeps 16.
     common::open_restarting(&mut m, "/mnt/f600");

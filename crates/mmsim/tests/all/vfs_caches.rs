@@ -786,6 +786,25 @@ fn machine_with_files(name: &str, n: usize, era: KernelEra, preset: &str) -> Uni
     UnitMachine::new(&text, era.features(preset).unwrap())
 }
 
+/// The cached blocks of /mnt's metadata file (the block device's buffer cache), as
+/// (block, page); every entry must be a page.
+fn metadata_pages(m: &UnitMachine) -> Vec<(u64, Pfn)> {
+    let table = m.sim.fss[1].inode_table.expect("an inode table");
+    let mut cached = Vec::new();
+    m.sim
+        .inode(table)
+        .mapping
+        .tree
+        .gang_lookup(0, usize::MAX, &mut cached);
+    cached
+        .into_iter()
+        .map(|(block, e)| match e {
+            mmsim::mm::radix_tree::Entry::Page(p) => (block, p),
+            other => panic!("block {block}: {other:?}"),
+        })
+        .collect()
+}
+
 #[test]
 fn buffer_cache_blocks_are_created_active_from_3_16() {
     // __getblk_slow: grow_dev_folio adds a block's page (find_or_create_page, FGP_ACCESSED
@@ -797,24 +816,15 @@ fn buffer_cache_blocks_are_created_active_from_3_16() {
     for (preset, active) in [("patched", true), ("vanilla", false)] {
         let mut m = machine_with_files("bufcache", 64, KernelEra::V6_18, preset);
         let tid = m.tid;
-        let table = m.sim.fss[1].inode_table.expect("an inode table");
         let mut progress = 0;
         let target = match m.sim.sys_open(tid, "/mnt/f40", false, false, &mut progress) {
             Err(Wait::PageLocked(p)) => p,
             other => panic!("{preset}: {other:?}"),
         };
-        let mut cached = Vec::new();
-        m.sim
-            .inode(table)
-            .mapping
-            .tree
-            .gang_lookup(0, 1024, &mut cached);
+        let cached = metadata_pages(&m);
         assert!(cached.len() > 1, "{preset}: the readahead's blocks too");
         let flags = |m: &UnitMachine, p| (m.sim.PageActive(p), m.sim.PageReferenced(p));
-        for &(block, e) in &cached {
-            let mmsim::mm::radix_tree::Entry::Page(p) = e else {
-                panic!("{preset}: block {block}: {e:?}");
-            };
+        for &(block, p) in &cached {
             assert_eq!(flags(&m, p), (active, !active), "{preset}: block {block}");
         }
         common::complete_io(&mut m.sim);
@@ -849,24 +859,15 @@ fn each_created_block_is_looked_up_before_the_next_so_only_a_full_batch_counts_p
     // hundred inode-table blocks read, docs/replay.md "Files kept open".)
     for (era, batch) in [(KernelEra::V6_18, 31u64), (KernelEra::V6_1, 15)] {
         let mut m = machine_with_files("getblk", 1024, era, "patched");
-        let table = m.sim.fss[1].inode_table.expect("an inode table");
         m.sim.lru_add_drain();
         let act0 = m.sim.vmstat.get(VmItem::Pgactivate);
         common::open_restarting(&mut m, "/mnt/f600");
         m.sim.lru_add_drain();
-        let mut cached = Vec::new();
-        m.sim
-            .inode(table)
-            .mapping
-            .tree
-            .gang_lookup(0, 4096, &mut cached);
+        let cached = metadata_pages(&m);
         // The window, and the directory's root and leaf the lookup read before it.
         let blocks = cached.len() as u64;
         assert_eq!(blocks, 33 + 2, "{era:?}: the blocks read");
-        for &(block, e) in &cached {
-            let mmsim::mm::radix_tree::Entry::Page(p) = e else {
-                panic!("{era:?}: block {block}: {e:?}");
-            };
+        for &(block, p) in &cached {
             assert!(m.sim.PageActive(p), "{era:?}: block {block} active");
         }
         assert_eq!(
@@ -892,19 +893,7 @@ fn a_block_in_a_cpus_bh_lru_is_busy_and_reclaim_activates_it() {
     common::open_restarting(&mut m, "/mnt/f600");
     let lru = m.sim.bh_lrus[0].clone();
     assert_eq!(lru.len(), BH_LRU_SIZE);
-    let mut cached = Vec::new();
-    m.sim
-        .inode(table)
-        .mapping
-        .tree
-        .gang_lookup(0, 4096, &mut cached);
-    let pages: Vec<Pfn> = cached
-        .iter()
-        .filter_map(|&(_, e)| match e {
-            mmsim::mm::radix_tree::Entry::Page(p) => Some(p),
-            _ => None,
-        })
-        .collect();
+    let pages: Vec<Pfn> = metadata_pages(&m).into_iter().map(|(_, p)| p).collect();
     assert!(pages.len() > BH_LRU_SIZE, "{} blocks read", pages.len());
     m.sim.lru_add_drain();
     for &p in &pages {

@@ -394,6 +394,26 @@ impl Sim {
         self.slab_prealloc(memcg, node, caches)
     }
 
+    /// [`Sim::vfs_prealloc`] of one object of `cache` (open's `filp`): the common case —
+    /// the memcg's byte stock holds the object's bytes and its slabs have a free object —
+    /// needs nothing and is answered without [`Sim::slab_prealloc`]'s general loop (the
+    /// same state: neither the charge nor the slab changes then).
+    #[inline]
+    pub fn vfs_prealloc_one(&mut self, cache: KmemCache) -> Result<(), VfsAllocError> {
+        let memcg = self.vfs_memcg();
+        let node = self.cur_node();
+        let c = cache as usize;
+        let charged = !self.objcg_charging() || memcg == ROOT_MEM_CGROUP || {
+            let mc = &self.memcgs[memcg as usize];
+            mc.obj_charging == 0 && mc.obj_debt_bytes == 0 && mc.obj_stock_bytes >= obj_full_size(c)
+        };
+        let lv = &self.lruvec(self.slab_home(memcg), node).vfs;
+        if charged && lv.capacity(c) > lv.slab_objs[c] {
+            return Ok(());
+        }
+        self.slab_prealloc(memcg, node, &[cache])
+    }
+
     /// [`Sim::vfs_prealloc`] for objects charged to `memcg` on `node`.
     pub(crate) fn slab_prealloc(
         &mut self,

@@ -504,6 +504,12 @@ pub enum LoadError {
         /// serde's message, without its location.
         message: String,
     },
+    /// The document is a report of `examples/host_replay.rs` or `examples/host_anon.rs` (a
+    /// run on the machine's own kernel), not an mmsim run document.
+    HostReport {
+        /// The file.
+        path: PathBuf,
+    },
     /// The document has a schema version this mmsim does not read.
     Schema {
         /// The file.
@@ -543,6 +549,13 @@ impl fmt::Display for LoadError {
                 column,
                 message
             ),
+            LoadError::HostReport { path } => write!(
+                f,
+                "{}: a report of examples/host_replay or host_anon (a run on this machine's \
+                 kernel), not an mmsim run document; set its vmstat and cgroup_stat beside an \
+                 mmsim run's report (docs/replay.md, \"Against a real kernel\")",
+                path.display()
+            ),
             LoadError::Schema { path, found } => write!(
                 f,
                 "{}: schema_version {} (this mmsim reads version {}; re-run the scenario)",
@@ -580,6 +593,9 @@ pub fn parse_run(text: &str, path: &Path) -> Result<RunDoc, LoadError> {
     struct Probe {
         #[serde(default)]
         schema_version: serde_json::Value,
+        /// The host reports' memory.stat (they carry no schema version).
+        #[serde(default)]
+        cgroup_stat: Option<serde_json::Value>,
     }
     let parse_error = |e: serde_json::Error| {
         let full = e.to_string();
@@ -594,6 +610,11 @@ pub fn parse_run(text: &str, path: &Path) -> Result<RunDoc, LoadError> {
     };
     let probe: Probe = serde_json::from_str(text).map_err(parse_error)?;
     let found = probe.schema_version.as_u64().unwrap_or(0);
+    if found == 0 && probe.cgroup_stat.is_some() {
+        return Err(LoadError::HostReport {
+            path: path.to_path_buf(),
+        });
+    }
     if found != u64::from(SCHEMA_VERSION) {
         return Err(LoadError::Schema {
             path: path.to_path_buf(),
@@ -742,6 +763,20 @@ mod tests {
         // No version at all (not a run document) is version 0.
         let e = parse_run("{}", Path::new("empty.json")).unwrap_err();
         assert!(matches!(e, LoadError::Schema { found: 0, .. }));
+    }
+
+    #[test]
+    fn a_host_report_is_named_as_such() {
+        // host_replay's and host_anon's JSON: vmstat deltas and memory.stat, no version.
+        let text =
+            r#"{"kernel": "6.18.44", "vmstat": {"pgactivate": 5}, "cgroup_stat": {"usage": 1}}"#;
+        let e = parse_run(text, Path::new("host.json")).unwrap_err();
+        assert!(matches!(e, LoadError::HostReport { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("host.json: a report of examples/host_replay"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -340,7 +340,7 @@ impl Sim {
         // sleeping open restarts and allocates anew).
         let filp = if self.features.filp_kmem {
             let prev = self.enter(KFunc::DoSysOpen);
-            let room = self.vfs_prealloc_one(crate::mm::slab::KmemCache::Filp);
+            let room = self.vfs_prealloc(&[crate::mm::slab::KmemCache::Filp]);
             self.leave(prev);
             match room {
                 Ok(()) => Some(self.vfs_obj_alloc(crate::mm::slab::KmemCache::Filp)),

@@ -388,34 +388,34 @@ impl Sim {
     /// with SLAB_ACCOUNT). A
     /// wait in the allocation returns the wait; the caller's op restarts and finds the frames
     /// already allocated. Memory that cannot be had is ENOMEM.
+    #[inline]
     pub fn vfs_prealloc(&mut self, caches: &[KmemCache]) -> Result<(), VfsAllocError> {
         let memcg = self.vfs_memcg();
         let node = self.cur_node();
         self.slab_prealloc(memcg, node, caches)
     }
 
-    /// [`Sim::vfs_prealloc`] of one object of `cache` (open's `filp`): the common case —
-    /// the memcg's byte stock holds the object's bytes and its slabs have a free object —
-    /// needs nothing and is answered without [`Sim::slab_prealloc`]'s general loop (the
-    /// same state: neither the charge nor the slab changes then).
+    /// [`Sim::vfs_prealloc`] for objects charged to `memcg` on `node`.
     #[inline]
-    pub fn vfs_prealloc_one(&mut self, cache: KmemCache) -> Result<(), VfsAllocError> {
-        let memcg = self.vfs_memcg();
-        let node = self.cur_node();
-        let c = cache as usize;
-        let charged = !self.objcg_charging() || memcg == ROOT_MEM_CGROUP || {
-            let mc = &self.memcgs[memcg as usize];
-            mc.obj_charging == 0 && mc.obj_debt_bytes == 0 && mc.obj_stock_bytes >= obj_full_size(c)
-        };
-        let lv = &self.lruvec(self.slab_home(memcg), node).vfs;
-        if charged && lv.capacity(c) > lv.slab_objs[c] {
-            return Ok(());
+    pub(crate) fn slab_prealloc(
+        &mut self,
+        memcg: MemcgId,
+        node: usize,
+        caches: &[KmemCache],
+    ) -> Result<(), VfsAllocError> {
+        // One object (open's `filp`, a lookup's dentry) whose bytes the memcg's stock holds
+        // and whose cache has a free object: nothing to charge or allocate.
+        if let &[cache] = caches {
+            if self.slab_room_for_one(memcg, node, cache) {
+                return Ok(());
+            }
         }
-        self.slab_prealloc(memcg, node, &[cache])
+        self.slab_prealloc_charge(memcg, node, caches)
     }
 
-    /// [`Sim::vfs_prealloc`] for objects charged to `memcg` on `node`.
-    pub(crate) fn slab_prealloc(
+    /// [`Sim::slab_prealloc`]'s charge and frames.
+    #[inline(never)]
+    fn slab_prealloc_charge(
         &mut self,
         memcg: MemcgId,
         node: usize,
@@ -471,6 +471,21 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// Whether one object of `cache` for `memcg` on `node` needs nothing from
+    /// [`Sim::slab_prealloc`]: no page to charge (the byte stock holds its bytes, no debt,
+    /// no charge in progress — obj_cgroup_precharge would change nothing) and a free object
+    /// in its slabs.
+    #[inline]
+    fn slab_room_for_one(&self, memcg: MemcgId, node: usize, cache: KmemCache) -> bool {
+        let c = cache as usize;
+        let charged = !self.objcg_charging() || memcg == ROOT_MEM_CGROUP || {
+            let mc = &self.memcgs[memcg as usize];
+            mc.obj_charging == 0 && mc.obj_debt_bytes == 0 && mc.obj_stock_bytes >= obj_full_size(c)
+        };
+        let lv = &self.lruvec(self.slab_home(memcg), node).vfs;
+        charged && lv.capacity(c) > lv.slab_objs[c]
     }
 
     /// kmem_cache_alloc of one object of `cache` after [`Sim::vfs_prealloc`]: its memcg and

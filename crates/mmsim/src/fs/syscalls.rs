@@ -14,46 +14,35 @@ use crate::workload::{Errno, Op, OpResult};
 /// MAX_LFS_FILESIZE on 64-bit: the largest file offset (LLONG_MAX).
 pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
 
-/// Entries of [`PathCache`] at most (it is emptied when full).
-const PATH_CACHE_MAX: usize = 1 << 16;
+/// Path epochs handed out so far (process-wide: two simulations never share one, so a
+/// path's memo from one is never taken by another).
+static PATH_EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The host's memo of the files `Op::Open` found: a path string (the program's shared
-/// `Arc<str>`, keyed by address: the entry keeps the string alive, so the address names
-/// that string) to its filesystem and inode, what `resolve_fs` and the filesystem's names
-/// gave. Any change of names, directories or mounts empties it. It saves the host the
-/// string hashing and compares of an open per request; nothing simulated reads it.
-#[derive(Default)]
+/// The host's memo of the files `Op::Open` found, kept in each path
+/// ([`crate::workload::OpenPath`]): a memo is valid while it carries this epoch. Any change
+/// of names, directories or mounts starts a new epoch. It saves the host the string hashing
+/// and compares of an open per request; nothing simulated reads it.
 pub(crate) struct PathCache {
-    map: rustc_hash::FxHashMap<usize, (std::sync::Arc<str>, usize, u32)>,
+    epoch: u64,
+}
+
+impl Default for PathCache {
+    fn default() -> PathCache {
+        PathCache {
+            epoch: Self::new_epoch(),
+        }
+    }
 }
 
 impl PathCache {
-    #[inline]
-    fn key(path: &std::sync::Arc<str>) -> usize {
-        std::sync::Arc::as_ptr(path) as *const u8 as usize
-    }
-
-    /// The filesystem and inode `path` resolved to, if memoised since the last change.
-    #[inline]
-    fn get(&self, path: &std::sync::Arc<str>) -> Option<(usize, u32)> {
-        self.map
-            .get(&Self::key(path))
-            .map(|(_, fs, ino)| (*fs, *ino))
-    }
-
-    fn put(&mut self, path: &std::sync::Arc<str>, fs: usize, ino: u32) {
-        if self.map.len() >= PATH_CACHE_MAX {
-            self.map.clear();
-        }
-        self.map.insert(Self::key(path), (path.clone(), fs, ino));
+    fn new_epoch() -> u64 {
+        PATH_EPOCHS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
     /// Forget everything (a name, directory or mount changed).
     #[inline]
     pub(crate) fn invalidate(&mut self) {
-        if !self.map.is_empty() {
-            self.map.clear();
-        }
+        self.epoch = Self::new_epoch();
     }
 }
 
@@ -301,13 +290,14 @@ impl Sim {
     /// filesystem's names find them, through the path memo ([`PathCache`]; the host's
     /// work only: the walk's simulated cost is charged by `sys_open_in` either way).
     #[inline]
-    fn resolve_open_path(&mut self, path: &std::sync::Arc<str>) -> Option<(usize, u32)> {
-        if let Some(hit) = self.path_cache.get(path) {
+    fn resolve_open_path(&mut self, path: &crate::workload::OpenPath) -> Option<(usize, u32)> {
+        let epoch = self.path_cache.epoch;
+        if let Some(hit) = path.memo(epoch) {
             return Some(hit);
         }
         let fs = self.resolve_fs(path)?;
         let ino = self.fss[fs].names.get(&**path).copied()?;
-        self.path_cache.put(path, fs, ino);
+        path.set_memo(epoch, fs, ino);
         Some((fs, ino))
     }
 

@@ -650,6 +650,76 @@ pub(crate) fn parse_advice<A: Copy>(
     }
 }
 
+/// The path of an [`Op::Open`]: one string that a program opening the same file over and
+/// over hands out references to, carrying the host's memo of the filesystem and inode it
+/// resolved to (`Sim::resolve_open_path`: what `resolve_fs` and the filesystem's names
+/// gave, saving the string hashing of an open per request; nothing simulated reads it).
+/// `Rc`, not `Arc`: a simulation runs on one thread, and an op per request would pay two
+/// atomic counts.
+#[derive(Clone)]
+pub struct OpenPath(std::rc::Rc<OpenPathInner>);
+
+struct OpenPathInner {
+    /// (epoch, filesystem, inode) of the last resolution: valid while the resolving
+    /// simulation's path epoch is that epoch (`OpenPath::NO_EPOCH`: none).
+    memo: std::cell::Cell<(u64, u32, u32)>,
+    path: Box<str>,
+}
+
+impl OpenPath {
+    /// The memo's epoch before any resolution (no simulation's epoch is 0).
+    pub const NO_EPOCH: u64 = 0;
+
+    /// The filesystem and inode this path resolved to in path epoch `epoch`.
+    #[inline]
+    pub fn memo(&self, epoch: u64) -> Option<(usize, u32)> {
+        let (e, fs, ino) = self.0.memo.get();
+        (e == epoch).then_some((fs as usize, ino))
+    }
+
+    /// Note that this path resolves to `fs`, `ino` in path epoch `epoch`.
+    #[inline]
+    pub fn set_memo(&self, epoch: u64, fs: usize, ino: u32) {
+        self.0.memo.set((epoch, fs as u32, ino));
+    }
+}
+
+impl std::ops::Deref for OpenPath {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0.path
+    }
+}
+
+impl From<&str> for OpenPath {
+    fn from(s: &str) -> OpenPath {
+        OpenPath(std::rc::Rc::new(OpenPathInner {
+            memo: std::cell::Cell::new((OpenPath::NO_EPOCH, 0, 0)),
+            path: s.into(),
+        }))
+    }
+}
+
+impl From<String> for OpenPath {
+    fn from(s: String) -> OpenPath {
+        s.as_str().into()
+    }
+}
+
+impl std::fmt::Debug for OpenPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for OpenPath {
+    fn eq(&self, other: &OpenPath) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for OpenPath {}
+
 /// One operation of a program. An explicit tag byte (`repr(u8)`): the engine matches on
 /// the op several times per step, and a tag is one load where the niche in a variant's
 /// string is a few instructions of decoding.
@@ -659,8 +729,8 @@ pub enum Op {
     /// open(2); `create` adds O_CREAT, `truncate` O_TRUNC.
     Open {
         /// Absolute path (shared: a program that opens the same files over and over hands
-        /// out references to one string).
-        path: std::sync::Arc<str>,
+        /// out references to one string, which carries the host's memo of its file).
+        path: OpenPath,
         /// O_CREAT.
         create: bool,
         /// O_TRUNC.

@@ -373,6 +373,9 @@ pub struct Replay {
     phase: Phase,
     /// Per file: descriptor and mapping.
     open: Vec<OpenState>,
+    /// Per file: its path as the opens hand it out (made at the first open; the layout's
+    /// `Arc` is shared between threads, the op's `Rc` is not).
+    paths: Vec<Option<super::OpenPath>>,
     /// Setup cursor (files opened so far) and what is being done to the current one.
     setup_file: usize,
     /// The request being prepared or issued, and its placement.
@@ -578,6 +581,7 @@ impl Replay {
             reader: None,
             phase: Phase::Setup,
             open: vec![OpenState::default(); nfiles],
+            paths: vec![None; nfiles],
             setup_file: 0,
             cur: None,
             next: None,
@@ -604,6 +608,14 @@ impl Replay {
     /// The shared cell (tests).
     pub fn shared(&self) -> Rc<RefCell<Shared>> {
         self.shared.clone()
+    }
+
+    /// File `f`'s path for an open.
+    #[inline]
+    fn path(&mut self, f: usize) -> super::OpenPath {
+        self.paths[f]
+            .get_or_insert_with(|| (&*self.spec.layout.files[f].0).into())
+            .clone()
     }
 
     /// Requests go through a shared mapping (`mmap = true`) instead of pread / pwrite.
@@ -788,7 +800,7 @@ impl Replay {
             let f = self.setup_file;
             self.awaiting = Some(Await::Open(f));
             return Op::Open {
-                path: self.spec.layout.files[f].0.clone(),
+                path: self.path(f),
                 create: false,
                 truncate: false,
             };
@@ -871,7 +883,7 @@ impl Replay {
         if self.open[p.file].fd.is_none() {
             self.awaiting = Some(Await::Open(p.file));
             return Op::Open {
-                path: self.spec.layout.files[p.file].0.clone(),
+                path: self.path(p.file),
                 create: false,
                 truncate: false,
             };

@@ -2707,8 +2707,10 @@ impl Sim {
             self.task_exit(tid);
             return false;
         }
-        // The op in progress (resumed), or the program's next one.
-        if let Some(mut cur) = t.cur_op.take() {
+        // The op in progress (resumed), or the program's next one. Tested before it is
+        // taken: a take moves the whole op (and writes None back) at every step.
+        if t.cur_op.is_some() {
+            let mut cur = t.cur_op.take().expect("an op in progress");
             return match self.exec_step(tid, &cur.op, &mut cur.progress, &mut cur.entered) {
                 Ok(runnable) => {
                     crate::sched::drop_done_op(cur.op);

@@ -2937,3 +2937,134 @@ fn a_fault_sleeps_in_its_readaround_charge_and_resumes_the_window() {
     complete_io(&mut m.sim);
     m.check();
 }
+
+/// Opens one shared [`OpenPath`] (as the replay program hands out one per file) and writes
+/// a round's pages through it, closing the file after each round, and unlinking the path
+/// after round `unlink_after` (counted from 0). Only an open that finds the file memoises
+/// it: the first round creates the file, the second finds it.
+struct SharedPathWriter {
+    path: mmsim::workload::OpenPath,
+    rounds: std::collections::VecDeque<u64>,
+    unlink_after: Option<usize>,
+    done: usize,
+    step: u8,
+    fd: u32,
+}
+
+impl Program for SharedPathWriter {
+    fn next_op(&mut self, last: &OpResult) -> Op {
+        loop {
+            match self.step {
+                0 => {
+                    if self.rounds.is_empty() {
+                        return Op::Exit;
+                    }
+                    self.step = 1;
+                    return Op::Open {
+                        path: self.path.clone(),
+                        create: true,
+                        truncate: false,
+                    };
+                }
+                1 => {
+                    let OpResult::Fd(fd) = last else {
+                        panic!("open {}: {last:?}", &*self.path);
+                    };
+                    self.fd = *fd;
+                    self.step = 2;
+                    let pages = self.rounds.pop_front().expect("a round");
+                    return Op::Write {
+                        fd: self.fd,
+                        len: pages * PAGE_SIZE,
+                    };
+                }
+                2 => {
+                    self.step = if self.unlink_after == Some(self.done) {
+                        3
+                    } else {
+                        0
+                    };
+                    self.done += 1;
+                    return Op::Close { fd: self.fd };
+                }
+                _ => {
+                    self.step = 0;
+                    return Op::Unlink {
+                        path: self.path.to_string(),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Run `program` as the machine's task to its end.
+fn run_program(m: &mut M, program: SharedPathWriter) {
+    m.sim.set_running(m.sim.cur().cpu, None);
+    m.sim.tasks[m.tid].body = TaskBody::User(Box::new(program));
+    assert_eq!(m.sim.run(1_000_000), RunEnd::Completed);
+}
+
+/// The size of the file at `path`, and its inode.
+fn file_at(m: &M, path: &str) -> (u32, u64) {
+    let fs = m.sim.resolve_fs(path).expect("a filesystem");
+    let ino = *m.sim.fss[fs].names.get(path).expect("the file exists");
+    (ino, m.sim.inodes[ino as usize].as_ref().expect("live").size)
+}
+
+#[test]
+fn an_open_path_is_resolved_again_after_its_name_changed() {
+    // The host memoises in each open's path the file it resolved to; an unlink (any change
+    // of names) must make the next open of the same path look again: it creates a new
+    // file, and the third round's pages go to it, not to the unlinked one (which the
+    // second round's open found and memoised).
+    let mut m = machine(Features::patched());
+    let writer = SharedPathWriter {
+        path: "/mnt/shared".into(),
+        rounds: [1, 1, 2].into(),
+        unlink_after: Some(1),
+        done: 0,
+        step: 0,
+        fd: 0,
+    };
+    run_program(&mut m, writer);
+    let (_, size) = file_at(&m, "/mnt/shared");
+    assert_eq!(
+        size,
+        2 * PAGE_SIZE,
+        "the new file has the third round's pages"
+    );
+    m.check();
+}
+
+#[test]
+fn an_open_path_memo_of_one_simulation_is_not_used_by_another() {
+    // The same path handed to two simulations: in the second, the inode number the first
+    // resolved it to belongs to another file, which must not receive its writes.
+    let path: mmsim::workload::OpenPath = "/mnt/b".into();
+    let mut a = machine(Features::patched());
+    let writer = |rounds: &[u64]| SharedPathWriter {
+        path: path.clone(),
+        rounds: rounds.iter().copied().collect(),
+        unlink_after: None,
+        done: 0,
+        step: 0,
+        fd: 0,
+    };
+    run_program(&mut a, writer(&[1, 1]));
+    let (ino_a, _) = file_at(&a, "/mnt/b");
+    let mut b = machine(Features::patched());
+    let (fd, z) = b.open("/mnt/z");
+    b.close(fd);
+    let (fd, ino_b) = b.open("/mnt/b");
+    b.close(fd);
+    assert_eq!(
+        z, ino_a,
+        "in the second machine /mnt/z has the first one's /mnt/b inode"
+    );
+    assert_ne!(ino_b, ino_a);
+    run_program(&mut b, writer(&[3]));
+    assert_eq!(file_at(&b, "/mnt/b"), (ino_b, 3 * PAGE_SIZE));
+    assert_eq!(file_at(&b, "/mnt/z"), (z, 0), "nothing written to /mnt/z");
+    b.check();
+}

@@ -514,19 +514,34 @@ fn inputs(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Vec<String
         } else {
             format!("did not complete: {}", d.end)
         };
+        let (machine, seed) = if d.host {
+            // A report of examples/host_replay: a run on the machine's own kernel.
+            (
+                "this machine (examples/host_replay)".to_string(),
+                "-".to_string(),
+            )
+        } else {
+            (
+                format!(
+                    "{}&times;{} CPUs, {} MiB/node",
+                    d.machine.nodes,
+                    d.machine.cpus_per_node,
+                    d.machine.memory_per_node_bytes >> 20
+                ),
+                d.seed.to_string(),
+            )
+        };
         h.push_str(&format!(
             "<tr><td><span class=\"sw c{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}&times;{} CPUs, {} MiB/node</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i % 8,
             esc(n),
             esc(&d.path.display().to_string()),
             esc(&d.scenario),
             esc(d.era_label()),
             esc(&if on.is_empty() { "(none)".to_string() } else { on.join(", ") }),
-            d.machine.nodes,
-            d.machine.cpus_per_node,
-            d.machine.memory_per_node_bytes >> 20,
-            d.seed,
+            machine,
+            seed,
             esc(&if cgroups.is_empty() { "-".to_string() } else { cgroups.join(", ") }),
             esc(&end)
         ));
@@ -540,6 +555,16 @@ fn inputs(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Vec<String
             .path
             .file_name()
             .map_or("run.json".into(), |f| f.to_string_lossy().into_owned());
+        if d.host {
+            h.push_str(&format!(
+                "<p><span class=\"sw c{}\"></span>{}: a report of <code>examples/host_replay</code> \
+                 (the trace replayed on this machine's kernel; docs/replay.md, \"Against a real \
+                 kernel\")</p>\n",
+                i % 8,
+                esc(n)
+            ));
+            continue;
+        }
         h.push_str(&format!(
             "<p><span class=\"sw c{}\"></span>{}: <code class=\"cmd\">{}</code></p>\n",
             i % 8,
@@ -619,6 +644,9 @@ pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Ve
     }
     page.compare_table(&tables::ops_table(docs, names));
     page.compare_table(&tables::time_table(docs, names));
+    if let Some(t) = tables::replay_table(docs, names) {
+        page.compare_table(&t);
+    }
     for t in tables::cgroup_tables(docs, names) {
         page.compare_table(&t);
     }
@@ -629,40 +657,43 @@ pub fn comparison(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Ve
     } else {
         page.counter_table("vmstat (end of run, counters that differ)", names, &vm);
     }
-    let psi = tables::pressure_differences(docs);
-    if !psi.is_empty() {
-        page.h3("Pressure");
-        page.counter_table("pressure (PSI total stall ms; that differ)", names, &psi);
-    }
-    let io = tables::device_differences(docs);
-    if !io.is_empty() {
-        page.h3("Devices");
-        page.counter_table(
-            "devices (requests, pages, seeks, busy ms; counters that differ)",
-            names,
-            &io,
-        );
-    }
-    let zram = tables::zram_differences(docs);
-    if !zram.is_empty() {
-        page.h3("zram");
-        page.counter_table(
-            "zram (the swap device's pool and traffic; that differ)",
-            names,
-            &zram,
-        );
-    }
-    let zswap = tables::zswap_differences(docs);
-    if !zswap.is_empty() {
-        page.h3("zswap");
-        page.counter_table(
-            "zswap (the compressed pool and its writeback; that differ)",
-            names,
-            &zswap,
-        );
+    // What a host report does not have: the simulated runs'.
+    let (sims, sim_names, of_sims) = tables::simulated_runs(docs, names);
+    type Section = fn(&[RunDoc]) -> Vec<(String, Vec<u64>)>;
+    let sections: [(&str, &str, Section); 4] = [
+        (
+            "Pressure",
+            "pressure (PSI total stall ms; that differ",
+            tables::pressure_differences,
+        ),
+        (
+            "Devices",
+            "devices (requests, pages, seeks, busy ms; counters that differ",
+            tables::device_differences,
+        ),
+        (
+            "zram",
+            "zram (the swap device's pool and traffic; that differ",
+            tables::zram_differences,
+        ),
+        (
+            "zswap",
+            "zswap (the compressed pool and its writeback; that differ",
+            tables::zswap_differences,
+        ),
+    ];
+    for (heading, title, differences) in sections {
+        let rows = differences(&sims);
+        if !rows.is_empty() {
+            page.h3(heading);
+            page.counter_table(&format!("{title}{of_sims})"), &sim_names, &rows);
+        }
     }
     page.h3("Profile");
     page.profile_bars(&tables::profile_table(docs, names));
+    if let Some(t) = tables::replay_speed_table(docs, names) {
+        page.compare_table(&t);
+    }
     plot_grid(page, docs, names);
 }
 

@@ -320,6 +320,66 @@ impl CgroupView {
     }
 }
 
+/// One replay task's results (`replay.tasks[]`, `workload::replay::ReplayTaskReport`).
+/// The figures a host report lacks are None.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ReplayTaskView {
+    /// Task name.
+    pub task: String,
+    /// Requests replayed.
+    pub requests: u64,
+    /// Pages requested.
+    pub pages: u64,
+    /// Pages not cached when requested.
+    pub page_misses: u64,
+    /// page_misses / pages.
+    pub page_miss_ratio: f64,
+    /// Byte miss ratio.
+    pub byte_miss_ratio: Option<f64>,
+    /// Request (object) miss ratio.
+    pub request_miss_ratio: Option<f64>,
+    /// Pages the task's accesses read into the page cache (demand and readahead).
+    pub pages_read_in: Option<u64>,
+    /// Pages read ahead and never hit.
+    pub readahead_wasted: Option<u64>,
+}
+
+/// The `replay` section of a run document (`workload::replay::ReplayReport`), or what a
+/// host report gives of it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ReplayView {
+    /// One entry per replay task.
+    pub tasks: Vec<ReplayTaskView>,
+    /// The largest page cache seen, pages (None in a host report).
+    pub cache_pages_max: Option<u64>,
+    /// Pages read from block devices.
+    pub io_pages_read: u64,
+    /// Pages written to block devices.
+    pub io_pages_written: u64,
+    /// workingset refaults.
+    pub refaults: u64,
+    /// Refaults that activated their page.
+    pub refault_activations: u64,
+    /// pgactivate.
+    pub activations: u64,
+    /// Requests per host second (the simulator's speed; 0 in a host report). Not a
+    /// simulated result: [`ReplayView::same_results`] leaves it out.
+    pub host_requests_per_s: f64,
+}
+
+impl ReplayView {
+    /// Whether two replays gave the same results (everything but the host's speed).
+    pub fn same_results(&self, other: &ReplayView) -> bool {
+        let strip = |v: &ReplayView| ReplayView {
+            host_requests_per_s: 0.0,
+            ..v.clone()
+        };
+        strip(self) == strip(other)
+    }
+}
+
 /// The parts of a run document that `compare` reads.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -375,6 +435,13 @@ pub struct RunDoc {
     pub zram: Option<ZramView>,
     /// zswap (runs with `[swap.zswap]`).
     pub zswap: Option<ZswapView>,
+    /// The replay section (runs of `mmsim replay` and replay tasks).
+    pub replay: Option<ReplayView>,
+    /// A run on the machine's own kernel (a report of `examples/host_replay`, made into a
+    /// document by [`host_replay_doc`]): no simulated CPU time, profile, features or
+    /// memory.events; its vmstat counters are deltas over the replay.
+    #[serde(skip)]
+    pub host: bool,
     /// The file the document was read from (not part of the JSON).
     #[serde(skip)]
     pub path: PathBuf,
@@ -504,8 +571,9 @@ pub enum LoadError {
         /// serde's message, without its location.
         message: String,
     },
-    /// The document is a report of `examples/host_replay.rs` or `examples/host_anon.rs` (a
-    /// run on the machine's own kernel), not an mmsim run document.
+    /// The document is a report of `examples/host_anon.rs` (a run on the machine's own
+    /// kernel), not an mmsim run document (`examples/host_replay.rs`'s reports are read:
+    /// [`host_replay_doc`]).
     HostReport {
         /// The file.
         path: PathBuf,
@@ -551,9 +619,10 @@ impl fmt::Display for LoadError {
             ),
             LoadError::HostReport { path } => write!(
                 f,
-                "{}: a report of examples/host_replay or host_anon (a run on this machine's \
-                 kernel), not an mmsim run document; set its vmstat and cgroup_stat beside an \
-                 mmsim run's report (docs/replay.md, \"Against a real kernel\")",
+                "{}: a report of examples/host_anon (a run on this machine's kernel), not an \
+                 mmsim run document; compare reads examples/host_replay's reports beside \
+                 replay runs, not host_anon's: set its vmstat and cgroup_stat beside an mmsim \
+                 run's report (docs/replay.md, \"Against a real kernel\")",
                 path.display()
             ),
             LoadError::Schema { path, found } => write!(
@@ -611,9 +680,12 @@ pub fn parse_run(text: &str, path: &Path) -> Result<RunDoc, LoadError> {
     let probe: Probe = serde_json::from_str(text).map_err(parse_error)?;
     let found = probe.schema_version.as_u64().unwrap_or(0);
     if found == 0 && probe.cgroup_stat.is_some() {
-        return Err(LoadError::HostReport {
-            path: path.to_path_buf(),
-        });
+        return match serde_json::from_str::<HostReplayReport>(text) {
+            Ok(h) if h.page_miss_ratio.is_some() => Ok(host_replay_doc(h, path)),
+            _ => Err(LoadError::HostReport {
+                path: path.to_path_buf(),
+            }),
+        };
     }
     if found != u64::from(SCHEMA_VERSION) {
         return Err(LoadError::Schema {
@@ -624,6 +696,96 @@ pub fn parse_run(text: &str, path: &Path) -> Result<RunDoc, LoadError> {
     let mut doc: RunDoc = serde_json::from_str(text).map_err(parse_error)?;
     doc.path = path.to_path_buf();
     Ok(doc)
+}
+
+/// What a report of `examples/host_replay` (a replay on the machine's own kernel, in a
+/// memory cgroup) gives: see that example's `report`.
+#[derive(Deserialize)]
+struct HostReplayReport {
+    trace: String,
+    kernel: String,
+    memory_max: Option<String>,
+    #[serde(default)]
+    requests: u64,
+    #[serde(default)]
+    pages: u64,
+    #[serde(default)]
+    page_misses: u64,
+    page_miss_ratio: Option<f64>,
+    #[serde(default)]
+    host_seconds: f64,
+    #[serde(default)]
+    vmstat: BTreeMap<String, i64>,
+    #[serde(default)]
+    cgroup_stat: BTreeMap<String, i64>,
+}
+
+/// The name of the replay task and cgroup `mmsim replay` makes (`trace::cli`).
+const REPLAY: &str = "replay";
+
+/// A host_replay report as a run document of scenario `replay-<trace file name>` (the one
+/// `mmsim replay` of the same trace has), so that `compare` sets it beside the simulated
+/// runs: its elapsed time is the replay's wall time; vmstat its counters' deltas over the
+/// replay (gauges, `nr_*`, left out: a delta of a gauge is no end-of-run value); one task
+/// and one cgroup called `replay`, its memory.stat sizes at the end and events over the
+/// replay (cgroup v1 names made v2's by the example), memory.current the usage at the
+/// end; the replay section with the page miss ratio and vmstat's IO, refaults and
+/// activations (pgpgin and pgpgout in pages).
+fn host_replay_doc(h: HostReplayReport, path: &Path) -> RunDoc {
+    let file = Path::new(&h.trace)
+        .file_name()
+        .map_or_else(|| h.trace.clone(), |f| f.to_string_lossy().into_owned());
+    let elapsed_ns = (h.host_seconds * 1e9) as u64;
+    let event = |k: &str| h.vmstat.get(k).copied().unwrap_or(0).max(0) as u64;
+    let memory_max = h
+        .memory_max
+        .as_deref()
+        .and_then(|m| crate::scenario::parse_size_arg(m).ok());
+    let usage = h.cgroup_stat.get("usage").copied().unwrap_or(0).max(0) as u64;
+    RunDoc {
+        schema_version: SCHEMA_VERSION,
+        scenario: format!("{REPLAY}-{file}"),
+        kernel: format!("{} (this machine)", h.kernel),
+        elapsed_ns,
+        vmstat: h
+            .vmstat
+            .iter()
+            .filter(|(k, _)| !k.starts_with("nr_"))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+        tasks: vec![TaskView {
+            name: REPLAY.to_string(),
+            elapsed_ns,
+            ..TaskView::default()
+        }],
+        cgroups: vec![CgroupView {
+            name: REPLAY.to_string(),
+            memory_max,
+            current: usage,
+            stat: h.cgroup_stat.clone(),
+            ..CgroupView::default()
+        }],
+        replay: Some(ReplayView {
+            tasks: vec![ReplayTaskView {
+                task: REPLAY.to_string(),
+                requests: h.requests,
+                pages: h.pages,
+                page_misses: h.page_misses,
+                page_miss_ratio: h.page_miss_ratio.unwrap_or(0.0),
+                ..ReplayTaskView::default()
+            }],
+            cache_pages_max: None,
+            io_pages_read: event("pgpgin") / 4,
+            io_pages_written: event("pgpgout") / 4,
+            refaults: event("workingset_refault_file"),
+            refault_activations: event("workingset_activate_file"),
+            activations: event("pgactivate"),
+            host_requests_per_s: 0.0,
+        }),
+        host: true,
+        path: path.to_path_buf(),
+        ..RunDoc::default()
+    }
 }
 
 /// Reads and parses one run document.
@@ -774,9 +936,63 @@ mod tests {
         assert!(matches!(e, LoadError::HostReport { .. }), "{e:?}");
         assert!(
             e.to_string()
-                .starts_with("host.json: a report of examples/host_replay"),
+                .starts_with("host.json: a report of examples/host_anon"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_host_replay_report_is_read_as_a_run_on_the_machine() {
+        let text = r#"{"trace": "/data/T.txt", "kernel": "6.18.44", "memory_max": "64MiB",
+            "requests": 10, "pages": 20, "page_misses": 5, "page_miss_ratio": 0.25,
+            "host_seconds": 1.5, "cgroup_version": 1,
+            "vmstat": {"pgpgin": 40, "pgactivate": 7, "nr_free_pages": -3,
+                       "workingset_refault_file": 2, "workingset_activate_file": 1},
+            "cgroup_stat": {"usage": 4096, "file": 8192, "workingset_refault_file": 2}}"#;
+        let d = parse_run(text, Path::new("h.json")).unwrap();
+        assert!(d.host);
+        // The scenario `mmsim replay T.txt` has, so compare needs no --force.
+        assert_eq!(d.scenario, "replay-T.txt");
+        assert_eq!(d.kernel, "6.18.44 (this machine)");
+        assert_eq!(d.elapsed_ns, 1_500_000_000);
+        assert_eq!(d.task("replay").map(|t| t.elapsed_ns), Some(1_500_000_000));
+        // A gauge's delta is no end-of-run value.
+        assert_eq!(d.vmstat.get("nr_free_pages"), None);
+        assert_eq!(d.vmstat.get("pgactivate"), Some(&7));
+        let cg = d.cgroup("replay").expect("the replay cgroup");
+        assert_eq!((cg.memory_max, cg.current), (Some(64 << 20), 4096));
+        assert_eq!(cg.stat.get("file"), Some(&8192));
+        let r = d.replay.expect("a replay section");
+        assert_eq!(r.tasks.len(), 1);
+        let t = &r.tasks[0];
+        assert_eq!((t.requests, t.pages, t.page_misses), (10, 20, 5));
+        assert_eq!((t.page_miss_ratio, t.byte_miss_ratio), (0.25, None));
+        // pgpgin counts KiB.
+        assert_eq!(
+            (
+                r.io_pages_read,
+                r.refaults,
+                r.refault_activations,
+                r.activations
+            ),
+            (10, 2, 1, 7)
+        );
+        assert_eq!(r.cache_pages_max, None);
+    }
+
+    #[test]
+    fn replays_differing_only_in_the_simulators_speed_have_the_same_results() {
+        let view = |speed: f64, miss: f64| ReplayView {
+            tasks: vec![ReplayTaskView {
+                task: "replay".into(),
+                page_miss_ratio: miss,
+                ..ReplayTaskView::default()
+            }],
+            host_requests_per_s: speed,
+            ..ReplayView::default()
+        };
+        assert!(view(1e6, 0.5).same_results(&view(2e6, 0.5)));
+        assert!(!view(1e6, 0.5).same_results(&view(1e6, 0.25)));
     }
 
     #[test]

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::compare::{render_counter_table, CompareRow, CompareTable};
-use super::load::{CgroupView, RunDoc};
+use super::load::{CgroupView, ReplayTaskView, ReplayView, RunDoc};
 use super::stats::Direction::{self, LowerIsBetter};
 use crate::kernel::KernelEra;
 
@@ -141,7 +141,30 @@ pub fn sample_direction(label: &str) -> Direction {
 /// sets it other than its era does (the era rules that come with the kernel are not
 /// listed). When two runs have the same features and kernel, the file stems instead;
 /// names are made unique by a `-N` suffix as a last resort.
+///
+/// A run on the machine's own kernel (a host_replay report) is `host`; the simulated runs
+/// are named among themselves.
 pub fn default_names(docs: &[RunDoc]) -> Vec<String> {
+    if !docs.iter().any(|d| d.host) {
+        return sim_names(docs);
+    }
+    let sims: Vec<RunDoc> = docs.iter().filter(|d| !d.host).cloned().collect();
+    let mut names = sim_names(&sims).into_iter();
+    unique(
+        docs.iter()
+            .map(|d| {
+                if d.host {
+                    "host".to_string()
+                } else {
+                    names.next().expect("a name per simulated run")
+                }
+            })
+            .collect(),
+    )
+}
+
+/// [`default_names`] of simulated runs.
+fn sim_names(docs: &[RunDoc]) -> Vec<String> {
     // The era whose rules a run started from: its kernel, the 4.2 rules for a document
     // from before eras, None for a version this mmsim does not know.
     let era = |d: &RunDoc| {
@@ -361,7 +384,7 @@ pub fn ops_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
     let count = |name: &str, f: fn(&RunDoc) -> &[u64]| {
         let values = docs
             .iter()
-            .map(|d| Some(f(d).iter().sum::<u64>() as f64))
+            .map(|d| (!d.host).then(|| f(d).iter().sum::<u64>() as f64))
             .collect();
         CompareRow::new("Ops", name, LowerIsBetter, values)
     };
@@ -386,7 +409,11 @@ pub fn time_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
         ("Elapsed", |d| d.elapsed_ns),
     ];
     for (stat, f) in rows {
-        let values = docs.iter().map(|d| Some(unit.convert(f(d)))).collect();
+        // A run on the machine's own kernel has its elapsed (wall) time only.
+        let values = docs
+            .iter()
+            .map(|d| (!d.host || stat == "Elapsed").then(|| unit.convert(f(d))))
+            .collect();
         t.rows
             .push(CompareRow::new(stat, "", LowerIsBetter, values));
     }
@@ -395,9 +422,14 @@ pub fn time_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
 
 /// The vmstat counters (end of run) whose values are not the same in every run, by name;
 /// a counter absent from a run counts as 0, a negative gauge is shown as 0.
+///
+/// Beside a run on the machine's own kernel, whose counters are deltas over its replay,
+/// the gauges (`nr_*`) are left out.
 pub fn vmstat_differences(docs: &[RunDoc]) -> Vec<(String, Vec<u64>)> {
     let keys: BTreeSet<&String> = docs.iter().flat_map(|d| d.vmstat.keys()).collect();
+    let host = docs.iter().any(|d| d.host);
     keys.into_iter()
+        .filter(|k| !(host && k.starts_with("nr_")))
         .filter_map(|k| {
             let v: Vec<i64> = docs
                 .iter()
@@ -581,11 +613,129 @@ pub fn profile_table(docs: &[RunDoc], names: &[String]) -> CompareTable {
     let largest = |f: &str| docs.iter().map(|d| share(d, f)).fold(0.0f64, f64::max);
     funcs.sort_by(|a, b| largest(b).total_cmp(&largest(a)).then(a.cmp(b)));
     for f in funcs {
-        let values = docs.iter().map(|d| Some(share(d, &f))).collect();
+        let values = docs
+            .iter()
+            .map(|d| (!d.host).then(|| share(d, &f)))
+            .collect();
         t.rows
             .push(CompareRow::new("Share", &f, LowerIsBetter, values));
     }
     t
+}
+
+/// The replay table (when a run has a replay section): per replay task its page, byte
+/// and object miss ratios (in %), the pages its accesses read in and the read-ahead pages
+/// never hit (fewer is better); then the runs' IO pages read and written and refaults
+/// (fewer is better), refaults that activated their page, pgactivate and the largest page
+/// cache (no direction). A figure a run lacks (a host report's byte miss ratio) shows `-`.
+pub fn replay_table(docs: &[RunDoc], names: &[String]) -> Option<CompareTable> {
+    if docs.iter().all(|d| d.replay.is_none()) {
+        return None;
+    }
+    let mut t = CompareTable::new(
+        "replay (miss ratios in %; fewer misses, pages read and refaults are better)",
+        names.to_vec(),
+    );
+    let mut tasks: Vec<&str> = Vec::new();
+    for d in docs.iter().filter_map(|d| d.replay.as_ref()) {
+        for r in &d.tasks {
+            if !tasks.contains(&r.task.as_str()) {
+                tasks.push(&r.task);
+            }
+        }
+    }
+    type TaskField = fn(&ReplayTaskView) -> Option<f64>;
+    let task_rows: [(&str, TaskField); 5] = [
+        ("page miss %", |r| Some(r.page_miss_ratio * 100.0)),
+        ("byte miss %", |r| r.byte_miss_ratio.map(|x| x * 100.0)),
+        ("object miss %", |r| r.request_miss_ratio.map(|x| x * 100.0)),
+        ("pages read in", |r| r.pages_read_in.map(|x| x as f64)),
+        ("readahead wasted", |r| r.readahead_wasted.map(|x| x as f64)),
+    ];
+    for task in tasks {
+        for (what, f) in task_rows {
+            let values = docs
+                .iter()
+                .map(|d| {
+                    d.replay
+                        .as_ref()
+                        .and_then(|v| v.tasks.iter().find(|r| r.task == task))
+                        .and_then(f)
+                })
+                .collect();
+            t.rows.push(CompareRow::new(
+                "Replay",
+                &format!("{task} {what}"),
+                LowerIsBetter,
+                values,
+            ));
+        }
+    }
+    let run = |f: fn(&ReplayView) -> Option<f64>| -> Vec<Option<f64>> {
+        docs.iter().map(|d| d.replay.as_ref().and_then(f)).collect()
+    };
+    t.rows.push(CompareRow::new(
+        "Replay",
+        "IO pages read",
+        LowerIsBetter,
+        run(|v| Some(v.io_pages_read as f64)),
+    ));
+    t.rows.push(CompareRow::new(
+        "Replay",
+        "IO pages written",
+        LowerIsBetter,
+        run(|v| Some(v.io_pages_written as f64)),
+    ));
+    t.rows.push(CompareRow::new(
+        "Replay",
+        "refaults",
+        LowerIsBetter,
+        run(|v| Some(v.refaults as f64)),
+    ));
+    t.rows.push(CompareRow::neutral(
+        "Replay",
+        "refaults activated",
+        run(|v| Some(v.refault_activations as f64)),
+    ));
+    t.rows.push(CompareRow::neutral(
+        "Replay",
+        "pgactivate",
+        run(|v| Some(v.activations as f64)),
+    ));
+    t.rows.push(CompareRow::neutral(
+        "Replay",
+        "page cache max (MiB)",
+        run(|v| {
+            v.cache_pages_max
+                .map(|p| mib(p * crate::mm::page::PAGE_SIZE))
+        }),
+    ));
+    Some(t)
+}
+
+/// The simulator's speed on the replays (requests per host second), when a simulated run
+/// has one: not a simulated result (two runs with the same results differ here).
+pub fn replay_speed_table(docs: &[RunDoc], names: &[String]) -> Option<CompareTable> {
+    let speed = |d: &RunDoc| {
+        d.replay
+            .as_ref()
+            .map(|v| v.host_requests_per_s)
+            .filter(|s| *s > 0.0 && !d.host)
+    };
+    if docs.iter().all(|d| speed(d).is_none()) {
+        return None;
+    }
+    let mut t = CompareTable::new(
+        "replay speed (requests per host second; the simulator's, not a simulated result)",
+        names.to_vec(),
+    );
+    t.rows.push(CompareRow::new(
+        "Host",
+        "requests/s",
+        Direction::HigherIsBetter,
+        docs.iter().map(speed).collect(),
+    ));
+    Some(t)
 }
 
 /// memory.stat event counters a cgroup table shows when they differ between runs, in
@@ -679,10 +829,19 @@ pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
         .map(|cg| {
             let mut t = CompareTable::new(&cgroup_title(cg), names.to_vec());
             let views: Vec<Option<&CgroupView>> = docs.iter().map(|d| d.cgroup(&cg.name)).collect();
+            // A key absent from a simulated run's memory.stat is 0; from a real kernel's
+            // (cgroup v1 has no pgscan, for one), not known.
             let stat = |key: &str| -> Vec<Option<i64>> {
                 views
                     .iter()
-                    .map(|c| c.map(|c| c.stat.get(key).copied().unwrap_or(0)))
+                    .zip(docs)
+                    .map(|(c, d)| {
+                        c.and_then(|c| match c.stat.get(key) {
+                            Some(v) => Some(*v),
+                            None if d.host => None,
+                            None => Some(0),
+                        })
+                    })
                     .collect()
             };
             let differs = |v: &[Option<i64>]| v.iter().any(|x| *x != v[0]);
@@ -706,6 +865,12 @@ pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
                         .push(CompareRow::neutral("memory.stat", &name, values));
                 }
             }
+            // A host report has memory.stat and the usage only.
+            let views: Vec<Option<&CgroupView>> = docs
+                .iter()
+                .zip(&views)
+                .map(|(d, c)| c.filter(|_| !d.host))
+                .collect();
             let peak = views.iter().map(|c| c.map(|c| mib(c.peak))).collect();
             t.rows
                 .push(CompareRow::neutral("memory.peak", "(MiB)", peak));
@@ -782,6 +947,16 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
             .iter()
             .all(|d| d.devices.iter().all(|x| !x.preset.is_empty()));
     for ((d, n), model) in docs.iter().zip(names).zip(&models) {
+        if d.host {
+            out.push_str(&format!(
+                "  {:<nw$}  {}  Linux {}: examples/host_replay in a memory cgroup, vmstat \
+                 counters over the replay\n",
+                n,
+                d.path.display(),
+                d.kernel
+            ));
+            continue;
+        }
         let on: Vec<&str> = d
             .features
             .iter()
@@ -840,6 +1015,11 @@ pub fn same_results(a: &RunDoc, b: &RunDoc) -> bool {
         && a.series_columns == b.series_columns
         && a.series == b.series
         && a.cgroups == b.cgroups
+        && a.host == b.host
+        && match (&a.replay, &b.replay) {
+            (Some(x), Some(y)) => x.same_results(y),
+            (x, y) => x.is_none() && y.is_none(),
+        }
 }
 
 /// A line saying which runs have the same results as the baseline ([`same_results`]),
@@ -871,6 +1051,26 @@ pub fn identical_note(docs: &[RunDoc], names: &[String]) -> Option<String> {
     }
 }
 
+/// The simulated runs among `docs` (not a host report) with their names, and what a
+/// table of them only says in its title (", simulated runs"; "" when all are).
+pub fn simulated_runs(
+    docs: &[RunDoc],
+    names: &[String],
+) -> (Vec<RunDoc>, Vec<String>, &'static str) {
+    let (d, n): (Vec<RunDoc>, Vec<String>) = docs
+        .iter()
+        .zip(names)
+        .filter(|(d, _)| !d.host)
+        .map(|(d, n)| (d.clone(), n.clone()))
+        .unzip();
+    let note = if d.len() < docs.len() {
+        ", simulated runs"
+    } else {
+        ""
+    };
+    (d, n, note)
+}
+
 /// The whole `mmsim compare` text: header, the note on identical runs, sample tables, Ops,
 /// time, vmstat, the cgroup tables (when the baseline has cgroups), profile, separated by
 /// blank lines.
@@ -882,43 +1082,45 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     parts.extend(sample_tables(docs, names).iter().map(CompareTable::render));
     parts.push(ops_table(docs, names).render());
     parts.push(time_table(docs, names).render());
+    if let Some(t) = replay_table(docs, names) {
+        parts.push(t.render());
+    }
     let vm = vmstat_differences(docs);
     parts.push(if vm.is_empty() {
         "vmstat: no counter differs\n".to_string()
     } else {
         render_counter_table("vmstat (end of run, counters that differ)", names, &vm)
     });
-    let io = device_differences(docs);
-    if !io.is_empty() {
-        parts.push(render_counter_table(
-            "devices (requests, pages, seeks, busy ms; counters that differ)",
-            names,
-            &io,
-        ));
-    }
-    let zram = zram_differences(docs);
-    if !zram.is_empty() {
-        parts.push(render_counter_table(
-            "zram (the swap device's pool and traffic; that differ)",
-            names,
-            &zram,
-        ));
-    }
-    let zswap = zswap_differences(docs);
-    if !zswap.is_empty() {
-        parts.push(render_counter_table(
-            "zswap (the compressed pool and its writeback; that differ)",
-            names,
-            &zswap,
-        ));
-    }
-    let psi = pressure_differences(docs);
-    if !psi.is_empty() {
-        parts.push(render_counter_table(
-            "pressure (PSI total stall ms; that differ)",
-            names,
-            &psi,
-        ));
+    // What a host report does not have (devices, zram, zswap, PSI): the simulated runs'.
+    let (sim_docs, sim_names, of_sims) = simulated_runs(docs, names);
+    type Section = fn(&[RunDoc]) -> Vec<(String, Vec<u64>)>;
+    let sections: [(&str, Section); 4] = [
+        (
+            "devices (requests, pages, seeks, busy ms; counters that differ",
+            device_differences,
+        ),
+        (
+            "zram (the swap device's pool and traffic; that differ",
+            zram_differences,
+        ),
+        (
+            "zswap (the compressed pool and its writeback; that differ",
+            zswap_differences,
+        ),
+        (
+            "pressure (PSI total stall ms; that differ",
+            pressure_differences,
+        ),
+    ];
+    for (title, differences) in sections {
+        let rows = differences(&sim_docs);
+        if !rows.is_empty() {
+            parts.push(render_counter_table(
+                &format!("{title}{of_sims})"),
+                &sim_names,
+                &rows,
+            ));
+        }
     }
     parts.extend(cgroup_tables(docs, names).iter().map(CompareTable::render));
     if docs.first().is_some_and(|b| b.cgroups.is_empty())
@@ -933,6 +1135,9 @@ pub fn render_all(docs: &[RunDoc], names: &[String]) -> String {
     let prof = profile_table(docs, names);
     if !prof.rows.is_empty() {
         parts.push(prof.render());
+    }
+    if let Some(t) = replay_speed_table(docs, names) {
+        parts.push(t.render());
     }
     parts.join("\n")
 }

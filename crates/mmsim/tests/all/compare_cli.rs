@@ -552,3 +552,103 @@ fn device_models_are_recorded_and_shown_when_they_differ() {
         text(&o.stdout)
     );
 }
+
+/// A cyclic trace of 300 one-page objects, each read three times in turn.
+fn cyclic_trace() -> PathBuf {
+    let p = dir().join("cyc.txt");
+    let ids: Vec<String> = (0..900).map(|i| (i % 300).to_string()).collect();
+    std::fs::write(&p, ids.join("\n") + "\n").unwrap();
+    p
+}
+
+/// A replay of `trace` in a cgroup of `limit`, its run document's path.
+fn replay_doc(trace: &Path, limit: &str, name: &str) -> PathBuf {
+    let p = dir().join(name);
+    let o = mmsim(&[
+        "replay",
+        path_str(trace),
+        "--format",
+        "txt",
+        "--memory-max",
+        limit,
+        "--readahead",
+        "off",
+        "--object-map",
+        "range",
+        "--json",
+        path_str(&p),
+    ]);
+    assert!(o.status.success(), "replay: {}", text(&o.stderr));
+    p
+}
+
+/// The values, one per run, of the first row of a compare table in `out` whose label ends
+/// with `label` (each value's change against the baseline dropped); `-` for none.
+fn row_values(out: &str, label: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .find(|l| l.contains(label))
+        .unwrap_or_else(|| panic!("no row {label} in\n{out}"));
+    let rest = &line[line.find(label).unwrap() + label.len()..];
+    rest.split(')')
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| c.split('(').next().unwrap().trim().to_string())
+        .collect()
+}
+
+#[test]
+fn compares_replay_runs_and_a_host_replay_report() {
+    // 300 pages cycled in a 1 MiB cgroup (room for fewer than 300 beside its slab) miss
+    // every time; in 8 MiB only the first round misses (300 of 900): 100 % and 33.33 %.
+    let trace = cyclic_trace();
+    let small = replay_doc(&trace, "1MiB", "cyc-small.json");
+    let large = replay_doc(&trace, "8MiB", "cyc-large.json");
+    // A report of examples/host_replay on the same trace (the fields it writes).
+    let host = dir().join("cyc-host.json");
+    let report = serde_json::json!({
+        "trace": path_str(&trace),
+        "kernel": "6.18.44",
+        "memory_max": "8MiB",
+        "requests": 900,
+        "pages": 900,
+        "page_misses": 303,
+        "page_miss_ratio": 303.0 / 900.0,
+        "host_seconds": 0.5,
+        "cgroup_version": 2,
+        "vmstat": {"pgactivate": 600, "pgpgin": 1212, "workingset_refault_file": 3,
+                   "nr_free_pages": -300},
+        "cgroup_stat": {"usage": 2_000_000, "file": 1_228_800, "pgscan": 10},
+    });
+    std::fs::write(&host, report.to_string()).unwrap();
+    let o = mmsim(&[
+        "compare",
+        path_str(&small),
+        path_str(&large),
+        path_str(&host),
+    ]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}\n{out}", text(&o.stderr));
+    assert!(out.contains("replay (miss ratios in %"), "{out}");
+    let miss = row_values(&out, "replay page miss %");
+    assert_eq!(miss[0], "100.00", "{out}");
+    assert_eq!(miss[1], "33.33", "{out}");
+    assert_eq!(miss[2], "33.67", "the host's ratio: {out}");
+    // What the host report lacks shows `-`; its IO comes from vmstat (pgpgin in KiB).
+    assert_eq!(row_values(&out, "replay byte miss %")[2], "-", "{out}");
+    assert_eq!(row_values(&out, "IO pages read")[2], "303.00", "{out}");
+    assert!(out.contains("Linux 6.18.44 (this machine)"), "{out}");
+    // A host report's gauge deltas are no end-of-run values: not in the vmstat table.
+    assert!(!out.contains("nr_free_pages"), "{out}");
+    // Two runs of the same replay are identical though the simulator's speed differs.
+    let again = replay_doc(&trace, "1MiB", "cyc-small-again.json");
+    let o = mmsim(&["compare", path_str(&small), path_str(&again)]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("identical: the two runs have the same results"),
+        "{out}"
+    );
+    assert!(
+        out.contains("replay speed (requests per host second"),
+        "{out}"
+    );
+}

@@ -2953,45 +2953,43 @@ struct SharedPathWriter {
 
 impl Program for SharedPathWriter {
     fn next_op(&mut self, last: &OpResult) -> Op {
-        loop {
-            match self.step {
-                0 => {
-                    if self.rounds.is_empty() {
-                        return Op::Exit;
-                    }
-                    self.step = 1;
-                    return Op::Open {
-                        path: self.path.clone(),
-                        create: true,
-                        truncate: false,
-                    };
+        match self.step {
+            0 => {
+                if self.rounds.is_empty() {
+                    return Op::Exit;
                 }
-                1 => {
-                    let OpResult::Fd(fd) = last else {
-                        panic!("open {}: {last:?}", &*self.path);
-                    };
-                    self.fd = *fd;
-                    self.step = 2;
-                    let pages = self.rounds.pop_front().expect("a round");
-                    return Op::Write {
-                        fd: self.fd,
-                        len: pages * PAGE_SIZE,
-                    };
+                self.step = 1;
+                Op::Open {
+                    path: self.path.clone(),
+                    create: true,
+                    truncate: false,
                 }
-                2 => {
-                    self.step = if self.unlink_after == Some(self.done) {
-                        3
-                    } else {
-                        0
-                    };
-                    self.done += 1;
-                    return Op::Close { fd: self.fd };
+            }
+            1 => {
+                let OpResult::Fd(fd) = last else {
+                    panic!("open {}: {last:?}", &*self.path);
+                };
+                self.fd = *fd;
+                self.step = 2;
+                let pages = self.rounds.pop_front().expect("a round");
+                Op::Write {
+                    fd: self.fd,
+                    len: pages * PAGE_SIZE,
                 }
-                _ => {
-                    self.step = 0;
-                    return Op::Unlink {
-                        path: self.path.to_string(),
-                    };
+            }
+            2 => {
+                self.step = if self.unlink_after == Some(self.done) {
+                    3
+                } else {
+                    0
+                };
+                self.done += 1;
+                Op::Close { fd: self.fd }
+            }
+            _ => {
+                self.step = 0;
+                Op::Unlink {
+                    path: self.path.to_string(),
                 }
             }
         }

@@ -461,19 +461,90 @@ pub fn run_command(d: &RunDoc, sets: &[String], json: &str) -> String {
         .filter(|(k, v)| resolved.get(*k).copied().unwrap_or(false) != **v)
         .map(|(k, v)| format!("{}{}", if *v { '+' } else { '-' }, k))
         .collect();
+    let features = if diff.is_empty() {
+        String::new()
+    } else {
+        format!(" --features {}", diff.join(","))
+    };
+    if let Some(cmd) = replay_command(d, era, &features, sets, json) {
+        return cmd;
+    }
     let mut cmd = format!(
-        "mmsim run {} --kernel {} --preset vanilla",
+        "mmsim run {} --kernel {} --preset vanilla{features}",
         shell_word(&scenario),
         era
     );
-    if !diff.is_empty() {
-        cmd.push_str(&format!(" --features {}", diff.join(",")));
-    }
     for s in sets {
         cmd.push_str(&format!(" --set {}", shell_word(s)));
     }
     cmd.push_str(&format!(" --seed {} --json {}", d.seed, shell_word(json)));
     cmd
+}
+
+/// A size as `--ram` and `--memory-max` take it: whole MiB, else bytes.
+fn size_arg(bytes: u64) -> String {
+    if bytes % (1 << 20) == 0 {
+        format!("{}MiB", bytes >> 20)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// The `mmsim replay` command of a document `mmsim replay` wrote (source `replay`, one
+/// replay task): its trace and format, RAM, memory.max, readahead, mmap, keep-open and
+/// pace, kernel and features, seed. Options documents do not record (`--cgroup-version`,
+/// `--object-map`, `--object-size`, `--size`, `--limit`, `--policy`) are for the reader to
+/// add.
+fn replay_command(
+    d: &RunDoc,
+    era: KernelEra,
+    features: &str,
+    sets: &[String],
+    json: &str,
+) -> Option<String> {
+    let r = d.replay.as_ref()?;
+    let [t] = r.tasks.as_slice() else {
+        return None;
+    };
+    if d.source != "replay" {
+        return None;
+    }
+    let ram = d.machine.memory_per_node_bytes * d.machine.nodes.max(1);
+    let mut cmd = format!(
+        "mmsim replay {} --format {} --ram {}",
+        shell_word(&t.trace),
+        shell_word(&t.format),
+        size_arg(ram)
+    );
+    if let Some(m) = t.memory_max {
+        cmd.push_str(&format!(" --memory-max {}", size_arg(m)));
+    }
+    if let Some(dev) = d.devices.first() {
+        match dev.read_ahead_kb {
+            0 => cmd.push_str(" --readahead off"),
+            kb => cmd.push_str(&format!(" --readahead {kb}KiB")),
+        }
+    }
+    for (on, flag) in [
+        (t.mmap, "--mmap"),
+        (t.keep_open, "--keep-open"),
+        (t.pace, "--pace"),
+    ] {
+        if on {
+            cmd.push(' ');
+            cmd.push_str(flag);
+        }
+    }
+    cmd.push_str(&format!(" --kernel {era} --preset vanilla{features}"));
+    for s in sets {
+        cmd.push_str(&format!(" --set {}", shell_word(s)));
+    }
+    cmd.push_str(&format!(
+        " --set seed={} --json {}",
+        d.seed,
+        shell_word(json)
+    ));
+    Some(cmd)
 }
 
 /// `s` quoted for a POSIX shell when it has characters the shell would interpret.
@@ -579,6 +650,12 @@ fn inputs(page: &mut Page, docs: &[RunDoc], names: &[String], sets: &[Vec<String
     }
     if sets.is_empty() {
         h.push_str("<p class=\"note\">Run documents do not record <code>--set</code> overrides; add any the runs were given.</p>\n");
+    }
+    if docs
+        .iter()
+        .any(|d| d.source == "replay" && d.replay.is_some())
+    {
+        h.push_str("<p class=\"note\">Nor <code>mmsim replay</code>'s <code>--cgroup-version</code>, <code>--object-map</code>, <code>--object-size</code>, <code>--size</code>, <code>--limit</code> or <code>--policy</code>.</p>\n");
     }
     for (what, text) in texts {
         h.push_str(&format!(

@@ -327,6 +327,18 @@ impl CgroupView {
 pub struct ReplayTaskView {
     /// Task name.
     pub task: String,
+    /// The trace file, and its format as `--format` spells it.
+    pub trace: String,
+    /// Format.
+    pub format: String,
+    /// Through mappings (`--mmap`), files kept open (`--keep-open`), paced (`--pace`).
+    pub mmap: bool,
+    /// `--keep-open`.
+    pub keep_open: bool,
+    /// `--pace`.
+    pub pace: bool,
+    /// The cgroup's memory.max, bytes (None: none, or the root).
+    pub memory_max: Option<u64>,
     /// Requests replayed.
     pub requests: u64,
     /// Pages requested.

@@ -652,3 +652,47 @@ fn compares_replay_runs_and_a_host_replay_report() {
         "{out}"
     );
 }
+
+#[test]
+fn a_replay_documents_repeat_command_repeats_it() {
+    // The HTML report's command for a document of `mmsim replay` (what it records: trace,
+    // format, RAM, memory.max, readahead, --keep-open, kernel, features, seed) gives the
+    // same results when run.
+    let trace = cyclic_trace();
+    let first = dir().join("cyc-keep.json");
+    let o = mmsim(&[
+        "replay",
+        path_str(&trace),
+        "--format",
+        "txt",
+        "--memory-max",
+        "2MiB",
+        "--readahead",
+        "16KiB",
+        "--keep-open",
+        "--kernel",
+        "6.1",
+        "--features",
+        "-workingset",
+        "--set",
+        "seed=7",
+        "--json",
+        path_str(&first),
+    ]);
+    assert!(o.status.success(), "replay: {}", text(&o.stderr));
+    let doc = mmsim::report::load::load_run(&first).unwrap();
+    let again = dir().join("cyc-keep-again.json");
+    let cmd = mmsim::report::html::run_command(&doc, &[], path_str(&again));
+    assert!(cmd.starts_with("mmsim replay "), "{cmd}");
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    let o = mmsim(&args);
+    assert!(o.status.success(), "{cmd}: {}", text(&o.stderr));
+    let strip = |p: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        v["replay"]["host_seconds"] = serde_json::Value::Null;
+        v["replay"]["host_requests_per_s"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(strip(&first), strip(&again), "{cmd}");
+}

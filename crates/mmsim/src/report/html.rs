@@ -483,7 +483,7 @@ pub fn run_command(d: &RunDoc, sets: &[String], json: &str) -> String {
 
 /// A size as `--ram` and `--memory-max` take it: whole MiB, else bytes.
 fn size_arg(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{}MiB", bytes >> 20)
     } else {
         bytes.to_string()

@@ -859,7 +859,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         cpu_time: ct,
         vmstat: sim
             .vmstat
-            .entries()
+            .entries_of(&sim.features)
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),

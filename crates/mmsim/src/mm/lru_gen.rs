@@ -2086,6 +2086,7 @@ impl Sim {
             VmItem::WorkingsetRestoreAnon
         };
         self.vmstat.add(item, delta);
+        self.vmstat.add(VmItem::WorkingsetRestore, delta);
         self.count_memcg_page_event(pfn, item, delta);
     }
 }

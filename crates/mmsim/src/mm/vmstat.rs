@@ -75,6 +75,7 @@ vm_items! {
     SlabsScanned => "slabs_scanned",
     WorkingsetRefault => "workingset_refault",
     WorkingsetActivate => "workingset_activate",
+    WorkingsetRestore => "workingset_restore",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",
@@ -142,11 +143,42 @@ impl VmStat {
     pub fn get(&self, i: VmItem) -> i64 {
         self.v[i as usize]
     }
+    /// (name, value) pairs of the counters the kernel of `features` has in /proc/vmstat
+    /// ([`in_proc_vmstat`]), in its order.
+    pub fn entries_of(&self, features: &crate::sim::Features) -> Vec<(&'static str, i64)> {
+        VmItem::ALL
+            .iter()
+            .filter(|i| in_proc_vmstat(**i, features))
+            .map(|i| (i.name(), self.get(*i)))
+            .collect()
+    }
     /// (name, value) pairs in /proc/vmstat order.
     pub fn entries(&self) -> Vec<(&'static str, i64)> {
         VmItem::ALL
             .iter()
             .map(|i| (i.name(), self.get(*i)))
             .collect()
+    }
+}
+
+/// Whether /proc/vmstat of a kernel with `features` has counter `i`. The workingset
+/// counters are split by LRU type from 5.9 (`anon-workingset`, "mm: workingset: age
+/// nonresident information alongside anonymous pages"): then `workingset_refault_anon` and
+/// `_file`, `workingset_activate_*` and `workingset_restore_*`, and no
+/// `workingset_refault`, `workingset_activate` or `workingset_restore`; before, only those
+/// (`workingset_restore` from 4.20, `workingset-restore`). mmsim counts both forms in every
+/// era; the run report shows the era's.
+pub fn in_proc_vmstat(i: VmItem, features: &crate::sim::Features) -> bool {
+    use VmItem::*;
+    match i {
+        WorkingsetRefault | WorkingsetActivate => !features.anon_workingset,
+        WorkingsetRestore => !features.anon_workingset && features.workingset_restore,
+        WorkingsetRefaultAnon
+        | WorkingsetRefaultFile
+        | WorkingsetActivateAnon
+        | WorkingsetActivateFile
+        | WorkingsetRestoreAnon
+        | WorkingsetRestoreFile => features.anon_workingset,
+        _ => true,
     }
 }

@@ -185,6 +185,7 @@ impl Sim {
                 VmItem::WorkingsetRestoreAnon
             };
             self.vmstat.add(item, nr as i64);
+            self.vmstat.add(VmItem::WorkingsetRestore, nr as i64);
             self.count_memcg_page_event(pfn, item, nr as i64);
             // lru_note_cost_refault.
             let p = &self.mem[pfn as usize];

@@ -387,14 +387,45 @@ pub fn read_twice(era: KernelEra) -> RunReport {
 }
 
 #[test]
+fn proc_vmstat_names_the_workingset_counters_as_the_era_does() {
+    // Split by LRU type from 5.9 (anon-workingset); one counter each before, and 4.20's
+    // workingset_restore only with workingset-restore.
+    let old = read_twice(KernelEra::V4_2);
+    let new = read_twice(KernelEra::V6_18);
+    assert!(old.vmstat["workingset_refault"] > 0);
+    for k in ["workingset_refault", "workingset_activate"] {
+        assert!(old.vmstat.contains_key(k), "4.2 {k}");
+        assert!(!new.vmstat.contains_key(k), "6.18 has no {k}");
+    }
+    for k in [
+        "workingset_refault_file",
+        "workingset_refault_anon",
+        "workingset_activate_file",
+        "workingset_restore_file",
+    ] {
+        assert!(!old.vmstat.contains_key(k), "4.2 has no {k}");
+        assert!(new.vmstat.contains_key(k), "6.18 {k}");
+    }
+    assert!(new.vmstat["workingset_refault_file"] > 0);
+    assert!(!old.vmstat.contains_key("workingset_restore"));
+    assert!(!new.vmstat.contains_key("workingset_restore"));
+}
+
+#[test]
 fn a_file_read_twice_in_a_small_cgroup_refaults_in_that_cgroup() {
     for era in [KernelEra::V4_2, KernelEra::V6_18] {
         let r = read_twice(era);
         let s = cg(&r, "small");
+        // /proc/vmstat splits the workingset counters by LRU type from 5.9.
+        let (refault, activate) = if era >= KernelEra::V6_1 {
+            ("workingset_refault_file", "workingset_activate_file")
+        } else {
+            ("workingset_refault", "workingset_activate")
+        };
         eprintln!(
             "{era}: workingset_refault {} activate {} | memcg refault_file {} activate_file {} pgscan {} pgsteal {} majflt {}",
-            r.vmstat["workingset_refault"],
-            r.vmstat["workingset_activate"],
+            r.vmstat[refault],
+            r.vmstat[activate],
             s.stat["workingset_refault_file"],
             s.stat["workingset_activate_file"],
             s.stat["pgscan"],
@@ -406,7 +437,7 @@ fn a_file_read_twice_in_a_small_cgroup_refaults_in_that_cgroup() {
             "{era}: refaults in the cgroup"
         );
         assert_eq!(
-            s.stat["workingset_refault_file"], r.vmstat["workingset_refault"],
+            s.stat["workingset_refault_file"], r.vmstat[refault],
             "{era}: every refault is the cgroup's"
         );
         assert!(s.peak <= 64 * MIB);

@@ -671,45 +671,31 @@ pub fn replay_table(docs: &[RunDoc], names: &[String]) -> Option<CompareTable> {
             ));
         }
     }
-    let run = |f: fn(&ReplayView) -> Option<f64>| -> Vec<Option<f64>> {
-        docs.iter().map(|d| d.replay.as_ref().and_then(f)).collect()
-    };
-    t.rows.push(CompareRow::new(
-        "Replay",
-        "IO pages read",
-        LowerIsBetter,
-        run(|v| Some(v.io_pages_read as f64)),
-    ));
-    t.rows.push(CompareRow::new(
-        "Replay",
-        "IO pages written",
-        LowerIsBetter,
-        run(|v| Some(v.io_pages_written as f64)),
-    ));
-    t.rows.push(CompareRow::new(
-        "Replay",
-        "refaults",
-        LowerIsBetter,
-        run(|v| Some(v.refaults as f64)),
-    ));
-    t.rows.push(CompareRow::neutral(
-        "Replay",
-        "refaults activated",
-        run(|v| Some(v.refault_activations as f64)),
-    ));
-    t.rows.push(CompareRow::neutral(
-        "Replay",
-        "pgactivate",
-        run(|v| Some(v.activations as f64)),
-    ));
-    t.rows.push(CompareRow::neutral(
-        "Replay",
-        "page cache max (MiB)",
-        run(|v| {
+    // The runs' figures: (name, fewer is better (else no direction), value).
+    type RunField = fn(&ReplayView) -> Option<f64>;
+    let run_rows: [(&str, bool, RunField); 6] = [
+        ("IO pages read", true, |v| Some(v.io_pages_read as f64)),
+        ("IO pages written", true, |v| {
+            Some(v.io_pages_written as f64)
+        }),
+        ("refaults", true, |v| Some(v.refaults as f64)),
+        ("refaults activated", false, |v| {
+            Some(v.refault_activations as f64)
+        }),
+        ("pgactivate", false, |v| Some(v.activations as f64)),
+        ("page cache max (MiB)", false, |v| {
             v.cache_pages_max
                 .map(|p| mib(p * crate::mm::page::PAGE_SIZE))
         }),
-    ));
+    ];
+    for (name, fewer_better, f) in run_rows {
+        let values = docs.iter().map(|d| d.replay.as_ref().and_then(f)).collect();
+        t.rows.push(if fewer_better {
+            CompareRow::new("Replay", name, LowerIsBetter, values)
+        } else {
+            CompareRow::neutral("Replay", name, values)
+        });
+    }
     Some(t)
 }
 

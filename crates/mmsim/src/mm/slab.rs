@@ -816,8 +816,16 @@ impl Sim {
         let misses = self.cur.task.map(|t| self.tasks[t].stats.cache_misses);
         let cached = matches!(self.inode(table).mapping.tree.lookup(block), Entry::Page(_));
         if !cached {
+            // The window's blocks already cached (bit i: block first + i; at most 33).
+            let mut found = 0u64;
+            for i in 0..nr.min(64) {
+                if let Entry::Page(_) = self.inode(table).mapping.tree.lookup(first + i) {
+                    found |= 1 << i;
+                }
+            }
             // Each block created is looked up at once (read_pages: `getblk_created`).
             self.__do_page_cache_readahead(table, first, nr, 0);
+            self.readahead_window_getblk(table, first, nr, found);
         }
         let out = match self.inode(table).mapping.tree.lookup(block) {
             // Created and being read (or read already): wait for it holding the buffer.
@@ -855,6 +863,26 @@ impl Sim {
             *stat(s) += missed;
         }
         out
+    }
+
+    /// The readahead loop's lookups of a metadata window (__ext4_get_inode_loc's
+    /// `ext4_sb_breadahead_unmovable(sb, b++)` for each block of `(first, nr)`, in order):
+    /// bdev_getblk finds a block already cached (`found`, bit i for block first + i) as
+    /// __find_get_block does — marked accessed (touch_buffer, or __find_get_block_slow's
+    /// FGP_ACCESSED), so a referenced inactive one is activated — and every block of the
+    /// window, found or just created, goes to the front of this CPU's bh_lrus in turn.
+    /// A cached block is not read again (ext4_read_bh_nowait skips an uptodate buffer; a
+    /// locked one is being read).
+    fn readahead_window_getblk(&mut self, table: u32, first: u64, nr: u64, found: u64) {
+        for i in 0..nr {
+            let Entry::Page(p) = self.inode(table).mapping.tree.lookup(first + i) else {
+                continue;
+            };
+            if i < 64 && found & (1 << i) != 0 {
+                self.mark_page_accessed(p);
+            }
+            self.bh_lru_install(p);
+        }
     }
 
     /// ext4_find_entry's reads for a lookup of `path` on filesystem `fs` (`fs::htree`): the
@@ -1277,7 +1305,7 @@ pub enum VfsAllocError {
 }
 
 /// Inode-table blocks a filesystem's hidden table file spans (every u32 inode number).
-const INODE_TABLE_PAGES: u64 = (u32::MAX as u64 + 1) / INODES_PER_BLOCK;
+pub const INODE_TABLE_PAGES: u64 = (u32::MAX as u64 + 1) / INODES_PER_BLOCK;
 
 /// Indexed directories whose blocks a filesystem's hidden metadata file holds, after its
 /// inode table ([`Sim::dx_read_blocks`]).

@@ -880,6 +880,62 @@ fn each_created_block_is_looked_up_before_the_next_so_only_a_full_batch_counts_p
 }
 
 #[test]
+fn an_inode_table_readahead_marks_the_cached_blocks_of_its_window_accessed() {
+    // __ext4_get_inode_loc reads its window ahead with ext4_sb_breadahead_unmovable on each
+    // block: bdev_getblk creates a block not cached, and finds one cached as
+    // __find_get_block does, marking it accessed. Without `accessed-init` (vanilla) the
+    // first read leaves its blocks inactive and referenced; a second read in the window
+    // (a cold inode whose block alone was dropped) activates each of them, counted.
+    use mmsim::mm::radix_tree::Entry;
+    use mmsim::mm::slab::{INODES_PER_BLOCK, INODE_TABLE_PAGES};
+    let mut m = machine_with_files("ra-touch", 1024, KernelEra::V6_18, "vanilla");
+    let ino_of = |m: &UnitMachine, path: &str| m.sim.fss[1].names[path];
+    let first = u64::from(ino_of(&m, "/mnt/f600")) / INODES_PER_BLOCK;
+    // A file whose inode is two blocks further, in the same window.
+    let other = (0..1024)
+        .map(|i| format!("/mnt/f{i}"))
+        .find(|p| u64::from(ino_of(&m, p)) / INODES_PER_BLOCK == first + 2)
+        .expect("a file two inode-table blocks on");
+    let block = first + 2;
+    common::open_restarting(&mut m, "/mnt/f600");
+    m.sim.lru_add_drain();
+    let window = metadata_pages(&m);
+    assert!(window.len() > 16, "the window was read");
+    for &(b, p) in &window {
+        assert!(!m.sim.PageActive(p) && m.sim.PageReferenced(p), "block {b}");
+    }
+    // Drop the other file's block only (nothing else holds it once bh_lrus is emptied).
+    m.sim.invalidate_bh_lrus();
+    let table = m.sim.fss[1].inode_table.expect("an inode table");
+    assert_eq!(m.sim.mapping_try_invalidate(table, block, block, None), 1);
+    let act0 = m.sim.vmstat.get(VmItem::Pgactivate);
+    common::open_restarting(&mut m, &other);
+    m.sim.lru_add_drain();
+    // The inode table's blocks of the window are found again; of the directory's blocks
+    // (beyond the table) those the second lookup read.
+    let (mut itable, mut dir) = (0, 0);
+    for &(b, p) in &window {
+        let same = m.sim.inode(table).mapping.tree.lookup(b) == Entry::Page(p);
+        if b == block || !same {
+            continue;
+        }
+        if b < INODE_TABLE_PAGES {
+            assert!(m.sim.PageActive(p), "block {b}: found again, activated");
+            itable += 1;
+        } else if m.sim.PageActive(p) {
+            dir += 1;
+        }
+    }
+    assert!(itable > 16, "{itable} blocks found again");
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::Pgactivate) - act0,
+        itable + dir,
+        "one pgactivate per block found again"
+    );
+    m.check();
+}
+
+#[test]
 fn a_block_in_a_cpus_bh_lru_is_busy_and_reclaim_activates_it() {
     // Every metadata block a lookup finds or creates goes to the front of its CPU's
     // bh_lrus, which holds it (get_bh) until BH_LRU_SIZE later blocks push it out. Such a

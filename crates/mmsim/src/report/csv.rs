@@ -61,8 +61,8 @@ fn push_compare_row(out: &mut String, table: &str, columns: &[String], r: &Compa
 }
 
 /// The comparison of `docs` (the first the baseline), columns named `names`, as CSV: the
-/// sample tables, Ops, time, the vmstat counters that differ, the cgroup tables and the
-/// profile — what `mmsim compare` prints as text.
+/// sample tables, Ops, time, the replay table, the vmstat counters that differ, the cgroup
+/// tables, the profile and the replay speed — what `mmsim compare` prints as text.
 pub fn render_csv(docs: &[RunDoc], names: &[String]) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
@@ -82,6 +82,9 @@ pub fn render_csv(docs: &[RunDoc], names: &[String]) -> String {
     ] {
         push_table(&mut out, &title(&t, "ops"), &t);
     }
+    if let Some(t) = tables::replay_table(docs, names) {
+        push_table(&mut out, &title(&t, "replay"), &t);
+    }
     for (counter, values) in tables::vmstat_differences(docs) {
         let base = values.first().copied();
         for (i, run) in names.iter().enumerate() {
@@ -100,6 +103,9 @@ pub fn render_csv(docs: &[RunDoc], names: &[String]) -> String {
     }
     let prof = tables::profile_table(docs, names);
     push_table(&mut out, &title(&prof, "profile"), &prof);
+    if let Some(t) = tables::replay_speed_table(docs, names) {
+        push_table(&mut out, &title(&t, "replay speed"), &t);
+    }
     out
 }
 

@@ -639,6 +639,26 @@ fn compares_replay_runs_and_a_host_replay_report() {
     assert!(out.contains("Linux 6.18.44 (this machine)"), "{out}");
     // A host report's gauge deltas are no end-of-run values: not in the vmstat table.
     assert!(!out.contains("nr_free_pages"), "{out}");
+    // The CSV has the replay rows too.
+    let o = mmsim(&[
+        "compare",
+        "--csv",
+        path_str(&small),
+        path_str(&large),
+        path_str(&host),
+    ]);
+    let csv = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains("replay page miss %"))
+        .collect();
+    assert_eq!(rows.len(), 3, "a row per run:\n{csv}");
+    assert!(
+        rows[2].contains(",host,33.66"),
+        "the host's ratio: {}",
+        rows[2]
+    );
     // Two runs of the same replay are identical though the simulator's speed differs.
     let again = replay_doc(&trace, "1MiB", "cyc-small-again.json");
     let o = mmsim(&["compare", path_str(&small), path_str(&again)]);

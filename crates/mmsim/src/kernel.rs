@@ -624,6 +624,12 @@ pub const RULES: &[Rule] = &[
         commit: "readahead: make sure sync readahead reads needed page",
     },
     Rule {
+        feature: "itable-readahead-nowait",
+        since: KernelEra::V6_18,
+        version: "6.7",
+        commit: "ext4: use bdev_getblk() to avoid memory reclaim in readahead path",
+    },
+    Rule {
         feature: "folio-batch-31",
         since: KernelEra::V6_18,
         version: "6.9",

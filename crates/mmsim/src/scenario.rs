@@ -102,6 +102,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "lruvec-lru-lock",
     "io-pages-readahead",
     "sync-readahead-needed-page",
+    "itable-readahead-nowait",
     "mmap-miss-workingset",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",

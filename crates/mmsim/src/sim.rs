@@ -240,6 +240,12 @@ pub struct Features {
     /// window's end was taken for a marker hit, the window pushed past the page, and the
     /// page read on its own.
     pub sync_readahead_needed_page: bool,
+    /// ext4's inode-table readahead creates the window's blocks other than the needed one
+    /// with GFP_NOWAIT (v6.7, "ext4: use bdev_getblk() to avoid memory reclaim in readahead
+    /// path"): a block whose page or memcg charge would need reclaim is not read ahead.
+    /// Off: every missing block of the window is allocated as readahead allocates (it may
+    /// reclaim, __GFP_NORETRY).
+    pub itable_readahead_nowait: bool,
     /// An async readahead window ends on a natural boundary of the folio order it is read
     /// with (v6.17, "mm/readahead: Terminate async readahead on natural boundary"): with
     /// order-0 folios, a multiple of 4 pages. Off: the window ends where its size says.
@@ -577,6 +583,7 @@ impl Features {
             lruvec_lru_lock: false,
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
+            itable_readahead_nowait: false,
             readahead_natural_boundary: false,
             large_folios: false,
             map_entire_folio: false,
@@ -703,6 +710,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
+            "itable-readahead-nowait" => self.itable_readahead_nowait = on,
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
             "large-folios" => self.large_folios = on,
             "map-entire-folio" => self.map_entire_folio = on,
@@ -811,6 +819,7 @@ impl Features {
             "lruvec-lru-lock" => self.lruvec_lru_lock,
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
+            "itable-readahead-nowait" => self.itable_readahead_nowait,
             "readahead-natural-boundary" => self.readahead_natural_boundary,
             "large-folios" => self.large_folios,
             "map-entire-folio" => self.map_entire_folio,

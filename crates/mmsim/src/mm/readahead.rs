@@ -643,6 +643,51 @@ impl Sim {
             .unwrap_or_default()
     }
 
+    /// __ext4_get_inode_loc's reads of an inode-table window from 6.7
+    /// (`itable-readahead-nowait`, "ext4: use bdev_getblk() to avoid memory reclaim in
+    /// readahead path"): sb_getblk creates the block the lookup needs first (the buffer
+    /// cache's allocation, without __GFP_FS; its charge may reclaim), then the window loop's
+    /// ext4_sb_breadahead_unmovable creates each other missing block of `(first, nr)` with
+    /// bdev_getblk(GFP_NOWAIT): a block whose page or memcg charge would need reclaim is
+    /// skipped (a cgroup at its limit reads only what its charge stock and counter have room
+    /// for), and the loop goes on to the next. The blocks created are read under one plug,
+    /// contiguous ones in one request. Returns the pages submitted.
+    pub(crate) fn itable_readahead(&mut self, table: u32, block: u64, first: u64, nr: u64) -> u64 {
+        let prev = self.enter(KFunc::PageCacheReadahead);
+        let mut pages = self.take_ra_list();
+        let memcg = self.current_memcg();
+        // The needed block: as the window's blocks were before 6.7 (a failed charge leaves
+        // it to meta_bread's read path, which allocates it as __GFP_NOFAIL must).
+        let needed = Gfp {
+            noretry: true,
+            fs: false,
+            ..Gfp::KERNEL
+        };
+        if !matches!(self.tree_walk_lookup(table, block), Entry::Page(_)) {
+            if let Ok(p) = self.alloc_page_charged(needed, memcg) {
+                pages.push((block, p));
+            }
+        }
+        for idx in first..first + nr {
+            if idx == block {
+                continue;
+            }
+            if let Entry::Page(_) = self.tree_walk_lookup(table, idx) {
+                continue;
+            }
+            if let Ok(p) = self.alloc_page_charged(Gfp::NOWAIT, memcg) {
+                pages.push((idx, p));
+            }
+        }
+        pages.sort_unstable_by_key(|&(idx, _)| idx);
+        let n = pages.len() as u64;
+        self.count_cache_misses(n);
+        self.read_pages(table, &pages);
+        self.give_ra_list(pages);
+        self.leave(prev);
+        n
+    }
+
     /// do_page_cache_ra for a file's readahead state `ra`: [`Sim::__do_page_cache_readahead`]
     /// whose charge may sleep under [`RaSleep::Read`] or [`RaSleep::Fault`] (leaving
     /// `ra.resume`).

@@ -796,7 +796,8 @@ impl Sim {
 
     /// A block of the filesystem's metadata (its hidden file `table`, the block device's
     /// buffer cache: __bread / sb_getblk + bh_read): when `block` is not cached, it and the
-    /// blocks `(first, nr)` around it that are not are created and read (one request). Each
+    /// blocks `(first, nr)` around it that are not are created and read (one request; from
+    /// 6.7 the others only where no reclaim is needed, [`Sim::itable_readahead`]). Each
     /// is created as __getblk_slow creates a block, each looked up right after its page is
     /// added ([`Sim::getblk_created`]: from 3.16 active in the add batch). The caller then
     /// waits for its block's read holding the buffer (`Task::held_pages`): nothing looks
@@ -824,7 +825,11 @@ impl Sim {
                 }
             }
             // Each block created is looked up at once (read_pages: `getblk_created`).
-            self.__do_page_cache_readahead(table, first, nr, 0);
+            if self.features.itable_readahead_nowait {
+                self.itable_readahead(table, block, first, nr);
+            } else {
+                self.__do_page_cache_readahead(table, first, nr, 0);
+            }
             self.readahead_window_getblk(table, first, nr, found);
         }
         let out = match self.inode(table).mapping.tree.lookup(block) {

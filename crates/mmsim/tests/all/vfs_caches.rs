@@ -1229,3 +1229,84 @@ fn page_cache_tree_nodes_are_charged_to_the_inserting_cgroup_from_v4_6() {
         m.check();
     }
 }
+
+#[test]
+fn from_6_7_the_inode_table_readahead_reads_only_what_the_cgroup_has_room_for() {
+    // __ext4_get_inode_loc creates the block it needs with sb_getblk, then reads the rest of
+    // its window ahead with bdev_getblk(GFP_NOWAIT) (6.7, `itable-readahead-nowait`): a
+    // block whose charge would need reclaim is skipped. A cgroup with room for five more
+    // pages (no per-CPU charge stock, so each page is charged on its own) reads five blocks
+    // for a cold inode and reclaims nothing; before 6.7 the window's blocks were allocated
+    // as readahead's pages, whose charges reclaim the cgroup's data pages to read the whole
+    // window.
+    use mmsim::mm::slab::{INODES_PER_BLOCK, INODE_READAHEAD_BLKS};
+    for nowait in [true, false] {
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        assert!(f.set("itable-readahead-nowait", nowait));
+        assert!(f.set("memcg-charge-stock", false));
+        let mut text = unit_machine_toml(
+            "itable-nowait",
+            "64MiB",
+            "program = \"dd\"\npath = \"/mnt/dd\"\nsize = \"4KiB\"\ncgroup = \"a\"\n",
+        ) + "\n[[cgroups]]\nname = \"a\"\n";
+        for i in 0..1024 {
+            text += &common::file_toml(&format!("/mnt/f{i}"), 4096, true);
+        }
+        text += &common::file_toml("/mnt/data", 1 << 20, true);
+        let mut m = UnitMachine::new(&text, f);
+        let a = m.sim.memcg_by_name("a").expect("a");
+        let tid = m.tid;
+        m.sim.tasks[tid].memcg = a;
+        // 256 pages of data read once: inactive pages the cgroup's reclaim can take.
+        let fd = common::open_restarting(&mut m, "/mnt/data");
+        for i in 0..256 {
+            let mut progress = 0;
+            while m
+                .sim
+                .sys_read(tid, fd, 4096, Some(i * 4096), &mut progress)
+                .is_err()
+            {
+                common::complete_io(&mut m.sim);
+            }
+        }
+        m.sim.lru_add_drain();
+        let ino_of = |m: &UnitMachine, path: &str| u64::from(m.sim.fss[1].names[path]);
+        // The first open reads the directory's blocks and the first window, unlimited.
+        common::open_restarting(&mut m, "/mnt/f0");
+        // A file whose inode block is in the next window (the first one read its
+        // window's blocks and the next block: the loop is inclusive).
+        let first_window = ino_of(&m, "/mnt/f0") / INODES_PER_BLOCK / INODE_READAHEAD_BLKS;
+        let next = (first_window + 1) * INODE_READAHEAD_BLKS;
+        let far = (0..1024)
+            .map(|i| format!("/mnt/f{i}"))
+            .find(|p| ino_of(&m, p) / INODES_PER_BLOCK == next + 8)
+            .expect("a file whose inode is in the next window");
+        let far_block = ino_of(&m, &far) / INODES_PER_BLOCK;
+        let window = far_block & !(INODE_READAHEAD_BLKS - 1);
+        let before = metadata_pages(&m);
+        let usage = m.sim.memcgs[a as usize].usage;
+        m.sim.memcgs[a as usize].max = usage + 5;
+        let scanned = m.sim.vmstat.get(VmItem::PgscanFile);
+        common::open_restarting(&mut m, &far);
+        // The far window's inode-table blocks the open read (nothing reclaims the pages
+        // it just added: they are active, or held).
+        let read = metadata_pages(&m)
+            .iter()
+            .filter(|&&(b, _)| b >= window && b <= window + INODE_READAHEAD_BLKS)
+            .filter(|x| !before.contains(x))
+            .count();
+        assert!(
+            metadata_pages(&m).iter().any(|&(b, _)| b == far_block),
+            "the needed block"
+        );
+        let reclaimed = m.sim.vmstat.get(VmItem::PgscanFile) - scanned;
+        if nowait {
+            assert!(read <= 5, "{read} blocks read with room for 5");
+            assert_eq!(reclaimed, 0, "no reclaim for the window");
+        } else {
+            assert!(read > 16, "{read} blocks: the whole window");
+            assert!(reclaimed > 0, "the window's charges reclaimed");
+        }
+        m.check();
+    }
+}

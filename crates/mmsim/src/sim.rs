@@ -2722,7 +2722,7 @@ impl Sim {
             let mut cur = t.cur_op.take().expect("an op in progress");
             return match self.exec_step(tid, &cur.op, &mut cur.progress, &mut cur.entered) {
                 Ok(runnable) => {
-                    crate::sched::drop_done_op(cur.op);
+                    crate::sched::drop_done_op(&mut cur.op);
                     runnable
                 }
                 Err(w) => {
@@ -2740,7 +2740,7 @@ impl Sim {
         let task = &mut self.tasks[tid];
         // Executed where the program wrote it (no copy of the op just written, which the
         // CPU would have to wait for: a store it cannot forward).
-        let op = match &mut task.body {
+        let mut op = match &mut task.body {
             TaskBody::User(p) => p.next_op(&task.last),
             TaskBody::Kthread(_) => unreachable!("user_step on a kthread"),
         };
@@ -2751,7 +2751,7 @@ impl Sim {
         let (mut progress, mut entered) = (0, false);
         match self.exec_step(tid, &op, &mut progress, &mut entered) {
             Ok(runnable) => {
-                crate::sched::drop_done_op(op);
+                crate::sched::drop_done_op(&mut op);
                 runnable
             }
             Err(w) => {

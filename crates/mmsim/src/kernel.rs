@@ -135,6 +135,12 @@ pub const RULES: &[Rule] = &[
         commit: "readahead: trigger mmap sequential readahead on PG_readahead",
     },
     Rule {
+        feature: "write-begin-fs",
+        since: KernelEra::V3_15,
+        version: "3.9",
+        commit: "ext4: grab page before starting transaction handle in write_begin()",
+    },
+    Rule {
         feature: "fault-around",
         since: KernelEra::V3_15,
         version: "3.15",

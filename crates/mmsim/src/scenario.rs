@@ -103,6 +103,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "io-pages-readahead",
     "sync-readahead-needed-page",
     "itable-readahead-nowait",
+    "write-begin-fs",
     "mmap-miss-workingset",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",

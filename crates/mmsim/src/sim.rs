@@ -246,6 +246,12 @@ pub struct Features {
     /// Off: every missing block of the window is allocated as readahead allocates (it may
     /// reclaim, __GFP_NORETRY).
     pub itable_readahead_nowait: bool,
+    /// ext4's write_begin allocates the page before it starts the journal handle, so the
+    /// allocation and its memcg charge may enter the filesystem during reclaim (__GFP_FS)
+    /// (v3.9, "ext4: grab page before starting transaction handle in write_begin()"): a
+    /// write miss's reclaim runs the superblock shrinker. Off: AOP_FLAG_NOFS (the handle
+    /// was open), its reclaim defers the shrinker's work.
+    pub write_begin_fs: bool,
     /// An async readahead window ends on a natural boundary of the folio order it is read
     /// with (v6.17, "mm/readahead: Terminate async readahead on natural boundary"): with
     /// order-0 folios, a multiple of 4 pages. Off: the window ends where its size says.
@@ -584,6 +590,7 @@ impl Features {
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             itable_readahead_nowait: false,
+            write_begin_fs: false,
             readahead_natural_boundary: false,
             large_folios: false,
             map_entire_folio: false,
@@ -711,6 +718,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "itable-readahead-nowait" => self.itable_readahead_nowait = on,
+            "write-begin-fs" => self.write_begin_fs = on,
             "readahead-natural-boundary" => self.readahead_natural_boundary = on,
             "large-folios" => self.large_folios = on,
             "map-entire-folio" => self.map_entire_folio = on,
@@ -820,6 +828,7 @@ impl Features {
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "itable-readahead-nowait" => self.itable_readahead_nowait,
+            "write-begin-fs" => self.write_begin_fs,
             "readahead-natural-boundary" => self.readahead_natural_boundary,
             "large-folios" => self.large_folios,
             "map-entire-folio" => self.map_entire_folio,

@@ -257,7 +257,7 @@ impl Sim {
         .unwrap_or(None)
     }
     /// grab_cache_page_write_begin: FGP_LOCK | FGP_WRITE | FGP_CREAT (+ FGP_NOFS for
-    /// AOP_FLAG_NOFS; + FGP_FOLIO on a mapping with `large` folios), then wait_for_stable_page (a no-op without stable pages); and
+    /// AOP_FLAG_NOFS: ext4's before 3.9, `write-begin-fs`; + FGP_FOLIO on a mapping with `large` folios), then wait_for_stable_page (a no-op without stable pages); and
     /// FGP_ACCESSED unless `read-only-activation` (v4.7) took it out. tmpfs's write_begin
     /// (shmem_getpage with SGP_WRITE, modelled through this function) marks the page in
     /// every era.
@@ -598,7 +598,13 @@ impl Sim {
                         created = true;
                         Ok(Some(head))
                     }
-                    Ok(None) => self.grab_cache_page_write_begin(ino, index, true, large),
+                    // AOP_FLAG_NOFS until ext4 grabbed the page before its journal handle.
+                    Ok(None) => self.grab_cache_page_write_begin(
+                        ino,
+                        index,
+                        !self.features.write_begin_fs,
+                        large,
+                    ),
                     Err(w) => Err(w),
                 }
             };

@@ -289,7 +289,7 @@ impl Sim {
         let memcg = self.current_memcg();
         let mut gfp = Gfp::KERNEL;
         gfp.write = self.inode(ino).mapping.account_dirty;
-        gfp.fs = false; // AOP_FLAG_NOFS
+        gfp.fs = self.features.write_begin_fs; // else AOP_FLAG_NOFS
         while order > 0 {
             if let Some(head) = self.alloc_folio_charged(order, gfp, memcg)? {
                 if self.features.accessed_init && !self.features.read_only_activation {

@@ -257,7 +257,8 @@ impl Sim {
         .unwrap_or(None)
     }
     /// grab_cache_page_write_begin: FGP_LOCK | FGP_WRITE | FGP_CREAT (+ FGP_NOFS for
-    /// AOP_FLAG_NOFS: ext4's before 3.9, `write-begin-fs`; + FGP_FOLIO on a mapping with `large` folios), then wait_for_stable_page (a no-op without stable pages); and
+    /// AOP_FLAG_NOFS: ext4's before 3.9, `write-begin-fs`; + FGP_FOLIO on a mapping with
+    /// `large` folios), then wait_for_stable_page (a no-op without stable pages); and
     /// FGP_ACCESSED unless `read-only-activation` (v4.7) took it out. tmpfs's write_begin
     /// (shmem_getpage with SGP_WRITE, modelled through this function) marks the page in
     /// every era.

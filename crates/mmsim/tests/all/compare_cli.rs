@@ -620,12 +620,16 @@ fn compares_replay_runs_and_a_host_replay_report() {
         "cgroup_stat": {"usage": 2_000_000, "file": 1_228_800, "pgscan": 10},
     });
     std::fs::write(&host, report.to_string()).unwrap();
-    let o = mmsim(&[
-        "compare",
-        path_str(&small),
-        path_str(&large),
-        path_str(&host),
-    ]);
+    // The three runs compared, as text or (`--csv`) as CSV.
+    let compare = |csv: bool| {
+        let mut argv = vec!["compare"];
+        if csv {
+            argv.push("--csv");
+        }
+        argv.extend([path_str(&small), path_str(&large), path_str(&host)]);
+        mmsim(&argv)
+    };
+    let o = compare(false);
     let out = text(&o.stdout);
     assert!(o.status.success(), "{}\n{out}", text(&o.stderr));
     assert!(out.contains("replay (miss ratios in %"), "{out}");
@@ -640,13 +644,7 @@ fn compares_replay_runs_and_a_host_replay_report() {
     // A host report's gauge deltas are no end-of-run values: not in the vmstat table.
     assert!(!out.contains("nr_free_pages"), "{out}");
     // The CSV has the replay rows too.
-    let o = mmsim(&[
-        "compare",
-        "--csv",
-        path_str(&small),
-        path_str(&large),
-        path_str(&host),
-    ]);
+    let o = compare(true);
     let csv = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let rows: Vec<&str> = csv

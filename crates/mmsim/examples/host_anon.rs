@@ -20,6 +20,9 @@
 //! `--stream-size` bytes long; the page cache is dropped before the run). `--readahead-kb`
 //! sets the file's device's read_ahead_kb for the run (0: off; restored after).
 //!
+//! `--tracepoints` captures the reclaim tracepoints in tracefs during the run (machine-wide,
+//! as host_replay's `--tracepoints`) and adds their totals as `tracepoints`.
+//!
 //! Needs root on Linux and a swap area (`swapon`; for zram: `echo 1G >
 //! /sys/block/zram0/disksize; mkswap /dev/zram0; swapon /dev/zram0`). /proc/vmstat is
 //! machine-wide: run it on an idle machine.
@@ -51,7 +54,7 @@ mod host {
     use std::time::Instant;
 
     use crate::host_common::{
-        kernel_release, keyed, report_stats, write, Cgroup, Readahead, Snapshot,
+        kernel_release, keyed, report_stats, write, Capture, Cgroup, Readahead, Snapshot,
     };
     use clap::Parser;
     use rand::seq::SliceRandom;
@@ -113,6 +116,11 @@ mod host {
         /// Write the JSON report to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Capture the reclaim tracepoints (tracefs, /sys/kernel/tracing; machine-wide)
+        /// during the run and report their totals (`tracepoints`, in the shape of mmsim's
+        /// report) and the events the trace buffer lost (`tracepoints_lost`).
+        #[arg(long)]
+        tracepoints: bool,
     }
 
     /// The file read beside the anonymous passes.
@@ -239,7 +247,13 @@ mod host {
             file: map.as_ref(),
             exec: a.exec,
         };
+        let capture = if a.tracepoints {
+            Some(Capture::start()?)
+        } else {
+            None
+        };
         let result = run(&cg, &anon, stream.as_ref());
+        let traced = capture.map(Capture::finish).transpose();
         cg.remove();
         drop(ra);
         drop(map);
@@ -247,6 +261,10 @@ mod host {
         let mut report = report(&a, size, &passes, &before, &after);
         if a.stream.is_some() {
             report["stream_pass_seconds"] = serde_json::json!(stream_passes);
+        }
+        if let Some((t, lost)) = traced? {
+            report["tracepoints"] = serde_json::json!(t);
+            report["tracepoints_lost"] = serde_json::json!(lost);
         }
         println!("{report}");
         if let Some(p) = &a.json {

@@ -192,3 +192,77 @@ pub fn kernel_release() -> String {
         .trim()
         .to_string()
 }
+
+/// A tracefs capture of the events of [`mmsim::mm::tracepoints::Tracepoints`]: the
+/// events enabled and the buffer cleared at the start; read, summed and disabled by
+/// [`Capture::finish`] (or disabled when dropped).
+pub struct Capture {
+    root: PathBuf,
+    enabled: Vec<PathBuf>,
+}
+
+impl Capture {
+    pub fn start() -> Result<Capture, String> {
+        let root = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.join("trace").exists())
+            .ok_or("--tracepoints: tracefs is not mounted (/sys/kernel/tracing)")?;
+        let w = |p: &Path, v: &str| {
+            fs::write(p, v).map_err(|e| format!("--tracepoints: {}: {e}", p.display()))
+        };
+        w(&root.join("tracing_on"), "0")?;
+        w(&root.join("buffer_size_kb"), "65536")?;
+        w(&root.join("trace"), "")?;
+        let mut c = Capture {
+            root: root.clone(),
+            enabled: Vec::new(),
+        };
+        for e in mmsim::mm::tracepoints::Tracepoints::EVENTS {
+            let p = root.join("events").join(e).join("enable");
+            if !p.exists() {
+                eprintln!("--tracepoints: this kernel has no {e} event");
+                continue;
+            }
+            w(&p, "1")?;
+            c.enabled.push(p);
+        }
+        w(&root.join("tracing_on"), "1")?;
+        Ok(c)
+    }
+
+    /// Stop, sum the captured events and the lost ones, disable and clear.
+    pub fn finish(self) -> Result<(mmsim::mm::tracepoints::Tracepoints, u64), String> {
+        let _ = fs::write(self.root.join("tracing_on"), "0");
+        let path = self.root.join("trace");
+        // Line by line: the buffer holds up to 64 MiB per CPU of text, and the replay
+        // still sits in its cgroup, whose limit it must not be charged for.
+        let file = fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut t = mmsim::mm::tracepoints::Tracepoints::default();
+        let mut lost = 0u64;
+        for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
+            let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+            let line = line.as_str();
+            if !t.add_trace_line(line) {
+                // "CPU:1 [LOST 123 EVENTS]"
+                if let Some(n) = line
+                    .split_once("[LOST ")
+                    .and_then(|(_, r)| r.split_whitespace().next())
+                {
+                    lost += n.parse::<u64>().unwrap_or(0);
+                }
+            }
+        }
+        Ok((t, lost))
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        let _ = fs::write(self.root.join("tracing_on"), "0");
+        for p in &self.enabled {
+            let _ = fs::write(p, "0");
+        }
+        let _ = fs::write(self.root.join("trace"), "");
+    }
+}

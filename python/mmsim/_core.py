@@ -217,7 +217,8 @@ def run(
     - ``preset``: ``"vanilla"`` (the studied changes off) or ``"patched"`` (on);
     - ``features``: overrides, ``"+accessed-init,-workingset"``, ``{"workingset": False}``
       or ``["-workingset"]``;
-    - ``kernel``: the era whose rules the run follows (``"4.2"``, ``"6.18"``, ...);
+    - ``kernel``: the kernel whose rules the run follows, any release from 2.6.30 to 6.18
+      (``"4.2"``, ``"6.8"``, ``"6.18"``, ...);
     - ``policy``: ``"classic"`` or ``"mglru"``;
     - ``seed``: the scenario's seed (``--seed``);
     - ``set``: overrides by dotted key (``--set``), after the scenario's own;

@@ -53,8 +53,9 @@ enum Cmd {
         /// Feature overrides, e.g. `+accessed-init,-workingset` (names below).
         #[arg(long, allow_hyphen_values = true, value_name = "+NAME,-NAME")]
         features: Option<String>,
-        /// Kernel era whose rules the run follows (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18);
-        /// overrides the scenario's `kernel` (default 6.18).
+        /// Kernel whose rules the run follows: any release from 2.6.30 to 6.18 (6.8, 5.15,
+        /// 2.6.32, or as `uname -r` prints it); overrides the scenario's `kernel` (default
+        /// 6.18). docs/kernel-eras.md lists the rules and the named eras.
         #[arg(long, value_name = "VERSION")]
         kernel: Option<String>,
         /// Reclaim policy: `classic` (active/inactive lists) or `mglru` (the
@@ -109,8 +110,8 @@ enum Cmd {
         /// Runs executed at once.
         #[arg(long, default_value_t = 2)]
         jobs: usize,
-        /// Kernel era of every run (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18); default: each
-        /// scenario's `kernel`.
+        /// Kernel of every run (any release from 2.6.30 to 6.18); default: each scenario's
+        /// `kernel`.
         #[arg(long, value_name = "VERSION")]
         kernel: Option<String>,
         /// Reclaim policy of every run (`classic` or `mglru`; mglru needs --kernel 6.1 or

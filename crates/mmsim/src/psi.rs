@@ -317,8 +317,10 @@ pub struct Pressure {
 /// groups' totals and averages.
 #[derive(Clone, Debug)]
 pub struct Psi {
-    /// PSI exists in the kernel era (4.20 and later; the 6.1 and 6.18 eras).
+    /// PSI exists in the run's kernel (4.20 and later).
     pub enabled: bool,
+    /// IRQ pressure exists too (6.1 and later).
+    irq: bool,
     nr_groups: usize,
     /// Each group's parent (the memcg tree; the root has none).
     parent: Vec<Option<MemcgId>>,
@@ -359,6 +361,7 @@ impl Psi {
         };
         Psi {
             enabled,
+            irq: enabled,
             nr_groups,
             parent,
             pending: vec![Vec::new(); if enabled { nr_cpus } else { 0 }],
@@ -369,6 +372,13 @@ impl Psi {
             done_ps: 0,
             history: Vec::new(),
         }
+    }
+
+    /// IRQ pressure on or off (6.1's PSI_IRQ_FULL; a kernel from 4.20 to 6.0 has PSI
+    /// without it, and its irq pressure stays zero here).
+    pub fn with_irq(mut self, on: bool) -> Psi {
+        self.irq = self.enabled && on;
+        self
     }
 
     /// psi_task_change: a task of `group` on `cpu` went from flags `old` to `new` at `at`.
@@ -390,7 +400,7 @@ impl Psi {
     /// and its ancestors.
     #[inline]
     pub fn record_irq(&mut self, cpu: usize, at: Ps, group: MemcgId, irq: Ps) {
-        if self.enabled && irq > 0 {
+        if self.irq && irq > 0 {
             self.pending[cpu].push(Change {
                 at,
                 group,
@@ -545,6 +555,7 @@ impl Psi {
         // A copy of the state without the history (a read neither needs nor keeps it).
         let mut p = Psi {
             enabled: self.enabled,
+            irq: self.irq,
             nr_groups: self.nr_groups,
             parent: self.parent.clone(),
             pending: self.pending.clone(),

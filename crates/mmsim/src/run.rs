@@ -343,7 +343,7 @@ fn memcg_anon_file_pages(sim: &Sim) -> (Vec<u64>, Vec<u64>) {
     use crate::mm::rmap::ANON_MAPPING;
     let n = sim.memcgs.len();
     let (mut anon, mut file) = (vec![0u64; n], vec![0u64; n]);
-    let native = sim.features.era >= crate::kernel::KernelEra::V6_1;
+    let native = sim.features.era >= crate::kernel::KernelEra::new(5, 8);
     for p in &sim.mem {
         let m = p.memcg as usize;
         if m >= n || p.flags & (pg::BUDDY | pg::TABLE | pg::SLAB) != 0 {
@@ -428,15 +428,18 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     .sum();
                 *stat.get_mut("slab_reclaimable").expect("in MEMORY_STAT") += v as i64;
             }
-            if sim.features.era >= crate::kernel::KernelEra::V6_1 {
-                // memory.stat has swapcached from 5.12 (NR_SWAPCACHE; the 6.1 era).
+            if sim.features.era >= crate::kernel::KernelEra::new(5, 12) {
+                // memory.stat has swapcached from 5.12 (NR_SWAPCACHE, "mm: memcg: add
+                // swapcache stat for cgroup v2").
                 let v: i64 = sub
                     .clone()
                     .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrSwapcached))
                     .sum();
                 stat.insert("swapcached".to_string(), v * page as i64);
+            }
+            if sim.features.era >= crate::kernel::KernelEra::new(5, 11) {
                 // memory.stat has pagetables from 5.11 (NR_PAGETABLE per memcg, "mm:
-                // memcontrol: account pagetables per-memcg"; the 6.1 era).
+                // memcontrol: account pagetables per-memcg").
                 let v: i64 = sub
                     .clone()
                     .map(|c| sim.memcgs[c as usize].stat.get(VmItem::NrPageTablePages))
@@ -451,7 +454,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 stat.insert("zswap".to_string(), bytes as i64);
                 stat.insert("zswapped".to_string(), (stored * page) as i64);
                 let mut events = vec![("zswpin", VmItem::Zswpin), ("zswpout", VmItem::Zswpout)];
-                if sim.features.era >= crate::kernel::KernelEra::V6_18 {
+                if sim.features.era >= crate::kernel::KernelEra::new(6, 8) {
                     events.push(("zswpwb", VmItem::Zswpwb));
                 }
                 for (key, item) in events {
@@ -462,9 +465,9 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                     stat.insert(key.to_string(), v);
                 }
             }
-            if sim.features.era >= crate::kernel::KernelEra::V6_18 {
+            if sim.features.era >= crate::kernel::KernelEra::new(6, 13) {
                 // memory.stat has pswpin and pswpout from 6.13 ("mm: memcontrol: add
-                // per-memcg pgpgin/pswpin counter"; the 6.18 era).
+                // per-memcg pgpgin/pswpin counter").
                 for (key, item) in [("pswpin", VmItem::Pswpin), ("pswpout", VmItem::Pswpout)] {
                     let v: i64 = sub
                         .clone()
@@ -475,7 +478,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
             }
             let slab = stat["slab_reclaimable"] + stat["slab_unreclaimable"];
             stat.insert("slab".to_string(), slab);
-            if sim.features.era >= crate::kernel::KernelEra::V6_1 {
+            if sim.features.era >= crate::kernel::KernelEra::new(5, 18) {
                 // memory.stat has kernel from 5.18 (MEMCG_KMEM, "memcg: add per-memcg total
                 // kernel memory stat"): every kernel page charged to the cgroup, here its
                 // slab and page tables (kernel stacks, percpu and vmalloc are not modelled).

@@ -2209,13 +2209,11 @@ fn want_limit(
 fn newer_file(
     loc: &Loc,
     file: &str,
-    version: &str,
     since: crate::kernel::KernelEra,
     k: crate::kernel::KernelEra,
 ) -> ScenarioError {
     loc.err(format!(
-        "{file} exists from kernel {version} on (the {since} era); this scenario sets kernel \
-         = \"{k}\""
+        "{file} exists from kernel {since} on; this scenario sets kernel = \"{k}\""
     ))
 }
 
@@ -2310,25 +2308,13 @@ fn read_cgroups(
         let (swap_high, swap_high_loc) = limit("swap_high", true)?;
         if let (Some(k), Some(loc)) = (kernel, &swap_high_loc) {
             if k < SWAP_HIGH_SINCE {
-                return Err(newer_file(
-                    loc,
-                    "memory.swap.high",
-                    "5.8",
-                    SWAP_HIGH_SINCE,
-                    k,
-                ));
+                return Err(newer_file(loc, "memory.swap.high", SWAP_HIGH_SINCE, k));
             }
         }
         let oom_group = match g.opt("oom_group", want_bool)? {
             Some((true, loc)) if kernel.is_some_and(|k| k < OOM_GROUP_SINCE) => {
                 let k = kernel.expect("checked");
-                return Err(newer_file(
-                    &loc,
-                    "memory.oom.group",
-                    "4.19",
-                    OOM_GROUP_SINCE,
-                    k,
-                ));
+                return Err(newer_file(&loc, "memory.oom.group", OOM_GROUP_SINCE, k));
             }
             Some((v, _)) => v,
             None => false,
@@ -2336,19 +2322,13 @@ fn read_cgroups(
         let (zswap_max, zswap_max_loc) = limit("zswap_max", true)?;
         if let (Some(k), Some(loc)) = (kernel, &zswap_max_loc) {
             if k < ZSWAP_MAX_SINCE {
-                return Err(newer_file(
-                    loc,
-                    "memory.zswap.max",
-                    "5.19",
-                    ZSWAP_MAX_SINCE,
-                    k,
-                ));
+                return Err(newer_file(loc, "memory.zswap.max", ZSWAP_MAX_SINCE, k));
             }
         }
         let zswap_writeback = match g.opt("zswap_writeback", want_bool)? {
             Some((false, loc)) if kernel.is_some_and(|k| k < ZSWAP_WRITEBACK_SINCE) => {
                 let (k, since) = (kernel.expect("checked"), ZSWAP_WRITEBACK_SINCE);
-                return Err(newer_file(&loc, "memory.zswap.writeback", "6.8", since, k));
+                return Err(newer_file(&loc, "memory.zswap.writeback", since, k));
             }
             Some((v, _)) => v,
             None => true,
@@ -2379,24 +2359,24 @@ fn read_cgroups(
     Ok(cgroups)
 }
 
-/// The first era with memory.zswap.max (5.19, "zswap: memcg accounting").
-pub const ZSWAP_MAX_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+/// The first kernel with memory.zswap.max (5.19, "zswap: memcg accounting").
+pub const ZSWAP_MAX_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::new(5, 19);
 
-/// The first era with memory.zswap.writeback (6.8, "mm: memcg: add per-memcg zswap
+/// The first kernel with memory.zswap.writeback (6.8, "mm: memcg: add per-memcg zswap
 /// writeback control").
-pub const ZSWAP_WRITEBACK_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_18;
+pub const ZSWAP_WRITEBACK_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::new(6, 8);
 
-/// The first era with memory.swap.high (5.8, "mm: memcontrol: add memory.swap.high").
-pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+/// The first kernel with memory.swap.high (5.8, "mm: memcontrol: add memory.swap.high").
+pub const SWAP_HIGH_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::new(5, 8);
 
-/// The first era with memory.oom.group (4.19, "mm, oom: introduce memory.oom.group") and
-/// its memory.events `oom_group_kill` (5.17).
-pub const OOM_GROUP_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+/// The first kernel with memory.oom.group (4.19, "mm, oom: introduce memory.oom.group").
+/// Its memory.events `oom_group_kill` came in 5.17; mmsim reports it wherever the file is.
+pub const OOM_GROUP_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::new(4, 19);
 
 /// The first era whose vm.swappiness goes above 100, to 200 (5.8: "mm: allow swappiness
 /// that prefers reclaiming anon over the file workingset"; the eras before are 4.14 and
 /// older).
-pub const SWAPPINESS_200_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::V6_1;
+pub const SWAPPINESS_200_SINCE: crate::kernel::KernelEra = crate::kernel::KernelEra::new(5, 8);
 
 /// A probability `key` (0 ..= 1, a float or 0/1) as parts per billion.
 fn read_rate(v: &View<'_>, key: &str) -> Result<u32, ScenarioError> {

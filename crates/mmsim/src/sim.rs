@@ -1363,42 +1363,38 @@ impl Sim {
         }
         // Cgroup files newer than the run's era (a `--kernel` older than the scenario's).
         type CgroupKey = fn(&crate::scenario::CgroupSpec) -> bool;
-        let newer: [(&str, &str, &str, crate::kernel::KernelEra, CgroupKey); 4] = [
+        let newer: [(&str, &str, crate::kernel::KernelEra, CgroupKey); 4] = [
             (
                 "swap_high",
                 "memory.swap.high",
-                "5.8",
                 crate::scenario::SWAP_HIGH_SINCE,
                 |c| c.swap_high.is_some(),
             ),
             (
                 "oom_group",
                 "memory.oom.group",
-                "4.19",
                 crate::scenario::OOM_GROUP_SINCE,
                 |c| c.oom_group,
             ),
             (
                 "zswap_max",
                 "memory.zswap.max",
-                "5.19",
                 crate::scenario::ZSWAP_MAX_SINCE,
                 |c| c.zswap_max.is_some(),
             ),
             (
                 "zswap_writeback",
                 "memory.zswap.writeback",
-                "6.8",
                 crate::scenario::ZSWAP_WRITEBACK_SINCE,
                 |c| !c.zswap_writeback,
             ),
         ];
-        for (key, file, version, since, set) in newer {
+        for (key, file, since, set) in newer {
             if let Some(c) = sc.cgroups.iter().find(|c| set(c)) {
                 if features.era < since {
                     return Err(format!(
-                        "cgroup {} sets {key}, but {file} exists from kernel {version} on \
-                         (the {since} era); this run follows kernel {}",
+                        "cgroup {} sets {key}, but {file} exists from kernel {since} on; this \
+                         run follows kernel {}",
                         c.name, features.era
                     ));
                 }
@@ -1415,17 +1411,17 @@ impl Sim {
             ));
         }
         if sc.swap.as_ref().is_some_and(|s| s.zswap.is_some())
-            && features.era < crate::kernel::KernelEra::V6_1
+            && features.era < crate::scenario::ZSWAP_MAX_SINCE
         {
             return Err(format!(
-                "[swap.zswap] needs kernel 5.19 or later (the 6.1 era): mmsim models zswap \
+                "[swap.zswap] needs kernel 5.19 or later: mmsim models zswap \
                  with its memcg accounting, and not the frontswap and zbud zswap of older \
                  kernels; this run follows kernel {}",
                 features.era
             ));
         }
         if sc.swap.as_ref().is_some_and(|s| s.zram.is_some())
-            && features.era < crate::kernel::KernelEra::V3_15
+            && features.era < crate::kernel::KernelEra::new(3, 14)
         {
             return Err(format!(
                 "[swap] preset \"zram\" needs kernel 3.14 or later (zram left staging in \
@@ -1446,12 +1442,14 @@ impl Sim {
             ));
         }
         let memcg_lru = vec![crate::mm::lru_gen::MemcgLru::default(); nr_nodes];
-        // PSI from 4.20: the 6.1 and 6.18 eras.
+        // PSI from 4.20 ("psi: pressure stall information for CPU, memory, and IO"), its
+        // IRQ pressure from 6.1.
         let psi = crate::psi::Psi::new(
-            features.era >= crate::kernel::KernelEra::V6_1,
+            features.era >= crate::kernel::KernelEra::new(4, 20),
             nr_cpus,
             memcgs.iter().map(|m| m.parent).collect(),
-        );
+        )
+        .with_irq(features.era >= crate::kernel::KernelEra::V6_1);
         let mut sim = Sim {
             psi,
             psi_next_sleep: 0,

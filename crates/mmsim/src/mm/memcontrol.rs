@@ -1293,8 +1293,9 @@ impl Sim {
         progress: &mut u64,
     ) -> Result<crate::workload::OpResult, crate::sched::Wait> {
         use crate::workload::{Errno, OpResult};
-        // memory.reclaim: cgroup v2's, from 5.19 (the 6.1 era).
-        if self.features.era < crate::kernel::KernelEra::V6_1 || self.cgroup_v1 {
+        // memory.reclaim: cgroup v2's, from 5.19 ("mm: memcontrol: introduce
+        // memory.reclaim").
+        if self.features.era < crate::kernel::KernelEra::new(5, 19) || self.cgroup_v1 {
             return Ok(OpResult::Err(Errno::ENOENT));
         }
         let known = |s: u64| {

@@ -499,7 +499,7 @@ impl RunDoc {
     /// eras existed).
     pub fn era_label(&self) -> &str {
         if self.kernel.is_empty() {
-            crate::kernel::KernelEra::V4_2.as_str()
+            "4.2"
         } else {
             &self.kernel
         }

@@ -45,7 +45,7 @@ pub struct ReplayArgs {
     /// Feature overrides, e.g. `-workingset`.
     #[arg(long, allow_hyphen_values = true)]
     pub features: Option<String>,
-    /// Kernel era (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18).
+    /// Kernel whose rules the replay follows: any release from 2.6.30 to 6.18 (default 6.18).
     #[arg(long, value_name = "VERSION")]
     pub kernel: Option<String>,
     /// Reclaim policy: `classic` or `mglru` (MGLRU needs kernel 6.1 or later); default:

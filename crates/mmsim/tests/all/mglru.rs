@@ -37,7 +37,7 @@ fn unit() -> UnitMachine {
 /// `unit` on `era` (6.1 or later).
 fn unit_on(era: KernelEra) -> UnitMachine {
     // Root keys precede the tables.
-    let text = format!("kernel = \"{}\"\npolicy = \"mglru\"\n", era.as_str())
+    let text = format!("kernel = \"{}\"\npolicy = \"mglru\"\n", era)
         + &machine_toml("mglru-unit", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
         + "\n[[tasks]]\nname = \"t\"\ncpu = 0\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n";
     let m = UnitMachine::new(&text, mglru_features_on(era));
@@ -604,7 +604,7 @@ fn two_memcgs_on(era: KernelEra, features: Features) -> UnitMachine {
 fn two_memcgs_seeded(era: KernelEra, features: Features, seed: u64) -> UnitMachine {
     let text = format!(
         "kernel = \"{}\"\npolicy = \"mglru\"\nseed = {seed}\n",
-        era.as_str()
+        era
     )
         + &machine_toml("mglru-memcgs", 2, "64MiB", Some("64MiB"), "1GiB", "/mnt")
         + "\n[[cgroups]]\nname = \"a\"\n[[cgroups]]\nname = \"b\"\n"

@@ -733,12 +733,14 @@ fn set_addresses_kernel_and_cgroups_by_name() {
     assert_eq!(s.kernel, Some(KernelEra::V2_6_30));
 
     // `kernel=4.20` is the version 4.20, not the number 4.2.
-    let err = parse_scenario(&text, "t.toml", &sets(&["kernel=4.20"])).unwrap_err();
+    let s = parse_scenario(&text, "t.toml", &sets(&["kernel=4.20"])).unwrap();
+    assert_eq!(s.kernel, Some(KernelEra::new(4, 20)));
+    let err = parse_scenario(&text, "t.toml", &sets(&["kernel=6.20"])).unwrap_err();
     assert_eq!(
         (err.file.as_str(), err.line, err.field.as_str()),
         ("--set", None, "kernel")
     );
-    assert!(err.message.contains("\"4.20\""), "{err}");
+    assert!(err.message.contains("\"6.20\""), "{err}");
 
     let err =
         parse_scenario(&text, "t.toml", &sets(&["cgroups.batch.memory_max=8GiB"])).unwrap_err();
@@ -759,10 +761,13 @@ fn set_addresses_kernel_and_cgroups_by_name() {
 fn unknown_kernel_version() {
     let msg = expect_err(&with_line(2, "kernel = \"9.9\""), 2, "kernel");
     assert!(
-        msg.contains("unknown kernel version \"9.9\"") && msg.contains("2.6.30, 3.15"),
+        msg.contains("kernel version \"9.9\" is outside") && msg.contains("2.6.30 to 6.18"),
         "{msg}"
     );
-    expect_err(&with_line(2, "kernel = \"5.4\""), 2, "kernel");
+    expect_err(&with_line(2, "kernel = \"6.19\""), 2, "kernel");
+    expect_err(&with_line(2, "kernel = \"2.6.29\""), 2, "kernel");
+    let msg = expect_err(&with_line(2, "kernel = \"six\""), 2, "kernel");
+    assert!(msg.contains("not a version like 6.8"), "{msg}");
     let msg = expect_err(&with_line(2, "kernel = 6.1"), 2, "kernel");
     assert!(msg.contains("kernel = \"6.1\""), "{msg}");
     expect_err(&with_line(2, "kernel = true"), 2, "kernel");

@@ -2399,8 +2399,11 @@ impl Sim {
             self.fault_tried,
             std::mem::take(&mut self.fault_oom),
         );
-        // The running task's MGLRU context (in a fault; reclaim with an mm walk).
+        // The running task's MGLRU context (in a fault; reclaim with an mm walk): the
+        // kernel's is per task (current->in_lru_fault), so the other CPUs' steps start
+        // without it.
         let saved_lru_gen = (self.lru_gen_in_fault, self.lru_gen_walk_active);
+        (self.lru_gen_in_fault, self.lru_gen_walk_active) = (false, false);
         for _ in 0..NESTED_STEPS_MAX {
             match self.next_action() {
                 Some((t, None)) if t <= until => {

@@ -1556,12 +1556,9 @@ impl Sim {
             self.trace_shrink_inactive(scanned, &stat, sc.priority);
             let reclaimed = stat.reclaimed;
             sc.nr_reclaimed += reclaimed;
+            // Only the unqueued dirty count goes to the reclaim's totals (the other
+            // reclaim_stat counts are shrink_inactive_list's, which MGLRU does not run).
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
-            sc.nr.dirty += stat.nr_dirty;
-            sc.nr.congested += stat.nr_congested;
-            sc.nr.writeback += stat.nr_writeback;
-            sc.nr.immediate += stat.nr_immediate;
-            sc.nr.taken += taken as u64;
             let mut clean = Vec::new();
             let mut back = Vec::with_capacity(list.len());
             for &pfn in list.iter().rev() {
@@ -1576,8 +1573,9 @@ impl Sim {
                     && !self.folio_mapped(pfn)
                     && f & pg::UNEVICTABLE == 0
                 {
+                    // Retried below, where shrink_folio_list counts it scanned again
+                    // (6.11's "mm/mglru: fix div-by-zero in vmpressure_calc_level()").
                     clean.push(pfn);
-                    sc.nr_scanned -= self.mem[pfn as usize].nr_pages();
                     continue;
                 }
                 // Don't add rejected folios to the oldest generation.
@@ -1644,13 +1642,14 @@ impl Sim {
 
     /// get_nr_to_scan: folios to scan this round; -1 to stop (protected, or aged), 0 to
     /// stop without rotating.
-    fn get_nr_to_scan(&mut self, lv: usize, sc: &ScanControl, swappiness: u64) -> i64 {
+    fn get_nr_to_scan(&mut self, lv: usize, sc: &mut ScanControl, swappiness: u64) -> i64 {
         let memcg = (lv / self.nodes.len()) as MemcgId;
         if self.mem_cgroup_below_min(sc.target_memcg, memcg) {
             return -1;
         }
         let (age, nr) = self.should_run_aging(lv, swappiness);
-        let nr = self.apply_proportional_protection(memcg, sc, nr);
+        let (nr, low_skipped) = self.apply_proportional_protection(memcg, sc, nr);
+        sc.memcg_low_skipped |= low_skipped;
         if !age || sc.priority == DEF_PRIORITY {
             return (nr >> sc.priority) as i64;
         }
@@ -1662,20 +1661,27 @@ impl Sim {
         }
     }
 
-    /// apply_proportional_protection: memory.min / memory.low scale the scan target.
-    fn apply_proportional_protection(&self, memcg: MemcgId, sc: &ScanControl, scan: u64) -> u64 {
+    /// apply_proportional_protection: memory.min / memory.low scale the scan target; the
+    /// second value is whether memory.low held some back (sc->memcg_low_skipped, so that
+    /// do_try_to_free_pages retries with memory.low ignored before giving up).
+    fn apply_proportional_protection(
+        &self,
+        memcg: MemcgId,
+        sc: &ScanControl,
+        scan: u64,
+    ) -> (u64, bool) {
         let (min, low) = self.mem_cgroup_protection(sc.target_memcg, memcg);
         if min == 0 && low == 0 {
-            return scan;
+            return (scan, false);
         }
-        let protection = if !sc.memcg_low_reclaim && low > min {
-            low
+        let (protection, low_skipped) = if !sc.memcg_low_reclaim && low > min {
+            (low, true)
         } else {
-            min
+            (min, false)
         };
         let cgroup_size = self.memcgs[memcg as usize].usage.max(protection);
         let s = scan - (scan as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
-        s.max(crate::mm::vmscan::SWAP_CLUSTER_MAX)
+        (s.max(crate::mm::vmscan::SWAP_CLUSTER_MAX), low_skipped)
     }
 
     /// should_abort_scan: root reclaim met its target, or kswapd balanced the node.
@@ -1956,15 +1962,28 @@ impl Sim {
         }
         let prev = self.enter(KFunc::LruGenAgeNode);
         self.set_initial_priority(node, sc);
+        // Every memcg's effective memory.min and memory.low, top-down from the root: what
+        // shrink_one reads in kswapd's and in direct reclaim (6.8's "mm/mglru: fix
+        // ineffective protection calculation").
+        if self.nr_memcgs() > 1 {
+            self.mem_cgroup_calculate_protection(ROOT_MEM_CGROUP);
+        }
         let min_ttl_ps = self.mglru.min_ttl_ms.saturating_mul(1_000_000_000);
         let mut reclaimable = min_ttl_ps == 0;
         if !reclaimable {
             let now = self.now();
             for memcg in 0..self.memcgs.len() as MemcgId {
                 let lv = self.lruvec_idx(memcg, node);
-                if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg)
-                    || !self.lruvec_is_sizable(lv, sc)
-                {
+                // lruvec_is_reclaimable: not below memory.min; a memcg too small to reclaim
+                // from counts when it is below memory.low.
+                if self.mem_cgroup_below_min(ROOT_MEM_CGROUP, memcg) {
+                    continue;
+                }
+                if !self.lruvec_is_sizable(lv, sc) {
+                    if self.mem_cgroup_below_low(ROOT_MEM_CGROUP, memcg) {
+                        reclaimable = true;
+                        break;
+                    }
                     continue;
                 }
                 let swappiness = self.lru_gen_swappiness(memcg, sc);

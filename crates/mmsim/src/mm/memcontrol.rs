@@ -1186,11 +1186,11 @@ impl Sim {
     }
 
     /// mem_cgroup_calculate_protection for every memcg below `root` (the reclaim target):
-    /// effective memory.min and memory.low, top-down.
+    /// effective memory.min and memory.low, top-down. The target's own values are left as
+    /// they were (page_counter_calculate_protection returns for the root: a target's are
+    /// ignored while it is the target, and stay stale for the next reclaim that reads them).
     pub fn mem_cgroup_calculate_protection(&mut self, root: MemcgId) {
         let range = self.memcg_subtree(root);
-        self.memcgs[root as usize].emin = 0;
-        self.memcgs[root as usize].elow = 0;
         for m in range.start + 1..range.end {
             let parent = self.memcgs[m as usize].parent.expect("non-root memcg");
             let (usage, min, low) = {

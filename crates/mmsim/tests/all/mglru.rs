@@ -951,3 +951,125 @@ fn on_6_1_the_look_around_takes_the_young_bit_of_an_isolated_neighbour() {
         m.check();
     }
 }
+
+/// A cgroup `prot` with a 100 MiB anonymous set touched every 200 ms beside a 200 MiB
+/// anonymous hog in `hog`, on 256 MiB with swap, under 6.18's MGLRU: global reclaim only
+/// (kswapd and direct), no limit. `protection` is the `[[cgroups]]` line of `prot`.
+fn protected_beside_a_hog(protection: &str) -> mmsim::run::RunReport {
+    let text = format!(
+        r#"name = "mglru-protection"
+kernel = "6.18"
+policy = "mglru"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+[swap]
+size = "512MiB"
+[[cgroups]]
+name = "prot"
+{protection}
+[[cgroups]]
+name = "hog"
+[[tasks]]
+name = "prot"
+cpu = 0
+cgroup = "prot"
+program = "anon"
+size = "100MiB"
+passes = 6
+think = "200ms"
+[[tasks]]
+name = "hog"
+cpu = 1
+cgroup = "hog"
+program = "anon"
+size = "200MiB"
+passes = 4
+"#
+    );
+    let sc = parse_scenario(&text, "t.toml", &[]).expect("scenario");
+    let r = run_sc(&sc, mglru_features_on(KernelEra::V6_18), false, u64::MAX);
+    assert_eq!(r.end, RunEnd::Completed);
+    r
+}
+
+/// memory.min and memory.low hold under 6.18's MGLRU global reclaim: kswapd's
+/// lru_gen_age_node computes every cgroup's effective protection (6.8, "mm/mglru: fix
+/// ineffective protection calculation"), which shrink_one reads. Below memory.min the
+/// cgroup is skipped; below memory.low it is first rotated to the tail of the memcg LRU
+/// and reclaimed on its next visit, counting a memory.events `low` each time.
+#[test]
+fn memory_min_and_low_protect_a_cgroup_from_mglru_global_reclaim() {
+    let stolen = |r: &mmsim::run::RunReport| {
+        let c = r.cgroups.iter().find(|c| c.name == "prot").expect("prot");
+        (c.stat["pgsteal"], c.events.low)
+    };
+    let majflt = |r: &mmsim::run::RunReport| {
+        r.tasks
+            .iter()
+            .find(|t| t.name == "prot")
+            .expect("task")
+            .majflt
+    };
+    let none = protected_beside_a_hog("");
+    let (none_steal, none_low) = stolen(&none);
+    assert!(none_steal > 10_000 && majflt(&none) > 1_000, "{none_steal}");
+    assert_eq!(none_low, 0);
+    let min = protected_beside_a_hog("memory_min = \"112MiB\"");
+    assert_eq!(stolen(&min), (0, 0));
+    assert_eq!(majflt(&min), 0);
+    let low = protected_beside_a_hog("memory_low = \"112MiB\"");
+    let (low_steal, low_events) = stolen(&low);
+    assert!(low_events > 0, "no memory.events low");
+    assert!(low_steal < none_steal, "{low_steal} vs {none_steal}");
+}
+
+/// Whether a fault is in progress is the faulting task's (current->in_lru_fault): the
+/// steps other CPUs run while it waits for a TLB-flush IPI do not inherit it. A file only
+/// read with read() beside a faulting thread of the same process is never placed active
+/// nor counted as a workingset activation (lru_gen_refault counts them in a fault only).
+#[test]
+fn a_read_beside_faulting_threads_is_never_a_fault_activation() {
+    let text = r#"name = "mglru-in-fault"
+kernel = "6.18"
+policy = "mglru"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+[swap]
+size = "1GiB"
+[[devices]]
+name = "nvme0"
+preset = "nvme"
+size = "8GiB"
+[[filesystems]]
+mount = "/data"
+type = "blockfs"
+device = "nvme0"
+[[files]]
+path = "/data/f"
+size = "200MiB"
+[[tasks]]
+name = "anon"
+cpu = 0
+program = "anon"
+size = "320MiB"
+passes = 3
+thread_group = "p"
+[[tasks]]
+name = "reader"
+cpu = 1
+program = "read"
+path = "/data/f"
+block_size = "64KiB"
+passes = 30
+thread_group = "p"
+"#;
+    let sc = parse_scenario(text, "t.toml", &[]).expect("scenario");
+    let r = run_sc(&sc, mglru_features_on(KernelEra::V6_18), false, u64::MAX);
+    assert_eq!(r.end, RunEnd::Completed);
+    assert!(r.vmstat["workingset_refault_file"] > 1_000);
+    assert_eq!(r.vmstat["workingset_activate_file"], 0);
+}

@@ -1259,9 +1259,10 @@ fn end_lines(text: String, crlf: bool) -> Vec<u8> {
 /// A libCacheSim csv of `reqs`, its layout drawn from `rng`: the object id's column and
 /// any of a time (seconds, decimals or not), a size (with, in a quarter, a key size apart,
 /// as Twitter's traces give it), an operation (spelled as memcached's commands) and up to
-/// two ignored columns, in a random order; a delimiter of `,`, tab, space, `;` or `|`; a
-/// header in 30 %; string ids (quoted in a third of them) in 30 %; CRLF in a tenth. The
-/// bytes, and the `csv:…` format naming the columns.
+/// two ignored columns, in a random order; a delimiter of `,` (the default, or named
+/// `comma` or `,`), tab, space, `;`, `|` or `:`; a header in 30 %; string ids in 30 %; ids
+/// quoted in a fifth; CRLF in a tenth. The bytes, and the `csv:…` format naming the
+/// columns.
 fn encode_csv(rng: &mut Pcg64, reqs: &[ObjectRequest]) -> (Vec<u8>, String) {
     #[derive(Clone, Copy, PartialEq)]
     enum Col {
@@ -1297,15 +1298,17 @@ fn encode_csv(rng: &mut Pcg64, reqs: &[ObjectRequest]) -> (Vec<u8>, String) {
         &[
             (',', None),
             (',', Some("comma")),
+            (',', Some(",")),
             ('\t', Some("tab")),
             (' ', Some("space")),
             (';', Some(";")),
             ('|', Some("|")),
+            (':', Some(":")),
         ],
     );
     let header = rng.gen_bool(0.3);
     let numeric = rng.gen_bool(0.7);
-    let quoted = !numeric && rng.gen_bool(1.0 / 3.0);
+    let quoted = rng.gen_bool(0.2);
     let decimal_time = rng.gen_bool(0.5);
     let crlf = rng.gen_bool(0.1);
     let col = |c: Col| cols.iter().position(|&x| x == c).map_or(0, |p| p + 1);

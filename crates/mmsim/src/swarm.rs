@@ -49,9 +49,14 @@
 //!   of 16–1024 KiB on each cgroup, and on 6.18 in a quarter of those
 //!   memory.zswap.writeback = 0.
 //! - Trace replay (drawn last): in a fifth of the cases a `replay` task with a generated
-//!   trace of 50–500 requests (txt, oracleGeneral, lcs, MSR, vscsi, Alibaba or Tencent; objects or block reads
-//!   and writes; pread/pwrite or mappings; paced or not; sometimes `limit`), in 30 % of
-//!   those a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
+//!   trace of 50–500 requests in one of twelve formats: txt, oracleGeneral, lcs, MSR,
+//!   vscsi, Alibaba or Tencent, or — from a generator of its own, which replaces the
+//!   drawn format in 5/12 of the cases, so every later draw stays what the seed gave
+//!   before — libCacheSim csv (its columns, delimiter and header drawn and named in the
+//!   format's options), blkparse, SPC, FIU or ARC (a third of those with default options
+//!   without a `format` key: the file's name tells it); objects or block reads and
+//!   writes; pread/pwrite or mappings; paced or not; sometimes `limit`. In 30 % of those
+//!   a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
 //!   `max_sectors_kb` (4, 64, 128, 512, 1280). The trace is written to
 //!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content). Besides the checks
 //!   below, a replay that was not killed must end without an error and, in a completed
@@ -957,128 +962,78 @@ fn trace_file(seed: u64, ext: &str, bytes: &[u8]) -> std::path::PathBuf {
     p
 }
 
+/// The trace formats the case's generator draws a replay's trace in (the seven it drew
+/// before the others were added; the pick among them stays, so every later draw of a seed
+/// is what it was).
+const REPLAY_FORMATS: [&str; 7] = [
+    "txt",
+    "oracleGeneral",
+    "lcs",
+    "msr",
+    "vscsi",
+    "alibaba",
+    "tencent",
+];
+
+/// The trace formats a generator of their own draws: in 5/12 of the replay cases one of
+/// these replaces the drawn format, so that each of the twelve is about as likely.
+const REPLAY_FORMATS_OWN: [&str; 5] = ["csv", "blkparse", "spc", "fiu", "arc"];
+
+/// Every trace format a swarm case may replay (`Format::spec`'s canonical names).
+pub const REPLAY_FORMAT_NAMES: [&str; 12] = [
+    "txt",
+    "oracleGeneral",
+    "lcs",
+    "msr",
+    "vscsi",
+    "alibaba",
+    "tencent",
+    "csv",
+    "blkparse",
+    "spc",
+    "fiu",
+    "arc",
+];
+
 /// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
-/// seven formats — libCacheSim txt, oracleGeneral or lcs (objects of 0–4 pages over a set
-/// of up to twice RAM; lcs version 2 with 30 % `set` and 5 % `delete` operations), MSR
-/// Cambridge, Alibaba or Tencent CSV or vscsi (block reads and writes, 30 % writes, of
-/// 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB) — read through
-/// `pread`/`pwrite` or through mappings (a quarter), one file or one range per object,
-/// paced by the timestamps (a fifth), sometimes cut by `limit`, and in 30 % of the cases
-/// a device `read_ahead_kb` of 0 (off), 16, 128 or 512.
+/// twelve formats — libCacheSim txt, oracleGeneral, lcs or csv (objects of 0–4 pages over
+/// a set of up to 4,096 ids; lcs version 2 and csv with 30 % `set` and 5 % `delete`
+/// operations; csv with its columns, delimiter, header and ids drawn and given in the
+/// format's options), MSR Cambridge, Alibaba or Tencent CSV, vscsi, blkparse text, SPC
+/// (UMass), FIU or ARC (block reads and writes, 30 % writes — ARC's traces are all reads —,
+/// of 512 B–64 KiB, in sequential runs or at random, over a disk of 1–64 MiB, or two in a
+/// quarter of the blkparse, SPC and FIU traces) — read through `pread`/`pwrite` or through
+/// mappings (a quarter), one file or one range per object, paced by the timestamps (a
+/// fifth), sometimes cut by `limit`, and in 30 % of the cases a device `read_ahead_kb` of 0
+/// (off), 16, 128 or 512.
+///
+/// The case's generator `rng` draws one of the first seven formats and its trace, as it did
+/// before the other five existed; a generator of its own (from `seed`) then replaces the
+/// format in 5/12 of the cases with csv, blkparse, spc, fiu or arc and draws that trace
+/// itself, so `rng` draws the same values for every seed either way.
 fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
     let cpu = rng.gen_range(0..total_cpus);
     let n: u64 = rng.gen_range(50..=500);
-    let format = *pick(
-        rng,
-        &[
-            "txt",
-            "oracleGeneral",
-            "lcs",
-            "msr",
-            "vscsi",
-            "alibaba",
-            "tencent",
-        ],
-    );
-    let mut toml = format!("\n[[tasks]]\nname = \"replay\"\ncpu = {cpu}\nprogram = \"replay\"\n");
-    let mut what = format!("replay {format} {n} requests");
-    let object = matches!(format, "txt" | "oracleGeneral" | "lcs");
-    let bytes: Vec<u8> = if object {
-        let objects: u64 = rng.gen_range(8..=4096);
-        let mut b = if format == "lcs" {
-            crate::trace::lcs::encode_header(2, n as i64, objects as i64)
-        } else {
-            Vec::new()
-        };
-        for i in 0..n {
-            let id = rng.gen_range(0..objects);
-            if format == "txt" {
-                b.extend_from_slice(format!("{id}\n").as_bytes());
-            } else {
-                // Sizes from the id, so an object keeps its size: 0 (object_size) to 4 pages.
-                let size = (crate::trace::fnv1a(&id.to_le_bytes()) % 5) as u32 * 4096;
-                if format == "lcs" {
-                    // get (1), 30 % set (3), 5 % delete (9).
-                    let op = match rng.gen_range(0..20) {
-                        0 => 9,
-                        1..=6 => 3,
-                        _ => 1,
-                    };
-                    let rec = crate::trace::lcs::encode(2, i as u32 / 100, id, size.into(), op);
-                    b.extend_from_slice(&rec);
-                } else {
-                    let rec = crate::trace::oracle::encode(i as u32 / 100, id, size, -1);
-                    b.extend_from_slice(&rec);
-                }
-            }
-        }
-        if rng.gen_bool(0.3) {
-            toml.push_str("object_map = \"range\"\n");
-            what.push_str(", ranges");
-        }
-        b
+    let drawn = *pick(rng, &REPLAY_FORMATS);
+    let trace = draw_trace(rng, drawn, n);
+    let mut own = Pcg64::seed_from_u64(seed ^ 0x5245_504c_4159_464d);
+    let trace = if own.gen_bool(5.0 / 12.0) {
+        let format = *pick(&mut own, &REPLAY_FORMATS_OWN);
+        draw_trace(&mut own, format, n)
     } else {
-        let disk: u64 = rng.gen_range(1..=64) << 20;
-        let sequential = rng.gen_bool(0.5);
-        let mut b = Vec::new();
-        let mut off = 0u64;
-        for i in 0..n {
-            let len: u64 = *pick(rng, &[512, 4096, 8192, 16384, 65536, 3000]);
-            off = if sequential && off + len <= disk {
-                off
-            } else {
-                rng.gen_range(0..disk / 512) * 512
-            };
-            let write = rng.gen_bool(0.3);
-            if format == "alibaba" {
-                let op = if write { "W" } else { "R" };
-                let t = 1577808000000000 + i * 500;
-                b.extend_from_slice(format!("0,{op},{off},{len},{t}\n").as_bytes());
-            } else if format == "tencent" {
-                // Sectors: the offset's and the length's, rounded up.
-                let (sector, sectors) = (off / 512, len.div_ceil(512));
-                let io = u8::from(write);
-                b.extend_from_slice(format!("{},{sector},{sectors},{io},7\n", i / 10).as_bytes());
-            } else if format == "msr" {
-                let op = if write { "Write" } else { "Read" };
-                b.extend_from_slice(
-                    format!(
-                        "{},hm,0,{op},{off},{len},10\n",
-                        128166372000000000 + i * 5000
-                    )
-                    .as_bytes(),
-                );
-            } else {
-                let cmd = if write { 0x2a } else { 0x28 };
-                b.extend_from_slice(&crate::trace::vscsi::encode_v2(
-                    cmd,
-                    off / 512,
-                    len as u32,
-                    i * 500,
-                ));
-            }
-            off += len;
-        }
-        if sequential {
-            what.push_str(", sequential");
-        }
-        b
+        trace
     };
-    let ext = match format {
-        "txt" => "txt",
-        "oracleGeneral" => "oracleGeneral.bin",
-        "lcs" => "lcs",
-        "alibaba" => "alibaba.csv",
-        "tencent" => "tencent.csv",
-        "msr" => "msr.csv",
-        _ => "vscsi",
-    };
-    let path = trace_file(seed, ext, &bytes);
-    let _ = writeln!(
-        toml,
-        "trace = {:?}\nformat = \"{format}\"",
-        path.display().to_string()
-    );
+    let mut toml = format!("\n[[tasks]]\nname = \"replay\"\ncpu = {cpu}\nprogram = \"replay\"\n");
+    let mut what = format!("replay {} {n} requests", trace.name);
+    if trace.range {
+        toml.push_str("object_map = \"range\"\n");
+    }
+    what.push_str(&trace.notes);
+    let path = trace_file(seed, trace.ext, &trace.bytes);
+    let _ = writeln!(toml, "trace = {:?}", path.display().to_string());
+    if let Some(f) = &trace.format {
+        let _ = writeln!(toml, "format = \"{f}\"");
+    }
     if rng.gen_bool(0.25) {
         toml.push_str("mmap = true\n");
         what.push_str(", mmap");
@@ -1102,6 +1057,523 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
         read_ahead_kb,
         max_sectors_kb,
     }
+}
+
+/// A drawn replay trace.
+struct CaseTrace {
+    /// The format's name (`REPLAY_FORMAT_NAMES`).
+    name: &'static str,
+    /// The task's `format` (with options), None where the file's name tells it.
+    format: Option<String>,
+    /// The trace file's extension.
+    ext: &'static str,
+    /// The file's bytes.
+    bytes: Vec<u8>,
+    /// `object_map = "range"`.
+    range: bool,
+    /// What the summary adds after the request count (", ranges", ", sequential", …).
+    notes: String,
+}
+
+/// A request of an object trace: the object and its operation (lcs's codes: 1 get, 3 set,
+/// 9 delete).
+type ObjectRequest = (u64, u8);
+
+/// A request of a block trace: offset and length (bytes), a write.
+type BlockRequest = (u64, u64, bool);
+
+/// The size of object `id` in the swarm's traces, from the id so that an object keeps its
+/// size: 0 (the replay's object_size) to 4 pages.
+fn object_bytes(id: u64) -> u64 {
+    (crate::trace::fnv1a(&id.to_le_bytes()) % 5) * 4096
+}
+
+/// Draws `n` requests of a trace in `format` (one of `REPLAY_FORMAT_NAMES`) from `rng` and
+/// encodes them. The first seven formats draw exactly what the swarm drew for them before
+/// the others existed (the requests, then the object map of an object trace); the others
+/// draw their requests the same way, then what their encoding varies.
+fn draw_trace(rng: &mut Pcg64, format: &'static str, n: u64) -> CaseTrace {
+    let mut t = CaseTrace {
+        name: format,
+        format: Some(format.to_string()),
+        ext: match format {
+            "txt" => "txt",
+            "oracleGeneral" => "oracleGeneral.bin",
+            "lcs" => "lcs",
+            "alibaba" => "alibaba.csv",
+            "tencent" => "tencent.csv",
+            "msr" => "msr.csv",
+            "vscsi" => "vscsi",
+            "csv" => "csv",
+            "blkparse" => "blkparse",
+            "spc" => "spc",
+            "fiu" => "fiu",
+            _ => "lis",
+        },
+        bytes: Vec::new(),
+        range: false,
+        notes: String::new(),
+    };
+    if matches!(format, "txt" | "oracleGeneral" | "lcs" | "csv") {
+        let objects: u64 = rng.gen_range(8..=4096);
+        let ops = matches!(format, "lcs" | "csv");
+        let reqs: Vec<ObjectRequest> = (0..n)
+            .map(|_| {
+                let id = rng.gen_range(0..objects);
+                // get (1), 30 % set (3), 5 % delete (9).
+                let op = match ops.then(|| rng.gen_range(0..20)) {
+                    Some(0) => 9,
+                    Some(1..=6) => 3,
+                    _ => 1,
+                };
+                (id, op)
+            })
+            .collect();
+        if rng.gen_bool(0.3) {
+            t.range = true;
+            t.notes.push_str(", ranges");
+        }
+        t.bytes = match format {
+            "txt" => reqs
+                .iter()
+                .flat_map(|(id, _)| format!("{id}\n").into_bytes())
+                .collect(),
+            "lcs" => {
+                let mut b = crate::trace::lcs::encode_header(2, n as i64, objects as i64);
+                for (i, &(id, op)) in reqs.iter().enumerate() {
+                    let size = object_bytes(id) as i64;
+                    b.extend(crate::trace::lcs::encode(2, i as u32 / 100, id, size, op));
+                }
+                b
+            }
+            "oracleGeneral" => reqs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &(id, _))| {
+                    crate::trace::oracle::encode(i as u32 / 100, id, object_bytes(id) as u32, -1)
+                })
+                .collect(),
+            _ => {
+                let (bytes, spec) = encode_csv(rng, &reqs);
+                t.format = Some(spec);
+                bytes
+            }
+        };
+        return t;
+    }
+    let disk: u64 = rng.gen_range(1..=64) << 20;
+    let sequential = rng.gen_bool(0.5);
+    let mut off = 0u64;
+    let reqs: Vec<BlockRequest> = (0..n)
+        .map(|_| {
+            let len: u64 = *pick(rng, &[512, 4096, 8192, 16384, 65536, 3000]);
+            off = if sequential && off + len <= disk {
+                off
+            } else {
+                rng.gen_range(0..disk / 512) * 512
+            };
+            let write = rng.gen_bool(0.3);
+            let r = (off, len, write);
+            off += len;
+            r
+        })
+        .collect();
+    if sequential {
+        t.notes.push_str(", sequential");
+    }
+    let (bytes, spec) = match format {
+        "blkparse" => encode_blkparse(rng, &reqs),
+        "spc" => encode_spc(rng, &reqs),
+        "fiu" => encode_fiu(rng, &reqs),
+        "arc" => encode_arc(rng, &reqs),
+        _ => {
+            return CaseTrace {
+                bytes: encode_block(format, &reqs),
+                ..t
+            }
+        }
+    };
+    t.bytes = bytes;
+    // The files of these four are told by their names (`Format::guess`): in a third of the
+    // cases with the default options, no `format` key.
+    if spec == format && rng.gen_bool(1.0 / 3.0) {
+        t.format = None;
+        t.notes.push_str(", format guessed");
+    } else {
+        t.format = Some(spec);
+    }
+    t
+}
+
+/// `reqs` in MSR Cambridge's, Alibaba's or Tencent's CSV or as vscsi version 2 records
+/// (`format`), as the swarm wrote them before the other block formats were drawn.
+fn encode_block(format: &str, reqs: &[BlockRequest]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (i, &(off, len, write)) in reqs.iter().enumerate() {
+        let i = i as u64;
+        match format {
+            "alibaba" => {
+                let op = if write { "W" } else { "R" };
+                let t = 1577808000000000 + i * 500;
+                b.extend_from_slice(format!("0,{op},{off},{len},{t}\n").as_bytes());
+            }
+            "tencent" => {
+                // Sectors: the offset's and the length's, rounded up.
+                let (sector, sectors) = (off / 512, len.div_ceil(512));
+                let io = u8::from(write);
+                b.extend_from_slice(format!("{},{sector},{sectors},{io},7\n", i / 10).as_bytes());
+            }
+            "msr" => {
+                let op = if write { "Write" } else { "Read" };
+                b.extend_from_slice(
+                    format!(
+                        "{},hm,0,{op},{off},{len},10\n",
+                        128166372000000000 + i * 5000
+                    )
+                    .as_bytes(),
+                );
+            }
+            _ => {
+                let cmd = if write { 0x2a } else { 0x28 };
+                b.extend_from_slice(&crate::trace::vscsi::encode_v2(
+                    cmd,
+                    off / 512,
+                    len as u32,
+                    i * 500,
+                ));
+            }
+        }
+    }
+    b
+}
+
+/// Lines ended by `\n`, or in `crlf` by `\r\n` (a trace written on Windows).
+fn end_lines(text: String, crlf: bool) -> Vec<u8> {
+    if crlf {
+        text.replace('\n', "\r\n").into_bytes()
+    } else {
+        text.into_bytes()
+    }
+}
+
+/// A libCacheSim csv of `reqs`, its layout drawn from `rng`: the object id's column and
+/// any of a time (seconds, decimals or not), a size (with, in a quarter, a key size apart,
+/// as Twitter's traces give it), an operation (spelled as memcached's commands) and up to
+/// two ignored columns, in a random order; a delimiter of `,` (the default, or named
+/// `comma` or `,`), tab, space, `;`, `|` or `:`; a header in 30 %; string ids in 30 %; ids
+/// quoted in a fifth; CRLF in a tenth. The bytes, and the `csv:…` format naming the
+/// columns.
+fn encode_csv(rng: &mut Pcg64, reqs: &[ObjectRequest]) -> (Vec<u8>, String) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Col {
+        Id,
+        Time,
+        Size,
+        KeySize,
+        Op,
+        Other,
+    }
+    let mut cols = vec![Col::Id];
+    if rng.gen_bool(0.5) {
+        cols.push(Col::Time);
+    }
+    if rng.gen_bool(0.7) {
+        cols.push(Col::Size);
+        if rng.gen_bool(0.25) {
+            cols.push(Col::KeySize);
+        }
+    }
+    if rng.gen_bool(0.7) {
+        cols.push(Col::Op);
+    }
+    for _ in 0..rng.gen_range(0..=2) {
+        cols.push(Col::Other);
+    }
+    {
+        use rand::seq::SliceRandom;
+        cols.shuffle(rng);
+    }
+    let (delim, delim_opt) = *pick(
+        rng,
+        &[
+            (',', None),
+            (',', Some("comma")),
+            (',', Some(",")),
+            ('\t', Some("tab")),
+            (' ', Some("space")),
+            (';', Some(";")),
+            ('|', Some("|")),
+            (':', Some(":")),
+        ],
+    );
+    let header = rng.gen_bool(0.3);
+    let numeric = rng.gen_bool(0.7);
+    let quoted = rng.gen_bool(0.2);
+    let decimal_time = rng.gen_bool(0.5);
+    let crlf = rng.gen_bool(0.1);
+    let col = |c: Col| cols.iter().position(|&x| x == c).map_or(0, |p| p + 1);
+    let mut spec = format!("csv:obj-id-col={}", col(Col::Id));
+    for (key, c) in [
+        ("time-col", Col::Time),
+        ("obj-size-col", Col::Size),
+        ("key-size-col", Col::KeySize),
+        ("op-col", Col::Op),
+    ] {
+        if col(c) > 0 {
+            let _ = write!(spec, ",{key}={}", col(c));
+        }
+    }
+    if let Some(d) = delim_opt {
+        let _ = write!(spec, ",delimiter={d}");
+    }
+    if header {
+        spec.push_str(",has-header=true");
+    }
+    if !numeric {
+        spec.push_str(",obj-id-is-num=false");
+    }
+    let mut text = String::new();
+    let mut fields: Vec<String> = Vec::with_capacity(cols.len());
+    if header {
+        for (k, c) in cols.iter().enumerate() {
+            fields.push(match c {
+                Col::Id => "key".to_string(),
+                Col::Time => "timestamp".to_string(),
+                Col::Size => "value_size".to_string(),
+                Col::KeySize => "key_size".to_string(),
+                Col::Op => "op".to_string(),
+                Col::Other => format!("extra{k}"),
+            });
+        }
+        let _ = writeln!(text, "{}", fields.join(&delim.to_string()));
+    }
+    for (i, &(id, op)) in reqs.iter().enumerate() {
+        let key = if numeric {
+            id.to_string()
+        } else {
+            format!("obj-{id:x}")
+        };
+        fields.clear();
+        for c in &cols {
+            fields.push(match c {
+                Col::Id if quoted => format!("\"{key}\""),
+                Col::Id => key.clone(),
+                Col::Time if decimal_time => format!("{}.{:02}", i / 100, i % 100),
+                Col::Time => (i / 100).to_string(),
+                Col::Size => object_bytes(id).to_string(),
+                Col::KeySize => key.len().to_string(),
+                Col::Op => {
+                    let spellings: &[&str] = match op {
+                        1 => &["get", "gets", "read", "r", "GET"],
+                        3 => &[
+                            "set", "add", "replace", "cas", "append", "prepend", "incr", "decr",
+                            "update", "put", "write", "w", "SET",
+                        ],
+                        _ => &["delete", "del"],
+                    };
+                    pick(rng, spellings).to_string()
+                }
+                Col::Other => rng.gen_range(0..100_000u32).to_string(),
+            });
+        }
+        let _ = writeln!(text, "{}", fields.join(&delim.to_string()));
+    }
+    (end_lines(text, crlf), spec)
+}
+
+/// blkparse's default text output of `reqs`: each request's queue (Q), issue (D) and
+/// completion (C) events, sometimes its get-request (G) and insert (I) events, on device
+/// 8,0 (and 8,16 in a quarter of the traces), with flushes and plugs (no sector range) and
+/// discards (neither read nor write) among them and the per-CPU summary at the end. The
+/// requests are the events of the action drawn (`Q` in half of the cases, `D` or `C`
+/// otherwise): the bytes and the format (`blkparse` or `blkparse:action=…`).
+fn encode_blkparse(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) {
+    let action = *pick(rng, &['Q', 'Q', 'Q', 'Q', 'D', 'C']);
+    let spec = if action == 'Q' && rng.gen_bool(0.5) {
+        "blkparse".to_string()
+    } else {
+        format!("blkparse:action={action}")
+    };
+    let two = rng.gen_bool(0.25);
+    let mut text = String::new();
+    let mut seq = 0u64;
+    let (mut reads, mut writes) = (0u64, 0u64);
+    for (i, &(off, len, write)) in reqs.iter().enumerate() {
+        let dev = if two && rng.gen_bool(0.5) {
+            "8,16"
+        } else {
+            "8,0"
+        };
+        let cpu = rng.gen_range(0..4u32);
+        let pid = rng.gen_range(1..32768u32);
+        let rwbs = if write {
+            *pick(rng, &["W", "WS", "WM", "WFS"])
+        } else {
+            *pick(rng, &["R", "RA", "RS", "RM"])
+        };
+        let process = *pick(
+            rng,
+            &["kjournald", "kworker/u8:2", "dd", "postgres", "jbd2/sda1-8"],
+        );
+        let (sector, sectors) = (off / 512, len.div_ceil(512));
+        let t = i as u64 * 500_000;
+        for (act, dt) in [
+            ('Q', 0),
+            ('G', 1_000),
+            ('I', 2_000),
+            ('D', 3_000),
+            ('C', 250_000),
+        ] {
+            if matches!(act, 'G' | 'I') && act != action && rng.gen_bool(0.5) {
+                continue;
+            }
+            seq += 1;
+            let who = if act == 'C' { "0" } else { process };
+            let at = t + dt;
+            let _ = writeln!(
+                text,
+                "{dev:>5} {cpu:>4} {seq:>8} {:>5}.{:09} {pid:>5}  {act} {rwbs:>3} {sector} + {sectors} [{who}]",
+                at / 1_000_000_000,
+                at % 1_000_000_000
+            );
+        }
+        if write {
+            writes += 1;
+        } else {
+            reads += 1;
+        }
+        // Events without data: a flush or a plug, an unplug, a discard.
+        if rng.gen_bool(0.05) {
+            seq += 1;
+            let (at, s) = (t + 100_000, (t + 100_000) / 1_000_000_000);
+            let ns = at % 1_000_000_000;
+            let line = match rng.gen_range(0..4) {
+                0 => format!("{action}  FN [{process}]"),
+                1 => format!("P   N [{process}]"),
+                2 => format!("U   N [{process}] 1"),
+                _ => format!("{action}   D {sector} + 8 [fstrim]"),
+            };
+            let _ = writeln!(
+                text,
+                "{dev:>5} {cpu:>4} {seq:>8} {s:>5}.{ns:09} {pid:>5}  {line}"
+            );
+        }
+    }
+    let _ = write!(
+        text,
+        "CPU0 (8,0):\n Reads Queued:      {reads:>7},  {:>9}KiB\t Writes Queued:      {writes:>7},  {:>9}KiB\n\
+         \nTotal (8,0):\n Reads Queued:      {reads:>7},  {:>9}KiB\t Writes Queued:      {writes:>7},  {:>9}KiB\n\
+         \nThroughput (R/W): 0KiB/s / 0KiB/s\nEvents (8,0): {seq} entries\nSkips: 0 forward (0 -   0.0%)\n",
+        reads * 4,
+        writes * 4,
+        reads * 4,
+        writes * 4,
+    );
+    (text.into_bytes(), spec)
+}
+
+/// The SPC format (UMass) of `reqs`: `ASU,LBA,Size,Opcode,Timestamp`, LBAs in blocks of 512
+/// bytes (4,096 in a third of the traces, named by the format's `block-size`; an offset is
+/// rounded down to its block), ASU 0 (and 1 in a quarter of the traces), opcodes in either
+/// case, seconds with decimals; in 30 % a further field, in a fifth spaces around the
+/// fields, in a tenth CRLF. The bytes and the format (`spc`, or its alias `umass`, with
+/// the block size when not 512 and sometimes when it is).
+fn encode_spc(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) {
+    let block = *pick(rng, &[512u64, 512, 4096]);
+    let name = *pick(rng, &["spc", "spc", "umass"]);
+    let spec = if block != 512 || rng.gen_bool(0.2) {
+        format!("{name}:block-size={block}")
+    } else {
+        name.to_string()
+    };
+    let two = rng.gen_bool(0.25);
+    let extra = rng.gen_bool(0.3);
+    let sep = if rng.gen_bool(0.2) { " , " } else { "," };
+    let crlf = rng.gen_bool(0.1);
+    let mut text = String::new();
+    for (i, &(off, len, write)) in reqs.iter().enumerate() {
+        let asu = u32::from(two && rng.gen_bool(0.5));
+        let op = if write {
+            *pick(rng, &["w", "W"])
+        } else {
+            *pick(rng, &["r", "R"])
+        };
+        let us = i as u64 * 250;
+        let fields = [
+            asu.to_string(),
+            (off / block).to_string(),
+            len.to_string(),
+            op.to_string(),
+            format!("{}.{:06}", us / 1_000_000, us % 1_000_000),
+        ];
+        text.push_str(&fields.join(sep));
+        if extra {
+            let _ = write!(text, "{sep}{}", rng.gen_range(0..1000u32));
+        }
+        text.push('\n');
+    }
+    (end_lines(text, crlf), spec)
+}
+
+/// FIU's format of `reqs`: `ts pid process lba size op major minor md5`, ns, 512-byte
+/// sectors (a length rounded up), `W`/`R` or `Write`/`Read`, device 6,0 (and 8,1 in a
+/// quarter of the traces), process names some of which hold a space. The bytes and the
+/// format (`fiu`).
+fn encode_fiu(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) {
+    let two = rng.gen_bool(0.25);
+    let mut text = String::new();
+    for (i, &(off, len, write)) in reqs.iter().enumerate() {
+        let (major, minor) = if two && rng.gen_bool(0.5) {
+            (8, 1)
+        } else {
+            (6, 0)
+        };
+        let ts = 89_155_760_310_131 + i as u64 * 250_000;
+        let pid = rng.gen_range(1..32768u32);
+        let process = *pick(
+            rng,
+            &["syslogd", "kjournald", "Web Content", "httpd", "java"],
+        );
+        let op = if write {
+            *pick(rng, &["W", "W", "Write"])
+        } else {
+            *pick(rng, &["R", "R", "Read"])
+        };
+        let md5 = crate::trace::fnv1a(&(off ^ ((i as u64) << 40)).to_le_bytes());
+        let _ = writeln!(
+            text,
+            "{ts} {pid} {process} {} {} {op} {major} {minor} {md5:016x}{:016x}",
+            off / 512,
+            len.div_ceil(512),
+            md5.rotate_left(17)
+        );
+    }
+    (text.into_bytes(), "fiu".to_string())
+}
+
+/// The ARC paper's format of `reqs`: `start blocks 0 request-number`, in blocks of 512
+/// bytes (4,096 in a third of the traces, by the format's `block-size`; the start rounded
+/// down, the length up), separated by spaces or tabs. Every request is a read (the format
+/// has no writes). The bytes and the format (`arc`, or its alias `lis`).
+fn encode_arc(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) {
+    let block = *pick(rng, &[512u64, 512, 4096]);
+    let name = *pick(rng, &["arc", "arc", "lis"]);
+    let spec = if block != 512 || rng.gen_bool(0.2) {
+        format!("{name}:block-size={block}")
+    } else {
+        name.to_string()
+    };
+    let sep = *pick(rng, &[" ", " ", "\t"]);
+    let mut text = String::new();
+    for (i, &(off, len, _)) in reqs.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "{}{sep}{}{sep}0{sep}{i}",
+            off / block,
+            len.div_ceil(block)
+        );
+    }
+    (text.into_bytes(), spec)
 }
 
 /// The memory cgroups of a case.
@@ -1716,5 +2188,66 @@ impl CgroupWrite<'_> {
             format!("{name}@cpu{cpu}"),
             format!("{target} {file} = {value} after {delay}ms"),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Format, TraceKind, TraceReader};
+
+    /// Every format's drawn trace reads back, with the format the case names (or, without
+    /// a `format` key, the one its file's name and first line tell), as all its requests:
+    /// the blkparse trace's other events, flushes, plugs, discards and summary, the csv's
+    /// header and ignored columns add none.
+    #[test]
+    fn every_replay_format_reads_back_its_requests() {
+        let dir = std::env::temp_dir().join(format!("mmsim-swarm-formats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut guessed = 0;
+        for name in REPLAY_FORMAT_NAMES {
+            let (mut writes, mut deletes) = (0, 0);
+            for seed in 0..40u64 {
+                let mut rng = Pcg64::seed_from_u64(seed);
+                let n = 50 + seed * 11 % 451;
+                let t = draw_trace(&mut rng, name, n);
+                assert_eq!(t.name, name);
+                let path = dir.join(format!("s{seed}.{}", t.ext));
+                std::fs::write(&path, &t.bytes).unwrap();
+                let format = t.format.as_deref().map(|f| {
+                    Format::parse(f).unwrap_or_else(|e| panic!("{name} seed {seed}: {f}: {e}"))
+                });
+                guessed += usize::from(format.is_none());
+                let (reader, f) = TraceReader::open(&path, format.as_ref())
+                    .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+                assert_eq!(f.spec().split(':').next(), Some(name), "seed {seed}");
+                let reqs: Vec<_> = reader
+                    .collect::<Result<_, _>>()
+                    .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+                assert_eq!(reqs.len() as u64, n, "{name} seed {seed}");
+                writes += reqs.iter().filter(|r| r.write).count();
+                deletes += reqs.iter().filter(|r| r.delete).count();
+                for r in &reqs {
+                    match f.kind() {
+                        TraceKind::Block => {
+                            assert!(
+                                r.len > 0 && r.offset < 64 << 20,
+                                "{name} seed {seed}: {r:?}"
+                            )
+                        }
+                        TraceKind::Object => assert!(r.len <= 4 * 4096 + 64, "{name}: {r:?}"),
+                    }
+                }
+            }
+            // Writes in every format that has them, deletes in lcs and csv.
+            assert_eq!(
+                writes > 0,
+                !matches!(name, "txt" | "oracleGeneral" | "arc"),
+                "{name}"
+            );
+            assert_eq!(deletes > 0, matches!(name, "lcs" | "csv"), "{name}");
+        }
+        assert!(guessed > 0, "some block traces go without a format key");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

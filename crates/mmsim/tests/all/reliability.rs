@@ -607,7 +607,8 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
         assert!(case.summary.contains("replay@cpu"), "{}", case.summary);
         assert!(std::path::Path::new(&spec.trace).exists());
         assert!((1..=500).contains(&spec.layout.requests), "seed {seed}");
-        formats.insert(spec.format.clone());
+        // The format's name (a csv's options vary from case to case).
+        formats.insert(spec.format.split(':').next().unwrap().to_string());
         ra += usize::from(sc.devices[0].read_ahead_kb.is_some());
         mmap += usize::from(spec.mmap);
         // The check below wants a case whose replay cannot fail an IO (a failed request
@@ -617,7 +618,7 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
         }
     }
     assert!((40..=130).contains(&cases), "about a fifth of 400: {cases}");
-    assert_eq!(formats.len(), 7, "{formats:?}");
+    assert_eq!(formats.len(), 12, "{formats:?}");
     assert!(ra > 0 && mmap > 0);
     // The replay check: a case stopped after a few steps has not issued its requests,
     // and the check says so; run to its end, it passes. (A case without injected IO
@@ -643,6 +644,53 @@ fn swarm_replay_cases_are_valid_varied_and_checked() {
         run_seed(seed, &SwarmOptions::default()).verdict,
         Verdict::Pass
     );
+}
+
+/// The swarm draws each of the twelve trace formats (`swarm::REPLAY_FORMAT_NAMES`: the
+/// seven of the case's generator, and csv, blkparse, spc, fiu and arc from a generator of
+/// their own), and a case of each of those five — the first three without injected IO
+/// errors — passes, at least one of them run to its end with every request issued (the
+/// swarm's replay check: `replay_problem`).
+#[test]
+fn swarm_draws_every_trace_format_and_replays_the_added_ones() {
+    use mmsim::workload::replay::ReplaySpec;
+    let mut seeds: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for seed in 0..1500u64 {
+        let case = mmsim::swarm::generate(seed);
+        let sc = parse_scenario(&case.toml, "swarm", &[])
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
+        let Some(spec) = sc.tasks.iter().find_map(|t| t.program.get::<ReplaySpec>()) else {
+            continue;
+        };
+        let name = spec.format.split(':').next().unwrap().to_string();
+        assert!(
+            case.summary.contains(&format!("replay {name} ")),
+            "seed {seed}: {}",
+            case.summary
+        );
+        // Cases whose replay cannot fail an IO (a failed request ends it early).
+        if sc.devices.iter().all(|d| d.faults.is_none()) {
+            seeds.entry(name).or_default().push(seed);
+        }
+    }
+    let drawn: Vec<&str> = seeds.keys().map(String::as_str).collect();
+    let mut want = mmsim::swarm::REPLAY_FORMAT_NAMES.to_vec();
+    want.sort_unstable();
+    assert_eq!(drawn, want, "every format drawn");
+    for name in ["csv", "blkparse", "spc", "fiu", "arc"] {
+        let mut completed = 0;
+        for &seed in seeds[name].iter().take(3) {
+            let r = run_seed(seed, &SwarmOptions::default());
+            assert_eq!(
+                r.verdict,
+                Verdict::Pass,
+                "{name}: {}",
+                mmsim::swarm::format_result(&r)
+            );
+            completed += usize::from(r.end == Some(RunEnd::Completed));
+        }
+        assert!(completed > 0, "{name}: no case ran to its end");
+    }
 }
 
 /// Swarm seed 9100131 (`swarm_cases/fork_swapin_race.toml`): a swap-in's page allocation

@@ -77,6 +77,9 @@ pub const ERAS: &[KernelEra] = &[
     KernelEra::V6_18,
 ];
 
+/// The last minor release of each major version from 3 (6.x: up to what mmsim models).
+const LAST_MINOR: &[(u8, u8)] = &[(3, 19), (4, 20), (5, 19), (6, 18)];
+
 /// The era a scenario that names no kernel runs on.
 pub const DEFAULT_ERA: KernelEra = KernelEra::V6_18;
 
@@ -740,7 +743,32 @@ impl KernelEra {
                 "kernel version \"{s}\" is outside what mmsim models: {range}"
             ));
         }
+        let last = match v.v[0] {
+            2 => 39,
+            major => LAST_MINOR
+                .iter()
+                .find(|(m, _)| *m == major)
+                .map_or(u8::MAX, |&(_, l)| l),
+        };
+        let number = if v.v[0] == 2 { v.v[2] } else { v.v[1] };
+        if number > last {
+            let series = if v.v[0] == 2 { "2.6" } else { &head[..1] };
+            return Err(format!(
+                "kernel version \"{s}\" is not a Linux release: {series}.x ended with \
+                 {series}.{last}; {range}"
+            ));
+        }
         Ok(v)
+    }
+
+    /// Every mainline release from 2.6.30 to 6.18, oldest first.
+    pub fn releases() -> Vec<KernelEra> {
+        let mut v: Vec<KernelEra> = (30..=39).map(KernelEra::v2_6).collect();
+        for &(major, last) in LAST_MINOR {
+            v.extend((0..=last).map(|minor| KernelEra::new(major, minor)));
+        }
+        v.retain(|r| *r <= KernelEra::V6_18);
+        v
     }
 
     /// Whether this era has a rule (a feature that is not an era rule: None).
@@ -851,13 +879,27 @@ mod tests {
         }
         for bad in [
             "2.6.29", "2.4.37", "2.6", "6.19", "7.0", "1.0", "6", "", "abc", ".6.8", "6..8",
-            "999.1",
+            "999.1", "5.25", "3.20", "4.21", "2.6.40",
         ] {
             let err = KernelEra::parse(bad).unwrap_err();
             assert!(
                 err.contains(&format!("\"{bad}\"")) && err.contains("2.6.30 to 6.18"),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn the_releases_are_every_mainline_version_and_each_parses() {
+        let all = KernelEra::releases();
+        // 2.6.30–39, 3.0–19, 4.0–20, 5.0–19, 6.0–18.
+        assert_eq!(all.len(), 10 + 20 + 21 + 20 + 19);
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        for r in &all {
+            assert_eq!(KernelEra::parse(&r.to_string()), Ok(*r));
+        }
+        for e in ERAS {
+            assert!(all.contains(e), "{e}");
         }
     }
 

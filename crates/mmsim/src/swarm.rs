@@ -16,8 +16,9 @@
 //!   mlocked, from a generator of its own), mmap-read (an access hint, from a generator of
 //!   its own), dd and read with nocache or RWF_DONTCACHE (generators of their own),
 //!   pread-stride, sparsetruncate, bonnie, desktop, at small sizes.
-//! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`; `--kernel` replaces
-//!   it), every studied change on or off, and about a quarter of the era's rules
+//! - Features: a kernel era (`kernel = "…"`, one of `kernel::ERAS`, and in a quarter of
+//!   the cases, from a generator of its own, a release between the named era before it and
+//!   it, 4.13 or 6.5; `--kernel` replaces it), every studied change on or off, and about a quarter of the era's rules
 //!   overridden in `[features]`, so the cases cover each era and combinations no kernel
 //!   had. The era and the overrides are drawn after the machine and the tasks, so the rest
 //!   of a seed's case is what it was before eras existed.
@@ -215,6 +216,9 @@ fn draw_thread_group(seed: u64, nr_tasks: usize, cg: Option<&CaseCgroups>) -> Ve
 fn pick<'a, T>(rng: &mut Pcg64, xs: &'a [T]) -> &'a T {
     &xs[rng.gen_range(0..xs.len())]
 }
+
+/// The first kernel with zram out of staging (3.14), which the swarm's zram swap needs.
+const ZRAM_SINCE: KernelEra = KernelEra::new(3, 14);
 
 /// Derive the case of `seed`: scenario TOML and its one-line summary.
 pub fn generate(seed: u64) -> SwarmCase {
@@ -546,6 +550,22 @@ pub fn generate(seed: u64) -> SwarmCase {
     }
     // The era, and for each of its rules whether `[features]` overrides it.
     let era = *pick(&mut rng, ERAS);
+    // In a quarter of the cases the kernel is a release after the named era before this one
+    // and at most this one (6.2–6.18 for 6.18), from a generator of its own: a case that
+    // keeps its named era is what it was before releases between them could be named.
+    let era = {
+        let mut vr = Pcg64::seed_from_u64(seed ^ 0x4b45_524e_454c_5631);
+        let i = ERAS.iter().position(|e| *e == era).expect("a named era");
+        if i > 0 && vr.gen_bool(0.25) {
+            let between: Vec<KernelEra> = KernelEra::releases()
+                .into_iter()
+                .filter(|r| *r > ERAS[i - 1] && *r <= era)
+                .collect();
+            *pick(&mut vr, &between)
+        } else {
+            era
+        }
+    };
     let mut block = String::from("\n[features]\n");
     let mut overrides: Vec<(&str, bool)> = Vec::new();
     let mut effective = era.features("vanilla").expect("the vanilla preset");
@@ -668,7 +688,7 @@ pub fn generate(seed: u64) -> SwarmCase {
     // zram (3.14 on), with a compression ratio of 1 to 6 and an algorithm, and in a third
     // of them a mem_limit of an eighth of the swap size (failed writes).
     let mut zr = Pcg64::seed_from_u64(seed ^ 0x7a72_616d_5357);
-    if let (Some(smib), true) = (swap_mib, era >= KernelEra::V3_15 && zr.gen_bool(0.25)) {
+    if let (Some(smib), true) = (swap_mib, era >= ZRAM_SINCE && zr.gen_bool(0.25)) {
         let swap_at = t.find("\n[swap]\n");
         if let Some(p) = swap_at.and_then(|at| t[at..].find("preset = \"").map(|p| at + p)) {
             let end = p + t[p..].find('\n').unwrap_or(t.len() - p);
@@ -693,7 +713,11 @@ pub fn generate(seed: u64) -> SwarmCase {
     // memory.zswap.writeback = 0.
     let mut zs = Pcg64::seed_from_u64(seed ^ 0x7a73_7761_7053);
     let on_zram = t.contains("preset = \"zram\"");
-    if swap_mib.is_some() && !on_zram && era >= KernelEra::V6_1 && zs.gen_bool(0.25) {
+    if swap_mib.is_some()
+        && !on_zram
+        && era >= crate::scenario::ZSWAP_MAX_SINCE
+        && zs.gen_bool(0.25)
+    {
         let ratio = zs.gen_range(1..=6);
         let comp = *pick(&mut zs, &["lzo", "lzo-rle", "lz4", "zstd"]);
         let pool = *pick(&mut zs, &[1u32, 2, 5, 20]);
@@ -719,7 +743,7 @@ pub fn generate(seed: u64) -> SwarmCase {
                     &format!("\n[[cgroups]]\nzswap_max = \"{kib}KiB\"\n"),
                 );
                 let _ = write!(sum, ", cgroups' zswap.max {kib}KiB");
-                if era >= KernelEra::V6_18 && zs.gen_bool(0.25) {
+                if era >= crate::scenario::ZSWAP_WRITEBACK_SINCE && zs.gen_bool(0.25) {
                     t = t.replace(
                         "\n[[cgroups]]\n",
                         "\n[[cgroups]]\nzswap_writeback = false\n",
@@ -1797,7 +1821,9 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             sc.cgroups.iter_mut().for_each(|c| c.oom_group = false);
             res.summary.push_str(" (no oom.group: the era has none)");
         }
-        if k < KernelEra::V6_1 && sc.swap.as_ref().is_some_and(|s| s.zswap.is_some()) {
+        if k < crate::scenario::ZSWAP_MAX_SINCE
+            && sc.swap.as_ref().is_some_and(|s| s.zswap.is_some())
+        {
             // --kernel older than the zswap mmsim models: the case swaps to the device alone.
             if let Some(s) = sc.swap.as_mut() {
                 s.zswap = None;
@@ -1829,7 +1855,7 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             sc.vm.swappiness = 100;
             res.summary.push_str(" (swappiness 100: the era's maximum)");
         }
-        if k < KernelEra::V3_15 && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
+        if k < ZRAM_SINCE && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
             // --kernel older than zram: the case swaps to an SSD.
             if let Some(s) = sc.swap.as_mut() {
                 s.zram = None;
@@ -2062,8 +2088,8 @@ pub mod cli {
         /// Debug: break an invariant on purpose (put_page frees a page still on the LRU).
         #[arg(long)]
         pub debug_skip_lru_del_on_free: bool,
-        /// Kernel era of every case (2.6.30, 3.15, 4.2, 4.14, 6.1, 6.18) instead of the
-        /// one each seed draws.
+        /// Kernel of every case (any release from 2.6.30 to 6.18) instead of the one each
+        /// seed draws.
         #[arg(long, value_name = "VERSION")]
         pub kernel: Option<String>,
         /// Reclaim policy of every case (`classic` or `mglru`) instead of the one each seed

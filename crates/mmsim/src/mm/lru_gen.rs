@@ -966,14 +966,15 @@ impl Sim {
         }
     }
 
-    /// should_skip_vma: locked and special VMAs, anon (and shmem) without swappiness,
-    /// VMAs without recency (MADV_SEQUENTIAL / MADV_RANDOM).
-    fn should_skip_vma(flags: u64, anon: bool, swappiness: u64) -> bool {
+    /// should_skip_vma: locked and special VMAs, VMAs without recency (MADV_SEQUENTIAL /
+    /// MADV_RANDOM), anon and shmem (`swapbacked`) without swappiness, other files when
+    /// only anon is reclaimed (swappiness above MAX_SWAPPINESS: memory.reclaim's `max`).
+    fn should_skip_vma(flags: u64, swapbacked: bool, swappiness: u64) -> bool {
         use crate::mm::rmap::{VM_LOCKED, VM_RAND_READ, VM_SEQ_READ};
         if flags & (VM_LOCKED | VM_SEQ_READ | VM_RAND_READ) != 0 {
             return true;
         }
-        if anon {
+        if swapbacked {
             return swappiness == 0;
         }
         swappiness > MAX_SWAPPINESS
@@ -988,7 +989,10 @@ impl Sim {
             .mm(mm)
             .vmas
             .values()
-            .filter(|v| !Self::should_skip_vma(v.flags, v.file.is_none(), walk.swappiness))
+            .filter(|v| {
+                let swapbacked = v.file.is_none_or(|ino| self.inode(ino).mapping.swapbacked);
+                !Self::should_skip_vma(v.flags, swapbacked, walk.swappiness)
+            })
             .map(|v| {
                 (
                     v.start >> crate::mm::page::PAGE_SHIFT,
@@ -2335,5 +2339,33 @@ impl Sim {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::rmap::{VM_LOCKED, VM_RAND_READ};
+
+    /// should_skip_vma: shmem is walked as anonymous memory is (only with a swappiness), and
+    /// other files are skipped when reclaim takes anon only (swappiness above the maximum).
+    #[test]
+    fn the_aging_walk_skips_vmas_as_should_skip_vma_does() {
+        let anon_only = MAX_SWAPPINESS + 1;
+        for (flags, swapbacked, swappiness, skip) in [
+            (0, true, 0, true),             // anon or shmem, file reclaim only
+            (0, true, 60, false),           // anon or shmem
+            (0, true, anon_only, false),    // shmem under memory.reclaim swappiness=max
+            (0, false, 0, false),           // a file, file reclaim only
+            (0, false, anon_only, true),    // a file, anon reclaim only
+            (VM_LOCKED, false, 60, true),   // mlocked
+            (VM_RAND_READ, true, 60, true), // no recency
+        ] {
+            assert_eq!(
+                Sim::should_skip_vma(flags, swapbacked, swappiness),
+                skip,
+                "{flags:#x} {swapbacked} {swappiness}"
+            );
+        }
     }
 }

@@ -222,7 +222,7 @@ fn swarm_thread_groups_are_valid_and_varied() {
 
 #[test]
 fn swarm_zswap_cases_are_valid_and_varied() {
-    use mmsim::kernel::KernelEra;
+    use mmsim::scenario::{ZSWAP_MAX_SINCE, ZSWAP_WRITEBACK_SINCE};
     // A cgroup without zswap writeback needs zswap (a quarter of the eligible cases), a
     // zswap.max (a third of those), the 6.18 era and a quarter's draw: about one case in
     // a thousand seeds. Each new feature moves the other draws; 6,000 seeds once had 12
@@ -237,7 +237,7 @@ fn swarm_zswap_cases_are_valid_and_varied() {
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", case.toml));
         let era = sc.kernel.unwrap_or(mmsim::kernel::DEFAULT_ERA);
         let swap = sc.swap.as_ref();
-        if swap.is_some_and(|s| s.zram.is_none()) && era >= KernelEra::V6_1 {
+        if swap.is_some_and(|s| s.zram.is_none()) && era >= ZSWAP_MAX_SINCE {
             eligible += 1;
         }
         let Some(z) = swap.and_then(|s| s.zswap.as_ref()) else {
@@ -249,7 +249,7 @@ fn swarm_zswap_cases_are_valid_and_varied() {
         };
         cases += 1;
         assert!(
-            era >= KernelEra::V6_1 && swap.unwrap().zram.is_none(),
+            era >= ZSWAP_MAX_SINCE && swap.unwrap().zram.is_none(),
             "seed {seed}"
         );
         assert!(case.summary.contains("; zswap ("), "{}", case.summary);
@@ -257,7 +257,7 @@ fn swarm_zswap_cases_are_valid_and_varied() {
         pools.insert(z.max_pool_percent);
         limited += usize::from(sc.cgroups.iter().any(|c| c.zswap_max.is_some()));
         if sc.cgroups.iter().any(|c| !c.zswap_writeback) {
-            assert!(era >= KernelEra::V6_18, "seed {seed}");
+            assert!(era >= ZSWAP_WRITEBACK_SINCE, "seed {seed}");
             no_writeback += 1;
         }
     }

@@ -1003,21 +1003,21 @@ const REPLAY_FORMATS: [&str; 7] = [
 /// these replaces the drawn format, so that each of the twelve is about as likely.
 const REPLAY_FORMATS_OWN: [&str; 5] = ["csv", "blkparse", "spc", "fiu", "arc"];
 
-/// Every trace format a swarm case may replay (`Format::spec`'s canonical names).
-pub const REPLAY_FORMAT_NAMES: [&str; 12] = [
-    "txt",
-    "oracleGeneral",
-    "lcs",
-    "msr",
-    "vscsi",
-    "alibaba",
-    "tencent",
-    "csv",
-    "blkparse",
-    "spc",
-    "fiu",
-    "arc",
-];
+/// Every trace format a swarm case may replay (`Format::spec`'s canonical names): the
+/// main generator's seven, then the five of the generator of their own.
+pub const REPLAY_FORMAT_NAMES: [&str; 12] = {
+    let mut all = [""; 12];
+    let mut i = 0;
+    while i < 12 {
+        all[i] = if i < 7 {
+            REPLAY_FORMATS[i]
+        } else {
+            REPLAY_FORMATS_OWN[i - 7]
+        };
+        i += 1;
+    }
+    all
+};
 
 /// Draws a replay task (program `replay`) and writes its trace: 50–500 requests of one of
 /// twelve formats — libCacheSim txt, oracleGeneral, lcs or csv (objects of 0–4 pages over

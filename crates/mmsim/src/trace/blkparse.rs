@@ -8,7 +8,8 @@
 //! Events of one action (default `Q`, queued; `D` issued and `C` completed are the usual
 //! alternatives) with a sector range are requests: offset = sector × 512, length = sectors ×
 //! 512, a write when RWBS holds `W`, a read when it holds `R` (others — discards, flushes
-//! without data — are skipped). The device is `major,minor`. Lines not starting with a
+//! without data, and any event of zero sectors such as a preflush's `FWS 0 + 0` — are
+//! skipped). The device is `major,minor`. Lines not starting with a
 //! `major,minor` field (the per-CPU and total summaries at the end) are skipped; an event
 //! line of the chosen action that does not parse is an error naming the line and field.
 
@@ -95,6 +96,10 @@ fn parse(n: u64, f: &[&str], action: &str) -> Result<Option<Request>, RecErr> {
     let time_ns = parse_seconds_ns(f[3], n, "time")?;
     let sector = parse_u64(f[7], n, "sector")?;
     let sectors = parse_u64(f[9], n, "sectors")?;
+    if sectors == 0 {
+        // `FWS 0 + 0`: a preflush (or another request without data), not a read or write.
+        return Ok(None);
+    }
     let bad = |what: &str| {
         (
             Some(n),
@@ -121,6 +126,7 @@ mod tests {
   8,0    3        2     0.000001000   697  G  WS 223490 + 8 [kjournald]\n\
   8,0    3        3     0.500000000   697  Q   R 100 + 16 [cat]\n\
   8,0    3        4     0.600000000   697  Q  FN [kworker]\n\
+  8,0    3        5     0.700000000   697  Q FWS 0 + 0 [jbd2]\n\
 CPU3 (8,0):\n Reads Queued:           1,        8KiB\n";
 
     #[test]

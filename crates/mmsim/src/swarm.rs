@@ -1407,8 +1407,8 @@ fn encode_csv(rng: &mut Pcg64, reqs: &[ObjectRequest]) -> (Vec<u8>, String) {
 
 /// blkparse's default text output of `reqs`: each request's queue (Q), issue (D) and
 /// completion (C) events, sometimes its get-request (G) and insert (I) events, on device
-/// 8,0 (and 8,16 in a quarter of the traces), with flushes and plugs (no sector range) and
-/// discards (neither read nor write) among them and the per-CPU summary at the end. The
+/// 8,0 (and 8,16 in a quarter of the traces), with flushes and plugs (no sector range),
+/// preflushes (`FWS 0 + 0`: no data) and discards (neither read nor write) among them and the per-CPU summary at the end. The
 /// requests are the events of the action drawn (`Q` in half of the cases, `D` or `C`
 /// otherwise): the bytes and the format (`blkparse` or `blkparse:action=…`).
 fn encode_blkparse(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) {
@@ -1466,15 +1466,16 @@ fn encode_blkparse(rng: &mut Pcg64, reqs: &[BlockRequest]) -> (Vec<u8>, String) 
         } else {
             reads += 1;
         }
-        // Events without data: a flush or a plug, an unplug, a discard.
+        // Events without data: a flush or a plug, an unplug, a discard, a preflush.
         if rng.gen_bool(0.05) {
             seq += 1;
             let (at, s) = (t + 100_000, (t + 100_000) / 1_000_000_000);
             let ns = at % 1_000_000_000;
-            let line = match rng.gen_range(0..4) {
+            let line = match rng.gen_range(0..5) {
                 0 => format!("{action}  FN [{process}]"),
                 1 => format!("P   N [{process}]"),
                 2 => format!("U   N [{process}] 1"),
+                3 => format!("{action} FWS 0 + 0 [{process}]"),
                 _ => format!("{action}   D {sector} + 8 [fstrim]"),
             };
             let _ = writeln!(

@@ -59,7 +59,9 @@
 //!   writes; pread/pwrite or mappings; paced or not; sometimes `limit`. In 30 % of those
 //!   a device `read_ahead_kb` (0, 16, 128, 512) and, drawn after it, in 30 % a
 //!   `max_sectors_kb` (4, 64, 128, 512, 1280). The trace is written to
-//!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content). Besides the checks
+//!   `$TMPDIR/mmsim-swarm-traces/` (one file per seed and content), zstd-compressed in a
+//!   fifth of the cases and gzip-compressed in a tenth (`.zst`, `.gz`; a generator of its
+//!   own). Besides the checks
 //!   below, a replay that was not killed must end without an error and, in a completed
 //!   case without injected IO errors, have issued every request (`replay_problem`).
 //! - Proactive reclaim (drawn after the replay): in a quarter of the cases with cgroups, a
@@ -1053,7 +1055,28 @@ fn draw_replay(rng: &mut Pcg64, seed: u64, total_cpus: u32) -> CaseReplay {
         toml.push_str("object_map = \"range\"\n");
     }
     what.push_str(&trace.notes);
-    let path = trace_file(seed, trace.ext, &trace.bytes);
+    // A fifth of the traces zstd-compressed and a tenth gzip-compressed (the readers
+    // decompress by content; the name keeps the format's extension before `.zst` / `.gz`),
+    // from a generator of their own.
+    let mut comp = Pcg64::seed_from_u64(seed ^ 0x434f_4d50_5245_5353);
+    let (ext, bytes) = match comp.gen_range(0..10) {
+        0 | 1 => {
+            what.push_str(", zstd");
+            (
+                format!("{}.zst", trace.ext),
+                zstd::stream::encode_all(&trace.bytes[..], 1).expect("in memory"),
+            )
+        }
+        2 => {
+            use std::io::Write;
+            what.push_str(", gzip");
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&trace.bytes).expect("in memory");
+            (format!("{}.gz", trace.ext), e.finish().expect("in memory"))
+        }
+        _ => (trace.ext.to_string(), trace.bytes),
+    };
+    let path = trace_file(seed, &ext, &bytes);
     let _ = writeln!(toml, "trace = {:?}", path.display().to_string());
     if let Some(f) = &trace.format {
         let _ = writeln!(toml, "format = \"{f}\"");
@@ -2222,6 +2245,52 @@ impl CgroupWrite<'_> {
 mod tests {
     use super::*;
     use crate::trace::{Format, TraceKind, TraceReader};
+
+    /// Some replay traces are written zstd- or gzip-compressed (named `….zst` / `….gz`, the
+    /// compressed bytes on disk) and read back to the same requests as the plain bytes.
+    #[test]
+    fn some_replay_traces_are_compressed_and_read_back() {
+        let (mut zstd_seen, mut gzip_seen) = (0, 0);
+        for seed in 0..400u64 {
+            let case = generate(seed);
+            let Some(at) = case.toml.find("trace = \"") else {
+                continue;
+            };
+            let path = case.toml[at + 9..].split('"').next().unwrap().to_string();
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let (magic, zstd): (&[u8], bool) = if path.ends_with(".zst") {
+                (&[0x28, 0xb5, 0x2f, 0xfd], true)
+            } else if path.ends_with(".gz") {
+                (&[0x1f, 0x8b], false)
+            } else {
+                continue;
+            };
+            assert!(bytes.starts_with(magic), "seed {seed}: {path}");
+            assert!(
+                case.summary
+                    .contains(if zstd { ", zstd" } else { ", gzip" }),
+                "{}",
+                case.summary
+            );
+            let sc = crate::scenario::parse_scenario(&case.toml, "swarm", &[])
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let spec = sc
+                .tasks
+                .iter()
+                .find_map(|t| t.program.get::<crate::workload::replay::ReplaySpec>())
+                .expect("a replay task");
+            assert!(spec.layout.requests > 0, "seed {seed}: {path}");
+            if zstd {
+                zstd_seen += 1;
+            } else {
+                gzip_seen += 1;
+            }
+        }
+        assert!(
+            zstd_seen > 5 && gzip_seen > 2,
+            "{zstd_seen} zstd, {gzip_seen} gzip"
+        );
+    }
 
     /// Every format's drawn trace reads back, with the format the case names (or, without
     /// a `format` key, the one its file's name and first line tell), as all its requests:

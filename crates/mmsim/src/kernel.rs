@@ -743,19 +743,10 @@ impl KernelEra {
                 "kernel version \"{s}\" is outside what mmsim models: {range}"
             ));
         }
-        let last = match v.v[0] {
-            2 => 39,
-            major => LAST_MINOR
-                .iter()
-                .find(|(m, _)| *m == major)
-                .map_or(u8::MAX, |&(_, l)| l),
-        };
-        let number = if v.v[0] == 2 { v.v[2] } else { v.v[1] };
-        if number > last {
-            let series = if v.v[0] == 2 { "2.6" } else { &head[..1] };
+        if !KernelEra::releases().contains(&v) {
             return Err(format!(
-                "kernel version \"{s}\" is not a Linux release: {series}.x ended with \
-                 {series}.{last}; {range}"
+                "kernel version \"{s}\" is not a Linux release (2.6.39, 3.19, 4.20 and 5.19 \
+                 ended their series); {range}"
             ));
         }
         Ok(v)

@@ -254,6 +254,8 @@ mod host {
         };
         let result = run(&cg, &anon, stream.as_ref());
         let traced = capture.map(Capture::finish).transpose();
+        // After the unmap, as mmsim's report is after its tasks exited.
+        let v1 = cg.v1_files();
         cg.remove();
         drop(ra);
         drop(map);
@@ -261,6 +263,9 @@ mod host {
         let mut report = report(&a, size, &passes, &before, &after);
         if a.stream.is_some() {
             report["stream_pass_seconds"] = serde_json::json!(stream_passes);
+        }
+        if let Some(v1) = v1 {
+            report["v1"] = v1;
         }
         if let Some((t, lost)) = traced? {
             report["tracepoints"] = serde_json::json!(t);

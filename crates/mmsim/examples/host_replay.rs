@@ -207,9 +207,13 @@ mod host {
         let traced = capture.map(Capture::finish).transpose()?;
         drop(ra);
         let (misses, pages, seconds, before, after, samples) = result?;
+        let v1 = cg.v1_files();
         cg.remove();
         let mut report = report(&a, &reqs, misses, pages, seconds, &before, &after);
         report["cgroup_version"] = serde_json::json!(cg.version());
+        if let Some(v1) = v1 {
+            report["v1"] = v1;
+        }
         if !samples.is_empty() {
             report["samples"] = serde_json::json!(samples);
         }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::machine::cost::CostTable;
 use crate::machine::ps_to_ns;
+use crate::mm::memcontrol::MemcgId;
 use crate::mm::vmstat::VmItem;
 use crate::scenario::Scenario;
 use crate::sim::{Features, RunEnd, Sim, SAMPLED};
@@ -267,6 +268,212 @@ pub struct CgroupReport {
     /// memory.pressure and io.pressure at the end (`crate::psi`; absent before 4.20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure: Option<crate::psi::Pressure>,
+    /// The cgroup v1 memory controller's own files (`cgroup_version = 1` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v1: Option<CgroupV1Files>,
+}
+
+/// A cgroup's files on the cgroup v1 memory controller (mm/memcontrol-v1.c's
+/// mem_cgroup_legacy_files), as a user of a v1 machine reads them. A limit of "no
+/// limit" reads as [`V1_UNLIMITED_BYTES`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CgroupV1Files {
+    /// memory.limit_in_bytes.
+    pub limit_in_bytes: u64,
+    /// memory.usage_in_bytes: the memory counter (the root's: its file and anonymous
+    /// pages, mem_cgroup_usage).
+    pub usage_in_bytes: u64,
+    /// memory.max_usage_in_bytes: the counter's watermark.
+    pub max_usage_in_bytes: u64,
+    /// memory.failcnt: charges the counter refused.
+    pub failcnt: u64,
+    /// memory.memsw.usage_in_bytes: memory and swap (the root's: plus its swap).
+    pub memsw_usage_in_bytes: u64,
+    /// memory.kmem.usage_in_bytes: the kernel memory charged (slab, page tables).
+    pub kmem_usage_in_bytes: u64,
+    /// memory.stat: the cgroup's own counters under their v1 names, `total_` the
+    /// subtree's, the hierarchical limits (bytes; events in counts).
+    pub stat: BTreeMap<String, i64>,
+}
+
+/// What a v1 limit file shows for "no limit": PAGE_COUNTER_MAX (LONG_MAX / PAGE_SIZE)
+/// pages in bytes on a 64-bit kernel.
+pub const V1_UNLIMITED_BYTES: u64 = (i64::MAX as u64 / 4096) * 4096;
+
+/// Where a v1 memory.stat key's value comes from.
+#[derive(Clone, Copy)]
+enum V1Source {
+    /// NR_FILE_PAGES (MEMCG_CACHE before 5.8).
+    Cache,
+    /// NR_ANON_MAPPED (MEMCG_RSS before 5.8).
+    Rss,
+    /// Anonymous THPs: none are modelled.
+    RssHuge,
+    /// A local counter in pages, shown in bytes.
+    Pages(VmItem),
+    /// A local event counter.
+    Events(VmItem),
+    /// MEMCG_SWAP: swap slots charged here (swap_cgroup).
+    Swap,
+    /// memcg1_charge_statistics' PGPGIN / PGPGOUT.
+    Pgpgin,
+    /// See `Pgpgin`.
+    Pgpgout,
+}
+
+/// cgroup v1 memory.stat's per-cgroup keys (memcg1_stats, then memcg1_events), each with
+/// the release that added it to the file: mapped_file 2.6.31 ("Add file based RSS
+/// accounting"), swap 2.6.32 ("memcg: show swap usage in stat file"; v1 machines account
+/// swap by default), pgfault and pgmajfault 3.0, rss_huge 3.10 (always 0: no anonymous
+/// THPs here), writeback 3.12, dirty 4.2, shmem 4.12 ("mm: memcontrol: provide shmem
+/// statistics"), the workingset refaults 6.1 ("mm: memcg: export workingset refault stats
+/// for cgroup v1"), swapcached 6.7 ("mm, memcg: expose swapcache stat for memcg v1").
+const V1_MEMORY_STAT: &[(&str, V1Source, crate::kernel::KernelEra)] = {
+    use crate::kernel::KernelEra as K;
+    use V1Source::*;
+    &[
+        ("cache", Cache, K::V2_6_30),
+        ("rss", Rss, K::V2_6_30),
+        ("rss_huge", RssHuge, K::new(3, 10)),
+        ("shmem", Pages(VmItem::NrShmem), K::new(4, 12)),
+        ("mapped_file", Pages(VmItem::NrMapped), K::v2_6(31)),
+        ("dirty", Pages(VmItem::NrDirty), K::new(4, 2)),
+        ("writeback", Pages(VmItem::NrWriteback), K::new(3, 12)),
+        (
+            "workingset_refault_anon",
+            Events(VmItem::WorkingsetRefaultAnon),
+            K::V6_1,
+        ),
+        (
+            "workingset_refault_file",
+            Events(VmItem::WorkingsetRefaultFile),
+            K::V6_1,
+        ),
+        ("swap", Swap, K::v2_6(32)),
+        ("swapcached", Pages(VmItem::NrSwapcached), K::new(6, 7)),
+        ("pgpgin", Pgpgin, K::V2_6_30),
+        ("pgpgout", Pgpgout, K::V2_6_30),
+        ("pgfault", Events(VmItem::Pgfault), K::new(3, 0)),
+        ("pgmajfault", Events(VmItem::Pgmajfault), K::new(3, 0)),
+    ]
+};
+
+/// The v1 files of every memcg (memcg1_stat_format, mem_cgroup_read_u64).
+fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<CgroupV1Files> {
+    use crate::mm::node::LruList;
+    let page = crate::mm::page::PAGE_SIZE as i64;
+    let n = sim.memcgs.len();
+    let era = sim.features.era;
+    let mut swap = vec![0i64; n];
+    for &m in &sim.swap_cgroup {
+        if let Some(s) = swap.get_mut(m as usize) {
+            *s += 1;
+        }
+    }
+    const LRUS: [(&str, LruList); 5] = [
+        ("inactive_anon", LruList::InactiveAnon),
+        ("active_anon", LruList::ActiveAnon),
+        ("inactive_file", LruList::InactiveFile),
+        ("active_file", LruList::ActiveFile),
+        ("unevictable", LruList::Unevictable),
+    ];
+    // Each memcg's own values, in the file's order.
+    let local: Vec<Vec<(&str, i64)>> = (0..n)
+        .map(|m| {
+            let mc = &sim.memcgs[m];
+            let mut v: Vec<(&str, i64)> = V1_MEMORY_STAT
+                .iter()
+                .filter(|&&(_, _, since)| era >= since)
+                .map(|&(key, src, _)| {
+                    let x = match src {
+                        V1Source::Cache => file_pages[m] as i64 * page,
+                        V1Source::Rss => anon_pages[m] as i64 * page,
+                        V1Source::RssHuge => 0,
+                        V1Source::Pages(item) => mc.stat.get(item) * page,
+                        V1Source::Events(item) => mc.stat.get(item),
+                        V1Source::Swap => swap[m] * page,
+                        V1Source::Pgpgin => mc.pgpgin as i64,
+                        V1Source::Pgpgout => mc.pgpgout as i64,
+                    };
+                    (key, x)
+                })
+                .collect();
+            for (key, l) in LRUS {
+                let pages: u64 = (0..sim.nodes.len())
+                    .map(|node| sim.lruvec(m as MemcgId, node).lru_size(l))
+                    .sum();
+                v.push((key, pages as i64 * page));
+            }
+            v
+        })
+        .collect();
+    (0..n)
+        .map(|m| {
+            let mc = &sim.memcgs[m];
+            let mut stat: BTreeMap<String, i64> = BTreeMap::new();
+            for &(k, x) in &local[m] {
+                stat.insert(k.to_string(), x);
+            }
+            // The smallest limit from here to the root; memory+swap has none here.
+            let mut limit = u64::MAX;
+            let mut c = Some(m as MemcgId);
+            while let Some(id) = c {
+                limit = limit.min(sim.memcgs[id as usize].max);
+                c = sim.memcgs[id as usize].parent;
+            }
+            let limit_bytes = |pages: u64| {
+                crate::mm::memcontrol::limit_bytes(pages)
+                    .map_or(V1_UNLIMITED_BYTES, |b| b.min(V1_UNLIMITED_BYTES))
+            };
+            stat.insert(
+                "hierarchical_memory_limit".into(),
+                limit_bytes(limit) as i64,
+            );
+            stat.insert("hierarchical_memsw_limit".into(), V1_UNLIMITED_BYTES as i64);
+            for (i, &(k, _)) in local[m].iter().enumerate() {
+                let total: i64 = sim
+                    .memcg_subtree(m as MemcgId)
+                    .map(|c| local[c as usize][i].1)
+                    .sum();
+                stat.insert(format!("total_{k}"), total);
+            }
+            let root = m == crate::mm::memcontrol::ROOT_MEM_CGROUP as usize;
+            let (usage, memsw) = if root {
+                // mem_cgroup_usage of the root: its subtree's file and anonymous pages.
+                let mem = (stat["total_cache"] + stat["total_rss"]) as u64;
+                (
+                    mem,
+                    mem + stat.get("total_swap").copied().unwrap_or(0) as u64,
+                )
+            } else {
+                let mem = mc.usage * page as u64;
+                (mem, mem + mc.swap_usage * page as u64)
+            };
+            let kmem: u64 = sim
+                .memcg_subtree(m as MemcgId)
+                .map(|c| {
+                    let c = &sim.memcgs[c as usize];
+                    let slab = if sim.objcg_charging() {
+                        c.obj_pages
+                    } else {
+                        (c.stat.get(VmItem::NrSlabReclaimable)
+                            + c.stat.get(VmItem::NrSlabUnreclaimable))
+                            as u64
+                    };
+                    slab + c.stat.get(VmItem::NrPageTablePages) as u64
+                })
+                .sum();
+            CgroupV1Files {
+                limit_in_bytes: limit_bytes(mc.max),
+                usage_in_bytes: usage,
+                max_usage_in_bytes: mc.peak * page as u64,
+                failcnt: mc.failcnt,
+                memsw_usage_in_bytes: memsw,
+                kmem_usage_in_bytes: kmem * page as u64,
+                stat,
+            }
+        })
+        .collect()
 }
 
 /// memory.stat keys and the counters they show: (key, item, true = pages shown in bytes).
@@ -375,6 +582,12 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
     let page = crate::mm::page::PAGE_SIZE;
     let bytes = crate::mm::memcontrol::limit_bytes;
     let (anon_pages, file_pages) = memcg_anon_file_pages(sim);
+    let mut v1 = if sim.cgroup_v1 {
+        cgroup_v1_files(sim, &anon_pages, &file_pages)
+    } else {
+        Vec::new()
+    }
+    .into_iter();
     (0..sim.memcgs.len())
         .map(|m| {
             let mc = &sim.memcgs[m];
@@ -529,6 +742,7 @@ pub fn cgroup_reports(sim: &Sim) -> Vec<CgroupReport> {
                 stat,
                 dirty_throttled: mc.dirty_throttled,
                 pressure: pressure.get(m).copied(),
+                v1: v1.next(),
             }
         })
         .collect()

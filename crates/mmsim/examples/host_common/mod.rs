@@ -82,6 +82,36 @@ impl Cgroup {
         let _ = fs::remove_dir(&self.path);
     }
 
+    /// The cgroup v1 memory controller's own files as they read (None on cgroup v2), in
+    /// the shape of mmsim's report (`CgroupReport::v1`): the memory counter's files and
+    /// memory.stat under its v1 names.
+    pub fn v1_files(&self) -> Option<serde_json::Value> {
+        if self.v2 {
+            return None;
+        }
+        let mut v = serde_json::Map::new();
+        for (file, key) in [
+            ("memory.limit_in_bytes", "limit_in_bytes"),
+            ("memory.usage_in_bytes", "usage_in_bytes"),
+            ("memory.max_usage_in_bytes", "max_usage_in_bytes"),
+            ("memory.failcnt", "failcnt"),
+            ("memory.memsw.usage_in_bytes", "memsw_usage_in_bytes"),
+            ("memory.kmem.usage_in_bytes", "kmem_usage_in_bytes"),
+        ] {
+            if let Some(n) = fs::read_to_string(self.path.join(file))
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+            {
+                v.insert(key.into(), n.into());
+            }
+        }
+        v.insert(
+            "stat".into(),
+            serde_json::json!(keyed(&self.path.join("memory.stat"))),
+        );
+        Some(serde_json::Value::Object(v))
+    }
+
     /// memory.stat, under cgroup v2 names where v1 differs.
     pub fn stat(&self) -> BTreeMap<String, i64> {
         let mut m = keyed(&self.path.join("memory.stat"));

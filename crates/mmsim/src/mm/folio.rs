@@ -342,7 +342,7 @@ impl Sim {
             p.flags &= !pg::TAIL;
             p.prev = NIL;
             p.next = NIL;
-            self.free_hot_cold_page(t);
+            self.free_page_frame(t, true);
         }
         self.give_pfn_buf(tails);
         let h = &mut self.mem[head as usize];

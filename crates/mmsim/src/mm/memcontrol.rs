@@ -51,7 +51,7 @@
 
 use crate::machine::profile::KFunc;
 use crate::mm::node::{LruList, Lruvec};
-use crate::mm::page::Pfn;
+use crate::mm::page::{pg, Pfn};
 use crate::mm::page_alloc::{AllocError, Gfp};
 use crate::mm::vmscan::ReclaimWait;
 use crate::mm::vmstat::{VmItem, VmStat};
@@ -189,6 +189,16 @@ pub struct MemCgroup {
     pub swap_peak: u64,
     /// memory.swap.events of the pages charged here (local).
     pub swap_events: MemcgSwapEvents,
+    /// cgroup v1 memory.failcnt: charges the memory counter refused
+    /// (page_counter_try_charge's failcnt of the level over its limit; a batch that does
+    /// not fit counts too).
+    pub failcnt: u64,
+    /// cgroup v1 memory.stat `pgpgin` (local): folios charged here, one event per folio
+    /// whatever its size (memcg1_charge_statistics); kernel memory is not counted.
+    pub pgpgin: u64,
+    /// cgroup v1 memory.stat `pgpgout` (local): folios uncharged from here (uncharge_batch's
+    /// pgpgout, one per folio).
+    pub pgpgout: u64,
     /// Effective memory.min (computed by mem_cgroup_calculate_protection).
     pub emin: u64,
     /// Effective memory.low.
@@ -247,6 +257,9 @@ impl MemCgroup {
             swap_high: PAGE_COUNTER_MAX,
             swap_peak: 0,
             swap_events: MemcgSwapEvents::default(),
+            failcnt: 0,
+            pgpgin: 0,
+            pgpgout: 0,
             emin: 0,
             elow: 0,
             events: MemcgEvents::default(),
@@ -600,6 +613,21 @@ impl Sim {
         Ok(pfn)
     }
 
+    /// [`Sim::alloc_page_charged`] of a kernel page (__GFP_ACCOUNT: a page table, a slab
+    /// page): charged by [`Sim::memcg_kmem_charge_page`].
+    pub(crate) fn alloc_kmem_page_charged(
+        &mut self,
+        gfp: Gfp,
+        memcg: MemcgId,
+    ) -> Result<Pfn, AllocError> {
+        let pfn = self.alloc_page(gfp)?;
+        if let Err(e) = self.memcg_kmem_charge_page(pfn, memcg, gfp) {
+            self.put_page(pfn);
+            return Err(e);
+        }
+        Ok(pfn)
+    }
+
     /// mem_cgroup_charge from a reclaiming context (PF_MEMALLOC): try_charge_memcg never
     /// reclaims there and forces a charge past memory.max, with a `max` event.
     pub(crate) fn mem_cgroup_charge_memalloc(&mut self, pfn: Pfn, memcg: MemcgId) {
@@ -607,6 +635,7 @@ impl Sim {
         if memcg != ROOT_MEM_CGROUP {
             let prev = self.enter(KFunc::MemCgroupCharge);
             if let Some(over) = self.mem_over_limit(memcg, 1) {
+                self.memcgs[over as usize].failcnt += 1;
                 self.memcg_memory_event(over, MemcgEvent::Max);
             }
             self.page_counter_charge(memcg, 1);
@@ -616,10 +645,27 @@ impl Sim {
         root.usage += 1;
         root.peak = root.peak.max(root.usage);
         self.mem[pfn as usize].memcg = memcg;
+        self.memcgs[memcg as usize].pgpgin += 1;
     }
 
-    /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge).
+    /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge), one
+    /// v1 `pgpgin` event.
     pub fn mem_cgroup_charge(
+        &mut self,
+        pfn: Pfn,
+        memcg: MemcgId,
+        gfp: Gfp,
+    ) -> Result<(), AllocError> {
+        self.memcg_kmem_charge_page(pfn, memcg, gfp)?;
+        self.memcgs[memcg as usize].pgpgin += 1;
+        Ok(())
+    }
+
+    /// __memcg_kmem_charge_page: charge a kernel page (a page table, a slab page) to
+    /// `memcg` — the same counters as a user page's, no v1 `pgpgin` event. The frame's
+    /// TABLE or SLAB flag, set by its user, stays on it until it is freed, so its
+    /// uncharge counts no `pgpgout` either.
+    pub(crate) fn memcg_kmem_charge_page(
         &mut self,
         pfn: Pfn,
         memcg: MemcgId,
@@ -656,6 +702,7 @@ impl Sim {
             debug_assert_eq!(self.mem[p as usize].memcg, NO_MEMCG, "page charged twice");
             self.mem[p as usize].memcg = memcg;
         }
+        self.memcgs[memcg as usize].pgpgin += 1;
         Ok(())
     }
 
@@ -872,6 +919,7 @@ impl Sim {
                 self.sync_over_high(gfp);
                 return Ok(());
             };
+            self.memcgs[over as usize].failcnt += 1;
             if batch > nr {
                 // A whole batch does not fit: charge the pages asked for (the kernel's
                 // batch = nr_pages; goto retry).
@@ -1084,11 +1132,16 @@ impl Sim {
         }
     }
 
-    /// mem_cgroup_uncharge: a freed page leaves its memcg's counters.
-    pub fn mem_cgroup_uncharge(&mut self, pfn: Pfn) {
+    /// mem_cgroup_uncharge: a freed page leaves its memcg's counters. `folio_tail`: a
+    /// large folio's tail, uncharged with its head (one v1 `pgpgout` for the folio); a
+    /// kernel page (TABLE, SLAB) counts no `pgpgout`.
+    pub fn mem_cgroup_uncharge(&mut self, pfn: Pfn, folio_tail: bool) {
         let m = self.mem[pfn as usize].memcg;
         if m == NO_MEMCG {
             return;
+        }
+        if !folio_tail && self.mem[pfn as usize].flags & (pg::TABLE | pg::SLAB) == 0 {
+            self.memcgs[m as usize].pgpgout += 1;
         }
         self.mem[pfn as usize].memcg = NO_MEMCG;
         self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;

@@ -241,7 +241,7 @@ impl Sim {
         }
         let r = if self.features.memcg_kmem_pgtables {
             let memcg = self.current_memcg();
-            self.alloc_page_charged(Gfp::KERNEL, memcg)
+            self.alloc_kmem_page_charged(Gfp::KERNEL, memcg)
         } else {
             self.alloc_page(Gfp::KERNEL)
         };
@@ -295,7 +295,8 @@ impl Sim {
     fn pte_free(&mut self, pfn: Pfn) {
         self.vmstat.dec(VmItem::NrPageTablePages);
         self.mod_memcg_page_stat(pfn, VmItem::NrPageTablePages, -1);
-        self.mem[pfn as usize].flags &= !pg::TABLE;
+        // The free clears PG_table (free_hot_cold_page), after the uncharge has seen a
+        // kernel page.
         self.put_page(pfn);
     }
 

@@ -347,7 +347,14 @@ impl Sim {
     }
 
     /// free_hot_cold_page: return a page whose last reference is gone to its node's free list.
+    #[inline(always)]
     pub fn free_hot_cold_page(&mut self, pfn: Pfn) {
+        self.free_page_frame(pfn, false);
+    }
+
+    /// [`Sim::free_hot_cold_page`] of one frame; `folio_tail`: a large folio's tail, freed
+    /// (and uncharged) with its head.
+    pub(crate) fn free_page_frame(&mut self, pfn: Pfn, folio_tail: bool) {
         let prev = self.enter(KFunc::FreeHotColdPage);
         self.charge(self.costs.page_free_ps);
         if self.mem[pfn as usize].test(pg::WAITERS) {
@@ -361,7 +368,7 @@ impl Sim {
             // A large folio's frames go back with its head.
             self.free_folio_tails(pfn);
         }
-        self.mem_cgroup_uncharge(pfn);
+        self.mem_cgroup_uncharge(pfn, folio_tail);
         if self.mem[pfn as usize].test(pg::MLOCKED) {
             self.mlock_clear_at_free(pfn);
         }

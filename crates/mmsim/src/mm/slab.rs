@@ -445,7 +445,7 @@ impl Sim {
                 }
                 let gfp = cache_gfp(c);
                 let r = if self.features.memcg_kmem_vfs && !self.features.memcg_kmem_objcg {
-                    self.alloc_page_charged(gfp, memcg)
+                    self.alloc_kmem_page_charged(gfp, memcg)
                 } else {
                     self.alloc_page(gfp)
                 };
@@ -543,7 +543,8 @@ impl Sim {
                 let pfn = lv.frames[c].pop().expect("slab frames");
                 self.vmstat.dec(item);
                 self.mod_memcg_page_stat(pfn, item, -1);
-                self.mem[pfn as usize].flags &= !pg::SLAB;
+                // The free clears PG_slab (free_hot_cold_page), after the uncharge has
+                // seen a kernel page.
                 self.put_page(pfn);
                 n += 1;
             }

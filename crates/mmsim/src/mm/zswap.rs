@@ -422,6 +422,7 @@ impl Sim {
         z.memcg_charged[m as usize] = new;
         if new > old {
             if let Some(over) = self.mem_over_limit(m, new - old) {
+                self.memcgs[over as usize].failcnt += 1;
                 self.memcg_memory_event(over, MemcgEvent::Max);
             }
             self.page_counter_charge(m, new - old);

@@ -632,14 +632,27 @@ pub fn print_replay(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         .iter()
         .find(|c| Some(c.name.as_str()) == own && c.name != "/")
     {
-        writeln!(
-            out,
-            "  cgroup {:<11} memory.peak {} MiB, memory.events max {}, pgscan {}",
-            cg.name,
-            cg.peak >> 20,
-            cg.events.max,
-            cg.stat.get("pgscan").copied().unwrap_or(0)
-        )?;
+        let pgscan = cg.stat.get("pgscan").copied().unwrap_or(0);
+        if let Some(v1) = &cg.v1 {
+            // cgroup v1 has no memory.peak and no memory.events.
+            writeln!(
+                out,
+                "  cgroup {:<11} memory.max_usage_in_bytes {} MiB, memory.failcnt {}, pgscan {}",
+                cg.name,
+                v1.max_usage_in_bytes >> 20,
+                v1.failcnt,
+                pgscan
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  cgroup {:<11} memory.peak {} MiB, memory.events max {}, pgscan {}",
+                cg.name,
+                cg.peak >> 20,
+                cg.events.max,
+                pgscan
+            )?;
+        }
     }
     writeln!(
         out,

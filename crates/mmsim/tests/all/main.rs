@@ -25,6 +25,7 @@ mod large_folios;
 mod madvise;
 mod memcg;
 mod memcg_stats;
+mod memcg_v1;
 mod mglru;
 mod mlock;
 mod mm_unit;

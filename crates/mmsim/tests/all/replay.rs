@@ -1193,6 +1193,39 @@ fn cli_memory_max_curve() {
         out.contains("cgroup replay      memory.peak 16 MiB, memory.events max "),
         "{out}"
     );
+    // On cgroup v1 the line names v1's files, and the JSON carries them.
+    let v1_json = dir().join("memcg-curve-v1.json");
+    let o1 = mmsim(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--memory-max",
+        "16MiB",
+        "--cgroup-version",
+        "1",
+        "--json",
+        v1_json.to_str().unwrap(),
+    ]);
+    let out1 = String::from_utf8_lossy(&o1.stdout);
+    assert!(
+        o1.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o1.stderr)
+    );
+    assert!(
+        out1.contains("cgroup replay      memory.max_usage_in_bytes 16 MiB, memory.failcnt "),
+        "{out1}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&v1_json).unwrap()).unwrap();
+    let cg = v["cgroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "replay")
+        .expect("the replay cgroup");
+    assert_eq!(cg["v1"]["limit_in_bytes"], 16 << 20);
+    assert!(cg["v1"]["failcnt"].as_u64().unwrap() > 0);
+    assert!(cg["v1"]["stat"]["total_cache"].as_i64().unwrap() > 0);
     assert!(out.contains("memory.max MiB"), "{out}");
     // 48 MiB holds the loop with its files' dentries, inodes and inode-table pages.
     for (m, misses) in [(16, 2 * n), (48, n)] {

@@ -1,0 +1,173 @@
+//! The cgroup v1 memory controller's own files (`cgroup_version = 1`): memory.stat under
+//! its v1 names (local and `total_`), memory.failcnt, memory.max_usage_in_bytes and the
+//! usage files, in the report's `v1` (run.rs `CgroupV1Files`).
+
+use crate::common;
+
+use common::{cgroup_report, run_completed};
+use mmsim::kernel::KernelEra;
+use mmsim::run::{CgroupV1Files, RunReport, V1_UNLIMITED_BYTES};
+use mmsim::scenario::{parse_scenario, Scenario};
+
+const MIB: u64 = 1 << 20;
+const MAX_STEPS: u64 = 30_000_000;
+
+/// examples/zram_memcg.toml's workload, smaller: 32 MiB of anonymous memory re-written in
+/// random chunks, 3 passes, in a 24 MiB cgroup swapping to zram (no swap readahead: each
+/// fault charges one page), below a parent `top` limited to `top_max`.
+fn anon_in_v1(top_max: &str) -> Scenario {
+    let text = format!(
+        r#"name = "anon-v1"
+cgroup_version = 1
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+[swap]
+size = "256MiB"
+preset = "zram"
+[[cgroups]]
+name = "top"
+memory_max = "{top_max}"
+[[cgroups]]
+name = "top/box"
+memory_max = "24MiB"
+[[tasks]]
+name = "worker"
+cpu = 0
+cgroup = "top/box"
+program = "anon"
+size = "32MiB"
+passes = 3
+pattern = "random"
+"#
+    );
+    parse_scenario(&text, "anon-v1.toml", &[]).expect("scenario parses")
+}
+
+fn v1<'a>(r: &'a RunReport, name: &str) -> &'a CgroupV1Files {
+    cgroup_report(r, name)
+        .v1
+        .as_ref()
+        .unwrap_or_else(|| panic!("cgroup {name} has its v1 files"))
+}
+
+/// Each fault of the anonymous worker charges one page (a first touch, or a swap-in from
+/// zram): memory.stat's pgpgin is its pgfault, kernel pages (its page tables, charged to
+/// the cgroup too) are no pgpgin, and every charged page that left counts a pgpgout.
+/// Limit reclaim's refused charges are memory.failcnt: at least one per `max` event (a
+/// stock batch that does not fit fails too), counted in the cgroup whose limit refused.
+#[test]
+fn a_v1_cgroup_counts_its_charges_and_refusals() {
+    let r = run_completed(&anon_in_v1("200MiB"), KernelEra::V6_18, true, MAX_STEPS);
+    let b = v1(&r, "top/box");
+    let s = &b.stat;
+    assert!(s["pgfault"] > 8192, "{s:?}");
+    assert_eq!(s["pgpgin"], s["pgfault"], "one charge per fault: {s:?}");
+    assert!(s["pgmajfault"] > 0 && s["workingset_refault_anon"] > 0);
+    // Everything the worker charged is freed at its exit, but for pages still in the
+    // CPUs' LRU batches.
+    assert!(s["pgpgout"] <= s["pgpgin"]);
+    assert!(
+        ((s["pgpgin"] - s["pgpgout"]) as u64) * 4096 <= b.usage_in_bytes,
+        "{s:?} usage {}",
+        b.usage_in_bytes
+    );
+    let events = &cgroup_report(&r, "top/box").events_local;
+    assert!(events.max > 0);
+    assert!(
+        b.failcnt >= events.max,
+        "failcnt {} max events {}",
+        b.failcnt,
+        events.max
+    );
+    assert_eq!(b.limit_in_bytes, 24 * MIB);
+    assert_eq!(b.max_usage_in_bytes, 24 * MIB, "it filled its limit");
+    // The parent never refused: its limit is far away. Its own counters are empty, its
+    // totals its child's.
+    let t = v1(&r, "top");
+    assert_eq!(t.failcnt, 0);
+    assert_eq!(t.stat["pgpgin"], 0);
+    assert_eq!(t.stat["total_pgpgin"], s["pgpgin"]);
+    assert_eq!(t.stat["total_pgfault"], s["total_pgfault"]);
+    assert_eq!(
+        s["total_pgfault"], s["pgfault"],
+        "a leaf's totals are its own"
+    );
+    // A v2 run has no v1 files.
+    let mut sc = anon_in_v1("200MiB");
+    sc.cgroup_v1 = false;
+    let r2 = run_completed(&sc, KernelEra::V6_18, false, MAX_STEPS);
+    assert!(r2.cgroups.iter().all(|c| c.v1.is_none()));
+}
+
+/// hierarchical_memory_limit is the smallest limit from the cgroup up to the root; a
+/// cgroup that sets none reads "no limit" as the kernel prints it (PAGE_COUNTER_MAX
+/// pages), and memory+swap has no limit here.
+#[test]
+fn the_hierarchical_limit_is_the_smallest_up_to_the_root() {
+    let r = run_completed(&anon_in_v1("16MiB"), KernelEra::V6_18, false, MAX_STEPS);
+    let (t, b, root) = (v1(&r, "top"), v1(&r, "top/box"), v1(&r, "/"));
+    assert_eq!(b.limit_in_bytes, 24 * MIB);
+    assert_eq!(b.stat["hierarchical_memory_limit"], (16 * MIB) as i64);
+    assert_eq!(t.stat["hierarchical_memory_limit"], (16 * MIB) as i64);
+    assert_eq!(root.limit_in_bytes, V1_UNLIMITED_BYTES);
+    assert_eq!(V1_UNLIMITED_BYTES, 9_223_372_036_854_771_712);
+    assert_eq!(
+        b.stat["hierarchical_memsw_limit"],
+        V1_UNLIMITED_BYTES as i64
+    );
+    // Now `top` refuses the charges: its failcnt, not the child's.
+    assert!(t.failcnt > 0);
+    assert_eq!(b.failcnt, 0);
+    assert_eq!(t.max_usage_in_bytes, 16 * MIB);
+}
+
+/// memory.stat's v1 keys follow the release: no shmem before 4.12, no workingset
+/// refaults before 6.1, no swapcached before 6.7, no dirty before 4.2.
+#[test]
+fn the_v1_memory_stat_keys_follow_the_kernel_release() {
+    let keys = |era: KernelEra| {
+        let r = run_completed(&anon_in_v1("200MiB"), era, false, MAX_STEPS);
+        let s = &v1(&r, "top/box").stat;
+        [
+            "shmem",
+            "workingset_refault_anon",
+            "swapcached",
+            "dirty",
+            "pgfault",
+        ]
+        .map(|k| s.contains_key(k) && s.contains_key(&format!("total_{k}")))
+    };
+    assert_eq!(keys(KernelEra::V4_2), [false, false, false, true, true]);
+    assert_eq!(keys(KernelEra::V4_14), [true, false, false, true, true]);
+    assert_eq!(keys(KernelEra::V6_1), [true, true, false, true, true]);
+    assert_eq!(keys(KernelEra::V6_18), [true, true, true, true, true]);
+}
+
+/// A folio is one pgpgin whatever its size: with 6.18's large folios a file read
+/// sequentially is charged in far fewer events than pages, on 6.1 one event per page.
+#[test]
+fn a_large_folio_is_one_charge_event() {
+    let text = "cgroup_version = 1\n".to_string()
+        + &common::machine_toml("folios-v1", 2, "512MiB", None, "1GiB", "/data")
+        + &common::file_toml("/data/f", 16 * MIB, true)
+        + "\n[[cgroups]]\nname = \"box\"\n\
+           [[tasks]]\nname = \"reader\"\ncpu = 0\ncgroup = \"box\"\nprogram = \"read\"\n\
+           path = \"/data/f\"\nblock_size = \"64KiB\"\npasses = 1\n";
+    let sc = parse_scenario(&text, "folios-v1.toml", &[]).expect("scenario parses");
+    let stat = |era: KernelEra| {
+        let r = run_completed(&sc, era, false, MAX_STEPS);
+        v1(&r, "box").stat.clone()
+    };
+    let (old, new) = (stat(KernelEra::V6_1), stat(KernelEra::V6_18));
+    let pages = (16 * MIB / 4096) as i64;
+    assert_eq!(old["cache"], new["cache"]);
+    // The file stays cached (and the pages of its directory with it).
+    assert!(
+        (pages..pages + 16).contains(&(old["cache"] / 4096)),
+        "{old:?}"
+    );
+    assert!(old["pgpgin"] >= pages, "{old:?}");
+    assert!(new["pgpgin"] * 4 < pages, "{new:?}");
+}

@@ -518,7 +518,8 @@ class Run:
         """Memory cgroups (root ``/`` first), or None when the scenario declares none: the
         limits, ``current``, ``peak``, ``swap_current``, ``swap_peak`` (bytes), ``events.*``,
         ``events_local.*``, ``swap_events.*`` (memory.swap.events) and ``stat.*``
-        (memory.stat) columns."""
+        (memory.stat) columns; on cgroup v1 also ``v1.*`` (the v1 files, ``v1.stat.*``
+        memory.stat under its v1 names)."""
         cgs = self.doc.get("cgroups")
         if not cgs:
             return None
@@ -530,7 +531,8 @@ class Run:
         PSI (before 4.20): one row per scope, the machine (``/proc``: /proc/pressure) first,
         then each cgroup (its memory/io/cpu/irq.pressure); columns ``<resource>.<some|full>.<field>``
         with ``avg10``, ``avg60``, ``avg300`` (percent) and ``total_us`` (``irq`` has a
-        ``full`` line only: its ``some`` columns are 0)."""
+        ``full`` line only: its ``some`` columns are 0; before 6.1 there is no irq file and
+        no ``irq`` columns)."""
         system = self.doc.get("pressure")
         if system is None:
             return None

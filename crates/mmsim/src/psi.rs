@@ -308,9 +308,9 @@ pub struct Pressure {
     pub cpu: PressureFile,
     /// irq.pressure (/proc/pressure/irq; 6.1 with CONFIG_IRQ_TIME_ACCOUNTING): interrupt
     /// time taken from the group's running tasks. The file has a `full` line only; `some`
-    /// is all zeros here.
-    #[serde(default)]
-    pub irq: PressureFile,
+    /// is all zeros here. None before 6.1, where the file does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<PressureFile>,
 }
 
 /// The PSI state of the machine: per-CPU buffers of changes, per-CPU group states and the
@@ -591,10 +591,10 @@ impl Psi {
                         some: line(IO_SOME),
                         full: line(IO_FULL),
                     },
-                    irq: PressureFile {
+                    irq: p.irq.then(|| PressureFile {
                         some: PressureLine::default(),
                         full: line(IRQ_FULL),
-                    },
+                    }),
                     cpu: PressureFile {
                         some: line(CPU_SOME),
                         // psi_show: "CPU FULL is undefined at the system level".
@@ -639,12 +639,12 @@ pub fn check(files: &[Pressure], end: Ps) -> Result<(), String> {
             }
         }
         // irq.pressure: a full line only, no longer than the run, averages shares.
-        let l = &p.irq.full;
-        if p.irq.some != PressureLine::default() || l.total_us > end_us + 1 {
-            return Err(format!(
-                "group {g} irq: {:?} after {end_us} us of run",
-                p.irq
-            ));
+        let Some(irq) = &p.irq else {
+            continue;
+        };
+        let l = &irq.full;
+        if irq.some != PressureLine::default() || l.total_us > end_us + 1 {
+            return Err(format!("group {g} irq: {irq:?} after {end_us} us of run"));
         }
         if [l.avg10, l.avg60, l.avg300]
             .iter()
@@ -830,16 +830,16 @@ mod tests {
         p.record_irq(0, 500 * MS, 1, 20 * MS);
         let got = p.read(1000 * MS);
         for g in [0, 1] {
-            assert_eq!(got[g].irq.full.total_us, 30_000, "group {g}");
-            assert_eq!(got[g].irq.some, PressureLine::default());
+            assert_eq!(got[g].irq.unwrap().full.total_us, 30_000, "group {g}");
+            assert_eq!(got[g].irq.unwrap().some, PressureLine::default());
             assert_eq!(got[g].memory.some.total_us, 0);
         }
         assert!(check(&got, 1000 * MS).is_ok());
         // Accounted in its period: a record after the read's end is not seen yet.
         let mut later = p.clone();
         later.record_irq(0, 1500 * MS, 1, 5 * MS);
-        assert_eq!(later.read(1000 * MS)[1].irq.full.total_us, 30_000);
-        assert_eq!(later.read(2000 * MS)[1].irq.full.total_us, 35_000);
+        assert_eq!(later.read(1000 * MS)[1].irq.unwrap().full.total_us, 30_000);
+        assert_eq!(later.read(2000 * MS)[1].irq.unwrap().full.total_us, 35_000);
         // Disabled (an era without PSI): nothing recorded.
         let mut off = Psi::new(false, 1, vec![None]);
         off.record_irq(0, 0, 0, MS);

@@ -1484,7 +1484,10 @@ pub fn write_summary(
                 .filter_map(|c| c.pressure.as_ref().map(|p| (c.name.as_str(), p))),
         )
         .filter(|(_, p)| {
-            p.memory.some.total_us + p.io.some.total_us + p.cpu.some.total_us + p.irq.full.total_us
+            p.memory.some.total_us
+                + p.io.some.total_us
+                + p.cpu.some.total_us
+                + p.irq.map_or(0, |f| f.full.total_us)
                 > 0
         })
         .collect();
@@ -1501,12 +1504,12 @@ pub fn write_summary(
             .max(12);
         for (name, p) in pressured {
             let files = [
-                ("memory", &p.memory),
-                ("io", &p.io),
-                ("cpu", &p.cpu),
-                ("irq", &p.irq),
+                ("memory", Some(&p.memory)),
+                ("io", Some(&p.io)),
+                ("cpu", Some(&p.cpu)),
+                ("irq", p.irq.as_ref()),
             ];
-            for (res, f) in files {
+            for (res, f) in files.into_iter().filter_map(|(r, f)| Some((r, f?))) {
                 // irq.pressure has a `full` line only.
                 let lines = [("some", &f.some), ("full", &f.full)];
                 for (kind, l) in lines.into_iter().skip(usize::from(res == "irq")) {

@@ -117,8 +117,10 @@ fn tlb_shootdowns_are_irq_pressure_and_batching_cuts_it() {
             .unwrap();
         let r = common::run_sc(&sc, f, false, u64::MAX);
         assert_eq!(r.end, RunEnd::Completed);
-        r.pressure
-            .map(|p| (p.irq.full.total_us, r.interrupts.iter().sum::<u64>()))
+        r.pressure.map(|p| {
+            let irq = p.irq.expect("6.18 has irq pressure").full.total_us;
+            (irq, r.interrupts.iter().sum::<u64>())
+        })
     };
     let (vanilla, v_irqs) = irq("vanilla", KernelEra::V6_18).expect("6.18 has PSI");
     let (patched, p_irqs) = irq("patched", KernelEra::V6_18).unwrap();

@@ -479,6 +479,12 @@ cgroup = "box"
         let v = run(kernel);
         assert_eq!(v["kernel"], name, "{kernel}");
         assert_eq!(v["pressure"].is_object(), psi, "{kernel}: pressure");
+        // /proc/pressure/irq exists from 6.1.
+        assert_eq!(
+            v["pressure"].get("irq").is_some(),
+            kernel.starts_with('6'),
+            "{kernel}: irq pressure"
+        );
         assert_eq!(stat_has(&v, "pswpin"), pswpin, "{kernel}: pswpin");
         assert_eq!(v["features"]["folio-batch-31"], batch31, "{kernel}");
         // 5.9's anonymous workingset is in all of them but 4.19 and 4.20.

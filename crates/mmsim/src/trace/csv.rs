@@ -258,7 +258,7 @@ impl RecordSource for CsvReader {
                 let Some(h) = self.lines.next_line()? else {
                     return Ok(None);
                 };
-                let n = fields(&h, delim).count();
+                let n = fields(h, delim).count();
                 if n < need {
                     return Err((
                         Some(1),
@@ -290,7 +290,7 @@ impl RecordSource for CsvReader {
                 delete: false,
             };
             let mut n = 0usize;
-            for (i, field) in fields(&line, delim).enumerate() {
+            for (i, field) in fields(line, delim).enumerate() {
                 let col = i + 1;
                 n = col;
                 let field = field

@@ -311,6 +311,21 @@ pub struct CgroupView {
     pub dirty_throttled: u64,
     /// memory.pressure and io.pressure.
     pub pressure: Option<PressureView>,
+    /// The cgroup v1 memory controller's own files (runs with `cgroup_version = 1`, and
+    /// host_replay's reports from a v1 machine).
+    pub v1: Option<CgroupV1View>,
+}
+
+/// A cgroup's v1 files (`run::CgroupV1Files`): the ones `compare` shows.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct CgroupV1View {
+    /// memory.failcnt.
+    pub failcnt: u64,
+    /// memory.max_usage_in_bytes.
+    pub max_usage_in_bytes: u64,
+    /// memory.stat under the v1 names.
+    pub stat: BTreeMap<String, i64>,
 }
 
 impl CgroupView {
@@ -730,6 +745,9 @@ struct HostReplayReport {
     vmstat: BTreeMap<String, i64>,
     #[serde(default)]
     cgroup_stat: BTreeMap<String, i64>,
+    /// The cgroup's v1 files, on a v1 machine.
+    #[serde(default)]
+    v1: Option<CgroupV1View>,
 }
 
 /// The name of the replay task and cgroup `mmsim replay` makes (`trace::cli`).
@@ -775,6 +793,7 @@ fn host_replay_doc(h: HostReplayReport, path: &Path) -> RunDoc {
             memory_max,
             current: usage,
             stat: h.cgroup_stat.clone(),
+            v1: h.v1.clone(),
             ..CgroupView::default()
         }],
         replay: Some(ReplayView {

@@ -851,6 +851,31 @@ pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
                         .push(CompareRow::neutral("memory.stat", &name, values));
                 }
             }
+            // cgroup v1's own files, when a run has them (a host report's too).
+            if views.iter().flatten().any(|c| c.v1.is_some()) {
+                let v1 = |f: &dyn Fn(&crate::report::load::CgroupV1View) -> f64| {
+                    views
+                        .iter()
+                        .map(|c| c.and_then(|c| c.v1.as_ref()).map(f))
+                        .collect::<Vec<_>>()
+                };
+                t.rows.push(CompareRow::new(
+                    "memory.failcnt",
+                    "",
+                    LowerIsBetter,
+                    v1(&|v| v.failcnt as f64),
+                ));
+                t.rows.push(CompareRow::neutral(
+                    "memory.max_usage_in_bytes",
+                    "(MiB)",
+                    v1(&|v| mib(v.max_usage_in_bytes)),
+                ));
+                for key in ["pgpgin", "pgpgout"] {
+                    let values = v1(&|v| v.stat.get(key).copied().unwrap_or(0) as f64);
+                    t.rows
+                        .push(CompareRow::neutral("v1 memory.stat", key, values));
+                }
+            }
             // A host report has memory.stat and the usage only.
             let views: Vec<Option<&CgroupView>> = docs
                 .iter()
@@ -1351,6 +1376,36 @@ mod tests {
         let mut f = c.clone();
         f[0].cgroups.clear();
         assert!(render_all(&f, &names).contains("cgroups: the baseline run has none"));
+    }
+
+    #[test]
+    fn cgroup_tables_show_v1_files_when_a_run_has_them() {
+        let d = docs();
+        let c = vec![
+            with_cgroup(&d[0], 1000, 60, 10),
+            with_cgroup(&d[1], 250, 48, 10),
+        ];
+        let names = default_names(&c);
+        let t = &cgroup_tables(&c, &names)[1];
+        assert!(t.rows.iter().all(|r| !r.stat.starts_with("memory.failcnt")));
+        // The second run is on cgroup v1 (a host_replay report of a v1 machine, say).
+        let mut v = c.clone();
+        v[1].cgroups[1].v1 = Some(crate::report::load::CgroupV1View {
+            failcnt: 40,
+            max_usage_in_bytes: 64 << 20,
+            stat: [("pgpgin".to_string(), 900), ("pgpgout".to_string(), 880)].into(),
+        });
+        let t = &cgroup_tables(&v, &names)[1];
+        let fail = row(t, "memory.failcnt", "");
+        assert_eq!(fail.direction, LowerIsBetter);
+        assert_eq!(fail.values[0], None, "the v2 run has no failcnt");
+        assert!(close(fail.values[1], 40.0));
+        assert!(close(
+            row(t, "memory.max_usage_in_bytes", "(MiB)").values[1],
+            64.0
+        ));
+        assert!(close(row(t, "v1 memory.stat", "pgpgin").values[1], 900.0));
+        assert!(close(row(t, "v1 memory.stat", "pgpgout").values[1], 880.0));
     }
 
     #[test]

@@ -648,7 +648,13 @@ impl Sim {
     }
 
     /// read_ctrl_pos: (refaulted, total) of one tier, or of all tiers for MAX_NR_TIERS.
-    fn read_ctrl_pos(&self, lv: usize, t: usize, tier: usize, gain: u64) -> (u64, u64, u64) {
+    pub(crate) fn read_ctrl_pos(
+        &self,
+        lv: usize,
+        t: usize,
+        tier: usize,
+        gain: u64,
+    ) -> (u64, u64, u64) {
         let g = &self.lruvecs[lv].lrugen;
         let (mut r, mut tot) = (0, 0);
         let range = if tier >= MAX_NR_TIERS {
@@ -665,7 +671,7 @@ impl Sim {
 
     /// reset_ctrl_pos with carryover (NR_HIST_GENS = 1): fold the generation's counts into
     /// the moving averages and clear them.
-    fn reset_ctrl_pos(&mut self, lv: usize, t: usize) {
+    pub(crate) fn reset_ctrl_pos(&mut self, lv: usize, t: usize) {
         let g = &mut self.lruvecs[lv].lrugen;
         for tier in 0..MAX_NR_TIERS {
             g.avg_refaulted[t][tier] = (g.avg_refaulted[t][tier] + g.refaulted[t][tier]) / 2;
@@ -765,6 +771,9 @@ impl Sim {
     /// try_to_inc_min_seq: advance min_seq over empty generations, keeping anon and file
     /// within MIN_NR_GENS of each other. True if it moved.
     fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
+        if self.mglru_v6_1() {
+            return self.try_to_inc_min_seq_v6_1(lv, swappiness);
+        }
         let g = &self.lruvecs[lv].lrugen;
         let mut min_seq = g.min_seq;
         let max_seq = g.max_seq;
@@ -1417,7 +1426,7 @@ impl Sim {
     /// up to MIN_LRU_BATCH pages, looking at no more than `nr_to_scan` (at most
     /// MAX_LRU_BATCH) folios. Returns pages scanned (0 if nothing was isolated and the
     /// batch did not run out); every count is of pages (folio_nr_pages).
-    fn scan_folios(
+    pub(crate) fn scan_folios(
         &mut self,
         nr_to_scan: u64,
         lv: usize,
@@ -1498,6 +1507,9 @@ impl Sim {
         swappiness: u64,
         list: &mut Vec<Pfn>,
     ) -> (u64, usize) {
+        if self.mglru_v6_1() {
+            return self.isolate_folios_v6_1(lv, sc, swappiness, list);
+        }
         let mut t = self.get_type_to_scan(lv, swappiness);
         for _ in evictable_types(swappiness) {
             let tier = self.get_tier_idx(lv, t);

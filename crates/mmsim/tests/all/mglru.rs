@@ -1073,3 +1073,70 @@ thread_group = "p"
     assert!(r.vmstat["workingset_refault_file"] > 1_000);
     assert_eq!(r.vmstat["workingset_activate_file"], 0);
 }
+
+/// `n` anonymous pages faulted in as task `t` on 6.1 and aged three times without being
+/// touched again: they sit in the oldest generation (max_seq 6, both min_seq 3).
+fn aged_anon_on_6_1(n: u64) -> (UnitMachine, Vec<Pfn>) {
+    let mut m = unit_on(KernelEra::V6_1);
+    let tid = m.tid;
+    let (mm, vpn0, pfns) = written_anon_pages(&mut m, n);
+    for _ in 0..3 {
+        for i in 0..n {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+        }
+        run_on(&mut m.sim, 0, tid);
+        let max = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        assert!(m.sim.try_to_inc_max_seq(0, max, 60, false));
+    }
+    m.sim.lru_gen_walk_active = false;
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert_eq!((g.max_seq, g.min_seq), (6, [3, 3]));
+    assert_eq!(gen_of(&m, pfns[0]), Some(lru_gen_from_seq(3)));
+    (m, pfns)
+}
+
+/// 6.1's PID controller picks the type by tier 0 alone (swappiness : 200 − swappiness):
+/// anon whose refaults are all in tier 3 is evicted before file that refaults from tier
+/// 0, where 6.14's get_type_to_scan, comparing the sums of all tiers, takes file.
+#[test]
+fn on_6_1_the_type_to_scan_compares_tier_0_of_anon_and_file() {
+    use mmsim::mm::vmstat::VmItem;
+    let (mut m, _) = aged_anon_on_6_1(128);
+    let ino = open(&mut m, "/mnt/f");
+    for i in 0..128 {
+        cached(&mut m, ino, i);
+    }
+    {
+        let g = &mut m.sim.lruvecs[0].lrugen;
+        // anon: tier 0 never refaults, tier 3 always; file: tier 0 refaults 10 %.
+        g.avg_refaulted = [[0, 0, 0, 1000], [100, 0, 0, 0]];
+        g.avg_total = [[1000, 0, 0, 1000], [1000, 0, 0, 0]];
+    }
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    let scanned = (
+        m.sim.vmstat.get(VmItem::PgscanAnon),
+        m.sim.vmstat.get(VmItem::PgscanFile),
+    );
+    assert!(
+        scanned.0 > 0 && scanned.1 == 0,
+        "anon first: (anon, file) {scanned:?}"
+    );
+    m.check();
+}
+
+/// 6.1's try_to_inc_min_seq keeps anon's min_seq at or below file's and moves file's only
+/// with anon's: an empty oldest file generation stays while anon's holds folios (6.14 lets
+/// file's move on alone, up to max_seq − MIN_NR_GENS).
+#[test]
+fn on_6_1_file_min_seq_waits_for_anon_min_seq() {
+    let (mut m, _) = aged_anon_on_6_1(256);
+    // One batch of direct reclaim: anon's oldest generation keeps most of its folios.
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert_eq!(g.min_seq, [3, 3], "file's empty generations wait");
+    m.check();
+}

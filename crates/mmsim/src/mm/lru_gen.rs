@@ -2060,16 +2060,11 @@ impl Sim {
             return;
         }
         let file = t == LRU_GEN_FILE;
-        let pick = |a, b| if file { a } else { b };
-        // The refaulting folio's pages (mod_lruvec_state(..., delta)).
-        let delta = self.mem[pfn as usize].nr_pages();
-        self.vmstat.add(VmItem::WorkingsetRefault, delta as i64);
-        let item = pick(VmItem::WorkingsetRefaultFile, VmItem::WorkingsetRefaultAnon);
-        self.vmstat.add(item, delta as i64);
-        self.count_memcg_page_event(pfn, item, delta as i64);
         if self.mglru_v6_1() {
             return self.lru_gen_refault_v6_1(pfn, lv, token, ws);
         }
+        self.count_workingset_refault(pfn, file);
+        let delta = self.mem[pfn as usize].nr_pages();
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         let max_seq = self.lruvecs[lv].lrugen.max_seq & mask;
         if max_seq.abs_diff(token >> LRU_REFS_WIDTH) >= MAX_NR_GENS {
@@ -2087,6 +2082,20 @@ impl Sim {
             let p = &mut self.mem[pfn as usize];
             p.flags = (p.flags & !pg::LRU_REFS_MASK) | ((refs - 1) << pg::LRU_REFS_SHIFT);
         }
+    }
+
+    /// workingset_refault (and its anon/file count, in /proc/vmstat and the page's memcg),
+    /// by the refaulting folio's pages (mod_lruvec_state(..., delta)).
+    pub(crate) fn count_workingset_refault(&mut self, pfn: Pfn, file: bool) {
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.vmstat.add(VmItem::WorkingsetRefault, delta);
+        let item = if file {
+            VmItem::WorkingsetRefaultFile
+        } else {
+            VmItem::WorkingsetRefaultAnon
+        };
+        self.vmstat.add(item, delta);
+        self.count_memcg_page_event(pfn, item, delta);
     }
 
     /// A refault of `delta` pages in tier `tier` of type `t` (the PID controller's

@@ -15,14 +15,17 @@
 //!   and marks an isolated folio PG_referenced). Eviction then decides with the classic
 //!   folio_check_references (look twice: PG_referenced or two young PTEs activate).
 //! - The eviction (sort_folio) protects the tiers above the PID controller's index only,
-//!   moves the folio to the tail of the next generation and counts workingset_activate;
+//!   moves the folio to the tail of the next generation and counts workingset_activate
+//!   (until 6.5's `mglru-refault-accounting`);
 //!   folio_inc_gen clears PG_referenced and PG_workingset; inc_min_seq protects nothing;
 //!   isolate_folio clears PG_referenced (and refs and PG_workingset of an unreferenced
 //!   folio).
 //! - Workingset: the shadow keeps min_seq and refs − 1, with PG_workingset meaning refs > 0;
 //!   a refault counts only while the evicted generation is still the oldest (min_seq), then
-//!   in its tier and as workingset_activate; a refault in a fault, or of a folio with the
-//!   most refs, gets PG_workingset (workingset_restore). Refs are not given back.
+//!   in its tier and as workingset_refault (from 6.5, `mglru-refault-accounting`, every
+//!   refault counts as workingset_refault and one from the oldest generation as
+//!   workingset_activate); a refault in a fault, or of a folio with the most refs, gets
+//!   PG_workingset (workingset_restore). Refs are not given back.
 //!
 //! - Reclaim (rule `mglru-memcg-lru` off): there is no memcg LRU (6.3). Global and memcg
 //!   reclaim alike go through the classic shrink_node_memcgs, which calls
@@ -166,7 +169,11 @@ impl Sim {
             let lg = &mut self.lruvecs[lv].lrugen;
             lg.protected[t][tier] += 1;
             lg.totals.protected[t][tier] += 1;
-            self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
+            // Until 6.5 (`mglru-refault-accounting`) a protected folio counts as an
+            // activation.
+            if !self.features.mglru_refault_accounting {
+                self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
+            }
             return true;
         }
         self.sort_folio_writeback(lv, pfn, sc)
@@ -220,19 +227,29 @@ impl Sim {
         crate::mm::workingset::pack_shadow(token, memcg, node, refs > 0)
     }
 
-    /// lru_gen_refault (v6.1), after the refault is counted: only a folio evicted from the
-    /// generation that is still the oldest counts in its tier and as workingset_activate;
+    /// lru_gen_refault (v6.1), a refault in the lruvec it was evicted from: only a folio
+    /// evicted from the generation that is still the oldest counts in its tier and as
+    /// workingset_refault (6.5's `mglru-refault-accounting`: every refault counts as
+    /// workingset_refault, and one from the oldest generation as workingset_activate too);
     /// in a fault, or with the most refs, it gets PG_workingset (workingset_restore).
     pub(crate) fn lru_gen_refault_v6_1(&mut self, pfn: Pfn, lv: usize, token: u64, ws: bool) {
         let t = usize::from(!self.mem[pfn as usize].test(pg::SWAPBACKED));
         let file = t == LRU_GEN_FILE;
+        let fixed = self.features.mglru_refault_accounting;
+        if fixed {
+            self.count_workingset_refault(pfn, file);
+        }
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         if token >> LRU_REFS_WIDTH != self.lruvecs[lv].lrugen.min_seq[t] & mask {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + u32::from(ws);
         self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs_v6_1(refs), 1);
-        self.count_workingset_activate(pfn, file);
+        if fixed {
+            self.count_workingset_activate(pfn, file);
+        } else {
+            self.count_workingset_refault(pfn, file);
+        }
         if self.lru_gen_in_fault || refs == 1 << LRU_REFS_WIDTH {
             self.mem[pfn as usize].flags |= pg::WORKINGSET;
             self.count_workingset_restore(pfn, file);

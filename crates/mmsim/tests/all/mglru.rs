@@ -261,47 +261,56 @@ fn on_6_1_a_fault_lands_in_max_seq_and_one_young_pte_promotes() {
 /// tier and as workingset_activate, even outside a fault, only while the evicted
 /// generation is still the oldest; with the most refs (4) it gets PG_workingset
 /// (workingset_restore).
+/// 6.1's lru_gen_refault counts a refault (in its tier and as workingset_refault) only
+/// while the generation it was evicted from is the oldest, and never as
+/// workingset_activate; from 6.5 (`mglru-refault-accounting`) every refault counts as
+/// workingset_refault and one from the oldest generation as workingset_activate.
 #[test]
 fn on_6_1_a_refault_counts_only_while_its_generation_is_the_oldest() {
     use mmsim::mm::vmstat::VmItem;
-    let mut m = unit_on(KernelEra::V6_1);
-    let ino = open(&mut m, "/mnt/f");
-    let a = cached(&mut m, ino, 0);
-    let b = cached(&mut m, ino, 1);
-    let lv = m.sim.page_lruvec_idx(a);
-    // `a` with PG_referenced, PG_workingset and three LRU_REFS: refs 4, tier 3.
-    for _ in 0..5 {
-        m.sim.mark_page_accessed(a);
+    for fixed in [false, true] {
+        let mut m = unit_on(KernelEra::V6_1);
+        m.sim.features.mglru_refault_accounting = fixed;
+        let ino = open(&mut m, "/mnt/f");
+        let a = cached(&mut m, ino, 0);
+        let b = cached(&mut m, ino, 1);
+        let lv = m.sim.page_lruvec_idx(a);
+        // `a` with PG_referenced, PG_workingset and three LRU_REFS: refs 4, tier 3.
+        for _ in 0..5 {
+            m.sim.mark_page_accessed(a);
+        }
+        let shadow_hot = m.sim.lru_gen_eviction(a);
+        let shadow_cold = m.sim.lru_gen_eviction(b);
+        let counts = |m: &UnitMachine| {
+            [
+                VmItem::WorkingsetRefaultFile,
+                VmItem::WorkingsetActivateFile,
+                VmItem::WorkingsetRestoreFile,
+            ]
+            .map(|i| m.sim.vmstat.get(i))
+        };
+        let tiers = |m: &UnitMachine| m.sim.lruvecs[lv].lrugen.refaulted[1];
+        let act = i64::from(fixed);
+        let c = cached(&mut m, ino, 2);
+        // Outside a fault, the cold one: tier 0, no PG_workingset.
+        m.sim.lru_gen_refault(c, shadow_cold);
+        assert_eq!(tiers(&m)[0], 1);
+        assert_eq!(counts(&m), [1, act, 0], "fixed {fixed}");
+        assert!(!m.sim.mem[c as usize].test(pg::WORKINGSET));
+        // The hot one: tier 3 and PG_workingset (refs 4).
+        let d = cached(&mut m, ino, 3);
+        m.sim.lru_gen_refault(d, shadow_hot);
+        assert_eq!(tiers(&m)[3], 1);
+        assert_eq!(counts(&m), [2, 2 * act, 1], "fixed {fixed}");
+        assert!(m.sim.mem[d as usize].test(pg::WORKINGSET));
+        // Once the oldest generation has moved on, a refault counts in no tier, and as a
+        // refault only from 6.5.
+        m.sim.lruvecs[lv].lrugen.min_seq[1] += 1;
+        let e = cached(&mut m, ino, 4);
+        m.sim.lru_gen_refault(e, shadow_cold);
+        assert_eq!(tiers(&m)[0], 1);
+        assert_eq!(counts(&m), [2 + act, 2 * act, 1], "fixed {fixed}");
     }
-    let shadow_hot = m.sim.lru_gen_eviction(a);
-    let shadow_cold = m.sim.lru_gen_eviction(b);
-    let activate = |m: &UnitMachine| m.sim.vmstat.get(VmItem::WorkingsetActivateFile);
-    let restore = |m: &UnitMachine| m.sim.vmstat.get(VmItem::WorkingsetRestoreFile);
-    let tiers = |m: &UnitMachine| m.sim.lruvecs[lv].lrugen.refaulted[1];
-    let c = cached(&mut m, ino, 2);
-    // Outside a fault, the cold one: tier 0, workingset_activate, no PG_workingset.
-    m.sim.lru_gen_refault(c, shadow_cold);
-    assert_eq!(tiers(&m)[0], 1);
-    assert_eq!(activate(&m), 1, "counted outside a fault");
-    assert_eq!(restore(&m), 0);
-    assert!(!m.sim.mem[c as usize].test(pg::WORKINGSET));
-    // The hot one: tier 3 and PG_workingset (refs 4).
-    let d = cached(&mut m, ino, 3);
-    m.sim.lru_gen_refault(d, shadow_hot);
-    assert_eq!(tiers(&m)[3], 1);
-    assert_eq!((activate(&m), restore(&m)), (2, 1));
-    assert!(m.sim.mem[d as usize].test(pg::WORKINGSET));
-    // Once the oldest generation has moved on, a refault counts only as a refault.
-    m.sim.lruvecs[lv].lrugen.min_seq[1] += 1;
-    let refaults = m.sim.vmstat.get(VmItem::WorkingsetRefaultFile);
-    let e = cached(&mut m, ino, 4);
-    m.sim.lru_gen_refault(e, shadow_cold);
-    assert_eq!(
-        m.sim.vmstat.get(VmItem::WorkingsetRefaultFile),
-        refaults + 1
-    );
-    assert_eq!(tiers(&m)[0], 1);
-    assert_eq!(activate(&m), 2);
 }
 
 #[test]

@@ -1245,6 +1245,13 @@ impl Sim {
         }
         let prev = self.enter(KFunc::LruGenLookAround);
         let pfn = self.folio_head(pfn);
+        if self.mglru_v6_1() && folio_lru_gen(self.mem[pfn as usize].flags).is_none() {
+            // 6.1 looks around before the rmap walk clears this PTE, and its loop takes
+            // the young bit of the folio under reclaim too: isolated, it is marked
+            // PG_referenced (get_pfn_folio has no LRU test before 6.14), so
+            // folio_check_references activates it.
+            self.mem[pfn as usize].flags |= pg::REFERENCED;
+        }
         let lv = self.page_lruvec_idx(pfn);
         let node = self.mem[pfn as usize].node as usize;
         let max_seq = self.lruvecs[lv].lrugen.max_seq;

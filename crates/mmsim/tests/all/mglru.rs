@@ -1149,3 +1149,22 @@ fn on_6_1_file_min_seq_waits_for_anon_min_seq() {
     assert_eq!(g.min_seq, [3, 3], "file's empty generations wait");
     m.check();
 }
+
+/// 6.1's rmap look-around runs before folio_referenced_one clears the young PTE it is at,
+/// and takes that PTE's young bit itself, marking the folio (isolated by reclaim)
+/// PG_referenced: folio_check_references then activates a mapped folio at its first
+/// young sighting (pgactivate), where 6.14's lru_gen_set_refs keeps it.
+#[test]
+fn on_6_1_a_young_mapped_folio_under_eviction_is_activated() {
+    use mmsim::mm::vmstat::VmItem;
+    let mut m = unit_on(KernelEra::V6_1);
+    let (mm, vpn0, pfns) = three_anon_generations(&mut m);
+    *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + 7).unwrap() |= pte::YOUNG;
+    let before = m.sim.vmstat.get(VmItem::Pgactivate);
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    assert_eq!(m.sim.vmstat.get(VmItem::Pgactivate) - before, 1);
+    assert!(!m.sim.mem[pfns[7] as usize].test(pg::SWAPCACHE));
+    m.check();
+}

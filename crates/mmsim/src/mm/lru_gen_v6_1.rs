@@ -334,6 +334,8 @@ impl Sim {
     /// generations (up to max_seq − MIN_NR_GENS); with swapping, anon's may not pass
     /// file's and file's may not pass anon's new one (it moves only when anon catches
     /// up), so anon min_seq ≤ file min_seq always. (6.14 lets them move independently.)
+    // min_seq and the lists are indexed by type together.
+    #[allow(clippy::needless_range_loop)]
     pub(crate) fn try_to_inc_min_seq_v6_1(&mut self, lv: usize, swappiness: u64) -> bool {
         let can_swap = swappiness != 0;
         let g = &self.lruvecs[lv].lrugen;

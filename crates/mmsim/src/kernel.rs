@@ -566,6 +566,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: multi-gen LRU: per-node lru_gen_folio lists",
     },
     Rule {
+        feature: "mglru-refault-accounting",
+        since: KernelEra::new(6, 5),
+        version: "6.5",
+        commit: "Multi-gen LRU: fix workingset accounting",
+    },
+    Rule {
         feature: "pageout-ignore-references",
         since: KernelEra::new(6, 10),
         version: "6.10",

@@ -83,6 +83,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "no-swap-slots-cache",
     "mglru-workingset-rework",
     "mglru-memcg-lru",
+    "mglru-refault-accounting",
     "workingset-restore",
     "refault-deactivate",
     "lru-cost-balance",

@@ -492,6 +492,13 @@ pub struct Features {
     /// protection", with 6.8's "mm/mglru: fix underprotected page cache"); off, 6.1's
     /// placement, tiers, aging and refault rules (`mm/lru_gen_v6_1.rs`).
     pub mglru_workingset_rework: bool,
+    /// "Multi-gen LRU: fix workingset accounting" (6.5): under MGLRU with 6.1's
+    /// workingset protection, a refault counts workingset_refault whatever its
+    /// generation and workingset_activate while its generation is the oldest, and
+    /// sort_folio's protection counts none; off (6.1–6.4), only a refault from the oldest
+    /// generation counts (as a refault only), and each protected folio counts
+    /// workingset_activate.
+    pub mglru_refault_accounting: bool,
     /// MGLRU's global reclaim walks the memcg LRU (v6.3, "mm: multi-gen LRU: per-node
     /// lru_gen_folio lists", with the series' removal of the aging and eviction fairness
     /// safeguards); off, 6.1's walk of every memcg in mem_cgroup_iter order
@@ -640,6 +647,7 @@ impl Features {
             no_swap_slots_cache: false,
             mglru_workingset_rework: false,
             mglru_memcg_lru: false,
+            mglru_refault_accounting: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -768,6 +776,7 @@ impl Features {
             "no-swap-slots-cache" => self.no_swap_slots_cache = on,
             "mglru-workingset-rework" => self.mglru_workingset_rework = on,
             "mglru-memcg-lru" => self.mglru_memcg_lru = on,
+            "mglru-refault-accounting" => self.mglru_refault_accounting = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -878,6 +887,7 @@ impl Features {
             "no-swap-slots-cache" => self.no_swap_slots_cache,
             "mglru-workingset-rework" => self.mglru_workingset_rework,
             "mglru-memcg-lru" => self.mglru_memcg_lru,
+            "mglru-refault-accounting" => self.mglru_refault_accounting,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,

@@ -648,7 +648,13 @@ impl Sim {
     }
 
     /// read_ctrl_pos: (refaulted, total) of one tier, or of all tiers for MAX_NR_TIERS.
-    fn read_ctrl_pos(&self, lv: usize, t: usize, tier: usize, gain: u64) -> (u64, u64, u64) {
+    pub(crate) fn read_ctrl_pos(
+        &self,
+        lv: usize,
+        t: usize,
+        tier: usize,
+        gain: u64,
+    ) -> (u64, u64, u64) {
         let g = &self.lruvecs[lv].lrugen;
         let (mut r, mut tot) = (0, 0);
         let range = if tier >= MAX_NR_TIERS {
@@ -665,7 +671,7 @@ impl Sim {
 
     /// reset_ctrl_pos with carryover (NR_HIST_GENS = 1): fold the generation's counts into
     /// the moving averages and clear them.
-    fn reset_ctrl_pos(&mut self, lv: usize, t: usize) {
+    pub(crate) fn reset_ctrl_pos(&mut self, lv: usize, t: usize) {
         let g = &mut self.lruvecs[lv].lrugen;
         for tier in 0..MAX_NR_TIERS {
             g.avg_refaulted[t][tier] = (g.avg_refaulted[t][tier] + g.refaulted[t][tier]) / 2;
@@ -765,6 +771,9 @@ impl Sim {
     /// try_to_inc_min_seq: advance min_seq over empty generations, keeping anon and file
     /// within MIN_NR_GENS of each other. True if it moved.
     fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
+        if self.mglru_v6_1() {
+            return self.try_to_inc_min_seq_v6_1(lv, swappiness);
+        }
         let g = &self.lruvecs[lv].lrugen;
         let mut min_seq = g.min_seq;
         let max_seq = g.max_seq;
@@ -1236,6 +1245,13 @@ impl Sim {
         }
         let prev = self.enter(KFunc::LruGenLookAround);
         let pfn = self.folio_head(pfn);
+        if self.mglru_v6_1() && folio_lru_gen(self.mem[pfn as usize].flags).is_none() {
+            // 6.1 looks around before the rmap walk clears this PTE, and its loop takes
+            // the young bit of the folio under reclaim too: isolated, it is marked
+            // PG_referenced (get_pfn_folio has no LRU test before 6.14), so
+            // folio_check_references activates it.
+            self.mem[pfn as usize].flags |= pg::REFERENCED;
+        }
         let lv = self.page_lruvec_idx(pfn);
         let node = self.mem[pfn as usize].node as usize;
         let max_seq = self.lruvecs[lv].lrugen.max_seq;
@@ -1417,7 +1433,7 @@ impl Sim {
     /// up to MIN_LRU_BATCH pages, looking at no more than `nr_to_scan` (at most
     /// MAX_LRU_BATCH) folios. Returns pages scanned (0 if nothing was isolated and the
     /// batch did not run out); every count is of pages (folio_nr_pages).
-    fn scan_folios(
+    pub(crate) fn scan_folios(
         &mut self,
         nr_to_scan: u64,
         lv: usize,
@@ -1498,6 +1514,9 @@ impl Sim {
         swappiness: u64,
         list: &mut Vec<Pfn>,
     ) -> (u64, usize) {
+        if self.mglru_v6_1() {
+            return self.isolate_folios_v6_1(lv, sc, swappiness, list);
+        }
         let mut t = self.get_type_to_scan(lv, swappiness);
         for _ in evictable_types(swappiness) {
             let tier = self.get_tier_idx(lv, t);
@@ -2048,16 +2067,11 @@ impl Sim {
             return;
         }
         let file = t == LRU_GEN_FILE;
-        let pick = |a, b| if file { a } else { b };
-        // The refaulting folio's pages (mod_lruvec_state(..., delta)).
-        let delta = self.mem[pfn as usize].nr_pages();
-        self.vmstat.add(VmItem::WorkingsetRefault, delta as i64);
-        let item = pick(VmItem::WorkingsetRefaultFile, VmItem::WorkingsetRefaultAnon);
-        self.vmstat.add(item, delta as i64);
-        self.count_memcg_page_event(pfn, item, delta as i64);
         if self.mglru_v6_1() {
             return self.lru_gen_refault_v6_1(pfn, lv, token, ws);
         }
+        self.count_workingset_refault(pfn, file);
+        let delta = self.mem[pfn as usize].nr_pages();
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         let max_seq = self.lruvecs[lv].lrugen.max_seq & mask;
         if max_seq.abs_diff(token >> LRU_REFS_WIDTH) >= MAX_NR_GENS {
@@ -2075,6 +2089,20 @@ impl Sim {
             let p = &mut self.mem[pfn as usize];
             p.flags = (p.flags & !pg::LRU_REFS_MASK) | ((refs - 1) << pg::LRU_REFS_SHIFT);
         }
+    }
+
+    /// workingset_refault (and its anon/file count, in /proc/vmstat and the page's memcg),
+    /// by the refaulting folio's pages (mod_lruvec_state(..., delta)).
+    pub(crate) fn count_workingset_refault(&mut self, pfn: Pfn, file: bool) {
+        let delta = self.mem[pfn as usize].nr_pages() as i64;
+        self.vmstat.add(VmItem::WorkingsetRefault, delta);
+        let item = if file {
+            VmItem::WorkingsetRefaultFile
+        } else {
+            VmItem::WorkingsetRefaultAnon
+        };
+        self.vmstat.add(item, delta);
+        self.count_memcg_page_event(pfn, item, delta);
     }
 
     /// A refault of `delta` pages in tier `tier` of type `t` (the PID controller's

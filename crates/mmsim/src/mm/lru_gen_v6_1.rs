@@ -15,14 +15,17 @@
 //!   and marks an isolated folio PG_referenced). Eviction then decides with the classic
 //!   folio_check_references (look twice: PG_referenced or two young PTEs activate).
 //! - The eviction (sort_folio) protects the tiers above the PID controller's index only,
-//!   moves the folio to the tail of the next generation and counts workingset_activate;
+//!   moves the folio to the tail of the next generation and counts workingset_activate
+//!   (until 6.5's `mglru-refault-accounting`);
 //!   folio_inc_gen clears PG_referenced and PG_workingset; inc_min_seq protects nothing;
 //!   isolate_folio clears PG_referenced (and refs and PG_workingset of an unreferenced
 //!   folio).
 //! - Workingset: the shadow keeps min_seq and refs − 1, with PG_workingset meaning refs > 0;
 //!   a refault counts only while the evicted generation is still the oldest (min_seq), then
-//!   in its tier and as workingset_activate; a refault in a fault, or of a folio with the
-//!   most refs, gets PG_workingset (workingset_restore). Refs are not given back.
+//!   in its tier and as workingset_refault (from 6.5, `mglru-refault-accounting`, every
+//!   refault counts as workingset_refault and one from the oldest generation as
+//!   workingset_activate); a refault in a fault, or of a folio with the most refs, gets
+//!   PG_workingset (workingset_restore). Refs are not given back.
 //!
 //! - Reclaim (rule `mglru-memcg-lru` off): there is no memcg LRU (6.3). Global and memcg
 //!   reclaim alike go through the classic shrink_node_memcgs, which calls
@@ -32,10 +35,21 @@
 //!
 //! - lru_gen_look_around without a walk activates fewer than PAGEVEC_SIZE young
 //!   neighbours one by one and moves more to max_seq in place under the lru_lock.
+//!
+//! - Type and tier selection (isolate_folios, get_type_to_scan, get_tier_idx): file
+//!   without swappiness, anon while its oldest generation is older than file's, file at
+//!   swappiness 1, anon at 200; else the PID controller compares tier 0 of anon with
+//!   tier 0 of file (gains swappiness : 200 − swappiness), and the chosen type's tiers
+//!   with the other type's tier 0 for the tier index; the other type's fallback tier
+//!   index compares with its own tier 0 at gain 1:2. (6.14: the sums of all tiers, and
+//!   2:3.)
+//! - try_to_inc_min_seq keeps anon's min_seq at or below file's; with swapping, file's
+//!   moves past its empty generations only as far as anon's new one.
 
 use crate::machine::profile::KFunc;
 use crate::mm::lru_gen::{
-    folio_lru_gen, lru_gen_from_seq, LRU_REFS_WIDTH, MAX_LRU_BATCH, MIN_LRU_BATCH, MIN_NR_GENS,
+    folio_lru_gen, lru_gen_from_seq, positive_ctrl_err, LRU_REFS_WIDTH, MAX_LRU_BATCH,
+    MAX_NR_TIERS, MAX_SWAPPINESS, MIN_LRU_BATCH, MIN_NR_GENS,
 };
 use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::page::{pg, Pfn};
@@ -155,7 +169,11 @@ impl Sim {
             let lg = &mut self.lruvecs[lv].lrugen;
             lg.protected[t][tier] += 1;
             lg.totals.protected[t][tier] += 1;
-            self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
+            // Until 6.5 (`mglru-refault-accounting`) a protected folio counts as an
+            // activation.
+            if !self.features.mglru_refault_accounting {
+                self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
+            }
             return true;
         }
         self.sort_folio_writeback(lv, pfn, sc)
@@ -209,23 +227,141 @@ impl Sim {
         crate::mm::workingset::pack_shadow(token, memcg, node, refs > 0)
     }
 
-    /// lru_gen_refault (v6.1), after the refault is counted: only a folio evicted from the
-    /// generation that is still the oldest counts in its tier and as workingset_activate;
+    /// lru_gen_refault (v6.1), a refault in the lruvec it was evicted from: only a folio
+    /// evicted from the generation that is still the oldest counts in its tier and as
+    /// workingset_refault (6.5's `mglru-refault-accounting`: every refault counts as
+    /// workingset_refault, and one from the oldest generation as workingset_activate too);
     /// in a fault, or with the most refs, it gets PG_workingset (workingset_restore).
     pub(crate) fn lru_gen_refault_v6_1(&mut self, pfn: Pfn, lv: usize, token: u64, ws: bool) {
         let t = usize::from(!self.mem[pfn as usize].test(pg::SWAPBACKED));
         let file = t == LRU_GEN_FILE;
+        let fixed = self.features.mglru_refault_accounting;
+        if fixed {
+            self.count_workingset_refault(pfn, file);
+        }
         let mask = (1u64 << (crate::mm::workingset::EVICTION_BITS - LRU_REFS_WIDTH)) - 1;
         if token >> LRU_REFS_WIDTH != self.lruvecs[lv].lrugen.min_seq[t] & mask {
             return;
         }
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + u32::from(ws);
         self.lru_gen_count_refaulted(lv, t, lru_tier_from_refs_v6_1(refs), 1);
-        self.count_workingset_activate(pfn, file);
+        if fixed {
+            self.count_workingset_activate(pfn, file);
+        } else {
+            self.count_workingset_refault(pfn, file);
+        }
         if self.lru_gen_in_fault || refs == 1 << LRU_REFS_WIDTH {
             self.mem[pfn as usize].flags |= pg::WORKINGSET;
             self.count_workingset_restore(pfn, file);
         }
+    }
+
+    /// get_tier_idx (v6.1): the highest tier of `t` whose refault rate stays at or below
+    /// its tier 0's, with the larger gain 1:2 (6.14 made it 2:3).
+    pub(crate) fn get_tier_idx_v6_1(&self, lv: usize, t: usize) -> usize {
+        let sp = self.read_ctrl_pos(lv, t, 0, 1);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            if !positive_ctrl_err(sp, self.read_ctrl_pos(lv, t, tier, 2)) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+
+    /// get_type_to_scan (v6.1): tier 0 of anon against tier 0 of file, weighted
+    /// swappiness : 200 − swappiness, picks the type; the tiers of that type are then
+    /// compared with tier 0 of the other type for the tier index. Returns (type, tier
+    /// index). (6.14 compares the sums of all tiers and leaves the tier to get_tier_idx.)
+    pub(crate) fn get_type_to_scan_v6_1(&self, lv: usize, swappiness: u64) -> (usize, usize) {
+        let gain = [swappiness, MAX_SWAPPINESS - swappiness];
+        let sp = self.read_ctrl_pos(lv, LRU_GEN_ANON, 0, gain[LRU_GEN_ANON]);
+        let pv = self.read_ctrl_pos(lv, LRU_GEN_FILE, 0, gain[LRU_GEN_FILE]);
+        let t = usize::from(positive_ctrl_err(sp, pv));
+        let sp = self.read_ctrl_pos(lv, 1 - t, 0, gain[1 - t]);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            if !positive_ctrl_err(sp, self.read_ctrl_pos(lv, t, tier, gain[t])) {
+                break;
+            }
+            tier += 1;
+        }
+        (t, tier - 1)
+    }
+
+    /// isolate_folios (v6.1): the obvious choice first — file without swappiness, anon
+    /// while its oldest generation is older than file's, file at swappiness 1, anon at
+    /// 200 — else the PID controller's; the other type if the first yields nothing.
+    /// scan_folios looks at up to MAX_LRU_BATCH folios. Returns (scanned, type).
+    pub(crate) fn isolate_folios_v6_1(
+        &mut self,
+        lv: usize,
+        sc: &mut ScanControl,
+        swappiness: u64,
+        list: &mut Vec<Pfn>,
+    ) -> (u64, usize) {
+        let min_seq = self.lruvecs[lv].lrugen.min_seq;
+        let mut tier = None;
+        let mut t = if swappiness == 0 {
+            LRU_GEN_FILE
+        } else if min_seq[LRU_GEN_ANON] < min_seq[LRU_GEN_FILE] {
+            LRU_GEN_ANON
+        } else if swappiness == 1 {
+            LRU_GEN_FILE
+        } else if swappiness >= MAX_SWAPPINESS {
+            LRU_GEN_ANON
+        } else {
+            let (t, idx) = self.get_type_to_scan_v6_1(lv, swappiness);
+            tier = Some(idx);
+            t
+        };
+        for _ in usize::from(swappiness == 0)..=LRU_GEN_FILE {
+            let idx = match tier.take() {
+                Some(idx) => idx,
+                None => self.get_tier_idx_v6_1(lv, t),
+            };
+            let scanned = self.scan_folios(MAX_LRU_BATCH, lv, t, idx, sc, list);
+            if scanned > 0 {
+                return (scanned, t);
+            }
+            t = 1 - t;
+        }
+        (0, t)
+    }
+
+    /// try_to_inc_min_seq (v6.1): advance each evictable type's min_seq over its empty
+    /// generations (up to max_seq − MIN_NR_GENS); with swapping, anon's may not pass
+    /// file's and file's may not pass anon's new one (it moves only when anon catches
+    /// up), so anon min_seq ≤ file min_seq always. (6.14 lets them move independently.)
+    // min_seq and the lists are indexed by type together.
+    #[allow(clippy::needless_range_loop)]
+    pub(crate) fn try_to_inc_min_seq_v6_1(&mut self, lv: usize, swappiness: u64) -> bool {
+        let can_swap = swappiness != 0;
+        let g = &self.lruvecs[lv].lrugen;
+        let old = g.min_seq;
+        let mut min_seq = g.min_seq;
+        for t in usize::from(!can_swap)..=LRU_GEN_FILE {
+            while min_seq[t] + MIN_NR_GENS <= g.max_seq
+                && g.folios[lru_gen_from_seq(min_seq[t])][t].len == 0
+            {
+                min_seq[t] += 1;
+            }
+        }
+        if can_swap {
+            min_seq[LRU_GEN_ANON] = min_seq[LRU_GEN_ANON].min(min_seq[LRU_GEN_FILE]);
+            min_seq[LRU_GEN_FILE] = min_seq[LRU_GEN_ANON].max(old[LRU_GEN_FILE]);
+        }
+        let mut success = false;
+        for t in usize::from(!can_swap)..=LRU_GEN_FILE {
+            if min_seq[t] == old[t] {
+                continue;
+            }
+            self.reset_ctrl_pos(lv, t);
+            self.lruvecs[lv].lrugen.min_seq[t] = min_seq[t];
+            success = true;
+        }
+        success
     }
 
     /// folio_check_references under MGLRU (v6.1): the classic look-twice rules.

@@ -261,47 +261,56 @@ fn on_6_1_a_fault_lands_in_max_seq_and_one_young_pte_promotes() {
 /// tier and as workingset_activate, even outside a fault, only while the evicted
 /// generation is still the oldest; with the most refs (4) it gets PG_workingset
 /// (workingset_restore).
+/// 6.1's lru_gen_refault counts a refault (in its tier and as workingset_refault) only
+/// while the generation it was evicted from is the oldest, and never as
+/// workingset_activate; from 6.5 (`mglru-refault-accounting`) every refault counts as
+/// workingset_refault and one from the oldest generation as workingset_activate.
 #[test]
 fn on_6_1_a_refault_counts_only_while_its_generation_is_the_oldest() {
     use mmsim::mm::vmstat::VmItem;
-    let mut m = unit_on(KernelEra::V6_1);
-    let ino = open(&mut m, "/mnt/f");
-    let a = cached(&mut m, ino, 0);
-    let b = cached(&mut m, ino, 1);
-    let lv = m.sim.page_lruvec_idx(a);
-    // `a` with PG_referenced, PG_workingset and three LRU_REFS: refs 4, tier 3.
-    for _ in 0..5 {
-        m.sim.mark_page_accessed(a);
+    for fixed in [false, true] {
+        let mut m = unit_on(KernelEra::V6_1);
+        m.sim.features.mglru_refault_accounting = fixed;
+        let ino = open(&mut m, "/mnt/f");
+        let a = cached(&mut m, ino, 0);
+        let b = cached(&mut m, ino, 1);
+        let lv = m.sim.page_lruvec_idx(a);
+        // `a` with PG_referenced, PG_workingset and three LRU_REFS: refs 4, tier 3.
+        for _ in 0..5 {
+            m.sim.mark_page_accessed(a);
+        }
+        let shadow_hot = m.sim.lru_gen_eviction(a);
+        let shadow_cold = m.sim.lru_gen_eviction(b);
+        let counts = |m: &UnitMachine| {
+            [
+                VmItem::WorkingsetRefaultFile,
+                VmItem::WorkingsetActivateFile,
+                VmItem::WorkingsetRestoreFile,
+            ]
+            .map(|i| m.sim.vmstat.get(i))
+        };
+        let tiers = |m: &UnitMachine| m.sim.lruvecs[lv].lrugen.refaulted[1];
+        let act = i64::from(fixed);
+        let c = cached(&mut m, ino, 2);
+        // Outside a fault, the cold one: tier 0, no PG_workingset.
+        m.sim.lru_gen_refault(c, shadow_cold);
+        assert_eq!(tiers(&m)[0], 1);
+        assert_eq!(counts(&m), [1, act, 0], "fixed {fixed}");
+        assert!(!m.sim.mem[c as usize].test(pg::WORKINGSET));
+        // The hot one: tier 3 and PG_workingset (refs 4).
+        let d = cached(&mut m, ino, 3);
+        m.sim.lru_gen_refault(d, shadow_hot);
+        assert_eq!(tiers(&m)[3], 1);
+        assert_eq!(counts(&m), [2, 2 * act, 1], "fixed {fixed}");
+        assert!(m.sim.mem[d as usize].test(pg::WORKINGSET));
+        // Once the oldest generation has moved on, a refault counts in no tier, and as a
+        // refault only from 6.5.
+        m.sim.lruvecs[lv].lrugen.min_seq[1] += 1;
+        let e = cached(&mut m, ino, 4);
+        m.sim.lru_gen_refault(e, shadow_cold);
+        assert_eq!(tiers(&m)[0], 1);
+        assert_eq!(counts(&m), [2 + act, 2 * act, 1], "fixed {fixed}");
     }
-    let shadow_hot = m.sim.lru_gen_eviction(a);
-    let shadow_cold = m.sim.lru_gen_eviction(b);
-    let activate = |m: &UnitMachine| m.sim.vmstat.get(VmItem::WorkingsetActivateFile);
-    let restore = |m: &UnitMachine| m.sim.vmstat.get(VmItem::WorkingsetRestoreFile);
-    let tiers = |m: &UnitMachine| m.sim.lruvecs[lv].lrugen.refaulted[1];
-    let c = cached(&mut m, ino, 2);
-    // Outside a fault, the cold one: tier 0, workingset_activate, no PG_workingset.
-    m.sim.lru_gen_refault(c, shadow_cold);
-    assert_eq!(tiers(&m)[0], 1);
-    assert_eq!(activate(&m), 1, "counted outside a fault");
-    assert_eq!(restore(&m), 0);
-    assert!(!m.sim.mem[c as usize].test(pg::WORKINGSET));
-    // The hot one: tier 3 and PG_workingset (refs 4).
-    let d = cached(&mut m, ino, 3);
-    m.sim.lru_gen_refault(d, shadow_hot);
-    assert_eq!(tiers(&m)[3], 1);
-    assert_eq!((activate(&m), restore(&m)), (2, 1));
-    assert!(m.sim.mem[d as usize].test(pg::WORKINGSET));
-    // Once the oldest generation has moved on, a refault counts only as a refault.
-    m.sim.lruvecs[lv].lrugen.min_seq[1] += 1;
-    let refaults = m.sim.vmstat.get(VmItem::WorkingsetRefaultFile);
-    let e = cached(&mut m, ino, 4);
-    m.sim.lru_gen_refault(e, shadow_cold);
-    assert_eq!(
-        m.sim.vmstat.get(VmItem::WorkingsetRefaultFile),
-        refaults + 1
-    );
-    assert_eq!(tiers(&m)[0], 1);
-    assert_eq!(activate(&m), 2);
 }
 
 #[test]
@@ -1072,4 +1081,90 @@ thread_group = "p"
     assert_eq!(r.end, RunEnd::Completed);
     assert!(r.vmstat["workingset_refault_file"] > 1_000);
     assert_eq!(r.vmstat["workingset_activate_file"], 0);
+}
+
+/// `n` anonymous pages faulted in as task `t` on 6.1 and aged three times without being
+/// touched again: they sit in the oldest generation (max_seq 6, both min_seq 3).
+fn aged_anon_on_6_1(n: u64) -> (UnitMachine, Vec<Pfn>) {
+    let mut m = unit_on(KernelEra::V6_1);
+    let tid = m.tid;
+    let (mm, vpn0, pfns) = written_anon_pages(&mut m, n);
+    for _ in 0..3 {
+        for i in 0..n {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+        }
+        run_on(&mut m.sim, 0, tid);
+        let max = m.sim.lrugen(ROOT_MEM_CGROUP, 0).max_seq;
+        assert!(m.sim.try_to_inc_max_seq(0, max, 60, false));
+    }
+    m.sim.lru_gen_walk_active = false;
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert_eq!((g.max_seq, g.min_seq), (6, [3, 3]));
+    assert_eq!(gen_of(&m, pfns[0]), Some(lru_gen_from_seq(3)));
+    (m, pfns)
+}
+
+/// 6.1's PID controller picks the type by tier 0 alone (swappiness : 200 − swappiness):
+/// anon whose refaults are all in tier 3 is evicted before file that refaults from tier
+/// 0, where 6.14's get_type_to_scan, comparing the sums of all tiers, takes file.
+#[test]
+fn on_6_1_the_type_to_scan_compares_tier_0_of_anon_and_file() {
+    use mmsim::mm::vmstat::VmItem;
+    let (mut m, _) = aged_anon_on_6_1(128);
+    let ino = open(&mut m, "/mnt/f");
+    for i in 0..128 {
+        cached(&mut m, ino, i);
+    }
+    {
+        let g = &mut m.sim.lruvecs[0].lrugen;
+        // anon: tier 0 never refaults, tier 3 always; file: tier 0 refaults 10 %.
+        g.avg_refaulted = [[0, 0, 0, 1000], [100, 0, 0, 0]];
+        g.avg_total = [[1000, 0, 0, 1000], [1000, 0, 0, 0]];
+    }
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    let scanned = (
+        m.sim.vmstat.get(VmItem::PgscanAnon),
+        m.sim.vmstat.get(VmItem::PgscanFile),
+    );
+    assert!(
+        scanned.0 > 0 && scanned.1 == 0,
+        "anon first: (anon, file) {scanned:?}"
+    );
+    m.check();
+}
+
+/// 6.1's try_to_inc_min_seq keeps anon's min_seq at or below file's and moves file's only
+/// with anon's: an empty oldest file generation stays while anon's holds folios (6.14 lets
+/// file's move on alone, up to max_seq − MIN_NR_GENS).
+#[test]
+fn on_6_1_file_min_seq_waits_for_anon_min_seq() {
+    let (mut m, _) = aged_anon_on_6_1(256);
+    // One batch of direct reclaim: anon's oldest generation keeps most of its folios.
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    assert_eq!(g.min_seq, [3, 3], "file's empty generations wait");
+    m.check();
+}
+
+/// 6.1's rmap look-around runs before folio_referenced_one clears the young PTE it is at,
+/// and takes that PTE's young bit itself, marking the folio (isolated by reclaim)
+/// PG_referenced: folio_check_references then activates a mapped folio at its first
+/// young sighting (pgactivate), where 6.14's lru_gen_set_refs keeps it.
+#[test]
+fn on_6_1_a_young_mapped_folio_under_eviction_is_activated() {
+    use mmsim::mm::vmstat::VmItem;
+    let mut m = unit_on(KernelEra::V6_1);
+    let (mm, vpn0, pfns) = three_anon_generations(&mut m);
+    *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + 7).unwrap() |= pte::YOUNG;
+    let before = m.sim.vmstat.get(VmItem::Pgactivate);
+    let mut sc = ScanControl::new(64, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    assert_eq!(m.sim.vmstat.get(VmItem::Pgactivate) - before, 1);
+    assert!(!m.sim.mem[pfns[7] as usize].test(pg::SWAPCACHE));
+    m.check();
 }

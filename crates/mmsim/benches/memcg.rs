@@ -50,6 +50,7 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         oom_group: false,
         zswap_max: None,
         zswap_writeback: true,
+        memsw_max: None,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

@@ -287,8 +287,13 @@ pub struct CgroupV1Files {
     pub max_usage_in_bytes: u64,
     /// memory.failcnt: charges the counter refused.
     pub failcnt: u64,
-    /// memory.memsw.usage_in_bytes: memory and swap (the root's: plus its swap).
+    /// memory.memsw.usage_in_bytes: memory and swap (the root's: plus its swap). On v1 a
+    /// swap slot is charged from its page's swap-out to its swap-in.
     pub memsw_usage_in_bytes: u64,
+    /// memory.memsw.limit_in_bytes (`memsw_max`).
+    pub memsw_limit_in_bytes: u64,
+    /// memory.memsw.failcnt: charges the memsw counter refused.
+    pub memsw_failcnt: u64,
     /// memory.kmem.usage_in_bytes: the kernel memory charged (slab, page tables).
     pub kmem_usage_in_bytes: u64,
     /// memory.stat: the cgroup's own counters under their v1 names, `total_` the
@@ -414,11 +419,12 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
             for &(k, x) in &local[m] {
                 stat.insert(k.to_string(), x);
             }
-            // The smallest limit from here to the root; memory+swap has none here.
-            let mut limit = u64::MAX;
+            // The smallest limits from here to the root.
+            let (mut limit, mut memsw_limit) = (u64::MAX, u64::MAX);
             let mut c = Some(m as MemcgId);
             while let Some(id) = c {
                 limit = limit.min(sim.memcgs[id as usize].max);
+                memsw_limit = memsw_limit.min(sim.memcgs[id as usize].memsw_max);
                 c = sim.memcgs[id as usize].parent;
             }
             let limit_bytes = |pages: u64| {
@@ -429,7 +435,10 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
                 "hierarchical_memory_limit".into(),
                 limit_bytes(limit) as i64,
             );
-            stat.insert("hierarchical_memsw_limit".into(), V1_UNLIMITED_BYTES as i64);
+            stat.insert(
+                "hierarchical_memsw_limit".into(),
+                limit_bytes(memsw_limit) as i64,
+            );
             for (i, &(k, _)) in local[m].iter().enumerate() {
                 let total: i64 = sim
                     .memcg_subtree(m as MemcgId)
@@ -469,6 +478,8 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
                 max_usage_in_bytes: mc.peak * page as u64,
                 failcnt: mc.failcnt,
                 memsw_usage_in_bytes: memsw,
+                memsw_limit_in_bytes: limit_bytes(mc.memsw_max),
+                memsw_failcnt: mc.memsw_failcnt,
                 kmem_usage_in_bytes: kmem * page as u64,
                 stat,
             }

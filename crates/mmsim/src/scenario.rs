@@ -213,6 +213,10 @@ pub struct CgroupSpec {
     pub swap_high: Option<u64>,
     /// memory.oom.group (4.19): an OOM kill of a task below it kills every task of it.
     pub oom_group: bool,
+    /// cgroup v1's memory.memsw.limit_in_bytes: memory and swap together (`cgroup_version
+    /// = 1` only; at least memory_max).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memsw_max: Option<u64>,
     /// memory.zswap.max (5.19): the compressed bytes the cgroup may keep in zswap.
     pub zswap_max: Option<u64>,
     /// memory.zswap.writeback (6.8): false keeps the cgroup's pages out of the swap
@@ -2169,6 +2173,7 @@ const CGROUP_KEYS: &[&str] = &[
     "oom_group",
     "zswap_max",
     "zswap_writeback",
+    "memsw_max",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -2246,15 +2251,17 @@ fn read_cgroups(
     for g in views {
         g.deny_unknown(CGROUP_KEYS)?;
         if cgroup_v1 {
-            // The legacy hierarchy's files: memory.limit_in_bytes is memory_max; the
-            // others are cgroup v2's (v1's soft limit and memsw limit are not modelled).
+            // The legacy hierarchy's files: memory.limit_in_bytes is memory_max,
+            // memory.memsw.limit_in_bytes memsw_max; the others are cgroup v2's (v1's soft
+            // limit is not modelled).
             for key in V2_ONLY_CGROUP_KEYS {
                 if let Some((_, loc)) = g.get(key) {
                     return Err(loc.err(format!(
                         "{key} is a cgroup v2 file, and this scenario sets cgroup_version = 1 \
                          (the legacy hierarchy has memory.limit_in_bytes, which is memory_max, \
-                         and none of memory.high, memory.low, memory.min, memory.swap.*, \
-                         memory.zswap.* or memory.oom.group)"
+                         memory.memsw.limit_in_bytes, which is memsw_max, and none of \
+                         memory.high, memory.low, memory.min, memory.swap.*, memory.zswap.* \
+                         or memory.oom.group)"
                     )));
                 }
             }
@@ -2288,7 +2295,9 @@ fn read_cgroups(
             |key: &str, max_ok: bool| -> Result<(Option<u64>, Option<Loc>), ScenarioError> {
                 let v = g.opt(key, |i, l| want_limit(i, l, ram, max_ok))?;
                 if let Some((Some(bytes), loc)) = &v {
-                    if !key.starts_with("swap_") && !key.starts_with("zswap_") && *bytes > ram {
+                    let with_swap =
+                        key.starts_with("swap_") || key.starts_with("zswap_") || key == "memsw_max";
+                    if !with_swap && *bytes > ram {
                         return Err(loc.err(format!(
                             "{key} ({}) is above the machine's RAM ({})",
                             fmt_bytes(*bytes),
@@ -2334,6 +2343,36 @@ fn read_cgroups(
             Some((v, _)) => v,
             None => true,
         };
+        // cgroup v1's memory.memsw.limit_in_bytes: memory and swap together.
+        let (memsw_max, memsw_loc) = limit("memsw_max", true)?;
+        if let (Some(loc), Some(memsw)) = (&memsw_loc, memsw_max) {
+            if !cgroup_v1 {
+                return Err(loc.err(
+                    "memsw_max is cgroup v1's memory.memsw.limit_in_bytes, and this scenario \
+                     is on cgroup v2 (set cgroup_version = 1; on v2, swap_max limits the swap \
+                     alone)"
+                        .to_string(),
+                ));
+            }
+            match memory_max {
+                Some(max) if memsw >= max => {}
+                Some(max) => {
+                    return Err(loc.err(format!(
+                        "memsw_max ({}) is below memory_max ({}): the kernel refuses a \
+                         memory.memsw.limit_in_bytes below memory.limit_in_bytes (EINVAL)",
+                        fmt_bytes(memsw),
+                        fmt_bytes(max)
+                    )))
+                }
+                None => {
+                    return Err(loc.err(format!(
+                        "memsw_max ({}) needs memory_max: memory.memsw.limit_in_bytes may not \
+                         be below memory.limit_in_bytes, which is \"max\" without it (EINVAL)",
+                        fmt_bytes(memsw)
+                    )))
+                }
+            }
+        }
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -2355,6 +2394,7 @@ fn read_cgroups(
             oom_group,
             zswap_max,
             zswap_writeback,
+            memsw_max,
         });
     }
     Ok(cgroups)

@@ -1057,6 +1057,8 @@ pub struct Sim {
     /// The memory controller is on cgroup v1's legacy hierarchy (`cgroup_version = 1`):
     /// no cgroup writeback, limit reclaim not writeback-throttling sane.
     pub cgroup_v1: bool,
+    /// Some cgroup has a v1 memory.memsw.limit_in_bytes (`Sim::memsw_over_limit` looks).
+    pub memsw_limited: bool,
     /// A wait that memcg limit reclaim on the legacy hierarchy left for the charging task
     /// (shrink_folio_list's folio_wait_writeback, or reclaim_throttle of
     /// VMSCAN_THROTTLE_WRITEBACK on a node), taken by try_charge (and a limit write's
@@ -1470,6 +1472,7 @@ impl Sim {
             mglru: sc.mglru.clone().unwrap_or_default(),
             vm: sc.vm,
             cgroup_v1: sc.cgroup_v1,
+            memsw_limited: sc.cgroups.iter().any(|c| c.memsw_max.is_some()),
             memcg_reclaim_wait: None,
             memcg_lru,
             lru_gen_walk_active: false,

@@ -1660,7 +1660,9 @@ struct CaseCgroups {
 ///
 /// In 1/4 of the cases (a generator of its own) the memory controller is on cgroup v1's
 /// legacy hierarchy: only memory.max is written (the other limits are drawn, and left
-/// out);
+/// out), and in a third of the cgroups with a memory.max, from a generator of its own,
+/// memory.memsw.limit_in_bytes: the max and up to half the swap (a sixteenth of RAM
+/// without swap) more;
 ///
 /// and each of the `nr_tasks` tasks in one of them or in the root, uniformly. Sizes are
 /// whole pages, written in KiB. Every limit is at most RAM and memory.min at most
@@ -1680,6 +1682,8 @@ fn draw_cgroups(
     let mut oom_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4f4f_4d5f_4752_4f55);
     // The hierarchy too (the rest of the case is as before cgroup v1 was modelled).
     let v1 = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4347_5250_5631_4c47).gen_bool(0.25);
+    // v1's memsw limits too (a case without them is the case of the same seed before).
+    let mut memsw_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d45_4d53_575f_4d41);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -1702,6 +1706,14 @@ fn draw_cgroups(
             Some(p) => {
                 let _ = writeln!(toml, "memory_max = \"{}KiB\"", p * 4);
                 lim.push(format!("max {}KiB", p * 4));
+                if v1 && memsw_side.gen_bool(1.0 / 3.0) {
+                    // memory.memsw.limit_in_bytes: the max and up to half the swap (or a
+                    // sixteenth of RAM) more.
+                    let room = swap_mib.map_or(ram_pages / 16, |m| (m << 8) / 2);
+                    let m = p + memsw_side.gen_range(0..=room);
+                    let _ = writeln!(toml, "memsw_max = \"{}KiB\"", m * 4);
+                    lim.push(format!("memsw {}KiB", m * 4));
+                }
             }
             None if rng.gen_bool(0.5) => toml.push_str("memory_max = \"max\"\n"),
             None => {}

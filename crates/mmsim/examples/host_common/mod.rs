@@ -96,6 +96,8 @@ impl Cgroup {
             ("memory.max_usage_in_bytes", "max_usage_in_bytes"),
             ("memory.failcnt", "failcnt"),
             ("memory.memsw.usage_in_bytes", "memsw_usage_in_bytes"),
+            ("memory.memsw.limit_in_bytes", "memsw_limit_in_bytes"),
+            ("memory.memsw.failcnt", "memsw_failcnt"),
             ("memory.kmem.usage_in_bytes", "kmem_usage_in_bytes"),
         ] {
             if let Some(n) = fs::read_to_string(self.path.join(file))

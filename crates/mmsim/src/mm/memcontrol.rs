@@ -189,6 +189,12 @@ pub struct MemCgroup {
     pub swap_peak: u64,
     /// memory.swap.events of the pages charged here (local).
     pub swap_events: MemcgSwapEvents,
+    /// cgroup v1 memory.memsw.limit_in_bytes in pages (PAGE_COUNTER_MAX: none): the
+    /// memsw counter, memory and swap together, is `usage + swap_usage` (on v1 a slot
+    /// is charged from the page's swap-out to its swap-in, `Sim::mem_cgroup_swapout`).
+    pub memsw_max: u64,
+    /// cgroup v1 memory.memsw.failcnt: charges the memsw counter refused.
+    pub memsw_failcnt: u64,
     /// cgroup v1 memory.failcnt: charges the memory counter refused
     /// (page_counter_try_charge's failcnt of the level over its limit; a batch that does
     /// not fit counts too).
@@ -257,6 +263,8 @@ impl MemCgroup {
             swap_high: PAGE_COUNTER_MAX,
             swap_peak: 0,
             swap_events: MemcgSwapEvents::default(),
+            memsw_max: PAGE_COUNTER_MAX,
+            memsw_failcnt: 0,
             failcnt: 0,
             pgpgin: 0,
             pgpgout: 0,
@@ -311,6 +319,7 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.oom_group = s.oom_group;
             m.zswap_max = pages(s.zswap_max);
             m.zswap_writeback = s.zswap_writeback;
+            m.memsw_max = pages(s.memsw_max);
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -706,6 +715,25 @@ impl Sim {
         Ok(())
     }
 
+    /// The memcg of `m`'s ancestry (excluding the root) whose cgroup v1
+    /// memory.memsw.limit_in_bytes `nr` more pages would exceed, if any: try_charge_memcg
+    /// charges the memsw counter first, and a memcg it refuses is reclaimed without
+    /// swapping (swapping moves a page's charge from memory to swap, not out of memsw).
+    pub(crate) fn memsw_over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
+        if !self.memsw_limited {
+            return None;
+        }
+        let mut c = nonroot(m);
+        while let Some(id) = c {
+            let mc = &self.memcgs[id as usize];
+            if mc.usage + mc.swap_usage + nr > mc.memsw_max {
+                return Some(id);
+            }
+            c = self.parent_below_root(id);
+        }
+        None
+    }
+
     /// The memcg of `m`'s ancestry (excluding the root) whose memory.max `nr` more pages
     /// would exceed (mem_over_limit), if any.
     pub(crate) fn mem_over_limit(&self, m: MemcgId, nr: u64) -> Option<MemcgId> {
@@ -911,15 +939,26 @@ impl Sim {
         let mut progress_retries = MAX_PROGRESS_RETRIES;
         let mut drained = false;
         loop {
-            let Some(over) = self.mem_over_limit(memcg, batch) else {
-                self.page_counter_charge(memcg, batch);
-                if batch > nr {
-                    self.refill_stock(memcg, batch - nr);
+            // cgroup v1 with memory.memsw.limit_in_bytes: the memsw counter first; a memcg
+            // over it is reclaimed without swap (MEMCG_RECLAIM_MAY_SWAP cleared).
+            let (over, may_swap) = match self.memsw_over_limit(memcg, batch) {
+                Some(over) => {
+                    self.memcgs[over as usize].memsw_failcnt += 1;
+                    (over, false)
                 }
-                self.sync_over_high(gfp);
-                return Ok(());
+                None => {
+                    let Some(over) = self.mem_over_limit(memcg, batch) else {
+                        self.page_counter_charge(memcg, batch);
+                        if batch > nr {
+                            self.refill_stock(memcg, batch - nr);
+                        }
+                        self.sync_over_high(gfp);
+                        return Ok(());
+                    };
+                    self.memcgs[over as usize].failcnt += 1;
+                    (over, true)
+                }
             };
-            self.memcgs[over as usize].failcnt += 1;
             if batch > nr {
                 // A whole batch does not fit: charge the pages asked for (the kernel's
                 // batch = nr_pages; goto retry).
@@ -936,7 +975,7 @@ impl Sim {
             if self.cur.task.is_some_and(|t| self.tasks[t].oom_killed) {
                 return Err(AllocError::NoMem);
             }
-            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr, gfp, true);
+            let reclaimed = self.try_to_free_mem_cgroup_pages(over, nr, gfp, may_swap);
             // Legacy memcg reclaim waited inside the pass (a page's writeback, or
             // reclaim_throttle): the charging task sleeps, then retries the charge.
             if let Some(w) = self.take_memcg_reclaim_wait() {
@@ -957,7 +996,8 @@ impl Sim {
             // mem_cgroup_margin(mem_over_limit): room in the counter that refused the
             // charge (a still-full ancestor refuses the retry and is reclaimed next).
             let own = &self.memcgs[over as usize];
-            if own.max.saturating_sub(own.usage) >= nr {
+            let memsw_margin = own.memsw_max.saturating_sub(own.usage + own.swap_usage);
+            if own.max.saturating_sub(own.usage).min(memsw_margin) >= nr {
                 continue;
             }
             if stock && !drained {
@@ -1177,7 +1217,9 @@ impl Sim {
     /// page's memcg (and, in the report, its ancestors).
     pub fn mem_cgroup_try_charge_swap(&mut self, pfn: Pfn, off: u32) -> bool {
         let m = self.mem[pfn as usize].memcg;
-        if m == NO_MEMCG {
+        if m == NO_MEMCG || self.cgroup_v1 {
+            // cgroup v1 (do_memsw_account): the slot is charged at the swap-out,
+            // `Sim::mem_cgroup_swapout`.
             return true;
         }
         let mut c = nonroot(m);
@@ -1210,6 +1252,40 @@ impl Sim {
         let m = self.mem[pfn as usize].memcg;
         if m != NO_MEMCG && m != ROOT_MEM_CGROUP {
             self.memcgs[m as usize].swap_events.fail += 1;
+        }
+    }
+
+    /// mem_cgroup_swapout (cgroup v1: do_memsw_account): the swap-cache page `pfn` of slot
+    /// `off` leaves memory; the slot takes over its memsw charge (recorded in swap_cgroup,
+    /// counted in MEMCG_SWAP up the hierarchy) and the page's memory charge goes when it is
+    /// freed. Called before the page leaves the swap cache.
+    pub(crate) fn mem_cgroup_swapout(&mut self, pfn: Pfn, off: u32) {
+        let m = self.mem[pfn as usize].memcg;
+        if !self.cgroup_v1 || m == NO_MEMCG {
+            return;
+        }
+        let Some(slot) = self.swap_cgroup.get_mut(off as usize) else {
+            return;
+        };
+        if *slot != NO_MEMCG {
+            return; // still charged from an earlier swap-out
+        }
+        *slot = m;
+        let mut c = nonroot(m);
+        while let Some(id) = c {
+            let mc = &mut self.memcgs[id as usize];
+            mc.swap_usage += 1;
+            mc.swap_peak = mc.swap_peak.max(mc.swap_usage);
+            c = self.parent_below_root(id);
+        }
+    }
+
+    /// mem_cgroup_swapin_uncharge_swap (cgroup v1): a page charged for a swap-in of slot
+    /// `off` took over the slot's memsw charge, which goes now rather than when the slot
+    /// is freed (the slot may stay allocated in the swap cache for long).
+    pub(crate) fn mem_cgroup_swapin_uncharge_swap(&mut self, off: u32) {
+        if self.cgroup_v1 {
+            self.mem_cgroup_uncharge_swap(off);
         }
     }
 

@@ -569,6 +569,7 @@ impl Sim {
         }
         self.mem[pfn as usize].refcount = 0;
         let off = self.mem[pfn as usize].private;
+        self.mem_cgroup_swapout(pfn, off);
         let shadow = match target {
             Some(t) if self.features.anon_workingset => self.workingset_eviction(pfn, t),
             _ => None,
@@ -739,6 +740,7 @@ impl Sim {
             self.put_page(pfn);
             return Ok(FaultResult::Handled);
         }
+        self.mem_cgroup_swapin_uncharge_swap(off);
         self.count_swap_majfault();
         self.mem[pfn as usize].flags |= pg::SWAPBACKED;
         self.swapin_refault(pfn, off);
@@ -817,6 +819,7 @@ impl Sim {
             pg_.index = vpn;
         }
         self.add_to_swap_cache_for_read(pfn, off);
+        self.mem_cgroup_swapin_uncharge_swap(off);
         if fault {
             self.count_swap_majfault();
         }
@@ -959,6 +962,7 @@ impl Sim {
             return Some(None);
         }
         self.add_to_swap_cache_for_read(p, s);
+        self.mem_cgroup_swapin_uncharge_swap(s);
         if readahead && self.swap_ra_counts_hits() {
             self.SetPageReadahead(p);
         }

@@ -629,6 +629,7 @@ impl Sim {
             return Err(WbError::Exist);
         }
         self.add_to_swap_cache_new(pfn, off);
+        self.mem_cgroup_swapin_uncharge_swap(off);
         let algo = self.zswap_mut().spec.compressor;
         self.charge(self.costs.zram_decompress_ps[algo.index()]);
         let version = self.swap.as_ref().expect("swap").versions[off as usize];

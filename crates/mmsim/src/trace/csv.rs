@@ -204,7 +204,10 @@ impl<'a> Iterator for Fields<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let rest = self.rest?;
-        let t = rest.trim_start();
+        // Whitespace around a field, but not a whitespace delimiter (tab, space).
+        let delim = self.delim;
+        let blank = move |c: char| c.is_whitespace() && c != delim;
+        let t = rest.trim_start_matches(blank);
         let Some(quoted) = t.strip_prefix('"') else {
             let (field, after) = match rest.split_once(self.delim) {
                 Some((f, a)) => (f, Some(a)),
@@ -231,7 +234,7 @@ impl<'a> Iterator for Fields<'a> {
             }
         };
         let inner = &quoted[..end];
-        let after = quoted[end + 1..].trim_start();
+        let after = quoted[end + 1..].trim_start_matches(blank);
         self.rest = match after.strip_prefix(self.delim) {
             Some(a) => Some(a),
             None if after.is_empty() => None,
@@ -471,6 +474,10 @@ mod tests {
         assert!(e.msg.contains("no closing quote"), "{e}");
         let e = read_all(b"t,k,s\n1,\"k\"x,5\n", "q.csv", &f).unwrap_err();
         assert!(e.msg.contains("after a quoted field"), "{e}");
+        // A whitespace delimiter is not whitespace around a field.
+        let f = fmt("csv:obj-id-col=1,obj-size-col=2,obj-id-is-num=false,delimiter=tab");
+        let r = read_all(b"\"a b\"\t4096\n", "q.csv", &f).unwrap();
+        assert_eq!((r[0].id, r[0].len), (crate::trace::fnv1a(b"a b"), 4096));
     }
 
     #[test]

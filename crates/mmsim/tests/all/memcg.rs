@@ -27,6 +27,7 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         oom_group: false,
         zswap_max: None,
         zswap_writeback: true,
+        memsw_max: None,
     }
 }
 

@@ -16,6 +16,12 @@ const MAX_STEPS: u64 = 30_000_000;
 /// random chunks, 3 passes, in a 24 MiB cgroup swapping to zram (no swap readahead: each
 /// fault charges one page), below a parent `top` limited to `top_max`.
 fn anon_in_v1(top_max: &str) -> Scenario {
+    anon_in_v1_memsw(top_max, None)
+}
+
+/// [`anon_in_v1`] with `box`'s memory.memsw.limit_in_bytes.
+fn anon_in_v1_memsw(top_max: &str, memsw: Option<&str>) -> Scenario {
+    let memsw = memsw.map_or(String::new(), |m| format!("memsw_max = \"{m}\"\n"));
     let text = format!(
         r#"name = "anon-v1"
 cgroup_version = 1
@@ -32,7 +38,7 @@ memory_max = "{top_max}"
 [[cgroups]]
 name = "top/box"
 memory_max = "24MiB"
-[[tasks]]
+{memsw}[[tasks]]
 name = "worker"
 cpu = 0
 cgroup = "top/box"
@@ -170,4 +176,45 @@ fn a_large_folio_is_one_charge_event() {
     );
     assert!(old["pgpgin"] >= pages, "{old:?}");
     assert!(new["pgpgin"] * 4 < pages, "{new:?}");
+}
+
+/// memory.memsw.limit_in_bytes bounds memory and swap together: 32 MiB re-written in a
+/// 24 MiB cgroup swaps out 8 MiB and more; with memsw at 28 MiB the swap holds about
+/// 4 MiB, the limit reclaim the memsw counter calls may not swap, and the worker is
+/// OOM-killed in its cgroup; with 48 MiB it runs to the end, its swap never refused.
+#[test]
+fn a_memsw_limit_bounds_memory_and_swap_together() {
+    let run = |memsw: &str| {
+        let sc = anon_in_v1_memsw("200MiB", Some(memsw));
+        let f = KernelEra::V6_18.features("patched").expect("preset");
+        common::run_sc(&sc, f, true, MAX_STEPS)
+    };
+    let tight = run("28MiB");
+    let b = cgroup_report(&tight, "top/box");
+    assert!(b.events_local.oom_kill >= 1, "{:?}", b.events_local);
+    assert!(common::oom_killed(&tight).contains(&"worker"));
+    let v = b.v1.as_ref().expect("v1 files");
+    assert!(v.memsw_failcnt > 0);
+    assert_eq!(v.memsw_limit_in_bytes, 28 * MIB);
+    assert_eq!(v.stat["hierarchical_memsw_limit"], (28 * MIB) as i64);
+    // Swap takes what memsw leaves memory: about 4 MiB (a little more while the cgroup
+    // is below its memory limit).
+    assert!(b.swap_peak < 5 * MIB, "swap peak {}", b.swap_peak);
+    let roomy = run("48MiB");
+    let b = cgroup_report(&roomy, "top/box");
+    assert_eq!(roomy.end, mmsim::sim::RunEnd::Completed);
+    assert!(common::oom_killed(&roomy).is_empty());
+    assert_eq!(b.v1.as_ref().unwrap().memsw_failcnt, 0);
+    assert!(b.swap_peak >= 8 * MIB, "swap peak {}", b.swap_peak);
+    // Without a memsw limit the same run swaps as it did: the limit is the only change.
+    let free = run_completed(&anon_in_v1("200MiB"), KernelEra::V6_18, false, MAX_STEPS);
+    let (a, c) = (
+        cgroup_report(&roomy, "top/box"),
+        cgroup_report(&free, "top/box"),
+    );
+    assert_eq!(a.stat["pgscan"], c.stat["pgscan"]);
+    assert_eq!(
+        a.v1.as_ref().unwrap().failcnt,
+        c.v1.as_ref().unwrap().failcnt
+    );
 }

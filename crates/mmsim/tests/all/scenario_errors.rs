@@ -681,6 +681,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 oom_group: false,
                 zswap_max: None,
                 zswap_writeback: true,
+                memsw_max: None,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -693,6 +694,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 oom_group: false,
                 zswap_max: None,
                 zswap_writeback: true,
+                memsw_max: None,
             },
         ]
     );
@@ -1081,4 +1083,33 @@ fn cgroup_version_1_takes_memory_max_only() {
         "cgroup_version",
     );
     assert!(msg.contains("must be 1"), "{msg}");
+}
+
+/// `memsw_max` (v1's memory.memsw.limit_in_bytes): above the RAM is fine (it counts swap
+/// too); on cgroup v2, below `memory_max` or without it, an error naming its line.
+#[test]
+fn memsw_max_is_cgroup_v1s_and_at_least_memory_max() {
+    let v1 = |keys: &str| {
+        edited(
+            &[(2, "cgroup_version = 1")],
+            &format!("\n[[cgroups]]\nname = \"a\"\n{keys}\n"),
+        )
+    };
+    let s = parse(&v1("memory_max = \"1GiB\"\nmemsw_max = \"64GiB\"")).unwrap();
+    assert_eq!(s.cgroups[0].memsw_max, Some(64 * GIB));
+    let msg = expect_err(
+        &v1("memory_max = \"2GiB\"\nmemsw_max = \"1GiB\""),
+        41,
+        "cgroups.a.memsw_max",
+    );
+    assert!(
+        msg.contains("below memory_max") && msg.contains("EINVAL"),
+        "{msg}"
+    );
+    let msg = expect_err(&v1("memsw_max = \"1GiB\""), 40, "cgroups.a.memsw_max");
+    assert!(msg.contains("needs memory_max"), "{msg}");
+    let v2 = one_cgroup("memory_max = \"1GiB\"\nmemsw_max = \"2GiB\"");
+    let e = parse(&v2).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.memsw_max", "{e}");
+    assert!(e.to_string().contains("cgroup v1"), "{e}");
 }

@@ -1168,3 +1168,42 @@ fn on_6_1_a_young_mapped_folio_under_eviction_is_activated() {
     assert!(!m.sim.mem[pfns[7] as usize].test(pg::SWAPCACHE));
     m.check();
 }
+
+/// 6.1's sort_folio moves a locked folio (a readahead folio still being read, say) to the
+/// next generation with PG_reclaim, as it does one under writeback, so reclaim never
+/// isolates it; 6.14's rework dropped the lock test (isolated, kept by
+/// shrink_folio_list's trylock, put back active).
+#[test]
+fn on_6_1_a_locked_folio_moves_to_the_next_generation_unisolated() {
+    use mmsim::mm::vmstat::VmItem;
+    let mut m = unit_on(KernelEra::V6_1);
+    let ino = open(&mut m, "/mnt/f");
+    let pfns: Vec<Pfn> = (0..128).map(|i| cached(&mut m, ino, i)).collect();
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    let oldest = lru_gen_from_seq(g.min_seq[1]);
+    assert_eq!(gen_of(&m, pfns[5]), Some(oldest));
+    assert!(m.sim.trylock_page(pfns[5]));
+    m.sim.mem[pfns[5] as usize].flags &= !pg::RECLAIM;
+    let mut sc = ScanControl::new(256, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    m.sim.lru_add_drain();
+    assert!(
+        m.sim.vmstat.get(VmItem::PgscanFile) > 0,
+        "file was reclaimed"
+    );
+    let f = m.sim.mem[pfns[5] as usize].flags;
+    assert_eq!(
+        gen_of(&m, pfns[5]),
+        Some(lru_gen_from_seq(g.min_seq[1] + 1)),
+        "locked: the next generation, not max_seq"
+    );
+    assert!(f & pg::RECLAIM != 0, "PG_reclaim set");
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::PgscanFile),
+        m.sim.vmstat.get(VmItem::PgstealFile),
+        "every isolated folio was reclaimed"
+    );
+    m.sim.unlock_page(pfns[5]);
+    m.check();
+}

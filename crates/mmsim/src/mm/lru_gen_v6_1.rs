@@ -551,7 +551,9 @@ impl Sim {
             }
             // 6.1's scan_folios takes up to MAX_LRU_BATCH per call.
             let (delta, t) = self.evict_folios(MAX_LRU_BATCH, lv, sc, swappiness);
-            need_swapping |= t == LRU_GEN_ANON;
+            // evict_folios sets need_swapping only after reclaiming an isolated batch
+            // of anon folios.
+            need_swapping |= t == Some(LRU_GEN_ANON);
             if delta == 0 {
                 break true;
             }

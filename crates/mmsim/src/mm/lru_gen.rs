@@ -1531,14 +1531,15 @@ impl Sim {
 
     /// evict_folios: isolate a batch from the oldest generation, reclaim it with
     /// shrink_page_list, put the rest back (not into the oldest generation), retry the
-    /// clean ones once. Returns (folios scanned, the type evicted).
+    /// clean ones once. Returns (folios scanned, the type evicted: None when nothing was
+    /// isolated).
     pub(crate) fn evict_folios(
         &mut self,
         nr_to_scan: u64,
         lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
-    ) -> (u64, usize) {
+    ) -> (u64, Option<usize>) {
         let prev = self.enter(KFunc::EvictFolios);
         let node = lv % self.nodes.len();
         let memcg = (lv / self.nodes.len()) as MemcgId;
@@ -1555,7 +1556,7 @@ impl Sim {
         self.lru_unlock(lv);
         if list.is_empty() {
             self.leave(prev);
-            return (scanned, t);
+            return (scanned, None);
         }
         let file = t == LRU_GEN_FILE;
         let iso = if file {
@@ -1643,7 +1644,7 @@ impl Sim {
             skip_retry = true;
         }
         self.leave(prev);
-        (scanned, t)
+        (scanned, Some(t))
     }
 
     /// should_run_aging: (must or should age, folios of the evictable types). With only

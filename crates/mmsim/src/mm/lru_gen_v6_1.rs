@@ -16,7 +16,9 @@
 //!   folio_check_references (look twice: PG_referenced or two young PTEs activate).
 //! - The eviction (sort_folio) protects the tiers above the PID controller's index only,
 //!   moves the folio to the tail of the next generation and counts workingset_activate
-//!   (until 6.5's `mglru-refault-accounting`);
+//!   (until 6.5's `mglru-refault-accounting`); a locked folio (a readahead folio still
+//!   being read) moves on to the next generation with PG_reclaim like one under
+//!   writeback, never isolated (6.14 dropped the lock test);
 //!   folio_inc_gen clears PG_referenced and PG_workingset; inc_min_seq protects nothing;
 //!   isolate_folio clears PG_referenced (and refs and PG_workingset of an unreferenced
 //!   folio).
@@ -174,6 +176,14 @@ impl Sim {
             if !self.features.mglru_refault_accounting {
                 self.count_workingset_activate(pfn, t == LRU_GEN_FILE);
             }
+            return true;
+        }
+        // waiting for writeback: 6.1 also moves on a locked folio (a readahead folio
+        // still being read, say), so it is never isolated (6.14's rework dropped the
+        // lock test); PG_reclaim is set, which is PG_readahead too.
+        if f & pg::LOCKED != 0 {
+            let g = self.folio_inc_gen(lv, pfn, true);
+            self.lru_gen_list_move(lv, pfn, g, false);
             return true;
         }
         self.sort_folio_writeback(lv, pfn, sc)
@@ -541,7 +551,9 @@ impl Sim {
             }
             // 6.1's scan_folios takes up to MAX_LRU_BATCH per call.
             let (delta, t) = self.evict_folios(MAX_LRU_BATCH, lv, sc, swappiness);
-            need_swapping |= t == LRU_GEN_ANON;
+            // evict_folios sets need_swapping only after reclaiming an isolated batch
+            // of anon folios.
+            need_swapping |= t == Some(LRU_GEN_ANON);
             if delta == 0 {
                 break true;
             }

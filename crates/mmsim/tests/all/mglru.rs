@@ -1168,3 +1168,96 @@ fn on_6_1_a_young_mapped_folio_under_eviction_is_activated() {
     assert!(!m.sim.mem[pfns[7] as usize].test(pg::SWAPCACHE));
     m.check();
 }
+
+/// 6.1's sort_folio moves a locked folio (a readahead folio still being read, say) to the
+/// next generation with PG_reclaim, as it does one under writeback, so reclaim never
+/// isolates it; 6.14's rework dropped the lock test (isolated, kept by
+/// shrink_folio_list's trylock, put back active).
+#[test]
+fn on_6_1_a_locked_folio_moves_to_the_next_generation_unisolated() {
+    use mmsim::mm::vmstat::VmItem;
+    let mut m = unit_on(KernelEra::V6_1);
+    let ino = open(&mut m, "/mnt/f");
+    let pfns: Vec<Pfn> = (0..128).map(|i| cached(&mut m, ino, i)).collect();
+    let g = m.sim.lrugen(ROOT_MEM_CGROUP, 0).clone();
+    let oldest = lru_gen_from_seq(g.min_seq[1]);
+    assert_eq!(gen_of(&m, pfns[5]), Some(oldest));
+    assert!(m.sim.trylock_page(pfns[5]));
+    m.sim.mem[pfns[5] as usize].flags &= !pg::RECLAIM;
+    let mut sc = ScanControl::new(256, false, Gfp::KERNEL);
+    sc.priority = 0;
+    m.sim.shrink_node(0, &mut sc);
+    m.sim.lru_add_drain();
+    assert!(
+        m.sim.vmstat.get(VmItem::PgscanFile) > 0,
+        "file was reclaimed"
+    );
+    let f = m.sim.mem[pfns[5] as usize].flags;
+    assert_eq!(
+        gen_of(&m, pfns[5]),
+        Some(lru_gen_from_seq(g.min_seq[1] + 1)),
+        "locked: the next generation, not max_seq"
+    );
+    assert!(f & pg::RECLAIM != 0, "PG_reclaim set");
+    assert_eq!(
+        m.sim.vmstat.get(VmItem::PgscanFile),
+        m.sim.vmstat.get(VmItem::PgstealFile),
+        "every isolated folio was reclaimed"
+    );
+    m.sim.unlock_page(pfns[5]);
+    m.check();
+}
+
+/// 6.1's evict_folios sets need_swapping only once it reclaimed an isolated batch of anon
+/// folios. Here the oldest anon generation holds only locked folios: a batch sorts them
+/// all on (nothing isolated) and try_to_inc_min_seq advances min_seq. A limit reclaimer
+/// that already met its target then goes on to the next generation (should_abort_scan's
+/// "over-swapping" check does not stop it), where it would stop after the first batch
+/// had need_swapping been set.
+#[test]
+fn on_6_1_need_swapping_waits_for_an_isolated_anon_batch() {
+    let mut m = two_memcgs_on(KernelEra::V6_1, mglru_features_on(KernelEra::V6_1));
+    let tid = common::task_id(&m.sim, "t");
+    m.sim.set_running(0, Some(tid));
+    m.tid = tid;
+    let a = m.sim.memcg_by_name("a").expect("memcg");
+    let lv = m.sim.lruvec_idx(a, 0);
+    let (mm, vpn0, locked) = written_anon_pages(&mut m, 64);
+    for _ in 0..3 {
+        for i in 0..64 {
+            *m.sim.mm_mut(mm).pgtable.get_mut(vpn0 + i).unwrap() &= !pte::YOUNG;
+        }
+        run_on(&mut m.sim, 0, tid);
+        let max = m.sim.lrugen(a, 0).max_seq;
+        assert!(m.sim.try_to_inc_max_seq(lv, max, 60, false));
+    }
+    m.sim.lru_gen_walk_active = false;
+    written_anon_pages(&mut m, 512);
+    let g = m.sim.lrugen(a, 0).clone();
+    assert_eq!((g.max_seq, g.min_seq), (6, [3, 3]));
+    for &p in &locked {
+        assert_eq!(gen_of(&m, p), Some(lru_gen_from_seq(3)));
+        assert!(m.sim.trylock_page(p));
+    }
+    {
+        // anon first: file's tier 0 refaults, anon's does not.
+        let g = &mut m.sim.lruvecs[lv].lrugen;
+        g.avg_refaulted = [[0, 0, 0, 0], [500, 0, 0, 0]];
+        g.avg_total = [[1000, 0, 0, 0], [1000, 0, 0, 0]];
+    }
+    let mut sc = ScanControl::new(32, false, Gfp::KERNEL);
+    sc.target_memcg = a;
+    sc.priority = 0;
+    sc.nr_reclaimed = sc.nr_to_reclaim;
+    m.sim.lru_gen_shrink_lruvec(0, a, &mut sc);
+    let min_seq = m.sim.lrugen(a, 0).min_seq[0];
+    assert!(
+        min_seq > 4,
+        "a second batch ran (min_seq 4 after one): {min_seq}"
+    );
+    assert_ne!(gen_of(&m, locked[0]), Some(lru_gen_from_seq(4)));
+    for &p in &locked {
+        m.sim.unlock_page(p);
+    }
+    m.check();
+}

@@ -614,6 +614,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: vmscan: ignore non-LRU-based reclaim in memcg reclaim",
     },
     Rule {
+        feature: "pgdat-dirty-needs-dirty",
+        since: KernelEra::new(6, 13),
+        version: "6.13",
+        commit: "mm: fix shrink nr.unqueued_dirty counter issue",
+    },
+    Rule {
         feature: "memcg-stats-ratelimited",
         since: KernelEra::new(6, 12),
         version: "6.12",

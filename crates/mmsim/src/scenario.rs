@@ -140,6 +140,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "pageout-ignore-references",
     "proactive-reclaim-stats",
     "memcg-stats-ratelimited",
+    "pgdat-dirty-needs-dirty",
     "readahead-nofs",
     "reclaim-state-root-only",
 ];

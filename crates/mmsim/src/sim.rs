@@ -499,6 +499,11 @@ pub struct Features {
     /// generation counts (as a refault only), and each protected folio counts
     /// workingset_activate.
     pub mglru_refault_accounting: bool,
+    /// "mm: fix shrink nr.unqueued_dirty counter issue" (6.13): the v5.16 shrink_node
+    /// flags the node dirty for kswapd (PGDAT_DIRTY) only when the pass met unqueued dirty
+    /// file pages and every file page it took was one; off (5.16–6.12), also when it took
+    /// no file page at all (0 == 0).
+    pub pgdat_dirty_needs_dirty: bool,
     /// MGLRU's global reclaim walks the memcg LRU (v6.3, "mm: multi-gen LRU: per-node
     /// lru_gen_folio lists", with the series' removal of the aging and eviction fairness
     /// safeguards); off, 6.1's walk of every memcg in mem_cgroup_iter order
@@ -648,6 +653,7 @@ impl Features {
             mglru_workingset_rework: false,
             mglru_memcg_lru: false,
             mglru_refault_accounting: false,
+            pgdat_dirty_needs_dirty: false,
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
@@ -777,6 +783,7 @@ impl Features {
             "mglru-workingset-rework" => self.mglru_workingset_rework = on,
             "mglru-memcg-lru" => self.mglru_memcg_lru = on,
             "mglru-refault-accounting" => self.mglru_refault_accounting = on,
+            "pgdat-dirty-needs-dirty" => self.pgdat_dirty_needs_dirty = on,
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
@@ -888,6 +895,7 @@ impl Features {
             "mglru-workingset-rework" => self.mglru_workingset_rework,
             "mglru-memcg-lru" => self.mglru_memcg_lru,
             "mglru-refault-accounting" => self.mglru_refault_accounting,
+            "pgdat-dirty-needs-dirty" => self.pgdat_dirty_needs_dirty,
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,

@@ -592,7 +592,11 @@ impl Sim {
             if nr.writeback > 0 && nr.writeback == nr.taken {
                 st.zone_writeback = true;
             }
-            if nr.unqueued_dirty > 0 && nr.unqueued_dirty == nr.file_taken {
+            // "Allow kswapd to start writing pages during reclaim": every file page taken
+            // was dirty and unqueued — before 6.13 (`pgdat-dirty-needs-dirty`) also when
+            // none was taken.
+            let met_dirty = nr.unqueued_dirty > 0 || !self.features.pgdat_dirty_needs_dirty;
+            if met_dirty && nr.unqueued_dirty == nr.file_taken {
                 st.zone_dirty = true;
             }
             if nr.immediate > 0 {

@@ -1312,6 +1312,39 @@ fn kswapd_writes_dirty_file_pages_only_before_v6_16() {
     }
 }
 
+/// The end of kswapd's shrink_node (the 5.16 form) flags the node dirty (PGDAT_DIRTY) when
+/// every file page the pass took was dirty and unqueued: up to 6.12 also when it took none
+/// (0 == 0; here an anonymous-only LRU), from 6.13 (`pgdat-dirty-needs-dirty`, "mm: fix
+/// shrink nr.unqueued_dirty counter issue") only after meeting such a page.
+#[test]
+fn kswapd_flags_the_node_dirty_after_a_pass_without_file_pages_only_before_v6_13() {
+    for rule in [false, true] {
+        let mut f = mmsim::kernel::KernelEra::V6_1
+            .features("patched")
+            .expect("preset");
+        f.pgdat_dirty_needs_dirty = rule;
+        let mut m = machine(f);
+        // Anonymous pages only on the LRU lists: the pass takes no file page.
+        let tid = m.tid;
+        let addr = common::mmap_at(&mut m.sim, tid, None, 64 * PAGE_SIZE, 0, 3, false);
+        common::touch_pages(&mut m.sim, 0, tid, addr, 64, true).expect("touched");
+        m.sim.lru_add_drain();
+        assert_eq!(
+            m.sim
+                .lruvec_lru_size_hier(ROOT_MEM_CGROUP, 0, LruList::InactiveFile),
+            0
+        );
+        m.sim.reclaim[0].zone_dirty = false;
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        m.sim.shrink_node(0, &mut sc);
+        assert_eq!(sc.nr.file_taken, 0);
+        assert_eq!(
+            m.sim.reclaim[0].zone_dirty, !rule,
+            "pgdat-dirty-needs-dirty {rule}"
+        );
+    }
+}
+
 /// kswapd under PGDAT_DIRTY writes a dirty file page at once up to v4.10; from v4.11
 /// (`dirty-seen-twice`, "mm: vmscan: only write dirty pages that the scanner has seen
 /// twice") the first pass only tags it PG_reclaim and leaves it to the flusher, and the

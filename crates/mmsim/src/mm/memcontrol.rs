@@ -1233,13 +1233,7 @@ impl Sim {
             }
             c = self.parent_below_root(id);
         }
-        let mut c = nonroot(m);
-        while let Some(id) = c {
-            let mc = &mut self.memcgs[id as usize];
-            mc.swap_usage += 1;
-            mc.swap_peak = mc.swap_peak.max(mc.swap_usage);
-            c = self.parent_below_root(id);
-        }
+        self.swap_counter_charge(m);
         if let Some(slot) = self.swap_cgroup.get_mut(off as usize) {
             *slot = m;
         }
@@ -1271,6 +1265,12 @@ impl Sim {
             return; // still charged from an earlier swap-out
         }
         *slot = m;
+        self.swap_counter_charge(m);
+    }
+
+    /// One swap slot charged to `m`'s swap counter (v1: memsw's swap part) up the
+    /// hierarchy, below the root.
+    fn swap_counter_charge(&mut self, m: MemcgId) {
         let mut c = nonroot(m);
         while let Some(id) = c {
             let mc = &mut self.memcgs[id as usize];

@@ -1378,14 +1378,20 @@ mod tests {
         assert!(render_all(&f, &names).contains("cgroups: the baseline run has none"));
     }
 
-    #[test]
-    fn cgroup_tables_show_v1_files_when_a_run_has_them() {
+    /// Two runs with cgroup `a`, the first scanning more and holding more file pages.
+    fn two_runs_with_cgroup_a() -> (Vec<RunDoc>, Vec<String>) {
         let d = docs();
         let c = vec![
             with_cgroup(&d[0], 1000, 60, 10),
             with_cgroup(&d[1], 250, 48, 10),
         ];
         let names = default_names(&c);
+        (c, names)
+    }
+
+    #[test]
+    fn cgroup_tables_show_v1_files_when_a_run_has_them() {
+        let (c, names) = two_runs_with_cgroup_a();
         let t = &cgroup_tables(&c, &names)[1];
         assert!(t.rows.iter().all(|r| !r.stat.starts_with("memory.failcnt")));
         // The second run is on cgroup v1 (a host_replay report of a v1 machine, say).
@@ -1410,12 +1416,7 @@ mod tests {
 
     #[test]
     fn cgroup_tables_show_swap_only_when_a_run_swapped() {
-        let d = docs();
-        let c = vec![
-            with_cgroup(&d[0], 1000, 60, 10),
-            with_cgroup(&d[1], 250, 48, 10),
-        ];
-        let names = default_names(&c);
+        let (c, names) = two_runs_with_cgroup_a();
         let t = &cgroup_tables(&c, &names)[1];
         assert!(t.rows.iter().all(|r| !r.stat.starts_with("memory.swap")));
         // The second run swapped 16 MiB at most and was refused 5 swap-outs.

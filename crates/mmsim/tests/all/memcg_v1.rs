@@ -16,11 +16,11 @@ const MAX_STEPS: u64 = 30_000_000;
 /// random chunks, 3 passes, in a 24 MiB cgroup swapping to zram (no swap readahead: each
 /// fault charges one page), below a parent `top` limited to `top_max`.
 fn anon_in_v1(top_max: &str) -> Scenario {
-    anon_in_v1_memsw(top_max, None)
+    anon_in_v1_memsw(top_max, None, "zram")
 }
 
-/// [`anon_in_v1`] with `box`'s memory.memsw.limit_in_bytes.
-fn anon_in_v1_memsw(top_max: &str, memsw: Option<&str>) -> Scenario {
+/// [`anon_in_v1`] with `box`'s memory.memsw.limit_in_bytes, swapping to `swap_preset`.
+fn anon_in_v1_memsw(top_max: &str, memsw: Option<&str>, swap_preset: &str) -> Scenario {
     let memsw = memsw.map_or(String::new(), |m| format!("memsw_max = \"{m}\"\n"));
     let text = format!(
         r#"name = "anon-v1"
@@ -31,7 +31,7 @@ cpus_per_node = 2
 memory_per_node = "256MiB"
 [swap]
 size = "256MiB"
-preset = "zram"
+preset = "{swap_preset}"
 [[cgroups]]
 name = "top"
 memory_max = "{top_max}"
@@ -185,7 +185,7 @@ fn a_large_folio_is_one_charge_event() {
 #[test]
 fn a_memsw_limit_bounds_memory_and_swap_together() {
     let run = |memsw: &str| {
-        let sc = anon_in_v1_memsw("200MiB", Some(memsw));
+        let sc = anon_in_v1_memsw("200MiB", Some(memsw), "zram");
         let f = KernelEra::V6_18.features("patched").expect("preset");
         common::run_sc(&sc, f, true, MAX_STEPS)
     };
@@ -217,4 +217,25 @@ fn a_memsw_limit_bounds_memory_and_swap_together() {
         a.v1.as_ref().unwrap().failcnt,
         c.v1.as_ref().unwrap().failcnt
     );
+}
+
+/// A swap slot's charge lives as long as v1 or v2 says: on v2 from the slot's allocation
+/// to its free, so swapped-in pages that keep their slots in the swap cache (an SSD's;
+/// zram frees them at once) stay charged to swap as well as to memory; on v1 from the
+/// page's swap-out to its swap-in (mem_cgroup_swapout, mem_cgroup_swapin_uncharge_swap),
+/// so memory and swap together stay about the working set: 32 MiB in a 24 MiB cgroup
+/// never has much more than 8 MiB charged to swap.
+#[test]
+fn v1_charges_a_swap_slot_from_swap_out_to_swap_in() {
+    let swap_peak = |v1: bool| {
+        let mut sc = anon_in_v1_memsw("200MiB", None, "ssd");
+        sc.cgroup_v1 = v1;
+        let f = KernelEra::V6_18.features("patched").expect("preset");
+        let r = common::run_sc(&sc, f, false, MAX_STEPS);
+        assert_eq!(r.end, mmsim::sim::RunEnd::Completed);
+        cgroup_report(&r, "top/box").swap_peak
+    };
+    let (v1, v2) = (swap_peak(true), swap_peak(false));
+    assert!(v1 <= 9 * MIB, "v1 swap peak {v1}");
+    assert!(v2 >= 16 * MIB, "v2 swap peak {v2}");
 }

@@ -67,8 +67,14 @@ pub struct Layout {
     pub files: Vec<(Arc<str>, u64)>,
     /// Block traces: device id → file index.
     pub devs: HashMap<u64, u32, rustc_hash::FxBuildHasher>,
-    /// Object traces: object id → where it lives.
+    /// Object traces: object id → where it lives (emptied when `dense_objs` holds them).
     pub objs: HashMap<u64, ObjLoc, rustc_hash::FxBuildHasher>,
+    /// Object traces whose ids are small integers, most of them used (`0..n` for about
+    /// `n` objects, as txt traces of generated workloads have): the locations indexed by
+    /// id, an absent id with 0 pages. One load per request instead of a hash probe.
+    pub dense_objs: Vec<ObjLoc>,
+    /// Distinct objects (object traces).
+    pub objects: u64,
     /// Requests the replay will issue (after `limit`).
     pub requests: u64,
     /// Of which writes.
@@ -125,6 +131,41 @@ pub struct PlanOptions {
     pub size: u64,
     /// Request limit.
     pub limit: u64,
+}
+
+impl Layout {
+    /// Where object `id` lives (None when the plan did not see it).
+    #[inline(always)]
+    pub fn obj(&self, id: u64) -> Option<ObjLoc> {
+        if self.dense_objs.is_empty() {
+            return self.objs.get(&id).copied();
+        }
+        let loc = *self.dense_objs.get(usize::try_from(id).ok()?)?;
+        (loc.pages > 0).then_some(loc)
+    }
+
+    /// Index the objects by id when the ids are dense enough (at most twice as many ids
+    /// as objects, plus a little): the hash map is dropped for the vector.
+    fn index_dense(&mut self) {
+        let n = self.objs.len() as u64;
+        let Some(max) = self.objs.keys().copied().max() else {
+            return;
+        };
+        if max >= 2 * n + 1024 {
+            return;
+        }
+        let absent = ObjLoc {
+            first_page: 0,
+            pages: 0,
+            index: 0,
+        };
+        let mut dense = vec![absent; max as usize + 1];
+        for (id, loc) in self.objs.drain() {
+            dense[id as usize] = loc;
+        }
+        self.dense_objs = dense;
+        self.objs = HashMap::default();
+    }
 }
 
 /// Request length in pages of a block request at `offset` of `len` bytes.
@@ -232,6 +273,8 @@ pub fn plan(path: &str, format: &Format, o: &PlanOptions) -> Result<Layout, Stri
             if o.object_map == ObjectMap::Range {
                 l.files[0].1 = range_cursor * PAGE_SIZE;
             }
+            l.objects = l.objs.len() as u64;
+            l.index_dense();
         }
     }
     Ok(l)
@@ -295,7 +338,10 @@ pub struct Hot {
     pub pending_may_issue: Cell<bool>,
     /// The observation: the sequence number it is for and each page's residency.
     pub observed_seq: Cell<Option<u64>>,
-    /// Residency of the pending request's pages (taken and put back whole).
+    /// Residency of the pending request's pages when it has at most
+    /// [`RESIDENT_WORD_PAGES`]: bit i for its page i.
+    pub resident_word: Cell<u64>,
+    /// Residency of a longer request's pages (taken and put back whole).
     pub resident: Cell<Vec<bool>>,
     /// Virtual time at the observation, ps (divided only where pacing needs ns).
     pub now_ps: Cell<u64>,
@@ -309,6 +355,7 @@ impl std::fmt::Debug for Hot {
             .field("pending", &self.pending.get())
             .field("pending_may_issue", &self.pending_may_issue.get())
             .field("observed_seq", &self.observed_seq.get())
+            .field("resident_word", &self.resident_word.get())
             .field("resident", &resident)
             .field("now_ps", &self.now_ps.get())
             .finish();
@@ -316,6 +363,10 @@ impl std::fmt::Debug for Hot {
         r
     }
 }
+
+/// Requests of at most this many pages have their residency observed in one word
+/// (`Hot::resident_word`), longer ones page by page (`Hot::resident`).
+pub const RESIDENT_WORD_PAGES: u64 = 64;
 
 /// The cell the program and its observer share.
 #[derive(Debug, Default)]
@@ -402,6 +453,7 @@ pub struct Replay {
     window: u64,
     /// The observation of the request in flight, taken when it was issued.
     cur_observed: bool,
+    cur_resident_word: u64,
     cur_resident: Vec<bool>,
     /// Requests read from the trace so far.
     read_count: u64,
@@ -469,7 +521,7 @@ impl Placement {
                 }
             }
             TraceKind::Object => {
-                let loc = *l.objs.get(&r.id).ok_or("object not in the plan")?;
+                let loc = l.obj(r.id).ok_or("object not in the plan")?;
                 Placement {
                     time_ns: r.time_ns,
                     write: r.write,
@@ -598,6 +650,7 @@ impl Replay {
             window,
             spec,
             cur_observed: false,
+            cur_resident_word: 0,
             cur_resident: Vec::new(),
             read_count: 0,
             limit,
@@ -695,11 +748,28 @@ impl Replay {
             s.counters.deletes += 1;
             return;
         }
-        let observed = self.cur_observed && self.cur_resident.len() as u64 == p.pages;
+        let by_word = p.pages <= RESIDENT_WORD_PAGES;
+        let observed = self.cur_observed && (by_word || self.cur_resident.len() as u64 == p.pages);
         let c_pages = p.pages;
         let mut misses = c_pages;
         let mut ra_used = 0;
-        if observed {
+        if observed && by_word {
+            let mut w = self.cur_resident_word;
+            misses = c_pages - u64::from(w.count_ones());
+            // Resident pages never requested before came in by readahead.
+            while w != 0 {
+                let i = u64::from(w.trailing_zeros());
+                w &= w - 1;
+                let seen = match p.obj {
+                    Some(o) => bit(&self.seen_objs, o),
+                    None => self
+                        .seen_pages
+                        .get(p.file)
+                        .is_some_and(|v| v.get(p.first_page + i)),
+                };
+                ra_used += u64::from(!seen);
+            }
+        } else if observed {
             misses = 0;
             for (i, res) in self.cur_resident.iter().enumerate() {
                 let page = p.first_page + i as u64;
@@ -907,10 +977,14 @@ impl Replay {
         self.in_flight = true;
         self.cur_observed = self.hot.observed_seq.get() == Some(self.seq);
         if self.cur_observed {
-            self.cur_resident = self
-                .hot
-                .resident
-                .replace(std::mem::take(&mut self.cur_resident));
+            if p.pages <= RESIDENT_WORD_PAGES {
+                self.cur_resident_word = self.hot.resident_word.get();
+            } else {
+                self.cur_resident = self
+                    .hot
+                    .resident
+                    .replace(std::mem::take(&mut self.cur_resident));
+            }
         }
         self.next = match self.read_next() {
             Ok(x) => x,
@@ -1061,6 +1135,15 @@ impl ReplayObserver {
             return;
         };
         let tree = &inode.mapping.tree;
+        if p.pages <= RESIDENT_WORD_PAGES {
+            let mut w = 0u64;
+            for i in 0..p.pages {
+                w |= u64::from(matches!(tree.lookup(p.first_page + i), Entry::Page(_))) << i;
+            }
+            s.resident_word.set(w);
+            s.observed_seq.set(Some(p.seq));
+            return;
+        }
         let mut resident = s.resident.take();
         resident.clear();
         for i in p.first_page..p.first_page + p.pages {
@@ -1218,7 +1301,7 @@ impl ReplayDriver {
                     keep_open: spec.keep_open,
                     pace: spec.pace,
                     files: spec.layout.files.len() as u64,
-                    objects: spec.layout.objs.len() as u64,
+                    objects: spec.layout.objects,
                     footprint_pages: spec.layout.files.iter().map(|f| f.1 / PAGE_SIZE).sum(),
                     page_miss_ratio: ratio(c.page_misses, c.pages),
                     byte_miss_ratio: ratio(c.byte_misses, c.bytes),

@@ -176,6 +176,55 @@ fn oracle_general_with_sizes_and_the_range_layout() {
 }
 
 #[test]
+fn object_ids_small_and_dense_or_large_and_sparse_replay_the_same() {
+    // The plan indexes dense ids (0..n) in a vector and keeps sparse ones in a hash map:
+    // a trace and the same trace with every id spread out must replay alike, readahead
+    // reaching into neighbouring ranges included.
+    let ids: Vec<u64> = (0..15000u64).map(|i| (i * 7919) % 6000).collect();
+    let dense = write("ids-dense.txt", &txt(ids.iter().copied()));
+    let sparse = write(
+        "ids-sparse.txt",
+        &txt(ids.iter().map(|i| i * 1_000_003 + (1 << 40))),
+    );
+    for map in ["file", "range"] {
+        let extra = format!("object_map = \"{map}\"");
+        let (a, b) = (
+            replay(&dense, "16MiB", &extra),
+            replay(&sparse, "16MiB", &extra),
+        );
+        let (ta, tb) = (task(&a), task(&b));
+        assert_eq!(ta.objects, 6000, "{map}");
+        assert_eq!(ta.counters, tb.counters, "{map}");
+        assert_eq!(a.vmstat, b.vmstat, "{map}");
+        // A file per object: 6,000 files and their inodes do not stay in 16 MiB.
+        assert!(
+            map == "range" || ta.counters.page_misses > 6000,
+            "{map}: no eviction"
+        );
+    }
+}
+
+#[test]
+fn requests_longer_than_a_word_of_pages_are_observed_page_by_page() {
+    // Objects of 63, 64, 65 and 200 pages, each read twice with room for all: the first
+    // read of each misses every page, the second none (the observation of requests of
+    // more than 64 pages is kept per page, of shorter ones in one word).
+    let sizes = [63u32, 64, 65, 200];
+    let mut t = Vec::new();
+    for (i, id) in [0usize, 1, 2, 3, 0, 1, 2, 3].iter().enumerate() {
+        t.extend_from_slice(&oracle::encode(i as u32, *id as u64, sizes[*id] * 4096, -1));
+    }
+    let p = write("long.oracleGeneral.bin", &t);
+    let r = replay(&p, "64MiB", "");
+    let t = task(&r);
+    let pages: u64 = sizes.iter().map(|s| u64::from(*s)).sum();
+    assert_eq!(t.counters.observed, 8);
+    assert_eq!(t.counters.pages, 2 * pages);
+    assert_eq!(t.counters.page_misses, pages);
+    assert_eq!(t.counters.request_misses, 4);
+}
+
+#[test]
 fn a_deleted_object_misses_when_asked_for_again() {
     // lcs version 2 (libCacheSim's operations): objects 1 (one page) and 2 (three pages)
     // read, read again (hits), deleted, read again: the deletes drop their pages, so the

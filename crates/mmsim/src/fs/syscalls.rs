@@ -343,7 +343,13 @@ impl Sim {
             None
         };
         let r = self.path_openat(tid, path, found, create, truncate, progress, filp);
-        if let (Some((memcg, node)), false) = (filp, matches!(r, Ok(OpResult::Fd(_)))) {
+        // A descriptor is returned by its value: a copy of the whole result would load it
+        // 16 bytes at a time from where path_openat stored it a field at a time, and wait
+        // for those stores (docs/performance.md, "Loads that wait for stores").
+        if let Ok(OpResult::Fd(fd)) = r {
+            return Ok(OpResult::Fd(fd));
+        }
+        if let Some((memcg, node)) = filp {
             self.vfs_obj_free(crate::mm::slab::KmemCache::Filp, memcg, node);
         }
         r

@@ -91,6 +91,11 @@ mod host {
         /// The cgroup's memory.swappiness (cgroup v1 only; v2 reads the global one).
         #[arg(long)]
         swappiness: Option<u32>,
+        /// The cgroup's memory.memsw.limit_in_bytes, e.g. 160MiB (cgroup v1 only; at least
+        /// `--memory-max`): mmsim's `memsw_max`. A limit the workload needs more than is
+        /// an OOM kill of this process.
+        #[arg(long)]
+        memsw_max: Option<String>,
         /// Map this file instead of anonymous memory (`program = "mmap-read"`: MAP_PRIVATE,
         /// PROT_READ, one byte read per page); written first when it is not `--size` bytes.
         #[arg(long)]
@@ -210,6 +215,17 @@ mod host {
         if a.exec && a.map.is_none() {
             return Err("--exec is for --map's file".into());
         }
+        let memsw = match &a.memsw_max {
+            Some(m) => {
+                let m =
+                    mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memsw-max: {e}"))?;
+                if m < limit {
+                    return Err("--memsw-max: below --memory-max (v1 refuses it)".into());
+                }
+                Some(m)
+            }
+            None => None,
+        };
         // Before the opens: an open file's readahead window (and a mapping's read-around)
         // starts from its device's.
         let mut ra = Vec::new();
@@ -236,6 +252,16 @@ mod host {
         let cg = Cgroup::create(limit)?;
         if let Some(s) = a.swappiness {
             write(&cg.path().join("memory.swappiness"), &s.to_string())?;
+        }
+        if let Some(m) = memsw {
+            if cg.version() != 1 {
+                cg.remove();
+                return Err("--memsw-max: the memory controller is on cgroup v2 here".into());
+            }
+            write(
+                &cg.path().join("memory.memsw.limit_in_bytes"),
+                &m.to_string(),
+            )?;
         }
         let anon = Anon {
             size: size as usize,
@@ -409,6 +435,7 @@ mod host {
             "map": a.map,
             "exec": a.exec,
             "memory_max": a.memory_max,
+            "memsw_max": a.memsw_max,
             "pass_seconds": passes,
             "vmstat": vm,
             "cgroup_stat": cg,

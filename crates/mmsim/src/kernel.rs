@@ -626,6 +626,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: use ratelimited stats flush in the reclaim",
     },
     Rule {
+        feature: "memsw-failcnt-untracked",
+        since: KernelEra::new(6, 15),
+        version: "6.15",
+        commit: "page_counter: track failcnt only for legacy cgroups",
+    },
+    Rule {
         feature: "proactive-reclaim-stats",
         since: KernelEra::new(6, 15),
         version: "6.15",

@@ -294,6 +294,11 @@ pub struct CgroupV1Files {
     pub memsw_limit_in_bytes: u64,
     /// memory.memsw.failcnt: charges the memsw counter refused.
     pub memsw_failcnt: u64,
+    /// memory.memsw.max_usage_in_bytes: the memsw counter's watermark (memory and swap
+    /// at their largest, where a charge raised them). Absent for the root, whose counter
+    /// mmsim does not keep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memsw_max_usage_in_bytes: Option<u64>,
     /// memory.kmem.usage_in_bytes: the kernel memory charged (slab, page tables).
     pub kmem_usage_in_bytes: u64,
     /// memory.stat: the cgroup's own counters under their v1 names, `total_` the
@@ -480,6 +485,7 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
                 memsw_usage_in_bytes: memsw,
                 memsw_limit_in_bytes: limit_bytes(mc.memsw_max),
                 memsw_failcnt: mc.memsw_failcnt,
+                memsw_max_usage_in_bytes: (!root).then_some(mc.memsw_peak * page as u64),
                 kmem_usage_in_bytes: kmem * page as u64,
                 stat,
             }

@@ -139,6 +139,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "madvise-willneed-swapin",
     "pageout-ignore-references",
     "proactive-reclaim-stats",
+    "memsw-failcnt-untracked",
     "memcg-stats-ratelimited",
     "pgdat-dirty-needs-dirty",
     "readahead-nofs",

@@ -394,6 +394,11 @@ pub struct Features {
     /// range's swapped-out pages (v3.8, "mm: make madvise(MADV_WILLNEED) support swap file
     /// prefetch"). Off: EBADF on anonymous memory, nothing on tmpfs.
     pub madvise_willneed_swapin: bool,
+    /// cgroup v1's memory.memsw.failcnt stays 0 (v6.15, "page_counter: track failcnt only
+    /// for legacy cgroups"): only the memory counter of a v1 memcg counts its failures
+    /// (mem_cgroup_css_alloc sets `memory.track_failcnt`; the memsw counter's stays
+    /// false). Off: a charge the memsw counter refuses counts in memory.memsw.failcnt.
+    pub memsw_failcnt_untracked: bool,
     /// Proactive reclaim (memory.reclaim) counts as pgscan_proactive and pgsteal_proactive
     /// (v6.15, "mm: vmscan: split proactive reclaim statistics from direct reclaim
     /// statistics"). Off: it counts as direct reclaim.
@@ -630,6 +635,7 @@ impl Features {
             min_free_kbytes_256m: false,
             madvise_willneed_swapin: false,
             proactive_reclaim_stats: false,
+            memsw_failcnt_untracked: false,
             memcg_stats_ratelimited: false,
             readahead_nofs: false,
             reclaim_state_root_only: false,
@@ -760,6 +766,7 @@ impl Features {
             "madvise-willneed-swapin" => self.madvise_willneed_swapin = on,
             "pageout-ignore-references" => self.pageout_ignore_references = on,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats = on,
+            "memsw-failcnt-untracked" => self.memsw_failcnt_untracked = on,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited = on,
             "readahead-nofs" => self.readahead_nofs = on,
             "reclaim-state-root-only" => self.reclaim_state_root_only = on,
@@ -872,6 +879,7 @@ impl Features {
             "madvise-willneed-swapin" => self.madvise_willneed_swapin,
             "pageout-ignore-references" => self.pageout_ignore_references,
             "proactive-reclaim-stats" => self.proactive_reclaim_stats,
+            "memsw-failcnt-untracked" => self.memsw_failcnt_untracked,
             "memcg-stats-ratelimited" => self.memcg_stats_ratelimited,
             "readahead-nofs" => self.readahead_nofs,
             "reclaim-state-root-only" => self.reclaim_state_root_only,

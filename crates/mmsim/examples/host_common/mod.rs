@@ -54,7 +54,6 @@ impl Cgroup {
 
     /// The hierarchy the memory controller is on: 2 (unified) or 1 (legacy), as
     /// `mmsim replay --cgroup-version` takes it.
-    #[allow(dead_code)] // host_anon does not report it
     pub fn version(&self) -> u8 {
         if self.v2 {
             2
@@ -98,6 +97,10 @@ impl Cgroup {
             ("memory.memsw.usage_in_bytes", "memsw_usage_in_bytes"),
             ("memory.memsw.limit_in_bytes", "memsw_limit_in_bytes"),
             ("memory.memsw.failcnt", "memsw_failcnt"),
+            (
+                "memory.memsw.max_usage_in_bytes",
+                "memsw_max_usage_in_bytes",
+            ),
             ("memory.kmem.usage_in_bytes", "kmem_usage_in_bytes"),
         ] {
             if let Some(n) = fs::read_to_string(self.path.join(file))

@@ -195,6 +195,10 @@ pub struct MemCgroup {
     pub memsw_max: u64,
     /// cgroup v1 memory.memsw.failcnt: charges the memsw counter refused.
     pub memsw_failcnt: u64,
+    /// cgroup v1 memory.memsw.max_usage_in_bytes, pages: the memsw counter's watermark,
+    /// raised where try_charge charges it (with the memory counter; a swap-out moves a
+    /// page's charge to its slot without touching it).
+    pub memsw_peak: u64,
     /// cgroup v1 memory.failcnt: charges the memory counter refused
     /// (page_counter_try_charge's failcnt of the level over its limit; a batch that does
     /// not fit counts too).
@@ -265,6 +269,7 @@ impl MemCgroup {
             swap_events: MemcgSwapEvents::default(),
             memsw_max: PAGE_COUNTER_MAX,
             memsw_failcnt: 0,
+            memsw_peak: 0,
             failcnt: 0,
             pgpgin: 0,
             pgpgout: 0,
@@ -761,6 +766,7 @@ impl Sim {
             let mc = &mut self.memcgs[id as usize];
             mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);
+            mc.memsw_peak = mc.memsw_peak.max(mc.usage + mc.swap_usage);
             over_high |= mc.usage > mc.high || mc.swap_usage > mc.swap_high;
             c = self.parent_below_root(id);
         }
@@ -943,7 +949,11 @@ impl Sim {
             // over it is reclaimed without swap (MEMCG_RECLAIM_MAY_SWAP cleared).
             let (over, may_swap) = match self.memsw_over_limit(memcg, batch) {
                 Some(over) => {
-                    self.memcgs[over as usize].memsw_failcnt += 1;
+                    // page_counter_try_charge counts a failure only for a counter that
+                    // tracks them: since 6.15 a v1 memcg's memory counter, not its memsw.
+                    if !self.features.memsw_failcnt_untracked {
+                        self.memcgs[over as usize].memsw_failcnt += 1;
+                    }
                     (over, false)
                 }
                 None => {

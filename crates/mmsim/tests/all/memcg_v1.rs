@@ -182,13 +182,24 @@ fn a_large_folio_is_one_charge_event() {
 /// 24 MiB cgroup swaps out 8 MiB and more; with memsw at 28 MiB the swap holds about
 /// 4 MiB, the limit reclaim the memsw counter calls may not swap, and the worker is
 /// OOM-killed in its cgroup; with 48 MiB it runs to the end, its swap never refused.
+/// memory.memsw.failcnt counts the refusals before 6.15 (`memsw-failcnt-untracked` off),
+/// and reads 0 since, as it does on Linux 6.18.44 after such an OOM kill.
 #[test]
 fn a_memsw_limit_bounds_memory_and_swap_together() {
-    let run = |memsw: &str| {
+    let run_with = |memsw: &str, untracked: bool| {
         let sc = anon_in_v1_memsw("200MiB", Some(memsw), "zram");
-        let f = KernelEra::V6_18.features("patched").expect("preset");
+        let mut f = KernelEra::V6_18.features("patched").expect("preset");
+        assert!(f.memsw_failcnt_untracked, "6.18 has the rule");
+        f.set("memsw-failcnt-untracked", untracked);
         common::run_sc(&sc, f, true, MAX_STEPS)
     };
+    let run = |memsw: &str| run_with(memsw, false);
+    let untracked = run_with("28MiB", true);
+    let u = cgroup_report(&untracked, "top/box");
+    assert!(u.events_local.oom_kill >= 1, "{:?}", u.events_local);
+    let uv = u.v1.as_ref().expect("v1 files");
+    assert_eq!(uv.memsw_failcnt, 0);
+    assert!(uv.failcnt > 0, "the memory counter still counts");
     let tight = run("28MiB");
     let b = cgroup_report(&tight, "top/box");
     assert!(b.events_local.oom_kill >= 1, "{:?}", b.events_local);
@@ -196,6 +207,16 @@ fn a_memsw_limit_bounds_memory_and_swap_together() {
     let v = b.v1.as_ref().expect("v1 files");
     assert!(v.memsw_failcnt > 0);
     assert_eq!(v.memsw_limit_in_bytes, 28 * MIB);
+    // The memsw watermark stops at the limit (no charge past it), above memory's.
+    let memsw_max = v
+        .memsw_max_usage_in_bytes
+        .expect("a non-root cgroup's watermark");
+    assert!(memsw_max <= 28 * MIB, "memsw max usage {memsw_max}");
+    assert!(
+        memsw_max > v.max_usage_in_bytes,
+        "{memsw_max} {}",
+        v.max_usage_in_bytes
+    );
     assert_eq!(v.stat["hierarchical_memsw_limit"], (28 * MIB) as i64);
     // Swap takes what memsw leaves memory: about 4 MiB (a little more while the cgroup
     // is below its memory limit).
@@ -204,8 +225,27 @@ fn a_memsw_limit_bounds_memory_and_swap_together() {
     let b = cgroup_report(&roomy, "top/box");
     assert_eq!(roomy.end, mmsim::sim::RunEnd::Completed);
     assert!(common::oom_killed(&roomy).is_empty());
-    assert_eq!(b.v1.as_ref().unwrap().memsw_failcnt, 0);
+    let v = b.v1.as_ref().unwrap();
+    assert_eq!(v.memsw_failcnt, 0);
     assert!(b.swap_peak >= 8 * MIB, "swap peak {}", b.swap_peak);
+    // Memory and swap together peak at the 32 MiB touched and a little more (a page
+    // charged on swap-in before its slot is uncharged, page tables), under 48 MiB.
+    let memsw_max = v
+        .memsw_max_usage_in_bytes
+        .expect("a non-root cgroup's watermark");
+    assert!(
+        (32 * MIB..36 * MIB).contains(&memsw_max),
+        "memsw max usage {memsw_max}"
+    );
+    // The root's memsw counter is not kept.
+    assert_eq!(
+        cgroup_report(&roomy, "/")
+            .v1
+            .as_ref()
+            .unwrap()
+            .memsw_max_usage_in_bytes,
+        None
+    );
     // Without a memsw limit the same run swaps as it did: the limit is the only change.
     let free = run_completed(&anon_in_v1("200MiB"), KernelEra::V6_18, false, MAX_STEPS);
     let (a, c) = (

@@ -51,6 +51,7 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         zswap_max: None,
         zswap_writeback: true,
         memsw_max: None,
+        soft_limit: None,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

@@ -219,6 +219,10 @@ pub struct CgroupSpec {
     /// = 1` only; at least memory_max).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memsw_max: Option<u64>,
+    /// cgroup v1's memory.soft_limit_in_bytes: global reclaim takes from the cgroup most
+    /// above it first (`cgroup_version = 1` only; `mm::memcontrol`'s soft limit tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<u64>,
     /// memory.zswap.max (5.19): the compressed bytes the cgroup may keep in zswap.
     pub zswap_max: Option<u64>,
     /// memory.zswap.writeback (6.8): false keeps the cgroup's pages out of the swap
@@ -2176,6 +2180,7 @@ const CGROUP_KEYS: &[&str] = &[
     "zswap_max",
     "zswap_writeback",
     "memsw_max",
+    "soft_limit",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -2254,14 +2259,15 @@ fn read_cgroups(
         g.deny_unknown(CGROUP_KEYS)?;
         if cgroup_v1 {
             // The legacy hierarchy's files: memory.limit_in_bytes is memory_max,
-            // memory.memsw.limit_in_bytes memsw_max; the others are cgroup v2's (v1's soft
-            // limit is not modelled).
+            // memory.memsw.limit_in_bytes memsw_max, memory.soft_limit_in_bytes soft_limit;
+            // the others are cgroup v2's.
             for key in V2_ONLY_CGROUP_KEYS {
                 if let Some((_, loc)) = g.get(key) {
                     return Err(loc.err(format!(
                         "{key} is a cgroup v2 file, and this scenario sets cgroup_version = 1 \
                          (the legacy hierarchy has memory.limit_in_bytes, which is memory_max, \
-                         memory.memsw.limit_in_bytes, which is memsw_max, and none of \
+                         memory.memsw.limit_in_bytes, which is memsw_max, \
+                         memory.soft_limit_in_bytes, which is soft_limit, and none of \
                          memory.high, memory.low, memory.min, memory.swap.*, memory.zswap.* \
                          or memory.oom.group)"
                     )));
@@ -2375,6 +2381,16 @@ fn read_cgroups(
                 }
             }
         }
+        // cgroup v1's memory.soft_limit_in_bytes.
+        let (soft_limit, soft_loc) = limit("soft_limit", true)?;
+        if let (Some(loc), false) = (&soft_loc, cgroup_v1) {
+            return Err(loc.err(
+                "soft_limit is cgroup v1's memory.soft_limit_in_bytes, and this scenario is on \
+                 cgroup v2 (set cgroup_version = 1; on v2, memory_low protects a cgroup's \
+                 memory from reclaim)"
+                    .to_string(),
+            ));
+        }
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -2397,6 +2413,7 @@ fn read_cgroups(
             zswap_max,
             zswap_writeback,
             memsw_max,
+            soft_limit,
         });
     }
     Ok(cgroups)

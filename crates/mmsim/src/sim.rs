@@ -1075,6 +1075,8 @@ pub struct Sim {
     pub cgroup_v1: bool,
     /// Some cgroup has a v1 memory.memsw.limit_in_bytes (`Sim::memsw_over_limit` looks).
     pub memsw_limited: bool,
+    /// cgroup v1's soft limit trees and event counts (`mm::memcontrol_v1`).
+    pub soft_limit: crate::mm::memcontrol_v1::SoftLimitTree,
     /// A wait that memcg limit reclaim on the legacy hierarchy left for the charging task
     /// (shrink_folio_list's folio_wait_writeback, or reclaim_throttle of
     /// VMSCAN_THROTTLE_WRITEBACK on a node), taken by try_charge (and a limit write's
@@ -1489,6 +1491,12 @@ impl Sim {
             vm: sc.vm,
             cgroup_v1: sc.cgroup_v1,
             memsw_limited: sc.cgroups.iter().any(|c| c.memsw_max.is_some()),
+            soft_limit: crate::mm::memcontrol_v1::SoftLimitTree::new(
+                sc.cgroup_v1 && sc.cgroups.iter().any(|c| c.soft_limit.is_some()),
+                memcgs.len(),
+                nr_nodes,
+                nr_cpus,
+            ),
             memcg_reclaim_wait: None,
             memcg_lru,
             lru_gen_walk_active: false,

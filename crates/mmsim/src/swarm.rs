@@ -1684,6 +1684,8 @@ fn draw_cgroups(
     let v1 = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4347_5250_5631_4c47).gen_bool(0.25);
     // v1's memsw limits too (a case without them is the case of the same seed before).
     let mut memsw_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d45_4d53_575f_4d41);
+    // v1 soft limits from their own generator too.
+    let mut soft_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x534f_4654_4c49_4d54);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -1717,6 +1719,13 @@ fn draw_cgroups(
             }
             None if rng.gen_bool(0.5) => toml.push_str("memory_max = \"max\"\n"),
             None => {}
+        }
+        if v1 && soft_side.gen_bool(1.0 / 3.0) {
+            // memory.soft_limit_in_bytes: anywhere up to RAM, tight ones likelier.
+            let hi = ram_pages >> soft_side.gen_range(0..=3);
+            let p = soft_side.gen_range(0..=hi);
+            let _ = writeln!(toml, "soft_limit = \"{}KiB\"", p * 4);
+            lim.push(format!("soft {}KiB", p * 4));
         }
         let cap = max.unwrap_or(ram_pages);
         if rng.gen_bool(1.0 / 3.0) {

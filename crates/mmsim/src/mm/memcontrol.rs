@@ -195,6 +195,9 @@ pub struct MemCgroup {
     pub memsw_max: u64,
     /// cgroup v1 memory.memsw.failcnt: charges the memsw counter refused.
     pub memsw_failcnt: u64,
+    /// cgroup v1 memory.soft_limit_in_bytes in pages (PAGE_COUNTER_MAX: none; the soft
+    /// limit tree, `mm::memcontrol_v1`).
+    pub soft_limit: u64,
     /// cgroup v1 memory.memsw.max_usage_in_bytes, pages: the memsw counter's watermark,
     /// raised where try_charge charges it (with the memory counter; a swap-out moves a
     /// page's charge to its slot without touching it).
@@ -270,6 +273,7 @@ impl MemCgroup {
             memsw_max: PAGE_COUNTER_MAX,
             memsw_failcnt: 0,
             memsw_peak: 0,
+            soft_limit: PAGE_COUNTER_MAX,
             failcnt: 0,
             pgpgin: 0,
             pgpgout: 0,
@@ -325,6 +329,7 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.zswap_max = pages(s.zswap_max);
             m.zswap_writeback = s.zswap_writeback;
             m.memsw_max = pages(s.memsw_max);
+            m.soft_limit = pages(s.soft_limit);
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -660,6 +665,7 @@ impl Sim {
         root.peak = root.peak.max(root.usage);
         self.mem[pfn as usize].memcg = memcg;
         self.memcgs[memcg as usize].pgpgin += 1;
+        self.memcg1_events(memcg, 1, self.mem[pfn as usize].node as usize);
     }
 
     /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge), one
@@ -672,6 +678,8 @@ impl Sim {
     ) -> Result<(), AllocError> {
         self.memcg_kmem_charge_page(pfn, memcg, gfp)?;
         self.memcgs[memcg as usize].pgpgin += 1;
+        // memcg1_commit_charge: the events and the soft limit tree.
+        self.memcg1_events(memcg, 1, self.mem[pfn as usize].node as usize);
         Ok(())
     }
 
@@ -717,6 +725,7 @@ impl Sim {
             self.mem[p as usize].memcg = memcg;
         }
         self.memcgs[memcg as usize].pgpgin += 1;
+        self.memcg1_events(memcg, nr, self.mem[frames[0] as usize].node as usize);
         Ok(())
     }
 
@@ -1196,6 +1205,8 @@ impl Sim {
         self.mem[pfn as usize].memcg = NO_MEMCG;
         self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;
         self.page_counter_uncharge(m, 1);
+        // memcg1_uncharge_batch: every page uncharged counts an event, kernel pages too.
+        self.memcg1_events(m, 1, self.mem[pfn as usize].node as usize);
     }
 
     /// mem_cgroup_swap_full: whether a swap-cache page should give its slot back once it is
@@ -1276,6 +1287,8 @@ impl Sim {
         }
         *slot = m;
         self.swap_counter_charge(m);
+        // memcg1_swapout's pgpgout and event (the page's memory charge moves to the slot
+        // here in the kernel) are counted when reclaim frees the page, by its uncharge.
     }
 
     /// One swap slot charged to `m`'s swap counter (v1: memsw's swap part) up the

@@ -10,6 +10,7 @@ pub mod lru_gen;
 pub mod lru_gen_v6_1;
 pub mod madvise;
 pub mod memcontrol;
+pub mod memcontrol_v1;
 pub mod memory;
 pub mod mlock;
 pub mod mmap;

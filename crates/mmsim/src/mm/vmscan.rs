@@ -1585,6 +1585,12 @@ impl Sim {
             let writeback_threshold = sc.nr_to_reclaim + sc.nr_to_reclaim / 2;
             loop {
                 for &n in zl.iter() {
+                    if !sc.cgroup_reclaim() {
+                        // shrink_zones: cgroup v1's soft limit reclaim of the node first.
+                        let (r, s) = self.memcg1_soft_limit_reclaim(n, sc.gfp, false);
+                        sc.nr_reclaimed += r;
+                        sc.nr_scanned += s;
+                    }
                     self.shrink_node(n, sc);
                     if sc.nr_reclaimed >= sc.nr_to_reclaim || self.reclaim_pass_sleeps() {
                         break;
@@ -1745,6 +1751,9 @@ impl Sim {
             // kswapd_age_node.
             f(self, node, &mut sc);
         }
+        // cgroup v1: soft limit reclaim before shrink_node.
+        let (soft, _) = self.memcg1_soft_limit_reclaim(node, sc.gfp, true);
+        sc.nr_reclaimed += soft;
         self.shrink_node(node, &mut sc);
         self.leave(pb);
         // 2.6.30: "kswapd is getting into trouble. Take a nap, then take another pass

@@ -28,6 +28,7 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         zswap_max: None,
         zswap_writeback: true,
         memsw_max: None,
+        soft_limit: None,
     }
 }
 

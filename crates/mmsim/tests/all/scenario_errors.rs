@@ -682,6 +682,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 zswap_max: None,
                 zswap_writeback: true,
                 memsw_max: None,
+                soft_limit: None,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -695,6 +696,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 zswap_max: None,
                 zswap_writeback: true,
                 memsw_max: None,
+                soft_limit: None,
             },
         ]
     );
@@ -1112,4 +1114,27 @@ fn memsw_max_is_cgroup_v1s_and_at_least_memory_max() {
     let e = parse(&v2).unwrap_err();
     assert_eq!(e.field, "cgroups.a.memsw_max", "{e}");
     assert!(e.to_string().contains("cgroup v1"), "{e}");
+}
+
+#[test]
+fn soft_limit_is_cgroup_v1s() {
+    let v1 = edited(
+        &[(2, "cgroup_version = 1")],
+        "\n[[cgroups]]\nname = \"a\"\nsoft_limit = \"512MiB\"\n",
+    );
+    let s = parse(&v1).unwrap();
+    assert_eq!(s.cgroups[0].soft_limit, Some(512 << 20));
+    let v2 = one_cgroup("soft_limit = \"512MiB\"");
+    let e = parse(&v2).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.soft_limit", "{e}");
+    assert!(
+        e.to_string().contains("cgroup v1") && e.to_string().contains("memory_low"),
+        "{e}"
+    );
+    let neg = edited(
+        &[(2, "cgroup_version = 1")],
+        "\n[[cgroups]]\nname = \"a\"\nsoft_limit = \"-1MiB\"\n",
+    );
+    let e = parse(&neg).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.soft_limit", "{e}");
 }

@@ -85,7 +85,7 @@ mod host {
         /// Only read (else every access writes).
         #[arg(long)]
         read_only: bool,
-        /// The cgroup's memory limit, e.g. 96MiB.
+        /// The cgroup's memory limit, e.g. 96MiB, or "max" for none.
         #[arg(long)]
         memory_max: String,
         /// The cgroup's memory.swappiness (cgroup v1 only; v2 reads the global one).
@@ -96,6 +96,10 @@ mod host {
         /// an OOM kill of this process.
         #[arg(long)]
         memsw_max: Option<String>,
+        /// The cgroup's memory.soft_limit_in_bytes, e.g. 256MiB (cgroup v1 only): mmsim's
+        /// `soft_limit`, which only global reclaim heeds.
+        #[arg(long)]
+        soft_limit: Option<String>,
         /// Map this file instead of anonymous memory (`program = "mmap-read"`: MAP_PRIVATE,
         /// PROT_READ, one byte read per page); written first when it is not `--size` bytes.
         #[arg(long)]
@@ -198,8 +202,12 @@ mod host {
     pub fn main() -> Result<(), String> {
         let a = Args::parse();
         let size = mmsim::scenario::parse_size_arg(&a.size).map_err(|e| format!("--size: {e}"))?;
-        let limit = mmsim::scenario::parse_size_arg(&a.memory_max)
-            .map_err(|e| format!("--memory-max: {e}"))?;
+        let limit = match a.memory_max.trim() {
+            "max" => None,
+            m => Some(
+                mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memory-max: {e}"))?,
+            ),
+        };
         let random = match a.pattern.as_str() {
             "sequential" => false,
             "random" => true,
@@ -219,8 +227,9 @@ mod host {
             Some(m) => {
                 let m =
                     mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memsw-max: {e}"))?;
-                if m < limit {
-                    return Err("--memsw-max: below --memory-max (v1 refuses it)".into());
+                match limit {
+                    Some(l) if m >= l => {}
+                    _ => return Err("--memsw-max: below --memory-max (v1 refuses it)".into()),
                 }
                 Some(m)
             }
@@ -249,7 +258,20 @@ mod host {
         // SAFETY: sync(2) takes no arguments and cannot fail.
         unsafe { libc::sync() };
         write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
-        let cg = Cgroup::create(limit)?;
+        let soft = match &a.soft_limit {
+            Some(s) => Some(
+                mmsim::scenario::parse_size_arg(s).map_err(|e| format!("--soft-limit: {e}"))?,
+            ),
+            None => None,
+        };
+        let cg = Cgroup::create_in(limit, None)?;
+        if let Some(s) = soft {
+            if cg.version() != 1 {
+                cg.remove();
+                return Err("--soft-limit: the memory controller is on cgroup v2 here".into());
+            }
+            write(&cg.path().join("memory.soft_limit_in_bytes"), &s.to_string())?;
+        }
         if let Some(s) = a.swappiness {
             write(&cg.path().join("memory.swappiness"), &s.to_string())?;
         }
@@ -436,6 +458,7 @@ mod host {
             "exec": a.exec,
             "memory_max": a.memory_max,
             "memsw_max": a.memsw_max,
+            "soft_limit": a.soft_limit,
             "pass_seconds": passes,
             "vmstat": vm,
             "cgroup_stat": cg,

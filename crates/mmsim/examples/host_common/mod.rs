@@ -16,10 +16,6 @@ pub struct Cgroup {
 }
 
 impl Cgroup {
-    pub fn create(limit: u64) -> Result<Cgroup, String> {
-        Cgroup::create_in(Some(limit), None)
-    }
-
     /// A cgroup with memory limit `limit` (none: no limit of its own), below the existing
     /// memory cgroup `parent` (a path below the hierarchy's root) or the root.
     pub fn create_in(limit: Option<u64>, parent: Option<&str>) -> Result<Cgroup, String> {

@@ -204,9 +204,9 @@ mod host {
         let size = mmsim::scenario::parse_size_arg(&a.size).map_err(|e| format!("--size: {e}"))?;
         let limit = match a.memory_max.trim() {
             "max" => None,
-            m => Some(
-                mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memory-max: {e}"))?,
-            ),
+            m => {
+                Some(mmsim::scenario::parse_size_arg(m).map_err(|e| format!("--memory-max: {e}"))?)
+            }
         };
         let random = match a.pattern.as_str() {
             "sequential" => false,
@@ -259,9 +259,9 @@ mod host {
         unsafe { libc::sync() };
         write(Path::new("/proc/sys/vm/drop_caches"), "3")?;
         let soft = match &a.soft_limit {
-            Some(s) => Some(
-                mmsim::scenario::parse_size_arg(s).map_err(|e| format!("--soft-limit: {e}"))?,
-            ),
+            Some(s) => {
+                Some(mmsim::scenario::parse_size_arg(s).map_err(|e| format!("--soft-limit: {e}"))?)
+            }
             None => None,
         };
         let cg = Cgroup::create_in(limit, None)?;
@@ -270,7 +270,10 @@ mod host {
                 cg.remove();
                 return Err("--soft-limit: the memory controller is on cgroup v2 here".into());
             }
-            write(&cg.path().join("memory.soft_limit_in_bytes"), &s.to_string())?;
+            write(
+                &cg.path().join("memory.soft_limit_in_bytes"),
+                &s.to_string(),
+            )?;
         }
         if let Some(s) = a.swappiness {
             write(&cg.path().join("memory.swappiness"), &s.to_string())?;

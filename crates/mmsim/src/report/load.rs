@@ -324,6 +324,8 @@ pub struct CgroupV1View {
     pub failcnt: u64,
     /// memory.max_usage_in_bytes.
     pub max_usage_in_bytes: u64,
+    /// memory.memsw.max_usage_in_bytes (absent: the root's, or an older report).
+    pub memsw_max_usage_in_bytes: Option<u64>,
     /// memory.stat under the v1 names.
     pub stat: BTreeMap<String, i64>,
 }

@@ -870,6 +870,22 @@ pub fn cgroup_tables(docs: &[RunDoc], names: &[String]) -> Vec<CompareTable> {
                     "(MiB)",
                     v1(&|v| mib(v.max_usage_in_bytes)),
                 ));
+                // memory.memsw.max_usage_in_bytes, when some side has it (not the root's).
+                let memsw: Vec<Option<f64>> = views
+                    .iter()
+                    .map(|c| {
+                        c.and_then(|c| c.v1.as_ref())
+                            .and_then(|v| v.memsw_max_usage_in_bytes)
+                            .map(mib)
+                    })
+                    .collect();
+                if memsw.iter().any(Option::is_some) {
+                    t.rows.push(CompareRow::neutral(
+                        "memory.memsw.max_usage_in_bytes",
+                        "(MiB)",
+                        memsw,
+                    ));
+                }
                 for key in ["pgpgin", "pgpgout"] {
                     let values = v1(&|v| v.stat.get(key).copied().unwrap_or(0) as f64);
                     t.rows
@@ -1399,9 +1415,15 @@ mod tests {
         v[1].cgroups[1].v1 = Some(crate::report::load::CgroupV1View {
             failcnt: 40,
             max_usage_in_bytes: 64 << 20,
+            memsw_max_usage_in_bytes: None,
             stat: [("pgpgin".to_string(), 900), ("pgpgout".to_string(), 880)].into(),
         });
         let t = &cgroup_tables(&v, &names)[1];
+        // No memsw watermark on either side: no row for it.
+        assert!(t
+            .rows
+            .iter()
+            .all(|r| r.stat != "memory.memsw.max_usage_in_bytes"));
         let fail = row(t, "memory.failcnt", "");
         assert_eq!(fail.direction, LowerIsBetter);
         assert_eq!(fail.values[0], None, "the v2 run has no failcnt");
@@ -1412,6 +1434,15 @@ mod tests {
         ));
         assert!(close(row(t, "v1 memory.stat", "pgpgin").values[1], 900.0));
         assert!(close(row(t, "v1 memory.stat", "pgpgout").values[1], 880.0));
+        v[1].cgroups[1]
+            .v1
+            .as_mut()
+            .unwrap()
+            .memsw_max_usage_in_bytes = Some(80 << 20);
+        let t = &cgroup_tables(&v, &names)[1];
+        let memsw = row(t, "memory.memsw.max_usage_in_bytes", "(MiB)");
+        assert_eq!(memsw.values[0], None);
+        assert!(close(memsw.values[1], 80.0));
     }
 
     #[test]

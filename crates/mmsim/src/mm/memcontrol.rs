@@ -1199,14 +1199,18 @@ impl Sim {
         if m == NO_MEMCG {
             return;
         }
-        if !folio_tail && self.mem[pfn as usize].flags & (pg::TABLE | pg::SLAB) == 0 {
+        let user = self.mem[pfn as usize].flags & (pg::TABLE | pg::SLAB) == 0;
+        if !folio_tail && user {
             self.memcgs[m as usize].pgpgout += 1;
         }
         self.mem[pfn as usize].memcg = NO_MEMCG;
         self.memcgs[ROOT_MEM_CGROUP as usize].usage -= 1;
         self.page_counter_uncharge(m, 1);
-        // memcg1_uncharge_batch: every page uncharged counts an event, kernel pages too.
-        self.memcg1_events(m, 1, self.mem[pfn as usize].node as usize);
+        if user {
+            // memcg1_uncharge_batch: each page of a folio counts an event (a kernel page's
+            // uncharge, obj_cgroup_uncharge_pages, counts none).
+            self.memcg1_events(m, 1, self.mem[pfn as usize].node as usize);
+        }
     }
 
     /// mem_cgroup_swap_full: whether a swap-cache page should give its slot back once it is

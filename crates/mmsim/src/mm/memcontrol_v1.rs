@@ -1,9 +1,9 @@
 //! The cgroup v1 memory controller's soft limit (mm/memcontrol-v1.c):
 //! memory.soft_limit_in_bytes (`[[cgroups]] soft_limit`, `cgroup_version = 1` only).
 //!
-//! - **Events**: every folio charged or uncharged and every page swapped out adds its pages
-//!   to the memcg's per-CPU event count (memcg1_charge_statistics, memcg1_uncharge_batch,
-//!   memcg1_swapout); memcg1_check_events then looks at most every 128 events of a CPU
+//! - **Events**: every folio charged or uncharged (kernel pages not) adds its pages to the
+//!   memcg's per-CPU event count (memcg1_charge_statistics, memcg1_uncharge_batch; a
+//!   swapped-out page's, memcg1_swapout's in the kernel, when reclaim frees it); memcg1_check_events then looks at most every 128 events of a CPU
 //!   (THRESHOLDS_EVENTS_TARGET) and, at most every 1,024 (SOFTLIMIT_EVENTS_TARGET),
 //!   updates the soft limit tree of the folio's node (mem_cgroup_event_ratelimit).
 //! - **The tree** (memcg1_update_tree): the memcg and each ancestor whose usage is above

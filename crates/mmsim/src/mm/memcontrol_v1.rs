@@ -219,22 +219,13 @@ impl Sim {
             {
                 break;
             }
-            if nr_reclaimed > 0 || self.soft_reclaim_sleeps() {
+            if nr_reclaimed > 0 || self.reclaim_pass_sleeps() {
                 break;
             }
         }
         // A memcg taken as the next one but not reclaimed goes back (css_put only in the
         // kernel: it is off the tree until its next update).
         (nr_reclaimed, scanned)
-    }
-
-    /// The reclaimer is to sleep (a throttle set by shrink_lruvec): the soft limit
-    /// reclaim ends where it is.
-    fn soft_reclaim_sleeps(&self) -> bool {
-        matches!(
-            self.memcg_reclaim_wait,
-            Some(super::vmscan::ReclaimWait::Throttle(_))
-        )
     }
 
     /// mem_cgroup_soft_reclaim: reclaim `root`'s subtree on `nid` through the node's
@@ -273,7 +264,8 @@ impl Sim {
             let (r, s) = self.mem_cgroup_shrink_node(victim, nid, gfp, is_kswapd);
             total += r;
             *scanned += s;
-            if self.soft_limit_excess(root) == 0 || self.soft_reclaim_sleeps() {
+            // The reclaimer is to sleep (a throttle shrink_lruvec set): stop here.
+            if self.soft_limit_excess(root) == 0 || self.reclaim_pass_sleeps() {
                 break;
             }
         }

@@ -619,7 +619,7 @@ impl Sim {
     /// (`Sim::memcg_reclaim_wait`). (A wait on a page's writeback, shrink_folio_list's
     /// case 3, lets the pass go on and is slept after it.)
     #[inline]
-    fn reclaim_pass_sleeps(&self) -> bool {
+    pub(crate) fn reclaim_pass_sleeps(&self) -> bool {
         matches!(self.memcg_reclaim_wait, Some(ReclaimWait::Throttle(_)))
     }
 

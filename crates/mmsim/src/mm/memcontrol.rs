@@ -665,7 +665,7 @@ impl Sim {
         root.peak = root.peak.max(root.usage);
         self.mem[pfn as usize].memcg = memcg;
         self.memcgs[memcg as usize].pgpgin += 1;
-        self.memcg1_events(memcg, 1, self.mem[pfn as usize].node as usize);
+        self.memcg1_events(memcg, 1, pfn);
     }
 
     /// mem_cgroup_charge: charge a new page to `memcg` (try_charge + commit_charge), one
@@ -679,7 +679,7 @@ impl Sim {
         self.memcg_kmem_charge_page(pfn, memcg, gfp)?;
         self.memcgs[memcg as usize].pgpgin += 1;
         // memcg1_commit_charge: the events and the soft limit tree.
-        self.memcg1_events(memcg, 1, self.mem[pfn as usize].node as usize);
+        self.memcg1_events(memcg, 1, pfn);
         Ok(())
     }
 
@@ -725,7 +725,7 @@ impl Sim {
             self.mem[p as usize].memcg = memcg;
         }
         self.memcgs[memcg as usize].pgpgin += 1;
-        self.memcg1_events(memcg, nr, self.mem[frames[0] as usize].node as usize);
+        self.memcg1_events(memcg, nr, frames[0]);
         Ok(())
     }
 
@@ -770,12 +770,16 @@ impl Sim {
     pub(crate) fn page_counter_charge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         let mut over_high = false;
+        let v1 = self.cgroup_v1;
         while let Some(id) = c {
             self.charge_atomic();
             let mc = &mut self.memcgs[id as usize];
             mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);
-            mc.memsw_peak = mc.memsw_peak.max(mc.usage + mc.swap_usage);
+            if v1 {
+                // The memsw counter's watermark (v1 memory.memsw.max_usage_in_bytes).
+                mc.memsw_peak = mc.memsw_peak.max(mc.usage + mc.swap_usage);
+            }
             over_high |= mc.usage > mc.high || mc.swap_usage > mc.swap_high;
             c = self.parent_below_root(id);
         }
@@ -1209,7 +1213,7 @@ impl Sim {
         if user {
             // memcg1_uncharge_batch: each page of a folio counts an event (a kernel page's
             // uncharge, obj_cgroup_uncharge_pages, counts none).
-            self.memcg1_events(m, 1, self.mem[pfn as usize].node as usize);
+            self.memcg1_events(m, 1, pfn);
         }
     }
 

@@ -109,13 +109,24 @@ impl Sim {
         mc.usage.saturating_sub(mc.soft_limit)
     }
 
-    /// memcg1_charge_statistics' and memcg1_uncharge_batch's event count (`nr` pages)
-    /// and memcg1_check_events for node `nid`: the soft limit tree's update, rate-limited
-    /// per CPU.
-    pub(crate) fn memcg1_events(&mut self, m: MemcgId, nr: u64, nid: usize) {
-        if !self.soft_limit.active || m == super::memcontrol::NO_MEMCG {
+    /// memcg1_charge_statistics' and memcg1_uncharge_batch's event count (`nr` pages of
+    /// the folio at `pfn`) and memcg1_check_events for the folio's node: the soft limit
+    /// tree's update, rate-limited per CPU.
+    #[inline(always)]
+    pub(crate) fn memcg1_events(&mut self, m: MemcgId, nr: u64, pfn: super::page::Pfn) {
+        // Without soft limits nothing reads the counts: the charge paths pay one test.
+        if self.soft_limit.active {
+            self.memcg1_events_count(m, nr, pfn);
+        }
+    }
+
+    /// [`Sim::memcg1_events`]'s work, out of the charge paths.
+    #[inline(never)]
+    fn memcg1_events_count(&mut self, m: MemcgId, nr: u64, pfn: super::page::Pfn) {
+        if m == super::memcontrol::NO_MEMCG {
             return;
         }
+        let nid = self.mem[pfn as usize].node as usize;
         let cpu = self.cur.cpu;
         let cpus = self.soft_limit.cpus;
         let e = &mut self.soft_limit.events[m as usize * cpus + cpu];

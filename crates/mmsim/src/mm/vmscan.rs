@@ -645,11 +645,16 @@ impl Sim {
             LruList::ActiveFile,
         ];
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+            // Whether this round only met active lists that may not be deactivated.
+            let mut idle = true;
             for (i, lru) in ORDER.into_iter().enumerate() {
                 if nr[i] > 0 {
                     let n = nr[i].min(SWAP_CLUSTER_MAX);
                     nr[i] -= n;
-                    nr_reclaimed += self.shrink_list(node, memcg, lru, n, sc);
+                    if let Some(r) = self.shrink_list(node, memcg, lru, n, sc) {
+                        nr_reclaimed += r;
+                        idle = false;
+                    }
                 }
             }
             if self.reclaim_pass_sleeps() {
@@ -658,6 +663,12 @@ impl Sim {
                 break;
             }
             if nr_reclaimed < nr_to_reclaim || scan_adjusted {
+                if idle {
+                    // Nothing changed this round, so every round left would do the same
+                    // nothing (the kernel goes on counting the active lists down by
+                    // SWAP_CLUSTER_MAX): end the loop where it would end.
+                    break;
+                }
                 continue;
             }
             // Target met: stop the smaller type, scale the other to its unscanned share.
@@ -697,7 +708,8 @@ impl Sim {
     }
 
     /// shrink_list: an active list only when its inactive list is low (v5.5: when
-    /// may_deactivate allows it).
+    /// may_deactivate allows it). Returns the pages reclaimed, None when the list was an
+    /// active one left alone (nothing scanned, nothing changed but `skipped_deactivate`).
     fn shrink_list(
         &mut self,
         node: usize,
@@ -705,7 +717,7 @@ impl Sim {
         lru: LruList,
         n: u64,
         sc: &mut ScanControl,
-    ) -> u64 {
+    ) -> Option<u64> {
         match lru {
             LruList::ActiveFile | LruList::ActiveAnon => {
                 let file = lru == LruList::ActiveFile;
@@ -722,12 +734,13 @@ impl Sim {
                 } else {
                     self.inactive_list_is_low(node, memcg, file)
                 };
-                if deactivate {
-                    self.shrink_active_list(node, memcg, n, lru, sc);
+                if !deactivate {
+                    return None;
                 }
-                0
+                self.shrink_active_list(node, memcg, n, lru, sc);
+                Some(0)
             }
-            _ => self.shrink_inactive_list(node, memcg, n, lru, sc),
+            _ => Some(self.shrink_inactive_list(node, memcg, n, lru, sc)),
         }
     }
 

@@ -223,6 +223,10 @@ pub struct CgroupSpec {
     /// above it first (`cgroup_version = 1` only; `mm::memcontrol`'s soft limit tree).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub soft_limit: Option<u64>,
+    /// cgroup v1's memory.swappiness: the anon/file balance of reclaim of this cgroup's
+    /// pages (`cgroup_version = 1` only; None: the parent's, vm.swappiness at the top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u64>,
     /// memory.zswap.max (5.19): the compressed bytes the cgroup may keep in zswap.
     pub zswap_max: Option<u64>,
     /// memory.zswap.writeback (6.8): false keeps the cgroup's pages out of the swap
@@ -2181,6 +2185,7 @@ const CGROUP_KEYS: &[&str] = &[
     "zswap_writeback",
     "memsw_max",
     "soft_limit",
+    "swappiness",
 ];
 
 /// A cgroup limit: a size, or `"max"` (None: no limit) when `max_ok`.
@@ -2259,16 +2264,16 @@ fn read_cgroups(
         g.deny_unknown(CGROUP_KEYS)?;
         if cgroup_v1 {
             // The legacy hierarchy's files: memory.limit_in_bytes is memory_max,
-            // memory.memsw.limit_in_bytes memsw_max, memory.soft_limit_in_bytes soft_limit;
-            // the others are cgroup v2's.
+            // memory.memsw.limit_in_bytes memsw_max, memory.soft_limit_in_bytes soft_limit,
+            // memory.swappiness swappiness; the others are cgroup v2's.
             for key in V2_ONLY_CGROUP_KEYS {
                 if let Some((_, loc)) = g.get(key) {
                     return Err(loc.err(format!(
                         "{key} is a cgroup v2 file, and this scenario sets cgroup_version = 1 \
                          (the legacy hierarchy has memory.limit_in_bytes, which is memory_max, \
                          memory.memsw.limit_in_bytes, which is memsw_max, \
-                         memory.soft_limit_in_bytes, which is soft_limit, and none of \
-                         memory.high, memory.low, memory.min, memory.swap.*, memory.zswap.* \
+                         memory.soft_limit_in_bytes, which is soft_limit, memory.swappiness, \
+                         which is swappiness, and none of memory.high, memory.low, memory.min, memory.swap.*, memory.zswap.* \
                          or memory.oom.group)"
                     )));
                 }
@@ -2391,6 +2396,33 @@ fn read_cgroups(
                     .to_string(),
             ));
         }
+        // cgroup v1's memory.swappiness (mem_cgroup_swappiness; memcg1's swappiness_write
+        // takes 0 ..= MAX_SWAPPINESS).
+        let swappiness = match g.opt("swappiness", want_u64)? {
+            Some((_, loc)) if !cgroup_v1 => {
+                return Err(loc.err(
+                    "swappiness is cgroup v1's memory.swappiness, and this scenario is on \
+                     cgroup v2, which has no per-cgroup swappiness (set cgroup_version = 1, or \
+                     [vm] swappiness for every cgroup)"
+                        .to_string(),
+                ))
+            }
+            Some((n, loc)) => {
+                let max = crate::mm::lru_gen::MAX_SWAPPINESS;
+                if n > max {
+                    return Err(loc.err(format!("swappiness must be between 0 and {max}, got {n}")));
+                }
+                if n > 100 && kernel.is_some_and(|k| k < SWAPPINESS_200_SINCE) {
+                    return Err(loc.err(format!(
+                        "a swappiness above 100 exists from kernel 5.8 on; this scenario sets \
+                         kernel = \"{}\"",
+                        kernel.expect("checked")
+                    )));
+                }
+                Some(n)
+            }
+            None => None,
+        };
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
         if let (Some(max), Some(loc)) = (memory_max, min_loc) {
             if memory_min > max {
@@ -2414,6 +2446,7 @@ fn read_cgroups(
             zswap_writeback,
             memsw_max,
             soft_limit,
+            swappiness,
         });
     }
     Ok(cgroups)

@@ -1361,6 +1361,20 @@ impl Sim {
                 sc.vm.swappiness, features.era
             ));
         }
+        if let Some(c) = sc
+            .cgroups
+            .iter()
+            .find(|c| c.swappiness.is_some_and(|s| s > 100))
+            .filter(|_| features.era < crate::scenario::SWAPPINESS_200_SINCE)
+        {
+            return Err(format!(
+                "cgroup {}: swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); \
+                 this run follows {}",
+                c.name,
+                c.swappiness.unwrap_or(0),
+                features.era
+            ));
+        }
         let nr_nodes = sc.machine.nodes as usize;
         let cpus_per_node = sc.machine.cpus_per_node as usize;
         let pages_per_node = sc.machine.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;

@@ -1686,6 +1686,9 @@ fn draw_cgroups(
     let mut memsw_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x4d45_4d53_575f_4d41);
     // v1 soft limits from their own generator too.
     let mut soft_side = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x534f_4654_4c49_4d54);
+    // v1's memory.swappiness from its own generator too.
+    let mut swappiness_side =
+        Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x5357_4150_5049_4e53);
     let n = rng.gen_range(1..=3usize);
     let nested = n >= 2 && rng.gen_bool(0.4);
     let names: &[&str] = if nested {
@@ -1726,6 +1729,17 @@ fn draw_cgroups(
             let p = soft_side.gen_range(0..=hi);
             let _ = writeln!(toml, "soft_limit = \"{}KiB\"", p * 4);
             lim.push(format!("soft {}KiB", p * 4));
+        }
+        if v1 && swappiness_side.gen_bool(0.25) {
+            // memory.swappiness: 0 (limit reclaim never swaps) to 200 (from 5.8).
+            let choices: &[u64] = if era >= crate::scenario::SWAPPINESS_200_SINCE {
+                &[0, 10, 60, 100, 200]
+            } else {
+                &[0, 10, 60, 100]
+            };
+            let s = *pick(&mut swappiness_side, choices);
+            let _ = writeln!(toml, "swappiness = {s}");
+            lim.push(format!("swappiness {s}"));
         }
         let cap = max.unwrap_or(ram_pages);
         if rng.gen_bool(1.0 / 3.0) {
@@ -1899,6 +1913,13 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             // --kernel older than 5.8's swappiness range: the case runs at 100.
             sc.vm.swappiness = 100;
             res.summary.push_str(" (swappiness 100: the era's maximum)");
+        }
+        if k < crate::scenario::SWAPPINESS_200_SINCE {
+            for c in sc.cgroups.iter_mut().filter(|c| c.swappiness > Some(100)) {
+                c.swappiness = Some(100);
+                res.summary
+                    .push_str(" (a cgroup's swappiness 100: the era's maximum)");
+            }
         }
         if k < ZRAM_SINCE && sc.swap.as_ref().is_some_and(|s| s.zram.is_some()) {
             // --kernel older than zram: the case swaps to an SSD.

@@ -643,7 +643,7 @@ impl Sim {
         if left < MIN_LRU_BATCH {
             0
         } else {
-            self.sc_swappiness(sc)
+            self.sc_swappiness(sc, memcg)
         }
     }
 

@@ -198,6 +198,9 @@ pub struct MemCgroup {
     /// cgroup v1 memory.soft_limit_in_bytes in pages (PAGE_COUNTER_MAX: none; the soft
     /// limit tree, `mm::memcontrol_v1`).
     pub soft_limit: u64,
+    /// cgroup v1 memory.swappiness (None: vm.swappiness; a cgroup takes its parent's
+    /// at creation, `build_memcgs`). See [`Sim::mem_cgroup_swappiness`].
+    pub swappiness: Option<u64>,
     /// cgroup v1 memory.memsw.max_usage_in_bytes, pages: the memsw counter's watermark,
     /// raised where try_charge charges it (with the memory counter; a swap-out moves a
     /// page's charge to its slot without touching it).
@@ -274,6 +277,7 @@ impl MemCgroup {
             memsw_failcnt: 0,
             memsw_peak: 0,
             soft_limit: PAGE_COUNTER_MAX,
+            swappiness: None,
             failcnt: 0,
             pgpgin: 0,
             pgpgout: 0,
@@ -330,6 +334,8 @@ pub fn build_memcgs(specs: &[crate::scenario::CgroupSpec]) -> Result<Vec<MemCgro
             m.zswap_writeback = s.zswap_writeback;
             m.memsw_max = pages(s.memsw_max);
             m.soft_limit = pages(s.soft_limit);
+            // mem_cgroup_css_alloc: a new cgroup starts with its parent's swappiness.
+            m.swappiness = s.swappiness.or(out[parent as usize].swappiness);
             out.push(m);
             visit(specs, &s.name, id, out)?;
             out[id as usize].subtree_end = out.len() as MemcgId;
@@ -479,6 +485,18 @@ impl Sim {
             Some(t) => self.tasks[t].memcg,
             None => ROOT_MEM_CGROUP,
         }
+    }
+
+    /// mem_cgroup_swappiness: vm.swappiness on cgroup v2 (no per-cgroup value) and for
+    /// the root; on v1 the cgroup's memory.swappiness.
+    #[inline]
+    pub fn mem_cgroup_swappiness(&self, m: MemcgId) -> u64 {
+        if !self.cgroup_v1 || m == ROOT_MEM_CGROUP || m == NO_MEMCG {
+            return self.vm.swappiness;
+        }
+        self.memcgs[m as usize]
+            .swappiness
+            .unwrap_or(self.vm.swappiness)
     }
 
     /// LRU pages of `lru` in the lruvecs of `m`'s subtree on `node` (lruvec_page_state,

@@ -292,7 +292,7 @@ impl Sim {
 
     /// The anon/file scan fractions (SCAN_FRACT) and their denominator.
     fn scan_fractions(&mut self, node: usize, memcg: MemcgId, sc: &ScanControl) -> ([u64; 2], u64) {
-        let anon_prio = self.sc_swappiness(sc);
+        let anon_prio = self.sc_swappiness(sc, memcg);
         let file_prio = 200 - anon_prio;
         if self.features.lru_cost_balance {
             // v5.8: pressure inversely proportional to each type's reclaim cost, at least
@@ -341,7 +341,7 @@ impl Sim {
         }
         let mut fraction = [0u64; 2];
         let mut denominator = 1u64;
-        let swappiness = self.sc_swappiness(sc);
+        let swappiness = self.sc_swappiness(sc, memcg);
         let balance = if !sc.may_swap || !self.can_reclaim_anon_pages(memcg) {
             Balance::File
         } else if sc.cgroup_reclaim() && swappiness == 0 {
@@ -431,11 +431,12 @@ impl Sim {
         nr
     }
 
-    /// sc_swappiness: the swappiness this reclaim balances anon against file with — a
-    /// memory.reclaim write's `swappiness=`, else vm.swappiness (mem_cgroup_swappiness:
-    /// cgroup v2 has no per-cgroup value).
-    pub fn sc_swappiness(&self, sc: &ScanControl) -> u64 {
-        sc.proactive_swappiness.unwrap_or(self.vm.swappiness)
+    /// sc_swappiness: the swappiness this reclaim balances `memcg`'s lruvec with — a
+    /// memory.reclaim write's `swappiness=`, else mem_cgroup_swappiness (vm.swappiness;
+    /// on cgroup v1 the cgroup's memory.swappiness).
+    pub fn sc_swappiness(&self, sc: &ScanControl, memcg: MemcgId) -> u64 {
+        sc.proactive_swappiness
+            .unwrap_or_else(|| self.mem_cgroup_swappiness(memcg))
     }
 
     /// prepare_scan_count (v5.5): at the reclaim root, decide which active lists may be

@@ -29,6 +29,7 @@ fn cgroup(name: &str, max: Option<u64>) -> CgroupSpec {
         zswap_writeback: true,
         memsw_max: None,
         soft_limit: None,
+        swappiness: None,
     }
 }
 

@@ -683,6 +683,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 zswap_writeback: true,
                 memsw_max: None,
                 soft_limit: None,
+                swappiness: None,
             },
             CgroupSpec {
                 name: "batch/low".into(),
@@ -697,6 +698,7 @@ fn kernel_cgroups_and_task_cgroup_are_read() {
                 zswap_writeback: true,
                 memsw_max: None,
                 soft_limit: None,
+                swappiness: None,
             },
         ]
     );
@@ -1137,4 +1139,34 @@ fn soft_limit_is_cgroup_v1s() {
     );
     let e = parse(&neg).unwrap_err();
     assert_eq!(e.field, "cgroups.a.soft_limit", "{e}");
+}
+
+/// cgroup v1's memory.swappiness: a v1 file (v2 has none), 0 ..= 200, above 100 only from
+/// 5.8; a cgroup without one takes its parent's.
+#[test]
+fn swappiness_is_cgroup_v1s() {
+    let v1 = |keys: &str, kernel: &str| {
+        edited(
+            &[(2, &format!("cgroup_version = 1\n{kernel}"))],
+            &format!("\n[[cgroups]]\nname = \"a\"\n{keys}\n"),
+        )
+    };
+    let s = parse(&v1("swappiness = 0", "")).unwrap();
+    assert_eq!(s.cgroups[0].swappiness, Some(0));
+    let s = parse(&v1("", "")).unwrap();
+    assert_eq!(s.cgroups[0].swappiness, None);
+    let e = parse(&one_cgroup("swappiness = 10")).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.swappiness", "{e}");
+    assert!(
+        e.to_string().contains("cgroup v1") && e.to_string().contains("[vm] swappiness"),
+        "{e}"
+    );
+    let e = parse(&v1("swappiness = 201", "")).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.swappiness", "{e}");
+    assert!(e.to_string().contains("between 0 and 200"), "{e}");
+    let e = parse(&v1("swappiness = 150", "kernel = \"4.14\"")).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.swappiness", "{e}");
+    assert!(e.to_string().contains("5.8"), "{e}");
+    let e = parse(&v1("swappiness = \"high\"", "")).unwrap_err();
+    assert_eq!(e.field, "cgroups.a.swappiness", "{e}");
 }

@@ -52,6 +52,7 @@ fn in_cgroup(mem: &str, max: Option<u64>) -> Scenario {
         zswap_writeback: true,
         memsw_max: None,
         soft_limit: None,
+        swappiness: None,
     }];
     sc.tasks[0].cgroup = Some("box".into());
     sc

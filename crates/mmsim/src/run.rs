@@ -480,7 +480,8 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
             CgroupV1Files {
                 limit_in_bytes: limit_bytes(mc.max),
                 usage_in_bytes: usage,
-                max_usage_in_bytes: mc.peak * page as u64,
+                // The root's counter counts only the other cgroups' charges.
+                max_usage_in_bytes: if root { mc.v1_counter_peak } else { mc.peak } * page as u64,
                 failcnt: mc.failcnt,
                 memsw_usage_in_bytes: memsw,
                 memsw_limit_in_bytes: limit_bytes(mc.memsw_max),

@@ -391,3 +391,44 @@ fn a_v1_cgroup_swappiness_of_0_keeps_its_limit_reclaim_from_swapping() {
         "v2: vm.swappiness"
     );
 }
+
+/// The root's memory.max_usage_in_bytes is its page_counter's watermark, and only the
+/// other cgroups' charges reach that counter (try_charge leaves the root's own pages
+/// uncharged): a task of the root cgroup touching 48 MiB beside one of `box` touching
+/// 8 MiB leaves the root's watermark at `box`'s.
+#[test]
+fn the_v1_roots_max_usage_counts_only_the_other_cgroups() {
+    let text = r#"name = "root-v1"
+cgroup_version = 1
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_per_node = "256MiB"
+[[cgroups]]
+name = "box"
+memory_max = "16MiB"
+[[tasks]]
+name = "big"
+cpu = 0
+program = "anon"
+size = "48MiB"
+passes = 1
+[[tasks]]
+name = "small"
+cpu = 1
+cgroup = "box"
+program = "anon"
+size = "8MiB"
+passes = 1
+"#;
+    let sc = parse_scenario(text, "root-v1.toml", &[]).expect("scenario parses");
+    let r = run_completed(&sc, KernelEra::V6_18, true, MAX_STEPS);
+    let root = v1(&r, "/");
+    let b = v1(&r, "box");
+    assert!(
+        b.max_usage_in_bytes >= 8 * MIB,
+        "box {}",
+        b.max_usage_in_bytes
+    );
+    assert_eq!(root.max_usage_in_bytes, b.max_usage_in_bytes);
+}

@@ -481,7 +481,11 @@ fn cgroup_v1_files(sim: &Sim, anon_pages: &[u64], file_pages: &[u64]) -> Vec<Cgr
                 limit_in_bytes: limit_bytes(mc.max),
                 usage_in_bytes: usage,
                 // The root's counter counts only the other cgroups' charges.
-                max_usage_in_bytes: if root { mc.v1_counter_peak } else { mc.peak } * page as u64,
+                max_usage_in_bytes: if root {
+                    sim.memcg_v1_root_counter.1
+                } else {
+                    mc.peak
+                } * page as u64,
                 failcnt: mc.failcnt,
                 memsw_usage_in_bytes: memsw,
                 memsw_limit_in_bytes: limit_bytes(mc.memsw_max),

@@ -1073,6 +1073,10 @@ pub struct Sim {
     /// The memory controller is on cgroup v1's legacy hierarchy (`cgroup_version = 1`):
     /// no cgroup writeback, limit reclaim not writeback-throttling sane.
     pub cgroup_v1: bool,
+    /// cgroup v1: the root memcg's page_counter, which only the other cgroups' charges
+    /// reach (try_charge leaves the root's own pages uncharged), and its watermark — the
+    /// root's memory.max_usage_in_bytes. Pages (`mm::memcontrol`'s page_counter_charge).
+    pub memcg_v1_root_counter: (u64, u64),
     /// Some cgroup has a v1 memory.memsw.limit_in_bytes (`Sim::memsw_over_limit` looks).
     pub memsw_limited: bool,
     /// cgroup v1's soft limit trees and event counts (`mm::memcontrol_v1`).
@@ -1504,6 +1508,7 @@ impl Sim {
             mglru: sc.mglru.clone().unwrap_or_default(),
             vm: sc.vm,
             cgroup_v1: sc.cgroup_v1,
+            memcg_v1_root_counter: (0, 0),
             memsw_limited: sc.cgroups.iter().any(|c| c.memsw_max.is_some()),
             soft_limit: crate::mm::memcontrol_v1::SoftLimitTree::new(
                 sc.cgroup_v1 && sc.cgroups.iter().any(|c| c.soft_limit.is_some()),

@@ -201,11 +201,6 @@ pub struct MemCgroup {
     /// cgroup v1 memory.swappiness (None: vm.swappiness; a cgroup takes its parent's
     /// at creation, `build_memcgs`). See [`Sim::mem_cgroup_swappiness`].
     pub swappiness: Option<u64>,
-    /// The root only, cgroup v1 only: its page_counter, which only the other cgroups'
-    /// charges reach (try_charge does not charge the root's own pages). Pages.
-    pub v1_counter_usage: u64,
-    /// That counter's watermark: the root's memory.max_usage_in_bytes. Pages.
-    pub v1_counter_peak: u64,
     /// cgroup v1 memory.memsw.max_usage_in_bytes, pages: the memsw counter's watermark,
     /// raised where try_charge charges it (with the memory counter; a swap-out moves a
     /// page's charge to its slot without touching it).
@@ -283,8 +278,6 @@ impl MemCgroup {
             memsw_peak: 0,
             soft_limit: PAGE_COUNTER_MAX,
             swappiness: None,
-            v1_counter_usage: 0,
-            v1_counter_peak: 0,
             failcnt: 0,
             pgpgin: 0,
             pgpgout: 0,
@@ -807,12 +800,12 @@ impl Sim {
             }
             over_high |= mc.usage > mc.high || mc.swap_usage > mc.swap_high;
             c = self.parent_below_root(id);
-        }
-        if v1 && nonroot(m).is_some() {
-            // The root's counter, the parent of every top-level cgroup's.
-            let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
-            root.v1_counter_usage += nr;
-            root.v1_counter_peak = root.v1_counter_peak.max(root.v1_counter_usage);
+            if c.is_none() && v1 {
+                // The root's counter, the parent of every top-level cgroup's.
+                let root = &mut self.memcg_v1_root_counter;
+                root.0 += nr;
+                root.1 = root.1.max(root.0);
+            }
         }
         if over_high {
             if let Some(t) = self.cur.task {
@@ -822,6 +815,7 @@ impl Sim {
     }
 
     /// page_counter_uncharge of `nr` pages up the ancestry (excluding the root).
+    #[inline(always)]
     pub(crate) fn page_counter_uncharge(&mut self, m: MemcgId, nr: u64) {
         let mut c = nonroot(m);
         while let Some(id) = c {
@@ -830,11 +824,12 @@ impl Sim {
             debug_assert!(mc.usage >= nr, "memcg {} usage underflow", mc.name);
             mc.usage -= nr;
             c = self.parent_below_root(id);
-        }
-        if self.cgroup_v1 && nonroot(m).is_some() {
-            let root = &mut self.memcgs[ROOT_MEM_CGROUP as usize];
-            debug_assert!(root.v1_counter_usage >= nr, "root counter underflow");
-            root.v1_counter_usage -= nr;
+            if c.is_none() && self.cgroup_v1 {
+                // The root's counter, the parent of every top-level cgroup's.
+                let root = &mut self.memcg_v1_root_counter;
+                debug_assert!(root.0 >= nr, "root counter underflow");
+                root.0 -= nr;
+            }
         }
     }
 

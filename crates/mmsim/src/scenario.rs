@@ -2051,21 +2051,7 @@ fn read_vm(
         }
     };
     if let Some((n, loc)) = v.opt("swappiness", want_u64)? {
-        let max = crate::mm::lru_gen::MAX_SWAPPINESS;
-        if n > max {
-            return Err(loc.err(format!(
-                "vm.swappiness must be between 0 and {max}, got {n}"
-            )));
-        }
-        if n > 100 && kernel.is_some_and(|k| k < SWAPPINESS_200_SINCE) {
-            return Err(loc.err(format!(
-                "vm.swappiness above 100 exists from kernel 5.8 on (\"mm: allow swappiness \
-                 that prefers reclaiming anon over the file workingset\"); this scenario sets \
-                 kernel = \"{}\"",
-                kernel.expect("checked")
-            )));
-        }
-        vm.swappiness = n;
+        vm.swappiness = checked_swappiness(n, &loc, kernel, "vm.swappiness")?;
     }
     if let Some(n) = ranged("dirty_ratio", 100, "a percentage")? {
         vm.dirty_ratio = n;
@@ -2407,20 +2393,7 @@ fn read_cgroups(
                         .to_string(),
                 ))
             }
-            Some((n, loc)) => {
-                let max = crate::mm::lru_gen::MAX_SWAPPINESS;
-                if n > max {
-                    return Err(loc.err(format!("swappiness must be between 0 and {max}, got {n}")));
-                }
-                if n > 100 && kernel.is_some_and(|k| k < SWAPPINESS_200_SINCE) {
-                    return Err(loc.err(format!(
-                        "a swappiness above 100 exists from kernel 5.8 on; this scenario sets \
-                         kernel = \"{}\"",
-                        kernel.expect("checked")
-                    )));
-                }
-                Some(n)
-            }
+            Some((n, loc)) => Some(checked_swappiness(n, &loc, kernel, "memory.swappiness")?),
             None => None,
         };
         let (memory_low, memory_min) = (memory_low.unwrap_or(0), memory_min.unwrap_or(0));
@@ -2450,6 +2423,27 @@ fn read_cgroups(
         });
     }
     Ok(cgroups)
+}
+
+/// A swappiness (`what`: vm.swappiness or a v1 cgroup's memory.swappiness): 0 ..=
+/// MAX_SWAPPINESS, and at most 100 before 5.8.
+fn checked_swappiness(
+    n: u64,
+    loc: &Loc,
+    kernel: Option<crate::kernel::KernelEra>,
+    what: &str,
+) -> Result<u64, ScenarioError> {
+    let max = crate::mm::lru_gen::MAX_SWAPPINESS;
+    if n > max {
+        return Err(loc.err(format!("{what} must be between 0 and {max}, got {n}")));
+    }
+    if let Some(k) = kernel.filter(|&k| n > 100 && k < SWAPPINESS_200_SINCE) {
+        return Err(loc.err(format!(
+            "{what} above 100 exists from kernel 5.8 on (\"mm: allow swappiness that prefers \
+             reclaiming anon over the file workingset\"); this scenario sets kernel = \"{k}\""
+        )));
+    }
+    Ok(n)
 }
 
 /// The first kernel with memory.zswap.max (5.19, "zswap: memcg accounting").

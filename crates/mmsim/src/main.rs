@@ -250,6 +250,11 @@ fn cmd_run(
     if let Some(s) = seed {
         sets.push(format!("seed={s}"));
     }
+    // --kernel is the scenario's kernel too, so its era checks (vm.swappiness above 100,
+    // vm.watermark_scale_factor, the cgroup files of later releases) are the run's.
+    if let Some(k) = kernel {
+        sets.insert(0, format!("kernel={k}"));
+    }
     let sc = load_scenario(scenario, &sets).map_err(|e| UsageError(e.to_string()))?;
     let max_mem = match max_host_mem {
         Some(v) => Some(

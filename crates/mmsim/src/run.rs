@@ -1301,12 +1301,45 @@ pub fn write_summary(
     }
     if !is_default_vm(&r.vm) {
         let v = &r.vm;
-        writeln!(
+        write!(
             out,
             "vm         swappiness {}, dirty_ratio {}, dirty_background_ratio {}, \
              vfs_cache_pressure {}",
             v.swappiness, v.dirty_ratio, v.dirty_background_ratio, v.vfs_cache_pressure
         )?;
+        // The rest only when set: the line stays short for the common four.
+        let d = crate::scenario::VmSysctl::default();
+        if let Some(k) = v.min_free_kbytes {
+            write!(out, ", min_free_kbytes {k}")?;
+        }
+        for (name, val, def) in [
+            (
+                "watermark_scale_factor",
+                v.watermark_scale_factor,
+                d.watermark_scale_factor,
+            ),
+            ("dirty_bytes", v.dirty_bytes, d.dirty_bytes),
+            (
+                "dirty_background_bytes",
+                v.dirty_background_bytes,
+                d.dirty_background_bytes,
+            ),
+            (
+                "dirty_expire_centisecs",
+                v.dirty_expire_centisecs,
+                d.dirty_expire_centisecs,
+            ),
+            (
+                "dirty_writeback_centisecs",
+                v.dirty_writeback_centisecs,
+                d.dirty_writeback_centisecs,
+            ),
+        ] {
+            if val != def {
+                write!(out, ", {name} {val}")?;
+            }
+        }
+        writeln!(out)?;
     }
     let on: Vec<&str> = r
         .features

@@ -288,6 +288,27 @@ pub struct VmSysctl {
     /// dentries and inodes as freeable (vfs_pressure_ratio); 0 never reclaims them under
     /// memory pressure, above 100 prefers them. Default 100.
     pub vfs_cache_pressure: u64,
+    /// vm.min_free_kbytes, KiB, as written to the sysctl (user_min_free_kbytes): the min
+    /// watermark, split across the nodes by size (__setup_per_zone_wmarks). None: the
+    /// kernel's own, calculate_min_free_kbytes at boot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor (4.6+), 1/10,000 of a node's pages: the least distance
+    /// between its min, low and high watermarks (how early kswapd wakes and how far it
+    /// reclaims). 1 ..= 1000, 1 ..= 3000 from 5.17. Default 10.
+    pub watermark_scale_factor: u64,
+    /// vm.dirty_bytes: the dirty threshold in bytes instead of `dirty_ratio`, which then
+    /// reads 0 (writing one sysctl zeroes the other). 0: `dirty_ratio` applies.
+    pub dirty_bytes: u64,
+    /// vm.dirty_background_bytes: the background threshold in bytes instead of
+    /// `dirty_background_ratio` (then 0). 0: the ratio applies.
+    pub dirty_background_bytes: u64,
+    /// vm.dirty_expire_centisecs: a dirty inode older than this is written by the
+    /// flusher's periodic (kupdate) pass. Default 3000 (30 s).
+    pub dirty_expire_centisecs: u64,
+    /// vm.dirty_writeback_centisecs: the flusher's periodic wake-up; 0 turns the periodic
+    /// writeback off (only the thresholds and sync write). Default 500 (5 s).
+    pub dirty_writeback_centisecs: u64,
 }
 
 impl Default for VmSysctl {
@@ -297,7 +318,55 @@ impl Default for VmSysctl {
             dirty_ratio: crate::fs::writeback::DIRTY_RATIO,
             dirty_background_ratio: crate::fs::writeback::DIRTY_BACKGROUND_RATIO,
             vfs_cache_pressure: 100,
+            min_free_kbytes: None,
+            watermark_scale_factor: crate::mm::page_alloc::WATERMARK_SCALE_FACTOR,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
         }
+    }
+}
+
+/// A hundredth of a second, ps.
+const CENTISEC_PS: u64 = 10_000_000_000;
+
+/// The first kernel with vm.watermark_scale_factor (4.6, "mm: scale kswapd watermarks in
+/// proportion to memory").
+pub const WATERMARK_SCALE_FACTOR_SINCE: crate::kernel::KernelEra =
+    crate::kernel::KernelEra::new(4, 6);
+
+/// The first kernel whose vm.watermark_scale_factor goes to 3000 (5.17,
+/// "mm/pagealloc: sysctl: change watermark_scale_factor max limit to 30%"; 1000 before).
+pub const WATERMARK_SCALE_FACTOR_3000_SINCE: crate::kernel::KernelEra =
+    crate::kernel::KernelEra::new(5, 17);
+
+impl VmSysctl {
+    /// dirty_writeback_centisecs as virtual time: the flusher's periodic wake-up; None when
+    /// 0 (no periodic writeback: wb_wakeup_delayed is not armed and
+    /// wb_check_old_data_flush writes nothing).
+    pub fn dirty_writeback_interval_ps(&self) -> Option<crate::machine::Ps> {
+        (self.dirty_writeback_centisecs > 0).then(|| self.dirty_writeback_centisecs * CENTISEC_PS)
+    }
+
+    /// dirty_expire_centisecs as virtual time: the age at which a dirty inode is written by
+    /// the periodic pass.
+    pub fn dirty_expire_ps(&self) -> crate::machine::Ps {
+        self.dirty_expire_centisecs * CENTISEC_PS
+    }
+
+    /// Why kernel `era` does not take these settings (the sysctl's range smaller), None
+    /// when it does. Checked for the scenario's kernel when it names one, and for the
+    /// run's in `Sim::new` (which also refuses a watermark_scale_factor where the
+    /// `watermark-scale-factor` rule, the 4.6 change that added the sysctl, is off).
+    pub fn era_error(&self, era: crate::kernel::KernelEra) -> Option<String> {
+        let wsf = self.watermark_scale_factor;
+        (wsf > 1000 && era < WATERMARK_SCALE_FACTOR_3000_SINCE).then(|| {
+            format!(
+                "vm.watermark_scale_factor = {wsf}: at most 1000 before kernel 5.17 (3000 \
+                 from then on), so not on {era}"
+            )
+        })
     }
 }
 
@@ -2028,13 +2097,25 @@ const VM_KEYS: &[&str] = &[
     "dirty_ratio",
     "dirty_background_ratio",
     "vfs_cache_pressure",
+    "min_free_kbytes",
+    "watermark_scale_factor",
+    "dirty_bytes",
+    "dirty_background_bytes",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
 ];
 
 /// `[vm]`: the /proc/sys/vm tunables (`VmSysctl`), each checked against the range its
-/// sysctl accepts (swappiness above 100 only from 5.8, when the scenario names its kernel).
+/// sysctl accepts (and, when the scenario names its kernel, the ranges of that kernel:
+/// swappiness above 100 from 5.8, watermark_scale_factor above 1000 from 5.17). `ram_bytes`:
+/// the machine's memory (sizes may be `ram` expressions; min_free_kbytes must leave some);
+/// `wsf_rule`: the scenario's `[features]` setting of `watermark-scale-factor`, which
+/// brings the sysctl (else its kernel's rules decide).
 fn read_vm(
     root: &View<'_>,
     kernel: Option<crate::kernel::KernelEra>,
+    ram_bytes: u64,
+    wsf_rule: Option<bool>,
 ) -> Result<VmSysctl, ScenarioError> {
     let mut vm = VmSysctl::default();
     let Some((table, loc)) = root.opt("vm", want_table)? else {
@@ -2042,29 +2123,95 @@ fn read_vm(
     };
     let v = root.child(table, "vm".into(), loc);
     v.deny_unknown(VM_KEYS)?;
-    let ranged = |key: &str, max: u64, what: &str| -> Result<Option<u64>, ScenarioError> {
-        match v.opt(key, want_u64)? {
-            Some((n, loc)) if n > max => Err(loc.err(format!(
-                "vm.{key} must be between 0 and {max} ({what}), got {n}"
-            ))),
-            o => Ok(o.map(|(n, _)| n)),
-        }
-    };
+    let ranged =
+        |key: &str, min: u64, max: u64, what: &str| -> Result<Option<(u64, Loc)>, ScenarioError> {
+            match v.opt(key, want_u64)? {
+                Some((n, loc)) if n < min || n > max => Err(loc.err(format!(
+                    "vm.{key} must be between {min} and {max} ({what}), got {n}"
+                ))),
+                o => Ok(o),
+            }
+        };
+    const INT_MAX: u64 = i32::MAX as u64;
     if let Some((n, loc)) = v.opt("swappiness", want_u64)? {
         vm.swappiness = checked_swappiness(n, &loc, kernel, "vm.swappiness")?;
     }
-    if let Some(n) = ranged("dirty_ratio", 100, "a percentage")? {
+    if let Some((n, _)) = ranged("dirty_ratio", 0, 100, "a percentage")? {
         vm.dirty_ratio = n;
     }
-    if let Some(n) = ranged("dirty_background_ratio", 100, "a percentage")? {
+    if let Some((n, _)) = ranged("dirty_background_ratio", 0, 100, "a percentage")? {
         vm.dirty_background_ratio = n;
     }
-    if let Some(n) = ranged(
-        "vfs_cache_pressure",
-        i32::MAX as u64,
+    if let Some((n, _)) = ranged("vfs_cache_pressure", 0, INT_MAX, "the sysctl is an int")? {
+        vm.vfs_cache_pressure = n;
+    }
+    if let Some((n, loc)) = ranged("min_free_kbytes", 0, INT_MAX, "the sysctl is an int")? {
+        if n >= ram_bytes / 1024 {
+            return Err(loc.err(format!(
+                "vm.min_free_kbytes = {n} KiB leaves no memory to allocate: the machine has \
+                 {} KiB",
+                ram_bytes / 1024
+            )));
+        }
+        vm.min_free_kbytes = Some(n);
+    }
+    if let Some((n, _)) = ranged(
+        "watermark_scale_factor",
+        1,
+        3000,
+        "1/10000 of memory; at most 1000 before 5.17",
+    )? {
+        vm.watermark_scale_factor = n;
+    }
+    // dirty_bytes and dirty_ratio are one setting in two units: writing one zeroes the
+    // other (dirty_bytes_handler, dirty_ratio_handler), so a table sets at most one.
+    let bytes_key = |key: &str, ratio_key: &str, min: u64| -> Result<Option<u64>, ScenarioError> {
+        let Some((n, loc)) = v.opt(key, |i, l| want_size(i, l, Some(ram_bytes)))? else {
+            return Ok(None);
+        };
+        if v.opt(ratio_key, want_u64)?.is_some() {
+            return Err(loc.err(format!(
+                "set vm.{ratio_key} or vm.{key}, not both: writing one zeroes the other"
+            )));
+        }
+        if n < min {
+            return Err(loc.err(format!("vm.{key} must be at least {min} bytes, got {n}")));
+        }
+        Ok(Some(n))
+    };
+    // dirty_bytes_min: two pages.
+    if let Some(n) = bytes_key("dirty_bytes", "dirty_ratio", 2 * crate::mm::page::PAGE_SIZE)? {
+        vm.dirty_bytes = n;
+        vm.dirty_ratio = 0;
+    }
+    if let Some(n) = bytes_key("dirty_background_bytes", "dirty_background_ratio", 1)? {
+        vm.dirty_background_bytes = n;
+        vm.dirty_background_ratio = 0;
+    }
+    if let Some((n, _)) = ranged("dirty_expire_centisecs", 0, INT_MAX, "the sysctl is an int")? {
+        vm.dirty_expire_centisecs = n;
+    }
+    if let Some((n, _)) = ranged(
+        "dirty_writeback_centisecs",
+        0,
+        INT_MAX,
         "the sysctl is an int",
     )? {
-        vm.vfs_cache_pressure = n;
+        vm.dirty_writeback_centisecs = n;
+    }
+    if let Some((_, loc)) = v.opt("watermark_scale_factor", want_u64)? {
+        // The sysctl came with the 4.6 rule: on by the scenario's [features], or its kernel.
+        let rule = wsf_rule.or(kernel.map(|k| k >= WATERMARK_SCALE_FACTOR_SINCE));
+        if rule == Some(false) {
+            return Err(loc.err(
+                "vm.watermark_scale_factor exists from kernel 4.6 on (\"mm: scale kswapd \
+                 watermarks in proportion to memory\", the rule `watermark-scale-factor`; \
+                 the distance was min / 4 before), and this scenario's rules are older",
+            ));
+        }
+        if let Some(why) = kernel.and_then(|k| vm.era_error(k)) {
+            return Err(loc.err(why));
+        }
     }
     Ok(vm)
 }
@@ -2561,7 +2708,12 @@ fn read_scenario(ctx: &Ctx<'_>, root_table: &Table) -> Result<Scenario, Scenario
     let features = read_features(&root)?;
     let kernel = read_kernel(&root)?;
     let (policy, mglru) = read_policy(&root, kernel)?;
-    let vm = read_vm(&root, kernel)?;
+    let vm = read_vm(
+        &root,
+        kernel,
+        total_memory_bytes,
+        features.get("watermark-scale-factor").copied(),
+    )?;
     let swap = read_swap(&root, total_memory_bytes)?;
     let cgroup_v1 = read_cgroup_version(&root)?;
     let cgroups = read_cgroups(&root, total_memory_bytes, kernel, cgroup_v1)?;

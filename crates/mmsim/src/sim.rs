@@ -1379,6 +1379,18 @@ impl Sim {
                 features.era
             ));
         }
+        if let Some(why) = sc.vm.era_error(features.era) {
+            return Err(why);
+        }
+        if sc.vm.watermark_scale_factor != crate::mm::page_alloc::WATERMARK_SCALE_FACTOR
+            && !features.watermark_scale_factor
+        {
+            return Err(format!(
+                "vm.watermark_scale_factor = {} needs the rule `watermark-scale-factor` \
+                 (4.6), which this run turns off",
+                sc.vm.watermark_scale_factor
+            ));
+        }
         let nr_nodes = sc.machine.nodes as usize;
         let cpus_per_node = sc.machine.cpus_per_node as usize;
         let pages_per_node = sc.machine.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
@@ -1718,9 +1730,10 @@ impl Sim {
                 KThread::Flusher(d),
             ));
             sim.devices[d].flusher = Some(id);
-            // The periodic writeback timer (dirty_writeback_centisecs).
-            let t = sim.devices[d].writeback_interval_ps;
-            sim.events.push(t, Event::Wake(id as u32));
+            // The periodic writeback timer (dirty_writeback_centisecs; none at 0).
+            if let Some(t) = sim.vm.dirty_writeback_interval_ps() {
+                sim.events.push(t, Event::Wake(id as u32));
+            }
         }
         // zswap's shrink worker (an unbound worker of the zswap-shrink workqueue), asleep
         // until the pool fills, on the last CPU: the kernel runs it on any idle CPU while

@@ -84,7 +84,10 @@
 //! - The /proc/sys/vm tunables (`[vm]`), from a generator of their own: in a fifth of the
 //!   cases a swappiness of 0, 1, 10, 60 or 100 (150 or 200 too from the 6.1 era), dirty
 //!   ratios of 1–60 % each (the background one sometimes at or above the dirty one), a
-//!   vfs_cache_pressure of 0, 50, 100, 200 or 1000.
+//!   vfs_cache_pressure of 0, 50, 100, 200 or 1000; from another generator, in a fifth
+//!   of the cases, vm.watermark_scale_factor (1–3000, in the era's range), min_free_kbytes
+//!   (RAM/1000, /100 or /20), dirty_bytes and dirty_background_bytes (where the ratios
+//!   were not drawn), dirty_expire_centisecs and dirty_writeback_centisecs (0 among them).
 //! - Checks: `mm::check::check_all` every `check_every` steps (sampled: after every step
 //!   would cost O(frames) per step; see `docs/reliability.md` for the figures) and once at
 //!   the end; the pressure files at the end (`psi::check`: full ≤ some, no stall longer
@@ -921,7 +924,11 @@ pub fn generate(seed: u64) -> SwarmCase {
     // background one sometimes at or above the dirty one), a vfs_cache_pressure of 0, 50,
     // 100, 200 or 1000.
     let mut vm_rng = Pcg64::seed_from_u64(seed ^ 0x7379_7363_746c);
+    // The table's lines (one `[vm]` for both generators).
+    let mut vm_lines = String::new();
+    let mut vm_ratios = false;
     if vm_rng.gen_bool(0.2) {
+        vm_ratios = true;
         let mut sw: Vec<u64> = vec![0, 1, 10, 60, 100];
         if era >= crate::scenario::SWAPPINESS_200_SINCE {
             sw.extend([150, 200]);
@@ -931,13 +938,66 @@ pub fn generate(seed: u64) -> SwarmCase {
         let background = vm_rng.gen_range(1..=60u64);
         let pressure = *pick(&mut vm_rng, &[0u64, 50, 100, 200, 1000]);
         let _ = writeln!(
-            t,
-            "\n[vm]\nswappiness = {swappiness}\ndirty_ratio = {dirty}\ndirty_background_ratio = {background}\nvfs_cache_pressure = {pressure}"
+            vm_lines,
+            "swappiness = {swappiness}\ndirty_ratio = {dirty}\ndirty_background_ratio = {background}\nvfs_cache_pressure = {pressure}"
         );
         let _ = write!(
             sum,
             "; vm swappiness {swappiness} dirty {dirty}/{background} % vfs_cache_pressure {pressure}"
         );
+    }
+    // The watermark and writeback sysctls, from a generator of their own: in a fifth of
+    // the cases a watermark_scale_factor of 1–1000 (3000 from 5.17) where the era's rule
+    // is on, in half of those a min_free_kbytes of RAM/1000, /100 or /20, and the dirty
+    // thresholds in bytes (where the ratios were not drawn) and the flusher's period and
+    // expiry, 0 (off, or at once) among them.
+    let mut wm_rng = Pcg64::seed_from_u64(seed ^ 0x766d_5f77_6d61_726b);
+    if wm_rng.gen_bool(0.2) {
+        let mut drawn = Vec::new();
+        let wsf_rule = on
+            .iter()
+            .find(|o| &o[1..] == "watermark-scale-factor")
+            .map(|o| o.starts_with('+'))
+            .unwrap_or(era >= crate::scenario::WATERMARK_SCALE_FACTOR_SINCE);
+        if wsf_rule {
+            let mut choices = vec![1u64, 10, 100, 300, 1000];
+            if era >= crate::scenario::WATERMARK_SCALE_FACTOR_3000_SINCE {
+                choices.push(3000);
+            }
+            drawn.push(format!(
+                "watermark_scale_factor = {}",
+                pick(&mut wm_rng, &choices)
+            ));
+        }
+        if wm_rng.gen_bool(0.5) {
+            let div = *pick(&mut wm_rng, &[1000u64, 100, 20]);
+            drawn.push(format!("min_free_kbytes = {}", (ram >> 10) / div));
+        }
+        if !vm_ratios && wm_rng.gen_bool(0.3) {
+            let b = *pick(&mut wm_rng, &[8192u64, 1 << 20, ram / 10]);
+            drawn.push(format!("dirty_bytes = {b}"));
+        }
+        if !vm_ratios && wm_rng.gen_bool(0.3) {
+            let b = *pick(&mut wm_rng, &[1u64, 256 << 10, ram / 20]);
+            drawn.push(format!("dirty_background_bytes = {b}"));
+        }
+        if wm_rng.gen_bool(0.3) {
+            let e = *pick(&mut wm_rng, &[0u64, 100, 3000]);
+            drawn.push(format!("dirty_expire_centisecs = {e}"));
+        }
+        if wm_rng.gen_bool(0.3) {
+            let w = *pick(&mut wm_rng, &[0u64, 100, 500]);
+            drawn.push(format!("dirty_writeback_centisecs = {w}"));
+        }
+        for d in &drawn {
+            let _ = writeln!(vm_lines, "{d}");
+        }
+        if !drawn.is_empty() {
+            let _ = write!(sum, "; vm {}", drawn.join(", ").replace(" = ", " "));
+        }
+    }
+    if !vm_lines.is_empty() {
+        let _ = write!(t, "\n[vm]\n{vm_lines}");
     }
     t.push_str(&files);
     t.push_str(&tasks);
@@ -1908,6 +1968,20 @@ pub fn run_seed(seed: u64, opts: &SwarmOptions) -> SwarmResult {
             }
             res.summary
                 .push_str(" (no vma_ra_enabled: the era has no VMA swap readahead)");
+        }
+        let d = crate::mm::page_alloc::WATERMARK_SCALE_FACTOR;
+        if sc.vm.watermark_scale_factor != d
+            && (sc.vm.era_error(k).is_some() || !features.watermark_scale_factor)
+        {
+            // --kernel before the drawn watermark_scale_factor (4.6), or its 3000 (5.17).
+            let w = &mut sc.vm.watermark_scale_factor;
+            *w = if features.watermark_scale_factor {
+                (*w).min(1000)
+            } else {
+                d
+            };
+            res.summary
+                .push_str(&format!(" (watermark_scale_factor {w}: the era's range)"));
         }
         if k < crate::scenario::SWAPPINESS_200_SINCE && sc.vm.swappiness > 100 {
             // --kernel older than 5.8's swappiness range: the case runs at 100.

@@ -78,10 +78,6 @@ pub struct BlockDevice {
     pub next_sector: u64,
     /// The flusher kthread of this device's bdi.
     pub flusher: Option<TaskId>,
-    /// dirty_writeback_centisecs (5 s).
-    pub writeback_interval_ps: Ps,
-    /// dirty_expire_centisecs (30 s).
-    pub dirty_expire_ps: Ps,
     /// b_dirty: dirty inodes in the order they were dirtied.
     pub dirty_inodes: Vec<u32>,
     /// When the flusher's periodic timer is due.
@@ -179,8 +175,6 @@ impl BlockDevice {
             transfer_free_ps: 0,
             next_sector: u64::MAX,
             flusher: None,
-            writeback_interval_ps: 5_000_000_000_000,
-            dirty_expire_ps: 30_000_000_000_000,
             dirty_inodes: Vec::new(),
             timer_at_ps: None,
             start_all_before: None,

@@ -153,17 +153,28 @@ impl Sim {
     }
 
     /// domain_dirty_limits: (background, dirty) thresholds of `avail` dirtyable pages by
-    /// vm.dirty_background_ratio and vm.dirty_ratio; a background threshold at or above
-    /// the dirty one is taken as half of it.
-    fn domain_dirty_limits(&self, avail: u64) -> (u64, u64) {
-        let thresh = avail * self.vm.dirty_ratio / 100;
-        let bg = avail * self.vm.dirty_background_ratio / 100;
+    /// vm.dirty_background_ratio and vm.dirty_ratio, or vm.dirty_background_bytes and
+    /// vm.dirty_bytes when set; a background threshold at or above the dirty one is taken
+    /// as half of it. `global_avail`: the global domain's dirtyable pages when this is a
+    /// memcg domain, where a byte setting becomes a ratio of the global domain's memory
+    /// (in 1/PAGE_SIZE units, at most 1) applied to the cgroup's.
+    fn domain_dirty_limits(&self, avail: u64, global_avail: Option<u64>) -> (u64, u64) {
+        let threshold = |bytes: u64, ratio: u64| match global_avail {
+            _ if bytes == 0 => avail * ratio / 100,
+            None => bytes.div_ceil(PAGE_SIZE),
+            Some(g) => bytes.div_ceil(g.max(1)).min(PAGE_SIZE) * avail / PAGE_SIZE,
+        };
+        let thresh = threshold(self.vm.dirty_bytes, self.vm.dirty_ratio);
+        let bg = threshold(
+            self.vm.dirty_background_bytes,
+            self.vm.dirty_background_ratio,
+        );
         (if bg >= thresh { thresh / 2 } else { bg }, thresh)
     }
 
     /// global_dirty_limits: (background, dirty) thresholds in pages.
     pub fn global_dirty_limits(&self) -> (u64, u64) {
-        self.domain_dirty_limits(self.global_dirtyable_memory())
+        self.domain_dirty_limits(self.global_dirtyable_memory(), None)
     }
 
     /// The memcg writeback domain of `memcg` (mem_cgroup_wb_stats + mdtc_calc_avail +
@@ -205,7 +216,7 @@ impl Sim {
         let global_clean = g_avail - g_avail.min(g_dirty);
         let other_clean = global_clean - global_clean.min(clean);
         let avail = filepages + headroom.min(other_clean);
-        let (bg, thresh) = self.domain_dirty_limits(avail);
+        let (bg, thresh) = self.domain_dirty_limits(avail, Some(g_avail));
         (dirty, bg, thresh)
     }
 
@@ -300,7 +311,12 @@ impl Sim {
         let (bg, _) = self.global_dirty_limits();
         let over_bg = self.vmstat.get(VmItem::NrDirty).max(0) as u64 > bg
             || (self.memcgs.len() > 1 && self.memcg_over_bg_thresh());
-        let expire = self.devices[dev].dirty_expire_ps;
+        // The periodic (kupdate) pass writes the inodes dirty longer than
+        // dirty_expire_centisecs; none without the periodic writeback.
+        let expire = self
+            .vm
+            .dirty_writeback_interval_ps()
+            .map(|_| self.vm.dirty_expire_ps());
         let start_all = self.devices[dev].start_all_before;
         let mut budget = MAX_WRITEBACK_PAGES;
         let mut i = 0;
@@ -314,7 +330,8 @@ impl Sim {
                 i += 1; // cleaned earlier in this step
                 continue;
             };
-            let due = now >= when + expire || start_all.is_some_and(|t| when <= t);
+            let due =
+                expire.is_some_and(|e| now >= when + e) || start_all.is_some_and(|t| when <= t);
             if !(over_bg || due) {
                 i += 1;
                 continue;
@@ -360,8 +377,12 @@ impl Sim {
         if did_work && (still_over || self.devices[dev].start_all_before.is_some()) {
             return true; // more to do: stay runnable
         }
-        // Sleep until the periodic timer.
-        let next = self.now() + self.devices[dev].writeback_interval_ps;
+        // Sleep until the periodic timer (or, without one, until kicked).
+        let Some(interval) = self.vm.dirty_writeback_interval_ps() else {
+            self.set_sleeping(tid);
+            return false;
+        };
+        let next = self.now() + interval;
         let due = self.devices[dev].timer_at_ps;
         if due.is_none_or(|d| d <= self.now()) {
             self.devices[dev].timer_at_ps = Some(next);
@@ -951,5 +972,47 @@ impl Sim {
         self.leave(pr);
         self.leave(prev);
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::Sim;
+
+    fn sim() -> Sim {
+        let sc = crate::scenario::load_scenario(
+            "dd-blockfs",
+            &["machine.memory_per_node=64MiB".to_string()],
+        )
+        .expect("valid");
+        Sim::new(
+            &sc,
+            crate::kernel::KernelEra::V6_18.features("patched").unwrap(),
+        )
+        .unwrap()
+    }
+
+    /// domain_dirty_limits of a memcg domain: a byte setting is a share of the global
+    /// domain's dirtyable memory, in 1/PAGE_SIZE units rounded up and at most all of it,
+    /// applied to the cgroup's: 1 MiB of a global 10,000 pages is ceil(1,048,576 /
+    /// 10,000) = 105/4096 — 102 of the cgroup's 4,000 pages (4,000 × 105 / 4,096); 64 MiB
+    /// is more than the global domain, so all of it. The background ratio stays 10 %.
+    #[test]
+    fn byte_settings_are_ratios_in_a_memcg_domain() {
+        let mut s = sim();
+        s.vm.dirty_bytes = 1 << 20;
+        s.vm.dirty_ratio = 0;
+        // The background ratio's 400 pages are above that: half of it.
+        assert_eq!(s.domain_dirty_limits(4000, Some(10_000)), (51, 102));
+        assert_eq!(
+            s.domain_dirty_limits(4000, None),
+            (128, 256),
+            "global: the bytes"
+        );
+        s.vm.dirty_bytes = 64 << 20;
+        assert_eq!(s.domain_dirty_limits(4000, Some(10_000)), (400, 4000));
+        s.vm.dirty_background_bytes = 1 << 20;
+        s.vm.dirty_background_ratio = 0;
+        assert_eq!(s.domain_dirty_limits(4000, Some(10_000)).0, 102);
     }
 }

@@ -73,26 +73,54 @@ pub fn int_sqrt(x: u64) -> u64 {
 /// the zone's memory.
 pub const WATERMARK_SCALE_FACTOR: u64 = 10;
 
-/// The zone watermarks of nodes of `present` pages each at boot, pages per node
-/// (calculate_min_free_kbytes, then __setup_per_zone_wmarks; one zone per node):
-/// min_free_kbytes = sqrt(16 × lowmem kB) clamped to [128, 65536] — [128, 262144] from
-/// v5.7 (`big_min`, "mm/page_alloc: increase default min_free_kbytes bound") — and split
-/// across the zones by size; low = min + d and high = min + 2d, where the distance d is
-/// min / 4 (v4.2), and from v4.6 (`scale_factor`, "mm: scale kswapd watermarks in
-/// proportion to memory") the larger of min / 4 and watermark_scale_factor/10000 of the
-/// zone's pages.
-pub fn boot_watermarks(present: &[u64], scale_factor: bool, big_min: bool) -> Vec<Watermarks> {
+/// The rules and settings the zone watermarks follow (`boot_watermarks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatermarkRules {
+    /// v4.6's `watermark-scale-factor`: the distance is at least watermark_scale_factor /
+    /// 10,000 of the node's pages (else min / 4 alone).
+    pub scale_factor: bool,
+    /// v5.7's `min-free-kbytes-256m`: the default min_free_kbytes may reach 256 MiB.
+    pub big_min: bool,
+    /// vm.min_free_kbytes as set (None: calculate_min_free_kbytes's default).
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor.
+    pub watermark_scale_factor: u64,
+}
+
+impl WatermarkRules {
+    /// An era's rules with the sysctls at their defaults.
+    pub fn defaults(scale_factor: bool, big_min: bool) -> WatermarkRules {
+        WatermarkRules {
+            scale_factor,
+            big_min,
+            min_free_kbytes: None,
+            watermark_scale_factor: WATERMARK_SCALE_FACTOR,
+        }
+    }
+}
+
+/// The zone watermarks of nodes of `present` pages each, pages per node
+/// (calculate_min_free_kbytes at boot, or vm.min_free_kbytes as written; then
+/// __setup_per_zone_wmarks; one zone per node): min_free_kbytes = sqrt(16 × lowmem kB)
+/// clamped to [128, 65536] — [128, 262144] from v5.7 (`big_min`, "mm/page_alloc: increase
+/// default min_free_kbytes bound") — unless set, and split across the zones by size;
+/// low = min + d and high = min + 2d, where the distance d is min / 4 (v4.2), and from
+/// v4.6 (`scale_factor`, "mm: scale kswapd watermarks in proportion to memory") the
+/// larger of min / 4 and watermark_scale_factor/10000 of the zone's pages.
+pub fn boot_watermarks(present: &[u64], rules: WatermarkRules) -> Vec<Watermarks> {
     let total_pages: u64 = present.iter().sum();
     let lowmem_kb = total_pages * 4;
-    let max_kb = if big_min { 262_144 } else { 65_536 };
-    let min_free_kbytes = int_sqrt(lowmem_kb * 16).clamp(128, max_kb);
+    let max_kb = if rules.big_min { 262_144 } else { 65_536 };
+    let min_free_kbytes = rules
+        .min_free_kbytes
+        .unwrap_or_else(|| int_sqrt(lowmem_kb * 16).clamp(128, max_kb));
     let min_pages_total = min_free_kbytes / 4;
     present
         .iter()
         .map(|&pages| {
             let min = min_pages_total * pages / total_pages.max(1);
-            let d = if scale_factor {
-                (min / 4).max(pages * WATERMARK_SCALE_FACTOR / 10_000)
+            let d = if rules.scale_factor {
+                (min / 4).max(pages * rules.watermark_scale_factor / 10_000)
             } else {
                 min / 4
             };
@@ -128,8 +156,9 @@ impl Sim {
             .collect();
     }
 
-    /// init_per_zone_wmark_min at boot: [`boot_watermarks`] of the nodes, with the era's
-    /// rules (`watermark-scale-factor`, `min-free-kbytes-256m`).
+    /// init_per_zone_wmark_min at boot, then the `[vm]` sysctls as written after it:
+    /// [`boot_watermarks`] of the nodes, with the era's rules (`watermark-scale-factor`,
+    /// `min-free-kbytes-256m`).
     pub fn setup_per_zone_wmarks(&mut self) {
         let present: Vec<u64> = self
             .nodes
@@ -138,8 +167,14 @@ impl Sim {
             .collect();
         let marks = boot_watermarks(
             &present,
-            self.features.watermark_scale_factor,
-            self.features.min_free_kbytes_256m,
+            WatermarkRules {
+                min_free_kbytes: self.vm.min_free_kbytes,
+                watermark_scale_factor: self.vm.watermark_scale_factor,
+                ..WatermarkRules::defaults(
+                    self.features.watermark_scale_factor,
+                    self.features.min_free_kbytes_256m,
+                )
+            },
         );
         for (n, w) in self.nodes.iter_mut().zip(marks) {
             n.watermark = w;
@@ -457,7 +492,7 @@ mod tests {
     #[test]
     fn boot_watermarks_follow_the_eras_formulas() {
         let w = |p: &[u64], s, b| {
-            boot_watermarks(p, s, b)
+            boot_watermarks(p, WatermarkRules::defaults(s, b))
                 .iter()
                 .map(|w| (w.min, w.low, w.high))
                 .collect::<Vec<_>>()

@@ -44,6 +44,25 @@ pub struct MachineView {
     pub memory_per_node_bytes: u64,
 }
 
+/// The `vm` object's watermark settings (absent when the run kept the defaults).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct VmView {
+    /// vm.min_free_kbytes as set (None: the kernel's default).
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor.
+    pub watermark_scale_factor: u64,
+}
+
+impl Default for VmView {
+    fn default() -> Self {
+        VmView {
+            min_free_kbytes: None,
+            watermark_scale_factor: crate::mm::page_alloc::WATERMARK_SCALE_FACTOR,
+        }
+    }
+}
+
 /// One block device's IO over a run (`devices[]`).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -425,6 +444,8 @@ pub struct RunDoc {
     pub features: BTreeMap<String, bool>,
     /// The machine.
     pub machine: MachineView,
+    /// The `[vm]` sysctls that move the watermarks (absent: the defaults).
+    pub vm: VmView,
     /// How the run ended (`"Completed"` or an object naming the failure).
     pub end: serde_json::Value,
     /// Virtual time from start to the last user task's exit, ns.

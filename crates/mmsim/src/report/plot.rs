@@ -169,12 +169,14 @@ pub fn context(docs: &[RunDoc], names: &[String]) -> String {
 }
 
 /// The zone watermarks of a machine, summed over its nodes, pages: `[min, low, high]` as
-/// the simulator sets them at boot (`page_alloc::boot_watermarks`, with the run's
-/// `watermark-scale-factor` and `min-free-kbytes-256m`; a report without them has the
-/// rules off). `None` for a document without a machine.
+/// the simulator sets them (`page_alloc::boot_watermarks`, with the run's
+/// `watermark-scale-factor` and `min-free-kbytes-256m` — a report without them has the
+/// rules off — and its vm.min_free_kbytes and vm.watermark_scale_factor). `None` for a
+/// document without a machine.
 pub fn watermarks(
     m: &super::load::MachineView,
     features: &std::collections::BTreeMap<String, bool>,
+    vm: &super::load::VmView,
 ) -> Option<[u64; 3]> {
     let per_node = m.memory_per_node_bytes / crate::mm::page::PAGE_SIZE;
     per_node.checked_mul(m.nodes).filter(|t| *t > 0)?;
@@ -182,8 +184,14 @@ pub fn watermarks(
     let nodes = vec![per_node; m.nodes as usize];
     let marks = crate::mm::page_alloc::boot_watermarks(
         &nodes,
-        on("watermark-scale-factor"),
-        on("min-free-kbytes-256m"),
+        crate::mm::page_alloc::WatermarkRules {
+            min_free_kbytes: vm.min_free_kbytes,
+            watermark_scale_factor: vm.watermark_scale_factor,
+            ..crate::mm::page_alloc::WatermarkRules::defaults(
+                on("watermark-scale-factor"),
+                on("min-free-kbytes-256m"),
+            )
+        },
     );
     let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| marks.iter().map(f).sum::<u64>();
     Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)])
@@ -234,7 +242,7 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             // of one scenario; a run on another machine has its own).
             let mut seen: Vec<[u64; 3]> = Vec::new();
             for d in docs {
-                if let Some(w) = watermarks(&d.machine, &d.features) {
+                if let Some(w) = watermarks(&d.machine, &d.features, &d.vm) {
                     if !seen.contains(&w) {
                         seen.push(w);
                     }
@@ -866,15 +874,29 @@ mod tests {
                 .iter()
                 .map(|k| (k.to_string(), features.get(k).unwrap()))
                 .collect();
-            for (mem, nodes) in [("64MiB", 1), ("1GiB", 2), ("16MiB", 1), ("2GiB", 1)] {
-                let sc = crate::scenario::load_scenario(
-                    "dd-tmpfs",
-                    &[
-                        format!("machine.memory_per_node={mem}"),
-                        format!("machine.nodes={nodes}"),
-                    ],
-                )
-                .unwrap();
+            // The sysctls (4.6's watermark_scale_factor only where it exists).
+            let vm_sets: &[&[&str]] = if era >= crate::scenario::WATERMARK_SCALE_FACTOR_SINCE {
+                &[
+                    &[],
+                    &["vm.min_free_kbytes=2048", "vm.watermark_scale_factor=300"],
+                ]
+            } else {
+                &[&[], &["vm.min_free_kbytes=2048"]]
+            };
+            for ((mem, nodes), vm_set) in [("64MiB", 1), ("1GiB", 2), ("16MiB", 1), ("2GiB", 1)]
+                .into_iter()
+                .flat_map(|m| vm_sets.iter().map(move |v| (m, *v)))
+            {
+                let mut sets = vec![
+                    format!("machine.memory_per_node={mem}"),
+                    format!("machine.nodes={nodes}"),
+                ];
+                sets.extend(vm_set.iter().map(|s| s.to_string()));
+                let sc = crate::scenario::load_scenario("dd-tmpfs", &sets).unwrap();
+                let vm = super::super::load::VmView {
+                    min_free_kbytes: sc.vm.min_free_kbytes,
+                    watermark_scale_factor: sc.vm.watermark_scale_factor,
+                };
                 let sim = crate::sim::Sim::new(&sc, features.clone()).unwrap();
                 let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| {
                     sim.nodes.iter().map(|n| f(&n.watermark)).sum::<u64>()
@@ -885,9 +907,9 @@ mod tests {
                     memory_per_node_bytes: sc.machine.memory_per_node_bytes,
                 };
                 assert_eq!(
-                    watermarks(&m, &map),
+                    watermarks(&m, &map, &vm),
                     Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)]),
-                    "{era:?} {mem} x {nodes}"
+                    "{era:?} {mem} x {nodes} {vm_set:?}"
                 );
             }
         }

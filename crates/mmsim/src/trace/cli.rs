@@ -325,6 +325,11 @@ pub fn build_scenario(a: &ReplayArgs, p: ReplayPoint) -> Result<Scenario, String
     if let Some(v) = a.cgroup_version {
         sets.insert(0, format!("cgroup_version={v}"));
     }
+    // --kernel is the scenario's kernel too, so its era checks (vm.swappiness above 100,
+    // the cgroup files of later releases) are the run's.
+    if let Some(k) = a.kernel.as_deref().and_then(|v| KernelEra::parse(v).ok()) {
+        sets.insert(0, format!("kernel={k}"));
+    }
     let (text, source) = match &a.scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -259,3 +259,302 @@ fn vfs_cache_pressure_scales_what_the_superblock_shrinker_scans() {
         m.check();
     }
 }
+
+#[test]
+fn watermark_and_writeback_sysctls_parse_as_the_kernel_takes_them() {
+    let sc = parse(&with_vm(
+        "min_free_kbytes = 4096\nwatermark_scale_factor = 3000\ndirty_bytes = \"1MiB\"\n\
+         dirty_background_bytes = 65536\ndirty_expire_centisecs = 0\n\
+         dirty_writeback_centisecs = 0",
+    ))
+    .expect("valid");
+    let v = sc.vm;
+    assert_eq!(v.min_free_kbytes, Some(4096));
+    assert_eq!(v.watermark_scale_factor, 3000);
+    // Writing dirty_bytes zeroes dirty_ratio (and the background pair likewise).
+    assert_eq!((v.dirty_bytes, v.dirty_ratio), (1 << 20, 0));
+    assert_eq!(
+        (v.dirty_background_bytes, v.dirty_background_ratio),
+        (65536, 0)
+    );
+    assert_eq!(
+        (v.dirty_expire_centisecs, v.dirty_writeback_centisecs),
+        (0, 0)
+    );
+    assert_eq!(
+        v.dirty_writeback_interval_ps(),
+        None,
+        "0 turns the periodic flush off"
+    );
+    let d = VmSysctl::default();
+    assert_eq!(d.min_free_kbytes, None);
+    assert_eq!(
+        (
+            d.watermark_scale_factor,
+            d.dirty_bytes,
+            d.dirty_background_bytes
+        ),
+        (10, 0, 0)
+    );
+    assert_eq!(d.dirty_writeback_interval_ps(), Some(5_000_000_000_000));
+    assert_eq!(d.dirty_expire_ps(), 30_000_000_000_000);
+}
+
+#[test]
+fn bad_watermark_and_writeback_sysctls_name_the_file_line_and_field() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "watermark_scale_factor = 0",
+            "vm.watermark_scale_factor",
+            "between 1 and 3000",
+        ),
+        (
+            "watermark_scale_factor = 3001",
+            "vm.watermark_scale_factor",
+            "between 1 and 3000",
+        ),
+        (
+            "min_free_kbytes = 65536",
+            "vm.min_free_kbytes",
+            "the machine has 65536 KiB",
+        ),
+        (
+            "min_free_kbytes = 3000000000",
+            "vm.min_free_kbytes",
+            "between 0 and 2147483647",
+        ),
+        (
+            "dirty_bytes = 4096",
+            "vm.dirty_bytes",
+            "at least 8192 bytes",
+        ),
+        (
+            "dirty_background_bytes = 0",
+            "vm.dirty_background_bytes",
+            "at least 1 bytes",
+        ),
+        ("dirty_bytes = \"lots\"", "vm.dirty_bytes", "invalid size"),
+        (
+            "dirty_ratio = 10\ndirty_bytes = \"1MiB\"",
+            "vm.dirty_bytes",
+            "not both",
+        ),
+        (
+            "dirty_background_bytes = \"1MiB\"\ndirty_background_ratio = 5",
+            "vm.dirty_background_bytes",
+            "not both",
+        ),
+        (
+            "dirty_expire_centisecs = -1",
+            "vm.dirty_expire_centisecs",
+            "",
+        ),
+    ];
+    for (body, field, msg) in cases {
+        let err = parse(&with_vm(body)).expect_err(body);
+        assert_eq!(err.file, "t.toml", "{err}");
+        assert!(matches!(err.line, Some(14) | Some(15)), "{body}: {err}");
+        assert_eq!(err.field, *field, "{body}: {err}");
+        assert!(err.message.contains(msg), "{body}: {err}");
+    }
+}
+
+/// vm.watermark_scale_factor came in 4.6 with a maximum of 1000, raised to 3000 in 5.17:
+/// a scenario naming an older kernel is refused at its line, a run on older rules (or with
+/// the rule turned off) when it starts.
+#[test]
+fn watermark_scale_factor_follows_the_kernels_range() {
+    let on = |k: &str, wsf: u64| {
+        parse(&with_vm(&format!("watermark_scale_factor = {wsf}")).replace("\"6.18\"", k))
+    };
+    let err = on("\"4.4\"", 20).expect_err("4.4 has no such sysctl");
+    assert_eq!(
+        (err.line, err.field.as_str()),
+        (Some(14), "vm.watermark_scale_factor")
+    );
+    assert!(err.message.contains("from kernel 4.6"), "{err}");
+    // Unless the scenario turns the 4.6 rule on (and off on a later kernel).
+    let ruled = |k: &str, rule: bool| {
+        parse(
+            &with_vm("watermark_scale_factor = 20")
+                .replace("\"6.18\"", k)
+                .replace(
+                    "\n[machine]",
+                    &format!("\n[features]\nwatermark-scale-factor = {rule}\n\n[machine]"),
+                ),
+        )
+    };
+    ruled("\"4.4\"", true).expect("the rule on");
+    let err = ruled("\"6.18\"", false).expect_err("the rule off");
+    assert_eq!(err.field, "vm.watermark_scale_factor", "{err}");
+    let err = on("\"5.4\"", 2000).expect_err("5.4 stops at 1000");
+    assert!(
+        err.message.contains("at most 1000 before kernel 5.17"),
+        "{err}"
+    );
+    on("\"5.4\"", 1000).expect("5.4 takes 1000");
+    on("\"5.17\"", 3000).expect("5.17 takes 3000");
+    on("\"4.4\"", 10).expect_err("no such sysctl on 4.4, whatever the value");
+    let sc = on("\"6.18\"", 2000).expect("valid");
+    let start = |f: mmsim::sim::Features| mmsim::sim::Sim::new(&sc, f).err();
+    let err = start(KernelEra::V4_14.features("patched").expect("preset")).expect("4.14");
+    assert!(err.contains("at most 1000 before kernel 5.17"), "{err}");
+    let mut f = KernelEra::V6_18.features("patched").expect("preset");
+    assert!(f.set("watermark-scale-factor", false), "a rule");
+    let err = start(f).expect("the rule off");
+    assert!(
+        err.contains("needs the rule `watermark-scale-factor`"),
+        "{err}"
+    );
+    assert!(start(KernelEra::V6_18.features("patched").expect("preset")).is_none());
+}
+
+/// __setup_per_zone_wmarks with the sysctls as written. Hand-derived for 64 MiB (16,384
+/// pages): min_free_kbytes 8,192 is a min watermark of 2,048 pages; the distance is the
+/// larger of min / 4 = 512 and watermark_scale_factor / 10,000 of the pages — 327 at 200,
+/// 1,638 at 1,000. The default min_free_kbytes is sqrt(65,536 × 16) = 1,024 KiB (256
+/// pages), distance 64.
+#[test]
+fn min_free_kbytes_and_watermark_scale_factor_set_the_watermarks() {
+    let marks = |body: &str| {
+        let sc = parse(&with_vm(body)).expect("valid");
+        let sim = mmsim::sim::Sim::new(&sc, KernelEra::V6_18.features("patched").expect("p"))
+            .expect("starts");
+        let w = sim.nodes[0].watermark;
+        (w.min, w.low, w.high)
+    };
+    assert_eq!(marks("swappiness = 60"), (256, 320, 384));
+    assert_eq!(marks("min_free_kbytes = 8192"), (2048, 2560, 3072));
+    assert_eq!(
+        marks("min_free_kbytes = 8192\nwatermark_scale_factor = 200"),
+        (2048, 2560, 3072)
+    );
+    assert_eq!(
+        marks("min_free_kbytes = 8192\nwatermark_scale_factor = 1000"),
+        (2048, 3686, 5324)
+    );
+    assert_eq!(marks("watermark_scale_factor = 1000"), (256, 1894, 3532));
+    assert_eq!(marks("min_free_kbytes = 0"), (0, 16, 32));
+}
+
+/// stream-read at 64 MiB on 6.18's rules: kswapd wakes at the low watermark and reclaims
+/// to the high one, so a wider distance (watermark_scale_factor 300: 491 pages instead of
+/// 64) means fewer, longer kswapd runs and more memory left free.
+#[test]
+fn a_larger_watermark_scale_factor_wakes_kswapd_less_and_keeps_more_free() {
+    let run = |wsf: u64| {
+        let sets = [
+            "kernel=6.18".to_string(),
+            "machine.memory_per_node=64MiB".to_string(),
+            format!("vm.watermark_scale_factor={wsf}"),
+        ];
+        let sc = mmsim::scenario::load_scenario("stream-read", &sets).expect("valid");
+        let r = common::run_sc(
+            &sc,
+            KernelEra::V6_18.features("patched").expect("p"),
+            false,
+            50_000_000,
+        );
+        assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
+        r
+    };
+    let (narrow, wide) = (run(10), run(300));
+    let v = |r: &RunReport, k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+    assert!(
+        v(&wide, "pageoutrun") * 3 < v(&narrow, "pageoutrun"),
+        "kswapd runs: {} at 300, {} at 10",
+        v(&wide, "pageoutrun"),
+        v(&narrow, "pageoutrun")
+    );
+    assert!(
+        v(&wide, "nr_free_pages") > v(&narrow, "nr_free_pages") + 300,
+        "free at the end: {} at 300, {} at 10",
+        v(&wide, "nr_free_pages"),
+        v(&narrow, "nr_free_pages")
+    );
+}
+
+/// domain_dirty_limits with byte settings: the thresholds are the bytes in pages, rounded
+/// up, whatever the dirtyable memory; a background one at or above the dirty one is half.
+#[test]
+fn dirty_bytes_set_the_writeback_thresholds_in_pages() {
+    let mut m = machine();
+    m.sim.vm.dirty_bytes = (1 << 20) + 1;
+    m.sim.vm.dirty_ratio = 0;
+    m.sim.vm.dirty_background_bytes = 512 << 10;
+    m.sim.vm.dirty_background_ratio = 0;
+    assert_eq!(m.sim.global_dirty_limits(), (128, 257));
+    m.sim.vm.dirty_background_bytes = 2 << 20;
+    assert_eq!(
+        m.sim.global_dirty_limits(),
+        (128, 257),
+        "background ≥ dirty: half"
+    );
+    // Bytes for one, a ratio for the other.
+    m.sim.vm.dirty_background_bytes = 0;
+    m.sim.vm.dirty_background_ratio = 1;
+    let dirtyable = (m.sim.vmstat.get(VmItem::NrFreePages)
+        + m.sim.vmstat.get(VmItem::NrInactiveFile)
+        + m.sim.vmstat.get(VmItem::NrActiveFile)) as u64;
+    assert_eq!(m.sim.global_dirty_limits(), (dirtyable / 100, 257));
+}
+
+/// 1 MiB written through `pwrite` (an MSR trace of 64 writes of 16 KiB, below every
+/// threshold), then the run lasts until `until`: the flusher's periodic pass writes an
+/// inode dirty longer than dirty_expire_centisecs at its next wake-up (every
+/// dirty_writeback_centisecs); without the periodic pass (0) nothing writes it.
+fn small_write(vm: &str, until: &str) -> RunReport {
+    let dir = std::env::temp_dir().join(format!("mmsim-vm-writeback-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let trace = dir.join("w.csv");
+    let text: String = (0..64)
+        .map(|i| format!("{},h,0,Write,{},16384,0\n", 1000 + i, i * 16384))
+        .collect();
+    std::fs::write(&trace, text).expect("trace");
+    let text = format!(
+        "name = \"t\"\nkernel = \"6.18\"\n\n[machine]\ncpus_per_node = 2\n\
+         memory_per_node = \"64MiB\"\n\n[[devices]]\nname = \"sda\"\npreset = \"ssd\"\n\
+         size = \"1GiB\"\n\n[[filesystems]]\nmount = \"/mnt\"\ntype = \"blockfs\"\n\
+         device = \"sda\"\n\n[vm]\n{vm}\n\n[[tasks]]\nname = \"w\"\nprogram = \"replay\"\n\
+         trace = \"{}\"\nformat = \"msr\"\n\n[[tasks]]\nname = \"late\"\nprogram = \"anon\"\n\
+         size = \"4KiB\"\nstart = \"{until}\"\n",
+        trace.display()
+    );
+    let sc = parse(&text).expect("valid");
+    let r = common::run_sc(
+        &sc,
+        KernelEra::V6_18.features("patched").expect("p"),
+        false,
+        50_000_000,
+    );
+    assert_eq!(r.end, mmsim::sim::RunEnd::Completed, "{:?}", r.end);
+    r
+}
+
+#[test]
+fn the_periodic_flush_follows_dirty_expire_and_dirty_writeback_centisecs() {
+    // (dirty pages, pages written) at the end: the 256 written pages and the file's
+    // inode-table block are either all dirty or all written.
+    let state = |vm: &str, until: &str| {
+        let r = small_write(vm, until);
+        let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+        (v("nr_dirty"), v("nr_written"))
+    };
+    let (still_dirty, written) = ((257, 0), (0, 257));
+    // The defaults: dirty at 8 s (younger than 30 s), written by 40 s.
+    assert_eq!(state("swappiness = 60", "8s"), still_dirty);
+    assert_eq!(state("swappiness = 60", "40s"), written);
+    // Expired after 1 s: written at the 5 s wake-up.
+    assert_eq!(state("dirty_expire_centisecs = 100", "8s"), written);
+    // Waking every second, expired after 1 s: written before 3 s.
+    assert_eq!(
+        state(
+            "dirty_expire_centisecs = 100\ndirty_writeback_centisecs = 100",
+            "3s"
+        ),
+        written
+    );
+    assert_eq!(state("dirty_expire_centisecs = 100", "3s"), still_dirty);
+    // No periodic writeback: still dirty at 40 s.
+    assert_eq!(state("dirty_writeback_centisecs = 0", "40s"), still_dirty);
+}

@@ -888,6 +888,7 @@ mod tests {
                 .flat_map(|m| vm_sets.iter().map(move |v| (m, *v)))
             {
                 let mut sets = vec![
+                    format!("kernel={era}"),
                     format!("machine.memory_per_node={mem}"),
                     format!("machine.nodes={nodes}"),
                 ];

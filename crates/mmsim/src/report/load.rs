@@ -44,7 +44,8 @@ pub struct MachineView {
     pub memory_per_node_bytes: u64,
 }
 
-/// The `vm` object's watermark settings (absent when the run kept the defaults).
+/// The `vm` object (absent when the run kept the kernel's defaults): the watermark
+/// settings by name, the other sysctls as they are.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct VmView {
@@ -52,6 +53,9 @@ pub struct VmView {
     pub min_free_kbytes: Option<u64>,
     /// vm.watermark_scale_factor.
     pub watermark_scale_factor: u64,
+    /// The other sysctls.
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for VmView {
@@ -59,7 +63,28 @@ impl Default for VmView {
         VmView {
             min_free_kbytes: None,
             watermark_scale_factor: crate::mm::page_alloc::WATERMARK_SCALE_FACTOR,
+            rest: BTreeMap::new(),
         }
+    }
+}
+
+impl VmView {
+    /// The sysctls set to other than the kernel's defaults, `name value`, by name.
+    pub fn changed(&self) -> Vec<String> {
+        let default =
+            serde_json::to_value(crate::scenario::VmSysctl::default()).expect("plain fields");
+        let mut all = self.rest.clone();
+        if let Some(k) = self.min_free_kbytes {
+            all.insert("min_free_kbytes".into(), k.into());
+        }
+        all.insert(
+            "watermark_scale_factor".into(),
+            self.watermark_scale_factor.into(),
+        );
+        all.iter()
+            .filter(|(k, v)| default.get(k.as_str()) != Some(*v))
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect()
     }
 }
 

@@ -897,6 +897,7 @@ mod tests {
                 let vm = super::super::load::VmView {
                     min_free_kbytes: sc.vm.min_free_kbytes,
                     watermark_scale_factor: sc.vm.watermark_scale_factor,
+                    ..Default::default()
                 };
                 let sim = crate::sim::Sim::new(&sc, features.clone()).unwrap();
                 let sum = |f: fn(&crate::mm::node::Watermarks) -> u64| {

@@ -945,8 +945,8 @@ fn kernel_desc(d: &RunDoc) -> String {
     }
 }
 
-/// One line per run: name, file, kernel, features on, machine, seed, cgroups, and how it
-/// ended if not done.
+/// One line per run: name, file, kernel, features on, machine, seed, cgroups, the `[vm]`
+/// sysctls set, and how it ended if not done.
 pub fn header(docs: &[RunDoc], names: &[String]) -> String {
     let mut scenarios: Vec<&str> = Vec::new();
     for d in docs {
@@ -1014,6 +1014,10 @@ pub fn header(docs: &[RunDoc], names: &[String]) -> String {
             .collect();
         if !cgroups.is_empty() {
             out.push_str(&format!(", cgroups {}", cgroups.join(",")));
+        }
+        let vm = d.vm.changed();
+        if !vm.is_empty() {
+            out.push_str(&format!(", vm {}", vm.join(", ")));
         }
         if !d.completed() {
             out.push_str(&format!("  (did not complete: {})", d.end));
@@ -1223,6 +1227,30 @@ mod tests {
             parse_run(&a.to_string(), Path::new("/x/a.json")).unwrap(),
             parse_run(&b.to_string(), Path::new("/x/b.json")).unwrap(),
         ]
+    }
+
+    /// A run's `[vm]` sysctls that differ from the kernel's defaults are on its header
+    /// line (the report's `vm` object lists them all, defaults included).
+    #[test]
+    fn the_header_names_the_vm_sysctls_a_run_set() {
+        let mut d = docs();
+        let mut vm = serde_json::to_value(crate::scenario::VmSysctl::default()).unwrap();
+        vm["watermark_scale_factor"] = serde_json::json!(300);
+        vm["dirty_bytes"] = serde_json::json!(1_048_576);
+        vm["dirty_ratio"] = serde_json::json!(0);
+        vm["min_free_kbytes"] = serde_json::json!(8192);
+        d[1].vm = serde_json::from_value(vm).unwrap();
+        let h = header(&d, &["a".into(), "b".into()]);
+        let lines: Vec<&str> = h.lines().collect();
+        assert!(!lines[1].contains("vm "), "{h}");
+        assert!(
+            lines[2].ends_with(
+                ", vm dirty_bytes 1048576, dirty_ratio 0, min_free_kbytes 8192, \
+                 watermark_scale_factor 300"
+            ),
+            "{h}"
+        );
+        assert_eq!(d[1].vm.watermark_scale_factor, 300, "the watermarks' view");
     }
 
     fn row<'a>(t: &'a CompareTable, stat: &str, name: &str) -> &'a CompareRow {

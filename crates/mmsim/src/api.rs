@@ -169,6 +169,10 @@ pub fn prepare(sc: &ScenarioText, req: &RunRequest) -> Result<PreparedRun, ApiEr
     if let Some(s) = req.seed {
         sets.push(format!("seed={s}"));
     }
+    // --kernel is the scenario's kernel too, so its era checks are the run's.
+    if let Some(k) = kernel {
+        sets.insert(0, format!("kernel={k}"));
+    }
     let scenario = parse_scenario(&sc.text, &sc.source, &sets)?;
     let max_mem = req
         .max_host_mem
@@ -391,5 +395,21 @@ mod tests {
             ..Default::default()
         });
         assert!(e.contains("machine.nope"), "{e}");
+    }
+
+    /// A value only a later kernel takes is checked against `kernel`, not the scenario's
+    /// own (dd-tmpfs names 4.2: swappiness 150 needs 5.8).
+    #[test]
+    fn the_requested_kernel_is_the_scenarios_for_its_checks() {
+        let sc = scenario_text("dd-tmpfs").unwrap();
+        let req = |kernel: Option<&str>| RunRequest {
+            kernel: kernel.map(String::from),
+            sets: vec!["vm.swappiness=150".into()],
+            ..Default::default()
+        };
+        let e = prepare(&sc, &req(None)).unwrap_err().to_string();
+        assert!(e.contains("from kernel 5.8"), "{e}");
+        let p = prepare(&sc, &req(Some("6.18"))).expect("6.18 takes 150");
+        assert_eq!(p.scenario.vm.swappiness, 150);
     }
 }

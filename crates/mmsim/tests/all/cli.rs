@@ -791,3 +791,23 @@ size = "8MiB"
         psi.join("\n")
     );
 }
+
+/// `--kernel` is the scenario's kernel for its checks: dd-tmpfs names 4.2, whose
+/// swappiness stops at 100, but a run on 6.18's rules takes 150 (and the JSON says so).
+#[test]
+fn kernel_flag_decides_the_scenarios_era_checks() {
+    expect_usage_error(
+        &[
+            "run",
+            "dd-tmpfs",
+            "--set",
+            SMALL,
+            "--set",
+            "vm.swappiness=150",
+        ],
+        &["vm.swappiness", "from kernel 5.8"],
+    );
+    let (_, v) = run_json(&["--kernel", "6.18", "--set", "vm.swappiness=150"]);
+    assert_eq!(v["kernel"], "6.18");
+    assert_eq!(v["vm"]["swappiness"], 150);
+}

@@ -355,10 +355,34 @@ impl VmSysctl {
         self.dirty_expire_centisecs * CENTISEC_PS
     }
 
-    /// Why kernel `era` does not take these settings (the sysctl's range smaller), None
-    /// when it does. Checked for the scenario's kernel when it names one, and for the
-    /// run's in `Sim::new` (which also refuses a watermark_scale_factor where the
-    /// `watermark-scale-factor` rule, the 4.6 change that added the sysctl, is off).
+    /// Why a run on `features`' rules cannot take these settings (`Sim::new`): swappiness
+    /// above 100 before 5.8 (the era decides, as the sysctl's range does: without
+    /// `lru-cost-balance` get_scan_count's old arithmetic takes up to 200 too), a
+    /// watermark_scale_factor without the `watermark-scale-factor` rule (the 4.6 change
+    /// that added the sysctl), or above its era's range ([`VmSysctl::era_error`]).
+    pub fn run_error(&self, features: &crate::sim::Features) -> Option<String> {
+        let era = features.era;
+        if self.swappiness > 100 && era < SWAPPINESS_200_SINCE {
+            return Some(format!(
+                "vm.swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); this run \
+                 follows {era}",
+                self.swappiness
+            ));
+        }
+        let wsf = self.watermark_scale_factor;
+        if wsf != crate::mm::page_alloc::WATERMARK_SCALE_FACTOR && !features.watermark_scale_factor
+        {
+            return Some(format!(
+                "vm.watermark_scale_factor = {wsf} needs the rule `watermark-scale-factor` \
+                 (4.6), which this run turns off"
+            ));
+        }
+        self.era_error(era)
+    }
+
+    /// Why kernel `era` does not take the watermark_scale_factor set (above 1000 before
+    /// 5.17), None when it does: for the scenario's kernel when it names one, and for the
+    /// run's in [`VmSysctl::run_error`].
     pub fn era_error(&self, era: crate::kernel::KernelEra) -> Option<String> {
         let wsf = self.watermark_scale_factor;
         (wsf > 1000 && era < WATERMARK_SCALE_FACTOR_3000_SINCE).then(|| {

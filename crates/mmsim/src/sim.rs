@@ -1356,14 +1356,8 @@ impl Sim {
     pub fn new(sc: &Scenario, features: Features) -> Result<Sim, String> {
         let costs = CostTable::by_name(&sc.machine.cost_profile)
             .ok_or_else(|| format!("unknown cost profile `{}`", sc.machine.cost_profile))?;
-        if sc.vm.swappiness > 100 && features.era < crate::scenario::SWAPPINESS_200_SINCE {
-            // The era decides, as the sysctl's range does (without `lru-cost-balance`
-            // get_scan_count's old arithmetic takes up to 200 too).
-            return Err(format!(
-                "vm.swappiness = {} needs kernel 5.8 or later (0 ..= 100 before); this run \
-                 follows {}",
-                sc.vm.swappiness, features.era
-            ));
+        if let Some(why) = sc.vm.run_error(&features) {
+            return Err(why);
         }
         if let Some(c) = sc
             .cgroups
@@ -1377,18 +1371,6 @@ impl Sim {
                 c.name,
                 c.swappiness.unwrap_or(0),
                 features.era
-            ));
-        }
-        if let Some(why) = sc.vm.era_error(features.era) {
-            return Err(why);
-        }
-        if sc.vm.watermark_scale_factor != crate::mm::page_alloc::WATERMARK_SCALE_FACTOR
-            && !features.watermark_scale_factor
-        {
-            return Err(format!(
-                "vm.watermark_scale_factor = {} needs the rule `watermark-scale-factor` \
-                 (4.6), which this run turns off",
-                sc.vm.watermark_scale_factor
             ));
         }
         let nr_nodes = sc.machine.nodes as usize;

@@ -30,7 +30,7 @@ impl KernelEra {
     pub const V2_6_30: KernelEra = KernelEra { v: [2, 6, 30] };
     /// 3.15: workingset refault detection, file-only scanning while the cache is plentiful.
     pub const V3_15: KernelEra = KernelEra::new(3, 15);
-    /// 4.2: the base model of the seeds (same rules as 3.15 here).
+    /// 4.2: the base model of the seeds (3.15's rules, and the dirty ratios in 1/PAGE_SIZE units).
     pub const V4_2: KernelEra = KernelEra::new(4, 2);
     /// 4.14: inactive:active ratio by LRU size, shadow-node limit by LRU pages.
     pub const V4_14: KernelEra = KernelEra::new(4, 14);
@@ -131,6 +131,18 @@ pub const RULES: &[Rule] = &[
         commit: "writeback: IO-less balance_dirty_pages()",
     },
     Rule {
+        feature: "dirtyable-reserve",
+        since: KernelEra::new(3, 3),
+        version: "3.3",
+        commit: "mm: exclude reserved pages from dirtyable memory",
+    },
+    Rule {
+        feature: "dirtyable-file-only",
+        since: KernelEra::new(3, 14),
+        version: "3.14",
+        commit: "mm/page-writeback.c: do not count anon pages as dirtyable memory",
+    },
+    Rule {
         feature: "kswapd-file-writeback",
         since: KernelEra::new(3, 2),
         version: "3.2",
@@ -207,6 +219,12 @@ pub const RULES: &[Rule] = &[
         since: KernelEra::new(3, 9),
         version: "3.9",
         commit: "mm: fadvise: drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages",
+    },
+    Rule {
+        feature: "dirty-ratio-page-units",
+        since: KernelEra::new(4, 2),
+        version: "4.2",
+        commit: "writeback: implement memcg writeback domain based throttling",
     },
     Rule {
         feature: "tlb-defer-writable",

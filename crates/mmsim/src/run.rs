@@ -1097,8 +1097,7 @@ pub fn report(sim: &Sim, sc: &Scenario, end: RunEnd) -> RunReport {
         elapsed_ns: ps_to_ns(elapsed_ps),
         cpu_time: ct,
         vmstat: sim
-            .vmstat
-            .entries_of(&sim.features)
+            .proc_vmstat()
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),

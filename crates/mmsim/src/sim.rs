@@ -541,6 +541,20 @@ pub struct Features {
     /// balance_dirty_pages()"; `fs/dirty_throttle.rs`). Off: a writer above the dirty
     /// threshold pauses 10 ms at a time.
     pub io_less_dirty_throttling: bool,
+    /// "mm: exclude reserved pages from dirtyable memory" (3.3): the zones' reserves
+    /// (totalreserve_pages: each zone's high watermark and largest lowmem_reserve) are not
+    /// dirtyable; subtracted from the free pages from 3.14, from free + reclaimable pages
+    /// before. Off: every free page is dirtyable.
+    pub dirtyable_reserve: bool,
+    /// "mm/page-writeback.c: do not count anon pages as dirtyable memory" (3.14): dirtyable
+    /// memory is the free pages and the file LRU. Off: the anonymous LRU counts too while
+    /// swap has free slots (global_reclaimable_pages).
+    pub dirtyable_file_only: bool,
+    /// "writeback: implement memcg writeback domain based throttling" (4.2): domain_dirty_limits
+    /// takes vm.dirty_ratio and dirty_background_ratio in 1/PAGE_SIZE units ((ratio ×
+    /// 4096) / 100: 20 % is 819/4096), so a threshold is a little below the percentage.
+    /// Off: dirtyable × ratio / 100.
+    pub dirty_ratio_page_units: bool,
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
@@ -668,6 +682,9 @@ impl Features {
             anon_workingset: false,
             pgrefill_global_only: false,
             io_less_dirty_throttling: false,
+            dirtyable_reserve: false,
+            dirtyable_file_only: false,
+            dirty_ratio_page_units: false,
             reclaim_throttle: false,
             fault_major_if_retried: false,
             pgfault_on_completion: false,
@@ -799,6 +816,9 @@ impl Features {
             "anon-workingset" => self.anon_workingset = on,
             "pgrefill-global-only" => self.pgrefill_global_only = on,
             "io-less-dirty-throttling" => self.io_less_dirty_throttling = on,
+            "dirtyable-reserve" => self.dirtyable_reserve = on,
+            "dirtyable-file-only" => self.dirtyable_file_only = on,
+            "dirty-ratio-page-units" => self.dirty_ratio_page_units = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
             "fault-major-if-retried" => self.fault_major_if_retried = on,
             "pgfault-on-completion" => self.pgfault_on_completion = on,
@@ -912,6 +932,9 @@ impl Features {
             "anon-workingset" => self.anon_workingset,
             "pgrefill-global-only" => self.pgrefill_global_only,
             "io-less-dirty-throttling" => self.io_less_dirty_throttling,
+            "dirtyable-reserve" => self.dirtyable_reserve,
+            "dirtyable-file-only" => self.dirtyable_file_only,
+            "dirty-ratio-page-units" => self.dirty_ratio_page_units,
             "reclaim-throttle" => self.reclaim_throttle,
             "fault-major-if-retried" => self.fault_major_if_retried,
             "pgfault-on-completion" => self.pgfault_on_completion,

@@ -3,10 +3,13 @@
 //! - set_page_dirty: on a dirty-accounted mapping (blockfs) the first dirtying accounts the
 //!   page (nr_dirty, nr_dirtied) and puts the inode on its device's b_dirty list; tmpfs
 //!   (shmem) only sets PG_dirty.
-//! - The dirty limits: dirtyable memory = free + file LRU pages; background threshold =
-//!   10 %, dirty threshold = 20 % (vm.dirty_background_ratio, vm.dirty_ratio: `[vm]` sets
-//!   them; a background ratio at or above the dirty one counts as half of it); a memory
-//!   cgroup's writeback domain likewise (memcg_dirty_domain). From 3.2
+//! - The dirty limits: dirtyable memory = free pages less the zones' reserve + file LRU
+//!   pages (+ 1; each era's form: `dirtyable_memory`); background threshold = 10 %, dirty
+//!   threshold = 20 % of it (vm.dirty_background_ratio, vm.dirty_ratio, in 1/PAGE_SIZE
+//!   units from 4.2: `dirty_thresholds`; `[vm]` sets them; a background ratio at or above
+//!   the dirty one counts as half of it); a memory cgroup's writeback domain likewise
+//!   (memcg_dirty_domain). /proc/vmstat's nr_dirty_threshold and
+//!   nr_dirty_background_threshold are computed when the report reads them. From 3.2
 //!   (`io-less-dirty-throttling`) balance_dirty_pages is the rate controller of
 //!   `dirty_throttle.rs`; before, a simplified throttle: above the background threshold
 //!   the flusher is woken, above the dirty threshold the writer pauses for DIRTY_PAUSE_PS
@@ -37,6 +40,77 @@ use crate::mm::radix_tree::Entry;
 use crate::mm::vmstat::VmItem;
 use crate::sched::{TaskId, Wait};
 use crate::sim::{Ctx, Sim};
+
+/// The page counts global_dirtyable_memory reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirtyablePages {
+    /// NR_FREE_PAGES.
+    pub free: u64,
+    /// The file LRU (NR_INACTIVE_FILE + NR_ACTIVE_FILE).
+    pub file: u64,
+    /// The anonymous LRU when swap has free slots (global_reclaimable_pages), else 0.
+    pub anon: u64,
+    /// totalreserve_pages (`Sim::totalreserve_pages`).
+    pub reserve: u64,
+}
+
+/// The era rules of global_dirtyable_memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirtyableRules {
+    /// `dirtyable-reserve` (3.3): the reserve is not dirtyable.
+    pub reserve: bool,
+    /// `dirtyable-file-only` (3.14): free pages less the reserve, plus the file LRU; before,
+    /// free + file + anonymous LRU, less the reserve.
+    pub file_only: bool,
+}
+
+/// global_dirtyable_memory: the pages the global dirty limits are a share of, never 0
+/// (the kernel's `+ 1`).
+pub fn dirtyable_memory(p: DirtyablePages, rules: DirtyableRules) -> u64 {
+    let reserve = if rules.reserve { p.reserve } else { 0 };
+    let x = if rules.file_only {
+        p.free - p.free.min(reserve) + p.file
+    } else {
+        let x = p.free + p.file + p.anon;
+        x - x.min(reserve)
+    };
+    x + 1
+}
+
+/// vm.dirty_ratio, dirty_background_ratio, dirty_bytes and dirty_background_bytes, and
+/// whether the ratios are taken in 1/PAGE_SIZE units (`dirty-ratio-page-units`, 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtySettings {
+    /// vm.dirty_ratio (percent).
+    pub ratio: u64,
+    /// vm.dirty_background_ratio (percent).
+    pub bg_ratio: u64,
+    /// vm.dirty_bytes (0: the ratio applies).
+    pub bytes: u64,
+    /// vm.dirty_background_bytes (0: the ratio applies).
+    pub bg_bytes: u64,
+    /// `dirty-ratio-page-units`.
+    pub page_units: bool,
+}
+
+/// domain_dirty_limits: (background, dirty) thresholds in pages of a domain of `avail`
+/// dirtyable pages. A ratio's threshold is avail × ratio / 100, or from 4.2 (`page_units`)
+/// avail × ((ratio × 4096) / 100) / 4096; a byte setting's is its pages, rounded up. In a
+/// memcg domain (`global_avail`: the global domain's dirtyable pages) a byte setting
+/// becomes a share of the global domain in 1/PAGE_SIZE units (at most 1), applied to the
+/// cgroup's. A background threshold at or above the dirty one is taken as half of it.
+/// Real-time tasks' raised limits are not modelled.
+pub fn dirty_thresholds(s: DirtySettings, avail: u64, global_avail: Option<u64>) -> (u64, u64) {
+    let threshold = |bytes: u64, ratio: u64| match global_avail {
+        _ if bytes == 0 && s.page_units => ratio * PAGE_SIZE / 100 * avail / PAGE_SIZE,
+        _ if bytes == 0 => avail * ratio / 100,
+        None => bytes.div_ceil(PAGE_SIZE),
+        Some(g) => bytes.div_ceil(g.max(1)).min(PAGE_SIZE) * avail / PAGE_SIZE,
+    };
+    let thresh = threshold(s.bytes, s.ratio);
+    let bg = threshold(s.bg_bytes, s.bg_ratio);
+    (if bg >= thresh { thresh / 2 } else { bg }, thresh)
+}
 
 /// How long a writer over the dirty limit pauses before retrying (10 ms).
 pub const DIRTY_PAUSE_PS: Ps = 10_000_000_000;
@@ -144,32 +218,58 @@ impl Sim {
         }
     }
 
-    /// global_dirtyable_memory: free pages and file LRU pages.
-    fn global_dirtyable_memory(&self) -> u64 {
-        let dirtyable = self.vmstat.get(VmItem::NrFreePages)
-            + self.vmstat.get(VmItem::NrInactiveFile)
-            + self.vmstat.get(VmItem::NrActiveFile);
-        dirtyable.max(0) as u64
+    /// global_dirtyable_memory under the era's rules ([`dirtyable_memory`]).
+    pub fn global_dirtyable_memory(&self) -> u64 {
+        let get = |i: VmItem| self.vmstat.get(i).max(0) as u64;
+        let anon = if self.features.dirtyable_file_only || self.swap_free_pages() == 0 {
+            0
+        } else {
+            get(VmItem::NrInactiveAnon) + get(VmItem::NrActiveAnon)
+        };
+        dirtyable_memory(
+            DirtyablePages {
+                free: get(VmItem::NrFreePages),
+                file: get(VmItem::NrInactiveFile) + get(VmItem::NrActiveFile),
+                anon,
+                reserve: self.totalreserve_pages(),
+            },
+            DirtyableRules {
+                reserve: self.features.dirtyable_reserve,
+                file_only: self.features.dirtyable_file_only,
+            },
+        )
     }
 
-    /// domain_dirty_limits: (background, dirty) thresholds of `avail` dirtyable pages by
-    /// vm.dirty_background_ratio and vm.dirty_ratio, or vm.dirty_background_bytes and
-    /// vm.dirty_bytes when set; a background threshold at or above the dirty one is taken
-    /// as half of it. `global_avail`: the global domain's dirtyable pages when this is a
-    /// memcg domain, where a byte setting becomes a ratio of the global domain's memory
-    /// (in 1/PAGE_SIZE units, at most 1) applied to the cgroup's.
+    /// The `[vm]` dirty settings and the era's arithmetic for [`dirty_thresholds`].
+    fn dirty_settings(&self) -> DirtySettings {
+        DirtySettings {
+            ratio: self.vm.dirty_ratio,
+            bg_ratio: self.vm.dirty_background_ratio,
+            bytes: self.vm.dirty_bytes,
+            bg_bytes: self.vm.dirty_background_bytes,
+            page_units: self.features.dirty_ratio_page_units,
+        }
+    }
+
+    /// domain_dirty_limits of a domain of `avail` dirtyable pages ([`dirty_thresholds`]).
     fn domain_dirty_limits(&self, avail: u64, global_avail: Option<u64>) -> (u64, u64) {
-        let threshold = |bytes: u64, ratio: u64| match global_avail {
-            _ if bytes == 0 => avail * ratio / 100,
-            None => bytes.div_ceil(PAGE_SIZE),
-            Some(g) => bytes.div_ceil(g.max(1)).min(PAGE_SIZE) * avail / PAGE_SIZE,
-        };
-        let thresh = threshold(self.vm.dirty_bytes, self.vm.dirty_ratio);
-        let bg = threshold(
-            self.vm.dirty_background_bytes,
-            self.vm.dirty_background_ratio,
-        );
-        (if bg >= thresh { thresh / 2 } else { bg }, thresh)
+        dirty_thresholds(self.dirty_settings(), avail, global_avail)
+    }
+
+    /// /proc/vmstat of the run's era (`VmStat::entries_of`), with nr_dirty_threshold and
+    /// nr_dirty_background_threshold computed as a read of the file computes them
+    /// (vmstat_start's global_dirty_limits).
+    pub fn proc_vmstat(&self) -> Vec<(&'static str, i64)> {
+        let (bg, thresh) = self.global_dirty_limits();
+        let mut entries = self.vmstat.entries_of(&self.features);
+        for (name, v) in &mut entries {
+            if *name == VmItem::NrDirtyThreshold.name() {
+                *v = thresh as i64;
+            } else if *name == VmItem::NrDirtyBackgroundThreshold.name() {
+                *v = bg as i64;
+            }
+        }
+        entries
     }
 
     /// global_dirty_limits: (background, dirty) thresholds in pages.
@@ -996,7 +1096,8 @@ mod tests {
     /// domain's dirtyable memory, in 1/PAGE_SIZE units rounded up and at most all of it,
     /// applied to the cgroup's: 1 MiB of a global 10,000 pages is ceil(1,048,576 /
     /// 10,000) = 105/4096 — 102 of the cgroup's 4,000 pages (4,000 × 105 / 4,096); 64 MiB
-    /// is more than the global domain, so all of it. The background ratio stays 10 %.
+    /// is more than the global domain, so all of it. The background ratio stays 10 %: on
+    /// 6.18 (`dirty-ratio-page-units`) 409/4096 of the 4,000 pages, 399.
     #[test]
     fn byte_settings_are_ratios_in_a_memcg_domain() {
         let mut s = sim();
@@ -1010,9 +1111,110 @@ mod tests {
             "global: the bytes"
         );
         s.vm.dirty_bytes = 64 << 20;
-        assert_eq!(s.domain_dirty_limits(4000, Some(10_000)), (400, 4000));
+        assert_eq!(s.domain_dirty_limits(4000, Some(10_000)), (399, 4000));
         s.vm.dirty_background_bytes = 1 << 20;
         s.vm.dirty_background_ratio = 0;
         assert_eq!(s.domain_dirty_limits(4000, Some(10_000)).0, 102);
+    }
+
+    use super::{
+        dirty_thresholds, dirtyable_memory, DirtySettings, DirtyablePages, DirtyableRules,
+    };
+
+    fn ratios(ratio: u64, bg_ratio: u64, page_units: bool) -> DirtySettings {
+        DirtySettings {
+            ratio,
+            bg_ratio,
+            bytes: 0,
+            bg_bytes: 0,
+            page_units,
+        }
+    }
+
+    /// The thresholds Linux 6.18.44 reported in /proc/vmstat (the project's VM,
+    /// 2026-12-01: nr_dirty_threshold and nr_dirty_background_threshold read with
+    /// nr_free_pages and the file LRU, totalreserve_pages from /proc/zoneinfo — each
+    /// zone's high watermark plus its largest protection, 54,127 pages), against the
+    /// dirtyable memory of that reading: vm.dirty_ratio 2 and dirty_background_ratio 1 of
+    /// 5,940,361 pages gave 117,472 and 58,011 (81/4096 and 40/4096 of it; 2 % would be
+    /// 118,807), 1 and 1 of 5,938,881 gave 57,996 and half of it, 28,998.
+    #[test]
+    fn thresholds_are_the_kernels_per_page_size_ratios() {
+        assert_eq!(
+            dirty_thresholds(ratios(2, 1, true), 5_940_361, None),
+            (58_011, 117_472)
+        );
+        assert_eq!(
+            dirty_thresholds(ratios(1, 1, true), 5_938_881, None),
+            (28_998, 57_996)
+        );
+        // Before 4.2 the percentage itself.
+        assert_eq!(
+            dirty_thresholds(ratios(2, 1, false), 5_940_361, None),
+            (59_403, 118_807)
+        );
+    }
+
+    /// global_dirtyable_memory in each era's form, by hand: 1,000 free pages, 500 on the
+    /// file LRU, 300 on the anonymous LRU (swap has room), a reserve of 200.
+    #[test]
+    fn dirtyable_memory_follows_the_eras() {
+        let p = DirtyablePages {
+            free: 1000,
+            file: 500,
+            anon: 300,
+            reserve: 200,
+        };
+        let rules = |reserve, file_only| DirtyableRules { reserve, file_only };
+        // 3.14 on: free less the reserve, plus the file LRU, plus one.
+        assert_eq!(dirtyable_memory(p, rules(true, true)), 1000 - 200 + 500 + 1);
+        // 3.3 to 3.13: everything reclaimable, less the reserve.
+        assert_eq!(
+            dirtyable_memory(p, rules(true, false)),
+            1000 + 500 + 300 - 200 + 1
+        );
+        // Before 3.3: no reserve.
+        assert_eq!(
+            dirtyable_memory(p, rules(false, false)),
+            1000 + 500 + 300 + 1
+        );
+        // From 3.14 the reserve takes free pages only, never file pages.
+        let low = DirtyablePages { free: 100, ..p };
+        assert_eq!(dirtyable_memory(low, rules(true, true)), 500 + 1);
+        assert_eq!(
+            dirtyable_memory(DirtyablePages::default(), rules(true, true)),
+            1
+        );
+    }
+
+    /// A run's nr_dirty_threshold is global_dirty_limits of its state as the era computes
+    /// it: on 6.18 the reserve (the node's high watermark) is not dirtyable and the ratio
+    /// is 819/4096; on 3.2 (before both rules, after the anonymous pages' exclusion: no
+    /// swap here) free + file pages + 1, 20 %.
+    #[test]
+    fn the_report_reads_the_thresholds_as_proc_vmstat_does() {
+        use crate::kernel::KernelEra;
+        use crate::mm::vmstat::VmItem;
+        for (era, reserve, num, den) in [
+            (KernelEra::V6_18, true, 819, 4096),
+            (KernelEra::new(3, 2), false, 20, 100),
+        ] {
+            let sc = crate::scenario::load_scenario(
+                "dd-blockfs",
+                &["machine.memory_per_node=64MiB".to_string()],
+            )
+            .expect("valid");
+            let mut s = Sim::new(&sc, era.features("patched").unwrap()).unwrap();
+            s.run(u64::MAX);
+            let get = |i| s.vmstat.get(i) as u64;
+            let high = s.nodes[0].watermark.high;
+            let free = get(VmItem::NrFreePages);
+            let free = if reserve { free - high } else { free };
+            let avail = free + get(VmItem::NrInactiveFile) + get(VmItem::NrActiveFile) + 1;
+            let v: std::collections::HashMap<_, _> = s.proc_vmstat().into_iter().collect();
+            let thresh = v["nr_dirty_threshold"] as u64;
+            assert_eq!(thresh, avail * num / den, "{era}");
+            assert!(v["nr_dirty_background_threshold"] < v["nr_dirty_threshold"]);
+        }
     }
 }

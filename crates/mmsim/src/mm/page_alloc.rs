@@ -181,6 +181,16 @@ impl Sim {
         }
     }
 
+    /// totalreserve_pages (calculate_totalreserve_pages, after every change of the
+    /// watermarks): each zone's high watermark plus its largest lowmem_reserve, at most its
+    /// pages. A node here is one zone, whose lowmem_reserve against itself is 0.
+    pub fn totalreserve_pages(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.watermark.high.min(u64::from(n.present_pages)))
+            .sum()
+    }
+
     /// Free pages on node `n`.
     pub fn node_free_pages(&self, n: usize) -> u64 {
         self.nodes[n].free_list.len

@@ -48,6 +48,8 @@ vm_items! {
     NrWritten => "nr_written",
     NrThrottledWritten => "nr_throttled_written",
     NrVmscanWrite => "nr_vmscan_write",
+    NrDirtyThreshold => "nr_dirty_threshold",
+    NrDirtyBackgroundThreshold => "nr_dirty_background_threshold",
     Pgpgin => "pgpgin",
     Pgpgout => "pgpgout",
     Pswpin => "pswpin",

@@ -552,7 +552,7 @@ fn the_era_table_lists_each_eras_new_rules() {
         listed.sort_unstable();
         let mut want: Vec<&str> = RULES
             .iter()
-            .filter(|r| r.since.named_era() == *era && *era != mmsim::kernel::KernelEra::V4_2)
+            .filter(|r| r.since.named_era() == *era)
             .map(|r| r.feature)
             .collect();
         want.sort_unstable();

@@ -235,28 +235,42 @@ fn machine() -> UnitMachine {
     UnitMachine::new(&text, KernelEra::V6_18.features("patched").expect("preset"))
 }
 
-/// domain_dirty_limits: the thresholds are the ratios of the dirtyable memory (free and
-/// file LRU pages); a background ratio at or above the dirty ratio counts as half of it.
+/// The dirtyable memory of a 6.18 machine as global_dirtyable_memory counts it: the free
+/// pages less the reserve (the one node's high watermark, `dirtyable-reserve`), the file
+/// LRU, and one.
+fn dirtyable(m: &UnitMachine) -> u64 {
+    let high: u64 = m.sim.nodes.iter().map(|n| n.watermark.high).sum();
+    m.sim.vmstat.get(VmItem::NrFreePages) as u64 - high
+        + (m.sim.vmstat.get(VmItem::NrInactiveFile) + m.sim.vmstat.get(VmItem::NrActiveFile)) as u64
+        + 1
+}
+
+/// `pct` % of `pages` as 6.18's domain_dirty_limits takes it: (pct × 4096) / 100 in
+/// 4096ths (`dirty-ratio-page-units`).
+fn share(pages: u64, pct: u64) -> u64 {
+    pct * 4096 / 100 * pages / 4096
+}
+
+/// domain_dirty_limits: the thresholds are the ratios of the dirtyable memory; a
+/// background ratio at or above the dirty ratio counts as half of it.
 #[test]
 fn dirty_ratios_set_the_writeback_thresholds() {
     let mut m = machine();
-    let dirtyable = (m.sim.vmstat.get(VmItem::NrFreePages)
-        + m.sim.vmstat.get(VmItem::NrInactiveFile)
-        + m.sim.vmstat.get(VmItem::NrActiveFile)) as u64;
+    let dirtyable = dirtyable(&m);
     assert_eq!(
         m.sim.global_dirty_limits(),
-        (dirtyable * 10 / 100, dirtyable * 20 / 100),
+        (share(dirtyable, 10), share(dirtyable, 20)),
         "the defaults"
     );
     m.sim.vm.dirty_ratio = 40;
     m.sim.vm.dirty_background_ratio = 5;
     assert_eq!(
         m.sim.global_dirty_limits(),
-        (dirtyable * 5 / 100, dirtyable * 40 / 100)
+        (share(dirtyable, 5), share(dirtyable, 40))
     );
     m.sim.vm.dirty_ratio = 30;
     m.sim.vm.dirty_background_ratio = 30;
-    let thresh = dirtyable * 30 / 100;
+    let thresh = share(dirtyable, 30);
     assert_eq!(m.sim.global_dirty_limits(), (thresh / 2, thresh));
 }
 
@@ -474,10 +488,7 @@ fn dirty_bytes_set_the_writeback_thresholds_in_pages() {
     // Bytes for one, a ratio for the other.
     m.sim.vm.dirty_background_bytes = 0;
     m.sim.vm.dirty_background_ratio = 1;
-    let dirtyable = (m.sim.vmstat.get(VmItem::NrFreePages)
-        + m.sim.vmstat.get(VmItem::NrInactiveFile)
-        + m.sim.vmstat.get(VmItem::NrActiveFile)) as u64;
-    assert_eq!(m.sim.global_dirty_limits(), (dirtyable / 100, 257));
+    assert_eq!(m.sim.global_dirty_limits(), (share(dirtyable(&m), 1), 257));
 }
 
 /// 1 MiB written through `pwrite` (an MSR trace of 64 writes of 16 KiB, below every

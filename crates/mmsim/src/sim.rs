@@ -1014,6 +1014,8 @@ pub const SAMPLED: &[VmItem] = &[
     VmItem::NrWriteback,
     VmItem::Pgmajfault,
     VmItem::NrUnevictable,
+    VmItem::NrDirtyThreshold,
+    VmItem::NrDirtyBackgroundThreshold,
 ];
 
 /// A run shorter than this many sampling intervals is sampled more finely, so that a short
@@ -2578,7 +2580,16 @@ impl Sim {
         if self.samples.len() >= 1_000_000 {
             return; // bounded: a run never grows the series without limit
         }
-        let values = SAMPLED.iter().map(|i| self.vmstat.get(*i)).collect();
+        // The dirty thresholds as a read of /proc/vmstat computes them.
+        let (bg, thresh) = self.global_dirty_limits();
+        let values = SAMPLED
+            .iter()
+            .map(|i| match i {
+                VmItem::NrDirtyThreshold => thresh as i64,
+                VmItem::NrDirtyBackgroundThreshold => bg as i64,
+                _ => self.vmstat.get(*i),
+            })
+            .collect();
         let cgroups = if self.memcgs.len() > 1 {
             self.memcgs.iter().map(|m| m.usage).collect()
         } else {

@@ -5,6 +5,10 @@
 //!   (pages for `nr_*` gauges, a cumulative count for event counters such as
 //!   `pgmajfault`) against virtual time; a counter that is zero throughout every run is
 //!   not drawn; free pages show the zone watermarks (min, low, high) as dashed lines;
+//! - `dirty-limits.{svg,png}` — each run's dirty and writeback pages (nr_dirty +
+//!   nr_writeback) beside its nr_dirty_threshold and nr_dirty_background_threshold as
+//!   /proc/vmstat gave them at each sample (the two thresholds have no plot of their own),
+//!   when some run had dirty pages;
 //! - `cgroup-<name>-usage.{svg,png}` — memory.current of each memory cgroup but the root
 //!   (and `cgroup-<name>-swap`, its memory.swap.current, when a run swapped from it)
 //!   (MiB) against virtual time, when the runs have `[[cgroups]]`; a nested cgroup's `/`
@@ -197,6 +201,52 @@ pub fn watermarks(
     Some([sum(|w| w.min), sum(|w| w.low), sum(|w| w.high)])
 }
 
+/// The sampled dirty thresholds, plotted with the dirty pages rather than alone.
+const DIRTY_LIMIT_COLUMNS: [&str; 2] = ["nr_dirty_threshold", "nr_dirty_background_threshold"];
+
+/// `dirty-limits`: each run's dirty and writeback pages (nr_dirty + nr_writeback, what
+/// balance_dirty_pages holds to the limits) beside its global dirty and background
+/// thresholds over time, as /proc/vmstat gave them at each sample. None when no run had
+/// dirty pages, or no run sampled the thresholds (a report from before they were sampled).
+fn dirty_limits_plot(docs: &[RunDoc], names: &[String], subtitle: &str) -> Option<Plot> {
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut dirtied = false;
+    let secs = |pts: Vec<(u64, i64)>| -> Vec<(f64, f64)> {
+        pts.into_iter()
+            .map(|(t, v)| (t as f64 / 1e9, v as f64))
+            .collect()
+    };
+    for (d, n) in docs.iter().zip(names) {
+        let thresh = d.series_of("nr_dirty_threshold");
+        if thresh.is_empty() {
+            continue;
+        }
+        let writeback = d.series_of("nr_writeback");
+        let busy: Vec<(u64, i64)> = d
+            .series_of("nr_dirty")
+            .into_iter()
+            .zip(writeback)
+            .map(|((t, dirty), (_, wb))| (t, dirty + wb))
+            .collect();
+        dirtied |= busy.iter().any(|&(_, v)| v > 0);
+        lines.push((format!("{n}: dirty + writeback"), secs(busy)));
+        lines.push((format!("{n}: nr_dirty_threshold"), secs(thresh)));
+        lines.push((
+            format!("{n}: nr_dirty_background_threshold"),
+            secs(d.series_of("nr_dirty_background_threshold")),
+        ));
+    }
+    dirtied.then(|| Plot {
+        stem: "dirty-limits".into(),
+        title: "dirty and writeback pages against the dirty thresholds".into(),
+        subtitle: subtitle.to_string(),
+        x_desc: "virtual time (s)".into(),
+        y_desc: "pages".into(),
+        lines,
+        ..Plot::default()
+    })
+}
+
 /// True when every point of every line is zero (or there are none).
 fn all_zero(lines: &[(String, Vec<(f64, f64)>)]) -> bool {
     lines
@@ -216,6 +266,9 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
     let subtitle = context(docs, names);
     let mut out = Vec::new();
     for col in series_columns(docs) {
+        if DIRTY_LIMIT_COLUMNS.contains(&col.as_str()) {
+            continue; // in the dirty-limits plot
+        }
         let lines: Vec<(String, Vec<(f64, f64)>)> = docs
             .iter()
             .zip(names)
@@ -269,6 +322,9 @@ pub fn plots(docs: &[RunDoc], names: &[String]) -> Vec<Plot> {
             marks,
             ..Plot::default()
         });
+    }
+    if let Some(p) = dirty_limits_plot(docs, names, &subtitle) {
+        out.push(p);
     }
     // Per cgroup: memory.current, and memory.swap.current when some run swapped from it.
     type CgroupSeries = fn(&RunDoc, &str) -> Vec<(u64, u64)>;
@@ -917,6 +973,49 @@ mod tests {
         }
         let docs = [doc(&[], &[10, 8, 6])];
         assert!(plots(&docs, &["a".to_string()])[0].marks.is_empty());
+    }
+
+    /// The dirty thresholds are not plotted alone: one `dirty-limits` plot shows each run's
+    /// dirty + writeback pages beside them, and only when some run had dirty pages.
+    #[test]
+    fn dirty_pages_are_plotted_against_the_thresholds() {
+        let run = |dirty: [i64; 2], wb: [i64; 2]| {
+            let series: Vec<_> = (0..2)
+                .map(|i| {
+                    serde_json::json!({"t_ns": i as u64 * 500_000_000,
+                        "values": [dirty[i], wb[i], 900 + i as i64, 450]})
+                })
+                .collect();
+            let j = serde_json::json!({
+                "schema_version": crate::run::SCHEMA_VERSION,
+                "scenario": "s",
+                "series_columns": ["nr_dirty", "nr_writeback", "nr_dirty_threshold",
+                                   "nr_dirty_background_threshold"],
+                "series": series,
+            });
+            parse_run(&j.to_string(), Path::new("d.json")).unwrap()
+        };
+        let names = ["a".to_string()];
+        let p = plots(&[run([10, 300], [0, 200])], &names);
+        let stems: Vec<&str> = p.iter().map(|p| p.stem.as_str()).collect();
+        assert_eq!(
+            stems,
+            ["series-nr_dirty", "series-nr_writeback", "dirty-limits"]
+        );
+        let d = &p[2];
+        assert_eq!(
+            d.lines[0],
+            (
+                "a: dirty + writeback".into(),
+                vec![(0.0, 10.0), (0.5, 500.0)]
+            )
+        );
+        assert_eq!(d.lines[1].1, [(0.0, 900.0), (0.5, 901.0)]);
+        assert_eq!(d.lines[2].1, [(0.0, 450.0), (0.5, 450.0)]);
+        // Nothing dirty: no dirty-limits plot (nor the zero series).
+        assert!(plots(&[run([0, 0], [0, 0])], &names)
+            .iter()
+            .all(|p| p.stem != "dirty-limits"));
     }
 
     #[test]

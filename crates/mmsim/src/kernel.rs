@@ -137,6 +137,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: exclude reserved pages from dirtyable memory",
     },
     Rule {
+        feature: "spread-dirty-pages",
+        since: KernelEra::new(3, 3),
+        version: "3.3",
+        commit: "mm: try to distribute dirty pages fairly across zones",
+    },
+    Rule {
         feature: "dirtyable-file-only",
         since: KernelEra::new(3, 14),
         version: "3.14",

@@ -95,6 +95,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "dirtyable-reserve",
     "dirtyable-file-only",
     "dirty-ratio-page-units",
+    "spread-dirty-pages",
     "reclaim-throttle",
     "fault-major-if-retried",
     "pgfault-on-completion",

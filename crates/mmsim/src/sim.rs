@@ -555,6 +555,12 @@ pub struct Features {
     /// 4096) / 100: 20 % is 819/4096), so a threshold is a little below the percentage.
     /// Off: dirtyable × ratio / 100.
     pub dirty_ratio_page_units: bool,
+    /// "mm: try to distribute dirty pages fairly across zones" (3.3): the fast path of a
+    /// page cache allocation for writing (`__GFP_WRITE`) passes over a node whose dirty
+    /// and writeback pages exceed vm.dirty_ratio of its dirtyable memory (node_dirty_ok;
+    /// zone_dirty_ok before 4.8, the same here: a node is one zone). Off: the local node
+    /// first, dirty or not.
+    pub spread_dirty_pages: bool,
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
@@ -685,6 +691,7 @@ impl Features {
             dirtyable_reserve: false,
             dirtyable_file_only: false,
             dirty_ratio_page_units: false,
+            spread_dirty_pages: false,
             reclaim_throttle: false,
             fault_major_if_retried: false,
             pgfault_on_completion: false,
@@ -819,6 +826,7 @@ impl Features {
             "dirtyable-reserve" => self.dirtyable_reserve = on,
             "dirtyable-file-only" => self.dirtyable_file_only = on,
             "dirty-ratio-page-units" => self.dirty_ratio_page_units = on,
+            "spread-dirty-pages" => self.spread_dirty_pages = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
             "fault-major-if-retried" => self.fault_major_if_retried = on,
             "pgfault-on-completion" => self.pgfault_on_completion = on,
@@ -935,6 +943,7 @@ impl Features {
             "dirtyable-reserve" => self.dirtyable_reserve,
             "dirtyable-file-only" => self.dirtyable_file_only,
             "dirty-ratio-page-units" => self.dirty_ratio_page_units,
+            "spread-dirty-pages" => self.spread_dirty_pages,
             "reclaim-throttle" => self.reclaim_throttle,
             "fault-major-if-retried" => self.fault_major_if_retried,
             "pgfault-on-completion" => self.pgfault_on_completion,

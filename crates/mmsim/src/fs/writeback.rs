@@ -180,6 +180,7 @@ impl Sim {
         self.charge_atomic();
         self.charge_atomic();
         self.vmstat.add(VmItem::NrDirty, nr as i64);
+        self.node_dirty_writeback_add(pfn, nr as i64);
         self.count_memcg_page_event(pfn, VmItem::NrDirty, nr as i64);
         self.vmstat.add(VmItem::NrDirtied, nr as i64);
         self.inode_mut(ino).nr_dirty += nr;
@@ -194,6 +195,7 @@ impl Sim {
         if self.inode(ino).mapping.account_dirty {
             let nr = self.mem[pfn as usize].nr_pages();
             self.vmstat.add(VmItem::NrDirty, -(nr as i64));
+            self.node_dirty_writeback_add(pfn, -(nr as i64));
             self.count_memcg_page_event(pfn, VmItem::NrDirty, -(nr as i64));
             let i = self.inode_mut(ino);
             i.nr_dirty -= nr;
@@ -254,6 +256,54 @@ impl Sim {
     /// domain_dirty_limits of a domain of `avail` dirtyable pages ([`dirty_thresholds`]).
     fn domain_dirty_limits(&self, avail: u64, global_avail: Option<u64>) -> (u64, u64) {
         dirty_thresholds(self.dirty_settings(), avail, global_avail)
+    }
+
+    /// NR_FILE_DIRTY / NR_WRITEBACK of the node of `pfn`'s folio move by `nr`.
+    #[inline]
+    fn node_dirty_writeback_add(&mut self, pfn: Pfn, nr: i64) {
+        let n = self.mem[pfn as usize].node as usize;
+        let c = &mut self.nodes[n].nr_dirty_writeback;
+        *c = c.wrapping_add_signed(nr);
+    }
+
+    /// node_dirtyable_memory: node `n`'s share of global_dirtyable_memory — its free pages
+    /// less its reserve and its file LRU (and, before 3.14, its anonymous LRU while swap
+    /// has room), without the global `+ 1`.
+    pub fn node_dirtyable_memory(&self, n: usize) -> u64 {
+        use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+        use crate::mm::node::LruList;
+        let lru = |l| self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, n, l);
+        let anon = if self.features.dirtyable_file_only || self.swap_free_pages() == 0 {
+            0
+        } else {
+            lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon)
+        };
+        let node = &self.nodes[n];
+        dirtyable_memory(
+            DirtyablePages {
+                free: self.node_free_pages(n),
+                file: lru(LruList::InactiveFile) + lru(LruList::ActiveFile),
+                anon,
+                reserve: node.watermark.high.min(u64::from(node.present_pages)),
+            },
+            DirtyableRules {
+                reserve: self.features.dirtyable_reserve,
+                file_only: self.features.dirtyable_file_only,
+            },
+        ) - 1
+    }
+
+    /// node_dirty_ok: node `n`'s dirty and writeback pages are within its dirty limit —
+    /// vm.dirty_ratio of its dirtyable memory (a plain percentage in every era), or with
+    /// vm.dirty_bytes the node's share of them by dirtyable memory.
+    pub fn node_dirty_ok(&self, n: usize) -> bool {
+        let node_memory = self.node_dirtyable_memory(n);
+        let limit = if self.vm.dirty_bytes > 0 {
+            self.vm.dirty_bytes.div_ceil(PAGE_SIZE) * node_memory / self.global_dirtyable_memory()
+        } else {
+            self.vm.dirty_ratio * node_memory / 100
+        };
+        self.nodes[n].nr_dirty_writeback <= limit
     }
 
     /// /proc/vmstat of the run's era (`VmStat::entries_of`), with nr_dirty_threshold and
@@ -636,6 +686,7 @@ impl Sim {
         }
         self.SetPageWriteback(pfn);
         self.vmstat.add(VmItem::NrWriteback, nr as i64);
+        self.node_dirty_writeback_add(pfn, nr as i64);
         self.count_memcg_page_event(pfn, VmItem::NrWriteback, nr as i64);
         self.wb_page_writeback_start(pfn, ino, nr);
         nr
@@ -985,6 +1036,7 @@ impl Sim {
     /// reclaimers' written count, NR_WRITTEN.
     pub(crate) fn account_writeback_end(&mut self, pfn: Pfn, ino: u32, nr: u64) {
         self.vmstat.add(VmItem::NrWriteback, -(nr as i64));
+        self.node_dirty_writeback_add(pfn, -(nr as i64));
         self.count_memcg_page_event(pfn, VmItem::NrWriteback, -(nr as i64));
         if ino != crate::mm::swapfile::SWAP_INO {
             self.wb_page_writeback_end(pfn, ino, nr);

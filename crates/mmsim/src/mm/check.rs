@@ -173,6 +173,8 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
     let mut file_writeback = 0i64;
     let mut table_frames = 0i64;
     let mut mlocked = 0i64;
+    // NR_FILE_DIRTY + NR_WRITEBACK per node (node_dirty_ok's count).
+    let mut node_dirty_writeback = vec![0i64; sim.nodes.len()];
     for (pfn, p) in sim.mem.iter().enumerate() {
         if p.refcount < 0 {
             return Err(format!("pfn {} has refcount {}", pfn, p.refcount));
@@ -201,6 +203,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         }
         if p.test(pg::WRITEBACK) {
             writeback += p.nr_pages() as i64; // a folio's writeback counts its pages
+            node_dirty_writeback[p.node as usize] += p.nr_pages() as i64;
         }
         if p.test(pg::TABLE) {
             table_frames += 1;
@@ -286,6 +289,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
             if inode.mapping.account_dirty && p.test(pg::DIRTY) {
                 dirty += p.nr_pages() as i64;
+                node_dirty_writeback[p.node as usize] += p.nr_pages() as i64;
             }
             if inode.mapping.account_dirty
                 && p.test(pg::WRITEBACK)
@@ -352,6 +356,14 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             sim.vmstat.get(VmItem::NrWriteback),
             writeback
         ));
+    }
+    for (n, &want) in node_dirty_writeback.iter().enumerate() {
+        if sim.nodes[n].nr_dirty_writeback as i64 != want {
+            return Err(format!(
+                "node {n} counts {} dirty and writeback pages, but {want} of its pages are",
+                sim.nodes[n].nr_dirty_writeback
+            ));
+        }
     }
     // The bdi_writebacks' counts (`fs/dirty_throttle.rs`) sum to the machine's.
     let (wb_reclaimable, wb_writeback) = sim.dirty_throttle.totals();

@@ -283,6 +283,9 @@ pub struct PgData {
     pub lru_lock: SpinLock,
     /// zone->lock (buddy allocator).
     pub zone_lock: SpinLock,
+    /// node_page_state(NR_FILE_DIRTY) + node_page_state(NR_WRITEBACK): what node_dirty_ok
+    /// holds to the node's dirty limit.
+    pub nr_dirty_writeback: u64,
 }
 
 impl PgData {
@@ -296,6 +299,7 @@ impl PgData {
             watermark: Watermarks::default(),
             lru_lock: SpinLock::default(),
             zone_lock: SpinLock::default(),
+            nr_dirty_writeback: 0,
         }
     }
 }

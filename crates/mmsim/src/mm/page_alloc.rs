@@ -253,8 +253,29 @@ impl Sim {
         r
     }
 
+    /// The fast path's get_page_from_freelist for a page cache page about to be written
+    /// (`__GFP_WRITE`, with `spread-dirty-pages`): a node over its dirty limit
+    /// (node_dirty_ok) is passed over, so that no node holds more than its share of the
+    /// allowed dirty pages. The slow path does not look (spread_dirty_pages cleared).
+    fn get_page_from_freelist_spread(&mut self, zl: &[usize]) -> Option<Pfn> {
+        for &n in zl {
+            if !self.node_dirty_ok(n) {
+                continue;
+            }
+            if self.zone_watermark_ok(n, self.nodes[n].watermark.low) {
+                return self.rmqueue(n);
+            }
+        }
+        None
+    }
+
     fn __alloc_pages(&mut self, gfp: Gfp, zl: &[usize]) -> Result<Pfn, AllocError> {
-        if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.low) {
+        let fast = if gfp.write && self.features.spread_dirty_pages && zl.len() > 1 {
+            self.get_page_from_freelist_spread(zl)
+        } else {
+            self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.low)
+        };
+        if let Some(p) = fast {
             return Ok(p);
         }
         // __alloc_pages_slowpath

@@ -272,3 +272,75 @@ fn writes_through_a_shared_mapping_fault_again_after_writeback_and_are_throttled
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// File pages on each node at the end of a dd of 48 MiB from CPU 0 (node 0) of a two-node
+/// machine (256 MiB each) to a 20 MiB/s disk, vm.dirty_ratio 10: node 0's dirty limit
+/// (10 % of its ~60,000 dirtyable pages) is below the global freerun ceiling (the midpoint
+/// of 5 % and 10 % of both nodes'), so the writer fills it before it is throttled.
+fn file_pages_per_node(spread: bool) -> [u64; 2] {
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    use mmsim::mm::node::LruList;
+    let text = format!(
+        r#"name = "spread"
+kernel = "6.18"
+[machine]
+nodes = 2
+cpus_per_node = 1
+memory_per_node = "256MiB"
+[vm]
+dirty_ratio = 10
+dirty_background_ratio = 5
+[[devices]]
+name = "slow"
+preset = "nvme"
+size = "2GiB"
+bandwidth = "20MiB/s"
+[[filesystems]]
+mount = "/slow"
+type = "blockfs"
+device = "slow"
+{}"#,
+        dd("w", 0, "/slow/f", "48MiB", "0s")
+    );
+    let sc = parse_scenario(&text, "spread.toml", &[]).expect("scenario");
+    let mut f: Features = KernelEra::V6_18.features("vanilla").expect("preset");
+    assert!(f.set("spread-dirty-pages", spread), "a known rule");
+    let mut sim = mmsim::sim::Sim::new(&sc, f).expect("machine");
+    // The most file pages each node held at any point (dd deletes its file at the end).
+    let mut most = [0u64; 2];
+    let mut chunks = 0;
+    loop {
+        let end = sim.run(sim.steps + 1);
+        for (n, m) in most.iter_mut().enumerate() {
+            let held = sim.lruvec_lru_size_hier(ROOT_MEM_CGROUP, n, LruList::InactiveFile)
+                + sim.lruvec_lru_size_hier(ROOT_MEM_CGROUP, n, LruList::ActiveFile);
+            *m = (*m).max(held);
+        }
+        chunks += 1;
+        if chunks % 8 == 0 {
+            mmsim::mm::check::check_all(&sim).expect("the nodes' dirty counts add up");
+        }
+        if end == RunEnd::Completed {
+            return most;
+        }
+        assert!(chunks < 25_000, "the dd ends");
+    }
+}
+
+/// `spread-dirty-pages` (3.3): a writer whose local node is over its dirty limit gets its
+/// page cache pages from the other node; without the rule every page is local (node 0
+/// has room for all of them above its watermarks).
+#[test]
+fn a_node_over_its_dirty_limit_passes_page_cache_writes_to_the_next_node() {
+    let off = file_pages_per_node(false);
+    assert!(
+        off[0] >= 12_288 && off[1] < 64,
+        "all local without the rule: {off:?}"
+    );
+    let on = file_pages_per_node(true);
+    assert!(
+        on[1] >= 2_000,
+        "the other node takes writes once node 0 is over: {on:?}"
+    );
+    assert!(on[0] + on[1] >= 12_288, "{on:?}");
+}

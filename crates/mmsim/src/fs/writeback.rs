@@ -260,7 +260,7 @@ impl Sim {
 
     /// NR_FILE_DIRTY / NR_WRITEBACK of the node of `pfn`'s folio move by `nr`.
     #[inline]
-    fn node_dirty_writeback_add(&mut self, pfn: Pfn, nr: i64) {
+    pub(crate) fn node_dirty_writeback_add(&mut self, pfn: Pfn, nr: i64) {
         let n = self.mem[pfn as usize].node as usize;
         let c = &mut self.nodes[n].nr_dirty_writeback;
         *c = c.wrapping_add_signed(nr);

@@ -471,6 +471,7 @@ impl Sim {
                 self.SetPageReclaim(pfn);
                 self.SetPageWriteback(pfn);
                 self.vmstat.inc(VmItem::NrWriteback);
+                self.node_dirty_writeback_add(pfn, 1);
                 self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
                 self.unlock_page(pfn);
                 self.end_page_writeback(pfn, SWAP_INO);
@@ -497,6 +498,7 @@ impl Sim {
         self.SetPageReclaim(pfn);
         self.SetPageWriteback(pfn);
         self.vmstat.inc(VmItem::NrWriteback);
+        self.node_dirty_writeback_add(pfn, 1);
         self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
         self.vmstat.inc(VmItem::Pswpout);
         self.count_memcg_page_event(pfn, VmItem::Pswpout, 1);

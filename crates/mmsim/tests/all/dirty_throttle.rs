@@ -18,10 +18,16 @@ fn machine(tasks: &str) -> String {
 
 /// `machine` with `mem` of RAM.
 fn machine_of(mem: &str, tasks: &str) -> String {
+    machine_nodes(1, mem, tasks)
+}
+
+/// `machine` of `nodes` nodes of `mem` each (two CPUs per node).
+fn machine_nodes(nodes: usize, mem: &str, tasks: &str) -> String {
     format!(
         r#"name = "dirty"
 kernel = "6.18"
 [machine]
+nodes = {nodes}
 cpus_per_node = 2
 memory_per_node = "{mem}"
 [vm]
@@ -273,35 +279,14 @@ fn writes_through_a_shared_mapping_fault_again_after_writeback_and_are_throttled
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// File pages on each node at the end of a dd of 48 MiB from CPU 0 (node 0) of a two-node
+/// The most file pages each node held during a dd of 48 MiB from CPU 0 (node 0) of a two-node
 /// machine (256 MiB each) to a 20 MiB/s disk, vm.dirty_ratio 10: node 0's dirty limit
 /// (10 % of its ~60,000 dirtyable pages) is below the global freerun ceiling (the midpoint
 /// of 5 % and 10 % of both nodes'), so the writer fills it before it is throttled.
 fn file_pages_per_node(spread: bool) -> [u64; 2] {
     use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
     use mmsim::mm::node::LruList;
-    let text = format!(
-        r#"name = "spread"
-kernel = "6.18"
-[machine]
-nodes = 2
-cpus_per_node = 1
-memory_per_node = "256MiB"
-[vm]
-dirty_ratio = 10
-dirty_background_ratio = 5
-[[devices]]
-name = "slow"
-preset = "nvme"
-size = "2GiB"
-bandwidth = "20MiB/s"
-[[filesystems]]
-mount = "/slow"
-type = "blockfs"
-device = "slow"
-{}"#,
-        dd("w", 0, "/slow/f", "48MiB", "0s")
-    );
+    let text = machine_nodes(2, "256MiB", &dd("w", 0, "/slow/f", "48MiB", "0s"));
     let sc = parse_scenario(&text, "spread.toml", &[]).expect("scenario");
     let mut f: Features = KernelEra::V6_18.features("vanilla").expect("preset");
     assert!(f.set("spread-dirty-pages", spread), "a known rule");

@@ -223,21 +223,40 @@ impl Sim {
     /// global_dirtyable_memory under the era's rules ([`dirtyable_memory`]).
     pub fn global_dirtyable_memory(&self) -> u64 {
         let get = |i: VmItem| self.vmstat.get(i).max(0) as u64;
-        let anon = if self.features.dirtyable_file_only || self.swap_free_pages() == 0 {
+        self.dirtyable_under_rules(
+            get(VmItem::NrFreePages),
+            get(VmItem::NrInactiveFile) + get(VmItem::NrActiveFile),
+            || get(VmItem::NrInactiveAnon) + get(VmItem::NrActiveAnon),
+            self.totalreserve_pages(),
+        )
+    }
+
+    /// [`dirtyable_memory`] of `free` pages, `file` LRU pages, the anonymous LRU (`anon`,
+    /// looked at only where the era counts it: before 3.14, while swap has room) and a
+    /// reserve, under the run's rules.
+    fn dirtyable_under_rules(
+        &self,
+        free: u64,
+        file: u64,
+        anon: impl FnOnce() -> u64,
+        reserve: u64,
+    ) -> u64 {
+        let file_only = self.features.dirtyable_file_only;
+        let anon = if file_only || self.swap_free_pages() == 0 {
             0
         } else {
-            get(VmItem::NrInactiveAnon) + get(VmItem::NrActiveAnon)
+            anon()
         };
         dirtyable_memory(
             DirtyablePages {
-                free: get(VmItem::NrFreePages),
-                file: get(VmItem::NrInactiveFile) + get(VmItem::NrActiveFile),
+                free,
+                file,
                 anon,
-                reserve: self.totalreserve_pages(),
+                reserve,
             },
             DirtyableRules {
                 reserve: self.features.dirtyable_reserve,
-                file_only: self.features.dirtyable_file_only,
+                file_only,
             },
         )
     }
@@ -273,23 +292,11 @@ impl Sim {
         use crate::mm::memcontrol::ROOT_MEM_CGROUP;
         use crate::mm::node::LruList;
         let lru = |l| self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, n, l);
-        let anon = if self.features.dirtyable_file_only || self.swap_free_pages() == 0 {
-            0
-        } else {
-            lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon)
-        };
-        let node = &self.nodes[n];
-        dirtyable_memory(
-            DirtyablePages {
-                free: self.node_free_pages(n),
-                file: lru(LruList::InactiveFile) + lru(LruList::ActiveFile),
-                anon,
-                reserve: node.watermark.high.min(u64::from(node.present_pages)),
-            },
-            DirtyableRules {
-                reserve: self.features.dirtyable_reserve,
-                file_only: self.features.dirtyable_file_only,
-            },
+        self.dirtyable_under_rules(
+            self.node_free_pages(n),
+            lru(LruList::InactiveFile) + lru(LruList::ActiveFile),
+            || lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon),
+            self.node_reserve_pages(n),
         ) - 1
     }
 

@@ -185,10 +185,15 @@ impl Sim {
     /// watermarks): each zone's high watermark plus its largest lowmem_reserve, at most its
     /// pages. A node here is one zone, whose lowmem_reserve against itself is 0.
     pub fn totalreserve_pages(&self) -> u64 {
-        self.nodes
-            .iter()
-            .map(|n| n.watermark.high.min(u64::from(n.present_pages)))
+        (0..self.nodes.len())
+            .map(|n| self.node_reserve_pages(n))
             .sum()
+    }
+
+    /// Node `n`'s term of totalreserve_pages (pgdat->totalreserve_pages).
+    pub fn node_reserve_pages(&self, n: usize) -> u64 {
+        let node = &self.nodes[n];
+        node.watermark.high.min(u64::from(node.present_pages))
     }
 
     /// Free pages on node `n`.

@@ -179,9 +179,7 @@ impl Sim {
         let nr = self.mem[pfn as usize].nr_pages();
         self.charge_atomic();
         self.charge_atomic();
-        self.vmstat.add(VmItem::NrDirty, nr as i64);
-        self.node_dirty_writeback_add(pfn, nr as i64);
-        self.count_memcg_page_event(pfn, VmItem::NrDirty, nr as i64);
+        self.mod_dirty_writeback_stat(pfn, VmItem::NrDirty, nr as i64);
         self.vmstat.add(VmItem::NrDirtied, nr as i64);
         self.inode_mut(ino).nr_dirty += nr;
         self.wb_page_dirtied(pfn, ino, nr);
@@ -194,9 +192,7 @@ impl Sim {
     pub fn account_page_cleaned(&mut self, pfn: Pfn, ino: u32) {
         if self.inode(ino).mapping.account_dirty {
             let nr = self.mem[pfn as usize].nr_pages();
-            self.vmstat.add(VmItem::NrDirty, -(nr as i64));
-            self.node_dirty_writeback_add(pfn, -(nr as i64));
-            self.count_memcg_page_event(pfn, VmItem::NrDirty, -(nr as i64));
+            self.mod_dirty_writeback_stat(pfn, VmItem::NrDirty, -(nr as i64));
             let i = self.inode_mut(ino);
             i.nr_dirty -= nr;
             self.wb_page_cleaned(pfn, ino, nr);
@@ -277,12 +273,17 @@ impl Sim {
         dirty_thresholds(self.dirty_settings(), avail, global_avail)
     }
 
-    /// NR_FILE_DIRTY / NR_WRITEBACK of the node of `pfn`'s folio move by `nr`.
-    #[inline]
-    pub(crate) fn node_dirty_writeback_add(&mut self, pfn: Pfn, nr: i64) {
+    /// lruvec_stat_mod_folio of NR_FILE_DIRTY (`VmItem::NrDirty`) or NR_WRITEBACK by `nr`
+    /// pages of `pfn`'s folio: the machine's count, its node's (node_dirty_ok's
+    /// `PgData::nr_dirty_writeback`) and its memory cgroup's move together.
+    #[inline(always)]
+    pub(crate) fn mod_dirty_writeback_stat(&mut self, pfn: Pfn, item: VmItem, nr: i64) {
+        debug_assert!(matches!(item, VmItem::NrDirty | VmItem::NrWriteback));
+        self.vmstat.add(item, nr);
         let n = self.mem[pfn as usize].node as usize;
         let c = &mut self.nodes[n].nr_dirty_writeback;
         *c = c.wrapping_add_signed(nr);
+        self.count_memcg_page_event(pfn, item, nr);
     }
 
     /// node_dirtyable_memory: node `n`'s share of global_dirtyable_memory — its free pages
@@ -692,9 +693,7 @@ impl Sim {
             self.account_page_cleaned(pfn, ino);
         }
         self.SetPageWriteback(pfn);
-        self.vmstat.add(VmItem::NrWriteback, nr as i64);
-        self.node_dirty_writeback_add(pfn, nr as i64);
-        self.count_memcg_page_event(pfn, VmItem::NrWriteback, nr as i64);
+        self.mod_dirty_writeback_stat(pfn, VmItem::NrWriteback, nr as i64);
         self.wb_page_writeback_start(pfn, ino, nr);
         nr
     }
@@ -1042,9 +1041,7 @@ impl Sim {
     /// ended: NR_WRITEBACK, the memcg's, the wb's completions (a file's), the throttled
     /// reclaimers' written count, NR_WRITTEN.
     pub(crate) fn account_writeback_end(&mut self, pfn: Pfn, ino: u32, nr: u64) {
-        self.vmstat.add(VmItem::NrWriteback, -(nr as i64));
-        self.node_dirty_writeback_add(pfn, -(nr as i64));
-        self.count_memcg_page_event(pfn, VmItem::NrWriteback, -(nr as i64));
+        self.mod_dirty_writeback_stat(pfn, VmItem::NrWriteback, -(nr as i64));
         if ino != crate::mm::swapfile::SWAP_INO {
             self.wb_page_writeback_end(pfn, ino, nr);
         }

@@ -470,9 +470,7 @@ impl Sim {
                 self.TestClearPageDirty(pfn);
                 self.SetPageReclaim(pfn);
                 self.SetPageWriteback(pfn);
-                self.vmstat.inc(VmItem::NrWriteback);
-                self.node_dirty_writeback_add(pfn, 1);
-                self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
+                self.mod_dirty_writeback_stat(pfn, VmItem::NrWriteback, 1);
                 self.unlock_page(pfn);
                 self.end_page_writeback(pfn, SWAP_INO);
                 self.leave(prev);
@@ -497,9 +495,7 @@ impl Sim {
         self.TestClearPageDirty(pfn);
         self.SetPageReclaim(pfn);
         self.SetPageWriteback(pfn);
-        self.vmstat.inc(VmItem::NrWriteback);
-        self.node_dirty_writeback_add(pfn, 1);
-        self.count_memcg_page_event(pfn, VmItem::NrWriteback, 1);
+        self.mod_dirty_writeback_stat(pfn, VmItem::NrWriteback, 1);
         self.vmstat.inc(VmItem::Pswpout);
         self.count_memcg_page_event(pfn, VmItem::Pswpout, 1);
         self.vmstat.add(VmItem::Pgpgout, (PAGE_SIZE / 1024) as i64);

@@ -53,8 +53,11 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
         for memcg in 0..sim.nr_memcgs() as crate::mm::memcontrol::MemcgId {
             for lru in LruList::ALL {
                 let head = &sim.lruvec(memcg, node.id).lists[lru as usize];
+                head.check(&sim.mem).map_err(|e| {
+                    format!("node {} memcg {} list {:?}: {}", node.id, memcg, lru, e)
+                })?;
                 let mut count = 0u64;
-                for pfn in head.iter(&sim.mem) {
+                for pfn in head.iter() {
                     let p = &sim.mem[pfn as usize];
                     // A large folio's head counts its pages.
                     count += p.nr_pages();
@@ -118,7 +121,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
             for lists in &g.folios {
                 for head in lists {
-                    for pfn in head.iter(&sim.mem) {
+                    for pfn in head.iter() {
                         if on_list[pfn as usize] {
                             return Err(format!("pfn {} is on two lists", pfn));
                         }

@@ -37,8 +37,9 @@
 //! VMA; the folio's physical list is kept in model-only flag bits (see `pg::LRU_LIST_SHIFT`).
 
 use crate::machine::profile::KFunc;
+use crate::mm::lru_deque::LruDeque;
 use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
-use crate::mm::node::{ListHead, LruList};
+use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn, NIL};
 use crate::mm::vmscan::{PageReferences, ScanControl, DEF_PRIORITY};
 use crate::mm::vmstat::VmItem;
@@ -162,6 +163,10 @@ pub struct MmState {
     pub stats: MmStats,
 }
 
+/// How many folios ahead of the one it scans scan_folios asks the host to load (a host
+/// hint, no simulated effect).
+const SCAN_PREFETCH: usize = 16;
+
 /// struct lru_gen_folio (NR_HIST_GENS = 1).
 #[derive(Clone, Debug)]
 pub struct LruGenFolio {
@@ -172,7 +177,7 @@ pub struct LruGenFolio {
     /// When each generation was born (ps).
     pub timestamps: [u64; MAX_NR_GENS as usize],
     /// The lists, `[gen][type]`.
-    pub folios: [[ListHead; 2]; MAX_NR_GENS as usize],
+    pub folios: [[LruDeque; 2]; MAX_NR_GENS as usize],
     /// Folios per `[gen][type]` by their flags (may differ from list lengths while promoted
     /// folios wait on old lists).
     pub nr_pages: [[i64; 2]; MAX_NR_GENS as usize],
@@ -744,7 +749,7 @@ impl Sim {
         if !skip {
             let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[t]);
             loop {
-                let pfn = self.lruvecs[lv].lrugen.folios[old_gen][t].tail;
+                let pfn = self.lruvecs[lv].lrugen.folios[old_gen][t].tail();
                 if pfn == NIL {
                     break;
                 }
@@ -1452,8 +1457,16 @@ impl Sim {
         let mut remaining = nr_to_scan.clamp(1, MAX_LRU_BATCH);
         let (mut scanned, mut sorted, mut isolated, mut skipped) = (0u64, 0u64, 0u64, 0u64);
         let mut moved = Vec::new();
+        // The struct pages of the first folios to scan load together (host hints, as
+        // isolate_lru_pages does).
+        let ring = &self.lruvecs[lv].lrugen.folios[gen][t];
+        for k in 0..SCAN_PREFETCH.min(remaining as usize) {
+            ring.prefetch_tail(&self.mem, k);
+        }
         loop {
-            let pfn = self.lruvecs[lv].lrugen.folios[gen][t].tail;
+            let ring = &self.lruvecs[lv].lrugen.folios[gen][t];
+            ring.prefetch_tail(&self.mem, SCAN_PREFETCH);
+            let pfn = ring.tail();
             if pfn == NIL {
                 break;
             }
@@ -2299,7 +2312,10 @@ impl Sim {
             for gen in 0..MAX_NR_GENS as usize {
                 for t in 0..2 {
                     let mut len = 0;
-                    for pfn in g.folios[gen][t].iter(&self.mem) {
+                    g.folios[gen][t]
+                        .check(&self.mem)
+                        .map_err(|e| format!("lrugen list {gen}/{t} of lruvec {lv}: {e}"))?;
+                    for pfn in g.folios[gen][t].iter() {
                         let p = &self.mem[pfn as usize];
                         if p.test(pg::TAIL) {
                             return Err(format!("tail page {pfn} on lrugen list {gen}/{t}"));

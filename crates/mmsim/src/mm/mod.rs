@@ -6,6 +6,7 @@ pub mod fadvise;
 pub mod filemap;
 pub mod folio;
 pub mod fork;
+pub mod lru_deque;
 pub mod lru_gen;
 pub mod lru_gen_v6_1;
 pub mod madvise;

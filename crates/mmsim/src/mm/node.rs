@@ -2,8 +2,9 @@
 //!
 //! Each node has one zone (ZONE_NORMAL) in this model: free pages, watermarks and the
 //! lruvec live on the node, as they do per node from v4.8 (per zone before; with one zone
-//! per node the two agree). The LRU lists are intrusive, linked through `Page::prev/next`,
-//! with the most recently added page at the head and reclaim scanning from the tail.
+//! per node the two agree). The LRU lists keep the kernel's order — the most recently added
+//! page at the head, reclaim scanning from the tail — in rings of pfns (`mm::lru_deque`);
+//! the free lists and MGLRU's generations are intrusive, linked through `Page::prev/next`.
 
 use crate::machine::SpinLock;
 use crate::mm::page::{Page, Pfn, NIL};
@@ -197,7 +198,7 @@ pub struct FlushedStats {
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {
     /// The lists.
-    pub lists: [ListHead; NR_LRU_LISTS],
+    pub lists: [crate::mm::lru_deque::LruDeque; NR_LRU_LISTS],
     /// reclaim_stat.recent_scanned[anon, file].
     pub recent_scanned: [u64; 2],
     /// reclaim_stat.recent_rotated[anon, file].

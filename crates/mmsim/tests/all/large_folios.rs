@@ -544,11 +544,7 @@ fn a_tagged_large_folio_rotates_whole_at_its_writeback_end_and_counts_its_pages(
     assert!(!m.sim.mem[head as usize].test(pg::RECLAIM | pg::WRITEBACK));
     assert_eq!(m.sim.vmstat.get(VmItem::Pgrotated) - rotated, 16);
     let list = &m.sim.lruvecs[0].lists[LruList::InactiveFile as usize];
-    assert_eq!(
-        list.iter(&m.sim.mem).last(),
-        Some(head),
-        "at the inactive tail"
-    );
+    assert_eq!(list.iter().last(), Some(head), "at the inactive tail");
     m.check();
 }
 

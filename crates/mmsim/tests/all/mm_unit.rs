@@ -464,7 +464,7 @@ fn lru_cache_add_batches_fourteen_pages_and_drains_before_the_fifteenth() {
     assert!(pages.iter().all(|&p| m.rc(p) == 1 && m.has(p, pg::LRU)));
     // Head insertion in pagevec order: the newest page is at the head.
     let order: Vec<Pfn> = m.sim.lruvecs[0].lists[LruList::InactiveFile as usize]
-        .iter(&m.sim.mem)
+        .iter()
         .collect();
     let mut expect = pages.clone();
     expect.reverse();

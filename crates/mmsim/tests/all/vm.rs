@@ -584,10 +584,10 @@ fn exec_protect_run(exec_protect: bool) -> (Vec<Pfn>, Vec<Pfn>, i64, u64) {
     sim.shrink_active_list(0, 0, 8, LruList::ActiveFile, &mut sc);
     check_all(&sim).expect("invariants");
     let active: Vec<Pfn> = sim.lruvecs[0].lists[LruList::ActiveFile as usize]
-        .iter(&sim.mem)
+        .iter()
         .collect();
     let inactive: Vec<Pfn> = sim.lruvecs[0].lists[LruList::InactiveFile as usize]
-        .iter(&sim.mem)
+        .iter()
         .collect();
     let mut act = active.clone();
     act.sort();
@@ -656,7 +656,7 @@ fn exec_protect_does_not_keep_unreferenced_exec_pages() {
     let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
     sim.shrink_active_list(0, 0, 4, LruList::ActiveFile, &mut sc);
     let active: Vec<Pfn> = sim.lruvecs[0].lists[LruList::ActiveFile as usize]
-        .iter(&sim.mem)
+        .iter()
         .collect();
     assert_eq!(active.len(), 2);
     assert!(active.contains(&pfns[2]) && active.contains(&pfns[3]));

@@ -298,7 +298,7 @@ pub fn vmstat(sim: &Sim, item: VmItem) -> i64 {
 pub fn on_lru_list(sim: &Sim, pfn: Pfn, lru: LruList) -> bool {
     let node = sim.mem[pfn as usize].node as usize;
     sim.lruvecs[node].lists[lru as usize]
-        .iter(&sim.mem)
+        .iter()
         .any(|p| p == pfn)
 }
 

@@ -1,0 +1,350 @@
+//! An LRU list of a lruvec (lruvec->lists[lru]), kept as a ring of page frame numbers.
+//!
+//! The kernel links the pages of an LRU list through `page->lru`; reclaim takes pages off
+//! the tail one after the other, and each step reads the page the previous one pointed to:
+//! a chain of dependent cache misses over the `struct page` array, which no prefetch can
+//! run ahead of. The simulation keeps the same list — the same order, the same head and
+//! tail, the same operations — as a ring buffer of pfns instead: the newest page at the
+//! front, the oldest at the back. A page removed from the middle leaves a hole (`NIL`)
+//! that the ends drop when they reach it and a compaction squeezes out once holes
+//! outnumber pages. Each page on the list records its slot's position in its `prev` and
+//! `next` fields (the kernel's `lru` links), so removal is O(1) and touches neither
+//! neighbour. Reclaim reads the next pages to isolate from consecutive ring slots and can
+//! ask the host to load their `struct page`s ahead (`prefetch_tail`). A host-side layout:
+//! every operation leaves the list in the order the intrusive list had.
+
+use std::collections::VecDeque;
+
+use crate::mm::page::{Page, Pfn, NIL};
+
+/// The position of the first page added to an empty list: head insertions count down
+/// from it, tail insertions up (2^40 insertions at the head before it could reach 0).
+const ORIGIN: u64 = 1 << 40;
+
+/// Holes kept before a compaction regardless of the list's length: a short list that
+/// churns does not compact on every removal.
+const SLACK: usize = 64;
+
+/// One LRU list: a ring of pfns, head (most recently added) at the front, tail (oldest)
+/// at the back; `NIL` marks a hole left by a page removed from the middle.
+#[derive(Clone, Debug)]
+pub struct LruDeque {
+    /// The slots, head first. Neither end is ever a hole.
+    ring: VecDeque<Pfn>,
+    /// The position of `ring[0]`; a page's position less `base` is its slot.
+    base: u64,
+    /// Pages (folio heads) on the list: the slots that are not holes.
+    live: usize,
+    /// Length, in pages: a large folio's head counts its folio's pages (lru_size counts
+    /// pages, not folios).
+    pub len: u64,
+}
+
+impl Default for LruDeque {
+    fn default() -> Self {
+        LruDeque {
+            ring: VecDeque::new(),
+            base: ORIGIN,
+            live: 0,
+            len: 0,
+        }
+    }
+}
+
+/// The position a page on an LRU list records, in its two link fields.
+#[inline(always)]
+fn pos_of(p: &Page) -> u64 {
+    u64::from(p.prev) | (u64::from(p.next) << 32)
+}
+
+#[inline(always)]
+fn set_pos(p: &mut Page, pos: u64) {
+    p.prev = pos as u32;
+    p.next = (pos >> 32) as u32;
+}
+
+impl LruDeque {
+    /// The most recently added page, or NIL.
+    #[inline]
+    pub fn head(&self) -> Pfn {
+        self.ring.front().copied().unwrap_or(NIL)
+    }
+
+    /// The oldest page (where reclaim isolates from), or NIL.
+    #[inline]
+    pub fn tail(&self) -> Pfn {
+        self.ring.back().copied().unwrap_or(NIL)
+    }
+
+    /// Pages (folio heads) on the list.
+    pub fn nr_entries(&self) -> usize {
+        self.live
+    }
+
+    /// list_add: insert at the head.
+    pub fn add_head(&mut self, mem: &mut [Page], pfn: Pfn) {
+        self.base -= 1;
+        self.ring.push_front(pfn);
+        let p = &mut mem[pfn as usize];
+        set_pos(p, self.base);
+        self.live += 1;
+        self.len += p.nr_pages();
+    }
+
+    /// list_add_tail: insert at the tail.
+    pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
+        let pos = self.base + self.ring.len() as u64;
+        self.ring.push_back(pfn);
+        let p = &mut mem[pfn as usize];
+        set_pos(p, pos);
+        self.live += 1;
+        self.len += p.nr_pages();
+    }
+
+    /// list_del: the page's slot becomes a hole; holes at either end are dropped, and the
+    /// ring is compacted once holes outnumber pages (by more than `SLACK`).
+    #[inline]
+    pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
+        let p = &mut mem[pfn as usize];
+        let slot = (pos_of(p) - self.base) as usize;
+        debug_assert_eq!(self.ring[slot], pfn, "pfn {pfn} is not where its links say");
+        self.ring[slot] = NIL;
+        p.prev = NIL;
+        p.next = NIL;
+        self.len -= p.nr_pages();
+        self.live -= 1;
+        while self.ring.back() == Some(&NIL) {
+            self.ring.pop_back();
+        }
+        while self.ring.front() == Some(&NIL) {
+            self.ring.pop_front();
+            self.base += 1;
+        }
+        if self.ring.len() > 2 * self.live + SLACK {
+            self.compact(mem);
+        }
+    }
+
+    /// Squeeze the holes out, keeping the order, and give each page its new position.
+    #[cold]
+    fn compact(&mut self, mem: &mut [Page]) {
+        let mut w = 0;
+        for r in 0..self.ring.len() {
+            let pfn = self.ring[r];
+            if pfn != NIL {
+                self.ring[w] = pfn;
+                set_pos(&mut mem[pfn as usize], self.base + w as u64);
+                w += 1;
+            }
+        }
+        self.ring.truncate(w);
+        if self.ring.capacity() > 4 * w + SLACK {
+            self.ring.shrink_to(2 * w + SLACK);
+        }
+    }
+
+    /// list_add_tail(new, &at->lru): insert `pfn` right before `at` (on its newer side),
+    /// as a split folio's tails go beside their head (lru_add_split_folio). Uses the hole
+    /// there if there is one; otherwise shifts the shorter side of the ring by one slot.
+    pub fn add_before(&mut self, mem: &mut [Page], at: Pfn, pfn: Pfn) {
+        let i = (pos_of(&mem[at as usize]) - self.base) as usize;
+        debug_assert_eq!(self.ring[i], at);
+        let slot = if i > 0 && self.ring[i - 1] == NIL {
+            i - 1
+        } else if i <= self.ring.len() / 2 {
+            // Shift slots 0..i towards the front: each moves one slot down.
+            self.ring.push_front(NIL);
+            self.base -= 1;
+            for j in 0..i {
+                let moved = self.ring[j + 1];
+                self.ring[j] = moved;
+                if moved != NIL {
+                    set_pos(&mut mem[moved as usize], self.base + j as u64);
+                }
+            }
+            i
+        } else {
+            // Shift slots i.. towards the back: `at` and what is older move one slot up.
+            self.ring.push_back(NIL);
+            for j in (i + 1..self.ring.len()).rev() {
+                let moved = self.ring[j - 1];
+                self.ring[j] = moved;
+                if moved != NIL {
+                    set_pos(&mut mem[moved as usize], self.base + j as u64);
+                }
+            }
+            i
+        };
+        self.ring[slot] = pfn;
+        let p = &mut mem[pfn as usize];
+        set_pos(p, self.base + slot as u64);
+        self.live += 1;
+        self.len += p.nr_pages();
+    }
+
+    /// Ask the host to start loading the `struct page` of the page `k` places from the
+    /// tail (the one reclaim isolates `k` steps from now), if there is one. A host hint:
+    /// no simulated effect.
+    #[inline]
+    pub fn prefetch_tail(&self, mem: &[Page], k: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(i) = self.ring.len().checked_sub(k + 1) {
+            let pfn = self.ring[i];
+            if let Some(p) = mem.get(pfn as usize) {
+                use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                let p: *const Page = p;
+                // SAFETY: a prefetch never faults, and `p` points into `mem`.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (mem, k);
+    }
+
+    /// Walk from head to tail (for the checker and dumps).
+    pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.ring.iter().copied().filter(|&p| p != NIL)
+    }
+
+    /// The ring's own consistency (for the invariant checker): no hole at either end,
+    /// the live count, and each page's recorded position naming its slot.
+    pub fn check(&self, mem: &[Page]) -> Result<(), String> {
+        if self.ring.front() == Some(&NIL) || self.ring.back() == Some(&NIL) {
+            return Err("an LRU ring ends in a hole".into());
+        }
+        let mut live = 0;
+        for (i, &pfn) in self.ring.iter().enumerate() {
+            if pfn == NIL {
+                continue;
+            }
+            live += 1;
+            let pos = pos_of(&mem[pfn as usize]);
+            if pos != self.base + i as u64 {
+                return Err(format!(
+                    "pfn {pfn} in LRU slot {i} records position {pos}, not {}",
+                    self.base + i as u64
+                ));
+            }
+        }
+        if live != self.live {
+            return Err(format!(
+                "an LRU ring holds {live} pages but counts {}",
+                self.live
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn frames(n: usize) -> Vec<Page> {
+        (0..n).map(|_| Page::new_free(0)).collect()
+    }
+
+    /// The reference: a plain vector, head first.
+    fn apply(model: &mut Vec<Pfn>, d: &mut LruDeque, mem: &mut [Page], op: (u8, usize)) {
+        let (kind, x) = op;
+        let free: Vec<Pfn> = (0..mem.len() as Pfn)
+            .filter(|p| !model.contains(p))
+            .collect();
+        match kind % 4 {
+            0 if !free.is_empty() => {
+                let pfn = free[x % free.len()];
+                d.add_head(mem, pfn);
+                model.insert(0, pfn);
+            }
+            1 if !free.is_empty() => {
+                let pfn = free[x % free.len()];
+                d.add_tail(mem, pfn);
+                model.push(pfn);
+            }
+            2 if !model.is_empty() => {
+                let pfn = model.remove(x % model.len());
+                d.del(mem, pfn);
+            }
+            3 if !model.is_empty() && !free.is_empty() => {
+                let at = x % model.len();
+                let pfn = free[(x / 7) % free.len()];
+                d.add_before(mem, model[at], pfn);
+                model.insert(at, pfn);
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn removing_the_tail_exposes_the_next_oldest_and_a_middle_hole_is_skipped() {
+        let mut mem = frames(8);
+        let mut d = LruDeque::default();
+        for p in 0..5 {
+            d.add_head(&mut mem, p);
+        }
+        // Head first: 4 3 2 1 0.
+        d.del(&mut mem, 1);
+        assert_eq!(d.tail(), 0);
+        d.del(&mut mem, 0);
+        assert_eq!(d.tail(), 2, "the hole of 1 is dropped with the tail");
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![4, 3, 2]);
+        assert_eq!(d.len, 3);
+        assert_eq!((mem[0].prev, mem[0].next), (NIL, NIL));
+        d.check(&mem).unwrap();
+    }
+
+    #[test]
+    fn a_split_folio_tail_goes_on_the_newer_side_of_its_head() {
+        let mut mem = frames(8);
+        let mut d = LruDeque::default();
+        for p in [0, 1, 2, 3] {
+            d.add_head(&mut mem, p);
+        }
+        // 3 2 1 0; tails 5 then 6 before 1 (newer side), one near each end.
+        d.add_before(&mut mem, 1, 5);
+        d.add_before(&mut mem, 1, 6);
+        d.add_before(&mut mem, 3, 7);
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![7, 3, 2, 5, 6, 1, 0]);
+        d.check(&mem).unwrap();
+    }
+
+    #[test]
+    fn holes_are_compacted_away_once_they_outnumber_pages() {
+        let mut mem = frames(400);
+        let mut d = LruDeque::default();
+        for p in 0..400 {
+            d.add_head(&mut mem, p);
+        }
+        // Remove every page but the two ends: holes only in the middle.
+        for p in 1..399 {
+            d.del(&mut mem, p);
+        }
+        assert!(
+            d.ring.len() <= 2 * d.live + SLACK,
+            "ring of {}",
+            d.ring.len()
+        );
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![399, 0]);
+        d.check(&mem).unwrap();
+    }
+
+    proptest! {
+        /// Any sequence of list operations leaves the ring in the order a plain list has,
+        /// with consistent positions and counts.
+        #[test]
+        fn the_ring_keeps_list_order(ops in proptest::collection::vec((0u8..4, 0usize..1000), 0..400)) {
+            let mut mem = frames(40);
+            let mut d = LruDeque::default();
+            let mut model = Vec::new();
+            for op in ops {
+                apply(&mut model, &mut d, &mut mem, op);
+                prop_assert_eq!(d.iter().collect::<Vec<_>>(), model.clone());
+                prop_assert_eq!(d.head(), model.first().copied().unwrap_or(NIL));
+                prop_assert_eq!(d.tail(), model.last().copied().unwrap_or(NIL));
+                prop_assert_eq!(d.len, model.len() as u64);
+                prop_assert!(d.check(&mem).is_ok(), "{:?}", d.check(&mem));
+            }
+        }
+    }
+}

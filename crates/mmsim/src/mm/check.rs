@@ -131,7 +131,7 @@ pub fn check_all(sim: &Sim) -> Result<(), String> {
             }
         }
         let mut free = 0u64;
-        for pfn in node.free_list.iter(&sim.mem) {
+        for pfn in node.free_list.iter() {
             free += 1;
             if free > node.free_list.len {
                 return Err(format!("node {} free list longer than its count", node.id));

@@ -3,11 +3,12 @@
 //! Each node has one zone (ZONE_NORMAL) in this model: free pages, watermarks and the
 //! lruvec live on the node, as they do per node from v4.8 (per zone before; with one zone
 //! per node the two agree). The LRU lists keep the kernel's order — the most recently added
-//! page at the head, reclaim scanning from the tail — in rings of pfns (`mm::lru_deque`);
-//! the free lists and MGLRU's generations are intrusive, linked through `Page::prev/next`.
+//! page at the head, reclaim scanning from the tail — in rings of pfns (`mm::lru_deque`),
+//! as MGLRU's generations are; a node's free list is a stack of freed frames over the
+//! frames not yet taken since boot (`FreeList`).
 
 use crate::machine::SpinLock;
-use crate::mm::page::{Page, Pfn, NIL};
+use crate::mm::page::{Pfn, NIL};
 
 /// enum lru_list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,122 +60,69 @@ impl LruList {
     }
 }
 
-/// The head of an intrusive list of pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListHead {
-    /// Most recently added page.
-    pub head: Pfn,
-    /// Oldest page.
-    pub tail: Pfn,
-    /// Length, in pages: a large folio's head counts its folio's pages (lru_size counts
-    /// pages, not folios).
+/// A node's order-0 free list (the zone's free_area[0] with its per-CPU lists folded in):
+/// boot links every frame in pfn order, a freed page goes on the head, an allocation takes
+/// the head. So the list is the freed pages, most recent first, followed by the frames no
+/// one has taken since boot, in pfn order — kept as exactly that: a stack and a range, no
+/// links through the pages (taking the head does not write to the page behind it).
+#[derive(Clone, Debug, Default)]
+pub struct FreeList {
+    /// Freed pages; the last is the head.
+    freed: Vec<Pfn>,
+    /// The frames never taken since boot: `fresh.0..fresh.1`.
+    fresh: (Pfn, Pfn),
+    /// Free pages.
     pub len: u64,
 }
 
-impl Default for ListHead {
-    fn default() -> Self {
-        ListHead {
-            head: NIL,
-            tail: NIL,
-            len: 0,
+impl FreeList {
+    /// Every frame of `start..start + nr` free, in pfn order (init_page_alloc).
+    pub fn boot(start: Pfn, nr: u32) -> FreeList {
+        FreeList {
+            freed: Vec::new(),
+            fresh: (start, start + nr),
+            len: u64::from(nr),
         }
     }
-}
 
-impl ListHead {
-    /// list_add: insert at the head.
-    pub fn add_head(&mut self, mem: &mut [Page], pfn: Pfn) {
-        let old = self.head;
-        {
-            let p = &mut mem[pfn as usize];
-            p.prev = NIL;
-            p.next = old;
+    /// The page an allocation takes next, or NIL.
+    pub fn head(&self) -> Pfn {
+        match self.freed.last() {
+            Some(&pfn) => pfn,
+            None if self.fresh.0 < self.fresh.1 => self.fresh.0,
+            None => NIL,
         }
-        if old == NIL {
-            self.tail = pfn;
-        } else {
-            mem[old as usize].prev = pfn;
-        }
-        self.head = pfn;
-        self.len += mem[pfn as usize].nr_pages();
     }
-    /// list_add_tail: insert at the tail.
-    pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
-        let old = self.tail;
-        {
-            let p = &mut mem[pfn as usize];
-            p.next = NIL;
-            p.prev = old;
-        }
-        if old == NIL {
-            self.head = pfn;
-        } else {
-            mem[old as usize].next = pfn;
-        }
-        self.tail = pfn;
-        self.len += mem[pfn as usize].nr_pages();
-    }
-    /// list_del. (Inline: each page the LRU isolates and each the allocator takes off a
-    /// free list goes through it.)
-    #[inline(always)]
-    pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
-        let (prev, next) = {
-            let p = &mem[pfn as usize];
-            (p.prev, p.next)
-        };
-        if prev == NIL {
-            self.head = next;
-        } else {
-            mem[prev as usize].next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            mem[next as usize].prev = prev;
-        }
-        let p = &mut mem[pfn as usize];
-        p.prev = NIL;
-        p.next = NIL;
-        self.len -= p.nr_pages();
-    }
-    /// list_add_tail(new, &at->lru): insert `pfn` right before `at` (on its newer side),
-    /// as a split folio's tails go beside their head (lru_add_split_folio).
-    pub fn add_before(&mut self, mem: &mut [Page], at: Pfn, pfn: Pfn) {
-        let prev = mem[at as usize].prev;
-        {
-            let p = &mut mem[pfn as usize];
-            p.prev = prev;
-            p.next = at;
-        }
-        mem[at as usize].prev = pfn;
-        if prev == NIL {
-            self.head = pfn;
-        } else {
-            mem[prev as usize].next = pfn;
-        }
-        self.len += mem[pfn as usize].nr_pages();
-    }
-    /// Pop from the head (used for free lists: LIFO, cache-hot first).
-    pub fn pop_head(&mut self, mem: &mut [Page]) -> Option<Pfn> {
-        let h = self.head;
-        if h == NIL {
-            return None;
-        }
-        self.del(mem, h);
-        Some(h)
-    }
-    /// Walk from head to tail (for the checker and dumps).
-    pub fn iter<'a>(&self, mem: &'a [Page]) -> impl Iterator<Item = Pfn> + 'a {
-        let mut cur = self.head;
-        std::iter::from_fn(move || {
-            if cur == NIL {
-                None
-            } else {
-                let r = cur;
-                cur = mem[cur as usize].next;
-                Some(r)
+
+    /// Take the head (__rmqueue).
+    #[inline]
+    pub fn pop_head(&mut self) -> Option<Pfn> {
+        let pfn = match self.freed.pop() {
+            Some(pfn) => pfn,
+            None if self.fresh.0 < self.fresh.1 => {
+                self.fresh.0 += 1;
+                self.fresh.0 - 1
             }
-        })
+            None => return None,
+        };
+        self.len -= 1;
+        Some(pfn)
+    }
+
+    /// Put a freed page on the head (free_hot_cold_page).
+    #[inline]
+    pub fn add_head(&mut self, pfn: Pfn) {
+        self.freed.push(pfn);
+        self.len += 1;
+    }
+
+    /// Walk from head to tail (for the checker).
+    pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.freed
+            .iter()
+            .rev()
+            .copied()
+            .chain(self.fresh.0..self.fresh.1)
     }
 }
 
@@ -277,7 +225,7 @@ pub struct PgData {
     /// Pages in the node (present = managed here).
     pub present_pages: u32,
     /// Free pages (order-0 free list).
-    pub free_list: ListHead,
+    pub free_list: FreeList,
     /// Watermarks.
     pub watermark: Watermarks,
     /// zone->lru_lock.
@@ -290,17 +238,64 @@ pub struct PgData {
 }
 
 impl PgData {
-    /// A node of `nr` pages starting at `start_pfn`, all free (linked by the caller).
+    /// A node of `nr` pages starting at `start_pfn`, all free.
     pub fn new(id: usize, start_pfn: Pfn, nr: u32) -> PgData {
         PgData {
             id,
             start_pfn,
             present_pages: nr,
-            free_list: ListHead::default(),
+            free_list: FreeList::boot(start_pfn, nr),
             watermark: Watermarks::default(),
             lru_lock: SpinLock::default(),
             zone_lock: SpinLock::default(),
             nr_dirty_writeback: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn boot_frames_go_in_pfn_order_after_the_freed_ones_most_recent_first() {
+        let mut f = FreeList::boot(100, 4);
+        assert_eq!(f.pop_head(), Some(100));
+        assert_eq!(f.pop_head(), Some(101));
+        f.add_head(100);
+        f.add_head(101);
+        assert_eq!(f.iter().collect::<Vec<_>>(), vec![101, 100, 102, 103]);
+        assert_eq!((f.head(), f.len), (101, 4));
+        for want in [101, 100, 102, 103] {
+            assert_eq!(f.pop_head(), Some(want));
+        }
+        assert_eq!((f.pop_head(), f.head(), f.len), (None, NIL, 0));
+    }
+
+    proptest! {
+        /// Any sequence of allocations and frees leaves the list in the order of the
+        /// linked list boot builds (every frame added at the tail, frees at the head).
+        #[test]
+        fn the_free_list_is_the_linked_lists_order(ops in proptest::collection::vec(0usize..1000, 0..300)) {
+            let mut f = FreeList::boot(7, 20);
+            let mut model: Vec<Pfn> = (7..27).collect();
+            let mut taken: Vec<Pfn> = Vec::new();
+            for op in ops {
+                if op % 2 == 0 || taken.is_empty() {
+                    let got = f.pop_head();
+                    let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                    prop_assert_eq!(got, want);
+                    taken.extend(got);
+                } else {
+                    let pfn = taken.remove(op % taken.len());
+                    f.add_head(pfn);
+                    model.insert(0, pfn);
+                }
+                prop_assert_eq!(f.iter().collect::<Vec<_>>(), model.clone());
+                prop_assert_eq!(f.len, model.len() as u64);
+                prop_assert_eq!(f.head(), model.first().copied().unwrap_or(NIL));
+            }
         }
     }
 }

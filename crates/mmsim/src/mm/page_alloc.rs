@@ -134,17 +134,8 @@ pub fn boot_watermarks(present: &[u64], rules: WatermarkRules) -> Vec<Watermarks
 }
 
 impl Sim {
-    /// Link every frame into its node's free list and set the watermarks (boot).
+    /// Set the watermarks (boot; each node's free list holds its frames from `PgData::new`).
     pub fn init_page_alloc(&mut self) {
-        for n in 0..self.nodes.len() {
-            let start = self.nodes[n].start_pfn;
-            let nr = self.nodes[n].present_pages;
-            let mut list = std::mem::take(&mut self.nodes[n].free_list);
-            for pfn in start..start + nr {
-                list.add_tail(&mut self.mem, pfn);
-            }
-            self.nodes[n].free_list = list;
-        }
         self.setup_per_zone_wmarks();
         // build_zonelists: each node's fallback order, local node first, then by distance.
         self.zonelists = (0..self.nodes.len())
@@ -401,9 +392,11 @@ impl Sim {
 
     /// Take one page off node `n`'s free list and initialise it (prep_new_page).
     fn rmqueue(&mut self, n: usize) -> Option<Pfn> {
-        let pfn = self.nodes[n].free_list.pop_head(&mut self.mem)?;
+        let pfn = self.nodes[n].free_list.pop_head()?;
         self.charge(self.costs.page_alloc_ps);
         let p = &mut self.mem[pfn as usize];
+        p.prev = crate::mm::page::NIL;
+        p.next = crate::mm::page::NIL;
         debug_assert!(p.test(pg::BUDDY), "allocating a page that is not free");
         p.flags = 0;
         p.refcount = 1;
@@ -460,7 +453,7 @@ impl Sim {
             p.flags = pg::BUDDY;
             p.version = 0;
         }
-        self.nodes[node].free_list.add_head(&mut self.mem, pfn);
+        self.nodes[node].free_list.add_head(pfn);
         self.vmstat.inc(VmItem::NrFreePages);
         self.vmstat.inc(VmItem::Pgfree);
         self.leave(prev);

@@ -1994,7 +1994,7 @@ fn checker_catches_a_wrong_index() {
 #[test]
 fn checker_catches_a_referenced_free_page() {
     let (mut m, _, _) = busy();
-    let pfn = m.sim.nodes[0].free_list.head;
+    let pfn = m.sim.nodes[0].free_list.head();
     assert!(m.has(pfn, pg::BUDDY));
     m.sim.mem[pfn as usize].refcount = 1;
     expect_check_err(&m, "free page with refcount 1", &[&pfn.to_string(), "free"]);

@@ -13,8 +13,6 @@
 //! ask the host to load their `struct page`s ahead (`prefetch_tail`). A host-side layout:
 //! every operation leaves the list in the order the intrusive list had.
 
-use std::collections::VecDeque;
-
 use crate::mm::page::{Page, Pfn, NIL};
 
 /// The position of the first page added to an empty list: head insertions count down
@@ -29,9 +27,13 @@ const SLACK: usize = 64;
 /// at the back; `NIL` marks a hole left by a page removed from the middle.
 #[derive(Clone, Debug)]
 pub struct LruDeque {
-    /// The slots, head first. Neither end is ever a hole.
-    ring: VecDeque<Pfn>,
-    /// The position of `ring[0]`; a page's position less `base` is its slot.
+    /// The ring's storage: a power-of-two number of slots (or none).
+    buf: Vec<Pfn>,
+    /// The index in `buf` of the front slot.
+    front: usize,
+    /// Slots in use, holes included. Neither end slot is ever a hole.
+    slots: usize,
+    /// The position of the front slot; a page's position less `base` is its slot.
     base: u64,
     /// Pages (folio heads) on the list: the slots that are not holes.
     live: usize,
@@ -43,7 +45,9 @@ pub struct LruDeque {
 impl Default for LruDeque {
     fn default() -> Self {
         LruDeque {
-            ring: VecDeque::new(),
+            buf: Vec::new(),
+            front: 0,
+            slots: 0,
             base: ORIGIN,
             live: 0,
             len: 0,
@@ -64,16 +68,53 @@ fn set_pos(p: &mut Page, pos: u64) {
 }
 
 impl LruDeque {
+    /// The `buf` index of slot `i` (0 = the front).
+    #[inline(always)]
+    fn idx(&self, i: usize) -> usize {
+        self.front.wrapping_add(i) & self.buf.len().wrapping_sub(1)
+    }
+
+    /// Slot `i`'s pfn.
+    #[inline(always)]
+    fn at(&self, i: usize) -> Pfn {
+        self.buf[self.idx(i)]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, pfn: Pfn) {
+        let j = self.idx(i);
+        self.buf[j] = pfn;
+    }
+
+    /// Room for one more slot: double the storage (the slots keep their numbers).
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(16);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend((0..self.slots).map(|i| self.at(i)));
+        buf.resize(cap, NIL);
+        self.buf = buf;
+        self.front = 0;
+    }
+
     /// The most recently added page, or NIL.
     #[inline]
     pub fn head(&self) -> Pfn {
-        self.ring.front().copied().unwrap_or(NIL)
+        if self.slots == 0 {
+            NIL
+        } else {
+            self.at(0)
+        }
     }
 
     /// The oldest page (where reclaim isolates from), or NIL.
     #[inline]
     pub fn tail(&self) -> Pfn {
-        self.ring.back().copied().unwrap_or(NIL)
+        if self.slots == 0 {
+            NIL
+        } else {
+            self.at(self.slots - 1)
+        }
     }
 
     /// Pages (folio heads) on the list.
@@ -82,9 +123,15 @@ impl LruDeque {
     }
 
     /// list_add: insert at the head.
+    #[inline]
     pub fn add_head(&mut self, mem: &mut [Page], pfn: Pfn) {
-        self.base -= 1;
-        self.ring.push_front(pfn);
+        if self.slots == self.buf.len() {
+            self.grow();
+        }
+        self.front = self.front.wrapping_sub(1) & (self.buf.len() - 1);
+        self.buf[self.front] = pfn;
+        self.slots += 1;
+        self.base = self.base.wrapping_sub(1);
         let p = &mut mem[pfn as usize];
         set_pos(p, self.base);
         self.live += 1;
@@ -92,9 +139,14 @@ impl LruDeque {
     }
 
     /// list_add_tail: insert at the tail.
+    #[inline]
     pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
-        let pos = self.base + self.ring.len() as u64;
-        self.ring.push_back(pfn);
+        if self.slots == self.buf.len() {
+            self.grow();
+        }
+        let pos = self.base.wrapping_add(self.slots as u64);
+        self.set(self.slots, pfn);
+        self.slots += 1;
         let p = &mut mem[pfn as usize];
         set_pos(p, pos);
         self.live += 1;
@@ -106,21 +158,26 @@ impl LruDeque {
     #[inline]
     pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
         let p = &mut mem[pfn as usize];
-        let slot = (pos_of(p) - self.base) as usize;
-        debug_assert_eq!(self.ring[slot], pfn, "pfn {pfn} is not where its links say");
-        self.ring[slot] = NIL;
+        let slot = pos_of(p).wrapping_sub(self.base) as usize;
+        debug_assert_eq!(self.at(slot), pfn, "pfn {pfn} is not where its links say");
         p.prev = NIL;
         p.next = NIL;
         self.len -= p.nr_pages();
         self.live -= 1;
-        while self.ring.back() == Some(&NIL) {
-            self.ring.pop_back();
-        }
-        while self.ring.front() == Some(&NIL) {
-            self.ring.pop_front();
-            self.base += 1;
-        }
-        if self.ring.len() > 2 * self.live + SLACK {
+        self.set(slot, NIL);
+        if slot + 1 == self.slots {
+            // The tail: drop it and the holes before it.
+            self.slots -= 1;
+            while self.slots > 0 && self.at(self.slots - 1) == NIL {
+                self.slots -= 1;
+            }
+        } else if slot == 0 {
+            while self.at(0) == NIL {
+                self.front = self.idx(1);
+                self.slots -= 1;
+                self.base = self.base.wrapping_add(1);
+            }
+        } else if self.slots > 2 * self.live + SLACK {
             self.compact(mem);
         }
     }
@@ -129,17 +186,23 @@ impl LruDeque {
     #[cold]
     fn compact(&mut self, mem: &mut [Page]) {
         let mut w = 0;
-        for r in 0..self.ring.len() {
-            let pfn = self.ring[r];
+        for r in 0..self.slots {
+            let pfn = self.at(r);
             if pfn != NIL {
-                self.ring[w] = pfn;
-                set_pos(&mut mem[pfn as usize], self.base + w as u64);
+                self.set(w, pfn);
+                set_pos(&mut mem[pfn as usize], self.base.wrapping_add(w as u64));
                 w += 1;
             }
         }
-        self.ring.truncate(w);
-        if self.ring.capacity() > 4 * w + SLACK {
-            self.ring.shrink_to(2 * w + SLACK);
+        self.slots = w;
+        if self.buf.len() > 4 * w + SLACK {
+            // Mostly empty storage: give it back.
+            let cap = (2 * w + SLACK).next_power_of_two();
+            let mut buf = Vec::with_capacity(cap);
+            buf.extend((0..w).map(|i| self.at(i)));
+            buf.resize(cap, NIL);
+            self.buf = buf;
+            self.front = 0;
         }
     }
 
@@ -147,37 +210,42 @@ impl LruDeque {
     /// as a split folio's tails go beside their head (lru_add_split_folio). Uses the hole
     /// there if there is one; otherwise shifts the shorter side of the ring by one slot.
     pub fn add_before(&mut self, mem: &mut [Page], at: Pfn, pfn: Pfn) {
-        let i = (pos_of(&mem[at as usize]) - self.base) as usize;
-        debug_assert_eq!(self.ring[i], at);
-        let slot = if i > 0 && self.ring[i - 1] == NIL {
+        let i = pos_of(&mem[at as usize]).wrapping_sub(self.base) as usize;
+        debug_assert_eq!(self.at(i), at);
+        let slot = if i > 0 && self.at(i - 1) == NIL {
             i - 1
-        } else if i <= self.ring.len() / 2 {
-            // Shift slots 0..i towards the front: each moves one slot down.
-            self.ring.push_front(NIL);
-            self.base -= 1;
-            for j in 0..i {
-                let moved = self.ring[j + 1];
-                self.ring[j] = moved;
-                if moved != NIL {
-                    set_pos(&mut mem[moved as usize], self.base + j as u64);
-                }
-            }
-            i
         } else {
-            // Shift slots i.. towards the back: `at` and what is older move one slot up.
-            self.ring.push_back(NIL);
-            for j in (i + 1..self.ring.len()).rev() {
-                let moved = self.ring[j - 1];
-                self.ring[j] = moved;
-                if moved != NIL {
-                    set_pos(&mut mem[moved as usize], self.base + j as u64);
+            if self.slots == self.buf.len() {
+                self.grow();
+            }
+            if i <= self.slots / 2 {
+                // Shift slots 0..i towards the front: each moves one slot down.
+                self.front = self.front.wrapping_sub(1) & (self.buf.len() - 1);
+                self.slots += 1;
+                self.base = self.base.wrapping_sub(1);
+                for j in 0..i {
+                    let moved = self.at(j + 1);
+                    self.set(j, moved);
+                    if moved != NIL {
+                        set_pos(&mut mem[moved as usize], self.base.wrapping_add(j as u64));
+                    }
+                }
+            } else {
+                // Shift slots i.. towards the back: `at` and what is older move one up.
+                self.slots += 1;
+                for j in (i + 1..self.slots).rev() {
+                    let moved = self.at(j - 1);
+                    self.set(j, moved);
+                    if moved != NIL {
+                        set_pos(&mut mem[moved as usize], self.base.wrapping_add(j as u64));
+                    }
                 }
             }
             i
         };
-        self.ring[slot] = pfn;
+        self.set(slot, pfn);
         let p = &mut mem[pfn as usize];
-        set_pos(p, self.base + slot as u64);
+        set_pos(p, self.base.wrapping_add(slot as u64));
         self.live += 1;
         self.len += p.nr_pages();
     }
@@ -188,8 +256,8 @@ impl LruDeque {
     #[inline]
     pub fn prefetch_tail(&self, mem: &[Page], k: usize) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(i) = self.ring.len().checked_sub(k + 1) {
-            let pfn = self.ring[i];
+        if k < self.slots {
+            let pfn = self.at(self.slots - 1 - k);
             if let Some(p) = mem.get(pfn as usize) {
                 use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
                 let p: *const Page = p;
@@ -203,26 +271,27 @@ impl LruDeque {
 
     /// Walk from head to tail (for the checker and dumps).
     pub fn iter(&self) -> impl Iterator<Item = Pfn> + '_ {
-        self.ring.iter().copied().filter(|&p| p != NIL)
+        (0..self.slots).map(|i| self.at(i)).filter(|&p| p != NIL)
     }
 
     /// The ring's own consistency (for the invariant checker): no hole at either end,
     /// the live count, and each page's recorded position naming its slot.
     pub fn check(&self, mem: &[Page]) -> Result<(), String> {
-        if self.ring.front() == Some(&NIL) || self.ring.back() == Some(&NIL) {
+        if self.slots > 0 && (self.head() == NIL || self.tail() == NIL) {
             return Err("an LRU ring ends in a hole".into());
         }
         let mut live = 0;
-        for (i, &pfn) in self.ring.iter().enumerate() {
+        for i in 0..self.slots {
+            let pfn = self.at(i);
             if pfn == NIL {
                 continue;
             }
             live += 1;
             let pos = pos_of(&mem[pfn as usize]);
-            if pos != self.base + i as u64 {
+            let want = self.base.wrapping_add(i as u64);
+            if pos != want {
                 return Err(format!(
-                    "pfn {pfn} in LRU slot {i} records position {pos}, not {}",
-                    self.base + i as u64
+                    "pfn {pfn} in LRU slot {i} records position {pos}, not {want}"
                 ));
             }
         }
@@ -320,11 +389,7 @@ mod tests {
         for p in 1..399 {
             d.del(&mut mem, p);
         }
-        assert!(
-            d.ring.len() <= 2 * d.live + SLACK,
-            "ring of {}",
-            d.ring.len()
-        );
+        assert!(d.slots <= 2 * d.live + SLACK, "ring of {}", d.slots);
         assert_eq!(d.iter().collect::<Vec<_>>(), vec![399, 0]);
         d.check(&mem).unwrap();
     }

@@ -35,8 +35,6 @@ pub struct LruDeque {
     slots: usize,
     /// The position of the front slot; a page's position less `base` is its slot.
     base: u64,
-    /// Pages (folio heads) on the list: the slots that are not holes.
-    live: usize,
     /// Length, in pages: a large folio's head counts its folio's pages (lru_size counts
     /// pages, not folios).
     pub len: u64,
@@ -49,7 +47,6 @@ impl Default for LruDeque {
             front: 0,
             slots: 0,
             base: ORIGIN,
-            live: 0,
             len: 0,
         }
     }
@@ -117,13 +114,8 @@ impl LruDeque {
         }
     }
 
-    /// Pages (folio heads) on the list.
-    pub fn nr_entries(&self) -> usize {
-        self.live
-    }
-
     /// list_add: insert at the head.
-    #[inline]
+    #[inline(always)]
     pub fn add_head(&mut self, mem: &mut [Page], pfn: Pfn) {
         if self.slots == self.buf.len() {
             self.grow();
@@ -134,12 +126,11 @@ impl LruDeque {
         self.base = self.base.wrapping_sub(1);
         let p = &mut mem[pfn as usize];
         set_pos(p, self.base);
-        self.live += 1;
         self.len += p.nr_pages();
     }
 
     /// list_add_tail: insert at the tail.
-    #[inline]
+    #[inline(always)]
     pub fn add_tail(&mut self, mem: &mut [Page], pfn: Pfn) {
         if self.slots == self.buf.len() {
             self.grow();
@@ -149,13 +140,14 @@ impl LruDeque {
         self.slots += 1;
         let p = &mut mem[pfn as usize];
         set_pos(p, pos);
-        self.live += 1;
         self.len += p.nr_pages();
     }
 
     /// list_del: the page's slot becomes a hole; holes at either end are dropped, and the
-    /// ring is compacted once holes outnumber pages (by more than `SLACK`).
-    #[inline]
+    /// ring is compacted once it has more than twice as many slots as pages (`len`, which
+    /// bounds the slots in use by twice the memory's frames, large folios or not) plus
+    /// `SLACK`.
+    #[inline(always)]
     pub fn del(&mut self, mem: &mut [Page], pfn: Pfn) {
         let p = &mut mem[pfn as usize];
         let slot = pos_of(p).wrapping_sub(self.base) as usize;
@@ -163,7 +155,6 @@ impl LruDeque {
         p.prev = NIL;
         p.next = NIL;
         self.len -= p.nr_pages();
-        self.live -= 1;
         self.set(slot, NIL);
         if slot + 1 == self.slots {
             // The tail: drop it and the holes before it.
@@ -177,7 +168,7 @@ impl LruDeque {
                 self.slots -= 1;
                 self.base = self.base.wrapping_add(1);
             }
-        } else if self.slots > 2 * self.live + SLACK {
+        } else if self.slots as u64 > 2 * self.len + SLACK as u64 {
             self.compact(mem);
         }
     }
@@ -246,7 +237,6 @@ impl LruDeque {
         self.set(slot, pfn);
         let p = &mut mem[pfn as usize];
         set_pos(p, self.base.wrapping_add(slot as u64));
-        self.live += 1;
         self.len += p.nr_pages();
     }
 
@@ -274,19 +264,17 @@ impl LruDeque {
         (0..self.slots).map(|i| self.at(i)).filter(|&p| p != NIL)
     }
 
-    /// The ring's own consistency (for the invariant checker): no hole at either end,
-    /// the live count, and each page's recorded position naming its slot.
+    /// The ring's own consistency (for the invariant checker): no hole at either end, and
+    /// each page's recorded position naming its slot.
     pub fn check(&self, mem: &[Page]) -> Result<(), String> {
         if self.slots > 0 && (self.head() == NIL || self.tail() == NIL) {
             return Err("an LRU ring ends in a hole".into());
         }
-        let mut live = 0;
         for i in 0..self.slots {
             let pfn = self.at(i);
             if pfn == NIL {
                 continue;
             }
-            live += 1;
             let pos = pos_of(&mem[pfn as usize]);
             let want = self.base.wrapping_add(i as u64);
             if pos != want {
@@ -294,12 +282,6 @@ impl LruDeque {
                     "pfn {pfn} in LRU slot {i} records position {pos}, not {want}"
                 ));
             }
-        }
-        if live != self.live {
-            return Err(format!(
-                "an LRU ring holds {live} pages but counts {}",
-                self.live
-            ));
         }
         Ok(())
     }
@@ -389,7 +371,11 @@ mod tests {
         for p in 1..399 {
             d.del(&mut mem, p);
         }
-        assert!(d.slots <= 2 * d.live + SLACK, "ring of {}", d.slots);
+        assert!(
+            d.slots as u64 <= 2 * d.len + SLACK as u64,
+            "ring of {}",
+            d.slots
+        );
         assert_eq!(d.iter().collect::<Vec<_>>(), vec![399, 0]);
         d.check(&mem).unwrap();
     }

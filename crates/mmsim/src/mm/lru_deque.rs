@@ -83,15 +83,16 @@ impl LruDeque {
         self.buf[j] = pfn;
     }
 
-    /// Room for one more slot: double the storage (the slots keep their numbers).
+    /// Room for one more slot: double the storage in place (a large buffer is remapped,
+    /// not copied beside itself) and move the slots that had wrapped round to the start
+    /// up past the old end. The slots keep their numbers.
     #[cold]
     fn grow(&mut self) {
-        let cap = (self.buf.len() * 2).max(16);
-        let mut buf = Vec::with_capacity(cap);
-        buf.extend((0..self.slots).map(|i| self.at(i)));
-        buf.resize(cap, NIL);
-        self.buf = buf;
-        self.front = 0;
+        let old = self.buf.len();
+        self.buf.resize((old * 2).max(16), NIL);
+        let wrapped = (self.front + self.slots).saturating_sub(old);
+        self.buf.copy_within(0..wrapped, old);
+        self.buf[..wrapped].fill(NIL);
     }
 
     /// The most recently added page, or NIL.

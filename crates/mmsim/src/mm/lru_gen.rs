@@ -37,7 +37,7 @@
 //! VMA; the folio's physical list is kept in model-only flag bits (see `pg::LRU_LIST_SHIFT`).
 
 use crate::machine::profile::KFunc;
-use crate::mm::lru_deque::LruDeque;
+use crate::mm::lru_deque::{LruDeque, PREFETCH_AHEAD};
 use crate::mm::memcontrol::{MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn, NIL};
@@ -162,10 +162,6 @@ pub struct MmState {
     /// Walk statistics, cumulative.
     pub stats: MmStats,
 }
-
-/// How many folios ahead of the one it scans scan_folios asks the host to load (a host
-/// hint, no simulated effect).
-const SCAN_PREFETCH: usize = 16;
 
 /// struct lru_gen_folio (NR_HIST_GENS = 1).
 #[derive(Clone, Debug)]
@@ -1457,15 +1453,11 @@ impl Sim {
         let mut remaining = nr_to_scan.clamp(1, MAX_LRU_BATCH);
         let (mut scanned, mut sorted, mut isolated, mut skipped) = (0u64, 0u64, 0u64, 0u64);
         let mut moved = Vec::new();
-        // The struct pages of the first folios to scan load together (host hints, as
-        // isolate_lru_pages does).
-        let ring = &self.lruvecs[lv].lrugen.folios[gen][t];
-        for k in 0..SCAN_PREFETCH.min(remaining as usize) {
-            ring.prefetch_tail(&self.mem, k);
-        }
+        // The struct pages of the next folios to scan load ahead (host hints).
+        self.lruvecs[lv].lrugen.folios[gen][t].prefetch_tail_batch(&self.mem, remaining as usize);
         loop {
             let ring = &self.lruvecs[lv].lrugen.folios[gen][t];
-            ring.prefetch_tail(&self.mem, SCAN_PREFETCH);
+            ring.prefetch_tail(&self.mem, PREFETCH_AHEAD);
             let pfn = ring.tail();
             if pfn == NIL {
                 break;

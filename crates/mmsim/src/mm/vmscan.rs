@@ -23,6 +23,7 @@
 //!   clean pages are removed from the cache with a workingset shadow entry and freed.
 
 use crate::machine::profile::KFunc;
+use crate::mm::lru_deque::PREFETCH_AHEAD;
 use crate::mm::memcontrol::{MemcgEvent, MemcgId, ROOT_MEM_CGROUP};
 use crate::mm::node::LruList;
 use crate::mm::page::{pg, Pfn};
@@ -34,10 +35,6 @@ use crate::sim::Sim;
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// DEF_PRIORITY.
 pub const DEF_PRIORITY: u32 = 12;
-/// How many pages ahead of the one it takes isolate_lru_pages asks the host to load (a
-/// host hint, no simulated effect: the next pages are consecutive slots of the ring). A
-/// batch of SWAP_CLUSTER_MAX is short work per page, so its first pages load at once.
-const ISOLATE_PREFETCH: usize = 16;
 /// vm_swappiness's default (`[vm] swappiness` sets it).
 pub const SWAPPINESS: u64 = 60;
 
@@ -763,17 +760,11 @@ impl Sim {
         let prev = self.enter(KFunc::IsolateLruPages);
         let mut scanned = 0;
         let mut taken = 0;
-        // The struct pages of the first pages to take load together (host hints).
-        let list = &self.lruvec(memcg, node).lists[lru as usize];
-        for k in 0..ISOLATE_PREFETCH.min(n as usize) {
-            list.prefetch_tail(&self.mem, k);
-        }
+        // The struct pages of the next pages to take load ahead (host hints).
+        self.lruvec(memcg, node).lists[lru as usize].prefetch_tail_batch(&self.mem, n as usize);
         while scanned < n {
             let list = &self.lruvec(memcg, node).lists[lru as usize];
-            // And the one taken ISOLATE_PREFETCH steps from now, while these are taken.
-            if n > ISOLATE_PREFETCH as u64 {
-                list.prefetch_tail(&self.mem, ISOLATE_PREFETCH);
-            }
+            list.prefetch_tail(&self.mem, PREFETCH_AHEAD);
             let tail = list.tail();
             if tail == crate::mm::page::NIL {
                 break;

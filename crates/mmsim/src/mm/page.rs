@@ -10,7 +10,7 @@ use crate::machine::NodeId;
 
 /// A page frame number: index into `Sim::mem`.
 pub type Pfn = u32;
-/// "No page" in intrusive links.
+/// "No page": an empty list's end, a hole in an LRU ring, no link.
 pub const NIL: Pfn = u32::MAX;
 /// Size of a page in bytes.
 pub const PAGE_SIZE: u64 = 4096;
@@ -150,9 +150,11 @@ pub struct Page {
     pub memcg: u16,
     /// Offset within the mapping, in pages.
     pub index: u64,
-    /// Intrusive LRU (or free-list) links.
+    /// A folio head on an LRU list: the low half of its slot position in the list's ring
+    /// (`mm::lru_deque`). A large folio's tail page: its head. NIL otherwise.
     pub prev: Pfn,
-    /// Intrusive LRU (or free-list) links.
+    /// A folio head on an LRU list: the high half of its slot position. A large folio's
+    /// tail page: the next tail (NIL after the last). NIL otherwise.
     pub next: Pfn,
     /// Content version (content oracle): bumped by writes, persisted by writeback.
     pub version: u32,

@@ -312,6 +312,16 @@ mod tests {
         (0..n).map(|_| Page::new_free(0)).collect()
     }
 
+    /// `n` frames and a list of `pfns`, each added at the head in turn.
+    fn list_of(n: usize, pfns: impl IntoIterator<Item = Pfn>) -> (Vec<Page>, LruDeque) {
+        let mut mem = frames(n);
+        let mut d = LruDeque::default();
+        for p in pfns {
+            d.add_head(&mut mem, p);
+        }
+        (mem, d)
+    }
+
     /// The reference: a plain vector, head first.
     fn apply(model: &mut Vec<Pfn>, d: &mut LruDeque, mem: &mut [Page], op: (u8, usize)) {
         let (kind, x) = op;
@@ -345,11 +355,7 @@ mod tests {
 
     #[test]
     fn removing_the_tail_exposes_the_next_oldest_and_a_middle_hole_is_skipped() {
-        let mut mem = frames(8);
-        let mut d = LruDeque::default();
-        for p in 0..5 {
-            d.add_head(&mut mem, p);
-        }
+        let (mut mem, mut d) = list_of(8, 0..5);
         // Head first: 4 3 2 1 0.
         d.del(&mut mem, 1);
         assert_eq!(d.tail(), 0);
@@ -363,11 +369,7 @@ mod tests {
 
     #[test]
     fn a_split_folio_tail_goes_on_the_newer_side_of_its_head() {
-        let mut mem = frames(8);
-        let mut d = LruDeque::default();
-        for p in [0, 1, 2, 3] {
-            d.add_head(&mut mem, p);
-        }
+        let (mut mem, mut d) = list_of(8, 0..4);
         // 3 2 1 0; tails 5 then 6 before 1 (newer side), one near each end.
         d.add_before(&mut mem, 1, 5);
         d.add_before(&mut mem, 1, 6);
@@ -378,11 +380,7 @@ mod tests {
 
     #[test]
     fn holes_are_compacted_away_once_they_outnumber_pages() {
-        let mut mem = frames(400);
-        let mut d = LruDeque::default();
-        for p in 0..400 {
-            d.add_head(&mut mem, p);
-        }
+        let (mut mem, mut d) = list_of(400, 0..400);
         // Remove every page but the two ends: holes only in the middle.
         for p in 1..399 {
             d.del(&mut mem, p);

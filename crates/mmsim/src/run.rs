@@ -866,8 +866,15 @@ impl HostMemEstimate {
     }
 }
 
+/// Host bytes of one page-table page: its 512 PTEs (a 4 KiB array, 8 bytes per mapped
+/// page) and what keeps it (`mm::memory::PageTable`: the box's allocator header, its
+/// pointer, frame and PMD index, its entry in the index map, and those vectors' and the
+/// map's room to grow), rounded up.
+pub const PTE_TABLE_HOST_BYTES: u64 = crate::mm::page::PAGE_SIZE + 128;
+
 /// Estimate the host memory a run of `sc` needs: `size_of::<Page>()` per simulated frame,
-/// 8 bytes per mapped page of page tables (+ a 4 KiB table per 512 pages), ~9 bytes per
+/// a page-table page per 512 mapped pages ([`PTE_TABLE_HOST_BYTES`], two more per mapping
+/// task for the tables its mapping's ends share with nothing), ~9 bytes per
 /// page-cache or shadow slot of radix tree plus 8 bytes of oracle versions per file page
 /// (files of every program, and their passes' worth of shadows), 10 bytes per swap slot,
 /// and the time series (its sample count estimated from the data moved at ≥ 200 MB/s of
@@ -877,13 +884,17 @@ pub fn estimate_host_memory(sc: &Scenario) -> HostMemEstimate {
     let frames = u64::from(sc.machine.nodes) * sc.machine.memory_per_node_bytes / PAGE;
     let mut file_pages: u64 = sc.files.iter().map(|f| f.size_bytes.div_ceil(PAGE)).sum();
     let mut mapped_pages = 0u64;
+    let mut mapping_tasks = 0u64;
     let mut moved_bytes: u64 = 0;
     for t in &sc.tasks {
         let f = t.program.footprint(sc);
         file_pages = file_pages.saturating_add(f.file_pages);
         mapped_pages = mapped_pages.saturating_add(f.mapped_pages);
+        mapping_tasks += u64::from(f.mapped_pages > 0);
         moved_bytes = moved_bytes.saturating_add(f.moved_bytes);
     }
+    let pte_tables =
+        (mapped_pages / crate::mm::memory::PTRS_PER_PTE).saturating_add(2 * mapping_tasks);
     let swap_pages = sc.swap.as_ref().map_or(0, |s| s.size_bytes / PAGE);
     let virtual_ns = moved_bytes / 200 * 5; // 200 MB/s = 5 ns per byte
     let samples = (virtual_ns / sc.sample_interval_ns.max(1))
@@ -891,7 +902,7 @@ pub fn estimate_host_memory(sc: &Scenario) -> HostMemEstimate {
     let sample_bytes = 24 + 8 * crate::sim::SAMPLED.len() as u64 + 16;
     HostMemEstimate {
         frames_bytes: frames * std::mem::size_of::<crate::mm::page::Page>() as u64,
-        page_tables_bytes: mapped_pages.saturating_mul(8) + mapped_pages.div_ceil(512) * PAGE,
+        page_tables_bytes: pte_tables.saturating_mul(PTE_TABLE_HOST_BYTES),
         cache_bytes: file_pages.saturating_mul(9 + 8),
         swap_bytes: swap_pages * 10,
         series_bytes: samples * sample_bytes,

@@ -873,8 +873,8 @@ impl HostMemEstimate {
 pub const PTE_TABLE_HOST_BYTES: u64 = crate::mm::page::PAGE_SIZE + 128;
 
 /// Estimate the host memory a run of `sc` needs: `size_of::<Page>()` per simulated frame,
-/// a page-table page per 512 mapped pages ([`PTE_TABLE_HOST_BYTES`], two more per mapping
-/// task for the tables its mapping's ends share with nothing), ~9 bytes per
+/// a page-table page per 512 mapped pages ([`PTE_TABLE_HOST_BYTES`], and two more per
+/// mapping task: the partly used tables at its mapping's ends), ~9 bytes per
 /// page-cache or shadow slot of radix tree plus 8 bytes of oracle versions per file page
 /// (files of every program, and their passes' worth of shadows), 10 bytes per swap slot,
 /// and the time series (its sample count estimated from the data moved at ≥ 200 MB/s of

@@ -227,6 +227,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: fadvise: drain all pagevecs if POSIX_FADV_DONTNEED fails to discard all pages",
     },
     Rule {
+        feature: "release-pages-lock-batch",
+        since: KernelEra::new(3, 17),
+        version: "3.17",
+        commit: "mm: memcontrol: do not kill uncharge batching in free_pages_and_swap_cache",
+    },
+    Rule {
         feature: "dirty-ratio-page-units",
         since: KernelEra::new(4, 2),
         version: "4.2",

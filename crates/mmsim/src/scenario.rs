@@ -105,6 +105,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "lru-add-flush-full",
     "folio-batch-31",
     "lruvec-lru-lock",
+    "release-pages-lock-batch",
     "io-pages-readahead",
     "sync-readahead-needed-page",
     "itable-readahead-nowait",

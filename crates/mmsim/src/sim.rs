@@ -230,6 +230,13 @@ pub struct Features {
     /// node no longer contend. Off: one lru_lock per node (pgdat->lru_lock; zone->lru_lock
     /// before v4.8), shared by every memcg's lists on it.
     pub lruvec_lru_lock: bool,
+    /// release_pages holds the lru_lock across up to SWAP_CLUSTER_MAX pages of one lock
+    /// (v3.17, "mm: memcontrol: do not kill uncharge batching in
+    /// free_pages_and_swap_cache": the gathered pages of an unmap go to release_pages
+    /// whole, and `lock_batch` bounds the hold). Off: callers hand it PAGEVEC_SIZE pages
+    /// at a time, so the lock is held across at most 14. From v6.9 (`folio-batch-31`) a
+    /// batch is one folio_batch of 31.
+    pub release_pages_lock_batch: bool,
     /// A read larger than the readahead window may read ahead up to the device's largest
     /// request, bdi->io_pages (queue/max_sectors_kb) (v4.10, "mm: don't cap request size
     /// based on read-ahead setting"). Off: every window is capped at ra_pages.
@@ -624,6 +631,7 @@ impl Features {
             lru_add_flush_full: false,
             folio_batch_31: false,
             lruvec_lru_lock: false,
+            release_pages_lock_batch: true,
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             itable_readahead_nowait: false,
@@ -759,6 +767,7 @@ impl Features {
             "lru-add-flush-full" => self.lru_add_flush_full = on,
             "folio-batch-31" => self.folio_batch_31 = on,
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
+            "release-pages-lock-batch" => self.release_pages_lock_batch = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "itable-readahead-nowait" => self.itable_readahead_nowait = on,
@@ -876,6 +885,7 @@ impl Features {
             "lru-add-flush-full" => self.lru_add_flush_full,
             "folio-batch-31" => self.folio_batch_31,
             "lruvec-lru-lock" => self.lruvec_lru_lock,
+            "release-pages-lock-batch" => self.release_pages_lock_batch,
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "itable-readahead-nowait" => self.itable_readahead_nowait,
@@ -1333,6 +1343,9 @@ pub struct Sim {
         rustc_hash::FxHashMap<crate::mm::page::Pfn, crate::fs::buffer::FolioBlocks>,
     /// Scratch buffer of the rmap walk (`rmap_targets`), reused across pages.
     pub(crate) rmap_scratch: Vec<(u32, u64, Option<u64>)>,
+    /// `release_pages`' pages to free once the lru_lock is dropped (pages_to_free),
+    /// kept between calls so that no call allocates.
+    pub(crate) release_scratch: Vec<crate::mm::page::Pfn>,
     /// Spare page lists for reclaim's per-batch lists (`take_pfn_buf` / `give_pfn_buf`):
     /// walks nested through IPI waits take buffers of their own.
     pfn_bufs: ListPool<crate::mm::page::Pfn>,
@@ -1647,6 +1660,7 @@ impl Sim {
             anon_vma_mms: Default::default(),
             folio_blocks: Default::default(),
             rmap_scratch: Vec::new(),
+            release_scratch: Vec::new(),
             pfn_bufs: ListPool::default(),
             ra_scratch: ListPool::default(),
             bh_lrus: vec![Vec::with_capacity(crate::mm::slab::BH_LRU_SIZE + 1); nr_cpus],

@@ -1532,11 +1532,7 @@ impl Sim {
             return;
         }
         self.lru_add_drain();
-        let prev = self.enter(KFunc::ReleasePages);
-        for pfn in tlb.pages {
-            self.put_page(pfn);
-        }
-        self.leave(prev);
+        self.release_pages(&tlb.pages);
     }
 }
 

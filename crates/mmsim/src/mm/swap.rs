@@ -314,13 +314,75 @@ impl Sim {
         self.release_pages(pv.as_slice());
     }
 
-    /// release_pages: drop one reference on each page.
+    /// release_pages (folios_put_refs from v6.9): drop one reference on each page. The
+    /// pages whose last reference goes leave their LRU lists under the lru_lock, held from
+    /// one page to the next while they share it (folio_lruvec_relock_irqsave), and are
+    /// freed after it is dropped (free_unref_page_list), in the order given. How long the
+    /// lock is held follows the era: from v3.17 (`release-pages-lock-batch`) a caller's
+    /// pages go in whole and the lock is dropped every SWAP_CLUSTER_MAX pages after it was
+    /// taken (lock_batch); before, and again from v6.9 (`folio-batch-31`, no lock_batch),
+    /// they go PAGEVEC_SIZE pages per call (free_pages_and_swap_cache's chunks, a
+    /// folio_batch).
     pub fn release_pages(&mut self, pages: &[Pfn]) {
         let prev = self.enter(KFunc::ReleasePages);
-        for &pfn in pages {
-            self.put_page(pfn);
+        if self.features.release_pages_lock_batch && !self.features.folio_batch_31 {
+            self.release_pages_batch(pages, crate::mm::vmscan::SWAP_CLUSTER_MAX as usize);
+        } else {
+            for chunk in pages.chunks(pagevec_size(&self.features)) {
+                self.release_pages_batch(chunk, usize::MAX);
+            }
         }
         self.leave(prev);
+    }
+
+    /// One release_pages call over `pages`: the lru_lock dropped after `lock_batch`
+    /// pages since it was taken.
+    fn release_pages_batch(&mut self, pages: &[Pfn], lock_batch: usize) {
+        let mut to_free = std::mem::take(&mut self.release_scratch);
+        let mut locked: Option<usize> = None;
+        let mut held = 0;
+        for &pfn in pages {
+            if let Some(l) = locked {
+                held += 1;
+                if held == lock_batch {
+                    self.lru_unlock(l);
+                    locked = None;
+                }
+            }
+            self.charge_atomic();
+            // A tail page's reference is its folio's.
+            let head = self.folio_head(pfn);
+            let p = &mut self.mem[head as usize];
+            p.refcount -= 1;
+            if p.refcount > 0 {
+                continue;
+            }
+            assert!(p.refcount == 0, "put_page underflow pfn={head}");
+            if p.test(pg::LRU) && !self.debug_skip_lru_del_on_free {
+                let lv = self.page_lru_lock_idx(head);
+                if locked != Some(lv) {
+                    if let Some(l) = locked {
+                        self.lru_unlock(l);
+                    }
+                    self.lru_lock(lv);
+                    locked = Some(lv);
+                    held = 0;
+                }
+                let lru = self.page_lru(head);
+                self.del_page_from_lru_list(head, lru);
+                self.__ClearPageLRU(head);
+                self.__ClearPageActive(head);
+            }
+            to_free.push(head);
+        }
+        if let Some(l) = locked {
+            self.lru_unlock(l);
+        }
+        for &pfn in &to_free {
+            self.free_hot_cold_page(pfn);
+        }
+        to_free.clear();
+        self.release_scratch = to_free;
     }
 
     fn __pagevec_lru_add_fn(&mut self, pfn: Pfn) {

@@ -407,13 +407,19 @@ impl Sim {
             return;
         }
         self.lru_add_drain();
-        let prev = self.enter(KFunc::ReleasePages);
-        for &(_, e) in pvec {
-            if let Entry::Page(p) = e {
-                self.put_page(p);
+        // A lookup pagevec holds at most the era's PAGEVEC_SIZE entries (≤ PAGEVEC_MAX).
+        debug_assert!(pvec.len() <= crate::mm::swap::PAGEVEC_MAX);
+        for entries in pvec.chunks(crate::mm::swap::PAGEVEC_MAX) {
+            let mut pages = [0 as crate::mm::page::Pfn; crate::mm::swap::PAGEVEC_MAX];
+            let mut n = 0;
+            for &(_, e) in entries {
+                if let Entry::Page(p) = e {
+                    pages[n] = p;
+                    n += 1;
+                }
             }
+            self.release_pages(&pages[..n]);
         }
-        self.leave(prev);
     }
 
     /// Remove the shadow entries of a pagevec the way the feature switch says (after its

@@ -406,13 +406,14 @@ fn old_document_without_kernel_or_cgroups_still_loads() {
         "current documents have `kernel`"
     );
     obj.remove("cgroups");
-    // Nor the switches added since, among them the dirty limits' rules that tell 3.15's
-    // rules from 4.2's (the dd-tmpfs run is 3.15's).
+    // Nor the switches added since, among them the rules that tell 3.15's rules from
+    // 4.2's (the dd-tmpfs run is 3.15's): the dirty limits' and release_pages' lock batch.
     let features = obj["features"].as_object_mut().unwrap();
     for k in [
         "dirtyable-reserve",
         "dirtyable-file-only",
         "dirty-ratio-page-units",
+        "release-pages-lock-batch",
     ] {
         assert!(features.remove(k).is_some(), "{k}");
     }

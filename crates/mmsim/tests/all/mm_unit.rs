@@ -1418,6 +1418,53 @@ fn new_pages_reach_the_lru_a_batch_at_a_time_by_era() {
     }
 }
 
+/// release_pages takes the lru_lock once for a run of pages that share it, by the rule of
+/// its era: PAGEVEC_SIZE (14) pages per call before v3.17, the whole list with the lock
+/// dropped every SWAP_CLUSTER_MAX (32) pages from v3.17 (`release-pages-lock-batch`), and
+/// a folio_batch of 31 per call from v6.9 (`folio-batch-31`). The pages are freed, off
+/// the LRU, either way.
+#[test]
+fn release_pages_holds_the_lru_lock_across_pages_by_era() {
+    use mmsim::kernel::KernelEra;
+    const PAGES: u64 = 64;
+    // (era, lru_lock acquisitions for the 64 pages).
+    for (era, want) in [
+        (KernelEra::new(3, 10), 5), // 14 + 14 + 14 + 14 + 8
+        (KernelEra::V4_2, 2),       // 32 + 32
+        (KernelEra::V6_1, 2),
+        (KernelEra::V6_18, 3), // 31 + 31 + 2
+    ] {
+        let f = era.features("patched").expect("preset");
+        let mut m = machine(f);
+        let (_, ino) = m.open("/mnt/f");
+        let pages: Vec<Pfn> = (0..PAGES).map(|i| m.cached_page(ino, i, false)).collect();
+        m.sim.lru_add_drain();
+        // Held by us, the pages outlive their removal from the page cache and stay on the
+        // LRU until our references go.
+        for &p in &pages {
+            m.sim.get_page(p);
+        }
+        m.sim
+            .truncate_inode_pages_range(ino, 0, u64::MAX)
+            .expect("no wait");
+        assert!(
+            pages.iter().all(|&p| m.has(p, pg::LRU) && m.rc(p) == 1),
+            "{era}"
+        );
+        let taken = |m: &M| m.sim.lru_locks().map(|l| l.acquisitions).sum::<u64>();
+        let before = taken(&m);
+        m.sim.release_pages(&pages);
+        assert_eq!(taken(&m) - before, want, "{era}: lru_lock acquisitions");
+        assert!(
+            pages
+                .iter()
+                .all(|&p| m.has(p, pg::BUDDY) && !m.has(p, pg::LRU)),
+            "{era}: every page freed"
+        );
+        m.check();
+    }
+}
+
 /// A read through one open file marks its pages accessed by the rule of its era:
 /// do_generic_file_read (off) skips a page only when the read continues exactly where the
 /// previous one stopped inside it; filemap_read (`read-accessed-folio`, v5.11 + v5.19)

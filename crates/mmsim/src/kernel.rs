@@ -197,6 +197,18 @@ pub const RULES: &[Rule] = &[
         commit: "ext4: grab page before starting transaction handle in write_begin()",
     },
     Rule {
+        feature: "activate-page-batch",
+        since: KernelEra::new(3, 0),
+        version: "3.0",
+        commit: "mm: batch activate_page() to reduce lock contention",
+    },
+    Rule {
+        feature: "lru-cache-activate",
+        since: KernelEra::new(3, 11),
+        version: "3.11",
+        commit: "mm: activate !PageLRU pages on mark_page_accessed if page is on local pagevec",
+    },
+    Rule {
         feature: "fault-around",
         since: KernelEra::new(3, 15),
         version: "3.15",

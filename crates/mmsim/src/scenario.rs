@@ -106,6 +106,8 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "folio-batch-31",
     "lruvec-lru-lock",
     "release-pages-lock-batch",
+    "activate-page-batch",
+    "lru-cache-activate",
     "io-pages-readahead",
     "sync-readahead-needed-page",
     "itable-readahead-nowait",

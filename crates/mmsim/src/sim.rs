@@ -237,6 +237,16 @@ pub struct Features {
     /// at a time, so the lock is held across at most 14. From v6.9 (`folio-batch-31`) a
     /// batch is one folio_batch of 31.
     pub release_pages_lock_batch: bool,
+    /// activate_page queues the page on this CPU's activate pagevec, moved to the active
+    /// list a batch at a time under one lru_lock (v3.0, "mm: batch activate_page() to
+    /// reduce lock contention"). Off: the page moves at once, under the lru_lock taken for
+    /// it alone (2.6.30–2.6.39).
+    pub activate_page_batch: bool,
+    /// mark_page_accessed activates a referenced page that is not yet on the LRU when it is
+    /// in this CPU's add pagevec: PG_active is set there (v3.11, "mm: activate !PageLRU
+    /// pages on mark_page_accessed if page is on local pagevec"). Off: a page off the LRU
+    /// is left as it is, PG_referenced kept, until a later access finds it on the LRU.
+    pub lru_cache_activate: bool,
     /// A read larger than the readahead window may read ahead up to the device's largest
     /// request, bdi->io_pages (queue/max_sectors_kb) (v4.10, "mm: don't cap request size
     /// based on read-ahead setting"). Off: every window is capped at ra_pages.
@@ -632,6 +642,8 @@ impl Features {
             folio_batch_31: false,
             lruvec_lru_lock: false,
             release_pages_lock_batch: true,
+            activate_page_batch: true,
+            lru_cache_activate: true,
             io_pages_readahead: false,
             sync_readahead_needed_page: false,
             itable_readahead_nowait: false,
@@ -768,6 +780,8 @@ impl Features {
             "folio-batch-31" => self.folio_batch_31 = on,
             "lruvec-lru-lock" => self.lruvec_lru_lock = on,
             "release-pages-lock-batch" => self.release_pages_lock_batch = on,
+            "activate-page-batch" => self.activate_page_batch = on,
+            "lru-cache-activate" => self.lru_cache_activate = on,
             "io-pages-readahead" => self.io_pages_readahead = on,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page = on,
             "itable-readahead-nowait" => self.itable_readahead_nowait = on,
@@ -886,6 +900,8 @@ impl Features {
             "folio-batch-31" => self.folio_batch_31,
             "lruvec-lru-lock" => self.lruvec_lru_lock,
             "release-pages-lock-batch" => self.release_pages_lock_batch,
+            "activate-page-batch" => self.activate_page_batch,
+            "lru-cache-activate" => self.lru_cache_activate,
             "io-pages-readahead" => self.io_pages_readahead,
             "sync-readahead-needed-page" => self.sync_readahead_needed_page,
             "itable-readahead-nowait" => self.itable_readahead_nowait,

@@ -500,8 +500,17 @@ impl Sim {
         self.pagevec_lru_move_fn(pv, LruMove::Add);
     }
 
-    /// activate_page: queue an LRU page for activation on this CPU's activate pagevec.
+    /// activate_page: queue an LRU page for activation on this CPU's activate pagevec
+    /// (v3.0, `activate-page-batch`); before, move it to the active list at once under its
+    /// lru_lock.
     pub fn activate_page(&mut self, pfn: Pfn) {
+        if !self.features.activate_page_batch {
+            let lv = self.page_lru_lock_idx(pfn);
+            self.lru_lock(lv);
+            self.__activate_page(pfn);
+            self.lru_unlock(lv);
+            return;
+        }
         let p = &self.mem[pfn as usize];
         if p.test(pg::LRU) && !p.test(pg::ACTIVE) && !p.test(pg::UNEVICTABLE) {
             self.lru_batch_add(pfn, LruMove::Activate);
@@ -690,7 +699,8 @@ impl Sim {
             p.test(pg::LRU),
             !p.test(pg::SWAPBACKED),
         );
-        if !active && !unevictable && referenced {
+        // Before v3.11 (`lru-cache-activate`) only a page on the LRU is activated.
+        if !active && !unevictable && referenced && (lru || self.features.lru_cache_activate) {
             if lru {
                 self.activate_page(pfn);
             } else {

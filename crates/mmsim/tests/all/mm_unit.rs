@@ -1465,6 +1465,88 @@ fn release_pages_holds_the_lru_lock_across_pages_by_era() {
     }
 }
 
+/// activate_page by era: before v3.0 (`activate-page-batch` off) a referenced page
+/// accessed again moves to the active list at once, under an lru_lock taken for it alone;
+/// from v3.0 it waits in this CPU's activate pagevec until the batch moves.
+#[test]
+fn activate_page_moves_at_once_before_3_0_and_a_batch_at_a_time_after() {
+    use mmsim::kernel::KernelEra;
+    for (era, at_once) in [
+        (KernelEra::V2_6_30, true),
+        (KernelEra::v2_6(39), true),
+        (KernelEra::new(3, 0), false),
+        (KernelEra::V4_2, false),
+    ] {
+        let mut m = machine(era.features("vanilla").expect("preset"));
+        let (_, ino) = m.open("/mnt/f");
+        let pfn = m.cached_page(ino, 0, true);
+        m.sim.mem[pfn as usize].flags &= !pg::REFERENCED;
+        assert!(m.on_list(pfn, LruList::InactiveFile), "{era}");
+        m.sim.mark_page_accessed(pfn);
+        let taken = |m: &M| m.sim.lru_locks().map(|l| l.acquisitions).sum::<u64>();
+        let (locks, activated) = (taken(&m), m.vm(VmItem::Pgactivate));
+        m.sim.mark_page_accessed(pfn);
+        if at_once {
+            assert!(m.on_list(pfn, LruList::ActiveFile), "{era}: active at once");
+            assert_eq!(taken(&m) - locks, 1, "{era}: one lru_lock for the page");
+        } else {
+            assert!(
+                m.on_list(pfn, LruList::InactiveFile),
+                "{era}: waits in the batch"
+            );
+            assert_eq!(taken(&m), locks, "{era}: no lock yet");
+            m.sim.lru_add_drain();
+            assert!(
+                m.on_list(pfn, LruList::ActiveFile),
+                "{era}: active after the drain"
+            );
+        }
+        assert_eq!(
+            m.vm(VmItem::Pgactivate) - activated,
+            1,
+            "{era}: one pgactivate"
+        );
+        m.check();
+    }
+}
+
+/// mark_page_accessed on a referenced page that is still in this CPU's add pagevec (not
+/// yet on the LRU): from v3.11 (`lru-cache-activate`) it is made active there and its
+/// PG_referenced cleared; before, it is left alone and reaches the inactive list
+/// referenced.
+#[test]
+fn a_page_accessed_in_the_add_pagevec_is_activated_there_from_3_11() {
+    use mmsim::kernel::KernelEra;
+    for (era, activates) in [
+        (KernelEra::V2_6_30, false),
+        (KernelEra::new(3, 10), false),
+        (KernelEra::new(3, 11), true),
+        (KernelEra::V4_2, true),
+    ] {
+        let mut m = machine(era.features("vanilla").expect("preset"));
+        let (_, ino) = m.open("/mnt/f");
+        let pfn = m.cached_page(ino, 0, false);
+        m.sim.mem[pfn as usize].flags &= !pg::REFERENCED;
+        assert!(!m.has(pfn, pg::LRU), "{era}: in the add pagevec");
+        m.sim.mark_page_accessed(pfn);
+        m.sim.mark_page_accessed(pfn);
+        assert_eq!(m.has(pfn, pg::ACTIVE), activates, "{era}: PG_active");
+        assert_eq!(
+            m.has(pfn, pg::REFERENCED),
+            !activates,
+            "{era}: PG_referenced"
+        );
+        m.sim.lru_add_drain();
+        let list = if activates {
+            LruList::ActiveFile
+        } else {
+            LruList::InactiveFile
+        };
+        assert!(m.on_list(pfn, list), "{era}: on {list:?} after the drain");
+        m.check();
+    }
+}
+
 /// A read through one open file marks its pages accessed by the rule of its era:
 /// do_generic_file_read (off) skips a page only when the read continues exactly where the
 /// previous one stopped inside it; filemap_read (`read-accessed-folio`, v5.11 + v5.19)

@@ -2282,7 +2282,8 @@ impl Sim {
     }
 
     /// Check the MGLRU invariants of every lruvec: the sequence window, each list member
-    /// on the list its flags name with PG_lru and a generation in the window, per-gen
+    /// on the list its flags name with PG_lru, on a list in the window or of its own
+    /// generation, per-gen
     /// counts equal to the folios whose flags name the generation, the compatibility
     /// sizes.
     // Parallel [gen][type] arrays are indexed together.
@@ -2337,11 +2338,21 @@ impl Sim {
                         if self.page_lruvec_idx(pfn) != lv {
                             return Err(format!("pfn {pfn} on another memcg's or node's lrugen"));
                         }
+                        // The list is in the window, or is the folio's own generation.
+                        // Not the folio's generation itself: inc_min_seq ages a type it
+                        // may not evict by advancing min_seq alone (6.1's `goto done`
+                        // for anon without swap), the oldest list becoming the youngest
+                        // by its index, so a folio promoted before (its flags naming a
+                        // younger generation than its list) can be left naming an index
+                        // the window no longer holds once the lists before its own empty
+                        // and min_seq moves up to it; sort_folio then moves it to that
+                        // index's list, which the next inc_max_seq makes the youngest.
                         let in_window =
-                            (g.min_seq[t]..=g.max_seq).any(|s| lru_gen_from_seq(s) == fg);
-                        if !in_window {
+                            (g.min_seq[t]..=g.max_seq).any(|s| lru_gen_from_seq(s) == gen);
+                        if !in_window && fg != gen {
                             return Err(format!(
-                                "pfn {pfn} in generation {fg} outside the window {}..={}",
+                                "pfn {pfn} on list {gen}, outside the window {}..={}, with \
+                                 generation {fg}",
                                 g.min_seq[t], g.max_seq
                             ));
                         }
@@ -2383,6 +2394,75 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::mm::rmap::{VM_LOCKED, VM_RAND_READ};
+
+    /// 6.1 without swap: inc_max_seq ages anon by min_seq alone (inc_min_seq's `goto
+    /// done`), so an anon folio promoted on the oldest list keeps its list and its flags'
+    /// generation while the window slides over both; once swap is back and the list
+    /// before it empties, try_to_inc_min_seq moves min_seq up to the folio's list and its
+    /// flags name an index outside the window (the kernel's state too). The lists and
+    /// counts stay consistent, and sort_folio takes the folio to its own generation's
+    /// list, which the next inc_max_seq makes the youngest.
+    #[test]
+    fn a_folio_promoted_before_anon_aging_without_swap_may_name_a_generation_outside_the_window() {
+        let sc = crate::scenario::load_scenario(
+            "mglru-anon-stream",
+            &["machine.memory_per_node=16MiB".to_string()],
+        )
+        .expect("built-in");
+        let f = crate::kernel::KernelEra::V6_1
+            .features("patched")
+            .expect("era");
+        let mut sim = Sim::new(&sc, f).expect("sim");
+        assert!(sim.lru_gen_enabled() && sim.mglru_v6_1());
+        let pfn = sim
+            .alloc_page(crate::mm::page_alloc::Gfp::KERNEL)
+            .expect("a frame");
+        sim.mem[pfn as usize].flags |= pg::SWAPBACKED | pg::UPTODATE;
+        let lv = sim.page_lruvec_idx(pfn);
+        assert!(sim.lru_gen_add_folio(pfn, false));
+        sim.mem[pfn as usize].flags |= pg::LRU;
+        sim.check_lru_gen().expect("consistent after the add");
+        let list = list_gen(sim.mem[pfn as usize].flags);
+        // The aging promotes it one index behind its list (a younger generation, as the
+        // window is four wide).
+        let named = (list + MAX_NR_GENS as usize - 1) % MAX_NR_GENS as usize;
+        let g = &sim.lruvecs[lv].lrugen;
+        assert_eq!(g.nr_gens(LRU_GEN_ANON), MAX_NR_GENS);
+        assert_eq!(sim.folio_update_gen(pfn, named), Some(list));
+        sim.lru_gen_update_size(lv, pfn, Some(list), Some(named));
+        sim.check_lru_gen().expect("consistent after the promotion");
+        // No swap: each new generation ages anon by min_seq alone, until the index the
+        // folio names is the oldest.
+        while lru_gen_from_seq(sim.lruvecs[lv].lrugen.min_seq[LRU_GEN_ANON]) != named {
+            let seq = sim.lruvecs[lv].lrugen.max_seq;
+            assert!(sim.inc_max_seq(lv, seq, 0));
+            sim.check_lru_gen()
+                .expect("consistent while anon ages without swap");
+        }
+        assert_eq!(list_gen(sim.mem[pfn as usize].flags), list, "never moved");
+        // Swap again: min_seq passes the empty oldest list up to the folio's.
+        assert!(sim.try_to_inc_min_seq(lv, 60));
+        let g = &sim.lruvecs[lv].lrugen;
+        assert_eq!(lru_gen_from_seq(g.min_seq[LRU_GEN_ANON]), list);
+        let named_in_window =
+            (g.min_seq[LRU_GEN_ANON]..=g.max_seq).any(|s| lru_gen_from_seq(s) == named);
+        assert!(
+            !named_in_window,
+            "the folio names no generation of the window"
+        );
+        sim.check_lru_gen()
+            .expect("the kernel's state is consistent");
+        // sort_folio: promoted, to its own generation's list (outside the window)...
+        let mut sc = ScanControl::new(32, false, crate::mm::page_alloc::Gfp::KERNEL);
+        assert!(sim.sort_folio_v6_1(lv, pfn, 0, &mut sc));
+        assert_eq!(list_gen(sim.mem[pfn as usize].flags), named);
+        sim.check_lru_gen().expect("on its own generation's list");
+        // ...which the next generation brings back into the window, as the youngest.
+        let seq = sim.lruvecs[lv].lrugen.max_seq;
+        assert!(sim.inc_max_seq(lv, seq, 60));
+        assert_eq!(lru_gen_from_seq(sim.lruvecs[lv].lrugen.max_seq), named);
+        sim.check_lru_gen().expect("consistent at the end");
+    }
 
     /// should_skip_vma: shmem is walked as anonymous memory is (only with a swappiness), and
     /// other files are skipped when reclaim takes anon only (swappiness above the maximum).

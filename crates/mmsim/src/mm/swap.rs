@@ -248,6 +248,22 @@ impl Sim {
         }
     }
 
+    /// folio_lruvec_relock_irqsave: hold the lru_lock that guards page `pfn`, given the one
+    /// held (`locked`, updated): kept when it is the same, else dropped and the page's
+    /// taken. True when a lock was taken.
+    fn folio_lruvec_relock(&mut self, locked: &mut Option<usize>, pfn: Pfn) -> bool {
+        let lv = self.page_lru_lock_idx(pfn);
+        if *locked == Some(lv) {
+            return false;
+        }
+        if let Some(l) = *locked {
+            self.lru_unlock(l);
+        }
+        self.lru_lock(lv);
+        *locked = Some(lv);
+        true
+    }
+
     /// Take the lru_lock that guards lruvec `lv` (spin_lock_irq).
     pub fn lru_lock(&mut self, lv: usize) {
         let now = self.now();
@@ -291,14 +307,7 @@ impl Sim {
     fn pagevec_lru_move_fn(&mut self, pv: Pagevec, mv: LruMove) {
         let mut locked: Option<usize> = None;
         for &pfn in pv.as_slice() {
-            let lv = self.page_lru_lock_idx(pfn);
-            if locked != Some(lv) {
-                if let Some(l) = locked {
-                    self.lru_unlock(l);
-                }
-                self.lru_lock(lv);
-                locked = Some(lv);
-            }
+            self.folio_lruvec_relock(&mut locked, pfn);
             match mv {
                 LruMove::Add => self.__pagevec_lru_add_fn(pfn),
                 LruMove::Activate => self.__activate_page(pfn),
@@ -359,13 +368,7 @@ impl Sim {
             }
             assert!(p.refcount == 0, "put_page underflow pfn={head}");
             if p.test(pg::LRU) && !self.debug_skip_lru_del_on_free {
-                let lv = self.page_lru_lock_idx(head);
-                if locked != Some(lv) {
-                    if let Some(l) = locked {
-                        self.lru_unlock(l);
-                    }
-                    self.lru_lock(lv);
-                    locked = Some(lv);
+                if self.folio_lruvec_relock(&mut locked, head) {
                     held = 0;
                 }
                 let lru = self.page_lru(head);

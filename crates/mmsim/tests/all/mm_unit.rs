@@ -162,6 +162,11 @@ impl M {
         on_lru_list(&self.sim, pfn, lru)
     }
 
+    /// Times any lru_lock was taken.
+    fn lru_locks_taken(&self) -> u64 {
+        self.sim.lru_locks().map(|l| l.acquisitions).sum()
+    }
+
     fn inactive_age(&self) -> u64 {
         self.sim.lruvecs[0].inactive_age
     }
@@ -1451,10 +1456,13 @@ fn release_pages_holds_the_lru_lock_across_pages_by_era() {
             pages.iter().all(|&p| m.has(p, pg::LRU) && m.rc(p) == 1),
             "{era}"
         );
-        let taken = |m: &M| m.sim.lru_locks().map(|l| l.acquisitions).sum::<u64>();
-        let before = taken(&m);
+        let before = m.lru_locks_taken();
         m.sim.release_pages(&pages);
-        assert_eq!(taken(&m) - before, want, "{era}: lru_lock acquisitions");
+        assert_eq!(
+            m.lru_locks_taken() - before,
+            want,
+            "{era}: lru_lock acquisitions"
+        );
         assert!(
             pages
                 .iter()
@@ -1483,18 +1491,21 @@ fn activate_page_moves_at_once_before_3_0_and_a_batch_at_a_time_after() {
         m.sim.mem[pfn as usize].flags &= !pg::REFERENCED;
         assert!(m.on_list(pfn, LruList::InactiveFile), "{era}");
         m.sim.mark_page_accessed(pfn);
-        let taken = |m: &M| m.sim.lru_locks().map(|l| l.acquisitions).sum::<u64>();
-        let (locks, activated) = (taken(&m), m.vm(VmItem::Pgactivate));
+        let (locks, activated) = (m.lru_locks_taken(), m.vm(VmItem::Pgactivate));
         m.sim.mark_page_accessed(pfn);
         if at_once {
             assert!(m.on_list(pfn, LruList::ActiveFile), "{era}: active at once");
-            assert_eq!(taken(&m) - locks, 1, "{era}: one lru_lock for the page");
+            assert_eq!(
+                m.lru_locks_taken() - locks,
+                1,
+                "{era}: one lru_lock for the page"
+            );
         } else {
             assert!(
                 m.on_list(pfn, LruList::InactiveFile),
                 "{era}: waits in the batch"
             );
-            assert_eq!(taken(&m), locks, "{era}: no lock yet");
+            assert_eq!(m.lru_locks_taken(), locks, "{era}: no lock yet");
             m.sim.lru_add_drain();
             assert!(
                 m.on_list(pfn, LruList::ActiveFile),

@@ -463,14 +463,22 @@ impl Sim {
     /// (__page_cache_release).
     #[inline(always)]
     pub fn put_page(&mut self, pfn: Pfn) {
+        let (pfn, last) = self.put_page_testzero(pfn);
+        if last {
+            self.put_page_last(pfn);
+        }
+    }
+
+    /// folio_put_testzero: drop a reference on the folio of `pfn` (a tail page's
+    /// reference is its folio's). Returns the folio's head and whether that was the last
+    /// reference (or one too many).
+    #[inline(always)]
+    pub(crate) fn put_page_testzero(&mut self, pfn: Pfn) -> (Pfn, bool) {
         self.charge_atomic();
-        // A tail page's reference is its folio's.
         let pfn = self.folio_head(pfn);
         let p = &mut self.mem[pfn as usize];
         p.refcount -= 1;
-        if p.refcount <= 0 {
-            self.put_page_last(pfn);
-        }
+        (pfn, p.refcount <= 0)
     }
 
     /// `put_page` dropped the last reference (or one too many).

@@ -358,14 +358,11 @@ impl Sim {
                     locked = None;
                 }
             }
-            self.charge_atomic();
-            // A tail page's reference is its folio's.
-            let head = self.folio_head(pfn);
-            let p = &mut self.mem[head as usize];
-            p.refcount -= 1;
-            if p.refcount > 0 {
+            let (head, last) = self.put_page_testzero(pfn);
+            if !last {
                 continue;
             }
+            let p = &self.mem[head as usize];
             assert!(p.refcount == 0, "put_page underflow pfn={head}");
             if p.test(pg::LRU) && !self.debug_skip_lru_del_on_free {
                 if self.folio_lruvec_relock(&mut locked, head) {

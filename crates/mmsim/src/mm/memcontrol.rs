@@ -1035,17 +1035,11 @@ impl Sim {
             if let Some(w) = self.take_memcg_reclaim_wait() {
                 return Err(AllocError::Wait(w));
             }
-            if self.features.reclaim_throttle {
+            if std::mem::take(&mut self.memcg_reclaim_congested) {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED): every dirty page the limit
                 // reclaim met was already under writeback; sleep a jiffy, then retry.
-                let node = self.cur_node();
-                if std::mem::take(&mut self.lruvec_mut(over, node).congested) {
-                    // Inside try_to_free_mem_cgroup_pages: a memstall.
-                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                    return Err(AllocError::Wait(crate::sched::Wait::Until(
-                        self.now() + JIFFY_PS,
-                    )));
-                }
+                // Inside try_to_free_mem_cgroup_pages: a memstall.
+                return Err(AllocError::Wait(self.reclaim_throttle_congested()));
             }
             // mem_cgroup_margin(mem_over_limit): room in the counter that refused the
             // charge (a still-full ancestor refuses the retry and is reclaimed next).
@@ -1525,14 +1519,10 @@ impl Sim {
                 true,
             );
             nr_reclaimed += reclaimed;
-            if self.features.reclaim_throttle {
+            if std::mem::take(&mut self.memcg_reclaim_congested) {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED), as in try_charge.
-                let node = self.cur_node();
-                if std::mem::take(&mut self.lruvec_mut(memcg, node).congested) {
-                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                    result = Err(crate::sched::Wait::Until(self.now() + JIFFY_PS));
-                    break;
-                }
+                result = Err(self.reclaim_throttle_congested());
+                break;
             }
             if reclaimed == 0 {
                 if nr_retries == 0 {
@@ -1587,11 +1577,14 @@ impl Sim {
         Ok(OpResult::Bytes(bytes.unwrap_or(0)))
     }
 
-    /// The reclaim loop of a limit write (memory_high_write, memory_max_write): while
-    /// `m`'s usage is above `limit`, drain the CPUs' stocks once, then reclaim down to it
-    /// (try_to_free_mem_cgroup_pages, swap allowed) until `passes` passes have reclaimed
-    /// nothing, then wait for the subtree's writeback (`wait_for_limit_writeback`).
-    /// Ok(true): the usage is within the limit; Ok(false): out of passes.
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_CONGESTED) of limit reclaim (v5.16): the
+    /// reclaiming task sleeps a jiffy inside reclaim (a memory stall), then retries.
+    fn reclaim_throttle_congested(&mut self) -> Wait {
+        self.tracepoints.mm_vmscan_throttled.congested += 1;
+        self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+        Wait::Until(self.now() + JIFFY_PS)
+    }
+
     /// The sleep legacy memcg reclaim ended its pass at (`Sim::memcg_reclaim_wait`), as
     /// the running task's wait (a memory stall): a page's writeback, or reclaim_throttle.
     /// None without a task (the wait is dropped) or when the pass ran to its end.
@@ -1609,6 +1602,11 @@ impl Sim {
         wait
     }
 
+    /// The reclaim loop of a limit write (memory_high_write, memory_max_write): while
+    /// `m`'s usage is above `limit`, drain the CPUs' stocks once, then reclaim down to it
+    /// (try_to_free_mem_cgroup_pages, swap allowed) until `passes` passes have reclaimed
+    /// nothing, then wait for the subtree's writeback (`wait_for_limit_writeback`).
+    /// Ok(true): the usage is within the limit; Ok(false): out of passes.
     fn reclaim_to_limit(
         &mut self,
         m: MemcgId,

@@ -91,6 +91,10 @@ pub struct ScanControl {
     /// shrink_folio_list's ignore_references: reclaim without checking references
     /// (MADV_PAGEOUT from v6.10).
     pub ignore_references: bool,
+    /// A shrink_node of this limit reclaim found its target lruvec congested
+    /// (LRUVEC_CGROUP_CONGESTED) and reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) would
+    /// sleep: skip_throttle_noprogress did not let it off (v5.16).
+    pub throttle_congested: bool,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -140,6 +144,7 @@ impl ScanControl {
             proactive: false,
             last_reclaimed: 0,
             ignore_references: false,
+            throttle_congested: false,
         }
     }
 
@@ -614,6 +619,35 @@ impl Sim {
             let target = sc.target_memcg;
             self.lruvec_mut(target, node).congested = true;
         }
+        // Stall limit reclaim for IO completions while its lruvec is congested
+        // (reclaim_throttle(VMSCAN_THROTTLE_CONGESTED)), unless skip_throttle_noprogress
+        // lets it off. (Global direct reclaim's stall on kswapd's LRUVEC_NODE_CONGESTED is
+        // not modelled: `try_to_free_pages` throttles on writeback after a fruitless pass.)
+        if sc.cgroup_reclaim()
+            && !sc.is_kswapd
+            && self.lruvec(sc.target_memcg, node).congested
+            && !self.skip_throttle_noprogress(node)
+        {
+            sc.throttle_congested = true;
+        }
+    }
+
+    /// skip_throttle_noprogress (v5.16, "mm: vmscan: Reduce throttling due to a failure to
+    /// make progress"): a VMSCAN_THROTTLE_CONGESTED or NOPROGRESS throttle on `node` is
+    /// skipped when kswapd has given the node up, or when its pages waiting for writeback
+    /// (dirty and under writeback, NR_ZONE_WRITE_PENDING) are at most half of its
+    /// reclaimable pages (zone_reclaimable_pages: the file LRU, and the anonymous LRU while
+    /// swap has free slots) — machine-wide counts of the node, whichever cgroup reclaims.
+    pub fn skip_throttle_noprogress(&self, node: usize) -> bool {
+        if self.kswapd_hopeless(node) {
+            return true;
+        }
+        let lru = |l| self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, node, l);
+        let mut reclaimable = lru(LruList::InactiveFile) + lru(LruList::ActiveFile);
+        if self.can_reclaim_anon_pages(ROOT_MEM_CGROUP) {
+            reclaimable += lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon);
+        }
+        2 * self.nodes[node].nr_dirty_writeback <= reclaimable
     }
 
     /// Legacy limit reclaim throttled (reclaim_throttle after waking the flushers): the
@@ -1591,6 +1625,12 @@ impl Sim {
         let stalled = self.psi_memstall_enter();
         let r = self.do_try_to_free_pages(&mut sc);
         self.psi_memstall_leave(stalled);
+        // The end of do_try_to_free_pages clears the target's LRUVEC_CGROUP_CONGESTED.
+        let zl = self.zonelist_nodes();
+        for &n in zl.iter() {
+            self.lruvec_mut(memcg, n).congested = false;
+        }
+        self.memcg_reclaim_congested = sc.throttle_congested;
         self.leave(prev);
         r
     }

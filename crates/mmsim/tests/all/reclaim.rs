@@ -286,6 +286,77 @@ fn only_file_pages_under_writeback_make_reclaim_congested() {
     assert!(!anon_congested);
 }
 
+/// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) of limit reclaim (5.16) and its
+/// skip_throttle_noprogress: a cgroup whose 256 dirty file pages are all under writeback
+/// and marked for reclaim makes its limit reclaim congested; the reclaimer sleeps a jiffy
+/// only while the node's pages waiting for writeback are more than half of its
+/// reclaimable pages. With 1,024 clean pages of another cgroup cached on the node (512 ≤
+/// 1,280 and more) it is let off; alone (512 > 256 and a few) it sleeps. Either way the
+/// end of the reclaim clears the cgroup's congested flag.
+#[test]
+fn limit_reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::memory::pte;
+    use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
+    use mmsim::mm::page_alloc::Gfp;
+    let pages = 256u64;
+    let clean = 1024u64;
+    let run = |other_cache: bool| {
+        let text = common::machine_toml("congested", 2, "64MiB", None, "1GiB", "/mnt")
+            + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true)
+            + &common::file_toml("/mnt/g", clean * PAGE_SIZE, true)
+            + "\n[[cgroups]]\nname = \"box\"\nmemory_max = \"32MiB\"\n"
+            + "\n[[tasks]]\nname = \"t\"\ncpu = 0\ncgroup = \"box\"\nprogram = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n"
+            + &common::dd_task_toml("u", 1, "/tmp/y");
+        let f = KernelEra::V6_18.features("patched").expect("preset");
+        let mut m = common::UnitMachine::new(&text, f);
+        let (tid, other) = (m.tid, common::task_id(&m.sim, "u"));
+        let touch = |m: &mut common::UnitMachine, cpu, tid, path, n, write| {
+            common::run_on(&mut m.sim, cpu, tid);
+            let addr = common::mmap_at(&mut m.sim, tid, Some(path), n * PAGE_SIZE, 0, 3, true);
+            for _ in 0..1000 {
+                match common::touch_pages(&mut m.sim, cpu, tid, addr, n, write) {
+                    Ok(_) => break,
+                    Err(_) => {
+                        common::complete_io(&mut m.sim);
+                    }
+                }
+            }
+            addr
+        };
+        let addr = touch(&mut m, 0, tid, "/mnt/f", pages, true);
+        if other_cache {
+            touch(&mut m, 1, other, "/mnt/g", clean, false);
+        }
+        m.sim.lru_add_drain();
+        common::run_on(&mut m.sim, 0, tid);
+        let mm = common::mm_of(&m.sim, tid);
+        // The folios' heads (ext4-like large folios on 6.18) carry the folio's flags.
+        let mut heads: Vec<Pfn> = (0..pages)
+            .map(|i| {
+                let pfn = pte::pfn(m.sim.mm(mm).pgtable.get((addr >> 12) + i)) as Pfn;
+                m.sim.folio_head(pfn)
+            })
+            .collect();
+        heads.dedup();
+        assert_eq!(m.sim.nodes[0].nr_dirty_writeback, pages, "all dirty");
+        for &p in &heads {
+            assert!(m.sim.mem[p as usize].flags & pg::DIRTY != 0);
+            m.sim.mem[p as usize].flags |= pg::WRITEBACK | pg::RECLAIM;
+        }
+        let boxed = m.sim.memcg_by_name("box").expect("cgroup box");
+        m.sim
+            .try_to_free_mem_cgroup_pages(boxed, 32, Gfp::KERNEL, true);
+        assert!(!m.sim.lruvec(boxed, 0).congested, "cleared at the end");
+        m.sim.memcg_reclaim_congested
+    };
+    assert!(
+        run(false),
+        "alone, the dirty pages dominate the node: throttled"
+    );
+    assert!(!run(true), "the node has plenty of clean cache: skipped");
+}
+
 /// shrink_page_list's sc->nr_scanned: 16 mapped page-cache pages whose PTEs are young
 /// (kept, not freed) count 16 from v5.3 (`no-double-slab-pressure`), 32 before ("Double
 /// the slab pressure for mapped and swapcache pages"); the same 16 pages cached but

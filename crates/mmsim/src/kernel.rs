@@ -722,6 +722,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/filemap: don't decrease mmap_miss when folio has workingset flag",
     },
     Rule {
+        feature: "kswapd-cache-trim-retry",
+        since: KernelEra::new(6, 10),
+        version: "6.10",
+        commit: "mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on failure",
+    },
+    Rule {
         feature: "sync-readahead-needed-page",
         since: KernelEra::new(6, 11),
         version: "6.11",

@@ -113,6 +113,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "itable-readahead-nowait",
     "write-begin-fs",
     "mmap-miss-workingset",
+    "kswapd-cache-trim-retry",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
     "zswap-memcg-lru",

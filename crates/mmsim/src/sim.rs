@@ -443,6 +443,11 @@ pub struct Features {
     /// mmap_miss when folio has workingset flag"), so read-around stops on a thrashing
     /// file. Off: every page fault-around maps decrements mmap_miss.
     pub mmap_miss_workingset: bool,
+    /// kswapd's priority loop that reclaimed nothing while cache_trim_mode failed in some
+    /// pass runs once more from DEF_PRIORITY with cache_trim_mode off (v6.10, "mm, vmscan:
+    /// retry kswapd's priority loop with cache_trim_mode off on failure"). Off: the
+    /// balance_pgdat call ends fruitless (a kswapd failure).
+    pub kswapd_cache_trim_retry: bool,
     /// The mmap read-around window marks PG_readahead on its last quarter's first page, and
     /// a fault on a marked page of any mapping but an MADV_RANDOM one starts async
     /// readahead of a full window (v3.0, "readahead: trigger mmap sequential readahead on
@@ -680,6 +685,7 @@ impl Features {
             readahead_nofs: false,
             reclaim_state_root_only: false,
             mmap_miss_workingset: false,
+            kswapd_cache_trim_retry: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
             memory_reclaim_swappiness: false,
@@ -818,6 +824,7 @@ impl Features {
             "readahead-nofs" => self.readahead_nofs = on,
             "reclaim-state-root-only" => self.reclaim_state_root_only = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
+            "kswapd-cache-trim-retry" => self.kswapd_cache_trim_retry = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
             "memory-reclaim-swappiness" => self.memory_reclaim_swappiness = on,
@@ -938,6 +945,7 @@ impl Features {
             "readahead-nofs" => self.readahead_nofs,
             "reclaim-state-root-only" => self.reclaim_state_root_only,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
+            "kswapd-cache-trim-retry" => self.kswapd_cache_trim_retry,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,
             "memory-reclaim-swappiness" => self.memory_reclaim_swappiness,

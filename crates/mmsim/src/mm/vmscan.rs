@@ -75,6 +75,11 @@ pub struct ScanControl {
     pub cache_trim_mode: bool,
     /// The node is almost out of file pages: reclaim anon (v5.5).
     pub file_is_tiny: bool,
+    /// Never turn cache_trim_mode on (sc->no_cache_trim_mode: kswapd's retry, v6.10).
+    pub no_cache_trim_mode: bool,
+    /// A shrink_node in cache_trim_mode reclaimed nothing (sc->cache_trim_mode_failed,
+    /// v6.10; only kswapd's balance_pgdat reads it).
+    pub cache_trim_mode_failed: bool,
     /// The target lruvec's reclaim costs at the start of the pass (v5.8).
     pub anon_cost: u64,
     /// See `anon_cost`.
@@ -137,6 +142,8 @@ impl ScanControl {
             skipped_deactivate: false,
             cache_trim_mode: false,
             file_is_tiny: false,
+            no_cache_trim_mode: false,
+            cache_trim_mode_failed: false,
             anon_cost: 0,
             file_cost: 0,
             nr: ReclaimNr::default(),
@@ -235,6 +242,12 @@ pub struct ReclaimState {
     /// balance_pgdat's sc.memcgs_need_aging (MGLRU of 6.1): false at its start, so its
     /// first pass skips the aging; cleared by a pass that found enough cold folios.
     pub kswapd_memcgs_need_aging: bool,
+    /// balance_pgdat's sc.no_cache_trim_mode and sc.cache_trim_mode_failed (v6.10): its
+    /// priority loop runs again without cache_trim_mode once, when it reclaimed nothing
+    /// and cache_trim_mode failed in some pass.
+    pub kswapd_no_cache_trim_mode: bool,
+    /// See `kswapd_no_cache_trim_mode`.
+    pub kswapd_cache_trim_mode_failed: bool,
 }
 
 impl Sim {
@@ -469,7 +482,9 @@ impl Sim {
             sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
         }
         let file = self.lruvec_page_state_lru(target, node, LruList::InactiveFile);
-        sc.cache_trim_mode = (file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
+        sc.cache_trim_mode = (file >> sc.priority) > 0
+            && sc.may_deactivate & DEACTIVATE_FILE == 0
+            && !sc.no_cache_trim_mode;
         sc.file_is_tiny = false;
         if !sc.cgroup_reclaim() {
             let free = self.node_free_pages(node);
@@ -538,6 +553,7 @@ impl Sim {
     /// throttling decisions.
     pub(crate) fn shrink_node_classic(&mut self, node: usize, sc: &mut ScanControl) {
         let prev = self.enter(KFunc::ShrinkNode);
+        let reclaimed = sc.nr_reclaimed;
         sc.nr = ReclaimNr::default();
         if self.features.refault_deactivate {
             self.prepare_scan_count(node, sc);
@@ -549,6 +565,9 @@ impl Sim {
         }
         if self.features.reclaim_throttle {
             self.shrink_node_throttle(node, sc);
+        }
+        if sc.nr_reclaimed == reclaimed && sc.cache_trim_mode {
+            sc.cache_trim_mode_failed = true;
         }
         self.leave(prev);
     }
@@ -1788,6 +1807,8 @@ impl Sim {
             st.kswapd_reclaimed = 0;
             st.kswapd_scanned = 0;
             st.kswapd_memcgs_need_aging = false;
+            st.kswapd_no_cache_trim_mode = false;
+            st.kswapd_cache_trim_mode_failed = false;
             self.leave(prev);
             return self.kswapd_try_to_sleep(tid, node);
         }
@@ -1797,6 +1818,8 @@ impl Sim {
             self.reclaim[node].kswapd_reclaimed = 0;
             self.reclaim[node].kswapd_scanned = 0;
             self.reclaim[node].kswapd_memcgs_need_aging = false;
+            self.reclaim[node].kswapd_no_cache_trim_mode = false;
+            self.reclaim[node].kswapd_cache_trim_mode_failed = false;
             self.vmstat.inc(VmItem::Pageoutrun);
         }
         // balance_pgdat runs as a memory stall of kswapd (psi_memstall_enter at its start,
@@ -1806,6 +1829,8 @@ impl Sim {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX.max(high), true, Gfp::KERNEL);
         sc.priority = self.reclaim[node].kswapd_priority;
         sc.may_writepage = true;
+        sc.no_cache_trim_mode = self.reclaim[node].kswapd_no_cache_trim_mode;
+        sc.cache_trim_mode_failed = self.reclaim[node].kswapd_cache_trim_mode_failed;
         if let Some(f) = self.ops.age_node {
             // kswapd_age_node.
             f(self, node, &mut sc);
@@ -1814,6 +1839,7 @@ impl Sim {
         let (soft, _) = self.memcg1_soft_limit_reclaim(node, sc.gfp, true);
         sc.nr_reclaimed += soft;
         self.shrink_node(node, &mut sc);
+        self.reclaim[node].kswapd_cache_trim_mode_failed = sc.cache_trim_mode_failed;
         self.leave(pb);
         // 2.6.30: "kswapd is getting into trouble. Take a nap, then take another pass
         // across the zones": congestion_wait(WRITE, HZ/10) after a pass below priority 10
@@ -1951,7 +1977,20 @@ impl Sim {
         st.kswapd_priority = DEF_PRIORITY;
         st.kswapd_reclaimed = 0;
         st.kswapd_scanned = 0;
+        if fruitless
+            && self.features.kswapd_cache_trim_retry
+            && !st.kswapd_no_cache_trim_mode
+            && st.kswapd_cache_trim_mode_failed
+        {
+            // v6.10: the loop went all the way down without reclaiming while
+            // cache_trim_mode failed: restart it at DEF_PRIORITY without cache_trim_mode
+            // (the same balance_pgdat call: no new pageoutrun, no failure yet).
+            st.kswapd_no_cache_trim_mode = true;
+            return None;
+        }
         st.kswapd_memcgs_need_aging = false;
+        st.kswapd_no_cache_trim_mode = false;
+        st.kswapd_cache_trim_mode_failed = false;
         Some(fruitless)
     }
 

@@ -357,6 +357,76 @@ fn limit_reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() 
     assert!(!run(true), "the node has plenty of clean cache: skipped");
 }
 
+/// kswapd-cache-trim-retry (6.10, "mm, vmscan: retry kswapd's priority loop with
+/// cache_trim_mode off on failure"). A node whose 256 inactive file pages are all mapped
+/// and young (reclaim keeps them) and with no refaults: shrink_node goes into
+/// cache_trim_mode (file pages only), reclaims nothing and says so
+/// (sc->cache_trim_mode_failed); with sc->no_cache_trim_mode it does not go into it. A
+/// kswapd priority loop that ran down to its end without reclaiming, cache_trim_mode having
+/// failed, restarts once at DEF_PRIORITY with it off (no failure counted yet) on 6.18, and
+/// ends fruitless at once on 6.1; the restarted loop, failing again, ends fruitless.
+#[test]
+fn kswapd_retries_its_priority_loop_without_cache_trim_mode_from_6_10() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::page::PAGE_SIZE;
+    use mmsim::mm::page_alloc::Gfp;
+    use mmsim::mm::vmscan::{ScanControl, DEF_PRIORITY};
+    let pages = 256u64;
+    let machine = |era: KernelEra| {
+        let text = common::unit_machine_toml(
+            "trim",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true);
+        let f = era.features("patched").expect("preset");
+        let mut m = common::UnitMachine::new(&text, f);
+        let tid = m.tid;
+        let addr = common::mmap_at(&mut m.sim, tid, Some("/mnt/f"), pages * PAGE_SIZE, 0, 1, true);
+        for _ in 0..1000 {
+            if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
+                break;
+            }
+            common::complete_io(&mut m.sim);
+        }
+        common::complete_io(&mut m.sim);
+        m.sim.lru_add_drain();
+        // 6.12+ reclaim reads the statistics as the last periodic flush left them.
+        let now = m.sim.now();
+        m.sim.memcg_stats_flush(now);
+        m
+    };
+    let pass = |m: &mut common::UnitMachine, no_trim: bool| {
+        let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+        sc.priority = 1;
+        sc.no_cache_trim_mode = no_trim;
+        m.sim.shrink_node(0, &mut sc);
+        (sc.cache_trim_mode, sc.cache_trim_mode_failed, sc.nr_reclaimed)
+    };
+    let mut m = machine(KernelEra::V6_18);
+    assert_eq!(pass(&mut m, false), (true, true, 0), "trimmed the cache, in vain");
+    assert_eq!(pass(&mut m, true), (false, false, 0), "no cache_trim_mode");
+
+    for (era, retries) in [(KernelEra::V6_18, true), (KernelEra::V6_1, false)] {
+        let mut m = machine(era);
+        // The last pass of kswapd's priority loop, fruitless, after cache_trim_mode failed.
+        let end_of_loop = |m: &mut common::UnitMachine| {
+            let mut sc = ScanControl::new(32, true, Gfp::KERNEL);
+            sc.priority = 1;
+            m.sim.reclaim[0].kswapd_priority = 1;
+            m.sim.kswapd_lower_priority(0, &sc)
+        };
+        m.sim.reclaim[0].kswapd_cache_trim_mode_failed = true;
+        if retries {
+            assert_eq!(end_of_loop(&mut m), None, "{era:?}: the loop restarts");
+            assert!(m.sim.reclaim[0].kswapd_no_cache_trim_mode);
+            assert_eq!(m.sim.reclaim[0].kswapd_priority, DEF_PRIORITY);
+        }
+        assert_eq!(end_of_loop(&mut m), Some(true), "{era:?}: fruitless");
+        assert!(!m.sim.reclaim[0].kswapd_no_cache_trim_mode, "{era:?}: reset");
+        assert!(!m.sim.reclaim[0].kswapd_cache_trim_mode_failed, "{era:?}: reset");
+    }
+}
+
 /// shrink_page_list's sc->nr_scanned: 16 mapped page-cache pages whose PTEs are young
 /// (kept, not freed) count 16 from v5.3 (`no-double-slab-pressure`), 32 before ("Double
 /// the slab pressure for mapped and swapcache pages"); the same 16 pages cached but

@@ -722,6 +722,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm/filemap: don't decrease mmap_miss when folio has workingset flag",
     },
     Rule {
+        feature: "shrink-free-batch",
+        since: KernelEra::new(6, 9),
+        version: "6.9",
+        commit: "mm: free folios in a batch in shrink_folio_list()",
+    },
+    Rule {
         feature: "kswapd-cache-trim-retry",
         since: KernelEra::new(6, 10),
         version: "6.10",

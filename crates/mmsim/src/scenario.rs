@@ -114,6 +114,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "write-begin-fs",
     "mmap-miss-workingset",
     "kswapd-cache-trim-retry",
+    "shrink-free-batch",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
     "zswap-memcg-lru",

@@ -448,6 +448,10 @@ pub struct Features {
     /// retry kswapd's priority loop with cache_trim_mode off on failure"). Off: the
     /// balance_pgdat call ends fruitless (a kswapd failure).
     pub kswapd_cache_trim_retry: bool,
+    /// shrink_folio_list frees its reclaimed folios a folio_batch at a time, each batch
+    /// after a try_to_unmap_flush (v6.9, "mm: free folios in a batch in
+    /// shrink_folio_list()"). Off: all of them at the end of the call, after one flush.
+    pub shrink_free_batch: bool,
     /// The mmap read-around window marks PG_readahead on its last quarter's first page, and
     /// a fault on a marked page of any mapping but an MADV_RANDOM one starts async
     /// readahead of a full window (v3.0, "readahead: trigger mmap sequential readahead on
@@ -686,6 +690,7 @@ impl Features {
             reclaim_state_root_only: false,
             mmap_miss_workingset: false,
             kswapd_cache_trim_retry: false,
+            shrink_free_batch: false,
             mmap_readaround_marker: true,
             memcg_reclaim_batches: false,
             memory_reclaim_swappiness: false,
@@ -825,6 +830,7 @@ impl Features {
             "reclaim-state-root-only" => self.reclaim_state_root_only = on,
             "mmap-miss-workingset" => self.mmap_miss_workingset = on,
             "kswapd-cache-trim-retry" => self.kswapd_cache_trim_retry = on,
+            "shrink-free-batch" => self.shrink_free_batch = on,
             "mmap-readaround-marker" => self.mmap_readaround_marker = on,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches = on,
             "memory-reclaim-swappiness" => self.memory_reclaim_swappiness = on,
@@ -946,6 +952,7 @@ impl Features {
             "reclaim-state-root-only" => self.reclaim_state_root_only,
             "mmap-miss-workingset" => self.mmap_miss_workingset,
             "kswapd-cache-trim-retry" => self.kswapd_cache_trim_retry,
+            "shrink-free-batch" => self.shrink_free_batch,
             "mmap-readaround-marker" => self.mmap_readaround_marker,
             "memcg-reclaim-batches" => self.memcg_reclaim_batches,
             "memory-reclaim-swappiness" => self.memory_reclaim_swappiness,

@@ -1464,6 +1464,15 @@ impl Sim {
             self.__ClearPageLocked(pfn);
             st.reclaimed += self.mem[pfn as usize].nr_pages();
             free.push(pfn);
+            if self.features.shrink_free_batch && free.len() >= self.pagevec_size() {
+                // v6.9: a full folio_batch of freed folios is freed at once, after the
+                // deferred TLB flush its folios' unmapping needs.
+                self.try_to_unmap_flush();
+                for &pfn in free.iter() {
+                    self.free_hot_cold_page(pfn);
+                }
+                free.clear();
+            }
         }
         self.vmstat.add(
             VmItem::Pgactivate,

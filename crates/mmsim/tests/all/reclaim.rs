@@ -381,7 +381,15 @@ fn kswapd_retries_its_priority_loop_without_cache_trim_mode_from_6_10() {
         let f = era.features("patched").expect("preset");
         let mut m = common::UnitMachine::new(&text, f);
         let tid = m.tid;
-        let addr = common::mmap_at(&mut m.sim, tid, Some("/mnt/f"), pages * PAGE_SIZE, 0, 1, true);
+        let addr = common::mmap_at(
+            &mut m.sim,
+            tid,
+            Some("/mnt/f"),
+            pages * PAGE_SIZE,
+            0,
+            1,
+            true,
+        );
         for _ in 0..1000 {
             if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
                 break;
@@ -400,10 +408,18 @@ fn kswapd_retries_its_priority_loop_without_cache_trim_mode_from_6_10() {
         sc.priority = 1;
         sc.no_cache_trim_mode = no_trim;
         m.sim.shrink_node(0, &mut sc);
-        (sc.cache_trim_mode, sc.cache_trim_mode_failed, sc.nr_reclaimed)
+        (
+            sc.cache_trim_mode,
+            sc.cache_trim_mode_failed,
+            sc.nr_reclaimed,
+        )
     };
     let mut m = machine(KernelEra::V6_18);
-    assert_eq!(pass(&mut m, false), (true, true, 0), "trimmed the cache, in vain");
+    assert_eq!(
+        pass(&mut m, false),
+        (true, true, 0),
+        "trimmed the cache, in vain"
+    );
     assert_eq!(pass(&mut m, true), (false, false, 0), "no cache_trim_mode");
 
     for (era, retries) in [(KernelEra::V6_18, true), (KernelEra::V6_1, false)] {
@@ -422,8 +438,14 @@ fn kswapd_retries_its_priority_loop_without_cache_trim_mode_from_6_10() {
             assert_eq!(m.sim.reclaim[0].kswapd_priority, DEF_PRIORITY);
         }
         assert_eq!(end_of_loop(&mut m), Some(true), "{era:?}: fruitless");
-        assert!(!m.sim.reclaim[0].kswapd_no_cache_trim_mode, "{era:?}: reset");
-        assert!(!m.sim.reclaim[0].kswapd_cache_trim_mode_failed, "{era:?}: reset");
+        assert!(
+            !m.sim.reclaim[0].kswapd_no_cache_trim_mode,
+            "{era:?}: reset"
+        );
+        assert!(
+            !m.sim.reclaim[0].kswapd_cache_trim_mode_failed,
+            "{era:?}: reset"
+        );
     }
 }
 

@@ -453,3 +453,51 @@ fn lru_file_mmap_read_on_each_eras_tlb_rules() {
         "vanilla IPIs by era: {received:?}"
     );
 }
+
+/// shrink-free-batch (6.9, "mm: free folios in a batch in shrink_folio_list()"): kswapd
+/// reclaims 32 clean file pages that a reader on CPU 1 has mapped, unmapping each with the
+/// batched flush. Before 6.9 the pages are freed at the end of the call, after one flush
+/// of the whole batch: one flush round, one IPI. From 6.9 they go into a folio_batch (31
+/// with `folio-batch-31`) that is flushed and freed when full, so the 32nd page's unmap
+/// needs a second round at the end: two.
+#[test]
+fn from_v6_9_reclaim_flushes_and_frees_a_folio_batch_at_a_time() {
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    use mmsim::mm::node::LruList;
+    use mmsim::mm::page_alloc::Gfp;
+    use mmsim::mm::vmscan::ScanControl;
+    let pages = 32u64;
+    for batched in [false, true] {
+        let mut f = features(1);
+        f.folio_batch_31 = true;
+        f.shrink_free_batch = batched;
+        let mut s = machine_toml("batch", 4, "64MiB", None, "4GiB", "/data");
+        s += &file_toml("/data/f", pages * PAGE_SIZE, false);
+        s += &dd_task_toml("a", 1, "/tmp/a");
+        let mut sim = build_sim(&s, "batch-test", f);
+        let a = task_id(&sim, "a");
+        run_on(&mut sim, 1, a);
+        let addr = mmap_at(&mut sim, a, Some("/data/f"), pages * PAGE_SIZE, 0, 1, true);
+        run_on(&mut sim, 1, a);
+        touch_pages(&mut sim, 1, a, addr, pages, false).expect("no wait");
+        sim.lru_add_drain();
+        kswapd_on(&mut sim, 0);
+        for i in 0..pages {
+            // The reader's accesses are old news (page_referenced clears the young bits).
+            let pfn = pfn_of(&sim, a, addr + i * PAGE_SIZE);
+            sim.page_referenced(pfn, ROOT_MEM_CGROUP);
+        }
+        let flushes = v(&sim, VmItem::NrTlbRemoteFlush);
+        let mut sc = ScanControl::new(pages, true, Gfp::KERNEL);
+        let reclaimed =
+            sim.shrink_inactive_list(0, ROOT_MEM_CGROUP, pages, LruList::InactiveFile, &mut sc);
+        deliver_ipis(&mut sim);
+        assert_eq!(reclaimed, pages, "batched {batched}");
+        assert_eq!(
+            v(&sim, VmItem::NrTlbRemoteFlush) - flushes,
+            if batched { 2 } else { 1 },
+            "batched {batched}"
+        );
+        assert!(!cached(&sim, 1, a, addr + (pages - 1) * PAGE_SIZE));
+    }
+}

@@ -196,7 +196,8 @@ impl Sim {
     }
 
     /// madvise_cold / madvise_pageout of the pages `[sv, ev)` of one VMA of `mm`
-    /// (madvise_cold_or_pageout_pte_range, then reclaim_pages for `pageout`).
+    /// (madvise_cold_or_pageout_pte_range for each PMD of the range, each followed by
+    /// reclaim_pages of the pages it isolated for `pageout`).
     fn madvise_cold_or_pageout(&mut self, mm: u32, sv: u64, ev: u64, pageout: bool) {
         let prev = self.enter(KFunc::MadviseColdOrPageout);
         self.lru_add_drain();
@@ -204,7 +205,20 @@ impl Sim {
         let ignore_references = pageout && self.features.pageout_ignore_references;
         let mut flush: Option<(u64, u64)> = None;
         let mut list = self.take_pfn_buf();
+        let mut pmd = None;
         for v in self.nonempty_ptes(mm, sv, ev) {
+            // The walk calls madvise_cold_or_pageout_pte_range once per PMD (a page table
+            // of 512 PTEs), which reclaims what it isolated before it returns.
+            let v_pmd = v >> 9;
+            if pmd != Some(v_pmd) {
+                pmd = Some(v_pmd);
+                if !list.is_empty() {
+                    if let Some((a, b)) = flush.take() {
+                        self.flush_tlb_mm_range(mm, a, b + 1);
+                    }
+                    self.reclaim_pages(&mut list, ignore_references);
+                }
+            }
             let p = self.mm(mm).pgtable.get(v);
             if p & pte::PRESENT == 0 {
                 continue;

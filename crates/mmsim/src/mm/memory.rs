@@ -1282,10 +1282,25 @@ impl Sim {
             // A page-cache page made writable and dirty is an order-0 page (`mm::folio`),
             // but from 6.18 (`map-entire-folio`) a large folio stays one: page_mkwrite
             // dirties it whole and wp_page_reuse makes this PTE writable.
+            let mut held = None;
             if !anon {
                 let head = self.folio_head(pfn);
                 if self.mem[head as usize].flags & pg::HEAD != 0 && self.features.map_entire_folio {
-                    self.folio_page_mkwrite(head)?;
+                    // wp_page_shared holds a reference (folio_get) and block_page_mkwrite
+                    // the folio lock (folio_lock sleeps on a locked one), so the reclaim
+                    // its buffer heads' allocation may do cannot take the folio.
+                    if !self.trylock_page(head) {
+                        return Err(Wait::PageLocked(head));
+                    }
+                    self.get_page(head);
+                    let r = self.folio_page_mkwrite(head);
+                    // finish_mkwrite_fault: a PTE that changed meanwhile retries the fault.
+                    if r.is_err() || self.mm(mm).pgtable.get(vpn) != p {
+                        self.unlock_page(head);
+                        self.put_page(head);
+                        return r;
+                    }
+                    held = Some(head);
                 } else {
                     self.split_if_large(pfn);
                 }
@@ -1298,6 +1313,12 @@ impl Sim {
             }
             self.flush_tlb_page(mm, vpn);
             if !anon {
+                // fault_dirty_shared_page: the folio is unlocked and put before the
+                // dirty throttle.
+                if let Some(head) = held {
+                    self.unlock_page(head);
+                    self.put_page(head);
+                }
                 let ino = self.mem[pfn as usize].mapping;
                 self.fault_dirty_shared_page(ino)?;
             }

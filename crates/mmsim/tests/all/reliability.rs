@@ -798,6 +798,29 @@ fn zswap_writeback_from_reclaim_neither_recurses_nor_doubles_a_slot() {
     assert!(sim.oracle_violations.is_empty());
 }
 
+/// Swarm seed 88006379 with `--kernel 6.18` (`swarm_cases/folio_mkwrite_reclaim.toml` with
+/// its trace): a replay's store through a shared mapping made a large folio writable
+/// (page_mkwrite), and the buffer heads' allocation reclaimed that very folio, which the
+/// fault held neither locked nor referenced: the folio's block state was gone when the
+/// allocation returned (a panic). wp_page_shared holds a reference and block_page_mkwrite
+/// the folio lock, so reclaim passes the folio by; the case runs to its end, checked after
+/// every step.
+#[test]
+fn page_mkwrite_holds_its_large_folio_against_the_reclaim_it_causes() {
+    let dir = std::env::temp_dir().join(format!("mmsim-mkwrite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace.spc");
+    std::fs::write(
+        &trace,
+        include_str!("swarm_cases/folio_mkwrite_reclaim.spc"),
+    )
+    .unwrap();
+    let text = include_str!("swarm_cases/folio_mkwrite_reclaim.toml")
+        .replace("\"TRACE\"", &format!("{:?}", trace.to_str().unwrap()));
+    run_clean_swarm_case(&text, "folio_mkwrite_reclaim.toml");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// [`run_swarm_case`], and no read saw stale data (the content oracle).
 fn run_clean_swarm_case(text: &str, name: &str) {
     let r = run_swarm_case(text, name);

@@ -1163,9 +1163,10 @@ pub struct Sim {
     /// throttle ends the pass where the kernel's reclaimer sleeps (after the batch; a step
     /// cannot sleep inside); a page's writeback is slept on after the pass.
     pub memcg_reclaim_wait: Option<crate::mm::vmscan::ReclaimWait>,
-    /// The last limit reclaim (try_to_free_mem_cgroup_pages) would have slept in
-    /// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) (`ScanControl::throttle_congested`).
-    pub memcg_reclaim_congested: bool,
+    /// The last direct or limit reclaim (try_to_free_pages, try_to_free_mem_cgroup_pages)
+    /// would have slept in reclaim_throttle(VMSCAN_THROTTLE_CONGESTED)
+    /// (`ScanControl::throttle_congested`).
+    pub reclaim_congested: bool,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,
     /// The running reclaimer has an mm walk (kswapd, or aging ran): the rmap look-around
@@ -1592,7 +1593,7 @@ impl Sim {
                 nr_cpus,
             ),
             memcg_reclaim_wait: None,
-            memcg_reclaim_congested: false,
+            reclaim_congested: false,
             memcg_lru,
             lru_gen_walk_active: false,
             lru_gen_in_fault: false,

@@ -1035,7 +1035,7 @@ impl Sim {
             if let Some(w) = self.take_memcg_reclaim_wait() {
                 return Err(AllocError::Wait(w));
             }
-            if std::mem::take(&mut self.memcg_reclaim_congested) {
+            if std::mem::take(&mut self.reclaim_congested) {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED): every dirty page the limit
                 // reclaim met was already under writeback; sleep a jiffy, then retry.
                 // Inside try_to_free_mem_cgroup_pages: a memstall.
@@ -1519,7 +1519,7 @@ impl Sim {
                 true,
             );
             nr_reclaimed += reclaimed;
-            if std::mem::take(&mut self.memcg_reclaim_congested) {
+            if std::mem::take(&mut self.reclaim_congested) {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED), as in try_charge.
                 result = Err(self.reclaim_throttle_congested());
                 break;

@@ -96,9 +96,10 @@ pub struct ScanControl {
     /// shrink_folio_list's ignore_references: reclaim without checking references
     /// (MADV_PAGEOUT from v6.10).
     pub ignore_references: bool,
-    /// A shrink_node of this limit reclaim found its target lruvec congested
-    /// (LRUVEC_CGROUP_CONGESTED) and reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) would
-    /// sleep: skip_throttle_noprogress did not let it off (v5.16).
+    /// A shrink_node of this direct or limit reclaim found its target lruvec congested
+    /// (LRUVEC_NODE_CONGESTED, which kswapd sets, or LRUVEC_CGROUP_CONGESTED) and
+    /// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) would sleep: skip_throttle_noprogress
+    /// did not let it off (v5.16).
     pub throttle_congested: bool,
 }
 
@@ -638,12 +639,11 @@ impl Sim {
             let target = sc.target_memcg;
             self.lruvec_mut(target, node).congested = true;
         }
-        // Stall limit reclaim for IO completions while its lruvec is congested
-        // (reclaim_throttle(VMSCAN_THROTTLE_CONGESTED)), unless skip_throttle_noprogress
-        // lets it off. (Global direct reclaim's stall on kswapd's LRUVEC_NODE_CONGESTED is
-        // not modelled: `try_to_free_pages` throttles on writeback after a fruitless pass.)
-        if sc.cgroup_reclaim()
-            && !sc.is_kswapd
+        // Stall direct reclaim for IO completions while its lruvec is congested — the
+        // root's flagged by kswapd, a cgroup's by its own limit reclaim
+        // (reclaim_throttle(VMSCAN_THROTTLE_CONGESTED)) — unless skip_throttle_noprogress
+        // lets it off.
+        if !sc.is_kswapd
             && self.lruvec(sc.target_memcg, node).congested
             && !self.skip_throttle_noprogress(node)
         {
@@ -1613,6 +1613,7 @@ impl Sim {
         self.tracepoints.mm_vmscan_direct_reclaim_begin += 1;
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, gfp);
         let r = self.do_try_to_free_pages(&mut sc);
+        self.reclaim_congested = sc.throttle_congested;
         self.leave(prev);
         r
     }
@@ -1658,7 +1659,7 @@ impl Sim {
         for &n in zl.iter() {
             self.lruvec_mut(memcg, n).congested = false;
         }
-        self.memcg_reclaim_congested = sc.throttle_congested;
+        self.reclaim_congested = sc.throttle_congested;
         self.leave(prev);
         r
     }
@@ -1808,6 +1809,8 @@ impl Sim {
             if self.features.refault_deactivate && self.reclaim[node].kswapd_active {
                 self.snapshot_refaults(ROOT_MEM_CGROUP, node);
             }
+            // clear_pgdat_congested: the root lruvec's congested flags too.
+            self.lruvec_mut(ROOT_MEM_CGROUP, node).congested = false;
             let st = &mut self.reclaim[node];
             st.zone_dirty = false;
             st.zone_writeback = false;

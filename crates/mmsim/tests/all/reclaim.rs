@@ -286,22 +286,25 @@ fn only_file_pages_under_writeback_make_reclaim_congested() {
     assert!(!anon_congested);
 }
 
-/// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) of limit reclaim (5.16) and its
-/// skip_throttle_noprogress: a cgroup whose 256 dirty file pages are all under writeback
-/// and marked for reclaim makes its limit reclaim congested; the reclaimer sleeps a jiffy
-/// only while the node's pages waiting for writeback are more than half of its
-/// reclaimable pages. With 1,024 clean pages of another cgroup cached on the node (512 ≤
-/// 1,280 and more) it is let off; alone (512 > 256 and a few) it sleeps. Either way the
-/// end of the reclaim clears the cgroup's congested flag.
+/// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) (5.16) and its skip_throttle_noprogress:
+/// a cgroup whose 256 dirty file pages are all under writeback and marked for reclaim
+/// makes its limit reclaim congested; the reclaimer sleeps a jiffy only while the node's
+/// pages waiting for writeback are more than half of its reclaimable pages. With 1,024
+/// clean pages of another cgroup cached on the node (512 ≤ 1,280 and more) it is let off;
+/// alone (512 > 256 and a few) it sleeps. Either way the end of the reclaim clears the
+/// cgroup's congested flag. Global direct reclaim sleeps the same way on the flag kswapd
+/// leaves on the node's root lruvec (LRUVEC_NODE_CONGESTED), which stays until kswapd
+/// finds the node balanced (clear_pgdat_congested).
 #[test]
-fn limit_reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
+fn reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
     use mmsim::kernel::KernelEra;
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
     use mmsim::mm::memory::pte;
     use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
     use mmsim::mm::page_alloc::Gfp;
     let pages = 256u64;
     let clean = 1024u64;
-    let run = |other_cache: bool| {
+    let run = |other_cache: bool, global: bool| {
         let text = common::machine_toml("congested", 2, "64MiB", None, "1GiB", "/mnt")
             + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true)
             + &common::file_toml("/mnt/g", clean * PAGE_SIZE, true)
@@ -344,17 +347,38 @@ fn limit_reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() 
             assert!(m.sim.mem[p as usize].flags & pg::DIRTY != 0);
             m.sim.mem[p as usize].flags |= pg::WRITEBACK | pg::RECLAIM;
         }
+        if global {
+            // kswapd met only such pages: the node is congested.
+            m.sim.lruvec_mut(ROOT_MEM_CGROUP, 0).congested = true;
+            m.sim.try_to_free_pages(Gfp::KERNEL);
+            let congested = m.sim.reclaim_congested;
+            assert!(
+                m.sim.lruvec(ROOT_MEM_CGROUP, 0).congested,
+                "kswapd's to clear"
+            );
+            // kswapd finds the node balanced and goes to sleep.
+            let k = m.sim.kswapd[0].expect("kswapd");
+            common::run_on(&mut m.sim, 1, k);
+            m.sim.kswapd_step(k, 0);
+            assert!(!m.sim.lruvec(ROOT_MEM_CGROUP, 0).congested, "cleared");
+            return congested;
+        }
         let boxed = m.sim.memcg_by_name("box").expect("cgroup box");
         m.sim
             .try_to_free_mem_cgroup_pages(boxed, 32, Gfp::KERNEL, true);
         assert!(!m.sim.lruvec(boxed, 0).congested, "cleared at the end");
-        m.sim.memcg_reclaim_congested
+        m.sim.reclaim_congested
     };
-    assert!(
-        run(false),
-        "alone, the dirty pages dominate the node: throttled"
-    );
-    assert!(!run(true), "the node has plenty of clean cache: skipped");
+    for global in [false, true] {
+        assert!(
+            run(false, global),
+            "alone, the dirty pages dominate the node: throttled (global {global})"
+        );
+        assert!(
+            !run(true, global),
+            "the node has plenty of clean cache: skipped (global {global})"
+        );
+    }
 }
 
 /// kswapd-cache-trim-retry (6.10, "mm, vmscan: retry kswapd's priority loop with

@@ -1636,6 +1636,10 @@ impl Sim {
             if let Some(w) = self.take_memcg_reclaim_wait() {
                 return Err(w);
             }
+            if std::mem::take(&mut self.reclaim_congested) {
+                // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED), as in try_charge.
+                return Err(self.reclaim_throttle_congested());
+            }
             if reclaimed == 0 {
                 passes -= 1;
             }
@@ -1794,20 +1798,22 @@ impl Sim {
         let memcg = self.tasks[tid].memcg;
         let prev = self.enter(KFunc::MemCgroupHandleOverHigh);
         if !self.features.memcg_high_throttle {
-            self.reclaim_high(memcg, nr_pages);
+            let (_, throttled) = self.reclaim_high(memcg, nr_pages);
             self.leave(prev);
-            return 0;
+            return throttled;
         }
         let batch = self.memcg_charge_batch();
         let mut nr_retries = MAX_RECLAIM_RETRIES;
         let mut in_retry = false;
+        let mut throttled = 0;
         let penalty = loop {
             let want = if in_retry {
                 crate::mm::vmscan::SWAP_CLUSTER_MAX
             } else {
                 nr_pages
             };
-            let nr_reclaimed = self.reclaim_high(memcg, want);
+            let (nr_reclaimed, slept) = self.reclaim_high(memcg, want);
+            throttled += slept;
             let swap_overage = self.swap_find_max_overage(memcg);
             let penalty = (calculate_high_delay(self.mem_find_max_overage(memcg), nr_pages, batch)
                 + calculate_high_delay(swap_overage, nr_pages, batch))
@@ -1828,21 +1834,28 @@ impl Sim {
             break penalty;
         };
         self.leave(prev);
-        penalty * JIFFY_PS
+        penalty * JIFFY_PS + throttled
     }
 
     /// reclaim_high: reclaim `nr_pages` from every memcg of the ancestry above its high.
-    fn reclaim_high(&mut self, memcg: MemcgId, nr_pages: u64) -> u64 {
+    /// Returns the pages reclaimed and how long its reclaim_throttle(VMSCAN_THROTTLE_
+    /// CONGESTED) sleeps add to the task's sleep on the way back to user space, ps.
+    fn reclaim_high(&mut self, memcg: MemcgId, nr_pages: u64) -> (u64, u64) {
         let mut reclaimed = 0;
+        let mut throttled = 0;
         let mut c = nonroot(memcg);
         while let Some(id) = c {
             if self.memcgs[id as usize].usage > self.memcgs[id as usize].high {
                 self.memcg_memory_event(id, MemcgEvent::High);
                 reclaimed += self.try_to_free_mem_cgroup_pages(id, nr_pages, Gfp::KERNEL, true);
+                if std::mem::take(&mut self.reclaim_congested) {
+                    self.tracepoints.mm_vmscan_throttled.congested += 1;
+                    throttled += JIFFY_PS;
+                }
             }
             c = self.parent_below_root(id);
         }
-        reclaimed
+        (reclaimed, throttled)
     }
 
     /// mem_find_max_overage: the largest memory.high overage of the ancestry.

@@ -294,7 +294,8 @@ fn only_file_pages_under_writeback_make_reclaim_congested() {
 /// alone (512 > 256 and a few) it sleeps. Either way the end of the reclaim clears the
 /// cgroup's congested flag. Global direct reclaim sleeps the same way on the flag kswapd
 /// leaves on the node's root lruvec (LRUVEC_NODE_CONGESTED), which stays until kswapd
-/// finds the node balanced (clear_pgdat_congested).
+/// finds the node balanced (clear_pgdat_congested). A write to memory.max's reclaim sleeps
+/// on the cgroup's flag as a charge's does.
 #[test]
 fn reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
     use mmsim::kernel::KernelEra;
@@ -302,6 +303,7 @@ fn reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
     use mmsim::mm::memory::pte;
     use mmsim::mm::page::{pg, Pfn, PAGE_SIZE};
     use mmsim::mm::page_alloc::Gfp;
+    use mmsim::workload::CgroupFile;
     let pages = 256u64;
     let clean = 1024u64;
     let run = |other_cache: bool, global: bool| {
@@ -367,7 +369,18 @@ fn reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
         m.sim
             .try_to_free_mem_cgroup_pages(boxed, 32, Gfp::KERNEL, true);
         assert!(!m.sim.lruvec(boxed, 0).congested, "cleared at the end");
-        m.sim.reclaim_congested
+        let congested = m.sim.reclaim_congested;
+        // A write to memory.max below the cgroup's usage: its reclaim sleeps a jiffy in
+        // the throttle, or, let off, runs out of passes and waits for the writeback.
+        let throttles = m.sim.tracepoints.mm_vmscan_throttled.congested;
+        let w = m
+            .sim
+            .cgroup_write("box", CgroupFile::MemoryMax, Some(PAGE_SIZE * 16))
+            .expect_err("the write waits");
+        assert!(matches!(w, mmsim::sched::Wait::Until(_)), "{w:?}");
+        let throttled = m.sim.tracepoints.mm_vmscan_throttled.congested - throttles;
+        assert_eq!(throttled, u64::from(congested), "{w:?}");
+        congested
     };
     for global in [false, true] {
         assert!(

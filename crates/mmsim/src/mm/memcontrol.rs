@@ -1577,9 +1577,10 @@ impl Sim {
         Ok(OpResult::Bytes(bytes.unwrap_or(0)))
     }
 
-    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_CONGESTED) of limit reclaim (v5.16): the
-    /// reclaiming task sleeps a jiffy inside reclaim (a memory stall), then retries.
-    fn reclaim_throttle_congested(&mut self) -> Wait {
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_CONGESTED) of direct or limit reclaim
+    /// (v5.16): the reclaiming task sleeps a jiffy inside reclaim (a memory stall), then
+    /// retries.
+    pub(crate) fn reclaim_throttle_congested(&mut self) -> Wait {
         self.tracepoints.mm_vmscan_throttled.congested += 1;
         self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
         Wait::Until(self.now() + JIFFY_PS)

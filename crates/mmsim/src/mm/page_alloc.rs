@@ -304,12 +304,8 @@ impl Sim {
             self.psi_memstall_leave(stalled);
             if std::mem::take(&mut self.reclaim_congested) && self.cur.task.is_some() {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) in shrink_node (v5.16): a
-                // jiffy's sleep inside the reclaim (a memory stall), then the allocation
-                // is tried again.
-                self.tracepoints.mm_vmscan_throttled.congested += 1;
-                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                let at = self.now() + crate::mm::memcontrol::JIFFY_PS;
-                return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+                // jiffy's sleep inside the reclaim, then the allocation is tried again.
+                return Err(AllocError::Wait(self.reclaim_throttle_congested()));
             }
             if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
                 return Ok(p);

@@ -1465,30 +1465,32 @@ impl Sim {
             st.reclaimed += self.mem[pfn as usize].nr_pages();
             free.push(pfn);
             if self.features.shrink_free_batch && free.len() >= self.pagevec_size() {
-                // v6.9: a full folio_batch of freed folios is freed at once, after the
-                // deferred TLB flush its folios' unmapping needs.
-                self.try_to_unmap_flush();
-                for &pfn in free.iter() {
-                    self.free_hot_cold_page(pfn);
-                }
-                free.clear();
+                // v6.9: a full folio_batch of freed folios is freed at once.
+                self.free_reclaimed(&mut free);
             }
         }
         self.vmstat.add(
             VmItem::Pgactivate,
             (st.nr_activate[0] + st.nr_activate[1]) as i64,
         );
-        // Seed 002: every deferred TLB flush happens before the batch's pages are freed.
-        self.try_to_unmap_flush();
-        for &pfn in &free {
-            self.free_hot_cold_page(pfn);
-        }
+        self.free_reclaimed(&mut free);
         self.give_pfn_buf(free);
         // The caller's list takes the kept pages; its old buffer goes back to the pool.
         let old = std::mem::replace(list, ret);
         self.give_pfn_buf(old);
         self.leave(prev);
         st
+    }
+
+    /// Free the folios shrink_page_list reclaimed (mem_cgroup_uncharge_folios,
+    /// try_to_unmap_flush, free_unref_folios): seed 002's rule, every deferred TLB flush
+    /// happens before the pages are freed.
+    fn free_reclaimed(&mut self, free: &mut Vec<Pfn>) {
+        self.try_to_unmap_flush();
+        for &pfn in free.iter() {
+            self.free_hot_cold_page(pfn);
+        }
+        free.clear();
     }
 
     /// pageout: write a dirty page from reclaim (clear dirty, PG_reclaim, start writeback):

@@ -650,6 +650,12 @@ pub const RULES: &[Rule] = &[
         commit: "memcg: multi-memcg percpu charge cache",
     },
     Rule {
+        feature: "lru-cost-rotations",
+        since: KernelEra::new(6, 2),
+        version: "6.2",
+        commit: "mm: vmscan: make rotations a secondary factor in balancing anon vs file",
+    },
+    Rule {
         feature: "reclaim-state-root-only",
         since: KernelEra::new(6, 4),
         version: "6.4",

@@ -115,6 +115,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "mmap-miss-workingset",
     "kswapd-cache-trim-retry",
     "shrink-free-batch",
+    "lru-cost-rotations",
     "mmap-readaround-marker",
     "memcg-reclaim-batches",
     "zswap-memcg-lru",

@@ -547,9 +547,14 @@ pub struct Features {
     /// seen since the last reclaim cycle (may_deactivate); cache_trim_mode and
     /// file_is_tiny decide the anon/file balance (v5.5).
     pub refault_deactivate: bool,
-    /// get_scan_count balances anon and file by their reclaim cost (lru_note_cost: IO
-    /// and rotations) instead of recent_scanned / recent_rotated (v5.8).
+    /// get_scan_count balances anon and file by their reclaim cost (lru_note_cost: IO,
+    /// and rotations from 6.2) instead of recent_scanned / recent_rotated (v5.8).
     pub lru_cost_balance: bool,
+    /// lru_note_cost counts rotations as well as IO (v6.2, "mm: vmscan: make rotations a
+    /// secondary factor in balancing anon vs file"): IO × SWAP_CLUSTER_MAX plus the pages
+    /// shrink_inactive_list put back and shrink_active_list found referenced. Off
+    /// (5.8–6.1): the cost is the IO alone, a page each.
+    pub lru_cost_rotations: bool,
     /// A file refault is compared against the anon lists too when swap is available
     /// (v5.8).
     pub cache_challenges_anon: bool,
@@ -714,6 +719,7 @@ impl Features {
             workingset_restore: false,
             refault_deactivate: false,
             lru_cost_balance: false,
+            lru_cost_rotations: false,
             cache_challenges_anon: false,
             anon_inactive_first: false,
             anon_workingset: false,
@@ -854,6 +860,7 @@ impl Features {
             "workingset-restore" => self.workingset_restore = on,
             "refault-deactivate" => self.refault_deactivate = on,
             "lru-cost-balance" => self.lru_cost_balance = on,
+            "lru-cost-rotations" => self.lru_cost_rotations = on,
             "cache-challenges-anon" => self.cache_challenges_anon = on,
             "anon-inactive-first" => self.anon_inactive_first = on,
             "anon-workingset" => self.anon_workingset = on,
@@ -976,6 +983,7 @@ impl Features {
             "workingset-restore" => self.workingset_restore,
             "refault-deactivate" => self.refault_deactivate,
             "lru-cost-balance" => self.lru_cost_balance,
+            "lru-cost-rotations" => self.lru_cost_rotations,
             "cache-challenges-anon" => self.cache_challenges_anon,
             "anon-inactive-first" => self.anon_inactive_first,
             "anon-workingset" => self.anon_workingset,

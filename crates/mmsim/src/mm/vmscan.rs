@@ -837,8 +837,9 @@ impl Sim {
     }
 
     /// lru_note_cost (v5.8): record the cost of reclaiming a type (IO × SWAP_CLUSTER_MAX
-    /// plus rotations) in the lruvec and its ancestors', halving both costs when they
-    /// outgrow a quarter of the lruvec's LRU pages.
+    /// plus rotations from v6.2, `lru-cost-rotations`; before, the IO alone) in the lruvec
+    /// and its ancestors', halving both costs when they outgrow a quarter of the lruvec's
+    /// LRU pages.
     pub fn lru_note_cost(
         &mut self,
         node: usize,
@@ -850,7 +851,11 @@ impl Sim {
         if !self.features.lru_cost_balance {
             return;
         }
-        let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        let cost = if self.features.lru_cost_rotations {
+            nr_io * SWAP_CLUSTER_MAX + nr_rotated
+        } else {
+            nr_io
+        };
         let mut c = Some(memcg);
         while let Some(m) = c {
             let lrusize: u64 = [
@@ -963,7 +968,7 @@ impl Sim {
             self.free_hot_cold_page(pfn);
         }
         self.give_pfn_buf(to_free);
-        if rotated > 0 {
+        if rotated > 0 && self.features.lru_cost_rotations {
             self.lru_note_cost(node, memcg, file, 0, rotated);
         }
         // trace_mm_vmscan_lru_shrink_active.

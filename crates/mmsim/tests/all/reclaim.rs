@@ -536,3 +536,48 @@ fn a_mapped_page_counts_once_in_nr_scanned_from_5_3() {
         assert_eq!(scanned(era, false), unmapped, "{era:?} unmapped");
     }
 }
+
+/// lru-cost-rotations (6.2, "mm: vmscan: make rotations a secondary factor in balancing
+/// anon vs file"): lru_note_cost weighs a page of IO as SWAP_CLUSTER_MAX rotations and
+/// adds the rotations; 5.8–6.1 count the IO alone, a page each. On a node with 256 file
+/// pages (no decay below 64), one page written and five rotated cost the file list 37 on
+/// 6.18 and 1 on 6.1.
+#[test]
+fn reclaim_cost_counts_rotations_from_6_2() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
+    use mmsim::mm::page::PAGE_SIZE;
+    let pages = 256u64;
+    for (era, cost) in [(KernelEra::V6_18, 37), (KernelEra::V6_1, 1)] {
+        let text = common::unit_machine_toml(
+            "cost",
+            "64MiB",
+            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+        ) + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true);
+        let mut m = common::UnitMachine::new(&text, era.features("patched").unwrap());
+        let tid = m.tid;
+        let addr = common::mmap_at(
+            &mut m.sim,
+            tid,
+            Some("/mnt/f"),
+            pages * PAGE_SIZE,
+            0,
+            1,
+            true,
+        );
+        for _ in 0..1000 {
+            if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
+                break;
+            }
+            common::complete_io(&mut m.sim);
+        }
+        m.sim.lru_add_drain();
+        let before = m.sim.lruvec(ROOT_MEM_CGROUP, 0).file_cost;
+        m.sim.lru_note_cost(0, ROOT_MEM_CGROUP, true, 1, 5);
+        assert_eq!(
+            m.sim.lruvec(ROOT_MEM_CGROUP, 0).file_cost - before,
+            cost,
+            "{era:?}"
+        );
+    }
+}

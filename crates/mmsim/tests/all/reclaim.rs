@@ -405,36 +405,10 @@ fn reclaim_sleeps_on_congestion_only_while_writeback_dominates_the_node() {
 #[test]
 fn kswapd_retries_its_priority_loop_without_cache_trim_mode_from_6_10() {
     use mmsim::kernel::KernelEra;
-    use mmsim::mm::page::PAGE_SIZE;
     use mmsim::mm::page_alloc::Gfp;
     use mmsim::mm::vmscan::{ScanControl, DEF_PRIORITY};
-    let pages = 256u64;
     let machine = |era: KernelEra| {
-        let text = common::unit_machine_toml(
-            "trim",
-            "64MiB",
-            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
-        ) + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true);
-        let f = era.features("patched").expect("preset");
-        let mut m = common::UnitMachine::new(&text, f);
-        let tid = m.tid;
-        let addr = common::mmap_at(
-            &mut m.sim,
-            tid,
-            Some("/mnt/f"),
-            pages * PAGE_SIZE,
-            0,
-            1,
-            true,
-        );
-        for _ in 0..1000 {
-            if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
-                break;
-            }
-            common::complete_io(&mut m.sim);
-        }
-        common::complete_io(&mut m.sim);
-        m.sim.lru_add_drain();
+        let mut m = mapped_file_machine(era, 256);
         // 6.12+ reclaim reads the statistics as the last periodic flush left them.
         let now = m.sim.now();
         m.sim.memcg_stats_flush(now);
@@ -546,32 +520,8 @@ fn a_mapped_page_counts_once_in_nr_scanned_from_5_3() {
 fn reclaim_cost_counts_rotations_from_6_2() {
     use mmsim::kernel::KernelEra;
     use mmsim::mm::memcontrol::ROOT_MEM_CGROUP;
-    use mmsim::mm::page::PAGE_SIZE;
-    let pages = 256u64;
     for (era, cost) in [(KernelEra::V6_18, 37), (KernelEra::V6_1, 1)] {
-        let text = common::unit_machine_toml(
-            "cost",
-            "64MiB",
-            "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
-        ) + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true);
-        let mut m = common::UnitMachine::new(&text, era.features("patched").unwrap());
-        let tid = m.tid;
-        let addr = common::mmap_at(
-            &mut m.sim,
-            tid,
-            Some("/mnt/f"),
-            pages * PAGE_SIZE,
-            0,
-            1,
-            true,
-        );
-        for _ in 0..1000 {
-            if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
-                break;
-            }
-            common::complete_io(&mut m.sim);
-        }
-        m.sim.lru_add_drain();
+        let mut m = mapped_file_machine(era, 256);
         let before = m.sim.lruvec(ROOT_MEM_CGROUP, 0).file_cost;
         m.sim.lru_note_cost(0, ROOT_MEM_CGROUP, true, 1, 5);
         assert_eq!(
@@ -580,4 +530,36 @@ fn reclaim_cost_counts_rotations_from_6_2() {
             "{era:?}"
         );
     }
+}
+
+/// A 64 MiB unit machine on `era`'s patched rules whose task has mapped the `pages`-page
+/// file /mnt/f read-only and read it all through the mapping (its PTEs young), the pages
+/// on the LRU.
+fn mapped_file_machine(era: mmsim::kernel::KernelEra, pages: u64) -> common::UnitMachine {
+    use mmsim::mm::page::PAGE_SIZE;
+    let text = common::unit_machine_toml(
+        "mapped",
+        "64MiB",
+        "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+    ) + &common::file_toml("/mnt/f", pages * PAGE_SIZE, true);
+    let mut m = common::UnitMachine::new(&text, era.features("patched").expect("preset"));
+    let tid = m.tid;
+    let addr = common::mmap_at(
+        &mut m.sim,
+        tid,
+        Some("/mnt/f"),
+        pages * PAGE_SIZE,
+        0,
+        1,
+        true,
+    );
+    for _ in 0..1000 {
+        if common::touch_pages(&mut m.sim, 0, tid, addr, pages, false).is_ok() {
+            break;
+        }
+        common::complete_io(&mut m.sim);
+    }
+    common::complete_io(&mut m.sim);
+    m.sim.lru_add_drain();
+    m
 }

@@ -1057,7 +1057,7 @@ fn partial_munmap_and_mprotect_split_the_vma() {
 /// before the next table's pages are compressed into zram, whose pool may not reclaim.
 /// An app pages its 40 MiB out to zram at each of its 3 sleeps while a reader keeps the
 /// rest of the 128 MiB full of page cache: every page goes out each time, so the app's
-/// passes after the first swap all of it back in (3 × 10,240). (Isolating the whole
+/// passes after the first swap all of it back in (at least 3 × 10,240). (Isolating the whole
 /// range first and freeing it only at the end left zram short of free pages part of the
 /// way through: about half the pages stayed.)
 #[test]
@@ -1104,11 +1104,13 @@ think = "500ms"
         let r = common::run_sc(&sc, era.features("patched").unwrap(), false, 50_000_000);
         assert!(r.complete, "{era:?}");
         let app = r.tasks.iter().find(|t| t.name == "app").unwrap();
-        assert_eq!(
-            app.majflt,
-            3 * 10_240,
-            "{era:?}: every page swapped back in"
+        // Every page is paged out at each sleep and swapped back in at the next pass
+        // (reclaim of the app's memory while it runs may add a few more).
+        assert!(app.majflt >= 3 * 10_240, "{era:?}: {}", app.majflt);
+        assert!(
+            r.vmstat["pswpout"] >= 3 * 10_240,
+            "{era:?}: {}",
+            r.vmstat["pswpout"]
         );
-        assert_eq!(r.vmstat["pswpout"], 3 * 10_240, "{era:?}");
     }
 }

@@ -308,6 +308,12 @@ pub const RULES: &[Rule] = &[
         commit: "mm: workingset: only do workingset activations on reads",
     },
     Rule {
+        feature: "oom-detection-rework",
+        since: KernelEra::new(4, 7),
+        version: "4.7",
+        commit: "mm, oom: rework oom detection",
+    },
+    Rule {
         feature: "kswapd-failures",
         since: KernelEra::new(4, 11),
         version: "4.11",

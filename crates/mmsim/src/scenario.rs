@@ -97,6 +97,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "dirty-ratio-page-units",
     "spread-dirty-pages",
     "reclaim-throttle",
+    "oom-detection-rework",
     "fault-major-if-retried",
     "pgfault-on-completion",
     "read-accessed-folio",

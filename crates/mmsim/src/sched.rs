@@ -194,6 +194,10 @@ pub struct Task {
     /// The node whose reclaim_throttle the task slept in and has not run since
     /// (`Sim::reclaim_throttled`).
     pub reclaim_throttled_on: Option<u32>,
+    /// The page allocation in progress: its direct reclaim rounds in a row that freed
+    /// nothing (__alloc_pages_slowpath's no_progress_loops, `oom-detection-rework`); kept
+    /// across the sleeps and reschedules between its rounds, cleared when it ends.
+    pub alloc_no_progress_loops: u32,
     /// The memory cgroup the task runs in.
     pub memcg: crate::mm::memcontrol::MemcgId,
     /// Pages charged above memory.high since the last return to user space
@@ -251,6 +255,7 @@ impl Task {
             fault_retry: None,
             fault_retry_major: false,
             reclaim_throttled_on: None,
+            alloc_no_progress_loops: 0,
             fault_retry_tried: false,
             memcg: crate::mm::memcontrol::ROOT_MEM_CGROUP,
             memcg_nr_pages_over_high: 0,

@@ -595,6 +595,15 @@ pub struct Features {
     /// Reclaim that meets pages under writeback sleeps until writeback completes
     /// (reclaim_throttle) instead of congestion_wait (v5.16).
     pub reclaim_throttle: bool,
+    /// The allocator's OOM detection (v4.7, "mm, oom: rework oom detection"):
+    /// should_reclaim_retry retries direct reclaim while it frees pages, and after a
+    /// fruitless round only while fewer than MAX_RECLAIM_RETRIES rounds in a row freed
+    /// nothing and some zone of the zonelist would meet its min watermark with all its
+    /// reclaimable pages freed; then the OOM killer. Each retry lets the task be
+    /// rescheduled (cond_resched). Off (before 4.7): reclaim is retried in place while it
+    /// frees pages, and a fruitless round backs off while pages are dirty or under
+    /// writeback, else the OOM killer runs.
+    pub oom_detection_rework: bool,
     /// A task's maj_flt / min_flt count a fault when it completes (mm_account_fault), and
     /// a fault that was retried (FAULT_FLAG_TRIED: it slept on a page lock first) is major
     /// (v5.9, "mm: do page fault accounting in handle_mm_fault"). Off: counted on the
@@ -730,6 +739,7 @@ impl Features {
             dirty_ratio_page_units: false,
             spread_dirty_pages: false,
             reclaim_throttle: false,
+            oom_detection_rework: false,
             fault_major_if_retried: false,
             pgfault_on_completion: false,
             era: crate::kernel::KernelEra::V4_2,
@@ -871,6 +881,7 @@ impl Features {
             "dirty-ratio-page-units" => self.dirty_ratio_page_units = on,
             "spread-dirty-pages" => self.spread_dirty_pages = on,
             "reclaim-throttle" => self.reclaim_throttle = on,
+            "oom-detection-rework" => self.oom_detection_rework = on,
             "fault-major-if-retried" => self.fault_major_if_retried = on,
             "pgfault-on-completion" => self.pgfault_on_completion = on,
             _ => return false,
@@ -994,6 +1005,7 @@ impl Features {
             "dirty-ratio-page-units" => self.dirty_ratio_page_units,
             "spread-dirty-pages" => self.spread_dirty_pages,
             "reclaim-throttle" => self.reclaim_throttle,
+            "oom-detection-rework" => self.oom_detection_rework,
             "fault-major-if-retried" => self.fault_major_if_retried,
             "pgfault-on-completion" => self.pgfault_on_completion,
             _ => return None,
@@ -1175,6 +1187,9 @@ pub struct Sim {
     /// would have slept in reclaim_throttle(VMSCAN_THROTTLE_CONGESTED)
     /// (`ScanControl::throttle_congested`).
     pub reclaim_congested: bool,
+    /// The last global direct reclaim (try_to_free_pages) would have slept in
+    /// reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS) (`ScanControl::throttle_noprogress`).
+    pub reclaim_noprogress: bool,
     /// The memcg LRU of each node (MGLRU).
     pub memcg_lru: Vec<crate::mm::lru_gen::MemcgLru>,
     /// The running reclaimer has an mm walk (kswapd, or aging ran): the rmap look-around
@@ -1602,6 +1617,7 @@ impl Sim {
             ),
             memcg_reclaim_wait: None,
             reclaim_congested: false,
+            reclaim_noprogress: false,
             memcg_lru,
             lru_gen_walk_active: false,
             lru_gen_in_fault: false,

@@ -64,6 +64,19 @@ pub enum AllocError {
     Wait(crate::sched::Wait),
 }
 
+/// A reclaim_throttle a direct reclaim round would have slept in.
+#[derive(Clone, Copy)]
+enum Throttle {
+    /// VMSCAN_THROTTLE_CONGESTED (shrink_node).
+    Congested,
+    /// VMSCAN_THROTTLE_NOPROGRESS (consider_reclaim_throttle).
+    NoProgress,
+}
+
+/// should_reclaim_retry's congestion_wait(BLK_RW_ASYNC, HZ/10) before 5.16 (a fruitless
+/// round while the zone's dirty and writeback pages exceed half its reclaimable ones), ps.
+pub const WRITE_PENDING_WAIT_PS: u64 = 100_000_000_000;
+
 /// int_sqrt.
 pub fn int_sqrt(x: u64) -> u64 {
     (x as f64).sqrt() as u64 // exact for the magnitudes used (< 2^52)
@@ -272,6 +285,12 @@ impl Sim {
             self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.low)
         };
         if let Some(p) = fast {
+            if let Some(t) = self.cur.task {
+                // An allocation retried after its slow path slept ends here.
+                if self.tasks[t].alloc_no_progress_loops != 0 {
+                    self.tasks[t].alloc_no_progress_loops = 0;
+                }
+            }
             return Ok(p);
         }
         // __alloc_pages_slowpath
@@ -284,6 +303,9 @@ impl Sim {
                 crate::sched::TaskBody::Kthread(crate::sched::KThread::Kswapd(_))
             )
         });
+        if self.features.oom_detection_rework {
+            return self.__alloc_pages_slowpath(gfp, zl, in_kswapd);
+        }
         for _retry in 0..16 {
             if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
                 return Ok(p);
@@ -341,6 +363,178 @@ impl Sim {
             return Ok(p);
         }
         Err(AllocError::NoMem)
+    }
+
+    /// __alloc_pages_slowpath with 4.7's OOM detection (`oom-detection-rework`), after the
+    /// kswapds are woken: one round of the retry loop per call for a task — the page at
+    /// the min watermark, else direct reclaim and the page again, else should_reclaim_retry
+    /// decides between another round (the task reschedules first, cond_resched, so that
+    /// what runs meanwhile — IO completions, kswapd, other tasks — is seen by the next
+    /// round; `Task::alloc_no_progress_loops` carries the count across) and the OOM
+    /// killer. The reclaim throttles of 5.16 (`reclaim-throttle`: CONGESTED, NOPROGRESS)
+    /// sleep a jiffy before the next round; before 5.16 a fruitless round while the
+    /// zone's dirty and writeback pages exceed half its reclaimable ones backs off in
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10). Without a task (no context to reschedule)
+    /// the rounds run in place, at most MAX_RECLAIM_RETRIES of them.
+    fn __alloc_pages_slowpath(
+        &mut self,
+        gfp: Gfp,
+        zl: &[usize],
+        in_kswapd: bool,
+    ) -> Result<Pfn, AllocError> {
+        use crate::mm::memcontrol::MAX_RECLAIM_RETRIES;
+        let task = self.cur.task;
+        // Without a task: the rounds in place, and their count.
+        let (mut rounds, mut local_loops) = (0, 0);
+        loop {
+            if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+                self.alloc_done();
+                return Ok(p);
+            }
+            if in_kswapd || self.cur.mode == crate::machine::Mode::Irq {
+                // PF_MEMALLOC / atomic context: ALLOC_NO_WATERMARKS.
+                return self
+                    .get_page_from_freelist(zl, |_, _| 0)
+                    .ok_or(AllocError::NoMem);
+            }
+            if !gfp.direct_reclaim {
+                return Err(AllocError::NoMem);
+            }
+            // __alloc_pages_direct_reclaim: a memory stall.
+            let stalled = self.psi_memstall_enter();
+            let reclaimed = self.try_to_free_pages(gfp);
+            self.psi_memstall_leave(stalled);
+            let congested = std::mem::take(&mut self.reclaim_congested);
+            let noprogress = std::mem::take(&mut self.reclaim_noprogress);
+            // A fruitless round that met pages under writeback waits for their completions
+            // and does not count (see below).
+            let on_writeback =
+                task.is_some() && reclaimed == 0 && self.vmstat.get(VmItem::NrWriteback) > 0;
+            let no_progress_loops = match task {
+                Some(t) => {
+                    let n = &mut self.tasks[t].alloc_no_progress_loops;
+                    if reclaimed > 0 {
+                        *n = 0;
+                    } else if !on_writeback {
+                        *n += 1;
+                    }
+                    *n
+                }
+                None => {
+                    local_loops = if reclaimed > 0 { 0 } else { local_loops + 1 };
+                    local_loops
+                }
+            };
+            // The throttles of the reclaim (a step cannot sleep inside it): the sleep, then
+            // the allocation tried again.
+            let throttle = match task {
+                Some(_) if congested => Some(Throttle::Congested),
+                // Kthreads other than kswapd are not throttled.
+                Some(t)
+                    if noprogress
+                        && matches!(self.tasks[t].body, crate::sched::TaskBody::User(_)) =>
+                {
+                    Some(Throttle::NoProgress)
+                }
+                _ => None,
+            };
+            if reclaimed > 0 && throttle.is_none() {
+                if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+                    self.alloc_done();
+                    return Ok(p);
+                }
+            }
+            if gfp.noretry && throttle.is_none() {
+                self.alloc_done();
+                return Err(AllocError::NoMem);
+            }
+            // should_reclaim_retry (decided before the throttle's sleep is taken: a round
+            // that ends in the OOM killer skips it).
+            // Would the allocation succeed if every reclaimable page of some zone were freed?
+            let retry = (no_progress_loops <= MAX_RECLAIM_RETRIES)
+                .then(|| {
+                    zl.iter().find_map(|&n| {
+                        let reclaimable = self.zone_reclaimable_pages(n);
+                        let available = reclaimable + self.node_free_pages(n);
+                        (available > self.nodes[n].watermark.min).then_some((n, reclaimable))
+                    })
+                })
+                .flatten();
+            let Some((n, reclaimable)) = retry else {
+                if gfp.noretry {
+                    self.alloc_done();
+                    return Err(AllocError::NoMem);
+                }
+                break;
+            };
+            if let Some(Throttle::Congested) = throttle {
+                // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) in shrink_node.
+                return Err(AllocError::Wait(self.reclaim_throttle_congested()));
+            }
+            let Some(t) = task else {
+                rounds += 1;
+                if rounds >= MAX_RECLAIM_RETRIES {
+                    break;
+                }
+                continue;
+            };
+            if let Some(Throttle::NoProgress) = throttle {
+                self.tracepoints.mm_vmscan_throttled.noprogress += 1;
+            }
+            if !self.features.reclaim_throttle
+                && reclaimed == 0
+                && 2 * self.nodes[n].nr_dirty_writeback > reclaimable
+            {
+                // Before 5.16: wait for IO to complete rather than OOM prematurely,
+                // congestion_wait in io_schedule_timeout (IO wait).
+                self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+                let at = self.now() + WRITE_PENDING_WAIT_PS;
+                return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+            }
+            if on_writeback {
+                // A stand-in for the block layer's back-pressure, which mmsim's devices
+                // do not exert (their queues take every request, so reclaim can put
+                // nearly all of memory under writeback at once): the kernel's reclaimer
+                // that writes pages out blocks in submit_bio once the device's requests
+                // are all taken, and its rounds free the pages whose writeback completes
+                // meanwhile. Here the round waits for completions after it — woken as a
+                // writeback throttle is (from 5.16), or congestion_wait(HZ/50) before —
+                // and is not counted as fruitless.
+                if self.features.reclaim_throttle {
+                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                    let node = self.cur_node();
+                    return Err(AllocError::Wait(self.reclaim_throttle(t, node)));
+                }
+                self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+                let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
+                return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+            }
+            if let Some(Throttle::NoProgress) = throttle {
+                // reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS): a jiffy inside the
+                // memory stall.
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                let at = self.now() + crate::mm::memcontrol::JIFFY_PS;
+                return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+            }
+            // cond_resched, and the next round.
+            return Err(AllocError::Wait(crate::sched::Wait::Until(self.now())));
+        }
+        // Reclaim has failed: __alloc_pages_may_oom.
+        self.alloc_done();
+        self.out_of_memory();
+        if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {
+            return Ok(p);
+        }
+        Err(AllocError::NoMem)
+    }
+
+    /// The running task's page allocation ended (a page, or a failure): its next one
+    /// starts its count of fruitless reclaim rounds afresh.
+    #[inline]
+    fn alloc_done(&mut self) {
+        if let Some(t) = self.cur.task {
+            self.tasks[t].alloc_no_progress_loops = 0;
+        }
     }
 
     /// out_of_memory: nothing is left to reclaim. The OOM killer picks the user task with

@@ -101,6 +101,10 @@ pub struct ScanControl {
     /// reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) would sleep: skip_throttle_noprogress
     /// did not let it off (v5.16).
     pub throttle_congested: bool,
+    /// This global direct reclaim reached priority 1 without reclaiming anything and
+    /// reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS) would sleep (consider_reclaim_throttle,
+    /// v5.16; skip_throttle_noprogress did not let it off).
+    pub throttle_noprogress: bool,
 }
 
 /// sc->nr: what shrink_page_list met in one shrink_node pass.
@@ -153,6 +157,7 @@ impl ScanControl {
             last_reclaimed: 0,
             ignore_references: false,
             throttle_congested: false,
+            throttle_noprogress: false,
         }
     }
 
@@ -661,12 +666,18 @@ impl Sim {
         if self.kswapd_hopeless(node) {
             return true;
         }
+        2 * self.nodes[node].nr_dirty_writeback <= self.zone_reclaimable_pages(node)
+    }
+
+    /// zone_reclaimable_pages of node `node` (a node is one zone here): its file LRU
+    /// pages, and its anonymous ones while swap has free slots.
+    pub fn zone_reclaimable_pages(&self, node: usize) -> u64 {
         let lru = |l| self.lruvec_lru_size_hier(ROOT_MEM_CGROUP, node, l);
         let mut reclaimable = lru(LruList::InactiveFile) + lru(LruList::ActiveFile);
         if self.can_reclaim_anon_pages(ROOT_MEM_CGROUP) {
             reclaimable += lru(LruList::InactiveAnon) + lru(LruList::ActiveAnon);
         }
-        2 * self.nodes[node].nr_dirty_writeback <= reclaimable
+        reclaimable
     }
 
     /// Legacy limit reclaim throttled (reclaim_throttle after waking the flushers): the
@@ -1621,6 +1632,7 @@ impl Sim {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, gfp);
         let r = self.do_try_to_free_pages(&mut sc);
         self.reclaim_congested = sc.throttle_congested;
+        self.reclaim_noprogress = sc.throttle_noprogress;
         self.leave(prev);
         r
     }
@@ -1694,6 +1706,7 @@ impl Sim {
                 if sc.nr_reclaimed >= sc.nr_to_reclaim || self.reclaim_pass_sleeps() {
                     break;
                 }
+                self.consider_reclaim_throttle(zl[0], sc);
                 if !self.features.reclaim_throttle && sc.nr_scanned > writeback_threshold {
                     for d in 0..self.devices.len() {
                         self.wb_start_background_writeback(d);
@@ -1730,6 +1743,26 @@ impl Sim {
             break;
         }
         sc.nr_reclaimed
+    }
+
+    /// consider_reclaim_throttle (v5.16) after shrink_zones' pass over the zonelist, for
+    /// its first node: a global direct reclaim that has reclaimed nothing by the end of its
+    /// pass at priority 1 would sleep a jiffy in reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS)
+    /// unless skip_throttle_noprogress lets it off. A step cannot sleep inside the pass:
+    /// the sleep is taken after the reclaim, before the allocation's next round
+    /// (`ScanControl::throttle_noprogress`). Not modelled: the wake-up of NOPROGRESS
+    /// sleepers by a reclaimer that frees more than an eighth of what it scans.
+    fn consider_reclaim_throttle(&mut self, node: usize, sc: &mut ScanControl) {
+        if !self.features.reclaim_throttle
+            || sc.cgroup_reclaim()
+            || sc.priority != 1
+            || sc.nr_reclaimed > 0
+        {
+            return;
+        }
+        if !self.skip_throttle_noprogress(node) {
+            sc.throttle_noprogress = true;
+        }
     }
 
     /// Wake kswapd of a node that is not balanced (wakeup_kswapd): only when kswapd waits

@@ -563,3 +563,145 @@ fn mapped_file_machine(era: mmsim::kernel::KernelEra, pages: u64) -> common::Uni
     m.sim.lru_add_drain();
     m
 }
+
+/// A 32 MiB unit machine on `era` whose page cache is dirty pages of /mnt/f that nothing
+/// writes back (vm.dirty_ratio 100: the writer is never throttled; no flusher runs outside
+/// the engine), written until free memory is within 64 pages of the min watermark; with
+/// `writeback`, an fdatasync then puts them under writeback that never completes.
+fn dirty_full_machine(era: mmsim::kernel::KernelEra, writeback: bool) -> common::UnitMachine {
+    use mmsim::mm::page::PAGE_SIZE;
+    use mmsim::mm::vmstat::VmItem;
+    use mmsim::workload::OpResult;
+    let text = common::unit_machine_toml(
+        "dirty-full",
+        "32MiB",
+        "program = \"dd\"\npath = \"/tmp/x\"\nsize = \"4KiB\"\n",
+    ) + &common::file_toml("/mnt/f", 64 << 20, false)
+        + "\n[vm]\ndirty_ratio = 100\ndirty_background_ratio = 90\n";
+    let mut m = common::UnitMachine::new(&text, era.features("patched").expect("preset"));
+    let fd = common::open_restarting(&mut m, "/mnt/f");
+    let (tid, min) = (m.tid, m.sim.nodes[0].watermark.min);
+    let mut at = 0;
+    loop {
+        let free = m.sim.vmstat.get(VmItem::NrFreePages) as u64;
+        let pages = (free.saturating_sub(min + 64) / 2).min(256);
+        if pages == 0 {
+            break;
+        }
+        let mut progress = 0;
+        // A write goes on after the pauses it takes (a time slice's end).
+        let r = (0..1000)
+            .map(|_| {
+                m.sim.sys_write(
+                    tid,
+                    fd,
+                    pages * PAGE_SIZE,
+                    Some(at * PAGE_SIZE),
+                    &mut progress,
+                )
+            })
+            .find(|r| !matches!(r, Err(mmsim::sched::Wait::Until(_))));
+        assert!(matches!(r, Some(Ok(OpResult::Bytes(_)))), "write: {r:?}");
+        at += pages;
+    }
+    assert!(at > 5000, "{at} pages written");
+    if writeback {
+        let mut progress = 0;
+        let r = m.sim.sys_fdatasync(tid, fd, &mut progress);
+        assert!(r.is_err(), "fdatasync waits for its writeback: {r:?}");
+        let wb = m.sim.vmstat.get(VmItem::NrWriteback) as u64;
+        assert!(wb > at / 2, "{wb} of {at} pages under writeback");
+    }
+    m
+}
+
+/// The page allocator's retry loop (`oom-detection-rework`, 4.7): on a machine whose
+/// reclaimable pages are all dirty and never written back, a task's allocation runs
+/// MAX_RECLAIM_RETRIES + 1 fruitless direct reclaim rounds — each followed by the sleep
+/// of its era: 6.18's NOPROGRESS throttle (a jiffy: the dirty pages are more than half of
+/// the reclaimable ones), 5.15's congestion_wait(HZ/10) in should_reclaim_retry — and
+/// then the OOM killer. Before 4.7 the round backs off (congestion_wait(HZ/50)) for as
+/// long as dirty pages remain, and never kills. Pages under writeback instead: every era
+/// waits for their completions and keeps retrying (mmsim's stand-in for the block layer's
+/// back-pressure on the reclaimer that wrote them).
+#[test]
+fn a_fruitless_allocation_retries_reclaim_sixteen_times_then_kills_from_4_7() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::page_alloc::{AllocError, Gfp};
+    use mmsim::mm::vmstat::VmItem;
+    use mmsim::sched::Wait;
+    const MS: u64 = 1_000_000_000;
+    for (era, sleep) in [
+        (KernelEra::V6_18, MS),
+        (KernelEra::new(5, 15), 100 * MS),
+        (KernelEra::new(4, 4), 20 * MS),
+    ] {
+        let mut m = dirty_full_machine(era, false);
+        let stalls = m.sim.vmstat.get(VmItem::Allocstall);
+        let (mut sleeps, mut failed) = (0, false);
+        for _ in 0..100_000 {
+            match m.sim.alloc_page(Gfp::KERNEL) {
+                Ok(_) => {}
+                Err(AllocError::Wait(Wait::Until(t))) => {
+                    // From the end of the round (the clock has its reclaim's cost).
+                    let now = m.sim.now();
+                    assert_eq!(t - now, sleep, "{era}: the sleep after a fruitless round");
+                    sleeps += 1;
+                    if sleeps == 40 {
+                        break;
+                    }
+                }
+                Err(AllocError::Wait(w)) => panic!("{era}: {w:?}"),
+                Err(AllocError::NoMem) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        let rounds = m.sim.vmstat.get(VmItem::Allocstall) - stalls;
+        let kills = m.sim.vmstat.get(VmItem::OomKill);
+        if era < KernelEra::new(4, 7) {
+            assert!(!failed, "{era}: the allocation failed");
+            assert_eq!((sleeps, kills), (40, 0), "{era}");
+            continue;
+        }
+        assert!(failed, "{era}: never gave up ({sleeps} sleeps)");
+        assert_eq!((rounds, sleeps, kills), (17, 16, 1), "{era}");
+        let noprogress = m.sim.tracepoints.mm_vmscan_throttled.noprogress;
+        assert_eq!(
+            noprogress,
+            if era >= KernelEra::V6_18 { 16 } else { 0 },
+            "{era}"
+        );
+    }
+}
+
+#[test]
+fn a_fruitless_allocation_waiting_on_writeback_is_not_counted_toward_the_oom() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::page_alloc::{AllocError, Gfp};
+    use mmsim::mm::vmstat::VmItem;
+    for era in [
+        KernelEra::V6_18,
+        KernelEra::new(5, 15),
+        KernelEra::new(4, 4),
+    ] {
+        let mut m = dirty_full_machine(era, true);
+        let mut sleeps = 0;
+        for _ in 0..100_000 {
+            match m.sim.alloc_page(Gfp::KERNEL) {
+                Ok(_) => {}
+                Err(AllocError::Wait(_)) => {
+                    sleeps += 1;
+                    if sleeps == 40 {
+                        break;
+                    }
+                }
+                Err(AllocError::NoMem) => panic!("{era}: the allocation failed"),
+            }
+        }
+        assert_eq!(sleeps, 40, "{era}");
+        assert_eq!(m.sim.vmstat.get(VmItem::OomKill), 0, "{era}");
+        assert_eq!(m.sim.tasks[m.tid].alloc_no_progress_loops, 0, "{era}");
+    }
+}

@@ -427,16 +427,14 @@ impl Sim {
             };
             // The throttles of the reclaim (a step cannot sleep inside it): the sleep, then
             // the allocation tried again.
-            let throttle = match task {
-                Some(_) if congested => Some(Throttle::Congested),
-                // Kthreads other than kswapd are not throttled.
-                Some(t)
-                    if noprogress
-                        && matches!(self.tasks[t].body, crate::sched::TaskBody::User(_)) =>
-                {
-                    Some(Throttle::NoProgress)
-                }
-                _ => None,
+            // Kthreads other than kswapd are not throttled (reclaim_throttle).
+            let user =
+                task.is_some_and(|t| matches!(self.tasks[t].body, crate::sched::TaskBody::User(_)));
+            let throttle = match (congested, noprogress) {
+                _ if !user => None,
+                (true, _) => Some(Throttle::Congested),
+                (false, true) => Some(Throttle::NoProgress),
+                (false, false) => None,
             };
             if reclaimed > 0 && throttle.is_none() {
                 if let Some(p) = self.get_page_from_freelist(zl, |s, n| s.nodes[n].watermark.min) {

@@ -705,3 +705,34 @@ fn a_fruitless_allocation_waiting_on_writeback_is_not_counted_toward_the_oom() {
         assert_eq!(m.sim.tasks[m.tid].alloc_no_progress_loops, 0, "{era}");
     }
 }
+
+/// reclaim_throttle does not throttle kthreads other than kswapd: a flusher's fruitless
+/// allocation on 6.18 reschedules between its rounds where a user task sleeps a jiffy in
+/// VMSCAN_THROTTLE_NOPROGRESS, and reaches the OOM killer after as many rounds.
+#[test]
+fn a_kthreads_fruitless_allocation_is_not_throttled() {
+    use mmsim::kernel::KernelEra;
+    use mmsim::mm::page_alloc::{AllocError, Gfp};
+    use mmsim::mm::vmstat::VmItem;
+    use mmsim::sched::{KThread, TaskBody, Wait};
+    let mut m = dirty_full_machine(KernelEra::V6_18, false);
+    let flusher = (0..m.sim.tasks.len())
+        .find(|&t| matches!(m.sim.tasks[t].body, TaskBody::Kthread(KThread::Flusher(_))))
+        .expect("a flusher");
+    m.sim.set_running(0, Some(flusher));
+    let mut yields = 0;
+    let failed = (0..100_000).any(|_| match m.sim.alloc_page(Gfp::KERNEL) {
+        Ok(_) => false,
+        Err(AllocError::Wait(Wait::Until(t))) => {
+            assert_eq!(t, m.sim.now(), "a reschedule, not a sleep");
+            yields += 1;
+            false
+        }
+        Err(AllocError::Wait(w)) => panic!("{w:?}"),
+        Err(AllocError::NoMem) => true,
+    });
+    assert!(failed, "never gave up");
+    assert_eq!(yields, 16);
+    assert_eq!(m.sim.tracepoints.mm_vmscan_throttled.noprogress, 0);
+    assert_eq!(m.sim.vmstat.get(VmItem::OomKill), 1);
+}

@@ -342,20 +342,7 @@ impl Sim {
         let busy = self.vmstat.get(VmItem::NrWriteback) + self.vmstat.get(VmItem::NrDirty);
         if busy > 0 {
             // should_reclaim_retry: progress is possible once IO completes.
-            if self.features.reclaim_throttle {
-                if let Some(t) = self.cur.task {
-                    // The wait stands for reclaim's own throttling (reclaim_throttle in
-                    // shrink_node, inside __perform_reclaim's memstall).
-                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                    let node = self.cur_node();
-                    return Err(AllocError::Wait(self.reclaim_throttle(t, node)));
-                }
-            }
-            // Before 5.16: should_reclaim_retry's congestion_wait, outside the memstall
-            // section, in io_schedule_timeout (IO wait).
-            self.psi_sleep_kind(crate::psi::flags::IOWAIT);
-            let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
-            return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+            return Err(self.reclaim_writeback_wait());
         }
         self.out_of_memory();
         // The OOM victim's memory may have been freed.
@@ -469,13 +456,13 @@ impl Sim {
                 // reclaim_throttle(VMSCAN_THROTTLE_CONGESTED) in shrink_node.
                 return Err(AllocError::Wait(self.reclaim_throttle_congested()));
             }
-            let Some(t) = task else {
+            if task.is_none() {
                 rounds += 1;
                 if rounds >= MAX_RECLAIM_RETRIES {
                     break;
                 }
                 continue;
-            };
+            }
             if let Some(Throttle::NoProgress) = throttle {
                 self.tracepoints.mm_vmscan_throttled.noprogress += 1;
             }
@@ -498,14 +485,7 @@ impl Sim {
                 // meanwhile. Here the round waits for completions after it — woken as a
                 // writeback throttle is (from 5.16), or congestion_wait(HZ/50) before —
                 // and is not counted as fruitless.
-                if self.features.reclaim_throttle {
-                    self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
-                    let node = self.cur_node();
-                    return Err(AllocError::Wait(self.reclaim_throttle(t, node)));
-                }
-                self.psi_sleep_kind(crate::psi::flags::IOWAIT);
-                let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
-                return Err(AllocError::Wait(crate::sched::Wait::Until(at)));
+                return Err(self.reclaim_writeback_wait());
             }
             if let Some(Throttle::NoProgress) = throttle {
                 // reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS): a jiffy inside the
@@ -524,6 +504,23 @@ impl Sim {
             return Ok(p);
         }
         Err(AllocError::NoMem)
+    }
+
+    /// A fruitless direct reclaim round's wait for writeback to complete: from 5.16 a
+    /// task's reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK), inside __perform_reclaim's
+    /// memory stall; before, congestion_wait(BLK_RW_ASYNC, HZ/50), outside it, in
+    /// io_schedule_timeout (IO wait).
+    fn reclaim_writeback_wait(&mut self) -> AllocError {
+        if self.features.reclaim_throttle {
+            if let Some(t) = self.cur.task {
+                self.psi_sleep_kind(crate::psi::flags::MEMSTALL);
+                let node = self.cur_node();
+                return AllocError::Wait(self.reclaim_throttle(t, node));
+            }
+        }
+        self.psi_sleep_kind(crate::psi::flags::IOWAIT);
+        let at = self.now() + crate::mm::vmscan::CONGESTION_WAIT_PS;
+        AllocError::Wait(crate::sched::Wait::Until(at))
     }
 
     /// The running task's page allocation ended (a page, or a failure): its next one
